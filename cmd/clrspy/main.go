@@ -1,0 +1,38 @@
+// Command clrspy shows what the .NET runtime does to an application: GC
+// pauses and runtime suspensions, objects across compacting GCs, stack
+// samples and lock contention, live over the diagnostics IPC or from
+// .nettrace files. This package is wiring only: cobra commands and flags
+// over the library packages.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	root := newRootCmd()
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "clrspy:", ee.msg)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "clrspy:", err)
+	os.Exit(1)
+}
+
+// exitError carries a specific exit status (and an optional message) out of
+// a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// commands lists the constructors of the top-level commands; each command
+// file appends its own in an init function, so files do not collide.
+var commands []func() *cobra.Command
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "clrspy",
+		Short: "See what the .NET runtime does to an application",
+		Long: `clrspy attaches to a running .NET process (or starts one, or reads a .nettrace
+file) and reports, precisely, what the runtime does to it:
+
+  gc       every stop-the-world pause: GC generation, reason, suspend and pause time
+  profile  managed stack samples to pprof, speedscope, folded stacks, flame graphs
+  heap     sampled objects followed across compacting GCs
+  locks    lock contention: which lock, how long, behind which owner
+  stat     what a trace file contains
+  ps       .NET processes this user can attach to
+  record   save a live session to a .nettrace file
+
+No agent is loaded into the target and no .NET SDK is needed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, c := range commands {
+		root.AddCommand(c())
+	}
+	return root
+}

@@ -1,0 +1,532 @@
+package nettrace
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// rec is one queued event: header fields plus a payload slice that points
+// into a block buffer kept alive by buf's reference count.
+type rec struct {
+	meta        *Metadata
+	ts          int64
+	order       uint64
+	thread      uint64
+	capture     uint64
+	proc        uint32
+	seq         uint32
+	stackID     uint32
+	lost        uint32
+	sorted      bool
+	inlineStack bool
+	activity    GUID
+	related     GUID
+	payload     []byte
+	stack       []uint64 // inline (V3) stacks only
+	buf         *blockBuf
+}
+
+// threadQueue holds the not-yet-delivered events of one capture thread, in
+// timestamp order (the writer guarantees per-thread order).
+type threadQueue struct {
+	id          uint64
+	lastSeq     uint32
+	seqInit     bool
+	pendingLost uint32
+	heapIdx     int
+	items       []rec
+	head        int
+}
+
+func (q *threadQueue) empty() bool { return q.head == len(q.items) }
+func (q *threadQueue) front() *rec { return &q.items[q.head] }
+
+func (q *threadQueue) push(rc *rec) {
+	if q.head > 0 && q.head == len(q.items) {
+		q.items = q.items[:0]
+		q.head = 0
+	}
+	q.items = append(q.items, *rc)
+}
+
+func (q *threadQueue) pop() rec {
+	rc := q.items[q.head]
+	q.items[q.head] = rec{} // drop references
+	q.head++
+	if q.head == len(q.items) {
+		q.items = q.items[:0]
+		q.head = 0
+	}
+	return rc
+}
+
+// queueHeap is a min-heap of non-empty thread queues keyed by their front
+// event (timestamp, then file order).
+type queueHeap struct{ q []*threadQueue }
+
+func (h *queueHeap) len() int { return len(h.q) }
+
+func (h *queueHeap) less(i, j int) bool {
+	a, b := h.q[i].front(), h.q[j].front()
+	if a.ts != b.ts {
+		return a.ts < b.ts
+	}
+	return a.order < b.order
+}
+
+func (h *queueHeap) swap(i, j int) {
+	h.q[i], h.q[j] = h.q[j], h.q[i]
+	h.q[i].heapIdx = i
+	h.q[j].heapIdx = j
+}
+
+func (h *queueHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *queueHeap) down(i int) {
+	n := len(h.q)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+func (h *queueHeap) add(q *threadQueue) {
+	q.heapIdx = len(h.q)
+	h.q = append(h.q, q)
+	h.up(q.heapIdx)
+}
+
+// fix restores the heap after q's front changed or q became empty.
+func (h *queueHeap) fix(q *threadQueue) {
+	i := q.heapIdx
+	if q.empty() {
+		last := len(h.q) - 1
+		if i != last {
+			h.swap(i, last)
+		}
+		h.q[last] = nil
+		h.q = h.q[:last]
+		q.heapIdx = -1
+		if i < last {
+			h.down(i)
+			h.up(i)
+		}
+		return
+	}
+	h.down(i)
+	h.up(i)
+}
+
+// stackCache maps stack ids (valid until the next sequence point) to IPs.
+type stackCache struct {
+	base    uint32   // id of entries[0]
+	entries []uint64 // off<<32 | len into ips
+	ips     []uint64
+	extra   map[uint32][2]uint32 // ids outside the dense range
+}
+
+func (c *stackCache) reset() {
+	c.base = 0
+	c.entries = c.entries[:0]
+	c.ips = c.ips[:0]
+	c.extra = nil
+}
+
+func (c *stackCache) get(id uint32) []uint64 {
+	if id == 0 {
+		return nil
+	}
+	if i := id - c.base; id >= c.base && int(i) < len(c.entries) {
+		e := c.entries[i]
+		off, n := uint32(e>>32), uint32(e)
+		return c.ips[off : off+n : off+n]
+	}
+	if e, ok := c.extra[id]; ok {
+		return c.ips[e[0] : e[0]+e[1] : e[0]+e[1]]
+	}
+	return nil
+}
+
+// add stores one stack of raw pointer-sized IPs.
+func (c *stackCache) add(id uint32, raw []byte, ptr int) {
+	off := uint32(len(c.ips))
+	n := len(raw) / ptr
+	if ptr == 8 {
+		for i := 0; i < n; i++ {
+			c.ips = append(c.ips, le64(raw[i*8:]))
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			c.ips = append(c.ips, uint64(le32(raw[i*4:])))
+		}
+	}
+	entry := uint64(off)<<32 | uint64(n)
+	if len(c.entries) == 0 && c.extra == nil {
+		c.base = id
+	}
+	switch i := int64(id) - int64(c.base); {
+	case i == int64(len(c.entries)):
+		c.entries = append(c.entries, entry)
+	case i >= 0 && i < int64(len(c.entries)):
+		c.entries[i] = entry
+	default:
+		if c.extra == nil {
+			c.extra = make(map[uint32][2]uint32)
+		}
+		c.extra[id] = [2]uint32{off, uint32(n)}
+	}
+}
+
+// stackBlock parses a StackBlock (V4/V6 share the layout).
+func (r *Reader) stackBlock(b []byte, start int64) error {
+	if len(b) < 8 {
+		return &FormatError{Offset: start, Msg: "stack block shorter than its 8-byte header"}
+	}
+	first, count := le32(b), le32(b[4:])
+	p := 8
+	ptr := r.hdr.PointerSize
+	for i := uint32(0); i < count; i++ {
+		if len(b)-p < 4 {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("stack block declares %d stacks but ends after %d", count, i)}
+		}
+		n := int(le32(b[p:]))
+		p += 4
+		if n < 0 || n > len(b)-p {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("stack %d size %d overruns its block", first+i, n)}
+		}
+		r.stacks.add(first+i, b[p:p+n], ptr)
+		if d := n / ptr; d > r.stats.MaxStackDepth {
+			r.stats.MaxStackDepth = d
+		}
+		p += n
+		r.stats.Stacks++
+	}
+	return nil
+}
+
+// spBlockV4 parses a V4 sequence point: every queued event goes out first.
+func (r *Reader) spBlockV4(b []byte, start int64) error {
+	if len(b) < 12 {
+		return &FormatError{Offset: start, Msg: "sequence point block shorter than 12 bytes"}
+	}
+	n := le32(b[8:])
+	if uint64(n)*12 > uint64(len(b)-12) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("sequence point lists %d threads in %d bytes", n, len(b))}
+	}
+	sp := &spState{threads: make([]spThread, n)}
+	for i := range sp.threads {
+		p := 12 + i*12
+		sp.threads[i] = spThread{capture: le64(b[p:]), seq: le32(b[p+8:])}
+	}
+	r.stats.SequencePoints++
+	r.pendingSP = sp
+	r.limit = math.MaxInt64
+	return nil
+}
+
+// rawHeader is the decoded (possibly compressed) event blob header.
+type rawHeader struct {
+	metaID   uint32
+	seq      uint32
+	capture  uint64
+	proc     uint32
+	thread   uint64
+	stackID  uint32
+	ts       int64
+	activity GUID
+	related  GUID
+	sorted   bool
+	size     uint32
+}
+
+// blockHeader validates an Event/Metadata block header and returns the
+// offset of the first blob and the flags.
+func blockHeader(b []byte, start int64) (int, uint16, error) {
+	if len(b) < 20 {
+		return 0, 0, &FormatError{Offset: start, Msg: fmt.Sprintf("block of %d bytes is shorter than its header", len(b))}
+	}
+	hs := int(le16(b))
+	if hs < 20 || hs > len(b) {
+		return 0, 0, &FormatError{Offset: start, Msg: fmt.Sprintf("block header size %d invalid", hs)}
+	}
+	return hs, le16(b[2:]), nil
+}
+
+// readHeader decodes one blob header at b[p:] into h, returning the new
+// position. Compressed headers update h in place (they are deltas).
+func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
+	if !compressed {
+		if len(b)-p < 64 {
+			return p, errShortHeader
+		}
+		id := le32(b[p+4:])
+		h.metaID = id & 0x7FFFFFFF
+		h.sorted = id&0x80000000 == 0
+		h.seq = le32(b[p+8:])
+		h.thread = le64(b[p+12:])
+		h.capture = le64(b[p+20:])
+		h.proc = le32(b[p+28:])
+		h.stackID = le32(b[p+32:])
+		h.ts = int64(le64(b[p+36:]))
+		copy(h.activity[:], b[p+44:p+60])
+		copy(h.related[:], b[p+60:p+76])
+		// The fixed part is 80 bytes: size, id, seq, thread, capture,
+		// proc, stack, ts, two GUIDs, payload size.
+		if len(b)-p < 80 {
+			return p, errShortHeader
+		}
+		h.size = le32(b[p+76:])
+		return p + 80, nil
+	}
+	if p >= len(b) {
+		return p, errShortHeader
+	}
+	flags := b[p]
+	p++
+	var v uint64
+	var ok bool
+	if flags&0x01 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.metaID = uint32(v)
+	}
+	if flags&0x02 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.seq += uint32(v) + 1
+		if h.capture, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.proc = uint32(v)
+	} else if h.metaID != 0 {
+		h.seq++
+	}
+	if flags&0x04 != 0 {
+		if h.thread, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+	}
+	if flags&0x08 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.stackID = uint32(v)
+	}
+	if v, p, ok = uvarint(b, p); !ok {
+		return p, errShortHeader
+	}
+	h.ts += int64(v)
+	if flags&0x10 != 0 {
+		if len(b)-p < 16 {
+			return p, errShortHeader
+		}
+		copy(h.activity[:], b[p:])
+		p += 16
+	}
+	if flags&0x20 != 0 {
+		if len(b)-p < 16 {
+			return p, errShortHeader
+		}
+		copy(h.related[:], b[p:])
+		p += 16
+	}
+	h.sorted = flags&0x40 != 0
+	if flags&0x80 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.size = uint32(v)
+	}
+	return p, nil
+}
+
+var errShortHeader = fmt.Errorf("event header runs past the end of its block")
+
+// uvarint decodes LEB128 at b[p:]; at most 10 bytes.
+func uvarint(b []byte, p int) (uint64, int, bool) {
+	var x uint64
+	var s uint
+	for i := 0; i < 10; i++ {
+		if p >= len(b) {
+			return 0, p, false
+		}
+		c := b[p]
+		p++
+		x |= uint64(c&0x7F) << s
+		if c < 0x80 {
+			return x, p, true
+		}
+		s += 7
+	}
+	return 0, p, false
+}
+
+// beginEventBlock starts incremental parsing of an EventBlock; b's
+// reference is owned by the block until it is fully parsed.
+func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
+	hs, flags, err := blockHeader(b.data, start)
+	if err != nil {
+		r.release(b)
+		if t := r.blkTrunc; t != nil {
+			r.blkTrunc = nil
+			return t
+		}
+		return err
+	}
+	r.blk = b
+	r.blkPos = hs
+	r.blkFlags = flags
+	r.prev = rawHeader{}
+	r.blkStart = start
+	return nil
+}
+
+// nextInBlock decodes one event of the current block and queues it (or
+// holds it as the pending sorted event).
+func (r *Reader) nextInBlock() error {
+	b := r.blk.data
+	if r.blkPos >= len(b) {
+		r.release(r.blk)
+		r.blk = nil
+		if t := r.blkTrunc; t != nil {
+			r.blkTrunc = nil
+			return t
+		}
+		return nil
+	}
+	compressed := r.blkFlags&1 != 0
+	h := &r.prev
+	p, err := readHeader(b, r.blkPos, compressed, h)
+	if err == nil && uint64(h.size) > uint64(len(b)-p) {
+		err = fmt.Errorf("event payload of %d bytes overruns its block", h.size)
+	}
+	if err != nil {
+		if t := r.blkTrunc; t != nil {
+			r.blkTrunc = nil
+			return t // the cut fell inside this event
+		}
+		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
+	}
+	payload := b[p : p+int(h.size) : p+int(h.size)]
+	p += int(h.size)
+	if !compressed {
+		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
+		if p < r.blkPos+80+int(h.size) || p > len(b) {
+			return &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
+		}
+	}
+	r.blkPos = p
+
+	q := r.thread(h.capture)
+	var lost uint32
+	if q.seqInit {
+		if d := int32(h.seq - q.lastSeq - 1); d > 0 && q.lastSeq != 0 {
+			lost = uint32(d)
+			r.stats.LostEvents += uint64(d)
+		}
+	}
+	q.lastSeq = h.seq
+	q.seqInit = true
+	if q.pendingLost != 0 {
+		lost += q.pendingLost
+		q.pendingLost = 0
+	}
+
+	m := r.metadata(h.metaID)
+	if m == nil {
+		r.stats.UnknownMetadataRefs++
+		return nil
+	}
+	r.blk.refs++
+	r.order++
+	rc := rec{
+		meta: m, ts: h.ts, order: r.order, thread: h.thread, capture: h.capture,
+		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
+		activity: h.activity, related: h.related, payload: payload, buf: r.blk,
+	}
+	if h.sorted {
+		r.sorted = rc
+		r.hasSorted = true
+		r.limit = h.ts
+		return nil
+	}
+	wasEmpty := q.empty()
+	q.push(&rc)
+	if wasEmpty {
+		r.heap.add(q)
+	}
+	return nil
+}
+
+// metadataBlockV4 parses a MetadataBlock: blobs with event headers whose
+// payloads are metadata records.
+func (r *Reader) metadataBlockV4(b []byte, start int64) error {
+	p, flags, err := blockHeader(b, start)
+	if err != nil {
+		return err
+	}
+	compressed := flags&1 != 0
+	var h rawHeader
+	for p < len(b) {
+		q, err := readHeader(b, p, compressed, &h)
+		if err != nil {
+			return &FormatError{Offset: start, Msg: "metadata " + err.Error()}
+		}
+		if uint64(h.size) > uint64(len(b)-q) {
+			return &FormatError{Offset: start, Msg: "metadata payload overruns its block"}
+		}
+		m, err := parseMetadataRecord(b[q:q+int(h.size)], &r.stats)
+		if err != nil {
+			return &FormatError{Offset: start, Msg: err.Error()}
+		}
+		r.defineMetadata(m)
+		q += int(h.size)
+		if !compressed {
+			q = p + 4 + int(le32(b[p:]))
+			if q <= p || q > len(b) {
+				return &FormatError{Offset: start, Msg: "uncompressed metadata size field inconsistent"}
+			}
+		}
+		p = q
+	}
+	return nil
+}
+
+// systemTime decodes a Windows SYSTEMTIME (8 uint16) as UTC.
+func systemTime(b []byte) (time.Time, error) {
+	y, mo, d := int(le16(b)), int(le16(b[2:])), int(le16(b[6:]))
+	h, mi, s, ms := int(le16(b[8:])), int(le16(b[10:])), int(le16(b[12:])), int(le16(b[14:]))
+	if y == 0 && mo == 0 && d == 0 {
+		return time.Time{}, nil
+	}
+	if mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || ms > 999 {
+		return time.Time{}, fmt.Errorf("invalid sync time %04d-%02d-%02d %02d:%02d:%02d.%03d", y, mo, d, h, mi, s, ms)
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, s, ms*1e6, time.UTC), nil
+}

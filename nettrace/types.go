@@ -1,0 +1,193 @@
+// Package nettrace reads and writes EventPipe trace streams: NetPerf V3
+// (.NET Core 2.1), NetTrace V4/V5 (every runtime since .NET Core 3.0, the
+// only thing the diagnostics IPC sends) and NetTrace V6 (the block format).
+//
+// It owns the byte format only: the stream header, blocks, metadata records,
+// stack and sequence-point bookkeeping, ordering of events by timestamp,
+// lost-event detection and truncation. It knows runtime events by name (the
+// runtime writes empty names) but not their payload layouts: those belong to
+// package clrevents. Self-describing (EventSource, TraceLogging) payloads are
+// decoded here, from their metadata.
+//
+// The Reader is a streaming pull parser: memory is bounded by the runtime's
+// buffering (events between two sequence points), not by the stream length,
+// and the hot path does not allocate per event.
+package nettrace
+
+import (
+	"fmt"
+	"time"
+)
+
+// Container versions a Reader recognises. A V4 stream whose metadata carries
+// V5 tags (opcode, V2 parameters) is still a V4 container; Stats.V5Tags says
+// whether tags were seen.
+const (
+	FormatNetPerfV3  = 3
+	FormatNetTraceV4 = 4
+	FormatNetTraceV6 = 6
+)
+
+// Header holds the trace-wide facts from the Trace object (V3/V4) or Trace
+// block (V6).
+type Header struct {
+	FormatVersion int // container version: 3, 4 or 6
+	MinorVersion  int // V6 minor version; 0 otherwise
+
+	SyncTimeUTC  time.Time // wall clock captured together with SyncTimeQPC
+	SyncTimeQPC  int64     // timestamp (event clock) of SyncTimeUTC; session start
+	QPCFrequency int64     // event clock ticks per second
+	PointerSize  int       // 4 or 8: the target process's pointer size
+	ProcessID    int
+	// NumberOfProcessors is the logical CPU count of the traced machine.
+	NumberOfProcessors int
+	// ExpectedCPUSamplingRate is the sample profiler period in nanoseconds.
+	ExpectedCPUSamplingRate int
+
+	// KeyValues holds V6 trace-block pairs that have no field above.
+	KeyValues map[string]string
+}
+
+// Nanos converts an event timestamp to nanoseconds since the session start
+// (SyncTimeQPC). It avoids the overflow of a plain ticks*1e9/frequency.
+func (h *Header) Nanos(ts int64) int64 {
+	d := ts - h.SyncTimeQPC
+	f := h.QPCFrequency
+	if f <= 0 {
+		return d
+	}
+	if f == 1_000_000_000 {
+		return d
+	}
+	return d/f*1_000_000_000 + d%f*1_000_000_000/f
+}
+
+// Time converts an event timestamp to UTC wall-clock time.
+func (h *Header) Time(ts int64) time.Time {
+	return h.SyncTimeUTC.Add(time.Duration(h.Nanos(ts)))
+}
+
+// DurationNanos converts a tick difference into nanoseconds.
+func (h *Header) DurationNanos(ticks int64) int64 {
+	f := h.QPCFrequency
+	if f <= 0 || f == 1_000_000_000 {
+		return ticks
+	}
+	return ticks/f*1_000_000_000 + ticks%f*1_000_000_000/f
+}
+
+// TypeCode is a field type code of self-describing metadata (V4/V5 codes
+// 1–19; V6 adds 20–26).
+type TypeCode uint8
+
+// Type codes. Values match the EventPipe metadata encoding.
+const (
+	TypeObject           TypeCode = 1
+	TypeBoolean32        TypeCode = 3
+	TypeChar             TypeCode = 4
+	TypeSByte            TypeCode = 5
+	TypeByte             TypeCode = 6
+	TypeInt16            TypeCode = 7
+	TypeUInt16           TypeCode = 8
+	TypeInt32            TypeCode = 9
+	TypeUInt32           TypeCode = 10
+	TypeInt64            TypeCode = 11
+	TypeUInt64           TypeCode = 12
+	TypeSingle           TypeCode = 13
+	TypeDouble           TypeCode = 14
+	TypeDecimal          TypeCode = 15
+	TypeDateTime         TypeCode = 16
+	TypeGUID             TypeCode = 17
+	TypeString           TypeCode = 18
+	TypeArray            TypeCode = 19
+	TypeVarInt           TypeCode = 20 // V6: zig-zag varint64
+	TypeVarUInt          TypeCode = 21 // V6
+	TypeFixedLengthArray TypeCode = 22 // V6
+	TypeUTF8CodeUnit     TypeCode = 23 // V6
+	TypeRelLoc           TypeCode = 24 // V6
+	TypeDataLoc          TypeCode = 25 // V6
+	TypeBoolean8         TypeCode = 26 // V6
+)
+
+// FieldType describes the type of one field of a self-describing event.
+type FieldType struct {
+	Code     TypeCode
+	Elem     *FieldType // element type of arrays
+	FixedLen int        // element count of V6 fixed-length arrays
+	Fields   []Field    // members of an Object (struct)
+}
+
+// Field is one named field of a self-describing event.
+type Field struct {
+	Name string
+	Type FieldType
+}
+
+// Metadata describes one event type as the stream defines it. Runtime
+// (native) events carry minimal metadata: no name and no fields.
+type Metadata struct {
+	ID        uint32 // metadata id in this stream
+	Provider  string
+	EventID   uint32
+	EventName string // as written in the stream; empty for runtime events
+	Keywords  uint64
+	Version   uint32
+	Level     uint8
+	Opcode    uint8
+	// Fields is the self-describing field list; nil for runtime events.
+	Fields []Field
+	// HasFields is true when the metadata declared a field list (even an
+	// empty one) so that payloads can be decoded from it.
+	HasFields bool
+	// Name is the TraceEvent-style display name: "GC/Start" for runtime
+	// events (from the built-in table), the event name for EventSource
+	// events, "Name/<opcode>" when an EventSource event has a non-default
+	// opcode, and "EventID(N)" when nothing names it.
+	Name string
+}
+
+// FullName is "Provider/Name", the key TraceEvent's baselines use.
+func (m *Metadata) FullName() string { return m.Provider + "/" + m.Name }
+
+// GUID is a Windows-layout GUID as it appears in payloads and headers.
+type GUID [16]byte
+
+// IsZero reports whether g is the empty GUID.
+func (g GUID) IsZero() bool { return g == GUID{} }
+
+// String formats g in the registry form 01234567-89ab-cdef-0123-456789abcdef.
+func (g GUID) String() string {
+	return fmt.Sprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15])
+}
+
+// Event is one event as delivered by Reader.Next. The Reader reuses the
+// Event and the memory behind Payload and Stack: both are valid only until
+// the next call to Next. Copy what must outlive it.
+type Event struct {
+	Meta *Metadata
+
+	Timestamp       int64  // event clock ticks (see Header.Nanos, Header.Time)
+	ThreadID        uint64 // OS thread the event is about
+	CaptureThreadID uint64 // OS thread that wrote it (differs for samples)
+	ProcessorNumber uint32 // CPU of the capturing thread; 0xFFFFFFFF unknown
+	SequenceNumber  uint32 // per capture thread; 0 where the format has none
+	StackID         uint32 // 0 = no stack
+
+	// Stack holds the resolved instruction pointers, leaf first; empty when
+	// the event has no stack or an empty one.
+	Stack []uint64
+
+	ActivityID        GUID
+	RelatedActivityID GUID
+
+	// IsSorted is the writer's flag that every earlier event of the stream
+	// has a timestamp at or below this one.
+	IsSorted bool
+
+	// LostBefore counts events of this capture thread that were lost
+	// immediately before this one (a sequence-number gap).
+	LostBefore uint32
+
+	Payload []byte
+}
