@@ -45,12 +45,15 @@ func (s *Stats) effective(container int) int {
 // every complete event was delivered) when the stream was cut, or another
 // error for corrupt or unsupported input.
 type Reader struct {
-	src    *source
-	hdr    Header
-	stats  Stats
-	parse  func() error // reads and processes the next object/block
-	done   bool         // end of stream reached (clean or not)
-	endErr error        // io.EOF or the error that ended the stream
+	src   *source
+	hdr   Header
+	stats Stats
+	parse func() error // reads and processes the next object/block
+	// blockNext decodes the next event of the current event block (r.blk);
+	// set per format.
+	blockNext func() error
+	done      bool  // end of stream reached (clean or not)
+	endErr    error // io.EOF or the error that ended the stream
 
 	metas   []*Metadata // by id; ids are small and dense
 	metaMap map[uint32]*Metadata
@@ -68,9 +71,9 @@ type Reader struct {
 	blkFlags  uint16
 	blkStart  int64
 	blkTrunc  *TruncatedError // the current block was cut by the end of input
-	prev      rawHeader // previous header for compression
-	limit     int64     // queued events below this timestamp may go out
-	sorted    rec       // a sorted event waiting for older queued events
+	prev      rawHeader       // previous header for compression
+	limit     int64           // queued events below this timestamp may go out
+	sorted    rec             // a sorted event waiting for older queued events
 	hasSorted bool
 	pendingSP *spState
 
@@ -101,6 +104,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		limit:   math.MinInt64,
 	}
 	rd.stats.Blocks = make(map[string]int)
+	rd.blockNext = rd.nextInBlock
 	if err := rd.start(); err != nil {
 		return nil, err
 	}
@@ -433,7 +437,7 @@ func (r *Reader) Next() (*Event, error) {
 			return nil, r.endErr
 		}
 		if r.blk != nil {
-			if err := r.nextInBlock(); err != nil {
+			if err := r.blockNext(); err != nil {
 				r.finish(err)
 			}
 			continue
@@ -560,6 +564,7 @@ func (r *Reader) metadata(id uint32) *Metadata {
 
 func (r *Reader) defineMetadata(m *Metadata) {
 	r.stats.Metadata++
+	m.Runtime = classifyProvider(m.Provider)
 	m.Name = displayName(m)
 	if m.ID < 1<<16 {
 		for int(m.ID) >= len(r.metas) {

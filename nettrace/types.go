@@ -139,6 +139,10 @@ type Metadata struct {
 	// HasFields is true when the metadata declared a field list (even an
 	// empty one) so that payloads can be decoded from it.
 	HasFields bool
+	// Runtime classifies the provider when it is one of the runtime's own,
+	// so consumers can switch on (Runtime, EventID) without string
+	// comparisons.
+	Runtime RuntimeProvider
 	// Name is the TraceEvent-style display name: "GC/Start" for runtime
 	// events (from the built-in table), the event name for EventSource
 	// events, "Name/<opcode>" when an EventSource event has a non-default
@@ -148,6 +152,44 @@ type Metadata struct {
 
 // FullName is "Provider/Name", the key TraceEvent's baselines use.
 func (m *Metadata) FullName() string { return m.Provider + "/" + m.Name }
+
+// RuntimeProvider identifies the runtime's own providers.
+type RuntimeProvider uint8
+
+// Runtime providers.
+const (
+	NotRuntime     RuntimeProvider = iota
+	Runtime                        // Microsoft-Windows-DotNETRuntime
+	Rundown                        // Microsoft-Windows-DotNETRuntimeRundown
+	Private                        // Microsoft-Windows-DotNETRuntimePrivate
+	SampleProfiler                 // Microsoft-DotNETCore-SampleProfiler
+	EventPipe                      // Microsoft-DotNETCore-EventPipe
+)
+
+// Provider names of the runtime.
+const (
+	ProviderRuntime        = "Microsoft-Windows-DotNETRuntime"
+	ProviderRundown        = "Microsoft-Windows-DotNETRuntimeRundown"
+	ProviderPrivate        = "Microsoft-Windows-DotNETRuntimePrivate"
+	ProviderSampleProfiler = "Microsoft-DotNETCore-SampleProfiler"
+	ProviderEventPipe      = "Microsoft-DotNETCore-EventPipe"
+)
+
+func classifyProvider(name string) RuntimeProvider {
+	switch name {
+	case ProviderRuntime:
+		return Runtime
+	case ProviderRundown:
+		return Rundown
+	case ProviderPrivate:
+		return Private
+	case ProviderSampleProfiler:
+		return SampleProfiler
+	case ProviderEventPipe:
+		return EventPipe
+	}
+	return NotRuntime
+}
 
 // GUID is a Windows-layout GUID as it appears in payloads and headers.
 type GUID [16]byte

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/ipc"
+)
+
+// target is where an analysis command reads its events from: a .nettrace
+// file, standard input ("-"), a running process (--pid/--name) or a program
+// clrspy starts itself ("-- CMD ARGS"). Every analysis command takes the
+// same forms through addTargetFlags and open.
+type target struct {
+	pid      int
+	name     string
+	duration time.Duration
+}
+
+// addTargetFlags registers the target flags on cmd.
+func addTargetFlags(cmd *cobra.Command) *target {
+	t := &target{}
+	f := cmd.Flags()
+	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
+	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
+	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits)")
+	return t
+}
+
+// stream is an opened event source: R yields nettrace bytes.
+type stream struct {
+	R    io.Reader
+	Name string // file name, "stdin", "pid 123" or the launched command
+	Live bool
+	// Stop ends a live session early (rundown still arrives on R); nil for
+	// files.
+	Stop func()
+	// Close releases everything; for a launched program it waits for it and
+	// returns its exit status through ExitCode.
+	Close    func() error
+	ExitCode func() int
+}
+
+// open opens the target. args are the positional arguments: a file name,
+// "-", or (after "--", see cmd.ArgsLenAtDash) a command to launch.
+// providers are what the analysis needs from a live session.
+func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provider) (*stream, error) {
+	dash := cmd.ArgsLenAtDash()
+	switch {
+	case dash >= 0:
+		return nil, fmt.Errorf("launching a program is not available yet")
+	case t.pid != 0 || t.name != "":
+		return nil, fmt.Errorf("attaching to a process is not available yet")
+	case len(args) == 0:
+		return nil, fmt.Errorf("no target: give a .nettrace file, '-' for standard input, --pid, --name or -- COMMAND")
+	case len(args) > 1:
+		return nil, fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
+	}
+	if args[0] == "-" {
+		return &stream{R: os.Stdin, Name: "stdin", Close: func() error { return nil }}, nil
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return nil, fileError(err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory, not a trace file", args[0])
+	}
+	return &stream{R: f, Name: args[0], Close: f.Close}, nil
+}
+
+// fileError turns an os error into one plain line.
+func fileError(err error) error {
+	var pe *os.PathError
+	if e, ok := err.(*os.PathError); ok {
+		pe = e
+	}
+	switch {
+	case os.IsNotExist(err) && pe != nil:
+		return fmt.Errorf("%s: no such file", pe.Path)
+	case os.IsPermission(err) && pe != nil:
+		return fmt.Errorf("%s: permission denied", pe.Path)
+	}
+	return err
+}
