@@ -1,0 +1,116 @@
+package clrevents
+
+// Allocation kinds of GCAllocationTick and AllocationSampled: which heap the
+// object went to.
+const (
+	AllocSmall  = 0 // small object heap
+	AllocLarge  = 1 // large object heap (objects of 85,000 bytes or more)
+	AllocPinned = 2 // pinned object heap (.NET 5+)
+)
+
+// AllocationTick is GCAllocationTick (id 10), fired by the GC roughly every
+// 100 KB allocated per heap for the object that crossed the threshold.
+//
+// v0 has only the 32-bit amount and kind; v2 adds the type and heap; v3 the
+// object's address; v4 its size. HasType, HasAddress and HasSize say which
+// fields the version carried, since zero is a legal value of none of them
+// in practice but a consumer must still tell "absent" from "zero".
+type AllocationTick struct {
+	AllocationAmount uint64 // bytes allocated since the previous tick (AllocationAmount64 from v2)
+	AllocationKind   uint32 // AllocSmall, AllocLarge or AllocPinned
+	TypeID           uint64 // MethodTable address (v2+)
+	TypeName         string // (v2+)
+	HeapIndex        uint32 // (v2+)
+	Address          uint64 // the object that crossed the threshold (v3+)
+	ObjectSize       uint64 // its size in bytes (v4+)
+
+	HasType    bool
+	HasAddress bool
+	HasSize    bool
+}
+
+// DecodeAllocationTick decodes GCAllocationTick v0–v4.
+func DecodeAllocationTick(payload []byte, version uint32, ptrSize int) (AllocationTick, error) {
+	var a AllocationTick
+	r := reader{b: payload}
+	a.AllocationAmount = uint64(r.u32())
+	a.AllocationKind = r.u32()
+	if version >= 1 {
+		r.u16() // ClrInstanceID
+	}
+	if version >= 2 {
+		a.AllocationAmount = r.u64()
+		a.TypeID = r.ptr(ptrSize)
+		a.TypeName = r.str()
+		a.HeapIndex = r.u32()
+		a.HasType = true
+	}
+	if version >= 3 {
+		a.Address = r.ptr(ptrSize)
+		a.HasAddress = true
+	}
+	if version >= 4 {
+		a.ObjectSize = r.u64()
+		a.HasSize = true
+	}
+	if !r.ok() {
+		return AllocationTick{}, short("GCAllocationTick", version, len(payload))
+	}
+	return a, nil
+}
+
+// AllocationSampled is the .NET 10 AllocationSampled event (id 303): a
+// Poisson-sampled allocation (mean distance 100 KB between samples).
+type AllocationSampled struct {
+	AllocationKind uint32
+	TypeID         uint64
+	TypeName       string
+	Address        uint64
+	ObjectSize     uint64
+	// SampledByteOffset is where in the allocation context the sampling
+	// point fell; it lets a consumer correct for the bytes before it.
+	SampledByteOffset uint64
+}
+
+// DecodeAllocationSampled decodes AllocationSampled v0.
+func DecodeAllocationSampled(payload []byte, version uint32, ptrSize int) (AllocationSampled, error) {
+	var a AllocationSampled
+	r := reader{b: payload}
+	a.AllocationKind = r.u32()
+	r.u16() // ClrInstanceID
+	a.TypeID = r.ptr(ptrSize)
+	a.TypeName = r.str()
+	a.Address = r.ptr(ptrSize)
+	a.ObjectSize = r.u64()
+	a.SampledByteOffset = r.u64()
+	if !r.ok() {
+		return AllocationSampled{}, short("AllocationSampled", version, len(payload))
+	}
+	return a, nil
+}
+
+// SampledObjectAllocation is GCSampledObjectAllocationHigh (id 20) or Low
+// (id 32): one sampled object that stands for ObjectCount objects of its
+// type totalling TotalSize bytes since the previous sample of that type.
+// Only a type id is given; its name comes from BulkType.
+type SampledObjectAllocation struct {
+	Address     uint64
+	TypeID      uint64
+	ObjectCount uint32
+	TotalSize   uint64
+}
+
+// DecodeSampledObjectAllocation decodes GCSampledObjectAllocationHigh/Low v0.
+func DecodeSampledObjectAllocation(payload []byte, version uint32, ptrSize int) (SampledObjectAllocation, error) {
+	var s SampledObjectAllocation
+	r := reader{b: payload}
+	s.Address = r.ptr(ptrSize)
+	s.TypeID = r.ptr(ptrSize)
+	s.ObjectCount = r.u32()
+	s.TotalSize = r.u64()
+	r.u16() // ClrInstanceID
+	if !r.ok() {
+		return SampledObjectAllocation{}, short("GCSampledObjectAllocation", version, len(payload))
+	}
+	return s, nil
+}

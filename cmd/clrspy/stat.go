@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+)
+
+func init() { commands = append(commands, newStatCmd) }
+
+func newStatCmd() *cobra.Command {
+	var asJSON bool
+	var out string
+	c := &cobra.Command{
+		Use:   "stat FILE|-",
+		Short: "Describe a trace file: header, event counts, stacks, lost events",
+		Long: `stat reads a .nettrace or .netperf file (or standard input with "-") and prints
+its header, the number of events per provider, event id and version (with how
+many carry a stack), metadata, stack and sequence-point counts, events the
+runtime dropped (sequence-number gaps) and whether the file was cut short.
+
+A truncated file is read up to the cut; the counts cover every complete event
+and the report says where the cut is (exit status 0: the report is complete
+for what exists). Unsupported or corrupt input exits with status 1.`,
+		Example: `  clrspy stat app.nettrace
+  clrspy stat --json app.nettrace | jq '.events[] | select(.name=="GC/Start")'
+  cat app.nettrace | clrspy stat -`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, name, closeIn, err := openInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer closeIn()
+			doc, err := statStream(in, name)
+			if err != nil {
+				return err
+			}
+			w, closeOut, err := openOutput(cmd, out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				err = report.WriteStatJSON(w, doc)
+			} else {
+				err = report.WriteStatText(w, doc)
+			}
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+			if doc.Truncated {
+				fmt.Fprintf(os.Stderr, "clrspy: warning: %s\n", doc.TruncationReason)
+			}
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	return c
+}
+
+// statStream reads a whole stream into a stat document.
+func statStream(in io.Reader, name string) (*report.StatDocument, error) {
+	pin, stop := withProgress(in, name, inputSize(in))
+	defer stop()
+	r, err := nettrace.NewReader(pin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sum := nettrace.NewSummary()
+	var first, last int64
+	var n uint64
+	var endErr error
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			endErr = err
+			break
+		}
+		if n == 0 {
+			first = ev.Timestamp
+		}
+		last = ev.Timestamp
+		n++
+		sum.Add(ev)
+	}
+	if endErr != io.EOF && !errors.Is(endErr, nettrace.ErrTruncated) {
+		return nil, fmt.Errorf("%s: %w", name, endErr)
+	}
+	return report.BuildStat(name, r, sum, first, last, endErr), nil
+}
+
+// openInput opens a trace file or standard input ("-").
+func openInput(arg string) (io.Reader, string, func(), error) {
+	if arg == "-" {
+		return os.Stdin, "stdin", func() {}, nil
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		return nil, "", nil, fileError(err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, "", nil, fmt.Errorf("%s is a directory, not a trace file", arg)
+	}
+	return f, arg, func() { f.Close() }, nil
+}
+
+// openOutput returns stdout or the -o file.
+func openOutput(cmd *cobra.Command, path string) (io.Writer, func() error, error) {
+	if path == "" || path == "-" {
+		return cmd.OutOrStdout(), func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fileError(err)
+	}
+	return f, f.Close, nil
+}

@@ -1,0 +1,492 @@
+package gcpause
+
+import (
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// Options configure an Analyzer. Every field is optional.
+type Options struct {
+	// OnGC is called once per GC when it is complete, or when it is given
+	// up as incomplete (GC.Complete false) because a later GC began or
+	// events were missing. Called from Handle; the GC must not be changed.
+	OnGC func(*GC)
+	// OnSuspension is called for each runtime suspension that is not a
+	// GC's and not SuspendOther (debugger, profiler, shutdown, ReJIT, ...),
+	// and for GC suspensions during which no GC started.
+	OnSuspension func(*Suspension)
+	// KeepGCs bounds how many GC records Result returns (the most recent
+	// ones); 0 keeps all. Counts, percentiles and the histogram stay exact.
+	KeepGCs int
+	// KeepSuspensions bounds the individually kept suspensions the same way.
+	KeepSuspensions int
+}
+
+// Analyzer is the state machine. Create it with New, call Handle for every
+// event in stream order, then Result.
+type Analyzer struct {
+	hdr  *nettrace.Header
+	opts Options
+
+	active map[uint64]*susp // open suspensions by thread
+	free   []*susp
+
+	gcs        []*GC // kept records (bounded by KeepGCs)
+	last       *GC   // most recently started GC
+	currentBGC *GC
+	nGC        int // GCs started
+	prevPause  int64
+	prevGen0   uint64 // gen0 object size after the previous GC with per-heap data
+	hasPrevGen bool
+
+	susps   []*Suspension
+	reasons map[clrevents.SuspendReason]*ReasonStats
+
+	roll rollup
+
+	first, lastTS int64
+	seen          bool
+	lost          uint64
+
+	// UnmatchedRestarts counts RestartEEEnd events on a thread with no open
+	// suspension (the suspension began before the session, or was lost).
+	unmatchedRestarts int
+	decodeErrors      int
+	orphanHeapStats   int
+}
+
+// susp is one open suspension.
+type susp struct {
+	reason       clrevents.SuspendReason
+	thread       uint64
+	begin, end   int64
+	hasEnd       bool
+	gc           *GC // first GC that started inside it
+	restartBegin int64
+}
+
+// New returns an Analyzer for a stream with header hdr (time conversion
+// and pointer size).
+func New(hdr *nettrace.Header, opts Options) *Analyzer {
+	return &Analyzer{
+		hdr:     hdr,
+		opts:    opts,
+		active:  make(map[uint64]*susp),
+		reasons: make(map[clrevents.SuspendReason]*ReasonStats),
+	}
+}
+
+func (a *Analyzer) nanos(ts int64) int64 { return a.hdr.Nanos(ts) }
+func (a *Analyzer) dur(d int64) int64 {
+	if d < 0 {
+		return 0
+	}
+	return a.hdr.DurationNanos(d)
+}
+
+// Handle feeds one event. Events other than the runtime's GC events are
+// only used for the session's time span and lost-event accounting.
+func (a *Analyzer) Handle(ev *nettrace.Event) {
+	if !a.seen {
+		a.first = ev.Timestamp
+		a.seen = true
+	}
+	if ev.Timestamp > a.lastTS {
+		a.lastTS = ev.Timestamp
+	}
+	if ev.LostBefore > 0 {
+		a.lost += uint64(ev.LostBefore)
+		if g := a.current(); g != nil {
+			g.LostEvents = true
+		}
+	}
+	m := ev.Meta
+	if m.Runtime != nettrace.Runtime {
+		return
+	}
+	switch m.EventID {
+	case clrevents.IDGCSuspendEEBegin:
+		e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		a.suspendBegin(ev, e.Reason)
+	case clrevents.IDGCSuspendEEEnd:
+		if s := a.active[ev.ThreadID]; s != nil && !s.hasEnd {
+			s.end, s.hasEnd = ev.Timestamp, true
+		}
+	case clrevents.IDGCRestartEEBegin:
+		if s := a.active[ev.ThreadID]; s != nil {
+			s.restartBegin = ev.Timestamp
+		}
+	case clrevents.IDGCRestartEEEnd:
+		a.restartEnd(ev)
+	case clrevents.IDGCStart:
+		e, err := clrevents.DecodeGCStart(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		a.gcStart(ev, e)
+	case clrevents.IDGCEnd:
+		e, err := clrevents.DecodeGCEnd(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		for _, g := range [2]*GC{a.last, a.currentBGC} {
+			if g != nil && g.Number == e.Count && g.DurationNanos < 0 {
+				g.DurationNanos = a.nanos(ev.Timestamp) - g.StartNanos
+				break
+			}
+		}
+	case clrevents.IDGCHeapStats:
+		e, err := clrevents.DecodeGCHeapStats(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		a.heapStats(e)
+	case clrevents.IDGCGlobalHeapHistory:
+		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		if g := a.current(); g != nil {
+			g.HasGlobal = true
+			g.NumHeaps = int(e.NumHeaps)
+			g.GlobalMechanisms = e.GlobalMechanisms
+			g.PauseMode = e.PauseMode
+		}
+	case clrevents.IDGCPerHeapHistory:
+		e, err := clrevents.DecodeGCPerHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)
+		if err != nil {
+			a.decodeErrors++
+			return
+		}
+		if g := a.current(); g != nil {
+			g.HasPerHeap = true
+			g.Heaps++
+			for i := range e.Gens {
+				if i >= len(g.Gens) {
+					break
+				}
+				d := &e.Gens[i]
+				s := &g.Gens[i]
+				s.SizeBefore += d.SizeBefore
+				s.ObjSpaceBefore += d.ObjSpaceBefore()
+				s.SizeAfter += d.SizeAfter
+				s.ObjSizeAfter += d.ObjSizeAfter()
+				s.Fragmentation += d.Fragmentation()
+				s.Survived += d.Survived()
+			}
+		}
+	}
+}
+
+// current is the GC that events without a GC number belong to: the most
+// recent GC while it is open, else the running background GC.
+func (a *Analyzer) current() *GC {
+	if a.last != nil && !a.last.Complete && !a.last.done() {
+		return a.last
+	}
+	if a.currentBGC != nil && !a.currentBGC.Complete {
+		return a.currentBGC
+	}
+	return nil
+}
+
+// done reports whether a GC was already emitted (complete or given up).
+func (g *GC) done() bool { return g.emitted }
+
+func (a *Analyzer) getSusp() *susp {
+	if n := len(a.free); n > 0 {
+		s := a.free[n-1]
+		a.free = a.free[:n-1]
+		*s = susp{}
+		return s
+	}
+	return &susp{}
+}
+
+func (a *Analyzer) suspendBegin(ev *nettrace.Event, reason clrevents.SuspendReason) {
+	if old := a.active[ev.ThreadID]; old != nil {
+		// A suspension on this thread never ended: its RestartEE was lost.
+		a.closeSusp(old, ev.Timestamp, true)
+	}
+	if reason == clrevents.SuspendForGC {
+		// Blocking GCs do not overlap: a new GC suspension gives up an
+		// earlier foreground/blocking GC that never saw its end.
+		if g := a.last; g != nil && !g.done() && g.Type != clrevents.GCBackground && g.pauseEnded() {
+			a.finish(g)
+		}
+	}
+	s := a.getSusp()
+	s.reason = reason
+	s.thread = ev.ThreadID
+	s.begin = ev.Timestamp
+	a.active[ev.ThreadID] = s
+}
+
+// pauseEnded reports whether the GC's pause was closed or can no longer be.
+func (g *GC) pauseEnded() bool { return g.PauseEndNanos != 0 || g.orphaned }
+
+func (a *Analyzer) restartEnd(ev *nettrace.Event) {
+	s := a.active[ev.ThreadID]
+	if s == nil {
+		a.unmatchedRestarts++
+		// A GC that began before the session (no suspension seen) ends its
+		// pause on its own thread.
+		if g := a.current(); g != nil && g.NoSuspension && g.ThreadID == ev.ThreadID && g.Type != clrevents.GCBackground && g.PauseEndNanos == 0 {
+			a.endPause(g, ev.Timestamp)
+		}
+		return
+	}
+	a.closeSusp(s, ev.Timestamp, false)
+}
+
+// closeSusp ends suspension s at ts; incomplete when no RestartEEEnd came.
+func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
+	delete(a.active, s.thread)
+	defer func() { a.free = append(a.free, s) }()
+	pause := a.dur(ts - s.begin)
+	suspend := int64(-1)
+	if s.hasEnd {
+		suspend = a.dur(s.end - s.begin)
+	}
+	rs := a.reasons[s.reason]
+	if rs == nil {
+		rs = &ReasonStats{Reason: s.reason}
+		a.reasons[s.reason] = rs
+	}
+	rs.add(pause, suspend, incomplete)
+
+	isGC := s.reason.IsGC() || s.gc != nil
+	if isGC && !incomplete {
+		bgc := a.currentBGC
+		if bgc != nil && bgc.done() {
+			bgc = nil
+		}
+		g := a.current()
+		switch {
+		case bgc != nil && s.reason == clrevents.SuspendForGCPrep && s.gc == nil:
+			// A background GC's later stop: add it whole.
+			bgc.PauseNanos += pause
+			if suspend > 0 {
+				bgc.SuspendNanos += suspend
+			}
+			bgc.Pauses++
+			bgc.PauseEndNanos = a.nanos(ts)
+			return
+		case g == nil:
+		case g.Type == clrevents.GCBackground && s.gc == g:
+			// The background GC's initial stop, with no ephemeral GC in it.
+			g.PauseNanos = a.dur(ts - g.pauseStartTS)
+			g.PauseEndNanos = a.nanos(ts)
+			return
+		case g.Type != clrevents.GCBackground && (s.gc == g || s.gc != nil && s.gc == bgc):
+			// A blocking or foreground GC, or the ephemeral GC that ran in
+			// a background GC's initial stop.
+			a.endPause(g, ts)
+			return
+		}
+	}
+	if isGC && s.gc != nil {
+		// Lost RestartEE: the GC that ran in it can no longer be measured.
+		if g := s.gc; !g.done() && g.Type != clrevents.GCBackground {
+			g.orphaned = true
+			if g.HasHeapStats {
+				a.finish(g)
+			}
+		}
+		return
+	}
+	if s.reason == clrevents.SuspendOther && !isGC {
+		return // aggregated only: the sample profiler makes ~1000/s
+	}
+	// What remains: non-GC suspensions, and GC suspensions during which no
+	// GC ran (reported so that every stop is accounted for).
+	rec := &Suspension{
+		Reason:       s.reason,
+		ThreadID:     s.thread,
+		StartNanos:   a.nanos(s.begin),
+		StartUTC:     a.hdr.Time(s.begin),
+		SuspendNanos: suspend,
+		PauseNanos:   pause,
+		Incomplete:   incomplete,
+	}
+	a.susps = append(a.susps, rec)
+	if k := a.opts.KeepSuspensions; k > 0 && len(a.susps) > 2*k {
+		a.susps = append(a.susps[:0], a.susps[len(a.susps)-k:]...)
+	}
+	if a.opts.OnSuspension != nil {
+		a.opts.OnSuspension(rec)
+	}
+}
+
+// endPause closes a blocking or foreground GC's pause at ts.
+func (a *Analyzer) endPause(g *GC, ts int64) {
+	g.PauseNanos = a.dur(ts - g.pauseStartTS)
+	g.PauseEndNanos = a.nanos(ts)
+	g.Pauses = 1
+	if g.HasHeapStats {
+		a.finish(g)
+	}
+}
+
+func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
+	if a.last != nil && a.last.Number == e.Count && !a.last.done() {
+		return // some runtimes fire GCStart twice
+	}
+	bgcStarting := a.last != nil && a.last.Type == clrevents.GCBackground && !a.last.done() && !a.last.Complete
+	if g := a.last; g != nil && !g.done() && !bgcStarting {
+		// The previous GC never finished (lost events or cut stream).
+		if g.Type != clrevents.GCBackground {
+			g.orphaned = true
+			a.finish(g)
+		}
+	}
+	if e.Type == clrevents.GCBackground && a.currentBGC != nil && !a.currentBGC.done() {
+		a.currentBGC.orphaned = true
+		a.finish(a.currentBGC)
+	}
+	g := &GC{
+		Index:         a.nGC,
+		Number:        e.Count,
+		Generation:    int(e.Depth),
+		Type:          e.Type,
+		Reason:        e.Reason,
+		Induced:       e.Reason.IsInduced(),
+		StartNanos:    a.nanos(ev.Timestamp),
+		DurationNanos: -1,
+		ThreadID:      ev.ThreadID,
+	}
+	a.nGC++
+	s := a.gcSuspension(ev.ThreadID)
+	ephAtBGCStart := bgcStarting && e.Type == clrevents.GCNonConcurrent
+	switch {
+	case ephAtBGCStart || e.Reason == clrevents.ReasonPMFullGC:
+		// PerfView: this GC's pause starts at its GCStart; the suspension
+		// before it belongs to the background GC.
+		g.pauseStartTS = ev.Timestamp
+	case s != nil:
+		g.pauseStartTS = s.begin
+		if s.hasEnd {
+			g.SuspendNanos = a.dur(s.end - s.begin)
+		} else {
+			g.MissingSuspendEnd = true
+			g.SuspendNanos = a.dur(ev.Timestamp - s.begin)
+		}
+		if s.gc == nil {
+			s.gc = g
+		}
+	default:
+		g.NoSuspension = true
+		g.pauseStartTS = ev.Timestamp
+	}
+	g.PauseStartNanos = a.nanos(g.pauseStartTS)
+	g.PauseStartUTC = a.hdr.Time(g.pauseStartTS)
+	if e.Type == clrevents.GCBackground {
+		a.currentBGC = g
+		g.PauseNanos = g.SuspendNanos
+		g.Pauses = 1
+	}
+	a.last = g
+	a.gcs = append(a.gcs, g)
+	if k := a.opts.KeepGCs; k > 0 && len(a.gcs) > 2*k {
+		// Keep open GCs reachable through last/currentBGC; drop old rows.
+		a.gcs = append(a.gcs[:0], a.gcs[len(a.gcs)-k:]...)
+	}
+}
+
+// gcSuspension picks the open suspension a starting GC belongs to: a GC
+// suspension (the starting thread's first), never the sampler's when a GC
+// one is open.
+func (a *Analyzer) gcSuspension(thread uint64) *susp {
+	if s := a.active[thread]; s != nil && s.reason == clrevents.SuspendForGC {
+		return s
+	}
+	var best *susp
+	rank := func(s *susp) int {
+		switch s.reason {
+		case clrevents.SuspendForGC:
+			return 3
+		case clrevents.SuspendForGCPrep:
+			return 2
+		case clrevents.SuspendOther:
+			return 0
+		}
+		return 1
+	}
+	for _, s := range a.active {
+		if best == nil || rank(s) > rank(best) || rank(s) == rank(best) && s.begin > best.begin {
+			best = s
+		}
+	}
+	return best
+}
+
+func (a *Analyzer) heapStats(e clrevents.GCHeapStats) {
+	g := a.current()
+	if g == nil {
+		a.orphanHeapStats++
+		return
+	}
+	g.HasHeapStats = true
+	g.HeapStats = e
+	if g.Type == clrevents.GCBackground {
+		// A background GC ends with its heap statistics.
+		a.finish(g)
+		return
+	}
+	if g.pauseEnded() {
+		a.finish(g)
+	}
+}
+
+// finish emits g: complete when its pause ended and its heap statistics
+// arrived, otherwise as given up.
+func (a *Analyzer) finish(g *GC) {
+	if g.done() {
+		return
+	}
+	g.Complete = g.HasHeapStats && !g.orphaned && (g.PauseEndNanos != 0 || g.Type == clrevents.GCBackground)
+	if g.Type == clrevents.GCBackground && a.currentBGC == g {
+		a.currentBGC = nil
+	}
+	if g.Complete {
+		end := g.PauseEndNanos
+		if end == 0 {
+			end = g.PauseStartNanos + g.PauseNanos
+		}
+		since := end - a.prevPause
+		if a.prevPause == 0 {
+			since = end - a.nanos(a.first)
+		}
+		if since > 0 {
+			g.PausePercentSinceLastGC = float64(g.PauseNanos) * 100 / float64(since)
+		}
+		if end > a.prevPause {
+			a.prevPause = end
+		}
+		if g.HasPerHeap {
+			after := g.Gens[0].ObjSizeAfter
+			before := g.Gens[0].ObjSpaceBefore
+			if a.hasPrevGen && before > a.prevGen0 {
+				g.Gen0Allocated = before - a.prevGen0
+			} else if !a.hasPrevGen {
+				g.Gen0Allocated = before
+			}
+			a.prevGen0, a.hasPrevGen = after, true
+		}
+		a.roll.add(g)
+	} else {
+		a.roll.incomplete++
+	}
+	g.emitted = true
+	if a.opts.OnGC != nil {
+		a.opts.OnGC(g)
+	}
+}

@@ -1,0 +1,301 @@
+package heap
+
+import (
+	"encoding/binary"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// alloc starts following a one-byte object of type typ at addr.
+func alloc(t *Tracker, addr uint64, typ string) {
+	t.Allocate(Alloc{Address: addr, Size: 1, Type: typ, TypeID: 1, EstBytes: 1, EstCount: 1})
+}
+
+func gc(t *Tracker, count uint32, depth int, moved []clrevents.MovedRange, surv []clrevents.SurvivingRange) {
+	t.GCStart(int64(count)*1000, count, depth, 0)
+	if moved != nil {
+		t.Moved(moved)
+	}
+	if surv != nil {
+		t.Surviving(surv)
+	}
+	t.GCEnd(count)
+	t.RestartEEEnd()
+}
+
+// byAddr returns the live objects keyed by their current address and the
+// dead ones keyed by the address they died at.
+func split(r *Result) (live, dead map[uint64]*Object) {
+	live, dead = map[uint64]*Object{}, map[uint64]*Object{}
+	for i := range r.Objects {
+		o := &r.Objects[i]
+		if o.Alive {
+			live[o.Address] = o
+		} else {
+			dead[o.Address] = o
+		}
+	}
+	return live, dead
+}
+
+// TestTenObjectExample replays the documented compaction example: ten
+// objects at 08..19, three die, seven survivors slide down in three blocks.
+func TestTenObjectExample(t *testing.T) {
+	tr := New(nil)
+	for _, a := range []uint64{0x08, 0x09, 0x10, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19} {
+		alloc(tr, a, "T")
+	}
+	gc(tr, 1, 0, []clrevents.MovedRange{
+		{OldBase: 0x08, NewBase: 0x07, Length: 1},
+		{OldBase: 0x10, NewBase: 0x08, Length: 3},
+		{OldBase: 0x15, NewBase: 0x11, Length: 4},
+	}, nil)
+	tr.Finish()
+	r := tr.Result()
+	want := map[uint64]uint64{0x08: 0x07, 0x10: 0x08, 0x12: 0x0a, 0x15: 0x11, 0x16: 0x12, 0x17: 0x13, 0x18: 0x14}
+	// Objects were allocated in address order, so ID i started at orig[i].
+	orig := []uint64{0x08, 0x09, 0x10, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19}
+	var deadAt []uint64
+	for i, o := range r.Objects {
+		from := orig[i]
+		if !o.Alive {
+			deadAt = append(deadAt, from)
+			if o.DeathGC != 1 || o.DeathGen != Gen0 {
+				t.Errorf("object at %#x: died at GC %d gen %d, want GC 1 gen 0", from, o.DeathGC, o.DeathGen)
+			}
+			continue
+		}
+		if to, ok := want[from]; !ok || o.Address != to {
+			t.Errorf("object at %#x: now at %#x, want %#x (expected alive: %v)", from, o.Address, to, ok)
+		}
+		if o.Gen != Gen1 || o.Survived != 1 {
+			t.Errorf("object at %#x: gen %d survived %d, want gen 1 survived 1", from, o.Gen, o.Survived)
+		}
+	}
+	if len(deadAt) != 3 || deadAt[0] != 0x09 || deadAt[1] != 0x13 || deadAt[2] != 0x19 {
+		t.Errorf("dead = %x, want [9 13 19]", deadAt)
+	}
+	g := r.GCs[0]
+	if g.Remapped != 7 || g.Died != 3 || g.InPlace != 0 {
+		t.Errorf("GC: remapped %d died %d in place %d, want 7 3 0", g.Remapped, g.Died, g.InPlace)
+	}
+	if n := r.Stats.Contradictions.Total(); n != 0 {
+		t.Errorf("contradictions = %+v", r.Stats.Contradictions)
+	}
+}
+
+// TestSweepingGC: a non-compacting GC reports survivors in place; what no
+// range covers in the condemned generation is dead.
+func TestSweepingGC(t *testing.T) {
+	tr := New(nil)
+	for _, a := range []uint64{100, 110, 120, 130} {
+		alloc(tr, a, "T")
+	}
+	gc(tr, 1, 0, nil, []clrevents.SurvivingRange{{Base: 100, Length: 10}, {Base: 125, Length: 10}})
+	tr.Finish()
+	live, dead := split(tr.Result())
+	if len(live) != 2 || live[100] == nil || live[130] == nil {
+		t.Fatalf("live = %v, want 100 and 130", keys(live))
+	}
+	if len(dead) != 2 || dead[110] == nil || dead[120] == nil {
+		t.Fatalf("dead = %v, want 110 and 120", keys(dead))
+	}
+	if live[130].Gen != Gen1 {
+		t.Errorf("survivor gen %d, want 1", live[130].Gen)
+	}
+	if g := tr.Result().GCs[0]; g.InPlace != 2 || g.Died != 2 || g.Remapped != 0 {
+		t.Errorf("GC counts %+v", g)
+	}
+}
+
+// TestGen0GCLeavesGen2Alone: objects promoted to gen2 survive a gen0 GC
+// that reports no range for them; a fresh gen0 object without a range dies.
+func TestGen0GCLeavesGen2Alone(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 1000, "Old")
+	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 1000, NewBase: 500, Length: 8}}, nil)
+	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 500, NewBase: 200, Length: 8}}, nil)
+	live, _ := split(tr.Result())
+	if o := live[200]; o == nil || o.Gen != Gen2 || o.MaxGen != Gen2 {
+		t.Fatalf("after two gen1 GCs: live %v, want gen2 object at 200", keys(live))
+	}
+	alloc(tr, 3000, "Young")
+	alloc(tr, 3100, "Young")
+	gc(tr, 3, 0, []clrevents.MovedRange{{OldBase: 3100, NewBase: 2000, Length: 8}}, nil)
+	tr.Finish()
+	r := tr.Result()
+	live, dead := split(r)
+	if o := live[200]; o == nil || o.Survived != 2 || o.GCsSeen != 3 {
+		t.Fatalf("gen2 object disturbed: live %v", keys(live))
+	}
+	if o := dead[3000]; o == nil || o.DeathGC != 3 {
+		t.Errorf("young object at 3000 should have died at GC 3; dead %v", keys(dead))
+	}
+	if o := live[2000]; o == nil || o.Gen != Gen1 {
+		t.Errorf("young survivor should be gen1 at 2000; live %v", keys(live))
+	}
+	if g := r.GCs[2]; g.Examined != 2 || g.Died != 1 {
+		t.Errorf("gen0 GC examined %d died %d, want 2 and 1", g.Examined, g.Died)
+	}
+}
+
+// TestSeveralRangeEventsOutOfOrder: under server GC each heap sends its own
+// bulk events (Index restarting at 0) in any order; the union applies.
+func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
+	tr := New(nil)
+	addrs := []uint64{0x1000, 0x1100, 0x9000, 0x9100, 0x5000}
+	for _, a := range addrs {
+		alloc(tr, a, "T")
+	}
+	tr.GCStart(10, 1, 0, 0)
+	// heap 1 first, then heap 0, each with ranges in descending order
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x9100, NewBase: 0x8100, Length: 0x10}, {OldBase: 0x9000, NewBase: 0x8000, Length: 0x10}})
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x1100, NewBase: 0x0100, Length: 0x10}})
+	tr.Surviving([]clrevents.SurvivingRange{{Base: 0x1000, Length: 0x10}})
+	tr.GCEnd(1)
+	tr.RestartEEEnd()
+	tr.Finish()
+	r := tr.Result()
+	live, dead := split(r)
+	for _, a := range []uint64{0x1000, 0x0100, 0x8000, 0x8100} {
+		if live[a] == nil {
+			t.Errorf("no live object at %#x; live %x", a, keys(live))
+		}
+	}
+	if len(dead) != 1 || dead[0x5000] == nil {
+		t.Errorf("dead %x, want only 0x5000", keys(dead))
+	}
+	if r.GCs[0].RangeEvents != 3 || r.GCs[0].Moved != 3 || r.GCs[0].Surviving != 1 {
+		t.Errorf("GC %+v", r.GCs[0])
+	}
+	if r.Stats.Contradictions.Total() != 0 {
+		t.Errorf("contradictions %+v", r.Stats.Contradictions)
+	}
+}
+
+// TestLargeObjectsGoWithGen2: LOH objects ignore gen0/gen1 GCs and die in
+// the first gen2 GC that does not report them.
+func TestLargeObjectsGoWithGen2(t *testing.T) {
+	tr := New(nil)
+	tr.Allocate(Alloc{Address: 0x10000, Size: 100000, Kind: clrevents.AllocLarge, Type: "Big"})
+	tr.Allocate(Alloc{Address: 0x20000, Size: 100000, Type: "Big"}) // size alone says LOH
+	gc(tr, 1, 1, []clrevents.MovedRange{}, nil)
+	gc(tr, 2, 2, nil, []clrevents.SurvivingRange{{Base: 0x20000, Length: 100000}})
+	tr.Finish()
+	live, dead := split(tr.Result())
+	if o := dead[0x10000]; o == nil || o.DeathGC != 2 || o.DeathGen != LOH {
+		t.Errorf("LOH object should die at GC 2 in LOH; dead %x", keys(dead))
+	}
+	if o := live[0x20000]; o == nil || o.Gen != LOH {
+		t.Errorf("LOH survivor missing; live %x", keys(live))
+	}
+}
+
+// TestContradictions: overlapping ranges and a sample on a live address are
+// counted, not silently accepted.
+func TestContradictions(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "T")
+	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x50, Length: 0x20}, {OldBase: 0x110, NewBase: 0x80, Length: 0x20}}, nil)
+	alloc(tr, 0x50, "T") // lands on the survivor: its death was missed
+	tr.Moved([]clrevents.MovedRange{{OldBase: 1, NewBase: 2, Length: 1}})
+	tr.Finish()
+	c := tr.Result().Stats.Contradictions
+	if c.OverlappingRanges != 1 || c.AddressReused != 1 || c.LateRanges != 1 || c.MappedTwice != 0 {
+		t.Errorf("contradictions %+v, want 1 overlap, 1 reuse, 1 late range", c)
+	}
+}
+
+// TestNoRangesKillsNothing: a GC without any range event (keyword off or
+// events lost) declares nothing dead.
+func TestNoRangesKillsNothing(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "T")
+	gc(tr, 1, 2, nil, nil)
+	tr.Finish()
+	r := tr.Result()
+	if !r.Objects[0].Alive || r.Stats.GCsWithoutRanges != 1 || !r.GCs[0].NoRanges {
+		t.Errorf("object alive %v, GCs without ranges %d", r.Objects[0].Alive, r.Stats.GCsWithoutRanges)
+	}
+}
+
+// TestGenerationRangeCorrectsModel: GCGenerationRange at GC start says which
+// generation an address is in, overriding the promotion model.
+func TestGenerationRangeCorrectsModel(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x5000, "T") // modelled gen0, but the runtime says gen1 region
+	tr.GCStart(1, 1, 0, 0)
+	tr.GenerationRange(clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x2000})
+	tr.GenerationRange(clrevents.GenerationRange{Generation: 0, Start: 0x8000, UsedLength: 0x1000})
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x8000, NewBase: 0x8000, Length: 0x10}})
+	tr.GCEnd(1)
+	tr.RestartEEEnd()
+	tr.Finish()
+	r := tr.Result()
+	if !r.Objects[0].Alive || r.Objects[0].Gen != Gen1 || r.Stats.GenCorrections != 1 {
+		t.Errorf("object %+v corrections %d: a gen1 object must survive a gen0 GC untouched", r.Objects[0], r.Stats.GenCorrections)
+	}
+}
+
+func keys(m map[uint64]*Object) []uint64 {
+	var out []uint64
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// payload builders for the event-level test
+
+type pb []byte
+
+func (p pb) u16(v uint16) pb { return binary.LittleEndian.AppendUint16(p, v) }
+func (p pb) u32(v uint32) pb { return binary.LittleEndian.AppendUint32(p, v) }
+func (p pb) u64(v uint64) pb { return binary.LittleEndian.AppendUint64(p, v) }
+func (p pb) str(s string) pb {
+	for _, c := range utf16.Encode([]rune(s)) {
+		p = p.u16(c)
+	}
+	return p.u16(0)
+}
+
+func rtEvent(id, version uint32, ts int64, payload []byte) *nettrace.Event {
+	return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: id, Version: version},
+		Timestamp: ts, Payload: payload}
+}
+
+// TestEventDispatch drives the tracker through encoded payloads: an
+// AllocationTick v4 object moved by one GC and a second one dying.
+func TestEventDispatch(t *testing.T) {
+	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000})
+	tick := func(addr uint64, name string) []byte {
+		return pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str(name).u32(0).u64(addr).u64(24)
+	}
+	evs := []*nettrace.Event{
+		rtEvent(clrevents.IDGCAllocationTick, 4, 10, tick(0x1000, "Foo")),
+		rtEvent(clrevents.IDGCAllocationTick, 4, 20, tick(0x2000, "Foo")),
+		rtEvent(clrevents.IDGCAllocationTick, 2, 25, pb{}.u32(1).u32(0).u16(0).u64(1).u64(1).str("X").u32(0)),
+		rtEvent(clrevents.IDGCStart, 2, 30, pb{}.u32(1).u32(0).u32(0).u32(0).u16(0).u64(0)),
+		rtEvent(clrevents.IDGCBulkMovedObjectRanges, 0, 40, pb{}.u32(0).u32(1).u16(0).u64(0x2000).u64(0x100).u64(0x18)),
+		rtEvent(clrevents.IDGCEnd, 1, 50, pb{}.u32(1).u32(0).u16(0)),
+		rtEvent(clrevents.IDGCRestartEEEnd, 1, 60, pb{}.u16(0)),
+	}
+	for _, ev := range evs {
+		tr.Event(ev)
+	}
+	tr.Finish()
+	r := tr.Result()
+	if r.Stats.DecodeErrors != 0 || r.Stats.Untracked != 1 || r.Stats.Tracked != 2 || r.Stats.AllocationTicks != 3 {
+		t.Fatalf("stats %+v", r.Stats)
+	}
+	a, b := r.Objects[0], r.Objects[1]
+	if a.Alive || a.DeathGC != 1 || a.Type != "Foo" {
+		t.Errorf("first object %+v, want dead at GC 1", a)
+	}
+	if !b.Alive || b.Address != 0x100 || b.EstBytes != 102400 || b.EstCount != 102400.0/24 {
+		t.Errorf("second object %+v, want alive at 0x100 standing for 102400 bytes", b)
+	}
+}

@@ -1,0 +1,487 @@
+package ipc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// procRoot is /proc; tests point it elsewhere.
+var procRoot = "/proc"
+
+// maxSunPath is the size of sockaddr_un.sun_path on Linux, NUL included.
+const maxSunPath = 108
+
+// Endpoint is where a process's diagnostics server listens.
+type Endpoint struct {
+	Pid    int    // process id in clrspy's pid namespace
+	NsPid  int    // process id inside the target's own pid namespace
+	Socket string // path of the socket as clrspy reaches it
+}
+
+// AttachError says why clrspy cannot attach to a process. Its message is
+// one line meant for the user.
+type AttachError struct {
+	Pid    int
+	Reason string
+}
+
+func (e *AttachError) Error() string { return fmt.Sprintf("pid %d: %s", e.Pid, e.Reason) }
+
+// Find locates the diagnostics socket of pid. The error is an *AttachError
+// naming the cause: no such process, not a .NET process, diagnostics
+// disabled, or a socket owned by another user.
+func Find(pid int) (*Endpoint, error) {
+	if pid <= 0 {
+		return nil, &AttachError{pid, "not a valid process id"}
+	}
+	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+	if _, err := os.Stat(dir); err != nil {
+		return nil, &AttachError{pid, "no such process"}
+	}
+	nspid, inNs := nsPid(pid)
+	tmp, envErr := targetTmpDir(pid)
+	base := "/"
+	if inNs || !sameMountNs(pid) {
+		// The socket lives in the target's mount namespace; reach it
+		// through its root (needs the rights to do so, i.e. root).
+		base = filepath.Join(dir, "root")
+	}
+	sdir := filepath.Join(base, tmp)
+	sock, err := socketIn(sdir, nspid, startTicks(pid))
+	if err != nil {
+		if os.IsPermission(err) {
+			return nil, &AttachError{pid, fmt.Sprintf("cannot search %s for its diagnostics socket: permission denied", sdir)}
+		}
+		return nil, &AttachError{pid, err.Error()}
+	}
+	if sock == "" {
+		return nil, &AttachError{pid, noSocketReason(pid, sdir, envErr)}
+	}
+	if err := checkOwner(sock); err != nil {
+		return nil, &AttachError{pid, err.Error()}
+	}
+	return &Endpoint{Pid: pid, NsPid: nspid, Socket: sock}, nil
+}
+
+// nsPid returns the pid inside the target's innermost pid namespace (the
+// last value of NSpid in /proc/PID/status) and whether that differs from
+// pid.
+func nsPid(pid int) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return pid, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			vals := strings.Fields(f)
+			if len(vals) > 1 {
+				if n, err := strconv.Atoi(vals[len(vals)-1]); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return pid, false
+}
+
+// sameMountNs reports whether pid shares clrspy's mount namespace (true
+// when that cannot be read: then only the plain path can work anyway).
+func sameMountNs(pid int) bool {
+	mine, err1 := os.Readlink(filepath.Join(procRoot, "self", "ns", "mnt"))
+	theirs, err2 := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "ns", "mnt"))
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return mine == theirs
+}
+
+// targetTmpDir is the target's $TMPDIR (the runtime creates its socket
+// there), "/tmp" when unset; the error says environ was unreadable.
+func targetTmpDir(pid int) (string, error) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return "/tmp", err
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("TMPDIR=")); ok && len(v) > 0 {
+			return string(v), nil
+		}
+	}
+	return "/tmp", nil
+}
+
+// envFlag returns the value of a DOTNET_/COMPlus_ variable of pid.
+func envFlag(pid int, name string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return "", false
+	}
+	var val string
+	found := false
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		for _, p := range []string{"COMPlus_", "DOTNET_"} { // DOTNET_ wins
+			if v, ok := bytes.CutPrefix(kv, []byte(p+name+"=")); ok {
+				val, found = string(v), true
+			}
+		}
+	}
+	return val, found
+}
+
+// startTicks is field 22 of /proc/PID/stat: the process start time in
+// clock ticks since boot, which the runtime uses as the socket's key.
+func startTicks(pid int) string {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return ""
+	}
+	// comm may contain spaces and parentheses: fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state), so field 22 is f[19].
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// socketIn finds dotnet-diagnostic-NSPID-KEY-socket in dir: the one whose
+// key is the process start time, else the newest (as the official client
+// does). "" when there is none.
+func socketIn(dir string, nspid int, key string) (string, error) {
+	prefix := fmt.Sprintf("dotnet-diagnostic-%d-", nspid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	var best string
+	var bestTime time.Time
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, "-socket") {
+			continue
+		}
+		if key != "" && n == prefix+key+"-socket" {
+			return filepath.Join(dir, n), nil
+		}
+		if info, err := e.Info(); err == nil && (best == "" || info.ModTime().After(bestTime)) {
+			best, bestTime = filepath.Join(dir, n), info.ModTime()
+		}
+	}
+	return best, nil
+}
+
+// noSocketReason explains why pid has no diagnostics socket.
+func noSocketReason(pid int, dir string, envErr error) string {
+	if v, ok := envFlag(pid, "EnableDiagnostics"); ok && v == "0" {
+		return "diagnostics are disabled in this process (DOTNET_EnableDiagnostics=0)"
+	}
+	if v, ok := envFlag(pid, "EnableDiagnostics_IPC"); ok && v == "0" {
+		return "the diagnostic port is disabled in this process (DOTNET_EnableDiagnostics_IPC=0)"
+	}
+	isNet, known := isDotnet(pid)
+	switch {
+	case known && !isNet:
+		return fmt.Sprintf("%s is not a .NET process (no CoreCLR runtime loaded, no diagnostics socket in %s)", comm(pid), dir)
+	case envErr != nil && os.IsPermission(envErr):
+		return fmt.Sprintf("no diagnostics socket in %s, and the process belongs to %s, so its TMPDIR cannot be read: run clrspy as that user or as root", dir, ownerName(procOwner(pid)))
+	}
+	return fmt.Sprintf("no diagnostics socket in %s: not a .NET process, or one that has not started its runtime yet", dir)
+}
+
+// isDotnet reports whether pid has the CoreCLR runtime mapped; known is
+// false when its maps cannot be read.
+func isDotnet(pid int) (isNet, known bool) {
+	f, err := os.Open(filepath.Join(procRoot, strconv.Itoa(pid), "maps"))
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	readAny := false
+	for sc.Scan() {
+		readAny = true
+		if bytes.Contains(sc.Bytes(), []byte("libcoreclr.so")) {
+			return true, true
+		}
+	}
+	// An unreadable maps reads as empty rather than failing to open.
+	return false, readAny
+}
+
+// comm is the process name from /proc/PID/comm.
+func comm(pid int) string {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return fmt.Sprintf("pid %d", pid)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func procOwner(pid int) int {
+	st, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
+	if err != nil {
+		return -1
+	}
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
+}
+
+func ownerName(uid int) string {
+	if uid < 0 {
+		return "another user"
+	}
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return fmt.Sprintf("user %s (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
+// checkOwner refuses, in one line, a socket clrspy cannot open: the runtime
+// makes it 0600, so only its owner (and root) may connect.
+func checkOwner(sock string) error {
+	st, err := os.Stat(sock)
+	if err != nil {
+		if os.IsPermission(err) {
+			return fmt.Errorf("cannot reach the diagnostics socket %s: permission denied", sock)
+		}
+		return err
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	me := os.Geteuid()
+	if me != 0 && int(s.Uid) != me {
+		return fmt.Errorf("the diagnostics socket %s is owned by %s; clrspy runs as %s: run it as that user or as root",
+			sock, ownerName(int(s.Uid)), ownerName(me))
+	}
+	return nil
+}
+
+// dialUnix connects to a Unix socket, working around the 108-byte limit of
+// sun_path by naming the socket through /proc/self/fd of its directory.
+func dialUnix(path string, timeout time.Duration) (net.Conn, error) {
+	if len(path) < maxSunPath {
+		return net.DialTimeout("unix", path, timeout)
+	}
+	d, err := os.OpenFile(filepath.Dir(path), syscall.O_PATH|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d-byte limit, and its directory cannot be opened: %v", path, len(path), maxSunPath-1, err)
+	}
+	defer d.Close()
+	short := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(path))
+	if len(short) >= maxSunPath {
+		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d-byte limit of Unix sockets", path, len(path), maxSunPath-1)
+	}
+	return net.DialTimeout("unix", short, timeout)
+}
+
+// Dial connects to the diagnostics server of pid.
+func Dial(pid int) (*Client, error) {
+	ep, err := Find(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Pid: pid, Socket: ep.Socket, dial: func() (net.Conn, error) {
+		c, err := dialUnix(ep.Socket, 5*time.Second)
+		if err != nil {
+			return nil, connectError(pid, ep.Socket, err)
+		}
+		return c, nil
+	}}, nil
+}
+
+// connectError turns a failed connect into one line.
+func connectError(pid int, sock string, err error) error {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &AttachError{pid, fmt.Sprintf("nothing listens on %s (a stale socket of a process that has exited?)", sock)}
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		owner := -1
+		if st, e := os.Stat(sock); e == nil {
+			if s, ok := st.Sys().(*syscall.Stat_t); ok {
+				owner = int(s.Uid)
+			}
+		}
+		return &AttachError{pid, fmt.Sprintf("permission denied connecting to %s (owned by %s)", sock, ownerName(owner))}
+	}
+	return &AttachError{pid, fmt.Sprintf("connecting to %s: %v", sock, err)}
+}
+
+// Process is one entry of Processes.
+type Process struct {
+	Pid         int
+	Name        string // comm
+	CommandLine string
+	// Attachable is false when clrspy cannot open a session; Reason says
+	// why.
+	Attachable bool
+	Reason     string
+	// From ProcessInfo (empty when not attachable).
+	RuntimeVersion string
+	Arch           string
+	OS             string
+	Entrypoint     string
+	Socket         string
+}
+
+// Processes lists the .NET processes visible in /proc: those with the
+// CoreCLR runtime mapped or a diagnostics socket in their temp directory.
+// Each is queried with ProcessInfo; a failure is kept as its Reason.
+func Processes() ([]Process, error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	var out []Process
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		p, ok := probe(pid)
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out, nil
+}
+
+// probe decides whether pid is a .NET process and fills its entry.
+func probe(pid int) (Process, bool) {
+	isNet, _ := isDotnet(pid)
+	ep, ferr := Find(pid)
+	if !isNet && ferr != nil {
+		// A process clrspy cannot inspect (another user's) still counts
+		// when a socket with its pid sits in the default temp directory.
+		nspid, _ := nsPid(pid)
+		s, _ := socketIn("/tmp", nspid, startTicks(pid))
+		if s == "" || !strings.HasSuffix(s, "-"+startTicks(pid)+"-socket") {
+			return Process{}, false
+		}
+	}
+	p := Process{Pid: pid, Name: comm(pid), CommandLine: cmdline(pid)}
+	if ferr != nil {
+		var ae *AttachError
+		if errors.As(ferr, &ae) {
+			p.Reason = ae.Reason
+		} else {
+			p.Reason = ferr.Error()
+		}
+		return p, true
+	}
+	p.Socket = ep.Socket
+	c, err := Dial(pid)
+	if err == nil {
+		var info *ProcessInfo
+		info, err = c.ProcessInfo()
+		if err == nil {
+			p.Attachable = true
+			p.RuntimeVersion, p.Arch, p.OS, p.Entrypoint = info.RuntimeVersion, info.Arch, info.OS, info.Entrypoint
+			if info.CommandLine != "" {
+				p.CommandLine = info.CommandLine
+			}
+			return p, true
+		}
+	}
+	var ae *AttachError
+	if errors.As(err, &ae) {
+		p.Reason = ae.Reason
+	} else {
+		p.Reason = err.Error()
+	}
+	return p, true
+}
+
+// cmdline is /proc/PID/cmdline with spaces between arguments.
+func cmdline(pid int) string {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// FindByName returns the pid of the one .NET process called name: its
+// process name, the base name of its executable, or its entry assembly (as
+// in "dotnet app.dll").
+func FindByName(name string) (int, error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if !nameMatches(pid, name) {
+			continue
+		}
+		if isNet, _ := isDotnet(pid); !isNet {
+			if _, err := Find(pid); err != nil {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	switch len(pids) {
+	case 0:
+		return 0, fmt.Errorf("no .NET process named %q (see clrspy ps)", name)
+	case 1:
+		return pids[0], nil
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return 0, fmt.Errorf("%d .NET processes are named %q (pids %s): pick one with --pid", len(pids), name, strings.Join(s, ", "))
+}
+
+func nameMatches(pid int, name string) bool {
+	if comm(pid) == name {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if len(args) > 0 && filepath.Base(args[0]) == name {
+		return true
+	}
+	// "dotnet [options] app.dll": the first .dll argument names the app.
+	for _, a := range args[1:] {
+		if strings.HasSuffix(a, ".dll") {
+			base := filepath.Base(a)
+			return base == name || strings.TrimSuffix(base, ".dll") == name
+		}
+	}
+	return false
+}

@@ -1,0 +1,384 @@
+// Package locks owns the lock-contention analysis: it pairs the runtime's
+// ContentionStart/ContentionStop events per thread and answers which lock
+// was contended, how long threads waited for it, behind which owner thread
+// and from which code. It is a state machine over *nettrace.Event with no
+// I/O, equally fed from a live session or a file.
+//
+// The owner a ContentionStart v2 reports (LockOwnerThreadID) is not the same
+// kind of value on every runtime: .NET 10 writes the owner's OS thread id,
+// other builds the address of the runtime's Thread object or the managed
+// thread id. The analyzer collects the thread events (ThreadCreated, rundown
+// ThreadDC) and the OS thread ids it sees, and resolves each owner value at
+// the end, saying how it mapped it or that it could not.
+package locks
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// Symbolizer names the frames of a stack of instruction pointers (leaf
+// first). Package stacks provides the profiler's symbolizer; the analyzer
+// only needs this much of it.
+type Symbolizer interface {
+	Symbolize(stack []uint64) []string
+}
+
+// HistogramBounds are the upper bounds (exclusive, nanoseconds) of the wait
+// histogram's buckets; a last bucket holds everything longer.
+var HistogramBounds = []int64{10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000}
+
+// HistogramLabels names the buckets of HistogramBounds plus the overflow.
+var HistogramLabels = []string{"<10µs", "<100µs", "<1ms", "<10ms", "<100ms", "<1s", ">=1s"}
+
+// maxObjects bounds the object-address maps fed by allocation events, so a
+// long session with allocation events on cannot grow them without limit.
+const maxObjects = 1 << 20
+
+// TopStacks is how many waiting stacks and owners a lock lists.
+const TopStacks = 5
+
+// Analyzer accumulates contention state. Create it with New, feed every
+// event with Add, then call Result.
+type Analyzer struct {
+	hdr     *nettrace.Header
+	ptrSize int
+
+	open    map[uint64]*pending // by waiting OS thread id
+	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
+	threads map[uint64]*threadAcc
+	samples map[sampleKey]*Sample
+
+	lockObject map[uint64]uint64 // lock id → object, from LockCreated / Start v2
+	typeNames  map[uint64]string // type id → name
+	objectType map[uint64]uint64 // object address → type id
+	objectName map[uint64]string // object address → type name when given inline
+
+	threadObj map[uint64]clrevents.Thread // Thread* → thread
+	managed   map[uint32]uint32           // managed thread id → OS thread id
+	osManaged map[uint64]uint32           // OS thread id → managed thread id
+	osThreads map[uint64]bool             // OS thread ids seen in the stream
+
+	stackIDs map[string]int
+	stacks   [][]uint64
+
+	lastTS         int64
+	decodeErrors   int
+	firstErr       error
+	stopsNoStart   int
+	stopsNoStartNs int64
+	lostStarts     int // a second Start on a thread whose first never stopped
+	lockCreated    int
+	hasV2          bool
+	anyStart       bool
+}
+
+type pending struct {
+	ts     int64
+	lock   uint64
+	object uint64
+	owner  uint64
+	stack  int
+	hasV2  bool
+}
+
+type sampleKey struct {
+	stack  int
+	lock   uint64
+	thread uint64
+}
+
+// Sample is one aggregated contention sample: waits with the same stack,
+// lock and thread. It is what a pprof contention profile holds.
+type Sample struct {
+	Stack       int // index into Result.Stacks
+	LockID      uint64
+	Thread      uint64 // waiting OS thread id
+	Contentions int64
+	DelayNs     int64
+}
+
+type lockAcc struct {
+	id      uint64
+	object  uint64
+	count   int64
+	totalNs int64
+	maxNs   int64
+	hist    []int64
+	stacks  map[int]*agg
+	owners  map[uint64]*agg
+	waiting int
+}
+
+type agg struct {
+	count   int64
+	totalNs int64
+}
+
+type threadAcc struct {
+	count   int64
+	totalNs int64
+	maxNs   int64
+}
+
+// New returns an analyzer for a stream with header hdr (for the clock and
+// the pointer size).
+func New(hdr *nettrace.Header) *Analyzer {
+	ps := hdr.PointerSize
+	if ps != 4 {
+		ps = 8
+	}
+	return &Analyzer{
+		hdr:        hdr,
+		ptrSize:    ps,
+		open:       make(map[uint64]*pending),
+		locks:      make(map[uint64]*lockAcc),
+		threads:    make(map[uint64]*threadAcc),
+		samples:    make(map[sampleKey]*Sample),
+		lockObject: make(map[uint64]uint64),
+		typeNames:  make(map[uint64]string),
+		objectType: make(map[uint64]uint64),
+		objectName: make(map[uint64]string),
+		threadObj:  make(map[uint64]clrevents.Thread),
+		managed:    make(map[uint32]uint32),
+		osManaged:  make(map[uint64]uint32),
+		osThreads:  make(map[uint64]bool),
+		stackIDs:   make(map[string]int),
+	}
+}
+
+// Add feeds one event. Events the analysis does not use are ignored; a
+// payload that does not decode is counted (Result.DecodeErrors) and skipped.
+func (a *Analyzer) Add(ev *nettrace.Event) {
+	m := ev.Meta
+	if ev.Timestamp > a.lastTS {
+		a.lastTS = ev.Timestamp
+	}
+	switch m.Runtime {
+	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDContentionStart:
+			a.start(ev)
+		case clrevents.IDContentionStop:
+			a.stop(ev)
+		case clrevents.IDContentionLockCreated:
+			e, err := clrevents.DecodeContentionLockCreated(ev.Payload, m.Version, a.ptrSize)
+			if a.check(err) {
+				a.lockCreated++
+				a.lockObject[e.LockID] = e.AssociatedObjectID
+			}
+		case clrevents.IDThreadCreated:
+			a.thread(ev)
+		case clrevents.IDBulkType:
+			e, err := clrevents.DecodeBulkType(ev.Payload, m.Version, a.ptrSize)
+			if a.check(err) {
+				for _, t := range e.Types {
+					a.typeNames[t.TypeID] = t.Name
+				}
+			}
+		case clrevents.IDGCAllocationTick:
+			e, err := clrevents.DecodeAllocationTick(ev.Payload, m.Version, a.ptrSize)
+			if a.check(err) && e.HasType && e.HasAddress && len(a.objectName) < maxObjects {
+				a.objectName[e.Address] = e.TypeName
+			}
+		case clrevents.IDAllocationSampled:
+			e, err := clrevents.DecodeAllocationSampled(ev.Payload, m.Version, a.ptrSize)
+			if a.check(err) && len(a.objectName) < maxObjects {
+				a.objectName[e.Address] = e.TypeName
+			}
+		case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
+			e, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, a.ptrSize)
+			if a.check(err) && len(a.objectType) < maxObjects {
+				a.objectType[e.Address] = e.TypeID
+			}
+		}
+	case nettrace.Rundown:
+		if m.EventID == clrevents.IDRundownThreadDC {
+			a.thread(ev)
+		}
+	}
+}
+
+func (a *Analyzer) check(err error) bool {
+	if err != nil {
+		a.decodeErrors++
+		if a.firstErr == nil {
+			a.firstErr = err
+		}
+		return false
+	}
+	return true
+}
+
+func (a *Analyzer) thread(ev *nettrace.Event) {
+	e, err := clrevents.DecodeThreadCreated(ev.Payload, ev.Meta.Version, a.ptrSize)
+	if !a.check(err) {
+		return
+	}
+	a.threadObj[e.ThreadObject] = e
+	if e.OSThreadID != 0 {
+		a.osThreads[uint64(e.OSThreadID)] = true
+		a.managed[e.ManagedID] = e.OSThreadID
+		a.osManaged[uint64(e.OSThreadID)] = e.ManagedID
+	}
+}
+
+func (a *Analyzer) start(ev *nettrace.Event) {
+	e, err := clrevents.DecodeContentionStart(ev.Payload, ev.Meta.Version, a.ptrSize)
+	if !a.check(err) {
+		return
+	}
+	a.anyStart = true
+	a.osThreads[ev.ThreadID] = true
+	if old := a.open[ev.ThreadID]; old != nil {
+		// A thread waits for one lock at a time: the earlier start's stop
+		// was lost.
+		a.lostStarts++
+	}
+	p := &pending{ts: ev.Timestamp, stack: a.intern(ev.Stack)}
+	if e.HasLock {
+		a.hasV2 = true
+		p.hasV2 = true
+		p.lock = e.LockID
+		p.object = e.AssociatedObjectID
+		p.owner = e.LockOwnerThreadID
+		if e.AssociatedObjectID != 0 {
+			a.lockObject[e.LockID] = e.AssociatedObjectID
+		}
+	}
+	a.open[ev.ThreadID] = p
+}
+
+func (a *Analyzer) stop(ev *nettrace.Event) {
+	e, err := clrevents.DecodeContentionStop(ev.Payload, ev.Meta.Version, a.ptrSize)
+	if !a.check(err) {
+		return
+	}
+	a.osThreads[ev.ThreadID] = true
+	p := a.open[ev.ThreadID]
+	var d int64
+	if e.HasDuration {
+		d = int64(math.Round(e.DurationNs))
+	}
+	if p == nil {
+		// The wait began before the session did.
+		a.stopsNoStart++
+		a.stopsNoStartNs += d
+		return
+	}
+	delete(a.open, ev.ThreadID)
+	if !e.HasDuration {
+		d = a.hdr.DurationNanos(ev.Timestamp - p.ts)
+		if d < 0 {
+			d = 0
+		}
+	}
+	a.record(ev.ThreadID, p, d)
+}
+
+func (a *Analyzer) lock(id uint64) *lockAcc {
+	l := a.locks[id]
+	if l == nil {
+		l = &lockAcc{id: id, hist: make([]int64, len(HistogramBounds)+1),
+			stacks: make(map[int]*agg), owners: make(map[uint64]*agg)}
+		a.locks[id] = l
+	}
+	return l
+}
+
+func (a *Analyzer) record(tid uint64, p *pending, d int64) {
+	l := a.lock(p.lock)
+	l.count++
+	l.totalNs += d
+	if d > l.maxNs {
+		l.maxNs = d
+	}
+	l.hist[bucket(d)]++
+	addAgg(l.stacks, p.stack, d)
+	if p.hasV2 {
+		addAgg(l.owners, p.owner, d)
+	}
+	t := a.threads[tid]
+	if t == nil {
+		t = &threadAcc{}
+		a.threads[tid] = t
+	}
+	t.count++
+	t.totalNs += d
+	if d > t.maxNs {
+		t.maxNs = d
+	}
+	k := sampleKey{p.stack, p.lock, tid}
+	s := a.samples[k]
+	if s == nil {
+		s = &Sample{Stack: p.stack, LockID: p.lock, Thread: tid}
+		a.samples[k] = s
+	}
+	s.Contentions++
+	s.DelayNs += d
+}
+
+func addAgg[K comparable](m map[K]*agg, k K, d int64) {
+	g := m[k]
+	if g == nil {
+		g = &agg{}
+		m[k] = g
+	}
+	g.count++
+	g.totalNs += d
+}
+
+func bucket(d int64) int {
+	for i, b := range HistogramBounds {
+		if d < b {
+			return i
+		}
+	}
+	return len(HistogramBounds)
+}
+
+// intern stores a copy of stack once and returns its index; index 0 is the
+// empty stack.
+func (a *Analyzer) intern(stack []uint64) int {
+	if len(a.stacks) == 0 {
+		a.stacks = append(a.stacks, nil)
+	}
+	if len(stack) == 0 {
+		return 0
+	}
+	var buf [64 * 8]byte
+	b := buf[:0]
+	for _, ip := range stack {
+		b = binary.LittleEndian.AppendUint64(b, ip)
+	}
+	if id, ok := a.stackIDs[string(b)]; ok {
+		return id
+	}
+	id := len(a.stacks)
+	a.stackIDs[string(b)] = id
+	a.stacks = append(a.stacks, append([]uint64(nil), stack...))
+	return id
+}
+
+// sortedKeys returns m's keys ordered by total wait, then count, then key.
+func topAggs[K comparable](m map[K]*agg, less func(a, b K) bool) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		x, y := m[keys[i]], m[keys[j]]
+		if x.totalNs != y.totalNs {
+			return x.totalNs > y.totalNs
+		}
+		if x.count != y.count {
+			return x.count > y.count
+		}
+		return less(keys[i], keys[j])
+	})
+	return keys
+}

@@ -1,0 +1,346 @@
+package locks
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Result is the analysis of a whole stream. Times are nanoseconds; JSON
+// writers convert them.
+type Result struct {
+	Summary Summary
+	Locks   []Lock   // by total wait, longest first
+	Threads []Thread // by total wait, longest first
+	// StillWaiting lists the waits that had started but not ended when the
+	// stream ended, by thread id.
+	StillWaiting []Wait
+	// Stacks holds every waiting stack by index (Lock.Stacks, Sample.Stack);
+	// index 0 is the empty stack.
+	Stacks []Stack
+	// Samples aggregate waits by (stack, lock, thread) for a pprof profile,
+	// ordered by delay, longest first.
+	Samples []Sample
+	// OwnerKind says how the runtime's owner values were read: "os-tid",
+	// "thread-object", "managed-id", "mixed", "" when none were reported.
+	OwnerKind string
+	// Notes are one-line caveats about the data (missing events, unmapped
+	// owners, ...), in a stable order.
+	Notes []string
+}
+
+// Summary totals the stream.
+type Summary struct {
+	Contentions int64 // completed waits (paired start and stop)
+	TotalNs     int64
+	MaxNs       int64
+	// Unpaired counts waits still open at the end of the stream.
+	Unpaired int
+	// StopsWithoutStart counts stops whose start preceded the session.
+	StopsWithoutStart int
+	// LostStarts counts starts followed by another start on the same
+	// thread (the stop was lost).
+	LostStarts   int
+	LockCreated  int
+	DecodeErrors int
+	FirstError   string
+	// LockIDs is true when the runtime named locks (ContentionStart v2).
+	LockIDs bool
+}
+
+// MeanNs is the mean completed wait.
+func (s *Summary) MeanNs() int64 {
+	if s.Contentions == 0 {
+		return 0
+	}
+	return s.TotalNs / s.Contentions
+}
+
+// Lock is one contended lock.
+type Lock struct {
+	ID          uint64 // 0: the runtime did not name the lock (before .NET 8)
+	Object      uint64 // address of the locked object when known
+	ObjectType  string // "" when the stream does not name it
+	Contentions int64
+	TotalNs     int64
+	MaxNs       int64
+	Histogram   []int64 // counts per HistogramLabels bucket
+	Stacks      []StackWait
+	Owners      []Owner
+	Waiting     int // waits on this lock still open at the end
+}
+
+// MeanNs is the mean wait on the lock.
+func (l *Lock) MeanNs() int64 {
+	if l.Contentions == 0 {
+		return 0
+	}
+	return l.TotalNs / l.Contentions
+}
+
+// StackWait is the waiting done from one stack.
+type StackWait struct {
+	Stack       int
+	Contentions int64
+	TotalNs     int64
+}
+
+// Owner is a thread that held the lock while others waited.
+type Owner struct {
+	// Raw is the value the runtime reported.
+	Raw uint64
+	// OSThreadID is the owner's OS thread id; 0 when Raw could not be mapped
+	// (Mapped false) or the runtime reported no owner (Raw 0).
+	OSThreadID  uint64
+	ManagedID   uint32 // managed thread id when the thread events gave it
+	Mapped      bool
+	Via         string // how Raw was mapped: "os-tid", "thread-object", "managed-id", ""
+	Contentions int64
+	TotalNs     int64
+}
+
+// Thread is the waiting one OS thread did.
+type Thread struct {
+	OSThreadID  uint64
+	ManagedID   uint32
+	Contentions int64
+	TotalNs     int64
+	MaxNs       int64
+}
+
+// Wait is an open wait at the end of the stream.
+type Wait struct {
+	Thread  uint64
+	LockID  uint64
+	Owner   Owner
+	SoFarNs int64 // from its start to the last event of the stream
+	Stack   int
+}
+
+// Stack is one waiting stack: instruction pointers leaf first and, when a
+// symbolizer was given, their names.
+type Stack struct {
+	IPs    []uint64
+	Frames []string
+}
+
+// Result resolves owners and object types and returns the analysis so far;
+// it may be called more than once (live views). sym may be nil: frames are
+// then hexadecimal addresses.
+func (a *Analyzer) Result(sym Symbolizer) *Result {
+	r := &Result{}
+	s := &r.Summary
+	s.Unpaired = len(a.open)
+	s.StopsWithoutStart = a.stopsNoStart
+	s.LostStarts = a.lostStarts
+	s.LockCreated = a.lockCreated
+	s.DecodeErrors = a.decodeErrors
+	if a.firstErr != nil {
+		s.FirstError = a.firstErr.Error()
+	}
+	s.LockIDs = a.hasV2
+
+	kinds := map[string]bool{}
+	unmapped := 0
+	owner := func(raw uint64) Owner {
+		o := a.resolveOwner(raw)
+		if raw != 0 {
+			if o.Mapped {
+				kinds[o.Via] = true
+			} else {
+				unmapped++
+			}
+		}
+		return o
+	}
+
+	for _, l := range a.locks {
+		lk := Lock{ID: l.id, Object: a.lockObject[l.id], Contentions: l.count, TotalNs: l.totalNs,
+			MaxNs: l.maxNs, Histogram: append([]int64(nil), l.hist...)}
+		lk.ObjectType = a.objectTypeName(lk.Object)
+		for i, st := range topAggs(l.stacks, func(x, y int) bool { return x < y }) {
+			if i == TopStacks {
+				break
+			}
+			g := l.stacks[st]
+			lk.Stacks = append(lk.Stacks, StackWait{Stack: st, Contentions: g.count, TotalNs: g.totalNs})
+		}
+		for i, raw := range topAggs(l.owners, func(x, y uint64) bool { return x < y }) {
+			if i == TopStacks {
+				break
+			}
+			g := l.owners[raw]
+			o := owner(raw)
+			o.Contentions, o.TotalNs = g.count, g.totalNs
+			lk.Owners = append(lk.Owners, o)
+		}
+		s.Contentions += l.count
+		s.TotalNs += l.totalNs
+		if l.maxNs > s.MaxNs {
+			s.MaxNs = l.maxNs
+		}
+		r.Locks = append(r.Locks, lk)
+	}
+	for tid, p := range a.open {
+		w := Wait{Thread: tid, LockID: p.lock, Stack: p.stack, SoFarNs: a.hdr.DurationNanos(a.lastTS - p.ts)}
+		if p.hasV2 {
+			w.Owner = owner(p.owner)
+		}
+		r.StillWaiting = append(r.StillWaiting, w)
+	}
+	// Locks that only have open waits still belong in the list.
+	waitingOn := map[uint64]int{}
+	for _, w := range r.StillWaiting {
+		waitingOn[w.LockID]++
+	}
+	for i := range r.Locks {
+		r.Locks[i].Waiting = waitingOn[r.Locks[i].ID]
+		delete(waitingOn, r.Locks[i].ID)
+	}
+	for id, n := range waitingOn {
+		obj := a.lockObject[id]
+		r.Locks = append(r.Locks, Lock{ID: id, Object: obj, ObjectType: a.objectTypeName(obj),
+			Histogram: make([]int64, len(HistogramBounds)+1), Waiting: n})
+	}
+	sort.Slice(r.Locks, func(i, j int) bool {
+		x, y := &r.Locks[i], &r.Locks[j]
+		if x.TotalNs != y.TotalNs {
+			return x.TotalNs > y.TotalNs
+		}
+		if x.Contentions != y.Contentions {
+			return x.Contentions > y.Contentions
+		}
+		if x.Waiting != y.Waiting {
+			return x.Waiting > y.Waiting
+		}
+		return x.ID < y.ID
+	})
+	sort.Slice(r.StillWaiting, func(i, j int) bool { return r.StillWaiting[i].Thread < r.StillWaiting[j].Thread })
+
+	for tid, t := range a.threads {
+		r.Threads = append(r.Threads, Thread{OSThreadID: tid, ManagedID: a.managedOf(tid),
+			Contentions: t.count, TotalNs: t.totalNs, MaxNs: t.maxNs})
+	}
+	sort.Slice(r.Threads, func(i, j int) bool {
+		x, y := &r.Threads[i], &r.Threads[j]
+		if x.TotalNs != y.TotalNs {
+			return x.TotalNs > y.TotalNs
+		}
+		return x.OSThreadID < y.OSThreadID
+	})
+
+	r.Stacks = make([]Stack, len(a.stacks))
+	for i, ips := range a.stacks {
+		r.Stacks[i].IPs = ips
+		if len(ips) == 0 {
+			continue
+		}
+		if sym != nil {
+			r.Stacks[i].Frames = sym.Symbolize(ips)
+		}
+		if len(r.Stacks[i].Frames) != len(ips) {
+			r.Stacks[i].Frames = make([]string, len(ips))
+			for j, ip := range ips {
+				r.Stacks[i].Frames[j] = fmt.Sprintf("0x%x", ip)
+			}
+		}
+	}
+	if len(r.Stacks) == 0 {
+		r.Stacks = []Stack{{}}
+	}
+
+	for _, smp := range a.samples {
+		r.Samples = append(r.Samples, *smp)
+	}
+	sort.Slice(r.Samples, func(i, j int) bool {
+		x, y := &r.Samples[i], &r.Samples[j]
+		if x.DelayNs != y.DelayNs {
+			return x.DelayNs > y.DelayNs
+		}
+		if x.Stack != y.Stack {
+			return x.Stack < y.Stack
+		}
+		if x.LockID != y.LockID {
+			return x.LockID < y.LockID
+		}
+		return x.Thread < y.Thread
+	})
+
+	switch len(kinds) {
+	case 0:
+	case 1:
+		for k := range kinds {
+			r.OwnerKind = k
+		}
+	default:
+		r.OwnerKind = "mixed"
+	}
+	r.Notes = a.notes(r, unmapped)
+	return r
+}
+
+func (a *Analyzer) notes(r *Result, unmapped int) []string {
+	var n []string
+	if !a.anyStart {
+		n = append(n, "no ContentionStart events: no lock was contended, or the Contention keyword (0x4000) was off")
+	}
+	if a.anyStart && !a.hasV2 {
+		n = append(n, "the runtime reported no lock ids or owners (ContentionStart before v2, .NET 7 or older): waits are grouped under one unknown lock")
+	}
+	if unmapped > 0 {
+		n = append(n, fmt.Sprintf("%d owner value(s) could not be mapped to an OS thread: no ThreadCreated/ThreadDC event or waiting thread matched them", unmapped))
+	}
+	if r.Summary.Unpaired > 0 {
+		n = append(n, fmt.Sprintf("%d wait(s) still open when the stream ended", r.Summary.Unpaired))
+	}
+	if r.Summary.StopsWithoutStart > 0 {
+		n = append(n, fmt.Sprintf("%d stop(s) without a start (waits begun before the session) are not counted", r.Summary.StopsWithoutStart))
+	}
+	if r.Summary.LostStarts > 0 {
+		n = append(n, fmt.Sprintf("%d start(s) were followed by another start on the same thread (a stop was lost); the earlier ones are not counted", r.Summary.LostStarts))
+	}
+	if r.Summary.DecodeErrors > 0 {
+		n = append(n, fmt.Sprintf("%d payload(s) did not decode and were skipped (first: %s)", r.Summary.DecodeErrors, r.Summary.FirstError))
+	}
+	return n
+}
+
+// resolveOwner maps the runtime's owner value to an OS thread. A Thread*
+// address is checked first (it cannot be confused with a small id), then
+// OS thread ids the stream showed, then managed thread ids.
+func (a *Analyzer) resolveOwner(raw uint64) Owner {
+	o := Owner{Raw: raw}
+	if raw == 0 {
+		return o
+	}
+	if t, ok := a.threadObj[raw]; ok && t.OSThreadID != 0 {
+		o.OSThreadID, o.ManagedID, o.Mapped, o.Via = uint64(t.OSThreadID), t.ManagedID, true, "thread-object"
+		return o
+	}
+	if a.osThreads[raw] {
+		o.OSThreadID, o.ManagedID, o.Mapped, o.Via = raw, a.managedOf(raw), true, "os-tid"
+		return o
+	}
+	if raw <= math32 {
+		if tid, ok := a.managed[uint32(raw)]; ok {
+			o.OSThreadID, o.ManagedID, o.Mapped, o.Via = uint64(tid), uint32(raw), true, "managed-id"
+		}
+	}
+	return o
+}
+
+const math32 = 1<<32 - 1
+
+func (a *Analyzer) managedOf(tid uint64) uint32 { return a.osManaged[tid] }
+
+func (a *Analyzer) objectTypeName(obj uint64) string {
+	if obj == 0 {
+		return ""
+	}
+	if n, ok := a.objectName[obj]; ok {
+		return n
+	}
+	if t, ok := a.objectType[obj]; ok {
+		return a.typeNames[t]
+	}
+	return ""
+}

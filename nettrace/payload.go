@@ -1,0 +1,152 @@
+package nettrace
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Value is one decoded field of a self-describing payload. V holds a Go
+// value: bool, int8..int64, uint8..uint64, float32, float64, string, GUID,
+// time.Time (DateTime), []byte (Decimal, raw 16 bytes), []any (arrays) or
+// []Value (nested structs).
+type Value struct {
+	Name string
+	V    any
+}
+
+// ErrNoFields is returned by DecodePayload for events whose metadata has
+// no field list (runtime events: use package clrevents).
+var ErrNoFields = errors.New("event metadata declares no fields")
+
+// maxArrayElems bounds one decoded array; an element needs at least one
+// byte, so a count larger than the payload is rejected before allocating.
+const maxArrayElems = 1 << 20
+
+// DecodePayload decodes a self-describing payload by its metadata.
+func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
+	if !m.HasFields {
+		return nil, ErrNoFields
+	}
+	c := &cursor{b: payload}
+	vals, err := decodeFields(c, m.Fields, ptrSize, 0)
+	if err != nil {
+		return vals, fmt.Errorf("%s/%s payload: %v", m.Provider, m.Name, err)
+	}
+	return vals, nil
+}
+
+func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
+	out := make([]Value, 0, len(fields))
+	for _, f := range fields {
+		v, err := decodeValue(c, &f.Type, ptr, depth)
+		if err != nil {
+			return out, fmt.Errorf("field %s: %v", f.Name, err)
+		}
+		out = append(out, Value{Name: f.Name, V: v})
+	}
+	return out, nil
+}
+
+func decodeValue(c *cursor, t *FieldType, ptr, depth int) (any, error) {
+	if depth > maxFieldDepth {
+		return nil, errors.New("nested too deeply")
+	}
+	var v any
+	switch t.Code {
+	case TypeObject:
+		return decodeFields(c, t.Fields, ptr, depth+1)
+	case TypeBoolean32:
+		v = c.u32() != 0
+	case TypeBoolean8:
+		v = c.u8() != 0
+	case TypeChar:
+		v = rune(c.u16())
+	case TypeSByte:
+		v = int8(c.u8())
+	case TypeByte, TypeUTF8CodeUnit:
+		v = c.u8()
+	case TypeInt16:
+		v = int16(c.u16())
+	case TypeUInt16:
+		v = c.u16()
+	case TypeInt32:
+		v = int32(c.u32())
+	case TypeUInt32:
+		v = c.u32()
+	case TypeInt64:
+		v = int64(c.u64())
+	case TypeUInt64:
+		v = c.u64()
+	case TypeSingle:
+		v = math.Float32frombits(c.u32())
+	case TypeDouble:
+		v = math.Float64frombits(c.u64())
+	case TypeDecimal:
+		v = append([]byte(nil), c.bytes(16)...)
+	case TypeDateTime:
+		// EventSource writes a FILETIME (100 ns since 1601-01-01 UTC).
+		ft := int64(c.u64())
+		v = time.Unix(0, 0).UTC().Add(time.Duration(ft-116444736000000000) * 100)
+	case TypeGUID:
+		var g GUID
+		copy(g[:], c.bytes(16))
+		v = g
+	case TypeString:
+		v = c.utf16z()
+	case TypeVarInt:
+		u := c.uvarint()
+		v = int64(u>>1) ^ -int64(u&1)
+	case TypeVarUInt:
+		v = c.uvarint()
+	case TypeArray, TypeFixedLengthArray:
+		if t.Elem == nil {
+			return nil, errors.New("array without element type")
+		}
+		n := t.FixedLen
+		if t.Code == TypeArray {
+			n = int(c.u16())
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		if n > c.rest() && elemMinSize(t.Elem) > 0 || n > maxArrayElems {
+			return nil, fmt.Errorf("array of %d elements exceeds the payload", n)
+		}
+		arr := make([]any, 0, n)
+		for i := 0; i < n; i++ {
+			e, err := decodeValue(c, t.Elem, ptr, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, e)
+		}
+		return arr, nil
+	default:
+		return nil, fmt.Errorf("unsupported type code %d", t.Code)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return v, nil
+}
+
+// elemMinSize is the least number of bytes one element occupies.
+func elemMinSize(t *FieldType) int {
+	switch t.Code {
+	case TypeObject:
+		n := 0
+		for i := range t.Fields {
+			n += elemMinSize(&t.Fields[i].Type)
+		}
+		return n
+	case TypeArray:
+		return 2
+	case TypeFixedLengthArray:
+		return 0
+	case TypeString:
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,69 @@
+package nettrace
+
+import (
+	"sort"
+)
+
+// EventCount is the number of events of one (provider, id, version).
+type EventCount struct {
+	Provider  string `json:"provider"`
+	ID        uint32 `json:"id"`
+	Version   uint32 `json:"version"`
+	Name      string `json:"name"`
+	Count     uint64 `json:"count"`
+	WithStack uint64 `json:"with_stack"`
+}
+
+// Summary counts events by (provider, id, version). Metadata records of one
+// key can repeat (a trace can define the same event twice); they are merged.
+type Summary struct {
+	byMeta map[*Metadata]*EventCount
+	byKey  map[countKey]*EventCount
+}
+
+type countKey struct {
+	provider    string
+	id, version uint32
+}
+
+// NewSummary returns an empty Summary.
+func NewSummary() *Summary {
+	return &Summary{byMeta: make(map[*Metadata]*EventCount), byKey: make(map[countKey]*EventCount)}
+}
+
+// Add counts one event.
+func (s *Summary) Add(ev *Event) {
+	c := s.byMeta[ev.Meta]
+	if c == nil {
+		k := countKey{ev.Meta.Provider, ev.Meta.EventID, ev.Meta.Version}
+		c = s.byKey[k]
+		if c == nil {
+			c = &EventCount{Provider: k.provider, ID: k.id, Version: k.version, Name: ev.Meta.Name}
+			s.byKey[k] = c
+		}
+		s.byMeta[ev.Meta] = c
+	}
+	c.Count++
+	if len(ev.Stack) > 0 {
+		c.WithStack++
+	}
+}
+
+// Counts returns the counts sorted by provider, id and version.
+func (s *Summary) Counts() []EventCount {
+	out := make([]EventCount, 0, len(s.byKey))
+	for _, c := range s.byKey {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Version < b.Version
+	})
+	return out
+}

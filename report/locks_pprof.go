@@ -1,0 +1,84 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrspy/clrspy/locks"
+)
+
+// LocksProfile builds a pprof contention profile in the form Go's own
+// mutex/block profiles use: sample types contentions/count and
+// delay/nanoseconds, one sample per (waiting stack, lock, thread), with the
+// lock, its object type and the waiting thread as labels so that
+// `go tool pprof -tagfocus` can select them. start and span place the
+// profile in time.
+func LocksProfile(r *locks.Result, start time.Time, span time.Duration) *profile.Profile {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{
+			{Type: "contentions", Unit: "count"},
+			{Type: "delay", Unit: "nanoseconds"},
+		},
+		DefaultSampleType: "delay",
+		PeriodType:        &profile.ValueType{Type: "contentions", Unit: "count"},
+		Period:            1,
+		TimeNanos:         start.UnixNano(),
+		DurationNanos:     int64(span),
+	}
+	funcs := map[string]*profile.Function{}
+	locs := map[string]*profile.Location{}
+	types := map[uint64]string{}
+	for _, l := range r.Locks {
+		types[l.ID] = l.ObjectType
+	}
+	location := func(ip uint64, frame string) *profile.Location {
+		key := fmt.Sprintf("%x %s", ip, frame)
+		if loc, ok := locs[key]; ok {
+			return loc
+		}
+		mod, name := "", frame
+		if i := strings.IndexByte(frame, '!'); i > 0 && !strings.HasPrefix(frame, "0x") {
+			mod, name = frame[:i], frame[i+1:]
+		}
+		fn := funcs[frame]
+		if fn == nil {
+			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: mod}
+			funcs[frame] = fn
+			p.Function = append(p.Function, fn)
+		}
+		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Address: ip, Line: []profile.Line{{Function: fn}}}
+		locs[key] = loc
+		p.Location = append(p.Location, loc)
+		return loc
+	}
+	for _, s := range r.Samples {
+		st := r.Stacks[s.Stack]
+		var sl []*profile.Location
+		for i, ip := range st.IPs {
+			sl = append(sl, location(ip, st.Frames[i]))
+		}
+		if len(sl) == 0 {
+			sl = append(sl, location(0, "[no stack]"))
+		}
+		lbl := map[string][]string{"lock": {lockName(s.LockID)}}
+		if t := types[s.LockID]; t != "" {
+			lbl["object_type"] = []string{t}
+		}
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: sl,
+			Value:    []int64{s.Contentions, s.DelayNs},
+			Label:    lbl,
+			NumLabel: map[string][]int64{"thread": {int64(s.Thread)}},
+		})
+	}
+	return p
+}
+
+// WriteLocksPprof writes the contention profile as gzipped protobuf.
+func WriteLocksPprof(w io.Writer, r *locks.Result, start time.Time, span time.Duration) error {
+	return LocksProfile(r, start, span).Write(w)
+}

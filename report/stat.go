@@ -1,0 +1,155 @@
+// Package report renders analysis results for people and programs: text
+// tables, JSON documents, CSV, pprof, speedscope, folded stacks and HTML.
+// It owns presentation only; numbers come from the analysis packages.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// StatHeader is the trace header as `clrspy stat --json` prints it.
+type StatHeader struct {
+	FormatVersion           int    `json:"format_version"`
+	PointerSize             int    `json:"pointer_size"`
+	ProcessID               int    `json:"process_id"`
+	NumberOfProcessors      int    `json:"number_of_processors"`
+	QPCFrequency            int64  `json:"qpc_frequency"`
+	SyncTimeQPC             int64  `json:"sync_time_qpc"`
+	SyncTimeUTC             string `json:"sync_time_utc"`
+	ExpectedCPUSamplingRate int    `json:"expected_cpu_sampling_rate_ns"`
+	NoTraceObject           bool   `json:"no_trace_object,omitempty"`
+}
+
+// StatDocument is everything `clrspy stat` reports about a trace.
+type StatDocument struct {
+	File             string                `json:"file"`
+	Header           StatHeader            `json:"header"`
+	Events           []nettrace.EventCount `json:"events"`
+	TotalEvents      uint64                `json:"total_events"`
+	EventsWithStack  uint64                `json:"events_with_stack"`
+	Metadata         int                   `json:"metadata"`
+	Stacks           int                   `json:"stacks"`
+	MaxStackDepth    int                   `json:"max_stack_depth"`
+	SequencePoints   int                   `json:"sequence_points"`
+	CaptureThreads   int                   `json:"capture_threads"`
+	Blocks           map[string]int        `json:"blocks"`
+	Bytes            int64                 `json:"bytes"`
+	FirstEventNanos  int64                 `json:"first_event_ns"`
+	LastEventNanos   int64                 `json:"last_event_ns"`
+	LostEvents       uint64                `json:"lost_events"`
+	UnknownMetadata  uint64                `json:"unknown_metadata_refs"`
+	Truncated        bool                  `json:"truncated"`
+	TruncatedAt      int64                 `json:"truncated_at,omitempty"`
+	TruncationReason string                `json:"truncation,omitempty"`
+}
+
+// NewStatHeader converts a reader's header.
+func NewStatHeader(h *nettrace.Header, formatVersion int, noTrace bool) StatHeader {
+	return StatHeader{
+		FormatVersion:           formatVersion,
+		PointerSize:             h.PointerSize,
+		ProcessID:               h.ProcessID,
+		NumberOfProcessors:      h.NumberOfProcessors,
+		QPCFrequency:            h.QPCFrequency,
+		SyncTimeQPC:             h.SyncTimeQPC,
+		SyncTimeUTC:             h.SyncTimeUTC.Format(time.RFC3339Nano),
+		ExpectedCPUSamplingRate: h.ExpectedCPUSamplingRate,
+		NoTraceObject:           noTrace,
+	}
+}
+
+// WriteStatJSON writes the document as indented JSON.
+func WriteStatJSON(w io.Writer, d *StatDocument) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+// WriteStatText writes the document for people.
+func WriteStatText(w io.Writer, d *StatDocument) error {
+	h := d.Header
+	fmt.Fprintf(w, "%s\n", d.File)
+	name := fmt.Sprintf("NetTrace V%d", h.FormatVersion)
+	if h.FormatVersion == 3 {
+		name = "NetPerf V3"
+	}
+	fmt.Fprintf(w, "  format        %s, %d-bit, %s\n", name, h.PointerSize*8, byteSize(d.Bytes))
+	fmt.Fprintf(w, "  process       pid %d, %d processors\n", h.ProcessID, h.NumberOfProcessors)
+	fmt.Fprintf(w, "  sync time     %s (QPC %d at %d Hz)\n", h.SyncTimeUTC, h.SyncTimeQPC, h.QPCFrequency)
+	fmt.Fprintf(w, "  events        %d (%d with a stack), span %.3f s\n", d.TotalEvents, d.EventsWithStack,
+		float64(d.LastEventNanos-d.FirstEventNanos)/1e9)
+	fmt.Fprintf(w, "  metadata      %d records; stacks %d (max depth %d); sequence points %d; capture threads %d\n",
+		d.Metadata, d.Stacks, d.MaxStackDepth, d.SequencePoints, d.CaptureThreads)
+	if h.NoTraceObject {
+		fmt.Fprintf(w, "  WARNING       no Trace object: header values are assumed (64-bit, 1 GHz clock)\n")
+	}
+	if d.LostEvents > 0 {
+		fmt.Fprintf(w, "  LOST EVENTS   %d (sequence-number gaps: the runtime dropped them)\n", d.LostEvents)
+	} else {
+		fmt.Fprintf(w, "  lost events   0\n")
+	}
+	if d.UnknownMetadata > 0 {
+		fmt.Fprintf(w, "  UNDEFINED     %d events referenced metadata that was never defined (skipped)\n", d.UnknownMetadata)
+	}
+	if d.Truncated {
+		fmt.Fprintf(w, "  TRUNCATED     %s\n", d.TruncationReason)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "count\twith stack\tid\tver\t event")
+	for _, e := range d.Events {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t %s/%s\n", e.Count, e.WithStack, e.ID, e.Version, e.Provider, e.Name)
+	}
+	return tw.Flush()
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// BuildStat assembles the stat document once the reader is done. endErr is
+// what ended the stream (io.EOF, a *nettrace.TruncatedError, or nil).
+func BuildStat(file string, r *nettrace.Reader, sum *nettrace.Summary, first, last int64, endErr error) *StatDocument {
+	st := r.Stats()
+	h := r.Header()
+	d := &StatDocument{
+		File:            file,
+		Header:          NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
+		Events:          sum.Counts(),
+		TotalEvents:     st.Events,
+		EventsWithStack: st.EventsWithStack,
+		Metadata:        st.Metadata,
+		Stacks:          st.Stacks,
+		MaxStackDepth:   st.MaxStackDepth,
+		SequencePoints:  st.SequencePoints,
+		CaptureThreads:  st.CaptureThreads,
+		Blocks:          st.Blocks,
+		Bytes:           st.Bytes,
+		LostEvents:      st.LostEvents,
+		UnknownMetadata: st.UnknownMetadataRefs,
+		Truncated:       st.Truncated,
+		TruncatedAt:     st.TruncatedAt,
+	}
+	if st.Events > 0 {
+		d.FirstEventNanos = h.Nanos(first)
+		d.LastEventNanos = h.Nanos(last)
+	}
+	if st.Truncated && endErr != nil {
+		d.TruncationReason = endErr.Error()
+	}
+	return d
+}

@@ -1,0 +1,205 @@
+package stacks
+
+import (
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/clrspy/clrspy/clrevents"
+)
+
+// method is one body of compiled code and the time it was valid.
+type method struct {
+	start, end   uint64
+	load, unload int64 // ns since session start; MinInt64/MaxInt64 unknown
+	id           uint64
+	module       uint64
+	name         string // Namespace.Type.Method(signature); "" if unnamed
+	tier         clrevents.OptimizationTier
+}
+
+type methodKey struct {
+	start uint64
+	size  uint32
+	id    uint64
+}
+
+type module struct {
+	path string
+	name string // file name of the IL path, e.g. System.Private.CoreLib.dll
+}
+
+// symtab is an interval map from code addresses to methods. Entries are
+// kept whole (not merged) so that a range reused after an unload resolves
+// to the method that owned it at the sample's time.
+type symtab struct {
+	methods  []method
+	index    map[methodKey]int
+	modules  map[uint64]module
+	frozen   bool
+	overlaps bool
+	maxSize  uint64
+	unloads  uint32 // bumped on every unload: stacks seen before and after may differ
+}
+
+func newSymtab() *symtab {
+	return &symtab{index: make(map[methodKey]int), modules: make(map[uint64]module)}
+}
+
+// methodName is "Namespace.Type.Method(signature)": the runtime's
+// signature text is "<return> (<args>)", and only the argument list
+// identifies an overload.
+func methodName(m *clrevents.Method) string {
+	if m.Name == "" && m.Namespace == "" {
+		return ""
+	}
+	var b strings.Builder
+	if m.Namespace != "" {
+		b.WriteString(m.Namespace)
+		b.WriteByte('.')
+	}
+	b.WriteString(m.Name)
+	if p := strings.IndexByte(m.Signature, '('); p >= 0 {
+		b.WriteString(m.Signature[p:])
+	}
+	return b.String()
+}
+
+// add records a method body valid from load on.
+func (s *symtab) add(m *clrevents.Method, load int64) {
+	if m.Size == 0 {
+		return
+	}
+	k := methodKey{m.StartAddress, m.Size, m.MethodID}
+	name := methodName(m)
+	if i, ok := s.index[k]; ok {
+		e := &s.methods[i]
+		if load < e.load {
+			e.load = load
+		}
+		if e.name == "" {
+			e.name = name
+		}
+		if e.tier == 0 {
+			e.tier = m.Tier()
+		}
+		return
+	}
+	s.index[k] = len(s.methods)
+	s.methods = append(s.methods, method{
+		start: m.StartAddress, end: m.End(), load: load, unload: math.MaxInt64,
+		id: m.MethodID, module: m.ModuleID, name: name, tier: m.Tier(),
+	})
+	s.frozen = false
+}
+
+// remove marks a method body unloaded at ts (collectible code).
+func (s *symtab) remove(m *clrevents.Method, ts int64) {
+	k := methodKey{m.StartAddress, m.Size, m.MethodID}
+	i, ok := s.index[k]
+	if !ok {
+		s.add(m, math.MinInt64)
+		i, ok = s.index[k]
+		if !ok {
+			return
+		}
+	}
+	s.methods[i].unload = ts
+	s.unloads++
+}
+
+func (s *symtab) addModule(m *clrevents.Module) {
+	p := m.ILPath
+	if p == "" {
+		p = m.NativePath
+	}
+	// Windows paths in traces from Windows machines: take the base name
+	// with either separator.
+	base := p
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	if base == "" {
+		base = path.Base(p)
+	}
+	s.modules[m.ModuleID] = module{path: p, name: base}
+}
+
+// freeze sorts the table and fills names of non-verbose records from
+// verbose records of the same MethodID.
+func (s *symtab) freeze() {
+	if s.frozen {
+		return
+	}
+	names := make(map[uint64]string)
+	for i := range s.methods {
+		if s.methods[i].name != "" {
+			names[s.methods[i].id] = s.methods[i].name
+		}
+	}
+	for i := range s.methods {
+		if s.methods[i].name == "" {
+			s.methods[i].name = names[s.methods[i].id]
+		}
+	}
+	sort.Slice(s.methods, func(i, j int) bool {
+		a, b := &s.methods[i], &s.methods[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.load < b.load
+	})
+	for k := range s.index {
+		delete(s.index, k)
+	}
+	s.overlaps = false
+	s.maxSize = 0
+	var maxEnd uint64
+	for i := range s.methods {
+		m := &s.methods[i]
+		s.index[methodKey{m.start, uint32(m.end - m.start), m.id}] = i
+		if m.start < maxEnd {
+			s.overlaps = true
+		}
+		maxEnd = max(maxEnd, m.end)
+		s.maxSize = max(s.maxSize, m.end-m.start)
+	}
+	s.frozen = true
+}
+
+// lookup finds the method containing addr at time ts (ns), or nil.
+func (s *symtab) lookup(addr uint64, ts int64) *method {
+	ms := s.methods
+	i := sort.Search(len(ms), func(i int) bool { return ms[i].start > addr }) - 1
+	if i < 0 {
+		return nil
+	}
+	if !s.overlaps {
+		if addr < ms[i].end {
+			return &ms[i]
+		}
+		return nil
+	}
+	// Overlapping ranges (code memory reused after an unload): prefer the
+	// body valid at ts, then the latest loaded before ts, then any.
+	var best *method
+	score := -1
+	for ; i >= 0 && ms[i].start+s.maxSize > addr; i-- {
+		m := &ms[i]
+		if addr >= m.end {
+			continue
+		}
+		sc := 0
+		switch {
+		case m.load <= ts && ts < m.unload:
+			sc = 2
+		case m.load <= ts:
+			sc = 1
+		}
+		if sc > score || (sc == score && best != nil && m.load > best.load) {
+			best, score = m, sc
+		}
+	}
+	return best
+}

@@ -1,0 +1,64 @@
+using System.Diagnostics;
+
+namespace Workload;
+
+// Contention runs N threads that each take one shared lock (a Monitor)
+// a number of times and hold it for a known time, so every acquisition but
+// the first waits. Options: threads (4), iterations per thread (10), holdMs
+// (20). It reports every thread's OS thread id, its measured total wait and
+// the lock's hold time so a lock profile can be checked against them.
+public sealed class Contention : IWorkload
+{
+    public string Name => "contention";
+
+    static readonly object Gate = new();
+
+    public void Run(Options opt, Dictionary<string, object> work)
+    {
+        int threads = opt.Int("threads", 4);
+        int iterations = opt.Int("iterations", 10);
+        int holdMs = opt.Int("holdMs", 20);
+        var tids = new int[threads];
+        var waitMs = new double[threads];
+        var contended = new int[threads];
+        using var start = new Barrier(threads);
+        var ts = new Thread[threads];
+        for (int t = 0; t < threads; t++)
+        {
+            int me = t;
+            ts[t] = new Thread(() =>
+            {
+                tids[me] = Native.Tid();
+                start.SignalAndWait();
+                for (int k = 0; k < iterations; k++)
+                {
+                    var sw = Stopwatch.StartNew();
+                    bool free = Monitor.TryEnter(Gate);
+                    if (!free)
+                    {
+                        Monitor.Enter(Gate);
+                        contended[me]++;
+                    }
+                    sw.Stop();
+                    waitMs[me] += sw.Elapsed.TotalMilliseconds;
+                    try { Hold(holdMs); }
+                    finally { Monitor.Exit(Gate); }
+                    Thread.Yield();
+                }
+            }) { Name = $"contender-{t}" };
+            ts[t].Start();
+        }
+        foreach (var t in ts) t.Join();
+        work["threads"] = threads;
+        work["iterations"] = iterations;
+        work["holdMs"] = holdMs;
+        work["tids"] = tids;
+        work["waitMs"] = waitMs;
+        work["contended"] = contended;
+        work["totalWaitMs"] = waitMs.Sum();
+    }
+
+    // Hold keeps the lock for ms milliseconds by sleeping inside it.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static void Hold(int ms) => Thread.Sleep(ms);
+}

@@ -1,0 +1,38 @@
+namespace Workload;
+
+// Idle stays alive doing little, for attach tests: it sleeps in steps of
+// 50 ms for seconds (default 30) or until a line (or EOF) arrives on stdin
+// when stdin=1, allocating a little each step (allocKB, default 64) so a
+// session has some GC traffic. gcEveryMs>0 also induces a gen0 GC that often.
+public sealed class Idle : IWorkload
+{
+    public string Name => "idle";
+
+    public void Run(Options opt, Dictionary<string, object> work)
+    {
+        double seconds = opt.Double("seconds", 30);
+        int allocKB = opt.Int("allocKB", 64);
+        int gcEvery = opt.Int("gcEveryMs", 0);
+        var stop = new ManualResetEventSlim();
+        if (opt.Int("stdin", 0) != 0)
+            new Thread(() => { Console.In.ReadLine(); stop.Set(); }) { IsBackground = true }.Start();
+        var sw = System.Diagnostics.Stopwatch.StartNew();
+        long steps = 0, induced = 0;
+        var lastGc = 0.0;
+        while (sw.Elapsed.TotalSeconds < seconds && !stop.IsSet)
+        {
+            for (int k = 0; k < allocKB; k++) _ = new byte[1000];
+            if (gcEvery > 0 && sw.Elapsed.TotalMilliseconds - lastGc >= gcEvery)
+            {
+                GC.Collect(0);
+                induced++;
+                lastGc = sw.Elapsed.TotalMilliseconds;
+            }
+            stop.Wait(50);
+            steps++;
+        }
+        work["steps"] = steps;
+        work["induced0"] = induced;
+        work["seconds"] = sw.Elapsed.TotalSeconds;
+    }
+}
