@@ -2,7 +2,6 @@ package nettrace
 
 import (
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -241,7 +240,7 @@ func (r *Reader) spBlockV4(b []byte, start int64) error {
 	}
 	r.stats.SequencePoints++
 	r.pendingSP = sp
-	r.limit = math.MaxInt64
+	r.flushAll = true
 	return nil
 }
 
@@ -429,6 +428,11 @@ func (r *Reader) nextInBlock() error {
 	if err != nil {
 		if t := r.blkTrunc; t != nil {
 			r.blkTrunc = nil
+			if m := r.metadata(h.metaID); m != nil && p <= len(b) && err != errShortHeader {
+				// The header survived but the payload did not: say which
+				// event was lost to the cut rather than deliver half of it.
+				r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, h.size)
+			}
 			return t // the cut fell inside this event
 		}
 		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
@@ -437,6 +441,9 @@ func (r *Reader) nextInBlock() error {
 	p += int(h.size)
 	if !compressed {
 		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
+		if p > len(b) && r.blkTrunc != nil && r.blkPos+80+int(h.size) <= len(b) {
+			p = len(b) // the cut fell in the padding: the event is complete
+		}
 		if p < r.blkPos+80+int(h.size) || p > len(b) {
 			return &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
 		}
@@ -476,11 +483,7 @@ func (r *Reader) nextInBlock() error {
 		r.limit = h.ts
 		return nil
 	}
-	wasEmpty := q.empty()
-	q.push(&rc)
-	if wasEmpty {
-		r.heap.add(q)
-	}
+	r.enqueue(q, &rc)
 	return nil
 }
 

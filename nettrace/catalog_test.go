@@ -18,23 +18,23 @@ import (
 const tracesDir = "../../shared/traces"
 
 type catalogEntry struct {
-	file          string
-	format        int // 3, 4, 5
-	pointerSize   int
-	syncUTC       string
-	freq          int64
-	syncQPC       int64
-	pid           int
-	procs         int
-	metadata      int
-	events        uint64
-	withStack     uint64
-	stacks        int // -1 for inline (V3)
-	maxDepth      int
-	seqPoints     int
-	truncated     bool
-	rows          []catalogRow
-	notListed     uint64
+	file        string
+	format      int // 3, 4, 5
+	pointerSize int
+	syncUTC     string
+	freq        int64
+	syncQPC     int64
+	pid         int
+	procs       int
+	metadata    int
+	events      uint64
+	withStack   uint64
+	stacks      int // -1 for inline (V3)
+	maxDepth    int
+	seqPoints   int
+	truncated   bool
+	rows        []catalogRow
+	notListed   uint64
 }
 
 type catalogRow struct {
@@ -162,6 +162,18 @@ func readAll(t testing.TB, path string) (*Reader, *Summary, error) {
 	}
 }
 
+// cutEvents are events the catalog counts although a truncation cut their
+// payload (see TestCatalogTraces).
+var cutEvents = map[string]struct {
+	count int
+	prov  string
+	id    uint32
+	desc  string
+}{
+	"diagnostics__trace.nettrace": {1, ProviderRuntime, 22,
+		"Microsoft-Windows-DotNETRuntime/GC/BulkMovedObjectRanges (2496 of 3586 payload bytes present)"},
+}
+
 func TestCatalogTraces(t *testing.T) {
 	for _, c := range loadCatalog(t) {
 		if strings.HasPrefix(c.file, "fragments/") || c.stacks == -2 {
@@ -194,6 +206,15 @@ func TestCatalogTraces(t *testing.T) {
 			if h.ExpectedCPUSamplingRate != 1_000_000 {
 				t.Errorf("expected sampling rate %d, want 1000000 (every catalog file)", h.ExpectedCPUSamplingRate)
 			}
+			// The catalog's scanner counts the one event of the truncated
+			// diagnostics trace whose header is complete but whose payload is
+			// cut (GC/BulkMovedObjectRanges, 2,496 of 3,586 bytes present).
+			// The reader delivers complete events only and names that one.
+			cut := cutEvents[c.file]
+			if cut.count != 0 && st.CutEvent != cut.desc {
+				t.Errorf("cut event %q, want %q", st.CutEvent, cut.desc)
+			}
+			c.events -= uint64(cut.count)
 			if st.Events != c.events || st.EventsWithStack != c.withStack {
 				t.Errorf("events %d (%d with stack), want %d (%d)", st.Events, st.EventsWithStack, c.events, c.withStack)
 			}
@@ -226,6 +247,9 @@ func TestCatalogTraces(t *testing.T) {
 				if !ok {
 					t.Errorf("%s %d v%d (%s): missing", row.prov, row.id, row.ver, row.name)
 					continue
+				}
+				if cut.count != 0 && row.prov == cut.prov && row.id == cut.id {
+					row.count -= uint64(cut.count)
 				}
 				if e.Count != row.count || e.WithStack != row.withStack {
 					t.Errorf("%s %d v%d (%s): count %d with stack %d, want %d %d", row.prov, row.id, row.ver, row.name,

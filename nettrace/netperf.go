@@ -133,14 +133,9 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		rc := rec{meta: m, ts: ts, order: r.order, thread: thread, capture: thread,
 			proc: 0xFFFFFFFF, activity: act, related: rel, payload: payload, buf: b,
 			stack: stack, inlineStack: true}
-		// Stream order: one queue, never held back by a limit.
-		wasEmpty := q2.empty()
-		q2.push(&rc)
-		if wasEmpty {
-			r.heap.add(q2)
-		}
+		r.enqueue(q2, &rc)
 	}
 	// Everything read so far may go out before the next block.
-	r.limit = 1<<63 - 1
+	r.flushAll = true
 	return nil
 }

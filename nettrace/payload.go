@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf16"
 )
 
 // Value is one decoded field of a self-describing payload. V holds a Go
@@ -113,6 +114,18 @@ func decodeValue(c *cursor, t *FieldType, ptr, depth int) (any, error) {
 		}
 		if n > c.rest() && elemMinSize(t.Elem) > 0 || n > maxArrayElems {
 			return nil, fmt.Errorf("array of %d elements exceeds the payload", n)
+		}
+		if t.Elem.Code == TypeChar {
+			// A char array is a counted string (TraceEvent reads it so).
+			b := c.bytes(2 * n)
+			if c.err != nil {
+				return nil, c.err
+			}
+			u := make([]uint16, n)
+			for i := range u {
+				u[i] = le16(b[2*i:])
+			}
+			return string(utf16.Decode(u)), nil
 		}
 		arr := make([]any, 0, n)
 		for i := 0; i < n; i++ {

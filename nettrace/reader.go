@@ -29,6 +29,13 @@ type Stats struct {
 	// NoTraceObject is set when the stream had blocks but no Trace object;
 	// the header then holds assumed values (pointer size 8, 1 GHz clock).
 	NoTraceObject bool
+	// ForcedFlushes counts times the sort queue hit its cap and was drained
+	// early; events may then be out of timestamp order (never happens with
+	// runtime-written streams).
+	ForcedFlushes int
+	// CutEvent names the event whose header was read but whose payload the
+	// truncation cut off (not delivered); empty otherwise.
+	CutEvent string
 }
 
 // EffectiveVersion is the version the catalog of real traces uses: the
@@ -73,6 +80,9 @@ type Reader struct {
 	blkTrunc  *TruncatedError // the current block was cut by the end of input
 	prev      rawHeader       // previous header for compression
 	limit     int64           // queued events below this timestamp may go out
+	flushAll  bool            // every queued event may go out (sequence point, end)
+	forced    bool            // the queue cap was hit: drain before reading on
+	queued    int             // events waiting in thread queues
 	sorted    rec             // a sorted event waiting for older queued events
 	hasSorted bool
 	pendingSP *spState
@@ -80,8 +90,8 @@ type Reader struct {
 	emitted *blockBuf // buffer behind the last delivered event
 	ev      Event
 	pool    []*blockBuf
-	scratch []byte
-	v3stack []uint64
+
+	v6 *v6State // NetTrace V6 tables (threads, label lists); nil otherwise
 }
 
 // spState is a sequence point to apply once queued events drained.
@@ -416,12 +426,15 @@ func (r *Reader) Next() (*Event, error) {
 		// Queued events older than the current limit go first.
 		if r.heap.len() > 0 {
 			q := r.heap.q[0]
-			if q.front().ts < r.limit {
+			if r.flushAll || r.forced || q.front().ts < r.limit {
 				rc := q.pop()
 				r.heap.fix(q)
+				r.queued--
 				r.deliver(&rc)
 				return &r.ev, nil
 			}
+		} else {
+			r.forced = false
 		}
 		if r.hasSorted {
 			r.hasSorted = false
@@ -456,7 +469,7 @@ func (r *Reader) finish(err error) {
 	}
 	r.done = true
 	r.endErr = err
-	r.limit = math.MaxInt64
+	r.flushAll = true
 	if t, ok := err.(*TruncatedError); ok {
 		r.stats.Truncated = true
 		r.stats.TruncatedAt = t.Offset
@@ -521,12 +534,32 @@ func (r *Reader) release(b *blockBuf) {
 	}
 }
 
+// maxQueued caps the events held for sorting. Runtime streams stay far
+// below it (a sequence point every ~10 MB); a stream without sort flags or
+// sequence points would otherwise grow without bound.
+const maxQueued = 1 << 19
+
+// enqueue holds an unsorted event in its capture thread's queue.
+func (r *Reader) enqueue(q *threadQueue, rc *rec) {
+	wasEmpty := q.empty()
+	q.push(rc)
+	if wasEmpty {
+		r.heap.add(q)
+	}
+	r.queued++
+	if r.queued > maxQueued && !r.forced {
+		r.forced = true
+		r.stats.ForcedFlushes++
+	}
+}
+
 // applySP applies a sequence point once every earlier event went out:
 // lost-event checks against the writer's per-thread counts, and the stack
 // cache reset (stack ids restart after a sequence point).
 func (r *Reader) applySP() {
 	sp := r.pendingSP
 	r.pendingSP = nil
+	r.flushAll = false
 	r.limit = math.MinInt64
 	r.stacks.reset()
 	for _, t := range sp.threads {

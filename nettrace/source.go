@@ -111,7 +111,9 @@ func (s *source) readBlock(buf []byte, n int) ([]byte, error) {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
-		return buf, s.readFull(buf)
+		m, err := io.ReadFull(s.br, buf)
+		s.off += int64(m)
+		return buf[:m], err // a short read keeps only the bytes that exist
 	}
 	buf = buf[:0]
 	for len(buf) < n {

@@ -150,6 +150,10 @@ type Metadata struct {
 	Name string
 }
 
+// EventKeywords returns Keywords without the per-session bits (44-47) that
+// EventSource ORs into every event's keywords; TraceEvent shows this form.
+func (m *Metadata) EventKeywords() uint64 { return m.Keywords &^ 0x0000F00000000000 }
+
 // FullName is "Provider/Name", the key TraceEvent's baselines use.
 func (m *Metadata) FullName() string { return m.Provider + "/" + m.Name }
 

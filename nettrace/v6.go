@@ -1,6 +1,741 @@
 package nettrace
 
-// startV6 reads a NetTrace V6 header. (Implemented in the V6 work.)
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// NetTrace V6 (the block format): a 4-byte block header (24-bit size, 8-bit
+// kind) instead of FastSerialization objects, thread indexes resolved through
+// Thread blocks, label lists instead of activity ids in event headers, and
+// metadata rows of their own. Events go through the same per-thread queues
+// and sort as V4; the queues are keyed by capture thread index, which V6
+// never reuses.
+
+// v6State is the V6-only part of a Reader.
+type v6State struct {
+	threads   map[uint64]uint64 // thread index -> OS thread id
+	labels    map[uint32]v6Label
+	overrides map[overrideKey]*Metadata
+	prev      v6Header
+}
+
+// v6Label is one resolved label list.
+type v6Label struct {
+	act, rel GUID
+	has      uint8 // labelHas* bits
+	opcode   uint8
+	level    uint8
+	version  uint8
+	keywords uint64
+}
+
+const (
+	labelHasOpcode = 1 << iota
+	labelHasKeywords
+	labelHasLevel
+	labelHasVersion
+)
+
+// overrideKey identifies metadata with label-list overrides applied.
+type overrideKey struct {
+	m        *Metadata
+	has      uint8
+	opcode   uint8
+	level    uint8
+	version  uint8
+	keywords uint64
+}
+
+// v6Header is the decoded V6 event header; compressed headers are deltas
+// against the previous one in the block.
+type v6Header struct {
+	metaID  uint32
+	seq     uint32
+	capture uint64 // thread index
+	proc    uint32
+	thread  uint64 // thread index
+	stackID uint32
+	ts      int64
+	label   uint32
+	sorted  bool
+	size    uint32
+}
+
+var v6BlockNames = [...]string{
+	v6EndOfStream:   "EndOfStream",
+	v6Trace:         "Trace",
+	v6Event:         "EventBlock",
+	v6Metadata:      "MetadataBlock",
+	v6SequencePoint: "SPBlock",
+	v6Stack:         "StackBlock",
+	v6Thread:        "ThreadBlock",
+	v6RemoveThread:  "RemoveThreadBlock",
+	v6LabelList:     "LabelListBlock",
+}
+
+func v6BlockName(kind byte) string {
+	if int(kind) < len(v6BlockNames) {
+		return v6BlockNames[kind]
+	}
+	return "Block" + strconv.Itoa(int(kind))
+}
+
+// startV6 reads the rest of the V6 stream header and the Trace block.
 func (r *Reader) startV6() error {
-	return &UnsupportedVersionError{Found: "NetTrace V6"}
+	s := r.src
+	var v [8]byte
+	if err := s.readFull(v[:]); err != nil {
+		return r.eofAs(err, 0, "stream header")
+	}
+	major, minor := le32(v[:]), le32(v[4:])
+	if major < 6 {
+		return &FormatError{Offset: 12, Msg: fmt.Sprintf("NetTrace V6-style header with major version %d (expected 6)", major)}
+	}
+	if major > 6 {
+		return &UnsupportedVersionError{Found: fmt.Sprintf("NetTrace V%d.%d (major versions above 6 are not readable)", major, minor)}
+	}
+	r.hdr.FormatVersion = FormatNetTraceV6
+	r.hdr.MinorVersion = int(minor)
+	r.v6 = &v6State{
+		threads:   make(map[uint64]uint64),
+		labels:    make(map[uint32]v6Label),
+		overrides: make(map[overrideKey]*Metadata),
+	}
+	r.parse = r.parseV6Block
+	r.blockNext = r.nextInBlockV6
+
+	start := s.off
+	h, err := s.u32()
+	if err != nil {
+		return r.eofAs(err, start, "Trace block")
+	}
+	if kind := byte(h >> 24); kind != v6Trace {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("expected the Trace block first, found %s", v6BlockName(kind))}
+	}
+	b := make([]byte, h&0xFFFFFF)
+	if err := s.readFull(b); err != nil {
+		return r.eofAs(err, start, "Trace block")
+	}
+	r.stats.Blocks["Trace"]++
+	return r.traceBlockV6(b, start)
+}
+
+func (r *Reader) traceBlockV6(b []byte, start int64) error {
+	if len(b) < 40 {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block of %d bytes is shorter than its 40 fixed bytes", len(b))}
+	}
+	t, err := systemTime(b[0:16])
+	if err != nil {
+		return &FormatError{Offset: start, Msg: err.Error()}
+	}
+	r.hdr.SyncTimeUTC = t
+	r.hdr.SyncTimeQPC = int64(le64(b[16:]))
+	r.hdr.QPCFrequency = int64(le64(b[24:]))
+	r.hdr.PointerSize = int(int32(le32(b[32:])))
+	n := le32(b[36:])
+	c := &cursor{b: b, p: 40}
+	if int64(n) > int64(c.rest()) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block declares %d key/value pairs in %d bytes", n, c.rest())}
+	}
+	for i := uint32(0); i < n; i++ {
+		k, v := c.utf8(), c.utf8()
+		if c.err != nil {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block key/value pair %d: %v", i, c.err)}
+		}
+		var dst *int
+		switch k {
+		case "ProcessId":
+			dst = &r.hdr.ProcessID
+		case "HardwareThreadCount":
+			dst = &r.hdr.NumberOfProcessors
+		case "ExpectedCPUSamplingRate":
+			dst = &r.hdr.ExpectedCPUSamplingRate
+		}
+		if dst != nil {
+			if x, err := strconv.ParseInt(v, 10, 32); err == nil {
+				*dst = int(x)
+				continue
+			}
+		}
+		if r.hdr.KeyValues == nil {
+			r.hdr.KeyValues = make(map[string]string)
+		}
+		r.hdr.KeyValues[k] = v
+	}
+	return r.checkHeader()
+}
+
+// utf8 reads a V6 string: varuint32 byte length, then UTF-8 bytes.
+func (c *cursor) utf8() string {
+	n := c.uvarint()
+	if c.err != nil {
+		return ""
+	}
+	if n > uint64(c.rest()) {
+		c.err = fmt.Errorf("string of %d bytes overruns its data", n)
+		return ""
+	}
+	return string(c.bytes(int(n)))
+}
+
+// parseV6Block reads the next block of a V6 stream.
+func (r *Reader) parseV6Block() error {
+	s := r.src
+	start := s.off
+	h, err := s.u32()
+	if err != nil {
+		return r.eofAs(err, start, "next block (no end-of-stream block)")
+	}
+	size, kind := int(h&0xFFFFFF), byte(h>>24)
+	if kind == v6EndOfStream {
+		if err := s.skip(size); err != nil {
+			return r.eofAs(err, start, "end-of-stream block")
+		}
+		r.stats.Blocks["EndOfStream"]++
+		return io.EOF
+	}
+	name := v6BlockName(kind)
+	b := r.getBuf()
+	b.data, err = s.readBlock(b.data, size)
+	if err != nil {
+		if isEOF(err) && kind == v6Event {
+			// Deliver the complete events of the cut block, then report.
+			r.stats.Blocks[name]++
+			r.blkTrunc = &TruncatedError{Offset: start, What: name}
+			return r.beginEventBlockV6(b, start)
+		}
+		r.putBuf(b)
+		return r.eofAs(err, start, name)
+	}
+	r.stats.Blocks[name]++
+	switch kind {
+	case v6Event:
+		return r.beginEventBlockV6(b, start)
+	case v6Metadata:
+		err = r.metadataBlockV6(b.data, start)
+	case v6Stack:
+		err = r.stackBlock(b.data, start)
+	case v6SequencePoint:
+		err = r.spBlockV6(b.data, start)
+	case v6Thread:
+		err = r.threadBlockV6(b.data, start)
+	case v6RemoveThread:
+		err = r.removeThreadBlockV6(b.data, start)
+	case v6LabelList:
+		err = r.labelListBlockV6(b.data, start)
+	case v6Trace:
+		err = &FormatError{Offset: start, Msg: "second Trace block"}
+	default:
+		// Unknown kinds are skipped: new kinds come with minor versions.
+	}
+	r.putBuf(b)
+	return err
+}
+
+func (r *Reader) beginEventBlockV6(b *blockBuf, start int64) error {
+	if err := r.beginEventBlock(b, start); err != nil {
+		return err
+	}
+	r.v6.prev = v6Header{}
+	return nil
+}
+
+// readHeaderV6 decodes one V6 event header at b[p:] into h.
+func readHeaderV6(b []byte, p int, compressed bool, h *v6Header) (int, error) {
+	if !compressed {
+		if len(b)-p < 52 {
+			return p, errShortHeader
+		}
+		id := le32(b[p+4:])
+		h.metaID = id & 0x7FFFFFFF
+		h.sorted = id&0x80000000 == 0
+		h.seq = le32(b[p+8:])
+		h.thread = le64(b[p+12:])
+		h.capture = le64(b[p+20:])
+		h.proc = le32(b[p+28:])
+		h.stackID = le32(b[p+32:])
+		h.ts = int64(le64(b[p+36:]))
+		h.label = le32(b[p+44:])
+		h.size = le32(b[p+48:])
+		return p + 52, nil
+	}
+	if p >= len(b) {
+		return p, errShortHeader
+	}
+	flags := b[p]
+	p++
+	var v uint64
+	var ok bool
+	if flags&0x01 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.metaID = uint32(v)
+	}
+	if flags&0x02 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.seq += uint32(v)
+		if h.capture, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.proc = uint32(v)
+	}
+	h.seq++ // V6: always, metadata is not encoded as events any more
+	if flags&0x04 != 0 {
+		if h.thread, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+	}
+	if flags&0x08 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.stackID = uint32(v)
+	}
+	if v, p, ok = uvarint(b, p); !ok {
+		return p, errShortHeader
+	}
+	h.ts += int64(v)
+	if flags&0x10 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.label = uint32(v)
+	}
+	h.sorted = flags&0x40 != 0
+	if flags&0x80 != 0 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.size = uint32(v)
+	}
+	return p, nil
+}
+
+// nextInBlockV6 decodes one event of the current V6 event block and queues
+// it exactly as nextInBlock does for V4.
+func (r *Reader) nextInBlockV6() error {
+	b := r.blk.data
+	if r.blkPos >= len(b) {
+		r.release(r.blk)
+		r.blk = nil
+		if t := r.blkTrunc; t != nil {
+			r.blkTrunc = nil
+			return t
+		}
+		return nil
+	}
+	compressed := r.blkFlags&1 != 0
+	h := &r.v6.prev
+	p, err := readHeaderV6(b, r.blkPos, compressed, h)
+	if err == nil && uint64(h.size) > uint64(len(b)-p) {
+		err = fmt.Errorf("event payload of %d bytes overruns its block", h.size)
+	}
+	if err != nil {
+		if t := r.blkTrunc; t != nil {
+			r.blkTrunc = nil
+			if m := r.metadata(h.metaID); m != nil && p <= len(b) && err != errShortHeader {
+				r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, h.size)
+			}
+			return t // the cut fell inside this event
+		}
+		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
+	}
+	payload := b[p : p+int(h.size) : p+int(h.size)]
+	p += int(h.size)
+	if !compressed {
+		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
+		if p > len(b) && r.blkTrunc != nil && r.blkPos+52+int(h.size) <= len(b) {
+			p = len(b) // the cut fell after the payload: the event is complete
+		}
+		if p < r.blkPos+52+int(h.size) || p > len(b) {
+			return &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
+		}
+	}
+	r.blkPos = p
+
+	q := r.thread(h.capture)
+	var lost uint32
+	if q.seqInit {
+		if d := int32(h.seq - q.lastSeq - 1); d > 0 {
+			lost = uint32(d)
+			r.stats.LostEvents += uint64(d)
+		}
+	}
+	q.lastSeq = h.seq
+	q.seqInit = true
+	if q.pendingLost != 0 {
+		lost += q.pendingLost
+		q.pendingLost = 0
+	}
+
+	m := r.metadata(h.metaID)
+	if m == nil {
+		r.stats.UnknownMetadataRefs++
+		return nil
+	}
+	var lb v6Label
+	if h.label != 0 {
+		lb = r.v6.labels[h.label]
+		if lb.has != 0 {
+			m = r.overridden(m, &lb)
+		}
+	}
+	r.blk.refs++
+	r.order++
+	rc := rec{
+		meta: m, ts: h.ts, order: r.order, thread: r.v6.osThread(h.thread), capture: r.v6.osThread(h.capture),
+		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
+		activity: lb.act, related: lb.rel, payload: payload, buf: r.blk,
+	}
+	if h.sorted {
+		r.sorted = rc
+		r.hasSorted = true
+		r.limit = h.ts
+		return nil
+	}
+	r.enqueue(q, &rc)
+	return nil
+}
+
+// osThread maps a thread index to its OS thread id; an index that no
+// Thread block described stands for itself.
+func (v *v6State) osThread(idx uint64) uint64 {
+	if tid, ok := v.threads[idx]; ok {
+		return tid
+	}
+	return idx
+}
+
+// overridden returns m with the label list's opcode, keywords, level and
+// version applied; the copies are cached so the hot path stays cheap.
+func (r *Reader) overridden(m *Metadata, lb *v6Label) *Metadata {
+	k := overrideKey{m: m, has: lb.has, opcode: lb.opcode, level: lb.level, version: lb.version, keywords: lb.keywords}
+	if o := r.v6.overrides[k]; o != nil {
+		return o
+	}
+	o := *m
+	if lb.has&labelHasOpcode != 0 {
+		o.Opcode = lb.opcode
+	}
+	if lb.has&labelHasKeywords != 0 {
+		o.Keywords = lb.keywords
+	}
+	if lb.has&labelHasLevel != 0 {
+		o.Level = lb.level
+	}
+	if lb.has&labelHasVersion != 0 {
+		o.Version = uint32(lb.version)
+	}
+	o.Name = displayName(&o)
+	r.v6.overrides[k] = &o
+	return &o
+}
+
+// metadataBlockV6 parses a V6 metadata block: a sized header to skip, then
+// rows of (size, id, provider, event id, name, fields, optional metadata).
+func (r *Reader) metadataBlockV6(b []byte, start int64) error {
+	c := &cursor{b: b}
+	hs := c.u16()
+	c.bytes(int(hs))
+	if c.err != nil {
+		return &FormatError{Offset: start, Msg: "metadata block header overruns its block"}
+	}
+	for c.rest() > 0 {
+		n := c.u16()
+		row := c.bytes(int(n))
+		if c.err != nil {
+			return &FormatError{Offset: start, Msg: "metadata row overruns its block"}
+		}
+		m, err := parseMetadataRowV6(row)
+		if err != nil {
+			return &FormatError{Offset: start, Msg: err.Error()}
+		}
+		r.defineMetadata(m)
+	}
+	return nil
+}
+
+func parseMetadataRowV6(row []byte) (*Metadata, error) {
+	c := &cursor{b: row}
+	m := &Metadata{HasFields: true}
+	id := c.uvarint()
+	m.Provider = c.utf8()
+	ev := c.uvarint()
+	m.EventName = c.utf8()
+	if c.err != nil {
+		return nil, fmt.Errorf("metadata row: %v", c.err)
+	}
+	if id > math.MaxUint32 || ev > math.MaxUint32 {
+		return nil, fmt.Errorf("metadata row: id %d or event id %d exceeds 32 bits", id, ev)
+	}
+	m.ID, m.EventID = uint32(id), uint32(ev)
+	fields, err := parseV6Fields(c, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metadata %d (%s): %v", m.ID, m.Provider, err)
+	}
+	m.Fields = fields
+	if c.rest() == 0 {
+		return m, nil // optional metadata absent
+	}
+	n := c.u16()
+	o := &cursor{b: c.bytes(int(n))}
+	if c.err != nil {
+		return nil, fmt.Errorf("metadata %d (%s): optional metadata overruns the row", m.ID, m.Provider)
+	}
+	for o.rest() > 0 {
+		switch kind := o.u8(); kind {
+		case 1:
+			m.Opcode = o.u8()
+		case 3:
+			m.Keywords = o.u64()
+		case 4, 5: // message template, description
+			o.utf8()
+		case 6: // key/value
+			o.utf8()
+			o.utf8()
+		case 7: // provider GUID
+			o.bytes(16)
+		case 8:
+			m.Level = o.u8()
+		case 9:
+			m.Version = uint32(o.u8())
+		default:
+			return nil, fmt.Errorf("metadata %d (%s): unknown optional metadata kind %d", m.ID, m.Provider, kind)
+		}
+		if o.err != nil {
+			return nil, fmt.Errorf("metadata %d (%s): optional metadata: %v", m.ID, m.Provider, o.err)
+		}
+	}
+	return m, nil
+}
+
+func parseV6Fields(c *cursor, depth int) ([]Field, error) {
+	if depth > maxFieldDepth {
+		return nil, errors.New("fields nested too deeply")
+	}
+	n := int(c.u16())
+	if c.err != nil {
+		return nil, fmt.Errorf("field count: %v", c.err)
+	}
+	if n*2 > c.rest() {
+		return nil, fmt.Errorf("field count %d exceeds the row", n)
+	}
+	fields := make([]Field, 0, n)
+	for i := 0; i < n; i++ {
+		size := c.u16()
+		fc := &cursor{b: c.bytes(int(size))}
+		if c.err != nil {
+			return nil, fmt.Errorf("field %d overruns the row", i)
+		}
+		var f Field
+		f.Name = fc.utf8()
+		if fc.err != nil {
+			return nil, fmt.Errorf("field %d name: %v", i, fc.err)
+		}
+		t, err := parseV6Type(fc, depth)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %v", f.Name, err)
+		}
+		f.Type = t
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+func parseV6Type(c *cursor, depth int) (FieldType, error) {
+	var t FieldType
+	if depth > maxFieldDepth {
+		return t, errors.New("types nested too deeply")
+	}
+	t.Code = TypeCode(c.u8())
+	if c.err != nil {
+		return t, c.err
+	}
+	switch t.Code {
+	case TypeArray, TypeFixedLengthArray, TypeRelLoc, TypeDataLoc:
+		et, err := parseV6Type(c, depth+1)
+		if err != nil {
+			return t, err
+		}
+		t.Elem = &et
+		if t.Code == TypeFixedLengthArray {
+			t.FixedLen = int(c.u16())
+		}
+	case TypeObject:
+		fs, err := parseV6Fields(c, depth+1)
+		if err != nil {
+			return t, err
+		}
+		t.Fields = fs
+	default:
+		if t.Code < TypeBoolean32 || t.Code > TypeBoolean8 {
+			return t, fmt.Errorf("unknown type code %d", t.Code)
+		}
+	}
+	return t, c.err
+}
+
+// spBlockV6 parses a V6 sequence point. Label lists end here; the thread
+// and metadata tables too when the flags say so. References are resolved
+// when events are parsed, so clearing now cannot affect queued events.
+func (r *Reader) spBlockV6(b []byte, start int64) error {
+	c := &cursor{b: b}
+	c.u64() // timestamp
+	flags := c.u32()
+	n := c.u32()
+	if c.err != nil {
+		return &FormatError{Offset: start, Msg: "sequence point block shorter than 16 bytes"}
+	}
+	if int64(n)*2 > int64(c.rest()) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("sequence point lists %d threads in %d bytes", n, len(b))}
+	}
+	sp := &spState{threads: make([]spThread, n)}
+	for i := range sp.threads {
+		idx, seq := c.uvarint(), c.uvarint()
+		if c.err != nil {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("sequence point thread %d: %v", i, c.err)}
+		}
+		sp.threads[i] = spThread{capture: idx, seq: uint32(seq)}
+	}
+	clear(r.v6.labels)
+	if flags&1 != 0 {
+		clear(r.v6.threads)
+	}
+	if flags&2 != 0 {
+		r.metas = r.metas[:0]
+		r.metaMap = nil
+		clear(r.v6.overrides)
+	}
+	r.stats.SequencePoints++
+	r.pendingSP = sp
+	r.flushAll = true
+	return nil
+}
+
+// threadBlockV6 parses thread rows: size, index, then tagged items.
+func (r *Reader) threadBlockV6(b []byte, start int64) error {
+	c := &cursor{b: b}
+	for c.rest() > 0 {
+		n := c.u16()
+		row := &cursor{b: c.bytes(int(n))}
+		if c.err != nil {
+			return &FormatError{Offset: start, Msg: "thread row overruns its block"}
+		}
+		idx := row.uvarint()
+		tid, hasTid := uint64(0), false
+		for row.err == nil && row.rest() > 0 {
+			switch kind := row.u8(); kind {
+			case 1: // name
+				row.utf8()
+			case 2: // OS process id
+				row.uvarint()
+			case 3:
+				tid, hasTid = row.uvarint(), true
+			case 4: // key/value
+				row.utf8()
+				row.utf8()
+			default:
+				return &FormatError{Offset: start, Msg: fmt.Sprintf("thread %d: unknown thread info kind %d", idx, kind)}
+			}
+		}
+		if row.err != nil {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("thread row: %v", row.err)}
+		}
+		if hasTid {
+			r.v6.threads[idx] = tid
+		}
+	}
+	return nil
+}
+
+// removeThreadBlockV6 checks each removed thread's final sequence number
+// (lost events) and forgets the index.
+func (r *Reader) removeThreadBlockV6(b []byte, start int64) error {
+	c := &cursor{b: b}
+	for c.rest() > 0 {
+		idx, seq := c.uvarint(), uint32(c.uvarint())
+		if c.err != nil {
+			return &FormatError{Offset: start, Msg: fmt.Sprintf("remove-thread entry: %v", c.err)}
+		}
+		q := r.thread(idx)
+		if q.seqInit {
+			if d := int32(seq - q.lastSeq); d > 0 {
+				r.stats.LostEvents += uint64(d)
+				q.pendingLost += uint32(d)
+			}
+		}
+		q.lastSeq = seq
+		q.seqInit = true
+		delete(r.v6.threads, idx)
+	}
+	return nil
+}
+
+// labelListBlockV6 parses label lists: first index, count, then lists of
+// kind-tagged labels, the last of each list marked by the kind's high bit.
+func (r *Reader) labelListBlockV6(b []byte, start int64) error {
+	c := &cursor{b: b}
+	first, n := c.u32(), c.u32()
+	if c.err != nil {
+		return &FormatError{Offset: start, Msg: "label list block shorter than 8 bytes"}
+	}
+	if int64(n) > int64(c.rest()) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("label list block declares %d lists in %d bytes", n, c.rest())}
+	}
+	for i := uint32(0); i < n; i++ {
+		var lb v6Label
+		for {
+			kind := c.u8()
+			switch kind & 0x7F {
+			case 1:
+				copy(lb.act[:], c.bytes(16))
+			case 2:
+				copy(lb.rel[:], c.bytes(16))
+			case 3: // trace id
+				c.bytes(16)
+			case 4: // span id
+				c.u64()
+			case 5: // string key/value
+				c.utf8()
+				c.utf8()
+			case 6: // varint key/value
+				c.utf8()
+				c.uvarint()
+			case 7:
+				lb.opcode = c.u8()
+				lb.has |= labelHasOpcode
+			case 8:
+				lb.keywords = c.u64()
+				lb.has |= labelHasKeywords
+			case 9:
+				lb.level = c.u8()
+				lb.has |= labelHasLevel
+			case 10:
+				lb.version = c.u8()
+				lb.has |= labelHasVersion
+			default:
+				if c.err == nil {
+					return &FormatError{Offset: start, Msg: fmt.Sprintf("label list %d: unknown label kind %d", first+i, kind&0x7F)}
+				}
+			}
+			if c.err != nil {
+				return &FormatError{Offset: start, Msg: fmt.Sprintf("label list %d: %v", first+i, c.err)}
+			}
+			if kind&0x80 != 0 {
+				break
+			}
+		}
+		r.v6.labels[first+i] = lb
+	}
+	return nil
 }

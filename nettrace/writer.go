@@ -2,14 +2,16 @@ package nettrace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
-	"slices"
 	"sort"
 	"time"
 	"unicode/utf16"
+	"unsafe"
 )
 
 // WriterOptions controls the shape of the stream a Writer produces.
@@ -365,6 +367,22 @@ func (w *Writer) WriteEvent(ev *Event) error {
 	return w.err
 }
 
+// NoteSequence records that a capture thread has used sequence numbers up
+// to seq although its later events were not written (they were dropped):
+// the next sequence point says so, so readers count them as lost.
+func (w *Writer) NoteSequence(captureThreadID uint64, seq uint32) {
+	t := w.threads[captureThreadID]
+	if t == nil {
+		t = &wThread{id: captureThreadID}
+		w.threads[captureThreadID] = t
+		w.threadList = append(w.threadList, t)
+		if w.v6 {
+			w.threadIndex(captureThreadID)
+		}
+	}
+	t.lastSeq = seq
+}
+
 // Flush writes every pending block and a sequence point.
 func (w *Writer) Flush() error {
 	if w.err != nil {
@@ -683,22 +701,20 @@ func (w *Writer) blockHeader(minTS, maxTS int64) []byte {
 	return appendU64(c, uint64(maxTS))
 }
 
-func hashStack(ips []uint64) uint64 {
-	h := uint64(14695981039346656037)
-	for _, ip := range ips {
-		h ^= ip
-		h *= 1099511628211
-		h ^= h >> 29
-	}
-	return h ^ uint64(len(ips))
+// ipBytes views ips as bytes (little-endian hosts only need no copy; the
+// view is only hashed and compared, never written out).
+func ipBytes(ips []uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ips))), len(ips)*8)
 }
+
+var stackSeed = maphash.MakeSeed()
 
 // internStack returns the id of ips in the current sequence-point region,
 // queueing a stack-block entry when it is new.
 func (w *Writer) internStack(ips []uint64) uint32 {
-	h := hashStack(ips)
+	h := maphash.Bytes(stackSeed, ipBytes(ips))
 	if id, ok := w.stackByHash[h]; ok {
-		if slices.Equal(w.stackIPs[w.stackOff[id-1]:w.stackOff[id]], ips) {
+		if bytes.Equal(ipBytes(w.stackIPs[w.stackOff[id-1]:w.stackOff[id]]), ipBytes(ips)) {
 			return id
 		}
 		w.key = w.key[:0]

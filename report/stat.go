@@ -47,6 +47,7 @@ type StatDocument struct {
 	Truncated        bool                  `json:"truncated"`
 	TruncatedAt      int64                 `json:"truncated_at,omitempty"`
 	TruncationReason string                `json:"truncation,omitempty"`
+	CutEvent         string                `json:"cut_event,omitempty"`
 }
 
 // NewStatHeader converts a reader's header.
@@ -99,6 +100,9 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	}
 	if d.Truncated {
 		fmt.Fprintf(w, "  TRUNCATED     %s\n", d.TruncationReason)
+		if d.CutEvent != "" {
+			fmt.Fprintf(w, "                not delivered: the event cut in half, %s\n", d.CutEvent)
+		}
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -143,6 +147,7 @@ func BuildStat(file string, r *nettrace.Reader, sum *nettrace.Summary, first, la
 		UnknownMetadata: st.UnknownMetadataRefs,
 		Truncated:       st.Truncated,
 		TruncatedAt:     st.TruncatedAt,
+		CutEvent:        st.CutEvent,
 	}
 	if st.Events > 0 {
 		d.FirstEventNanos = h.Nanos(first)
