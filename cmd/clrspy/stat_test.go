@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite golden files")
+
+const traces = "../../../shared/traces"
+
+// runCLI runs clrspy in-process and returns stdout and the error.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestStatJSON(t *testing.T) {
+	out, err := runCLI(t, "stat", "--json", filepath.Join(traces, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Header struct {
+			PointerSize   int    `json:"pointer_size"`
+			ProcessID     int    `json:"process_id"`
+			QPCFrequency  int64  `json:"qpc_frequency"`
+			SyncTimeUTC   string `json:"sync_time_utc"`
+			FormatVersion int    `json:"format_version"`
+		} `json:"header"`
+		Events []struct {
+			Provider  string `json:"provider"`
+			ID        int    `json:"id"`
+			Version   int    `json:"version"`
+			Name      string `json:"name"`
+			Count     int    `json:"count"`
+			WithStack int    `json:"with_stack"`
+		} `json:"events"`
+		LostEvents *int  `json:"lost_events"`
+		Truncated  *bool `json:"truncated"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stat --json output is not JSON: %v\n%s", err, out)
+	}
+	h := doc.Header
+	if h.PointerSize != 8 || h.ProcessID != 10064 || h.QPCFrequency != 3124099 ||
+		h.SyncTimeUTC != "2019-06-15T23:56:59.754Z" || h.FormatVersion != 4 {
+		t.Errorf("header %+v", h)
+	}
+	if doc.LostEvents == nil || *doc.LostEvents != 0 || doc.Truncated == nil || *doc.Truncated {
+		t.Errorf("lost_events/truncated missing or wrong")
+	}
+	found := 0
+	for _, e := range doc.Events {
+		switch {
+		case e.Name == "GC/Start" && e.Count == 478 && e.Version == 2 && e.WithStack == 0:
+			found++
+		case e.Name == "GC/AllocationTick" && e.Count == 35458 && e.Version == 3 && e.WithStack == 35457:
+			found++
+		case e.Provider == "Microsoft-DotNETCore-SampleProfiler" && e.ID == 0 && e.Count == 35161 && e.WithStack == 35161:
+			found++
+		}
+	}
+	if found != 3 {
+		t.Errorf("expected GC/Start 478, AllocationTick v3 35458 and 35161 samples; got %+v", doc.Events)
+	}
+	golden(t, "stat_objver4.json", out)
+}
+
+func TestStatText(t *testing.T) {
+	out, err := runCLI(t, "stat", filepath.Join(traces, "diagnostics__trace.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"events        19911 (8126 with a stack)",
+		"TRUNCATED     trace truncated at offset 4170673",
+		"GC/BulkMovedObjectRanges (2496 of 3586 payload bytes present)",
+		"    385           0    1    2 Microsoft-Windows-DotNETRuntime/GC/Start\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	golden(t, "stat_diagnostics.txt", out)
+}
+
+func TestStatStdin(t *testing.T) {
+	f, err := os.Open(filepath.Join(traces, "filtrace__alloc.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	out, err := runCLI(t, "stat", "--json", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"total_events": 3783`) || !strings.Contains(out, `"file": "stdin"`) {
+		t.Errorf("stdin stat:\n%s", out)
+	}
+}
+
+// TestStatBadInputs: every bad input is one clear line, never a panic.
+func TestStatBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.nettrace")
+	os.WriteFile(garbage, []byte("this is not a trace at all, just text\n"), 0o644)
+	empty := filepath.Join(dir, "empty.nettrace")
+	os.WriteFile(empty, nil, 0o644)
+	cases := []struct {
+		arg, want string
+	}{
+		{filepath.Join(dir, "missing.nettrace"), "missing.nettrace: no such file"},
+		{dir, "is a directory, not a trace file"},
+		{garbage, "not a nettrace or netperf stream"},
+		{empty, "trace truncated at offset 0"},
+		{filepath.Join(traces, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"),
+			"unsupported trace format NetPerf V2"},
+	}
+	for _, c := range cases {
+		_, err := runCLI(t, "stat", c.arg)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("stat %s: err = %v, want one line containing %q", c.arg, err, c.want)
+		}
+	}
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden %s: %v (run with -update to create it)", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("output differs from %s (run with -update after checking):\n%s", path, got)
+	}
+}
