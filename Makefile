@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit demo workload bench scale fuzz clean
+.PHONY: all build test lint unit demo workload e2e-runtimes bench scale fuzz clean
 
 all: build
 
@@ -20,7 +20,7 @@ lint:
 unit:
 	$(GO) test -timeout 15m ./...
 
-test: lint unit
+test: lint unit e2e-runtimes
 
 WORKLOAD_DIR := testdata/workloads
 WORKLOAD := $(WORKLOAD_DIR)/bin/net10.0/Workload
@@ -31,6 +31,16 @@ workload:
 	DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build $(WORKLOAD_DIR)/Workload -c Release \
 		-o $(WORKLOAD_DIR)/bin/net10.0 --artifacts-path $(WORKLOAD_DIR)/obj/net10.0 \
 		-p:WorkloadTfm=net10.0 -nologo -v quiet
+
+# The live end-to-end tests again against self-contained .NET 8 and .NET 9
+# builds of the workload (runtime packs from NuGet; internal/workload builds
+# them when CLRSPY_WORKLOAD_TFM is set).
+E2E_TESTS := ^(TestRecordLaunch|TestRunExitCode|TestRecordAttachSignalAndName|TestKilledClrspyLeavesTargetUnharmed|TestPs|TestBadTargets|TestOtherUsersProcess|TestNamespacedProcess|TestRecordLaunchSIGTERM|TestRunCtrlC)$$
+e2e-runtimes:
+	for v in net8.0 net9.0; do \
+		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m ./ipc/ ./internal/workload/ || exit 1; \
+		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '$(E2E_TESTS)' ./cmd/clrspy/ || exit 1; \
+	done
 
 demo: build workload
 	$(BIN) gc -- $(WORKLOAD) churn seconds=3

@@ -285,6 +285,12 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 			// The background GC's initial stop, with no ephemeral GC in it.
 			g.PauseNanos = a.dur(ts - g.pauseStartTS)
 			g.PauseEndNanos = a.nanos(ts)
+			if g.HasHeapStats {
+				// It ran whole inside this stop (the runtime reports the
+				// first GC of a process as Background before its BGC
+				// thread exists).
+				a.finish(g)
+			}
 			return
 		case g.Type != clrevents.GCBackground && (s.gc == g || s.gc != nil && s.gc == bgc):
 			// A blocking or foreground GC, or the ephemeral GC that ran in
@@ -337,7 +343,7 @@ func (a *Analyzer) endPause(g *GC, ts int64) {
 }
 
 func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
-	if a.last != nil && a.last.Number == e.Count && !a.last.done() {
+	if a.last != nil && a.last.Number == e.Count {
 		return // some runtimes fire GCStart twice
 	}
 	bgcStarting := a.last != nil && a.last.Type == clrevents.GCBackground && !a.last.done() && !a.last.Complete
@@ -408,6 +414,9 @@ func (a *Analyzer) gcSuspension(thread uint64) *susp {
 	if s := a.active[thread]; s != nil && s.reason == clrevents.SuspendForGC {
 		return s
 	}
+	if s := a.active[thread]; s != nil && len(a.active) == 1 {
+		return s
+	}
 	var best *susp
 	rank := func(s *susp) int {
 		switch s.reason {
@@ -416,12 +425,21 @@ func (a *Analyzer) gcSuspension(thread uint64) *susp {
 		case clrevents.SuspendForGCPrep:
 			return 2
 		case clrevents.SuspendOther:
-			return 0
+			// The sampler's stops never contain a GC; only trust one on
+			// the GC's own thread (checked above).
+			return -1
 		}
 		return 1
 	}
 	for _, s := range a.active {
-		if best == nil || rank(s) > rank(best) || rank(s) == rank(best) && s.begin > best.begin {
+		r := rank(s)
+		if r < 0 {
+			if s.thread != thread {
+				continue
+			}
+			r = 0
+		}
+		if best == nil || r > rank(best) || r == rank(best) && s.begin > best.begin {
 			best = s
 		}
 	}
@@ -437,13 +455,27 @@ func (a *Analyzer) heapStats(e clrevents.GCHeapStats) {
 	g.HasHeapStats = true
 	g.HeapStats = e
 	if g.Type == clrevents.GCBackground {
-		// A background GC ends with its heap statistics.
-		a.finish(g)
+		// A background GC ends with its heap statistics, unless they came
+		// inside its initial stop (then the stop's end completes it;
+		// PerfView ends it here and loses that stop).
+		if g.PauseEndNanos != 0 || !a.inInitialStop(g) {
+			a.finish(g)
+		}
 		return
 	}
 	if g.pauseEnded() {
 		a.finish(g)
 	}
+}
+
+// inInitialStop reports whether the suspension g started in is still open.
+func (a *Analyzer) inInitialStop(g *GC) bool {
+	for _, s := range a.active {
+		if s.gc == g {
+			return true
+		}
+	}
+	return false
 }
 
 // finish emits g: complete when its pause ended and its heap statistics

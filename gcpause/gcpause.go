@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/nettrace"
 )
 
 // GC is one garbage collection.

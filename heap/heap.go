@@ -102,6 +102,15 @@ type GC struct {
 	InPlace     int // tracked objects that survived at the same address
 	Died        int // tracked objects declared dead
 	Examined    int // tracked objects in a condemned generation
+	// Overlaps counts reported ranges sharing bytes with another (old or
+	// new side); it must be 0.
+	Overlaps int
+	// Incomplete is set when one of its range events was corrupt and
+	// dropped: nothing is declared dead in it.
+	Incomplete bool
+	// NothingSurvived is set when the GC reported no range because its
+	// heap stats say no byte of the condemned generations survived.
+	NothingSurvived bool
 	// NoRanges is set when the GC reported no range at all: nothing is
 	// declared dead then, since the data is missing rather than empty.
 	NoRanges bool
@@ -116,28 +125,38 @@ type Contradictions struct {
 	Collisions        int // two tracked objects ended at the same address
 	AddressReused     int // a new sample landed on a live tracked object
 	LateRanges        int // range events outside any GC
+	// Unplaced counts survivors whose new address lies in no generation
+	// range the runtime reported at the end of the GC.
+	Unplaced int
 }
 
 // Total is the sum of all counts.
 func (c Contradictions) Total() int {
-	return c.OverlappingRanges + c.OverlappingDest + c.MappedTwice + c.Collisions + c.AddressReused + c.LateRanges
+	return c.OverlappingRanges + c.OverlappingDest + c.MappedTwice + c.Collisions + c.AddressReused + c.LateRanges + c.Unplaced
 }
 
 // Stats are the tracker's counters.
 type Stats struct {
-	AllocationTicks   int // every GCAllocationTick seen
-	Untracked         int // samples without an address (AllocationTick v0–v2)
-	Tracked           int // objects followed
-	RangeEvents       int
-	MovedRanges       int
-	SurvivingRanges   int
-	GenerationRanges  int
-	GenCorrections    int // objects whose modelled generation disagreed with GCGenerationRange
-	DecodeErrors      int
-	FirstDecodeError  string
-	GCsWithoutRanges  int
-	Contradictions    Contradictions
-	HasMovementEvents bool
+	AllocationTicks  int // every GCAllocationTick seen
+	Untracked        int // samples without an address (AllocationTick v0–v2)
+	IgnoredTicks     int // AllocationTicks not followed because AllocationSampled is on
+	Tracked          int // objects followed
+	RangeEvents      int
+	MovedRanges      int
+	SurvivingRanges  int
+	GenerationRanges int
+	GenCorrections   int // objects whose modelled generation disagreed with GCGenerationRange
+	GenConfirmed     int // lookups where GCGenerationRange confirmed the modelled generation
+	DecodeErrors     int
+	FirstDecodeError string
+	GCsWithoutRanges int
+	// GCsNothingSurvived counts GCs without ranges whose heap stats
+	// confirm that nothing survived (all condemned objects died).
+	GCsNothingSurvived int
+	// CorruptRangeEvents counts bulk range events dropped as impossible.
+	CorruptRangeEvents int
+	Contradictions     Contradictions
+	HasMovementEvents  bool
 }
 
 // Result is everything the tracker learned.
@@ -171,11 +190,17 @@ type Tracker struct {
 	lastNs int64
 
 	stats Stats
+	// sampledSeen is set by the first AllocationSampled event; later
+	// AllocationTicks are then not followed.
+	sampledSeen bool
 
 	// scratch reused across GCs
 	moved     []clrevents.MovedRange
 	surviving []clrevents.SurvivingRange
 	newLive   []int32
+	movedIDs  []int32
+	movedOld  []uint64 // old address of movedIDs[i]
+	deadIDs   []int32
 }
 
 // pendingGC collects one GC's reports until it is over.
@@ -186,7 +211,31 @@ type pendingGC struct {
 	genStart  []clrevents.GenerationRange // before the first range event
 	genEnd    []clrevents.GenerationRange // after it
 	ended     bool                        // GCEnd seen
-	rangeSeen bool
+	rangeSeen bool                        // a range event since the last replay
+	anyRanges bool                        // a range event at all
+	// initial is set for a background GC until its first pause ends.
+	initial bool
+	// aged is set once a replay counted this GC towards objects' ages.
+	aged bool
+	// promoted is GCHeapStats' TotalPromotedSize per generation.
+	promoted    [5]uint64
+	hasPromoted bool
+}
+
+// nothingSurvived reports whether GCHeapStats says no byte of a condemned
+// generation survived, which is when the runtime sends no range at all.
+func (p *pendingGC) nothingSurvived(depth int) bool {
+	if !p.hasPromoted {
+		return false
+	}
+	var n uint64
+	for g := 0; g <= depth && g <= Gen2; g++ {
+		n += p.promoted[g]
+	}
+	if depth >= Gen2 {
+		n += p.promoted[LOH] + p.promoted[POH]
+	}
+	return n == 0
 }
 
 // New returns a tracker for a trace with header h (nil: 64-bit pointers,
@@ -246,6 +295,11 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 	case clrevents.IDGCRestartEEEnd:
 		t.RestartEEEnd()
 	case clrevents.IDGCHeapStats:
+		if hs, err := clrevents.DecodeGCHeapStats(ev.Payload, m.Version, t.ptrSize); err == nil {
+			t.Promoted(hs.TotalPromotedSize)
+		} else {
+			t.decodeError(err)
+		}
 		t.HeapStats()
 	case clrevents.IDGCAllocationTick:
 		a, err := clrevents.DecodeAllocationTick(ev.Payload, m.Version, t.ptrSize)
@@ -254,6 +308,12 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 			return
 		}
 		t.stats.AllocationTicks++
+		if t.sampledSeen {
+			// .NET 10 sampling is on too: its samples are the unbiased
+			// ones, and following both would sample some objects twice.
+			t.stats.IgnoredTicks++
+			return
+		}
 		if !a.HasAddress || a.Address == 0 {
 			t.stats.Untracked++
 			return
@@ -271,6 +331,7 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 			t.decodeError(err)
 			return
 		}
+		t.sampledSeen = true
 		if a.Address == 0 {
 			t.stats.Untracked++
 			return
@@ -432,6 +493,7 @@ func (t *Tracker) GCStart(ns int64, count uint32, depth int, typ uint32) {
 		if t.bgc != nil {
 			t.apply(t.bgc)
 		}
+		p.initial = true
 		t.bgc = p
 		return
 	}
@@ -470,6 +532,20 @@ func (t *Tracker) RestartEEEnd() {
 		t.apply(t.cur)
 		t.cur = nil
 	}
+	if t.cur == nil && t.bgc != nil && t.bgc.initial {
+		t.endInitialPause(t.bgc)
+	}
+}
+
+// Promoted records a GC's promoted bytes per generation (GCHeapStats). It
+// tells a GC in which nothing survived, which reports no range at all,
+// from one whose range events are missing.
+func (t *Tracker) Promoted(bytes [5]uint64) {
+	p := t.target()
+	if p == nil {
+		return
+	}
+	p.promoted, p.hasPromoted = bytes, true
 }
 
 // HeapStats marks the end of a background GC when no other GC is open
@@ -491,9 +567,48 @@ func (t *Tracker) Moved(r []clrevents.MovedRange) {
 		t.stats.Contradictions.LateRanges++
 		return
 	}
-	p.rangeSeen = true
+	p.rangeSeen, p.anyRanges = true, true
 	p.gc.RangeEvents++
+	slices.SortFunc(r, func(a, b clrevents.MovedRange) int { return cmpU64(a.OldBase, b.OldBase) })
+	if !validMoved(r) {
+		t.corrupt(p)
+		return
+	}
 	p.moved = append(p.moved, r...)
+}
+
+// corrupt records a bulk event whose ranges cannot be real (zero length,
+// wrapping past the address space, or overlapping each other within the
+// event): seen only where a trace was cut mid-write. The GC it belongs to
+// is then incomplete and declares nothing dead.
+func (t *Tracker) corrupt(p *pendingGC) {
+	t.stats.CorruptRangeEvents++
+	p.gc.Incomplete = true
+}
+
+// validMoved checks one event's ranges, sorted by old base.
+func validMoved(r []clrevents.MovedRange) bool {
+	for i, x := range r {
+		if x.Length == 0 || x.OldBase+x.Length < x.OldBase || x.NewBase+x.Length < x.NewBase {
+			return false
+		}
+		if i > 0 && r[i-1].OldBase+r[i-1].Length > x.OldBase {
+			return false
+		}
+	}
+	return true
+}
+
+func validSurviving(r []clrevents.SurvivingRange) bool {
+	for i, x := range r {
+		if x.Length == 0 || x.Base+x.Length < x.Base {
+			return false
+		}
+		if i > 0 && r[i-1].Base+r[i-1].Length > x.Base {
+			return false
+		}
+	}
+	return true
 }
 
 // Surviving adds surviving ranges to the current GC.
@@ -506,8 +621,13 @@ func (t *Tracker) Surviving(r []clrevents.SurvivingRange) {
 		t.stats.Contradictions.LateRanges++
 		return
 	}
-	p.rangeSeen = true
+	p.rangeSeen, p.anyRanges = true, true
 	p.gc.RangeEvents++
+	slices.SortFunc(r, func(a, b clrevents.SurvivingRange) int { return cmpU64(a.Base, b.Base) })
+	if !validSurviving(r) {
+		t.corrupt(p)
+		return
+	}
 	p.surviving = append(p.surviving, r...)
 }
 
@@ -596,48 +716,99 @@ func cmpU64(a, b uint64) int {
 }
 
 // condemned reports whether generation gen is collected by a GC whose
-// condemned generation is depth: the LOH and POH go with gen2.
-func condemned(gen, depth int) bool {
+// condemned generation is depth: the LOH and POH go with gen2. A background
+// GC collects gen2 (and the LOH/POH) only; the ephemeral generations are
+// left to the GCs that run beside it.
+func condemned(gen, depth int, background bool) bool {
 	if gen >= LOH {
 		return depth >= Gen2
+	}
+	if background {
+		return gen == Gen2
 	}
 	return gen <= depth
 }
 
 // apply replays one finished GC over every live tracked object.
 func (t *Tracker) apply(p *pendingGC) {
+	if p.initial {
+		// A background GC that ended within its first pause (or whose
+		// restart was lost): what it reported is the ephemeral part.
+		t.endInitialPause(p)
+	}
 	gc := p.gc
-	gc.Moved = len(p.moved)
-	gc.Surviving = len(p.surviving)
+	if !p.anyRanges && t.stats.HasMovementEvents && gc.Type != gcTypeBackground && p.nothingSurvived(gc.Depth) {
+		// Movement events are on and nothing survived: the absence of
+		// ranges is the answer, not missing data.
+		p.rangeSeen, p.anyRanges = true, true
+		gc.NothingSurvived = true
+		t.stats.GCsNothingSurvived++
+	}
+	t.replay(p, &gc, gc.Depth, gc.Type == gcTypeBackground, !p.aged)
+	gc.NoRanges = !p.anyRanges
+	if gc.NoRanges {
+		t.stats.GCsWithoutRanges++
+	}
+	t.gcs = append(t.gcs, gc)
+}
+
+// endInitialPause handles the end of a background GC's first pause. The
+// runtime collects the ephemeral generations (gen0 and gen1) in that pause
+// and, on current runtimes, reports their ranges under the background GC's
+// own GCStart; those are replayed now as the ephemeral GC they are, and
+// what arrives later is the background sweep of gen2.
+func (t *Tracker) endInitialPause(p *pendingGC) {
+	p.initial = false
+	if !p.rangeSeen {
+		return
+	}
+	t.replay(p, &p.gc, Gen1, false, true)
+	p.aged = true
+	p.moved, p.surviving = p.moved[:0], p.surviving[:0]
+	p.genStart, p.genEnd = p.genStart[:0], p.genEnd[:0]
+	p.rangeSeen = false
+}
+
+// replay applies p's collected ranges as a GC condemning depth (gen2 only
+// when background) and adds its counts to gc. age says whether this GC
+// counts towards the objects' age (once per GC).
+func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) {
+	gc.Moved += len(p.moved)
+	gc.Surviving += len(p.surviving)
 	c := &t.stats.Contradictions
 
 	slices.SortFunc(p.moved, func(a, b clrevents.MovedRange) int { return cmpU64(a.OldBase, b.OldBase) })
 	slices.SortFunc(p.surviving, func(a, b clrevents.SurvivingRange) int { return cmpU64(a.Base, b.Base) })
-	c.OverlappingRanges += countOverlaps(p.moved, p.surviving)
-	c.OverlappingDest += countDestOverlaps(p.moved)
+	ov, dov := countOverlaps(p.moved, p.surviving), countDestOverlaps(p.moved)
+	gc.Overlaps += ov + dov
+	c.OverlappingRanges += ov
+	c.OverlappingDest += dov
+	noRanges := !p.rangeSeen
 
 	startIdx := newGenIndex(p.genStart)
 	endIdx := newGenIndex(p.genEnd)
-	gc.NoRanges = !p.rangeSeen
-	if gc.NoRanges {
-		t.stats.GCsWithoutRanges++
-	}
 
 	// Objects are re-keyed only when they move or die, so a gen0 GC costs
 	// a search per object, not a rebuild of the address index.
 	newLive := t.newLive[:0]
-	var movedIDs []int32
+	movedIDs := t.movedIDs[:0]
+	t.movedOld = t.movedOld[:0]
+	t.deadIDs = t.deadIDs[:0]
 	for _, idx := range t.live {
 		o := &t.objs[idx]
-		o.GCsSeen++
+		if age {
+			o.GCsSeen++
+		}
 		gen := o.Gen
 		if g, ok := startIdx.lookup(o.Address); ok {
 			if g != gen {
 				t.stats.GenCorrections++
 				gen = g
+			} else {
+				t.stats.GenConfirmed++
 			}
 		}
-		isCondemned := condemned(gen, gc.Depth)
+		isCondemned := condemned(gen, depth, background)
 		newAddr, hits := lookupMoved(p.moved, o.Address)
 		survHits := lookupSurviving(p.surviving, o.Address)
 		if hits+survHits > 1 {
@@ -646,7 +817,7 @@ func (t *Tracker) apply(p *pendingGC) {
 		switch {
 		case hits > 0:
 			if newAddr != o.Address {
-				delete(t.byAdr, o.Address)
+				t.movedOld = append(t.movedOld, o.Address)
 				o.Address = newAddr
 				movedIDs = append(movedIDs, idx)
 				gc.Remapped++
@@ -655,7 +826,7 @@ func (t *Tracker) apply(p *pendingGC) {
 			}
 		case survHits > 0:
 			gc.InPlace++
-		case isCondemned && !gc.NoRanges:
+		case isCondemned && !noRanges && !gc.Incomplete:
 			o.Alive = false
 			o.DeathGC = int(gc.Count)
 			o.DeathNs = gc.StartNs
@@ -663,9 +834,7 @@ func (t *Tracker) apply(p *pendingGC) {
 			o.Gen = gen
 			gc.Died++
 			gc.Examined++
-			if t.byAdr[o.Address] == idx {
-				delete(t.byAdr, o.Address)
-			}
+			t.deadIDs = append(t.deadIDs, idx)
 			continue
 		default:
 			// Not condemned (or no data): untouched.
@@ -683,21 +852,54 @@ func (t *Tracker) apply(p *pendingGC) {
 		}
 		if g, ok := endIdx.lookup(o.Address); ok {
 			gen = g
+		} else if len(endIdx) > 0 {
+			c.Unplaced++
 		}
 		o.Gen = gen
 		o.MaxGen = max(o.MaxGen, gen)
 		newLive = append(newLive, idx)
 	}
-	for _, idx := range movedIDs {
-		o := &t.objs[idx]
-		if j, ok := t.byAdr[o.Address]; ok && j != idx {
-			c.Collisions++
-		}
-		t.byAdr[o.Address] = idx
-	}
+	t.reindex(newLive, movedIDs)
 	t.newLive = t.live
 	t.live = newLive
-	t.gcs = append(t.gcs, gc)
+}
+
+// reindex brings the address index up to date after a GC. When most
+// objects moved or died it is rebuilt from scratch: deleting and
+// re-inserting most keys of a hash map every GC leaves it full of
+// tombstones and makes every later probe slow.
+func (t *Tracker) reindex(live, moved []int32) {
+	c := &t.stats.Contradictions
+	if len(moved)+len(t.deadIDs) > len(live)/4 {
+		clear(t.byAdr)
+		for _, idx := range live {
+			a := t.objs[idx].Address
+			if _, ok := t.byAdr[a]; ok {
+				c.Collisions++
+			}
+			t.byAdr[a] = idx
+		}
+		t.movedIDs = moved
+		return
+	}
+	for _, idx := range t.deadIDs {
+		if a := t.objs[idx].Address; t.byAdr[a] == idx {
+			delete(t.byAdr, a)
+		}
+	}
+	for i, idx := range moved {
+		if a := t.movedOld[i]; t.byAdr[a] == idx {
+			delete(t.byAdr, a)
+		}
+	}
+	for _, idx := range moved {
+		a := t.objs[idx].Address
+		if j, ok := t.byAdr[a]; ok && j != idx {
+			c.Collisions++
+		}
+		t.byAdr[a] = idx
+	}
+	t.movedIDs = moved
 }
 
 // lookupMoved finds the moved range covering addr in ranges sorted by old

@@ -194,18 +194,33 @@ func TestLargeObjectsGoWithGen2(t *testing.T) {
 	}
 }
 
-// TestContradictions: overlapping ranges and a sample on a live address are
-// counted, not silently accepted.
+// TestContradictions: ranges of two heaps that overlap, a sample on a live
+// address and a range outside any GC are counted, not silently accepted; an
+// event overlapping itself is dropped as corrupt and its GC kills nothing.
 func TestContradictions(t *testing.T) {
 	tr := New(nil)
-	alloc(tr, 0x100, "T")
-	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x50, Length: 0x20}, {OldBase: 0x110, NewBase: 0x80, Length: 0x20}}, nil)
-	alloc(tr, 0x50, "T") // lands on the survivor: its death was missed
+	alloc(tr, 0x118, "T") // covered by both ranges below
+	alloc(tr, 0x900, "T")
+	tr.GCStart(1, 1, 0, 0)
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x50, Length: 0x20}})
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x110, NewBase: 0x80, Length: 0x20}})
+	tr.GCEnd(1)
+	tr.RestartEEEnd()
+	alloc(tr, 0x88, "T") // lands on the survivor: its death was missed
 	tr.Moved([]clrevents.MovedRange{{OldBase: 1, NewBase: 2, Length: 1}})
+	alloc(tr, 0x2000, "T")
+	gc(tr, 2, 0, []clrevents.MovedRange{{OldBase: 0x50, NewBase: 0x40, Length: 0x20}, {OldBase: 0x60, NewBase: 0x10, Length: 0x8}}, nil)
 	tr.Finish()
-	c := tr.Result().Stats.Contradictions
-	if c.OverlappingRanges != 1 || c.AddressReused != 1 || c.LateRanges != 1 || c.MappedTwice != 0 {
-		t.Errorf("contradictions %+v, want 1 overlap, 1 reuse, 1 late range", c)
+	r := tr.Result()
+	c := r.Stats.Contradictions
+	if c.OverlappingRanges != 1 || c.AddressReused != 1 || c.LateRanges != 1 || c.MappedTwice != 1 {
+		t.Errorf("contradictions %+v, want 1 overlap, 1 reuse, 1 late range, 1 mapped twice", c)
+	}
+	if r.Stats.CorruptRangeEvents != 1 || !r.GCs[1].Incomplete || r.GCs[1].Died != 0 || !r.Objects[3].Alive {
+		t.Errorf("corrupt events %d, GC 2 %+v: the self-overlapping event must be dropped and kill nothing", r.Stats.CorruptRangeEvents, r.GCs[1])
+	}
+	if r.Objects[1].Alive || r.Objects[1].DeathGC != 1 {
+		t.Errorf("object at 0x900 should have died at GC 1")
 	}
 }
 
@@ -252,6 +267,7 @@ func keys(m map[uint64]*Object) []uint64 {
 
 type pb []byte
 
+func (p pb) u8(v uint8) pb   { return append(p, v) }
 func (p pb) u16(v uint16) pb { return binary.LittleEndian.AppendUint16(p, v) }
 func (p pb) u32(v uint32) pb { return binary.LittleEndian.AppendUint32(p, v) }
 func (p pb) u64(v uint64) pb { return binary.LittleEndian.AppendUint64(p, v) }
@@ -297,5 +313,174 @@ func TestEventDispatch(t *testing.T) {
 	}
 	if !b.Alive || b.Address != 0x100 || b.EstBytes != 102400 || b.EstCount != 102400.0/24 {
 		t.Errorf("second object %+v, want alive at 0x100 standing for 102400 bytes", b)
+	}
+}
+
+// FuzzTracker feeds arbitrary payloads under every event id the tracker
+// handles: it must never panic, whatever the bytes.
+func FuzzTracker(f *testing.F) {
+	f.Add(uint8(0), []byte{}, uint32(0))
+	f.Add(uint8(1), []byte(pb{}.u32(0).u32(1).u16(0).u64(0x100).u64(0x80).u64(0x10)), uint32(0))
+	f.Add(uint8(2), []byte(pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x100).u64(24)), uint32(4))
+	ids := []uint32{clrevents.IDGCStart, clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCAllocationTick,
+		clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange, clrevents.IDBulkType,
+		clrevents.IDAllocationSampled, clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd}
+	f.Fuzz(func(t *testing.T, which uint8, p []byte, v uint32) {
+		tr := New(nil)
+		for i, id := range ids {
+			// Each id once in a fixed order, then the fuzzed one again.
+			tr.Event(rtEvent(id, v%5, int64(i), p))
+		}
+		tr.Event(rtEvent(ids[int(which)%len(ids)], v%5, 99, p))
+		tr.Finish()
+		_ = Summarize(tr.Result(), nil)
+	})
+}
+
+// TestBackgroundGCLeavesEphemeralAlone: a background GC condemns gen2 only;
+// a gen0 object it does not report is neither dead nor promoted.
+func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "Young")
+	alloc(tr, 0x200, "Young")
+	tr.GCStart(1, 1, 2, gcTypeBackground)
+	tr.RestartEEEnd() // the BGC's initial pause ends; it goes on concurrently
+	tr.Surviving([]clrevents.SurvivingRange{{Base: 0x200, Length: 8}})
+	tr.GCEnd(1)
+	tr.HeapStats()
+	tr.Finish()
+	r := tr.Result()
+	for _, o := range r.Objects {
+		if !o.Alive || o.Gen != Gen0 || o.Survived != 0 {
+			t.Errorf("object at %#x: alive %v gen %d survived %d; a BGC must not touch gen0", o.Address, o.Alive, o.Gen, o.Survived)
+		}
+	}
+	if len(r.GCs) != 1 || r.GCs[0].Type != gcTypeBackground {
+		t.Errorf("GCs %+v", r.GCs)
+	}
+}
+
+// TestBackgroundGCInitialEphemeral: ranges reported during a background
+// GC's first pause (no GCStart of their own on .NET 10) are the ephemeral
+// collection the BGC starts with: gen0 objects they do not cover die, the
+// covered ones are promoted; the later sweep touches gen2 only.
+func TestBackgroundGCInitialEphemeral(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "Young")
+	alloc(tr, 0x200, "Young")
+	alloc(tr, 0x300, "Young")
+	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 0x300, NewBase: 0x900, Length: 8}}, nil)
+	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 0x900, NewBase: 0x900, Length: 8}}, nil) // now gen2
+	alloc(tr, 0x100, "Young")
+	alloc(tr, 0x200, "Young")
+	tr.GCStart(3, 3, 2, gcTypeBackground)
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x200, NewBase: 0x180, Length: 8}})
+	tr.RestartEEEnd()
+	tr.Surviving([]clrevents.SurvivingRange{{Base: 0x400, Length: 8}}) // gen2 sweep: 0x900 not in it
+	tr.GCEnd(3)
+	tr.HeapStats()
+	tr.Finish()
+	r := tr.Result()
+	o := r.Objects
+	if o[2].Alive || o[2].DeathGC != 3 || o[2].DeathGen != Gen2 {
+		t.Errorf("gen2 object: %+v, want dead at GC 3 in gen2", o[2])
+	}
+	if o[3].Alive || o[3].DeathGC != 3 || o[3].DeathGen != Gen0 {
+		t.Errorf("uncovered gen0 object: %+v, want dead at GC 3", o[3])
+	}
+	if !o[4].Alive || o[4].Address != 0x180 || o[4].Gen != Gen1 || o[4].GCsSeen != 1 {
+		t.Errorf("covered gen0 object: %+v, want alive at 0x180 in gen1, one GC seen", o[4])
+	}
+	if len(r.GCs) != 3 || r.GCs[2].Moved != 1 || r.GCs[2].Surviving != 1 {
+		t.Errorf("GCs %+v", r.GCs)
+	}
+}
+
+// TestBackgroundGCEndingInFirstPause: on .NET 10 a background GC can end
+// (GCEnd, GCHeapStats) before its first RestartEEEnd; the ranges of that
+// pause are still the ephemeral collection, so an uncovered gen0 object
+// dies even though a background GC condemns only gen2.
+func TestBackgroundGCEndingInFirstPause(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "Dead")
+	alloc(tr, 0x200, "Moved")
+	tr.GCStart(1, 1, 2, gcTypeBackground)
+	tr.Moved([]clrevents.MovedRange{{OldBase: 0x200, NewBase: 0x100, Length: 8}})
+	tr.GCEnd(1)
+	tr.HeapStats()
+	tr.RestartEEEnd()
+	tr.Finish()
+	o := tr.Result().Objects
+	if o[0].Alive || o[0].DeathGC != 1 {
+		t.Errorf("uncovered gen0 object %+v, want dead at GC 1", o[0])
+	}
+	if !o[1].Alive || o[1].Address != 0x100 || o[1].Gen != Gen1 {
+		t.Errorf("moved object %+v, want alive in gen1 at 0x100", o[1])
+	}
+	if c := tr.Result().Stats.Contradictions; c.Total() != 0 {
+		t.Errorf("contradictions %+v", c)
+	}
+}
+
+// TestNothingSurvived: with movement events on, a GC without ranges whose
+// heap stats show zero promoted bytes killed every condemned object; with
+// promoted bytes it is missing data and kills nothing.
+func TestNothingSurvived(t *testing.T) {
+	tr := New(nil)
+	alloc(tr, 0x100, "T")
+	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x100, Length: 8}}, nil) // movement on; now gen1
+	alloc(tr, 0x200, "T")
+	tr.GCStart(2, 2, 0, 0)
+	tr.GCEnd(2)
+	tr.Promoted([5]uint64{0, 4096, 0, 0, 0}) // gen0 promoted nothing
+	tr.RestartEEEnd()
+	alloc(tr, 0x300, "T")
+	tr.GCStart(3, 3, 0, 0)
+	tr.GCEnd(3)
+	tr.Promoted([5]uint64{64, 0, 0, 0, 0}) // something survived: ranges missing
+	tr.RestartEEEnd()
+	tr.Finish()
+	r := tr.Result()
+	o := r.Objects
+	if !o[0].Alive || o[1].Alive || o[1].DeathGC != 2 || !o[2].Alive {
+		t.Errorf("alive: gen1 %v, gen0 at GC 2 %v (death %d), gen0 at GC 3 %v", o[0].Alive, o[1].Alive, o[1].DeathGC, o[2].Alive)
+	}
+	if r.Stats.GCsNothingSurvived != 1 || r.Stats.GCsWithoutRanges != 1 || !r.GCs[1].NothingSurvived || !r.GCs[2].NoRanges {
+		t.Errorf("stats %+v", r.Stats)
+	}
+}
+
+// TestSampledObjectsNamedByBulkType: GCSampledObjectAllocation gives only a
+// type id, named by a BulkType event (even one arriving later); once
+// AllocationSampled is seen, AllocationTicks are no longer followed.
+func TestSampledObjectsNamedByBulkType(t *testing.T) {
+	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000})
+	sampled := pb{}.u64(0x5000).u64(0x77).u32(10).u64(320).u16(0)
+	bulk := pb{}.u32(1).u16(0).u64(0x77).u64(0x1).u32(0x02000001).u32(0).u8(0x12).str("My.Type").u32(0)
+	as := pb{}.u32(0).u16(0).u64(0x88).str("Other").u64(0x6000).u64(32).u64(0)
+	tick := pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x7000).u64(24)
+	for i, ev := range []*nettrace.Event{
+		rtEvent(clrevents.IDGCSampledObjectAllocLow, 0, 1, sampled),
+		rtEvent(clrevents.IDAllocationSampled, 0, 2, as),
+		rtEvent(clrevents.IDGCAllocationTick, 4, 3, tick),
+		rtEvent(clrevents.IDBulkType, 0, 4, bulk),
+	} {
+		tr.Event(ev)
+		if tr.stats.DecodeErrors != 0 {
+			t.Fatalf("event %d: %s", i, tr.stats.FirstDecodeError)
+		}
+	}
+	tr.Finish()
+	r := tr.Result()
+	if len(r.Objects) != 2 || r.Stats.IgnoredTicks != 1 {
+		t.Fatalf("%d objects, %d ignored ticks; want 2 and 1", len(r.Objects), r.Stats.IgnoredTicks)
+	}
+	a, b := r.Objects[0], r.Objects[1]
+	if a.Type != "My.Type" || a.Size != 32 || a.EstCount != 10 || a.EstBytes != 320 || a.Source != FromSampledObjectAllocation {
+		t.Errorf("sampled object %+v", a)
+	}
+	// 32 bytes sampled with mean 100 KiB stands for 1/(1-exp(-32/102400)) objects.
+	if b.Type != "Other" || b.EstCount < 3200 || b.EstCount > 3201 || b.Source != FromAllocationSampled {
+		t.Errorf("AllocationSampled object %+v", b)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,7 +60,9 @@ type summary struct {
 	AliveAtEnd       int
 	ReachedGen2      int
 	GenCorrections   int
+	GenConfirmed     int
 	DecodeErrors     int
+	CorruptEvents    int
 	Contradictions   Contradictions
 }
 
@@ -69,7 +70,7 @@ func summarize(r *Result) summary {
 	s := summary{GCs: len(r.GCs), GCsWithoutRanges: r.Stats.GCsWithoutRanges, RangeEvents: r.Stats.RangeEvents,
 		MovedRanges: r.Stats.MovedRanges, SurvivingRanges: r.Stats.SurvivingRanges,
 		AllocationTicks: r.Stats.AllocationTicks, Untracked: r.Stats.Untracked, Tracked: r.Stats.Tracked,
-		GenCorrections: r.Stats.GenCorrections, DecodeErrors: r.Stats.DecodeErrors, Contradictions: r.Stats.Contradictions}
+		GenCorrections: r.Stats.GenCorrections, GenConfirmed: r.Stats.GenConfirmed, DecodeErrors: r.Stats.DecodeErrors, CorruptEvents: r.Stats.CorruptRangeEvents, Contradictions: r.Stats.Contradictions}
 	for _, g := range r.GCs {
 		s.Remapped += g.Remapped
 		s.InPlace += g.InPlace
@@ -131,5 +132,4 @@ func TestRealTraces(t *testing.T) {
 	if string(want) != string(b) {
 		t.Errorf("replay differs from %s:\n%s", golden, b)
 	}
-	fmt.Sprint()
 }

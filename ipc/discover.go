@@ -197,13 +197,21 @@ func noSocketReason(pid int, dir string, envErr error) string {
 		return "the diagnostic port is disabled in this process (DOTNET_EnableDiagnostics_IPC=0)"
 	}
 	isNet, known := isDotnet(pid)
+	nspid, _ := nsPid(pid)
+	// The path as the runtime sees it: dir without the /proc/PID/root prefix.
+	inside := strings.TrimPrefix(dir, filepath.Join(procRoot, strconv.Itoa(pid), "root"))
+	want := filepath.Join(inside, fmt.Sprintf("dotnet-diagnostic-%d-%s-socket", nspid, startTicks(pid)))
 	switch {
 	case known && !isNet:
 		return fmt.Sprintf("%s is not a .NET process (no CoreCLR runtime loaded, no diagnostics socket in %s)", comm(pid), dir)
-	case envErr != nil && os.IsPermission(envErr):
+	case len(want) >= maxSunPath:
+		return fmt.Sprintf("its diagnostics socket %s would be %d bytes, over the %d-byte limit of Unix socket paths, so the runtime could not create it: start the process with a shorter TMPDIR", want, len(want), maxSunPath-1)
+	case envErr != nil && os.IsPermission(envErr) && os.Geteuid() != 0 && procOwner(pid) != os.Geteuid():
 		return fmt.Sprintf("no diagnostics socket in %s, and the process belongs to %s, so its TMPDIR cannot be read: run clrspy as that user or as root", dir, ownerName(procOwner(pid)))
+	case isNet:
+		return fmt.Sprintf("%s runs .NET but has no diagnostics socket in %s (removed, or the diagnostic port disabled by configuration)", comm(pid), dir)
 	}
-	return fmt.Sprintf("no diagnostics socket in %s: not a .NET process, or one that has not started its runtime yet", dir)
+	return fmt.Sprintf("%s has no diagnostics socket in %s: not a .NET process, or one whose runtime has not started yet", comm(pid), dir)
 }
 
 // isDotnet reports whether pid has the CoreCLR runtime mapped; known is
@@ -285,7 +293,7 @@ func dialUnix(path string, timeout time.Duration) (net.Conn, error) {
 	if len(path) < maxSunPath {
 		return net.DialTimeout("unix", path, timeout)
 	}
-	d, err := os.OpenFile(filepath.Dir(path), syscall.O_PATH|syscall.O_DIRECTORY, 0)
+	d, err := os.OpenFile(filepath.Dir(path), oPath|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d-byte limit, and its directory cannot be opened: %v", path, len(path), maxSunPath-1, err)
 	}
@@ -485,3 +493,6 @@ func nameMatches(pid int, name string) bool {
 	}
 	return false
 }
+
+// oPath is Linux's O_PATH: open a directory only to name it.
+const oPath = 0x200000

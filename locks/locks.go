@@ -4,12 +4,13 @@
 // and from which code. It is a state machine over *nettrace.Event with no
 // I/O, equally fed from a live session or a file.
 //
-// The owner a ContentionStart v2 reports (LockOwnerThreadID) is not the same
-// kind of value on every runtime: .NET 10 writes the owner's OS thread id,
-// other builds the address of the runtime's Thread object or the managed
-// thread id. The analyzer collects the thread events (ThreadCreated, rundown
-// ThreadDC) and the OS thread ids it sees, and resolves each owner value at
-// the end, saying how it mapped it or that it could not.
+// The owner a ContentionStart v2 reports (LockOwnerThreadID) is documented
+// both as the owner's OS thread id and as the address of the runtime's
+// Thread object; every runtime measured (.NET 8, 9 and 10, docs/locks.md)
+// writes the OS thread id. The analyzer accepts either, and managed thread
+// ids too: it collects the thread events (ThreadCreated, rundown ThreadDC)
+// and the OS thread ids it sees, and resolves each owner value at the end,
+// saying how it mapped it or that it could not.
 package locks
 
 import (
@@ -21,11 +22,21 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// Symbolizer names the frames of a stack of instruction pointers (leaf
-// first). Package stacks provides the profiler's symbolizer; the analyzer
-// only needs this much of it.
+// Symbolizer names the frames of stacks of instruction pointers (leaf
+// first), all at once after the stream ended (the rundown's method maps
+// come last). ts[i] is the event-clock time stacks[i] was first seen, for
+// code that was unloaded or re-jitted during the session. The result has
+// one entry per stack; an entry may have a different length from its
+// stack (runs of native frames fold into one) and nil means unnamed.
+// StackSymbolizer adapts the profiler's symbol table to it.
 type Symbolizer interface {
-	Symbolize(stack []uint64) []string
+	Symbolize(stacks [][]uint64, ts []int64) []SymbolizedStack
+}
+
+// SymbolizedStack is the named form of one stack, leaf first.
+type SymbolizedStack struct {
+	Frames  []string
+	Modules []string // module file name per frame; "" if unknown
 }
 
 // HistogramBounds are the upper bounds (exclusive, nanoseconds) of the wait
@@ -53,10 +64,10 @@ type Analyzer struct {
 	threads map[uint64]*threadAcc
 	samples map[sampleKey]*Sample
 
-	lockObject map[uint64]uint64 // lock id → object, from LockCreated / Start v2
-	typeNames  map[uint64]string // type id → name
-	objectType map[uint64]uint64 // object address → type id
-	objectName map[uint64]string // object address → type name when given inline
+	lockObject map[uint64]uint64     // lock id → object, from LockCreated / Start v2
+	lockType   map[uint64]objectInfo // lock id → the object's type, once known
+	typeNames  map[uint64]string     // type id → name
+	objects    map[uint64]objectInfo // object address → its last sampled allocation
 
 	threadObj map[uint64]clrevents.Thread // Thread* → thread
 	managed   map[uint32]uint32           // managed thread id → OS thread id
@@ -65,8 +76,10 @@ type Analyzer struct {
 
 	stackIDs map[string]int
 	stacks   [][]uint64
+	stackTS  []int64 // first time each stack was seen
 
 	lastTS         int64
+	lastTID        uint64
 	decodeErrors   int
 	firstErr       error
 	stopsNoStart   int
@@ -104,14 +117,12 @@ type Sample struct {
 
 type lockAcc struct {
 	id      uint64
-	object  uint64
 	count   int64
 	totalNs int64
 	maxNs   int64
 	hist    []int64
 	stacks  map[int]*agg
 	owners  map[uint64]*agg
-	waiting int
 }
 
 type agg struct {
@@ -140,9 +151,9 @@ func New(hdr *nettrace.Header) *Analyzer {
 		threads:    make(map[uint64]*threadAcc),
 		samples:    make(map[sampleKey]*Sample),
 		lockObject: make(map[uint64]uint64),
+		lockType:   make(map[uint64]objectInfo),
 		typeNames:  make(map[uint64]string),
-		objectType: make(map[uint64]uint64),
-		objectName: make(map[uint64]string),
+		objects:    make(map[uint64]objectInfo),
 		threadObj:  make(map[uint64]clrevents.Thread),
 		managed:    make(map[uint32]uint32),
 		osManaged:  make(map[uint64]uint32),
@@ -155,8 +166,17 @@ func New(hdr *nettrace.Header) *Analyzer {
 // payload that does not decode is counted (Result.DecodeErrors) and skipped.
 func (a *Analyzer) Add(ev *nettrace.Event) {
 	m := ev.Meta
-	if ev.Timestamp > a.lastTS {
+	// The rundown (and the EventPipe provider's process info) come after the
+	// session stopped: a wait still open then is known to last only until
+	// the last event before them.
+	if ev.Timestamp > a.lastTS && m.Runtime != nettrace.Rundown && m.Runtime != nettrace.EventPipe {
 		a.lastTS = ev.Timestamp
+	}
+	// Every thread that wrote an event is a known OS thread id, so an owner
+	// that never waited itself can still be recognised as one.
+	if ev.ThreadID != a.lastTID {
+		a.lastTID = ev.ThreadID
+		a.osThreads[ev.ThreadID] = true
 	}
 	switch m.Runtime {
 	case nettrace.Runtime:
@@ -169,7 +189,7 @@ func (a *Analyzer) Add(ev *nettrace.Event) {
 			e, err := clrevents.DecodeContentionLockCreated(ev.Payload, m.Version, a.ptrSize)
 			if a.check(err) {
 				a.lockCreated++
-				a.lockObject[e.LockID] = e.AssociatedObjectID
+				a.setObject(e.LockID, e.AssociatedObjectID)
 			}
 		case clrevents.IDThreadCreated:
 			a.thread(ev)
@@ -177,23 +197,27 @@ func (a *Analyzer) Add(ev *nettrace.Event) {
 			e, err := clrevents.DecodeBulkType(ev.Payload, m.Version, a.ptrSize)
 			if a.check(err) {
 				for _, t := range e.Types {
-					a.typeNames[t.TypeID] = t.Name
+					// Without GCHeapAndTypeNames the runtime sends empty
+					// names: they must not erase a name already known.
+					if t.Name != "" || a.typeNames[t.TypeID] == "" {
+						a.typeNames[t.TypeID] = t.Name
+					}
 				}
 			}
 		case clrevents.IDGCAllocationTick:
 			e, err := clrevents.DecodeAllocationTick(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) && e.HasType && e.HasAddress && len(a.objectName) < maxObjects {
-				a.objectName[e.Address] = e.TypeName
+			if a.check(err) && e.HasType && e.HasAddress {
+				a.allocated(e.Address, e.TypeID, e.TypeName)
 			}
 		case clrevents.IDAllocationSampled:
 			e, err := clrevents.DecodeAllocationSampled(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) && len(a.objectName) < maxObjects {
-				a.objectName[e.Address] = e.TypeName
+			if a.check(err) {
+				a.allocated(e.Address, e.TypeID, e.TypeName)
 			}
 		case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
 			e, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) && len(a.objectType) < maxObjects {
-				a.objectType[e.Address] = e.TypeID
+			if a.check(err) {
+				a.allocated(e.Address, e.TypeID, "")
 			}
 		}
 	case nettrace.Rundown:
@@ -239,7 +263,7 @@ func (a *Analyzer) start(ev *nettrace.Event) {
 		// was lost.
 		a.lostStarts++
 	}
-	p := &pending{ts: ev.Timestamp, stack: a.intern(ev.Stack)}
+	p := &pending{ts: ev.Timestamp, stack: a.intern(ev.Stack, ev.Timestamp)}
 	if e.HasLock {
 		a.hasV2 = true
 		p.hasV2 = true
@@ -247,7 +271,7 @@ func (a *Analyzer) start(ev *nettrace.Event) {
 		p.object = e.AssociatedObjectID
 		p.owner = e.LockOwnerThreadID
 		if e.AssociatedObjectID != 0 {
-			a.lockObject[e.LockID] = e.AssociatedObjectID
+			a.setObject(e.LockID, e.AssociatedObjectID)
 		}
 	}
 	a.open[ev.ThreadID] = p
@@ -278,6 +302,36 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 		}
 	}
 	a.record(ev.ThreadID, p, d)
+}
+
+// setObject records the object a lock belongs to and, while the lock's type
+// is unknown, looks the object up among the allocations seen so far. The
+// lookup happens now, at the address the object has now: a compacting GC
+// may move it later and another object may take the address.
+func (a *Analyzer) setObject(lock, obj uint64) {
+	a.lockObject[lock] = obj
+	if _, ok := a.lockType[lock]; ok {
+		return
+	}
+	if o, ok := a.objects[obj]; ok {
+		a.lockType[lock] = o
+	}
+}
+
+// objectInfo is the type of an allocated object: a name when the event
+// gave one, else the type id for BulkType to name.
+type objectInfo struct {
+	typeID uint64
+	name   string
+}
+
+// allocated records an object allocation event; the latest allocation at
+// an address replaces older ones (the earlier object died or moved).
+func (a *Analyzer) allocated(addr, typeID uint64, name string) {
+	if _, ok := a.objects[addr]; !ok && len(a.objects) >= maxObjects {
+		return
+	}
+	a.objects[addr] = objectInfo{typeID: typeID, name: name}
 }
 
 func (a *Analyzer) lock(id uint64) *lockAcc {
@@ -343,9 +397,10 @@ func bucket(d int64) int {
 
 // intern stores a copy of stack once and returns its index; index 0 is the
 // empty stack.
-func (a *Analyzer) intern(stack []uint64) int {
+func (a *Analyzer) intern(stack []uint64, ts int64) int {
 	if len(a.stacks) == 0 {
 		a.stacks = append(a.stacks, nil)
+		a.stackTS = append(a.stackTS, 0)
 	}
 	if len(stack) == 0 {
 		return 0
@@ -361,6 +416,7 @@ func (a *Analyzer) intern(stack []uint64) int {
 	id := len(a.stacks)
 	a.stackIDs[string(b)] = id
 	a.stacks = append(a.stacks, append([]uint64(nil), stack...))
+	a.stackTS = append(a.stackTS, ts)
 	return id
 }
 

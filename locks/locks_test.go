@@ -1,18 +1,25 @@
 package locks
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"io"
+	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
 const traces = "../../shared/traces/"
 
-// analyze runs a whole trace file through the analyzer.
-func analyze(t testing.TB, name string) (*Analyzer, *nettrace.Reader) {
+// run reads a whole trace file through the analyzer and the profiler's
+// symbolizer; visit, if not nil, sees every event too.
+func run(t testing.TB, name string, visit func(*nettrace.Event)) (*Result, *nettrace.Header) {
 	t.Helper()
 	f, err := os.Open(traces + name)
 	if err != nil {
@@ -24,42 +31,363 @@ func analyze(t testing.TB, name string) (*Analyzer, *nettrace.Reader) {
 		t.Fatal(err)
 	}
 	a := New(r.Header())
+	sym := NewStackSymbolizer(r.Header())
 	for {
 		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		var te *nettrace.TruncatedError
-		if errors.As(err, &te) {
+		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		a.Add(ev)
+		sym.Event(ev)
+		if visit != nil {
+			visit(ev)
+		}
 	}
-	return a, r
+	return a.Result(sym), r.Header()
 }
 
-func TestZZDump(t *testing.T) {
-	for _, n := range []string{"filtrace__contention.nettrace", "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace", "diagnostics__trace.nettrace"} {
-		a, _ := analyze(t, n)
+// TestFiltraceContention checks the .NET 10 trace of CATALOG.md §8.4 (197
+// ContentionStart v2 / 197 ContentionStop v1, one lock, four contending
+// threads) against values computed here independently of the analyzer.
+func TestFiltraceContention(t *testing.T) {
+	var sumDur float64
+	starts := map[uint64]int{}
+	res, _ := run(t, "filtrace__contention.nettrace", func(ev *nettrace.Event) {
+		switch {
+		case clrevents.Is(ev.Meta, nettrace.Runtime, clrevents.IDContentionStop):
+			s, _ := clrevents.DecodeContentionStop(ev.Payload, ev.Meta.Version, 8)
+			sumDur += s.DurationNs
+		case clrevents.Is(ev.Meta, nettrace.Runtime, clrevents.IDContentionStart):
+			starts[ev.ThreadID]++
+		}
+	})
+	s := res.Summary
+	if s.Contentions != 197 || s.Unpaired != 0 || s.StopsWithoutStart != 0 || s.LostStarts != 0 || s.DecodeErrors != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	// Each wait is rounded to a whole nanosecond.
+	if math.Abs(float64(s.TotalNs)-sumDur) > float64(s.Contentions) {
+		t.Errorf("total %d ns, ΣDurationNs %.0f", s.TotalNs, sumDur)
+	}
+	if s.MaxNs != 476_700 || !s.LockIDs || s.LockCreated != 1 {
+		t.Errorf("max %d, lock ids %v, lock created %d", s.MaxNs, s.LockIDs, s.LockCreated)
+	}
+	if len(res.Locks) != 1 {
+		t.Fatalf("%d locks", len(res.Locks))
+	}
+	l := res.Locks[0]
+	if l.ID != 0x200806cf448 || l.Object != 0x20100c0ed00 || l.Contentions != 197 || l.TotalNs != s.TotalNs {
+		t.Errorf("lock %+v", l)
+	}
+	var hist int64
+	for _, c := range l.Histogram {
+		hist += c
+	}
+	if hist != 197 || l.Histogram[1] != 122 || l.Histogram[2] != 73 {
+		t.Errorf("histogram %v", l.Histogram)
+	}
+	// The stream gives no type for the object (no BulkType, no allocation
+	// events), so none is invented.
+	if l.ObjectType != "" {
+		t.Errorf("object type %q", l.ObjectType)
+	}
+
+	// .NET 10 reports owners as OS thread ids: every mapped owner is one of
+	// the four contending threads, and the owner counts add up.
+	if res.OwnerKind != "os-tid" {
+		t.Errorf("owner kind %q", res.OwnerKind)
+	}
+	var owned int64
+	for _, o := range l.Owners {
+		owned += o.Contentions
+		if o.Raw == 0 {
+			if o.Mapped || o.Contentions != 53 {
+				t.Errorf("unreported owner %+v", o)
+			}
+			continue
+		}
+		if !o.Mapped || o.Via != "os-tid" || starts[o.OSThreadID] == 0 || o.ManagedID == 0 {
+			t.Errorf("owner %+v is not a contending thread", o)
+		}
+	}
+	if owned != 197 || len(l.Owners) != 5 {
+		t.Errorf("owners %+v", l.Owners)
+	}
+
+	// Per thread: the starts counted above, all paired.
+	if len(res.Threads) != len(starts) || len(res.Threads) != 4 {
+		t.Fatalf("threads %+v, starts %v", res.Threads, starts)
+	}
+	var tsum int64
+	for _, th := range res.Threads {
+		if th.Contentions != int64(starts[th.OSThreadID]) {
+			t.Errorf("thread %d: %d waits, %d starts", th.OSThreadID, th.Contentions, starts[th.OSThreadID])
+		}
+		tsum += th.TotalNs
+	}
+	if tsum != s.TotalNs {
+		t.Errorf("threads total %d, summary %d", tsum, s.TotalNs)
+	}
+
+	// The waiting stack names the workload's blocking site (CATALOG.md
+	// §7.2: HoldLock and Monitor.Enter).
+	if len(l.Stacks) != 1 || l.Stacks[0].Contentions != 197 {
+		t.Fatalf("stacks %+v", l.Stacks)
+	}
+	fr := res.Stacks[l.Stacks[0].Stack].Frames
+	want := []string{
+		"System.Threading.Monitor.Enter_Slowpath(class System.Object)",
+		"System.Threading.Monitor.Enter(class System.Object,bool&)",
+		"TraceQ.Fixtures.HotLoopBench.ContentionLoop.HoldLock(int32)",
+	}
+	if len(fr) < 3 || !slices.Equal(fr[:3], want) {
+		t.Errorf("top stack %q", fr)
+	}
+	if len(res.Samples) != 4 {
+		t.Errorf("%d pprof samples, want one per thread", len(res.Samples))
+	}
+	if !slices.Equal(res.Notes, []string{"the runtime reported no owner (0) for 53 wait(s)"}) {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// TestObjver4 is a .NET Core 3.0 trace: 8 ContentionStart v1 / 8
+// ContentionStop v1 (DurationNs, no lock ids).
+func TestObjver4(t *testing.T) {
+	var sumDur float64
+	res, _ := run(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace", func(ev *nettrace.Event) {
+		if clrevents.Is(ev.Meta, nettrace.Runtime, clrevents.IDContentionStop) {
+			s, _ := clrevents.DecodeContentionStop(ev.Payload, ev.Meta.Version, 8)
+			sumDur += s.DurationNs
+		}
+	})
+	s := res.Summary
+	if s.Contentions != 8 || s.Unpaired != 0 || s.LockIDs || math.Abs(float64(s.TotalNs)-sumDur) > 8 {
+		t.Fatalf("summary %+v (ΣDurationNs %.0f)", s, sumDur)
+	}
+	if len(res.Locks) != 1 || res.Locks[0].ID != 0 || len(res.Locks[0].Owners) != 0 {
+		t.Errorf("locks %+v", res.Locks)
+	}
+	if len(res.Threads) != 6 || res.OwnerKind != "" {
+		t.Errorf("threads %+v, owner kind %q", res.Threads, res.OwnerKind)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "no lock ids") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// TestDiagnosticsStillWaiting: 9 ContentionStart v1 and no stop in a trace
+// cut short: nine waits still open, none dropped, none counted as done.
+func TestDiagnosticsStillWaiting(t *testing.T) {
+	var last int64
+	first := map[uint64]int64{}
+	res, hdr := run(t, "diagnostics__trace.nettrace", func(ev *nettrace.Event) {
+		last = max(last, ev.Timestamp)
+		if clrevents.Is(ev.Meta, nettrace.Runtime, clrevents.IDContentionStart) {
+			first[ev.ThreadID] = ev.Timestamp
+		}
+	})
+	if res.Summary.Contentions != 0 || res.Summary.Unpaired != 9 || len(res.StillWaiting) != 9 || len(first) != 9 {
+		t.Fatalf("summary %+v, still waiting %d", res.Summary, len(res.StillWaiting))
+	}
+	for _, w := range res.StillWaiting {
+		if want := hdr.DurationNanos(last - first[w.Thread]); w.SoFarNs != want {
+			t.Errorf("thread %d waited %d ns so far, want %d", w.Thread, w.SoFarNs, want)
+		}
+	}
+	if len(res.Locks) != 1 || res.Locks[0].Waiting != 9 || res.Locks[0].Contentions != 0 {
+		t.Errorf("locks %+v", res.Locks)
+	}
+	if !slices.Contains(res.Notes, "9 wait(s) still open when the stream ended") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// Synthetic events for the owner-mapping and pairing rules.
+
+var (
+	metaStart2  = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStart, Version: 2}
+	metaStop1   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStop, Version: 1}
+	metaStop0   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStop, Version: 0}
+	metaThread  = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDThreadCreated}
+	metaRundown = &nettrace.Metadata{Runtime: nettrace.Rundown, EventID: clrevents.IDRundownThreadDC}
+)
+
+func start2(ts int64, tid, lock, obj, owner uint64) *nettrace.Event {
+	p := []byte{0, 1, 0}
+	p = binary.LittleEndian.AppendUint64(p, lock)
+	p = binary.LittleEndian.AppendUint64(p, obj)
+	p = binary.LittleEndian.AppendUint64(p, owner)
+	return &nettrace.Event{Meta: metaStart2, Timestamp: ts, ThreadID: tid, Payload: p, Stack: []uint64{0x1000, 0x2000}}
+}
+
+func stop1(ts int64, tid uint64, ns float64) *nettrace.Event {
+	p := binary.LittleEndian.AppendUint64([]byte{0, 1, 0}, math.Float64bits(ns))
+	return &nettrace.Event{Meta: metaStop1, Timestamp: ts, ThreadID: tid, Payload: p}
+}
+
+func threadEv(m *nettrace.Metadata, obj uint64, managed, os uint32) *nettrace.Event {
+	p := binary.LittleEndian.AppendUint64(nil, obj)
+	p = binary.LittleEndian.AppendUint64(p, 1)
+	p = binary.LittleEndian.AppendUint32(p, 0)
+	p = binary.LittleEndian.AppendUint32(p, managed)
+	p = binary.LittleEndian.AppendUint32(p, os)
+	p = binary.LittleEndian.AppendUint16(p, 1)
+	return &nettrace.Event{Meta: m, ThreadID: uint64(os), Payload: p}
+}
+
+func TestOwnerMapping(t *testing.T) {
+	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}
+	a := New(hdr)
+	// Thread 100 waits behind a Thread* whose OS id only the rundown gives;
+	// thread 101 behind managed id 7 (OS 300); thread 102 behind OS id 100;
+	// thread 103 behind a value nothing explains.
+	a.Add(threadEv(metaThread, 0x7f0000001000, 7, 300))
+	a.Add(start2(10, 100, 0xA, 0xB, 0x7f0000002000))
+	a.Add(stop1(20, 100, 1000))
+	a.Add(start2(30, 101, 0xA, 0xB, 7))
+	a.Add(stop1(40, 101, 2000))
+	a.Add(start2(50, 102, 0xC, 0xD, 100))
+	a.Add(stop1(60, 102, 3000))
+	a.Add(start2(70, 103, 0xC, 0xD, 0xdead0000))
+	a.Add(stop1(80, 103, 4000))
+	a.Add(threadEv(metaRundown, 0x7f0000002000, 9, 200))
+	r := a.Result(nil)
+	got := map[uint64]Owner{}
+	for _, l := range r.Locks {
+		for _, o := range l.Owners {
+			got[o.Raw] = o
+		}
+	}
+	check := func(raw, os uint64, via string, mapped bool) {
+		t.Helper()
+		o := got[raw]
+		if o.OSThreadID != os || o.Via != via || o.Mapped != mapped {
+			t.Errorf("owner %#x: %+v, want OS %d via %q", raw, o, os, via)
+		}
+	}
+	check(0x7f0000002000, 200, "thread-object", true)
+	check(7, 300, "managed-id", true)
+	check(100, 100, "os-tid", true)
+	check(0xdead0000, 0, "", false)
+	if r.OwnerKind != "mixed" {
+		t.Errorf("owner kind %q", r.OwnerKind)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "1 owner value(s) could not be mapped") }) {
+		t.Errorf("notes %q", r.Notes)
+	}
+	// Lock 0xC (3000+4000 ns) ranks above lock 0xA (1000+2000 ns).
+	if len(r.Locks) != 2 || r.Locks[0].ID != 0xC || r.Locks[0].TotalNs != 7000 || r.Locks[1].TotalNs != 3000 {
+		t.Errorf("locks %+v", r.Locks)
+	}
+	// Frames without a symbolizer are the addresses.
+	if f := r.Stacks[r.Locks[0].Stacks[0].Stack].Frames; !slices.Equal(f, []string{"0x1000", "0x2000"}) {
+		t.Errorf("frames %q", f)
+	}
+}
+
+func TestPairingRules(t *testing.T) {
+	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 10_000_000} // 100 ns ticks
+	a := New(hdr)
+	a.Add(stop1(5, 1, 500)) // began before the session
+	a.Add(start2(10, 1, 0xA, 0, 0))
+	a.Add(start2(20, 1, 0xA, 0, 0)) // the first start's stop was lost
+	// A v0 stop has no duration: the timestamps give it (30 ticks = 3 µs).
+	a.Add(&nettrace.Event{Meta: metaStop0, Timestamp: 50, ThreadID: 1, Payload: []byte{0, 1, 0}})
+	// A stop on another thread does not end thread 1's wait.
+	a.Add(start2(60, 1, 0xA, 0, 0))
+	a.Add(stop1(70, 2, 100))
+	r := a.Result(nil)
+	s := r.Summary
+	if s.Contentions != 1 || s.TotalNs != 3000 || s.StopsWithoutStart != 2 || s.LostStarts != 1 || s.Unpaired != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	if len(r.StillWaiting) != 1 || r.StillWaiting[0].SoFarNs != 1000 || r.StillWaiting[0].Thread != 1 {
+		t.Errorf("still waiting %+v", r.StillWaiting)
+	}
+	// A payload that does not decode is counted, not fatal.
+	a.Add(&nettrace.Event{Meta: metaStart2, Timestamp: 80, ThreadID: 3, Payload: []byte{0}})
+	if r := a.Result(nil); r.Summary.DecodeErrors != 1 || !strings.Contains(r.Summary.FirstError, "too short") {
+		t.Errorf("decode errors %+v", r.Summary)
+	}
+}
+
+// FuzzAnalyzer feeds arbitrary payloads under every event the analyzer
+// reads: it must neither panic nor produce negative waits.
+func FuzzAnalyzer(f *testing.F) {
+	// Payloads from filtrace__contention.nettrace: ContentionStart v2,
+	// ContentionStop v1, ThreadCreated, ContentionLockCreated.
+	for i, h := range []string{
+		"00090048f46c800002000000edc0000102000024c3000000000000",
+		"0009000000000000a3fb40",
+		"70c4e0fc000200001040e4fc000200000000000005000000f0dd00000900",
+		"48f46c800002000000edc000010200000900",
+	} {
+		p, _ := hex.DecodeString(h)
+		f.Add(p, uint8(i), uint32([]int{2, 1, 0, 0}[i]))
+	}
+	ids := []uint32{clrevents.IDContentionStart, clrevents.IDContentionStop, clrevents.IDThreadCreated,
+		clrevents.IDContentionLockCreated, clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled}
+	f.Fuzz(func(t *testing.T, p []byte, which uint8, version uint32) {
+		a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9})
+		m := &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: ids[int(which)%len(ids)], Version: version % 5}
+		a.Add(start2(1, 1, 1, 2, 3))
+		a.Add(&nettrace.Event{Meta: m, Timestamp: 2, ThreadID: 1, Payload: p, Stack: []uint64{1}})
+		a.Add(stop1(3, 1, 2))
 		r := a.Result(nil)
-		t.Logf("%s: %+v kind=%s notes=%q", n, r.Summary, r.OwnerKind, r.Notes)
-		for _, l := range r.Locks {
-			t.Logf("  lock %#x obj %#x %q n=%d tot=%d max=%d hist=%v wait=%d", l.ID, l.Object, l.ObjectType, l.Contentions, l.TotalNs, l.MaxNs, l.Histogram, l.Waiting)
-			for _, o := range l.Owners {
-				t.Logf("    owner %+v", o)
-			}
-			for _, s := range l.Stacks {
-				t.Logf("    stack %+v depth %d", s, len(r.Stacks[s.Stack].IPs))
-			}
+		if r.Summary.TotalNs < 0 || r.Summary.MaxNs < 0 {
+			t.Fatalf("%+v", r.Summary)
 		}
-		for _, th := range r.Threads {
-			t.Logf("  thread %+v", th)
-		}
-		for _, w := range r.StillWaiting {
-			t.Logf("  waiting %+v", w)
-		}
+	})
+}
+
+func utf16z(s string) []byte {
+	var b []byte
+	for _, r := range s {
+		b = binary.LittleEndian.AppendUint16(b, uint16(r))
+	}
+	return append(b, 0, 0)
+}
+
+// TestObjectType: a lock's object is named from the sampled allocation at
+// its address when the lock is first seen; a later allocation at the same
+// address (the lock object moved or died) does not rename it.
+func TestObjectType(t *testing.T) {
+	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
+	a := New(hdr)
+	bulk := binary.LittleEndian.AppendUint32(nil, 2)
+	bulk = binary.LittleEndian.AppendUint16(bulk, 1)
+	for i, name := range []string{"App.Gate", "System.String"} {
+		bulk = binary.LittleEndian.AppendUint64(bulk, uint64(0x100+i)) // type id
+		bulk = binary.LittleEndian.AppendUint64(bulk, 0x9)             // module
+		bulk = binary.LittleEndian.AppendUint32(bulk, 0x02000001)
+		bulk = binary.LittleEndian.AppendUint32(bulk, 0)
+		bulk = append(bulk, 18)
+		bulk = append(bulk, utf16z(name)...)
+		bulk = binary.LittleEndian.AppendUint32(bulk, 0)
+	}
+	alloc := func(addr, typ uint64) *nettrace.Event {
+		p := binary.LittleEndian.AppendUint64(nil, addr)
+		p = binary.LittleEndian.AppendUint64(p, typ)
+		p = binary.LittleEndian.AppendUint32(p, 1)
+		p = binary.LittleEndian.AppendUint64(p, 24)
+		p = binary.LittleEndian.AppendUint16(p, 1)
+		return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDGCSampledObjectAllocHigh}, Payload: p}
+	}
+	a.Add(alloc(0x5000, 0x100)) // named by the BulkType that follows
+	a.Add(&nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDBulkType}, Payload: bulk})
+	a.Add(start2(10, 1, 0xA, 0x5000, 2))
+	a.Add(stop1(20, 1, 100))
+	a.Add(alloc(0x5000, 0x101))
+	a.Add(start2(30, 1, 0xA, 0x5000, 2))
+	a.Add(stop1(40, 1, 100))
+	a.Add(start2(50, 1, 0xB, 0x6000, 2)) // never allocated while recording
+	a.Add(stop1(60, 1, 50))
+	r := a.Result(nil)
+	if len(r.Locks) != 2 || r.Locks[0].ObjectType != "App.Gate" || r.Locks[1].ObjectType != "" {
+		t.Errorf("locks %+v", r.Locks)
 	}
 }

@@ -3,6 +3,7 @@ package locks
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Result is the analysis of a whole stream. Times are nanoseconds; JSON
@@ -116,16 +117,20 @@ type Wait struct {
 	Stack   int
 }
 
-// Stack is one waiting stack: instruction pointers leaf first and, when a
-// symbolizer was given, their names.
+// Stack is one waiting stack: instruction pointers leaf first and their
+// names. Without a symbolizer (or where it named nothing) Frames are the
+// addresses in hexadecimal, one per IP; with one, Frames may be shorter
+// than IPs (native runs fold into one frame).
 type Stack struct {
-	IPs    []uint64
-	Frames []string
+	IPs     []uint64
+	Frames  []string
+	Modules []string // per frame; nil or "" when unknown
 }
 
-// Result resolves owners and object types and returns the analysis so far;
-// it may be called more than once (live views). sym may be nil: frames are
-// then hexadecimal addresses.
+// Result resolves owners and object types and returns the analysis so far.
+// It does not change the analyzer, so it may be called again (a live view),
+// each time with a symbolizer that can still be asked (StackSymbolizer
+// answers once) or nil: frames are then hexadecimal addresses.
 func (a *Analyzer) Result(sym Symbolizer) *Result {
 	r := &Result{}
 	s := &r.Summary
@@ -138,6 +143,44 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 		s.FirstError = a.firstErr.Error()
 	}
 	s.LockIDs = a.hasV2
+
+	r.Stacks = make([]Stack, max(len(a.stacks), 1))
+	var named []SymbolizedStack
+	if sym != nil && len(a.stacks) > 1 {
+		named = sym.Symbolize(a.stacks, a.stackTS)
+	}
+	for i, ips := range a.stacks {
+		r.Stacks[i].IPs = ips
+		if len(ips) == 0 {
+			continue
+		}
+		if i < len(named) && len(named[i].Frames) > 0 {
+			r.Stacks[i].Frames = named[i].Frames
+			r.Stacks[i].Modules = named[i].Modules
+			continue
+		}
+		r.Stacks[i].Frames = make([]string, len(ips))
+		for j, ip := range ips {
+			r.Stacks[i].Frames[j] = fmt.Sprintf("0x%x", ip)
+		}
+	}
+
+	// Stacks that differ only in addresses within the same methods read
+	// the same: merge them under the first.
+	canon := make([]int, len(r.Stacks))
+	byText := map[string]int{}
+	for i := range r.Stacks {
+		canon[i] = i
+		if i == 0 {
+			continue
+		}
+		k := strings.Join(r.Stacks[i].Frames, "\x00") + "\x01" + strings.Join(r.Stacks[i].Modules, "\x00")
+		if j, ok := byText[k]; ok {
+			canon[i] = j
+		} else {
+			byText[k] = i
+		}
+	}
 
 	kinds := map[string]bool{}
 	unmapped := 0
@@ -156,12 +199,22 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 	for _, l := range a.locks {
 		lk := Lock{ID: l.id, Object: a.lockObject[l.id], Contentions: l.count, TotalNs: l.totalNs,
 			MaxNs: l.maxNs, Histogram: append([]int64(nil), l.hist...)}
-		lk.ObjectType = a.objectTypeName(lk.Object)
-		for i, st := range topAggs(l.stacks, func(x, y int) bool { return x < y }) {
+		lk.ObjectType = a.lockTypeName(l.id, lk.Object)
+		merged := map[int]*agg{}
+		for st, g := range l.stacks {
+			m := merged[canon[st]]
+			if m == nil {
+				m = &agg{}
+				merged[canon[st]] = m
+			}
+			m.count += g.count
+			m.totalNs += g.totalNs
+		}
+		for i, st := range topAggs(merged, func(x, y int) bool { return x < y }) {
 			if i == TopStacks {
 				break
 			}
-			g := l.stacks[st]
+			g := merged[st]
 			lk.Stacks = append(lk.Stacks, StackWait{Stack: st, Contentions: g.count, TotalNs: g.totalNs})
 		}
 		for i, raw := range topAggs(l.owners, func(x, y uint64) bool { return x < y }) {
@@ -181,7 +234,7 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 		r.Locks = append(r.Locks, lk)
 	}
 	for tid, p := range a.open {
-		w := Wait{Thread: tid, LockID: p.lock, Stack: p.stack, SoFarNs: a.hdr.DurationNanos(a.lastTS - p.ts)}
+		w := Wait{Thread: tid, LockID: p.lock, Stack: canon[p.stack], SoFarNs: a.hdr.DurationNanos(a.lastTS - p.ts)}
 		if p.hasV2 {
 			w.Owner = owner(p.owner)
 		}
@@ -198,7 +251,7 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 	}
 	for id, n := range waitingOn {
 		obj := a.lockObject[id]
-		r.Locks = append(r.Locks, Lock{ID: id, Object: obj, ObjectType: a.objectTypeName(obj),
+		r.Locks = append(r.Locks, Lock{ID: id, Object: obj, ObjectType: a.lockTypeName(id, obj),
 			Histogram: make([]int64, len(HistogramBounds)+1), Waiting: n})
 	}
 	sort.Slice(r.Locks, func(i, j int) bool {
@@ -228,27 +281,18 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 		return x.OSThreadID < y.OSThreadID
 	})
 
-	r.Stacks = make([]Stack, len(a.stacks))
-	for i, ips := range a.stacks {
-		r.Stacks[i].IPs = ips
-		if len(ips) == 0 {
-			continue
+	mergedSamples := map[sampleKey]*Sample{}
+	for k, smp := range a.samples {
+		k.stack = canon[k.stack]
+		m := mergedSamples[k]
+		if m == nil {
+			m = &Sample{Stack: k.stack, LockID: k.lock, Thread: k.thread}
+			mergedSamples[k] = m
 		}
-		if sym != nil {
-			r.Stacks[i].Frames = sym.Symbolize(ips)
-		}
-		if len(r.Stacks[i].Frames) != len(ips) {
-			r.Stacks[i].Frames = make([]string, len(ips))
-			for j, ip := range ips {
-				r.Stacks[i].Frames[j] = fmt.Sprintf("0x%x", ip)
-			}
-		}
+		m.Contentions += smp.Contentions
+		m.DelayNs += smp.DelayNs
 	}
-	if len(r.Stacks) == 0 {
-		r.Stacks = []Stack{{}}
-	}
-
-	for _, smp := range a.samples {
+	for _, smp := range mergedSamples {
 		r.Samples = append(r.Samples, *smp)
 	}
 	sort.Slice(r.Samples, func(i, j int) bool {
@@ -288,6 +332,15 @@ func (a *Analyzer) notes(r *Result, unmapped int) []string {
 	}
 	if unmapped > 0 {
 		n = append(n, fmt.Sprintf("%d owner value(s) could not be mapped to an OS thread: no ThreadCreated/ThreadDC event or waiting thread matched them", unmapped))
+	}
+	var noOwner int64
+	for _, l := range a.locks {
+		if g := l.owners[0]; g != nil {
+			noOwner += g.count
+		}
+	}
+	if noOwner > 0 {
+		n = append(n, fmt.Sprintf("the runtime reported no owner (0) for %d wait(s)", noOwner))
 	}
 	if r.Summary.Unpaired > 0 {
 		n = append(n, fmt.Sprintf("%d wait(s) still open when the stream ended", r.Summary.Unpaired))
@@ -332,15 +385,26 @@ const math32 = 1<<32 - 1
 
 func (a *Analyzer) managedOf(tid uint64) uint32 { return a.osManaged[tid] }
 
-func (a *Analyzer) objectTypeName(obj uint64) string {
+// lockTypeName is the type found when the lock was first seen or, failing
+// that, the type of its last known object address now.
+func (a *Analyzer) lockTypeName(lock, obj uint64) string {
+	if o, ok := a.lockType[lock]; ok {
+		return a.typeName(o)
+	}
 	if obj == 0 {
 		return ""
 	}
-	if n, ok := a.objectName[obj]; ok {
-		return n
-	}
-	if t, ok := a.objectType[obj]; ok {
-		return a.typeNames[t]
+	if o, ok := a.objects[obj]; ok {
+		return a.typeName(o)
 	}
 	return ""
+}
+
+// typeName names an allocation's type; a BulkType may have named the type
+// id after the allocation event.
+func (a *Analyzer) typeName(o objectInfo) string {
+	if o.name != "" {
+		return o.name
+	}
+	return a.typeNames[o.typeID]
 }

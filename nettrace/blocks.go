@@ -21,9 +21,12 @@ type rec struct {
 	inlineStack bool
 	activity    GUID
 	related     GUID
-	payload     []byte
-	stack       []uint64 // inline (V3) stacks only
-	buf         *blockBuf
+	// The payload is buf.data[payOff:payOff+payLen]; offsets instead of a
+	// slice keep rec small and its pointers few (queues copy it twice).
+	payOff, payLen uint32
+	// V3 inline stacks live in Reader.v3stacks[stOff:stOff+stLen].
+	stOff, stLen uint32
+	buf          *blockBuf
 }
 
 // threadQueue holds the not-yet-delivered events of one capture thread, in
@@ -51,7 +54,6 @@ func (q *threadQueue) push(rc *rec) {
 
 func (q *threadQueue) pop() rec {
 	rc := q.items[q.head]
-	q.items[q.head] = rec{} // drop references
 	q.head++
 	if q.head == len(q.items) {
 		q.items = q.items[:0]
@@ -437,7 +439,7 @@ func (r *Reader) nextInBlock() error {
 		}
 		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
 	}
-	payload := b[p : p+int(h.size) : p+int(h.size)]
+	payStart := p
 	p += int(h.size)
 	if !compressed {
 		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
@@ -451,19 +453,9 @@ func (r *Reader) nextInBlock() error {
 	r.blkPos = p
 
 	q := r.thread(h.capture)
-	var lost uint32
-	if q.seqInit {
-		if d := int32(h.seq - q.lastSeq - 1); d > 0 && q.lastSeq != 0 {
-			lost = uint32(d)
-			r.stats.LostEvents += uint64(d)
-		}
-	}
-	q.lastSeq = h.seq
-	q.seqInit = true
-	if q.pendingLost != 0 {
-		lost += q.pendingLost
-		q.pendingLost = 0
-	}
+	// A thread whose last number was 0 may be a recycled id: V4 does not
+	// count that as a gap (TraceEvent's heuristic).
+	lost := r.sequence(q, h.seq, q.lastSeq == 0)
 
 	m := r.metadata(h.metaID)
 	if m == nil {
@@ -475,16 +467,40 @@ func (r *Reader) nextInBlock() error {
 	rc := rec{
 		meta: m, ts: h.ts, order: r.order, thread: h.thread, capture: h.capture,
 		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
-		activity: h.activity, related: h.related, payload: payload, buf: r.blk,
+		activity: h.activity, related: h.related, payOff: uint32(payStart), payLen: h.size, buf: r.blk,
 	}
-	if h.sorted {
-		r.sorted = rc
-		r.hasSorted = true
-		r.limit = h.ts
-		return nil
-	}
-	r.enqueue(q, &rc)
+	r.admit(q, &rc)
 	return nil
+}
+
+// sequence records an event's sequence number for its capture thread and
+// returns how many events of that thread were lost just before it (a gap,
+// plus gaps a sequence point found). noGap skips the gap check.
+func (r *Reader) sequence(q *threadQueue, seq uint32, noGap bool) uint32 {
+	var lost uint32
+	if q.seqInit && !noGap {
+		if d := int32(seq - q.lastSeq - 1); d > 0 {
+			lost = uint32(d)
+			r.stats.LostEvents += uint64(d)
+		}
+	}
+	q.lastSeq = seq
+	q.seqInit = true
+	lost += q.pendingLost
+	q.pendingLost = 0
+	return lost
+}
+
+// admit queues an unsorted event, or holds a sorted one until every older
+// queued event has gone out.
+func (r *Reader) admit(q *threadQueue, rc *rec) {
+	if rc.sorted {
+		r.sorted = *rc
+		r.hasSorted = true
+		r.limit = rc.ts
+		return
+	}
+	r.enqueue(q, rc)
 }
 
 // metadataBlockV4 parses a MetadataBlock: blobs with event headers whose

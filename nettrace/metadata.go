@@ -152,7 +152,7 @@ func parseMetadataRecord(b []byte, st *Stats) (*Metadata, error) {
 		return nil, fmt.Errorf("metadata record: %v", c.err)
 	}
 	if err := parseEventMetadataBlob(c, m, st); err != nil {
-		return nil, fmt.Errorf("metadata %d (%s): %v", m.ID, m.Provider, err)
+		return nil, fmt.Errorf("metadata %d (%q): %v", m.ID, m.Provider, err)
 	}
 	return m, nil
 }

@@ -26,34 +26,14 @@ func (r *Reader) parseNetPerfObject() error {
 	if err != nil {
 		return err
 	}
-	size, err := s.u32()
+	b, cut, err := r.objectBody(oh, start)
 	if err != nil {
-		return r.eofAs(err, start, oh.name)
+		return err
 	}
-	if size > maxBlockSize {
-		return &FormatError{Offset: s.off - 4, Msg: fmt.Sprintf("%s size %d exceeds %d", oh.name, size, maxBlockSize)}
-	}
-	if pad := int((4 - s.off%4) % 4); pad > 0 {
-		if err := s.skip(pad); err != nil {
-			return r.eofAs(err, start, oh.name)
-		}
-	}
-	b := r.getBuf()
-	b.data, err = s.readBlock(b.data, int(size))
-	if err != nil {
+	if cut != nil {
 		r.putBuf(b)
-		return r.eofAs(err, start, oh.name)
+		return cut
 	}
-	end, err := s.readByte()
-	if err != nil {
-		r.putBuf(b)
-		return r.eofAs(err, start, oh.name)
-	}
-	if end != tagEndObject {
-		r.putBuf(b)
-		return &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of %s object, found 0x%02x", oh.name, end)}
-	}
-	r.stats.Blocks[oh.name]++
 	if oh.name != "EventBlock" {
 		r.putBuf(b)
 		return nil
@@ -67,10 +47,13 @@ func (r *Reader) parseNetPerfObject() error {
 func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 	d := b.data
 	p := 0
+	// Every event of the previous block went out before this one was read.
+	r.v3stacks = r.v3stacks[:0]
 	for p < len(d) {
 		if len(d)-p < 56 {
 			return &FormatError{Offset: start, Msg: "event header runs past the end of its block"}
 		}
+		q0 := p
 		evSize := int(le32(d[p:]))
 		next := p + 4 + evSize
 		if evSize < 52 || next > len(d) || next < p {
@@ -89,7 +72,7 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		}
 		payload := d[q : q+psize : q+psize]
 		q += psize
-		var stack []uint64
+		var stOff, stLen uint32
 		if next-q >= 4 {
 			ss := int(le32(d[q:]))
 			q += 4
@@ -103,12 +86,12 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 				if n > r.stats.MaxStackDepth {
 					r.stats.MaxStackDepth = n
 				}
-				stack = make([]uint64, n)
-				for i := range stack {
+				stOff, stLen = uint32(len(r.v3stacks)), uint32(n)
+				for i := 0; i < n; i++ {
 					if ptr == 8 {
-						stack[i] = le64(d[q+i*8:])
+						r.v3stacks = append(r.v3stacks, le64(d[q+i*8:]))
 					} else {
-						stack[i] = uint64(le32(d[q+i*4:]))
+						r.v3stacks = append(r.v3stacks, uint64(le32(d[q+i*4:])))
 					}
 				}
 			}
@@ -131,8 +114,8 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		b.refs++
 		r.order++
 		rc := rec{meta: m, ts: ts, order: r.order, thread: thread, capture: thread,
-			proc: 0xFFFFFFFF, activity: act, related: rel, payload: payload, buf: b,
-			stack: stack, inlineStack: true}
+			proc: 0xFFFFFFFF, activity: act, related: rel, payOff: uint32(q0 + 56), payLen: uint32(psize), buf: b,
+			stOff: stOff, stLen: stLen, inlineStack: true}
 		r.enqueue(q2, &rc)
 	}
 	// Everything read so far may go out before the next block.

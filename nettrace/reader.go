@@ -91,6 +91,8 @@ type Reader struct {
 	ev      Event
 	pool    []*blockBuf
 
+	v3stacks []uint64 // inline stacks of the current NetPerf V3 block
+
 	v6 *v6State // NetTrace V6 tables (threads, label lists); nil otherwise
 }
 
@@ -364,41 +366,60 @@ func (r *Reader) parseV4Object() error {
 	return r.v4Body(oh, start)
 }
 
-// v4Body reads the body of a V4 block object whose type was just read.
-func (r *Reader) v4Body(oh objectHeader, start int64) error {
+// objectBody reads a block object's body after its type: size, padding to
+// 4-byte absolute alignment, content, end tag. When the input ends inside
+// the content, b holds the bytes that exist and cut says so.
+func (r *Reader) objectBody(oh objectHeader, start int64) (b *blockBuf, cut *TruncatedError, err error) {
 	s := r.src
 	size, err := s.u32()
 	if err != nil {
-		return r.eofAs(err, start, oh.name)
+		return nil, nil, r.eofAs(err, start, oh.name)
 	}
 	if size > maxBlockSize {
-		return &FormatError{Offset: s.off - 4, Msg: fmt.Sprintf("%s size %d exceeds %d", oh.name, size, maxBlockSize)}
+		return nil, nil, &FormatError{Offset: s.off - 4, Msg: fmt.Sprintf("%q size %d exceeds %d", oh.name, size, maxBlockSize)}
 	}
 	if pad := int((4 - s.off%4) % 4); pad > 0 {
 		if err := s.skip(pad); err != nil {
-			return r.eofAs(err, start, oh.name)
+			return nil, nil, r.eofAs(err, start, oh.name)
 		}
 	}
-	b := r.getBuf()
+	b = r.getBuf()
 	b.data, err = s.readBlock(b.data, int(size))
 	if err == nil {
 		var end byte
 		if end, err = s.readByte(); err == nil && end != tagEndObject {
 			r.putBuf(b)
-			return &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of %s object, found 0x%02x", oh.name, end)}
+			return nil, nil, &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of %q object, found 0x%02x", oh.name, end)}
 		}
 	}
 	if err != nil {
-		if isEOF(err) && oh.name == "EventBlock" {
+		if isEOF(err) {
+			return b, &TruncatedError{Offset: start, What: oh.name}, nil
+		}
+		r.putBuf(b)
+		return nil, nil, err
+	}
+	r.stats.Blocks[oh.name]++
+	return b, nil, nil
+}
+
+// v4Body reads and processes the body of a V4 block object whose type was
+// just read.
+func (r *Reader) v4Body(oh objectHeader, start int64) error {
+	b, cut, err := r.objectBody(oh, start)
+	if err != nil {
+		return err
+	}
+	if cut != nil {
+		if oh.name == "EventBlock" {
 			// Deliver the complete events of the cut block, then report.
 			r.stats.Blocks[oh.name]++
-			r.blkTrunc = &TruncatedError{Offset: start, What: oh.name}
+			r.blkTrunc = cut
 			return r.beginEventBlock(b, start)
 		}
 		r.putBuf(b)
-		return r.eofAs(err, start, oh.name)
+		return cut
 	}
-	r.stats.Blocks[oh.name]++
 	switch oh.name {
 	case "EventBlock":
 		return r.beginEventBlock(b, start)
@@ -490,9 +511,9 @@ func (r *Reader) deliver(rc *rec) {
 	ev.RelatedActivityID = rc.related
 	ev.IsSorted = rc.sorted
 	ev.LostBefore = rc.lost
-	ev.Payload = rc.payload
+	ev.Payload = rc.buf.data[rc.payOff : rc.payOff+rc.payLen : rc.payOff+rc.payLen]
 	if rc.inlineStack {
-		ev.Stack = rc.stack
+		ev.Stack = r.v3stacks[rc.stOff : rc.stOff+rc.stLen : rc.stOff+rc.stLen]
 	} else {
 		ev.Stack = r.stacks.get(rc.stackID)
 	}

@@ -21,6 +21,11 @@ type v6State struct {
 	labels    map[uint32]v6Label
 	overrides map[overrideKey]*Metadata
 	prev      v6Header
+
+	// One-entry cache in front of threads (events come in per-thread runs);
+	// cleared whenever threads changes.
+	cacheIdx, cacheTid uint64
+	cacheOK            bool
 }
 
 // v6Label is one resolved label list.
@@ -116,8 +121,8 @@ func (r *Reader) startV6() error {
 	if kind := byte(h >> 24); kind != v6Trace {
 		return &FormatError{Offset: start, Msg: fmt.Sprintf("expected the Trace block first, found %s", v6BlockName(kind))}
 	}
-	b := make([]byte, h&0xFFFFFF)
-	if err := s.readFull(b); err != nil {
+	b, err := s.readBlock(nil, int(h&0xFFFFFF))
+	if err != nil {
 		return r.eofAs(err, start, "Trace block")
 	}
 	r.stats.Blocks["Trace"]++
@@ -350,6 +355,7 @@ func (r *Reader) nextInBlockV6() error {
 		}
 		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
 	}
+	payStart := p
 	payload := b[p : p+int(h.size) : p+int(h.size)]
 	p += int(h.size)
 	if !compressed {
@@ -364,19 +370,7 @@ func (r *Reader) nextInBlockV6() error {
 	r.blkPos = p
 
 	q := r.thread(h.capture)
-	var lost uint32
-	if q.seqInit {
-		if d := int32(h.seq - q.lastSeq - 1); d > 0 {
-			lost = uint32(d)
-			r.stats.LostEvents += uint64(d)
-		}
-	}
-	q.lastSeq = h.seq
-	q.seqInit = true
-	if q.pendingLost != 0 {
-		lost += q.pendingLost
-		q.pendingLost = 0
-	}
+	lost := r.sequence(q, h.seq, false) // V6 never recycles thread indexes
 
 	m := r.metadata(h.metaID)
 	if m == nil {
@@ -395,25 +389,24 @@ func (r *Reader) nextInBlockV6() error {
 	rc := rec{
 		meta: m, ts: h.ts, order: r.order, thread: r.v6.osThread(h.thread), capture: r.v6.osThread(h.capture),
 		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
-		activity: lb.act, related: lb.rel, payload: payload, buf: r.blk,
+		activity: lb.act, related: lb.rel, payOff: uint32(payStart), payLen: uint32(len(payload)), buf: r.blk,
 	}
-	if h.sorted {
-		r.sorted = rc
-		r.hasSorted = true
-		r.limit = h.ts
-		return nil
-	}
-	r.enqueue(q, &rc)
+	r.admit(q, &rc)
 	return nil
 }
 
 // osThread maps a thread index to its OS thread id; an index that no
 // Thread block described stands for itself.
 func (v *v6State) osThread(idx uint64) uint64 {
-	if tid, ok := v.threads[idx]; ok {
-		return tid
+	if v.cacheOK && v.cacheIdx == idx {
+		return v.cacheTid
 	}
-	return idx
+	tid, ok := v.threads[idx]
+	if !ok {
+		tid = idx
+	}
+	v.cacheIdx, v.cacheTid, v.cacheOK = idx, tid, true
+	return tid
 }
 
 // overridden returns m with the label list's opcode, keywords, level and
@@ -481,7 +474,7 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 	m.ID, m.EventID = uint32(id), uint32(ev)
 	fields, err := parseV6Fields(c, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metadata %d (%s): %v", m.ID, m.Provider, err)
+		return nil, fmt.Errorf("metadata %d (%q): %v", m.ID, m.Provider, err)
 	}
 	m.Fields = fields
 	if c.rest() == 0 {
@@ -490,7 +483,7 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 	n := c.u16()
 	o := &cursor{b: c.bytes(int(n))}
 	if c.err != nil {
-		return nil, fmt.Errorf("metadata %d (%s): optional metadata overruns the row", m.ID, m.Provider)
+		return nil, fmt.Errorf("metadata %d (%q): optional metadata overruns the row", m.ID, m.Provider)
 	}
 	for o.rest() > 0 {
 		switch kind := o.u8(); kind {
@@ -510,10 +503,10 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 		case 9:
 			m.Version = uint32(o.u8())
 		default:
-			return nil, fmt.Errorf("metadata %d (%s): unknown optional metadata kind %d", m.ID, m.Provider, kind)
+			return nil, fmt.Errorf("metadata %d (%q): unknown optional metadata kind %d", m.ID, m.Provider, kind)
 		}
 		if o.err != nil {
-			return nil, fmt.Errorf("metadata %d (%s): optional metadata: %v", m.ID, m.Provider, o.err)
+			return nil, fmt.Errorf("metadata %d (%q): optional metadata: %v", m.ID, m.Provider, o.err)
 		}
 	}
 	return m, nil
@@ -610,8 +603,10 @@ func (r *Reader) spBlockV6(b []byte, start int64) error {
 	clear(r.v6.labels)
 	if flags&1 != 0 {
 		clear(r.v6.threads)
+		r.v6.cacheOK = false
 	}
 	if flags&2 != 0 {
+		clear(r.metas)
 		r.metas = r.metas[:0]
 		r.metaMap = nil
 		clear(r.v6.overrides)
@@ -653,6 +648,7 @@ func (r *Reader) threadBlockV6(b []byte, start int64) error {
 		}
 		if hasTid {
 			r.v6.threads[idx] = tid
+			r.v6.cacheOK = false
 		}
 	}
 	return nil
@@ -677,6 +673,7 @@ func (r *Reader) removeThreadBlockV6(b []byte, start int64) error {
 		q.lastSeq = seq
 		q.seqInit = true
 		delete(r.v6.threads, idx)
+		r.v6.cacheOK = false
 	}
 	return nil
 }

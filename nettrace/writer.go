@@ -36,9 +36,9 @@ const (
 	maxV6BlockSize   = 1<<24 - 1
 )
 
-// Writer produces a NetTrace stream that Reader (and TraceEvent) read back:
-// the same blocks, header compression, per-thread batches, sort flags,
-// stack interning and sequence points as the runtime's own writer.
+// Writer produces a NetTrace stream laid out like the runtime's own (V4) or
+// as the V6 specification describes: the same blocks, header compression,
+// per-thread batches, sort flags, stack interning and sequence points.
 // Events must be given in timestamp order for the reader to return them in
 // that order. A Writer is not safe for concurrent use.
 type Writer struct {
@@ -49,11 +49,13 @@ type Writer struct {
 	v6  bool
 	err error
 
-	metaByPtr map[*Metadata]uint32
-	metaByKey map[string]uint32
-	nextMeta  uint32
-	metaBuf   []byte
-	metaCount int
+	metaByPtr  map[*Metadata]uint32
+	lastMeta   *Metadata // one-entry cache in front of metaByPtr
+	lastMetaID uint32
+	metaByKey  map[string]uint32
+	nextMeta   uint32
+	metaBuf    []byte
+	metaCount  int
 
 	// Stacks are interned by hash; ids restart after every sequence point.
 	stackByHash map[uint64]uint32
@@ -66,7 +68,8 @@ type Writer struct {
 
 	threads    map[uint64]*wThread // by capture thread id
 	threadList []*wThread          // capture threads in first-seen order
-	pend       []*wThread          // threads with pending events
+	lastThread *wThread
+	pend       []*wThread // threads with pending events
 	pendBytes  int
 	arena      []byte // payload bytes of pending events
 
@@ -312,20 +315,27 @@ func (w *Writer) WriteEvent(ev *Event) error {
 	if ev.Meta == nil {
 		return errors.New("nettrace writer: event without metadata")
 	}
-	mid, err := w.metaID(ev.Meta)
-	if err != nil {
-		w.err = err
-		return err
+	mid := w.lastMetaID
+	if ev.Meta != w.lastMeta {
+		var err error
+		if mid, err = w.metaID(ev.Meta); err != nil {
+			w.err = err
+			return err
+		}
+		w.lastMeta, w.lastMetaID = ev.Meta, mid
 	}
 	stack := uint32(0)
 	if len(ev.Stack) > 0 {
 		stack = w.internStack(ev.Stack)
 	}
-	t := w.threads[ev.CaptureThreadID]
-	if t == nil {
-		t = &wThread{id: ev.CaptureThreadID}
-		w.threads[ev.CaptureThreadID] = t
-		w.threadList = append(w.threadList, t)
+	t := w.lastThread
+	if t == nil || t.id != ev.CaptureThreadID {
+		if t = w.threads[ev.CaptureThreadID]; t == nil {
+			t = &wThread{id: ev.CaptureThreadID}
+			w.threads[ev.CaptureThreadID] = t
+			w.threadList = append(w.threadList, t)
+		}
+		w.lastThread = t
 	}
 	seq := ev.SequenceNumber
 	if seq == 0 {

@@ -267,7 +267,7 @@ func payloadEnds(t *testing.T, data []byte, evs []Event) []int {
 	ends := make([]int, len(evs))
 	for i := range evs {
 		p := bytes.Index(data, evs[i].Payload)
-		if p < 0 || bytes.Index(data[p+1:], evs[i].Payload) >= 0 {
+		if p < 0 || bytes.Contains(data[p+1:], evs[i].Payload) {
 			t.Fatalf("payload of event %d not found exactly once", i)
 		}
 		ends[i] = p + len(evs[i].Payload)
@@ -360,6 +360,19 @@ func TestWriterMetadata(t *testing.T) {
 			got[2].fields != "items:19<1{a:12,b:17,}>0," || got[1].keywords != 0xF00 || got[1].level != 5 || got[1].version != 1 {
 			t.Errorf("%s: metadata back as %+v / %+v", f.name, got[0], got[2])
 		}
+	}
+
+	// Every V6 type code survives the V6 writer and reader.
+	u8 := &FieldType{Code: TypeByte}
+	allV6 := &Metadata{Provider: "P", EventID: 2, EventName: "All", Version: 3, HasFields: true, Fields: []Field{
+		{Name: "vi", Type: FieldType{Code: TypeVarInt}}, {Name: "vu", Type: FieldType{Code: TypeVarUInt}},
+		{Name: "fa", Type: FieldType{Code: TypeFixedLengthArray, Elem: u8, FixedLen: 12}},
+		{Name: "c", Type: FieldType{Code: TypeUTF8CodeUnit}}, {Name: "rl", Type: FieldType{Code: TypeRelLoc, Elem: u8}},
+		{Name: "dl", Type: FieldType{Code: TypeDataLoc, Elem: u8}}, {Name: "b", Type: FieldType{Code: TypeBoolean8}},
+	}}
+	_, got := read(writeAll(t, []Event{{Meta: allV6, Timestamp: 5, CaptureThreadID: 1}}, WriterOptions{Format: FormatNetTraceV6}))
+	if got[0].fields != "vi:20,vu:21,fa:22<6>12,c:23,rl:24<6>0,dl:25<6>0,b:26," || got[0].version != 3 {
+		t.Errorf("V6 types back as %s", got[0].fields)
 	}
 
 	v6only := &Metadata{Provider: "P", EventID: 1, HasFields: true, Fields: []Field{{Name: "v", Type: FieldType{Code: TypeVarInt}}}}
@@ -628,4 +641,26 @@ func v6FeatureStream() []byte {
 	s.block(v6EndOfStream, nil)
 
 	return s.b
+}
+
+// TestWriterEmpty: a trace without events is still a complete stream, and
+// a closed writer refuses more events.
+func TestWriterEmpty(t *testing.T) {
+	for _, f := range allFormats {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, testHeader, f.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, rd, err := readEvents(t, bytes.NewReader(buf.Bytes()))
+		if err != io.EOF || len(got) != 0 || rd.Header().ProcessID != 77 {
+			t.Errorf("%s: %d events, %v", f.name, len(got), err)
+		}
+		if err := w.WriteEvent(&Event{Meta: metaSample}); err == nil {
+			t.Errorf("%s: write after Close accepted", f.name)
+		}
+	}
 }

@@ -54,10 +54,13 @@ type LockJSON struct {
 	TopStacks    []LockStackJSON `json:"top_stacks"`
 }
 
-// LockBucket is one wait-histogram bucket.
+// LockBucket is one wait-histogram bucket: waits shorter than UpperNs
+// (null for the last, open bucket) and not shorter than the previous
+// bucket's bound.
 type LockBucket struct {
-	Bucket string `json:"bucket"`
-	Count  int64  `json:"count"`
+	Bucket  string `json:"bucket"`
+	UpperNs *int64 `json:"upper_ns"`
+	Count   int64  `json:"count"`
 }
 
 // LockOwnerJSON is an owner thread of a lock. OSThreadID is null when the
@@ -132,7 +135,12 @@ func NewLocksDocument(source string, r *locks.Result) *LocksDocument {
 			TotalWaitMs: lockMs(l.TotalNs), MeanWaitMs: lockMs(l.MeanNs()), MaxWaitMs: lockMs(l.MaxNs),
 			StillWaiting: l.Waiting, Owners: []LockOwnerJSON{}, TopStacks: []LockStackJSON{}}
 		for i, c := range l.Histogram {
-			lj.Histogram = append(lj.Histogram, LockBucket{Bucket: locks.HistogramLabels[i], Count: c})
+			b := LockBucket{Bucket: locks.HistogramLabels[i], Count: c}
+			if i < len(locks.HistogramBounds) {
+				u := locks.HistogramBounds[i]
+				b.UpperNs = &u
+			}
+			lj.Histogram = append(lj.Histogram, b)
 		}
 		for _, o := range l.Owners {
 			lj.Owners = append(lj.Owners, lockOwnerJSON(o))
@@ -158,6 +166,7 @@ func NewLocksDocument(source string, r *locks.Result) *LocksDocument {
 func WriteLocksJSON(w io.Writer, d *LocksDocument) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
+	e.SetEscapeHTML(false)
 	return e.Encode(d)
 }
 
@@ -237,7 +246,11 @@ func WriteLocksText(w io.Writer, source string, r *locks.Result) error {
 		if l.Object != 0 {
 			fmt.Fprintf(ew, " on object %#x", l.Object)
 		}
-		fmt.Fprintf(ew, " (type %s)\n", lockOrUnknown(l.ObjectType))
+		if l.ObjectType != "" {
+			fmt.Fprintf(ew, " of type %s\n", l.ObjectType)
+		} else {
+			fmt.Fprintln(ew, " (object type not named in the stream)")
+		}
 		var hb []string
 		for i, c := range l.Histogram {
 			hb = append(hb, fmt.Sprintf("%s %d", locks.HistogramLabels[i], c))

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -35,19 +34,16 @@ func LocksProfile(r *locks.Result, start time.Time, span time.Duration) *profile
 	for _, l := range r.Locks {
 		types[l.ID] = l.ObjectType
 	}
-	location := func(ip uint64, frame string) *profile.Location {
-		key := fmt.Sprintf("%x %s", ip, frame)
+	location := func(ip uint64, name, mod string) *profile.Location {
+		key := fmt.Sprintf("%x %s %s", ip, mod, name)
 		if loc, ok := locs[key]; ok {
 			return loc
 		}
-		mod, name := "", frame
-		if i := strings.IndexByte(frame, '!'); i > 0 && !strings.HasPrefix(frame, "0x") {
-			mod, name = frame[:i], frame[i+1:]
-		}
-		fn := funcs[frame]
+		fk := mod + "!" + name
+		fn := funcs[fk]
 		if fn == nil {
 			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: mod}
-			funcs[frame] = fn
+			funcs[fk] = fn
 			p.Function = append(p.Function, fn)
 		}
 		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Address: ip, Line: []profile.Line{{Function: fn}}}
@@ -57,12 +53,23 @@ func LocksProfile(r *locks.Result, start time.Time, span time.Duration) *profile
 	}
 	for _, s := range r.Samples {
 		st := r.Stacks[s.Stack]
+		// Addresses go with frames only when they correspond one to one
+		// (the symbolizer may fold native runs into one frame).
+		withIPs := len(st.IPs) == len(st.Frames)
 		var sl []*profile.Location
-		for i, ip := range st.IPs {
-			sl = append(sl, location(ip, st.Frames[i]))
+		for i, f := range st.Frames {
+			var ip uint64
+			if withIPs {
+				ip = st.IPs[i]
+			}
+			mod := ""
+			if i < len(st.Modules) {
+				mod = st.Modules[i]
+			}
+			sl = append(sl, location(ip, f, mod))
 		}
 		if len(sl) == 0 {
-			sl = append(sl, location(0, "[no stack]"))
+			sl = append(sl, location(0, "[no stack]", ""))
 		}
 		lbl := map[string][]string{"lock": {lockName(s.LockID)}}
 		if t := types[s.LockID]; t != "" {

@@ -2,12 +2,17 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -78,5 +83,190 @@ func TestDotnetdiagGoldens(t *testing.T) {
 				t.Fatalf("got %d lines, want %d", len(gl), len(wl))
 			}
 		})
+	}
+}
+
+func profileGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (%d vs %d bytes); rerun with -update after checking the change", name, len(got), len(want))
+	}
+}
+
+const mixed = "perfview__mixed_managed_external_samples.nettrace"
+
+// TestFoldedGolden: the mixed managed/external trace (CATALOG.md §8.13)
+// as folded stacks. Checked by hand once: 6,331 samples in all, the 2,427
+// External ones end in [native code], all but two under Console.ReadLine,
+// and the managed ones are the NoNativeStacks test program's search loop.
+func TestFoldedGolden(t *testing.T) {
+	p := buildProfile(t, mixed, stacks.Options{})
+	var buf bytes.Buffer
+	if err := WriteFolded(&buf, p, FoldedOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var total, native, readLine int64
+	for _, line := range bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")) {
+		i := bytes.LastIndexByte(line, ' ')
+		n, err := strconv.ParseInt(string(line[i+1:]), 10, 64)
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		total += n
+		if bytes.HasSuffix(line[:i], []byte(";"+stacks.NativeFrame)) {
+			native += n
+			if bytes.Contains(line, []byte("System.Console.ReadLine()")) {
+				readLine += n
+			}
+		}
+	}
+	// All but two External samples wait in Console.ReadLine.
+	if total != 6331 || native != 2427 || readLine != 2425 {
+		t.Errorf("folded total %d native %d (in ReadLine %d), want 6331, 2427, 2425", total, native, readLine)
+	}
+	profileGolden(t, "mixed.folded", buf.Bytes())
+
+	// With thread roots and wall time, every line starts with the thread.
+	buf.Reset()
+	if err := WriteFolded(&buf, p, FoldedOptions{Weight: WeightWall, Threads: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte("thread ")) {
+			t.Fatalf("line without thread root: %.100s", line)
+		}
+	}
+}
+
+func TestSpeedscopeGolden(t *testing.T) {
+	p := buildProfile(t, mixed, stacks.Options{})
+	var buf bytes.Buffer
+	if err := WriteSpeedscope(&buf, p, "mixed"); err != nil {
+		t.Fatal(err)
+	}
+	var doc ssFile
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "https://www.speedscope.app/file-format-schema.json" || len(doc.Profiles) != 1 {
+		t.Fatalf("schema %q, %d profiles", doc.Schema, len(doc.Profiles))
+	}
+	pr := doc.Profiles[0]
+	var sum int64
+	for i, s := range pr.Samples {
+		sum += pr.Weights[i]
+		for _, f := range s {
+			if f < 0 || int(f) >= len(doc.Shared.Frames) {
+				t.Fatalf("frame index %d out of range", f)
+			}
+		}
+		// Root first: the program's Main.
+		if root := doc.Shared.Frames[s[0]].Name; root != "NoNativeStacks.Program.Main(class System.String[])" {
+			t.Errorf("root %q", root)
+		}
+	}
+	if pr.Type != "sampled" || pr.Unit != "nanoseconds" || sum != pr.EndValue || len(pr.Samples) != len(pr.Weights) {
+		t.Errorf("profile %s %s end %d sum %d", pr.Type, pr.Unit, pr.EndValue, sum)
+	}
+	// Thread time covers the sampled span (8.67 s) plus the first period.
+	if want := p.DurationNanos + p.PeriodNanos; sum != want {
+		t.Errorf("weights sum %d, want %d", sum, want)
+	}
+	profileGolden(t, "mixed.speedscope.json", buf.Bytes())
+}
+
+func TestPprof(t *testing.T) {
+	p := buildProfile(t, mixed, stacks.Options{})
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pp.SampleType) != 2 || pp.SampleType[0].Type != "samples" || pp.SampleType[0].Unit != "count" ||
+		pp.SampleType[1].Type != "wall" || pp.SampleType[1].Unit != "nanoseconds" {
+		t.Fatalf("sample types %v", pp.SampleType)
+	}
+	var count, wall, external int64
+	for _, s := range pp.Sample {
+		count += s.Value[0]
+		wall += s.Value[1]
+		if s.Label["kind"][0] == "external" {
+			external += s.Value[0]
+			if leaf := s.Location[0].Line[0].Function.Name; leaf != stacks.NativeFrame {
+				t.Errorf("external leaf %q", leaf)
+			}
+		}
+		if len(s.Label["thread"]) != 1 || len(s.NumLabel["thread_id"]) != 1 {
+			t.Fatalf("labels %v %v", s.Label, s.NumLabel)
+		}
+	}
+	if count != 6331 || external != 2427 || wall != p.DurationNanos+p.PeriodNanos {
+		t.Errorf("count %d external %d wall %d", count, external, wall)
+	}
+	files := map[string]bool{}
+	for _, f := range pp.Function {
+		files[f.Filename] = true
+	}
+	if !files["NoNativeStacks.dll"] || !files["System.Private.CoreLib.dll"] {
+		t.Errorf("module file names %v", files)
+	}
+}
+
+func TestFlameGraphHTML(t *testing.T) {
+	p := buildProfile(t, mixed, stacks.Options{})
+	var buf bytes.Buffer
+	if err := WriteFlameGraph(&buf, p, FlameOptions{Title: "mixed <&>"}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	// Self-contained: no external script, style or fetch.
+	for _, bad := range []string{"<script src", "<link", "http://", "fetch(", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	if !strings.Contains(page, "mixed &lt;&amp;&gt;") {
+		t.Error("title not escaped")
+	}
+	// The embedded tree's root value is every sample.
+	i := strings.Index(page, "const D=")
+	j := strings.Index(page[i:], ";\n")
+	var d struct {
+		Frames []flameFrame      `json:"frames"`
+		Root   []json.RawMessage `json:"root"`
+	}
+	if err := json.Unmarshal([]byte(page[i+len("const D="):i+j]), &d); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	if err := json.Unmarshal(d.Root[1], &total); err != nil || total != 6331 {
+		t.Errorf("root value %d (%v)", total, err)
+	}
+	var hasNative bool
+	for _, f := range d.Frames {
+		hasNative = hasNative || f.Name == stacks.NativeFrame
+	}
+	if !hasNative {
+		t.Error("no [native code] frame in the page")
 	}
 }

@@ -111,10 +111,6 @@ type Options struct {
 	// (External samples).
 	ManagedOnly bool
 	Compat      Compat
-	// MaxIntervalPeriods caps the thread time one sample stands for, in
-	// sampling periods, so a thread that vanished from the samples for a
-	// while (no managed frames) is not credited the whole gap. 0 means 10.
-	MaxIntervalPeriods int
 }
 
 type rawKey struct {
@@ -139,8 +135,9 @@ type acc struct {
 }
 
 type threadState struct {
-	idx  int32
-	last int64 // ns of the previous sample; MinInt64 before the first
+	idx      int32
+	lastTick int64 // index of the sampler tick of the previous sample
+	last     int64 // ns of the previous sample; MinInt64 before the first
 	// dotnetdiag state: see compat.go
 	dd ddThread
 }
@@ -151,10 +148,10 @@ type Builder struct {
 	hdr    *nettrace.Header
 	opts   Options
 	period int64
-	maxGap int64
 
 	syms *symtab
 	dd   *ddSymbols
+	maps []Mapping
 
 	raws    []rawStack
 	rawIdx  map[rawKey]int32
@@ -162,7 +159,12 @@ type Builder struct {
 	threads []Thread
 	tstate  map[uint64]*threadState
 
-	first, last                               int64
+	first, last int64
+	// Sampler ticks: samples of one tick are written in a burst while the
+	// runtime is suspended. ticks counts them; curTick and prevTick are the
+	// first timestamps of the current and previous tick, lastSample the
+	// latest sample's.
+	ticks, curTick, prevTick, lastSample      int64
 	total, managed, external, errors, dropped int64
 	decodeErrs                                int
 	firstErr                                  error
@@ -174,17 +176,14 @@ func NewBuilder(hdr *nettrace.Header, opts Options) *Builder {
 	if p <= 0 {
 		p = int64(time.Millisecond)
 	}
-	n := opts.MaxIntervalPeriods
-	if n <= 0 {
-		n = 10
-	}
 	b := &Builder{
-		hdr: hdr, opts: opts, period: p, maxGap: p * int64(n),
+		hdr: hdr, opts: opts, period: p,
 		syms:   newSymtab(),
 		rawIdx: make(map[rawKey]int32),
 		accs:   make(map[accKey]*acc),
 		tstate: make(map[uint64]*threadState),
 		first:  math.MaxInt64, last: math.MinInt64,
+		curTick: math.MinInt64, prevTick: math.MinInt64, lastSample: math.MinInt64,
 	}
 	if opts.Compat == CompatDotnetdiag {
 		b.dd = newDDSymbols()
@@ -308,7 +307,7 @@ const (
 func (b *Builder) thread(tid uint64) *threadState {
 	t := b.tstate[tid]
 	if t == nil {
-		t = &threadState{idx: int32(len(b.threads)), last: math.MinInt64}
+		t = &threadState{idx: int32(len(b.threads)), last: math.MinInt64, lastTick: -1}
 		b.tstate[tid] = t
 		b.threads = append(b.threads, Thread{ID: tid})
 	}
@@ -368,18 +367,37 @@ func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
 		b.managed++
 	}
 	// A sample stands for the time since the thread's previous sample
-	// (what the thread was seen doing now is the best evidence for the
-	// interval that led here), capped for threads absent for a while.
+	// (what the thread is doing now is the best evidence for the interval
+	// that led here), measured between sampler ticks so that sampler delays
+	// count in full. A thread missing from the previous tick (it had no
+	// managed frames, or did not exist) is credited one tick interval, not
+	// the whole gap.
+	b.tick(ts, t)
 	d := b.period
-	if t.last != math.MinInt64 {
-		d = min(max(ts-t.last, 0), b.maxGap)
+	switch {
+	case t.lastTick == b.ticks-1 && t.last != math.MinInt64:
+		d = max(ts-t.last, 0)
+	case b.prevTick != math.MinInt64:
+		d = b.curTick - b.prevTick
 	}
+	t.lastTick = b.ticks
 	t.last = ts
 	if b.opts.ManagedOnly && typ == clrevents.SampleExternal {
 		b.dropped++
 		return
 	}
 	b.add(t.idx, b.raw(ev.Stack, ts), typ, 1, d)
+}
+
+// tick advances the sampler-tick state for a sample of thread t at ts: a
+// new tick starts when the thread was already sampled in this tick or the
+// samples are more than half a period apart (bursts are much tighter).
+func (b *Builder) tick(ts int64, t *threadState) {
+	if b.lastSample == math.MinInt64 || t.lastTick == b.ticks && t.last != math.MinInt64 || ts-b.lastSample > b.period/2 {
+		b.ticks++
+		b.prevTick, b.curTick = b.curTick, ts
+	}
+	b.lastSample = ts
 }
 
 // Profile resolves every stack and returns the profile. It may be called
@@ -409,7 +427,7 @@ func (b *Builder) Profile() *Profile {
 		resolved = make([][]int32, len(b.raws))
 		trunc = make([]bool, len(b.raws))
 		for i := range b.raws {
-			resolved[i], trunc[i] = r.stack(b.syms, &b.raws[i])
+			resolved[i], trunc[i] = r.stack(b, &b.raws[i])
 		}
 	}
 	// Merge accumulators whose raw stacks resolved to the same frames.
@@ -441,7 +459,10 @@ func (b *Builder) Profile() *Profile {
 		if b.dd == nil {
 			typ = k.typ
 			if typ == clrevents.SampleExternal {
-				st = append([]int32{r.frame(Frame{Name: NativeFrame, Kind: KindNative})}, st...)
+				nf := r.frame(Frame{Name: NativeFrame, Kind: KindNative})
+				if len(st) == 0 || st[0] != nf {
+					st = append([]int32{nf}, st...)
+				}
 			}
 			for _, f := range st {
 				if p.Frames[f].Kind == KindUnknown {
@@ -497,9 +518,13 @@ func (r *resolver) frame(f Frame) int32 {
 	return i
 }
 
-// stack resolves raw IPs (leaf first) to frames (leaf first).
-func (r *resolver) stack(s *symtab, raw *rawStack) ([]int32, bool) {
+// stack resolves raw IPs (leaf first) to frames (leaf first). Addresses
+// no method covers are named by their file mapping when one is known; a
+// run of native-library frames becomes one [native code] frame.
+func (r *resolver) stack(b *Builder, raw *rawStack) ([]int32, bool) {
+	s := b.syms
 	out := make([]int32, 0, len(raw.ips)+1)
+	native := int32(-1)
 	for i, ip := range raw.ips {
 		addr := ip
 		if i > 0 && addr > 0 {
@@ -510,6 +535,20 @@ func (r *resolver) stack(s *symtab, raw *rawStack) ([]int32, bool) {
 		}
 		m := s.lookup(addr, raw.first)
 		if m == nil {
+			if mp := b.mapping(addr); mp != nil {
+				if mp.native() {
+					if native < 0 {
+						native = r.frame(Frame{Name: NativeFrame, Kind: KindNative})
+					}
+					if len(out) == 0 || out[len(out)-1] != native {
+						out = append(out, native)
+					}
+					continue
+				}
+				base := mp.Path[strings.LastIndexByte(mp.Path, '/')+1:]
+				out = append(out, r.frame(Frame{Name: fmt.Sprintf("%s+%#x", base, addr-mp.Start+mp.Offset), Module: base, Kind: KindUnknown}))
+				continue
+			}
 			out = append(out, r.frame(Frame{Name: UnknownFrame, Kind: KindUnknown}))
 			continue
 		}
@@ -532,7 +571,7 @@ func (p *Profile) FrameText(i int32) string {
 	return f.Name
 }
 
-// ThreadName is "name (tid)" or "thread tid".
+// Label is "name (tid)", or "thread tid" for an unnamed thread.
 func (t *Thread) Label() string {
 	if t.Name != "" {
 		return fmt.Sprintf("%s (%d)", t.Name, t.ID)

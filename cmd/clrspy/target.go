@@ -19,6 +19,7 @@ type target struct {
 	pid      int
 	name     string
 	duration time.Duration
+	bufferMB uint32
 }
 
 // addTargetFlags registers the target flags on cmd.
@@ -28,6 +29,7 @@ func addTargetFlags(cmd *cobra.Command) *target {
 	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
 	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
 	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits)")
+	f.Uint32Var(&t.bufferMB, "buffer-mb", 256, "runtime-side event buffer of a live session, in MB")
 	return t
 }
 
@@ -43,6 +45,8 @@ type stream struct {
 	// returns its exit status through ExitCode.
 	Close    func() error
 	ExitCode func() int
+	// Session is the live EventPipe session (nil for files).
+	Session *ipc.Session
 }
 
 // open opens the target. args are the positional arguments: a file name,
@@ -52,16 +56,34 @@ func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provide
 	dash := cmd.ArgsLenAtDash()
 	switch {
 	case dash >= 0:
-		return nil, fmt.Errorf("launching a program is not available yet")
+		if t.pid != 0 || t.name != "" {
+			return nil, fmt.Errorf("give either a command after -- or --pid/--name, not both")
+		}
+		if dash > 0 {
+			return nil, fmt.Errorf("unexpected argument %q before --", args[0])
+		}
+		if len(args) == 0 {
+			return nil, fmt.Errorf("no command after --")
+		}
+		return t.launch(args, providers)
 	case t.pid != 0 || t.name != "":
-		return nil, fmt.Errorf("attaching to a process is not available yet")
+		if len(args) > 0 {
+			return nil, fmt.Errorf("give either a trace file or --pid/--name, not both")
+		}
+		if t.pid != 0 && t.name != "" {
+			return nil, fmt.Errorf("give --pid or --name, not both")
+		}
+		return t.attach(providers)
 	case len(args) == 0:
 		return nil, fmt.Errorf("no target: give a .nettrace file, '-' for standard input, --pid, --name or -- COMMAND")
 	case len(args) > 1:
 		return nil, fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
 	}
+	if t.duration != 0 {
+		return nil, fmt.Errorf("--duration applies to live sessions only (--pid, --name or -- COMMAND)")
+	}
 	if args[0] == "-" {
-		return &stream{R: os.Stdin, Name: "stdin", Close: func() error { return nil }}, nil
+		return &stream{R: os.Stdin, Name: "stdin", Close: func() error { return nil }, ExitCode: func() int { return 0 }}, nil
 	}
 	f, err := os.Open(args[0])
 	if err != nil {
@@ -71,7 +93,7 @@ func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provide
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory, not a trace file", args[0])
 	}
-	return &stream{R: f, Name: args[0], Close: f.Close}, nil
+	return &stream{R: f, Name: args[0], Close: f.Close, ExitCode: func() int { return 0 }}, nil
 }
 
 // fileError turns an os error into one plain line.

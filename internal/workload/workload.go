@@ -99,9 +99,9 @@ func build(tfm string) (string, error) {
 	}
 	args := []string{"build", proj, "-c", "Release", "-o", out, "-nologo", "-v", "quiet",
 		"--artifacts-path", filepath.Join(root, "testdata", "workloads", "obj", tfm),
-		"-p:TargetFramework=" + tfm}
+		"-p:WorkloadTfm=" + tfm}
 	if tfm != DefaultTFM {
-		args = append(args, "-p:RuntimeIdentifier=linux-x64", "-p:SelfContained=true")
+		args = append(args, "-r", "linux-x64", "--self-contained")
 	}
 	cmd := exec.Command("dotnet", args...)
 	cmd.Env = append(os.Environ(), "DOTNET_CLI_TELEMETRY_OPTOUT=1", "DOTNET_NOLOGO=1",
@@ -240,8 +240,12 @@ func StartCmd(tb testing.TB, cmd *exec.Cmd, env []string) *Proc {
 	return p
 }
 
-// Release sends a line to the workload's stdin (for wait=1 or idle stdin=1).
+// Release sends a line to the workload's stdin (for wait=1, idle stdin=1
+// or a phases=1 mark).
 func (p *Proc) Release() { io.WriteString(p.stdin, "go\n") }
+
+// Stdin writes s to the workload's stdin.
+func (p *Proc) Stdin(s string) { io.WriteString(p.stdin, s) }
 
 // Exited reports whether the process has ended.
 func (p *Proc) Exited() bool {

@@ -8,7 +8,7 @@ namespace Workload;
 // Options: seconds (default 3) or iterations (outer loops; wins over
 // seconds), window (live objects kept, 20000), loh (every Nth iteration
 // allocates an 100 KB array, 50). GC flavour comes from DOTNET_gcServer and
-// DOTNET_gcConcurrent.
+// DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress).
 public sealed class Churn : IWorkload
 {
     public string Name => "churn";
@@ -29,8 +29,9 @@ public sealed class Churn : IWorkload
         var old = new List<Node>();
         long objects = 0, loh = 0, i = 0, sink = 0;
         var sw = Stopwatch.StartNew();
-        while (iterations > 0 ? i < iterations : sw.Elapsed.TotalSeconds < seconds)
+        while (Progress.Phased ? !Progress.Ended : iterations > 0 ? i < iterations : sw.Elapsed.TotalSeconds < seconds)
         {
+            Progress.Count = i;
             for (int k = 0; k < 1000; k++)
             {
                 var n = new Node();

@@ -5,7 +5,9 @@ namespace Workload;
 
 // Cpu alternates between two CPU-bound methods, HotA and HotB, in a known
 // ratio of work (ratio, default 3: HotA does 3 units for every unit of
-// HotB), for seconds (default 3). It reports the time measured in each.
+// HotB), for seconds (default 3) or a fixed number of rounds (rounds, wins
+// over seconds; with phases=1 until told to end, see Progress). It reports
+// the time measured in each.
 public sealed class Cpu : IWorkload
 {
     public string Name => "cpu";
@@ -14,12 +16,14 @@ public sealed class Cpu : IWorkload
     {
         double seconds = opt.Double("seconds", 3);
         int ratio = opt.Int("ratio", 3);
+        long maxRounds = opt.Long("rounds", 0);
         const int unit = 200_000;
         double aMs = 0, bMs = 0;
         long rounds = 0, sink = 0;
         var total = Stopwatch.StartNew();
-        while (total.Elapsed.TotalSeconds < seconds)
+        while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : total.Elapsed.TotalSeconds < seconds)
         {
+            Progress.Count = rounds;
             var sw = Stopwatch.StartNew();
             sink += HotA(unit * ratio);
             aMs += sw.Elapsed.TotalMilliseconds;

@@ -9,7 +9,8 @@
 //
 // Common options: wait=1 prints "ready <pid>" on stderr and waits for one
 // line on stdin before the mode runs (lets a test attach first); with or
-// without it, "ready <pid>" is printed once the runtime is up.
+// without it, "ready <pid>" is printed once the runtime is up. phases=1
+// measures throughput in phases marked on stdin (see Progress).
 using System.Diagnostics;
 using System.Reflection;
 using System.Runtime;
@@ -79,9 +80,11 @@ public static class Program
         if (opt.Int("wait", 0) != 0) Console.In.ReadLine();
 
         var work = new Dictionary<string, object>();
+        Progress.Start(opt);
         var sw = Stopwatch.StartNew();
         mode.Run(opt, work);
         sw.Stop();
+        if (Progress.Phased) work["marks"] = Progress.Marks();
 
         var result = new Dictionary<string, object>
         {

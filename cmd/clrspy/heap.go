@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+)
+
+func init() { commands = append(commands, newHeapCmd) }
+
+// Keywords of the runtime provider a live heap session needs.
+const (
+	heapKwGC            = 0x1
+	heapKwType          = 0x80000
+	heapKwMovement      = 0x400000
+	heapKwAllocSampling = 0x80000000000
+	heapKwSymbols       = 0x38 // Loader|Jit|NGen: name allocation stacks
+)
+
+// heapProviders: GC events at level 5 (AllocationTick with addresses), type
+// names, survival and movement ranges, .NET 10 allocation sampling (ignored
+// by older runtimes), and method/module events to name allocation stacks.
+func heapProviders() []ipc.Provider {
+	return []ipc.Provider{{
+		Name:     nettrace.ProviderRuntime,
+		Keywords: heapKwGC | heapKwType | heapKwMovement | heapKwAllocSampling | heapKwSymbols,
+		Level:    5,
+	}}
+}
+
+// movementWarning is printed before a live session: the runtime walks every
+// survivor range of every GC to report it.
+const movementWarning = "clrspy: note: the GC survival and movement keyword makes every GC slower (the runtime reports each surviving/moved range); measured on the churn workload in docs/PERFORMANCE.md"
+
+func newHeapCmd() *cobra.Command {
+	var asJSON bool
+	var format, out string
+	var top int
+	var objects bool
+	c := &cobra.Command{
+		Use:   "heap [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "Sampled objects followed from allocation to death across compacting GCs",
+		Long: `heap follows sampled objects (GCAllocationTick v3+ with addresses,
+AllocationSampled on .NET 10, GCSampledObjectAllocationHigh/Low) across GCs by
+replaying the runtime's movement reports: a compacting GC reports moved address
+ranges, a sweeping GC surviving ranges; an object in a condemned generation
+that no range covers is dead at that GC. Objects are promoted when they
+survive; generation bounds from GCGenerationRange check the model.
+
+Per type and per allocation site: sampled objects, estimated bytes allocated,
+% surviving one GC, % reaching gen2, % dying in gen2 (the costly mid-life
+objects), objects and estimated bytes still alive at the end; an age-at-death
+histogram in GCs. Percentages are over sampled objects whose fate a GC decided.
+
+The movement keyword (GCHeapSurvivalAndMovement) makes GCs slower: a live
+session says so when it starts.
+
+Output: text (default), --json, or --format pprof (alloc_objects, alloc_space,
+inuse_objects, inuse_space; go tool pprof reads it).`,
+		Example: `  clrspy heap app.nettrace
+  clrspy heap --json app.nettrace | jq '.types[0]'
+  clrspy heap --format pprof -o heap.pb.gz --pid 1234 --duration 30s && go tool pprof -top heap.pb.gz`,
+	}
+	t := addTargetFlags(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
+	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if asJSON {
+			if cmd.Flags().Changed("format") && format != "json" {
+				return fmt.Errorf("--json and --format %s contradict each other", format)
+			}
+			format = "json"
+		}
+		switch format {
+		case "text", "json":
+		case "pprof":
+			if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
+				return fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
+			}
+		default:
+			return fmt.Errorf("unknown --format %q: use text, json or pprof", format)
+		}
+		if top < 0 {
+			return fmt.Errorf("--top must be 0 or more")
+		}
+		if objects && format != "json" {
+			return fmt.Errorf("--objects needs --json")
+		}
+		return runHeap(cmd, t, args, format, out, top, objects)
+	}
+	return c
+}
+
+func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, top int, objects bool) error {
+	if t.pid != 0 || t.name != "" || cmd.ArgsLenAtDash() >= 0 {
+		fmt.Fprintln(os.Stderr, movementWarning)
+	}
+	st, err := t.open(cmd, args, heapProviders())
+	if err != nil {
+		return err
+	}
+	res, sym, span, endErr := analyzeHeap(st)
+	cerr := st.Close()
+	if res == nil {
+		return endErr
+	}
+	w, closeOut, err := openOutput(cmd, out)
+	if err != nil {
+		return err
+	}
+	sum := heap.Summarize(res, sym)
+	switch format {
+	case "json":
+		d := report.NewHeapDocument(st.Name, res, sum)
+		if objects {
+			report.AddHeapObjects(d, res, sym)
+		}
+		err = report.WriteHeapJSON(w, d)
+	case "pprof":
+		err = report.WriteHeapPprof(w, res, sym, span)
+	default:
+		err = report.WriteHeapText(w, report.NewHeapDocument(st.Name, res, sum), top)
+	}
+	if e := closeOut(); err == nil {
+		err = e
+	}
+	if endErr != nil {
+		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
+	}
+	if err == nil && cerr != nil && !st.Live {
+		err = cerr
+	}
+	if err == nil && st.ExitCode != nil {
+		if code := st.ExitCode(); code != 0 {
+			return &exitError{code: code}
+		}
+	}
+	return err
+}
+
+// analyzeHeap reads the whole stream. A truncated stream still gives a
+// result (endErr says where it was cut); other read errors give none.
+func analyzeHeap(st *stream) (*heap.Result, *heap.Symbols, int64, error) {
+	r, err := nettrace.NewReader(st.R)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	hdr := r.Header()
+	tr := heap.New(hdr)
+	sym := &heap.Symbols{}
+	var endErr error
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				if !errors.Is(err, nettrace.ErrTruncated) {
+					return nil, nil, 0, fmt.Errorf("%s: %w", st.Name, err)
+				}
+				endErr = fmt.Errorf("%s: %w", st.Name, err)
+			}
+			break
+		}
+		tr.Event(ev)
+		sym.Event(ev, hdr.PointerSize)
+	}
+	tr.Finish()
+	res := tr.Result()
+	return res, sym, res.EndNs, endErr
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+)
+
+func init() { commands = append(commands, newLocksCmd) }
+
+// Keywords of the runtime provider a live lock session needs.
+const (
+	locksKwLoader      = 0x8
+	locksKwJit         = 0x10
+	locksKwNGen        = 0x20
+	locksKwAppDomainRM = 0x800
+	locksKwContention  = 0x4000
+	locksKwThreading   = 0x10000
+	// --object-types: the first allocation of every type (and a time-based
+	// sample after it) with the type's name, so a lock's object can be
+	// matched by address. The runtime names types in BulkType only when
+	// GCHeapAndTypeNames is on; it forces no GC by itself.
+	locksKwType              = 0x80000
+	locksKwSampledAllocHigh  = 0x200000
+	locksKwGCHeapAndTypeName = 0x1000000
+)
+
+// locksProviders: contention events; thread events to map owners to OS
+// threads; method and module events so waiting stacks can be named.
+func locksProviders(objectTypes bool) []ipc.Provider {
+	kw := uint64(locksKwContention | locksKwAppDomainRM | locksKwThreading | locksKwJit | locksKwNGen | locksKwLoader)
+	if objectTypes {
+		kw |= locksKwType | locksKwSampledAllocHigh | locksKwGCHeapAndTypeName
+	}
+	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: 4}}
+}
+
+func newLocksCmd() *cobra.Command {
+	var asJSON, objectTypes bool
+	var format, out string
+	c := &cobra.Command{
+		Use:   "locks [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "Lock contention: which lock, how long, behind which owner, from which code",
+		Long: `locks pairs the runtime's ContentionStart/ContentionStop events (a thread that
+spun on a held Monitor and now waits) and reports, per lock: the number of
+waits, total, mean and maximum wait, a wait histogram, the locked object's type
+when the stream names it, the threads that owned the lock while others waited,
+and the stacks that waited longest; per thread: the time it spent waiting.
+Waits still open when the stream ends are listed as still waiting.
+
+Lock ids, objects and owners need .NET 8 or later (ContentionStart v2); older
+runtimes give durations and stacks only. The owner is shown as an OS thread id;
+when the runtime reports a Thread address or managed id, it is mapped through
+the thread events, and the report says when it cannot be.
+
+The runtime names no type for a lock's object. --object-types (live sessions)
+also asks for the first allocation of every type with its name and matches the
+lock's object by address: it names objects allocated while recording (launch a
+program with -- COMMAND to see them all) that no GC moved before their lock
+was first contended, at the cost of one event per type (and per 10 ms of
+allocation of it) with a stack.
+
+Output: a text report (default), --json, or --format pprof (a contention
+profile with sample types contentions/count and delay/nanoseconds, readable by
+go tool pprof).`,
+		Example: `  clrspy locks app.nettrace
+  clrspy locks --pid 1234 --duration 30s
+  clrspy locks --json app.nettrace | jq '.locks[0]'
+  clrspy locks --format pprof -o locks.pb.gz -- dotnet app.dll && go tool pprof -top locks.pb.gz`,
+		RunE: nil,
+	}
+	t := addTargetFlags(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if asJSON {
+			if cmd.Flags().Changed("format") && format != "json" {
+				return fmt.Errorf("--json and --format %s contradict each other", format)
+			}
+			format = "json"
+		}
+		switch format {
+		case "text", "json":
+		case "pprof":
+			if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
+				return fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
+			}
+		default:
+			return fmt.Errorf("unknown --format %q: use text, json or pprof", format)
+		}
+		return runLocks(cmd, t, args, format, out, objectTypes)
+	}
+	return c
+}
+
+func runLocks(cmd *cobra.Command, t *target, args []string, format, out string, objectTypes bool) error {
+	st, err := t.open(cmd, args, locksProviders(objectTypes))
+	if err != nil {
+		return err
+	}
+	res, start, span, endErr := analyzeLocks(st)
+	cerr := st.Close()
+	if res == nil {
+		return endErr
+	}
+	if st.Live && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
+		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
+	}
+	w, closeOut, err := openOutput(cmd, out)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		err = report.WriteLocksJSON(w, report.NewLocksDocument(st.Name, res))
+	case "pprof":
+		err = report.WriteLocksPprof(w, res, start, span)
+	default:
+		err = report.WriteLocksText(w, st.Name, res)
+	}
+	if e := closeOut(); err == nil {
+		err = e
+	}
+	if endErr != nil {
+		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
+	}
+	if err == nil && cerr != nil && !st.Live {
+		err = cerr
+	}
+	if err == nil && st.ExitCode != nil {
+		// The report is complete; the launched program's status is passed on.
+		if code := st.ExitCode(); code != 0 {
+			return &exitError{code: code}
+		}
+	}
+	return err
+}
+
+// analyzeLocks reads the whole stream. A truncated stream still gives a
+// result (endErr says where it was cut); other read errors give none.
+func analyzeLocks(st *stream) (res *locks.Result, start time.Time, span time.Duration, endErr error) {
+	r, err := nettrace.NewReader(st.R)
+	if err != nil {
+		return nil, start, 0, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	hdr := r.Header()
+	a := locks.New(hdr)
+	sym := newLockSymbolizer(hdr)
+	first, last := int64(0), int64(0)
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				if !errors.Is(err, nettrace.ErrTruncated) {
+					return nil, start, 0, fmt.Errorf("%s: %w", st.Name, err)
+				}
+				endErr = fmt.Errorf("%s: %w", st.Name, err)
+			}
+			break
+		}
+		if n == 0 {
+			first = ev.Timestamp
+		}
+		last = ev.Timestamp
+		n++
+		a.Add(ev)
+		sym.Event(ev)
+	}
+	return a.Result(sym), hdr.Time(first), time.Duration(hdr.DurationNanos(last - first)), endErr
+}

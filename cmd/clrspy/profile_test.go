@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+const sharedTraces = "../../../shared/traces"
+
+// runProfile runs "clrspy ARGS" in process and returns what went to
+// stdout, including a launched program's output (it inherits os.Stdout).
+func runProfile(t *testing.T, args ...string) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- b
+	}()
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(w)
+	err = root.Execute()
+	os.Stdout = old
+	w.Close()
+	out := <-done
+	r.Close()
+	if err != nil {
+		t.Fatalf("clrspy %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestProfileCompatGolden: the CLI reproduces dotnetdiag's managed-only
+// golden byte for byte with --compat dotnetdiag --managed-only.
+func TestProfileCompatGolden(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join(sharedTraces, "golden/dotnetdiag/dotnet-5.0-SampleProfiler-webapp-managed-only.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runProfile(t, "profile", "--compat", "dotnetdiag", "--managed-only",
+		filepath.Join(sharedTraces, "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace"))
+	if got != string(want) {
+		t.Errorf("output differs from the golden (%d vs %d bytes)", len(got), len(want))
+	}
+}
+
+func TestProfileFlagErrors(t *testing.T) {
+	trace := filepath.Join(sharedTraces, "perfview__only_managed_samples.nettrace")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--format", "svg", trace}, `unknown --format "svg"`},
+		{[]string{"profile", "--compat", "perfview", trace}, `unknown --compat "perfview"`},
+		{[]string{"profile", "--compat", "dotnetdiag", "--format", "pprof", trace}, "folded stacks only"},
+		{[]string{"profile", "--weight", "cpu", "--format", "folded", trace}, `unknown --weight "cpu"`},
+		{[]string{"profile", "--format", "folded", "no-such.nettrace"}, "no-such.nettrace: no such file"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(c.args)
+		root.SetOut(io.Discard)
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want one line with %q", c.args, err, c.want)
+		}
+	}
+}
+
+func pprofShare(t *testing.T, pp *profile.Profile, fns ...string) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	for _, s := range pp.Sample {
+		seen := map[string]bool{}
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				for _, f := range fns {
+					if ln.Function.Name == f && !seen[f] {
+						got[f] += s.Value[0]
+						seen[f] = true
+					}
+				}
+			}
+		}
+	}
+	return got
+}
+
+// TestProfileLiveCPU profiles the cpu workload (HotA does three times the
+// work of HotB) from its start: the inclusive sample share of each method
+// is within 5 points of the time the workload measured in it, and the
+// pprof file opens in go tool pprof naming both.
+func TestProfileLiveCPU(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cpu.pb.gz")
+	args := append([]string{"profile", "-o", out, "--"}, workload.Argv(t, "cpu", "seconds=4", "ratio=3")...)
+	stdout := runProfile(t, args...)
+	res, err := workload.ParseResult([]byte(stdout))
+	if err != nil {
+		t.Fatalf("%v in %q", err, stdout)
+	}
+	aMs, bMs := res.Float("hotAMs"), res.Float("hotBMs")
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hotA, hotB = "Workload.Cpu.HotA(int32)", "Workload.Cpu.HotB(int32)"
+	n := pprofShare(t, pp, hotA, hotB)
+	sum := float64(n[hotA] + n[hotB])
+	if sum < 500 {
+		t.Fatalf("only %v samples in HotA+HotB", n)
+	}
+	gotA, wantA := 100*float64(n[hotA])/sum, 100*aMs/(aMs+bMs)
+	t.Logf("HotA %d samples, HotB %d: HotA share %.1f%%, measured by the workload %.1f%%", n[hotA], n[hotB], gotA, wantA)
+	if d := gotA - wantA; d > 5 || d < -5 {
+		t.Errorf("HotA share %.1f%%, workload measured %.1f%%", gotA, wantA)
+	}
+
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("no go command on PATH to run go tool pprof")
+	}
+	top, err := exec.Command(gobin, "tool", "pprof", "-top", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, top)
+	}
+	if !bytes.Contains(top, []byte(hotA)) || !bytes.Contains(top, []byte(hotB)) {
+		t.Errorf("go tool pprof -top does not name the hot methods:\n%s", top)
+	}
+}
+
+// TestProfileLiveRecursion: 300 frames deep is past EventPipe's 100-frame
+// walk limit, so the deep samples end in an explicit [truncated] root.
+func TestProfileLiveRecursion(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rec.folded")
+	args := append([]string{"profile", "--format", "folded", "-o", out, "--"}, workload.Argv(t, "recursion", "depth=300", "seconds=2")...)
+	runProfile(t, args...)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deep, truncated int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		stack := line[:strings.LastIndexByte(line, ' ')]
+		if !strings.Contains(stack, "Workload.Recursion.Bottom(") {
+			continue
+		}
+		deep++
+		frames := strings.Split(stack, ";")
+		walked := len(frames) - 1 // without [truncated]
+		if frames[len(frames)-1] == stacks.NativeFrame {
+			walked--
+		}
+		if frames[0] == stacks.TruncatedFrame && walked == stacks.MaxStackDepth {
+			truncated++
+		} else if strings.Count(stack, "Workload.Recursion.Recurse(") < 299 {
+			t.Errorf("deep stack neither complete nor marked truncated: %d frames, root %q", len(frames), frames[0])
+		}
+	}
+	if deep == 0 || truncated == 0 {
+		t.Errorf("%d stacks in Bottom, %d truncated", deep, truncated)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+func init() { commands = append(commands, newRecordCmd, newRunCmd) }
+
+// sessionFlags are the provider choices of record and run.
+type sessionFlags struct {
+	profiles  []string
+	providers string
+}
+
+func addSessionFlags(cmd *cobra.Command) *sessionFlags {
+	sf := &sessionFlags{}
+	var docs []string
+	for _, n := range ipc.ProfileNames() {
+		docs = append(docs, fmt.Sprintf("  %-11s %s", n, ipc.ProfileDoc(n)))
+	}
+	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+strings.Join(docs, "\n"))
+	cmd.Flags().StringVar(&sf.providers, "providers", "", "extra providers in dotnet-trace form: Provider[:keywords[:level[:args]]],...")
+	return sf
+}
+
+// resolve merges the chosen profiles and providers.
+func (sf *sessionFlags) resolve() ([]ipc.Provider, error) {
+	var lists [][]ipc.Provider
+	names := sf.profiles
+	if len(names) == 0 && sf.providers == "" {
+		names = []string{"gc"}
+	}
+	for _, n := range names {
+		p, err := ipc.Profile(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, p)
+	}
+	if sf.providers != "" {
+		p, err := ipc.ParseProviders(sf.providers)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, p)
+	}
+	return ipc.Merge(lists...), nil
+}
+
+func newRecordCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "record (--pid N | --name NAME | -- COMMAND ARGS...) -o FILE.nettrace",
+		Short: "save a live session to a .nettrace file",
+		Long: `record opens an EventPipe session on a running .NET process (or on a program it
+starts suspended) and writes the runtime's nettrace stream to a file, byte for
+byte. The session ends with a rundown (so every method can be named) when
+--duration passes, on Ctrl-C/SIGTERM, or when the process exits.`,
+	}
+	t := addTargetFlags(cmd)
+	sf := addSessionFlags(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write ('-' for standard output)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return errors.New("record needs -o FILE.nettrace")
+		}
+		if cmd.ArgsLenAtDash() < 0 && t.pid == 0 && t.name == "" {
+			return errors.New("record needs a live target: --pid, --name or -- COMMAND")
+		}
+		return recordSession(cmd, args, t, sf, out)
+	}
+	return cmd
+}
+
+func newRunCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND ARGS...",
+		Short: "start a .NET program under a session from its first instruction",
+		Long: `run starts the program with a suspending diagnostic port, opens the session
+while the runtime waits, then resumes it, so not one GC from startup is
+missed. The program's stdin, stdout and stderr pass through and clrspy exits
+with its exit code. A one-line summary of the session goes to stderr; -o
+also keeps the trace.`,
+	}
+	t := addTargetFlags(cmd)
+	sf := addSessionFlags(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the trace to this file")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.ArgsLenAtDash() < 0 {
+			return errors.New("run needs a command after --: clrspy run [flags] -- COMMAND [ARGS]")
+		}
+		return recordSession(cmd, args, t, sf, out)
+	}
+	return cmd
+}
+
+// recordSession copies a live session to out (when set) and reads it
+// through the nettrace reader for the summary line.
+func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlags, out string) error {
+	providers, err := sf.resolve()
+	if err != nil {
+		return err
+	}
+	var w io.Writer = io.Discard
+	var file *os.File
+	if out == "-" {
+		w = os.Stdout
+	} else if out != "" {
+		file, err = os.Create(out)
+		if err != nil {
+			return fileError(err)
+		}
+		defer file.Close()
+		w = file
+	}
+	start := time.Now()
+	st, err := t.open(cmd, args, providers)
+	if err != nil {
+		if file != nil {
+			file.Close()
+			os.Remove(out)
+		}
+		return err
+	}
+	// The file is a faithful copy: every chunk read from the session goes
+	// to it, unbuffered (so a killed clrspy leaves everything received),
+	// before the reader sees it.
+	tee := io.TeeReader(st.R, w)
+	var events, gcs, lost uint64
+	var readErr error
+	r, err := nettrace.NewReader(bufio.NewReaderSize(tee, 64<<10))
+	if err != nil {
+		readErr = err
+	} else {
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				break
+			}
+			events++
+			if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == 1 {
+				gcs++
+			}
+		}
+		lost = r.Stats().LostEvents
+	}
+	// Whatever the reader left unread (after an error) still belongs in
+	// the copy.
+	if _, err := io.Copy(w, st.R); err != nil {
+		return fmt.Errorf("writing %s: %v", out, err)
+	}
+	closeErr := st.Close()
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("writing %s: %v", out, err)
+		}
+	}
+	var bytes int64
+	if st.Session != nil {
+		bytes = st.Session.BytesRead()
+	}
+	where := ""
+	if out != "" && out != "-" {
+		where = " to " + out
+	}
+	fmt.Fprintf(os.Stderr, "clrspy: %s: %d events (%d GCs, %d lost), %d bytes%s in %.1fs\n",
+		st.Name, events, gcs, lost, bytes, where, time.Since(start).Seconds())
+	if readErr != nil {
+		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", readErr)
+	}
+	if closeErr != nil && !errors.Is(closeErr, os.ErrClosed) {
+		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", closeErr)
+	}
+	if code := st.ExitCode(); code > 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}

@@ -1,0 +1,402 @@
+package gcpause
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// feed builds synthetic runtime events (1 tick = 1 ns) for unit tests of
+// the state machine's edges; real behaviour is proven on the real traces.
+type feed struct {
+	t     *testing.T
+	a     *Analyzer
+	metas map[uint32]*nettrace.Metadata
+	gcs   []*GC
+	susps []*Suspension
+}
+
+const tGC, tSampler, tBGC, tOther = 100, 200, 300, 400
+
+func newFeed(t *testing.T) *feed {
+	f := &feed{t: t, metas: map[uint32]*nettrace.Metadata{}}
+	hdr := &nettrace.Header{QPCFrequency: 1_000_000_000, PointerSize: 8, SyncTimeUTC: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f.a = New(hdr, Options{
+		OnGC:         func(g *GC) { f.gcs = append(f.gcs, g) },
+		OnSuspension: func(s *Suspension) { f.susps = append(f.susps, s) },
+	})
+	return f
+}
+
+func msT(v float64) int64 { return int64(v * 1e6) }
+
+func (f *feed) ev(id, version uint32, atMS float64, thread uint64, payload []byte, lost uint32) {
+	m := f.metas[id<<8|version]
+	if m == nil {
+		m = &nettrace.Metadata{Provider: nettrace.ProviderRuntime, Runtime: nettrace.Runtime, EventID: id, Version: version}
+		f.metas[id<<8|version] = m
+	}
+	f.a.Handle(&nettrace.Event{Meta: m, Timestamp: msT(atMS), ThreadID: thread, Payload: payload, LostBefore: lost})
+}
+
+func u32s(v ...uint32) []byte {
+	b := make([]byte, 0, 4*len(v)+2)
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return append(b, 0, 0) // ClrInstanceID
+}
+
+func (f *feed) suspend(at float64, th uint64, reason clrevents.SuspendReason) {
+	f.ev(clrevents.IDGCSuspendEEBegin, 1, at, th, u32s(uint32(reason), 0), 0)
+}
+func (f *feed) suspended(at float64, th uint64) {
+	f.ev(clrevents.IDGCSuspendEEEnd, 1, at, th, []byte{0, 0}, 0)
+}
+func (f *feed) restart(at float64, th uint64) {
+	f.ev(clrevents.IDGCRestartEEBegin, 1, at, th, []byte{0, 0}, 0)
+	f.ev(clrevents.IDGCRestartEEEnd, 1, at, th, []byte{0, 0}, 0)
+}
+func (f *feed) start(at float64, th uint64, n, gen uint32, typ clrevents.GCType, reason clrevents.GCReason) {
+	f.ev(clrevents.IDGCStart, 2, at, th, append(u32s(n, gen, uint32(reason), uint32(typ)), make([]byte, 8)...), 0)
+}
+func (f *feed) end(at float64, th uint64, n, gen uint32) {
+	f.ev(clrevents.IDGCEnd, 1, at, th, u32s(n, gen), 0)
+}
+func (f *feed) heapStats(at float64, th uint64) {
+	f.ev(clrevents.IDGCHeapStats, 2, at, th, make([]byte, 110), 0)
+}
+
+// blocking runs one whole blocking GC on thread th.
+func (f *feed) blocking(at float64, th uint64, n, gen uint32) {
+	f.suspend(at, th, clrevents.SuspendForGC)
+	f.suspended(at+0.5, th)
+	f.start(at+0.6, th, n, gen, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.end(at+2, th, n, gen)
+	f.heapStats(at+2.1, th)
+	f.restart(at+3, th)
+}
+
+func near(t *testing.T, what string, gotNanos int64, wantMS float64) {
+	t.Helper()
+	if d := float64(gotNanos)/1e6 - wantMS; d > 1e-6 || d < -1e-6 {
+		t.Errorf("%s = %.6f ms, want %.6f", what, float64(gotNanos)/1e6, wantMS)
+	}
+}
+
+func TestBlockingGC(t *testing.T) {
+	f := newFeed(t)
+	f.blocking(10, tGC, 1, 0)
+	f.start(10.6, tGC, 1, 0, clrevents.GCNonConcurrent, 0) // duplicate GCStart after the end: ignored
+	res := f.a.Result()
+	if len(f.gcs) != 1 || res.Started != 1 || res.Complete != 1 {
+		t.Fatalf("callbacks %d started %d complete %d", len(f.gcs), res.Started, res.Complete)
+	}
+	g := f.gcs[0]
+	near(t, "pause", g.PauseNanos, 3)
+	near(t, "suspend", g.SuspendNanos, 0.5)
+	near(t, "duration", g.DurationNanos, 1.4)
+	near(t, "pause start", g.PauseStartNanos, 10)
+	if !g.PauseStartUTC.Equal(time.Date(2026, 1, 1, 0, 0, 0, 10e6, time.UTC)) {
+		t.Errorf("pause start UTC %v", g.PauseStartUTC)
+	}
+	if r := res.Reason(clrevents.SuspendForGC); r.Count != 1 || r.TotalNanos != msT(3) {
+		t.Errorf("GC suspensions %+v", r)
+	}
+	if len(res.Suspensions) != 0 {
+		t.Errorf("a GC's suspension listed as a runtime suspension: %+v", res.Suspensions)
+	}
+}
+
+func TestMissingSuspendEEEnd(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.start(11, tGC, 1, 1, clrevents.GCNonConcurrent, clrevents.ReasonInduced)
+	f.heapStats(12, tGC)
+	f.restart(13, tGC)
+	if len(f.gcs) != 1 || !f.gcs[0].Complete {
+		t.Fatalf("gcs %+v", f.gcs)
+	}
+	g := f.gcs[0]
+	if !g.MissingSuspendEnd || !g.Induced || g.GenerationName() != "1NI" {
+		t.Errorf("flags %+v name %s", g, g.GenerationName())
+	}
+	near(t, "suspend (to GCStart)", g.SuspendNanos, 1)
+	near(t, "pause", g.PauseNanos, 3)
+	if g.DurationNanos != -1 {
+		t.Errorf("duration %d without GCEnd, want -1", g.DurationNanos)
+	}
+}
+
+func TestRestartWithoutSuspend(t *testing.T) {
+	f := newFeed(t)
+	f.restart(1, tOther) // suspension began before the session
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspended(10.5, tGC)
+	f.start(11, tGC, 7, 0, clrevents.GCNonConcurrent, 0)
+	f.restart(11.5, tOther) // another thread's stray restart must not end the GC
+	f.heapStats(12, tGC)
+	f.restart(14, tGC)
+	res := f.a.Result()
+	if res.UnmatchedRestarts != 2 {
+		t.Errorf("unmatched restarts %d, want 2", res.UnmatchedRestarts)
+	}
+	if len(f.gcs) != 1 || !f.gcs[0].Complete {
+		t.Fatalf("gcs %+v", f.gcs)
+	}
+	near(t, "pause", f.gcs[0].PauseNanos, 4)
+}
+
+// TestBGCSpanningForegroundGCs: a background GC with the ephemeral GC at
+// its start, three foreground GCs (each with its own suspension) and two
+// SuspendForGCPrep stops; the BGC's pause is its own stops only.
+func TestBGCSpanningForegroundGCs(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspended(11, tGC)
+	f.start(12, tGC, 10, 2, clrevents.GCBackground, clrevents.ReasonAllocSmall)
+	f.start(13, tGC, 11, 1, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall) // ephemeral at BGC start
+	f.end(15, tGC, 11, 1)
+	f.heapStats(15.5, tGC)
+	f.restart(16, tGC)
+	for i := 0; i < 3; i++ {
+		at := 100 + float64(i)*100
+		f.suspend(at, tOther, clrevents.SuspendForGC)
+		f.suspended(at+1, tOther)
+		f.start(at+1.5, tOther, uint32(12+i), 0, clrevents.GCForeground, clrevents.ReasonAllocSmall)
+		f.end(at+4, tOther, uint32(12+i), 0)
+		f.heapStats(at+4.5, tOther)
+		f.restart(at+5, tOther)
+		if i == 1 {
+			f.suspend(260, tBGC, clrevents.SuspendForGCPrep)
+			f.suspended(260.5, tBGC)
+			f.restart(262, tBGC)
+		}
+	}
+	f.suspend(500, tBGC, clrevents.SuspendForGCPrep)
+	f.suspended(500.25, tBGC)
+	f.restart(507, tBGC)
+	f.end(510, tBGC, 10, 2)
+	f.heapStats(511, tBGC)
+
+	res := f.a.Result()
+	if res.Started != 5 || res.Complete != 5 || len(f.gcs) != 5 {
+		t.Fatalf("started %d complete %d emitted %d", res.Started, res.Complete, len(f.gcs))
+	}
+	byNum := map[uint32]*GC{}
+	for _, g := range f.gcs {
+		byNum[g.Number] = g
+	}
+	b := byNum[10]
+	if b.Type != clrevents.GCBackground || b.Pauses != 3 {
+		t.Fatalf("BGC %+v", b)
+	}
+	// Initial suspension (1 ms, as PerfView: the ephemeral GC owns the rest
+	// of that stop) + 2 ms + 7 ms GCPrep stops.
+	near(t, "BGC pause", b.PauseNanos, 1+2+7)
+	near(t, "BGC suspend", b.SuspendNanos, 1+0.5+0.25)
+	near(t, "BGC duration", b.DurationNanos, 510-12)
+	e := byNum[11]
+	near(t, "ephemeral pause (from its GCStart)", e.PauseNanos, 3)
+	near(t, "ephemeral suspend", e.SuspendNanos, 0)
+	for n := uint32(12); n <= 14; n++ {
+		g := byNum[n]
+		if g.Type != clrevents.GCForeground || !g.Complete {
+			t.Errorf("foreground %d: %+v", n, g)
+		}
+		near(t, "foreground pause", g.PauseNanos, 5)
+	}
+	if res.ByType[clrevents.GCForeground] != 3 || res.ByGen[0].Count != 3 || res.ByGen[1].Count != 1 || res.ByGen[2].Count != 1 {
+		t.Errorf("by type %v by gen %+v", res.ByType, res.ByGen)
+	}
+	near(t, "total pause", res.All.TotalNanos, 10+3+15)
+	if r := res.Reason(clrevents.SuspendForGCPrep); r.Count != 2 || r.TotalNanos != msT(9) {
+		t.Errorf("GCPrep suspensions %+v", r)
+	}
+}
+
+func TestLostEventsMidGC(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspended(10.5, tGC)
+	f.start(11, tGC, 1, 0, clrevents.GCNonConcurrent, 0)
+	// Lost: GCEnd, HeapStats, RestartEE of GC 1 and the next SuspendEEBegin
+	// of another thread.
+	f.ev(clrevents.IDGCSuspendEEEnd, 1, 50, tOther, []byte{0, 0}, 5)
+	f.blocking(100, tGC, 2, 1)
+	res := f.a.Result()
+	if res.LostEvents != 5 || res.Started != 2 || res.Complete != 1 || res.Incomplete != 1 {
+		t.Fatalf("lost %d started %d complete %d incomplete %d", res.LostEvents, res.Started, res.Complete, res.Incomplete)
+	}
+	if len(f.gcs) != 2 || f.gcs[0].Complete || !f.gcs[0].LostEvents || !f.gcs[1].Complete {
+		t.Fatalf("emitted %+v", f.gcs)
+	}
+	near(t, "second GC pause", f.gcs[1].PauseNanos, 3)
+	// The given-up GC's suspension is closed incomplete, not counted as a
+	// GC pause.
+	if r := res.Reason(clrevents.SuspendForGC); r.Count != 2 || r.Incomplete != 1 {
+		t.Errorf("GC suspensions %+v", r)
+	}
+	near(t, "total pause", res.All.TotalNanos, 3)
+}
+
+// TestSamplerDoesNotDisturbGC: the sampler's suspension begins first and
+// waits while the GC suspends (as in the real diagnostics trace); the GC's
+// numbers must come from its own thread's events only.
+func TestSamplerDoesNotDisturbGC(t *testing.T) {
+	f := newFeed(t)
+	for i := 0; i < 5; i++ { // ordinary ticks
+		at := float64(i)
+		f.suspend(at, tSampler, clrevents.SuspendOther)
+		f.suspended(at+0.1, tSampler)
+		f.restart(at+0.2, tSampler)
+	}
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspend(10.1, tSampler, clrevents.SuspendOther) // waits for the GC
+	f.suspended(10.4, tGC)
+	f.start(10.5, tGC, 3, 0, clrevents.GCNonConcurrent, 0)
+	f.heapStats(12, tGC)
+	f.restart(13, tGC)
+	f.suspended(13.1, tSampler)
+	f.restart(13.3, tSampler)
+	res := f.a.Result()
+	if len(f.gcs) != 1 || !f.gcs[0].Complete {
+		t.Fatalf("gcs %+v", f.gcs)
+	}
+	near(t, "pause", f.gcs[0].PauseNanos, 3)
+	near(t, "suspend", f.gcs[0].SuspendNanos, 0.4)
+	o := res.Reason(clrevents.SuspendOther)
+	if o.Count != 6 || len(f.susps) != 0 || len(res.Suspensions) != 0 {
+		t.Errorf("sampler: %+v, %d logged", o, len(f.susps))
+	}
+	near(t, "sampler max", o.MaxNanos, 3.2)
+	near(t, "sampler total", o.TotalNanos, 5*0.2+3.2)
+}
+
+func TestNonGCSuspension(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(5, tOther, clrevents.SuspendForDebugger)
+	f.suspended(6, tOther)
+	f.restart(25, tOther)
+	f.suspend(30, tOther, clrevents.SuspendForShutdown) // never restarted
+	res := f.a.Result()
+	if res.Started != 0 || res.All.Count != 0 {
+		t.Errorf("counted as GC: %+v", res.All)
+	}
+	if len(f.susps) != 1 || f.susps[0].Reason != clrevents.SuspendForDebugger {
+		t.Fatalf("callbacks %+v", f.susps)
+	}
+	near(t, "debugger pause", f.susps[0].PauseNanos, 20)
+	near(t, "debugger suspend", f.susps[0].SuspendNanos, 1)
+	if r := res.Reason(clrevents.SuspendForShutdown); r.Count != 1 || r.Incomplete != 1 {
+		t.Errorf("open shutdown suspension %+v", r)
+	}
+}
+
+func TestPercentilesAndHistogram(t *testing.T) {
+	v := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if percentile(v, 50) != 5 || percentile(v, 90) != 9 || percentile(v, 99) != 10 || percentile(v, 99.9) != 10 || percentile(nil, 50) != 0 {
+		t.Errorf("nearest-rank percentiles wrong")
+	}
+	f := newFeed(t)
+	for i := 0; i < 4; i++ {
+		f.blocking(float64(i)*10, tGC, uint32(i+1), 0) // 3 ms pauses
+	}
+	res := f.a.Result()
+	var got int
+	for _, b := range res.Histogram {
+		if b.LoNanos == 2e6 && b.HiNanos == 5e6 {
+			got = b.Count
+		}
+	}
+	if got != 4 || res.Histogram[0].LoNanos != 0 || res.Histogram[0].HiNanos != 100_000 || res.Histogram[len(res.Histogram)-1].HiNanos != 0 {
+		t.Errorf("histogram %+v", res.Histogram)
+	}
+	if res.All.P50 != msT(3) || res.All.MeanNanos != msT(3) || len(res.Longest) != 4 {
+		t.Errorf("stats %+v longest %d", res.All, len(res.Longest))
+	}
+	// 4 × 3 ms over a 33 ms session.
+	if p := res.All.PausePercent; p < 36.36 || p > 36.37 {
+		t.Errorf("pause percent %.3f", p)
+	}
+}
+
+func TestKeepGCsBoundsRows(t *testing.T) {
+	f := newFeed(t)
+	f.a.opts.KeepGCs = 10
+	for i := 0; i < 100; i++ {
+		f.blocking(float64(i)*10, tGC, uint32(i+1), 0)
+	}
+	res := f.a.Result()
+	if len(res.GCs) != 10 || res.GCs[9].Number != 100 || res.All.Count != 100 {
+		t.Errorf("rows %d last %d count %d", len(res.GCs), res.GCs[len(res.GCs)-1].Number, res.All.Count)
+	}
+}
+
+// TestBGCWithinOneStop: the first GC of a .NET 10 process is reported as
+// Background but runs whole inside its suspension (heap stats before the
+// RestartEE); its pause is that whole stop (seen live in longgen2).
+func TestBGCWithinOneStop(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(391.3771, tGC, clrevents.SuspendForGC)
+	f.suspended(391.3922, tGC)
+	f.start(391.5188, tGC, 1, 2, clrevents.GCBackground, clrevents.ReasonAllocSmall)
+	f.end(430.6297, tGC, 1, 2)
+	f.heapStats(430.6310, tGC)
+	if len(f.gcs) != 0 {
+		t.Fatalf("emitted before its stop ended: %+v", f.gcs[0])
+	}
+	f.restart(430.7014, tGC)
+	if len(f.gcs) != 1 || !f.gcs[0].Complete {
+		t.Fatalf("gcs %+v", f.gcs)
+	}
+	near(t, "pause", f.gcs[0].PauseNanos, 430.7014-391.3771)
+}
+
+// FuzzAnalyzer feeds arbitrary event sequences (ids, threads, times and
+// payloads from the fuzz input) and checks the analyzer never panics and
+// its result stays consistent.
+func FuzzAnalyzer(f *testing.F) {
+	f.Add([]byte{9, 1, 10, 1, 0, 0, 0, 8, 1, 11, 1, 7, 1, 20, 3, 1, 21, 4, 1, 22})
+	f.Add([]byte{9, 2, 1, 6, 0, 0, 0, 1, 2, 5, 1, 0, 0, 0, 3, 2, 9, 4, 3, 12})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fd := newFeed(t)
+		ids := []uint32{1, 2, 3, 4, 7, 8, 9, 35, 204, 205}
+		at := 0.0
+		for len(b) >= 3 {
+			id := ids[int(b[0])%len(ids)]
+			th := uint64(b[1] % 4)
+			at += float64(b[2]) / 10
+			n := min(len(b)-3, int(b[0]>>4)*8)
+			payload := b[3 : 3+n]
+			fd.ev(id, uint32(b[1]>>4)%5, at, th, payload, uint32(b[2]>>7))
+			b = b[3+n:]
+		}
+		res := fd.a.Result()
+		if n := res.ByGen[0].Count + res.ByGen[1].Count + res.ByGen[2].Count; n != res.All.Count || res.All.Count != res.Complete {
+			t.Fatalf("by generation %d, all %d, complete %d", n, res.All.Count, res.Complete)
+		}
+		seen := map[*GC]bool{}
+		complete := 0
+		for _, g := range fd.gcs {
+			if seen[g] {
+				t.Fatalf("GC %d emitted twice", g.Number)
+			}
+			seen[g] = true
+			if g.Complete {
+				complete++
+			}
+		}
+		if complete != res.Complete {
+			t.Fatalf("%d complete GCs emitted, result says %d", complete, res.Complete)
+		}
+		for _, g := range res.GCs {
+			if g.Complete && g.PauseNanos < 0 {
+				t.Fatalf("negative pause %+v", g)
+			}
+		}
+	})
+}

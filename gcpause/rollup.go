@@ -1,0 +1,221 @@
+package gcpause
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/clrspy/clrspy/clrevents"
+)
+
+// Stats summarize the pauses of a set of complete GCs.
+type Stats struct {
+	Count        int
+	Induced      int
+	TotalNanos   int64
+	MaxNanos     int64
+	MeanNanos    int64
+	P50, P90     int64
+	P99, P999    int64
+	TotalSuspend int64
+	MaxSuspend   int64
+	// PausePercent is TotalNanos as a share of the session's duration.
+	PausePercent float64
+	// MaxPeakMB is the largest heap size at a GC's start (-1 unknown).
+	MaxPeakMB float64
+}
+
+// Bucket is one histogram bucket: pauses in [LoNanos, HiNanos); HiNanos is
+// 0 for the open last bucket.
+type Bucket struct {
+	LoNanos, HiNanos int64
+	Count            int
+}
+
+// histBounds are the bucket edges in nanoseconds: 1-2-5 steps from 100 µs
+// to 10 s, a logarithmic scale that reads easily.
+var histBounds = func() []int64 {
+	var b []int64
+	for d := int64(100_000); d <= 10_000_000_000; d *= 10 {
+		b = append(b, d, 2*d, 5*d)
+	}
+	return b[:len(b)-2] // ends at 10 s
+}()
+
+// Result is the analysis of everything handled so far.
+type Result struct {
+	// GCs in start order (the most recent ones when Options.KeepGCs is
+	// set), complete or not.
+	GCs []*GC
+	// Suspensions lists non-GC suspensions other than SuspendOther.
+	Suspensions []*Suspension
+	// ByReason aggregates every suspension, GC or not, by reason.
+	ByReason []ReasonStats
+
+	All   Stats
+	ByGen [3]Stats // generations 0, 1, 2
+	// ByType counts complete GCs by type.
+	ByType map[clrevents.GCType]int
+	// Histogram of complete GC pauses (all buckets; empty ones included).
+	Histogram []Bucket
+	// Longest are the longest complete GC pauses, longest first.
+	Longest []*GC
+
+	Started    int // GCStart events (GCs) seen
+	Complete   int
+	Incomplete int // given up or still open
+
+	SessionNanos      int64 // first to last event
+	LostEvents        uint64
+	UnmatchedRestarts int
+	DecodeErrors      int
+}
+
+// rollup accumulates complete GCs incrementally so that a long live
+// session keeps only one number per pause.
+type rollup struct {
+	pauses     [4][]int64 // per generation 0..2, and [3] all
+	stats      [4]Stats
+	byType     map[clrevents.GCType]int
+	hist       []int
+	longest    []*GC
+	incomplete int
+}
+
+const longestKept = 10
+
+func (r *rollup) add(g *GC) {
+	if r.byType == nil {
+		r.byType = make(map[clrevents.GCType]int)
+		r.hist = make([]int, len(histBounds)+1)
+		for i := range r.stats {
+			r.stats[i].MaxPeakMB = -1
+		}
+	}
+	r.byType[g.Type]++
+	gen := min(max(g.Generation, 0), 2)
+	for _, i := range [2]int{gen, 3} {
+		s := &r.stats[i]
+		s.Count++
+		if g.Induced {
+			s.Induced++
+		}
+		s.TotalNanos += g.PauseNanos
+		s.MaxNanos = max(s.MaxNanos, g.PauseNanos)
+		s.TotalSuspend += g.SuspendNanos
+		s.MaxSuspend = max(s.MaxSuspend, g.SuspendNanos)
+		s.MaxPeakMB = max(s.MaxPeakMB, g.HeapSizePeakMB())
+		r.pauses[i] = append(r.pauses[i], g.PauseNanos)
+	}
+	r.hist[sort.Search(len(histBounds), func(i int) bool { return histBounds[i] > g.PauseNanos })]++
+	if len(r.longest) < longestKept || g.PauseNanos > r.longest[len(r.longest)-1].PauseNanos {
+		i := sort.Search(len(r.longest), func(i int) bool { return r.longest[i].PauseNanos < g.PauseNanos })
+		r.longest = slices.Insert(r.longest, i, g)
+		if len(r.longest) > longestKept {
+			r.longest = r.longest[:longestKept]
+		}
+	}
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func (r *rollup) finish(i int, session int64) Stats {
+	s := r.stats[i]
+	if s.Count == 0 {
+		s.MaxPeakMB = -1
+		return s
+	}
+	v := slices.Clone(r.pauses[i])
+	slices.Sort(v)
+	s.MeanNanos = s.TotalNanos / int64(s.Count)
+	s.P50 = percentile(v, 50)
+	s.P90 = percentile(v, 90)
+	s.P99 = percentile(v, 99)
+	s.P999 = percentile(v, 99.9)
+	if session > 0 {
+		s.PausePercent = float64(s.TotalNanos) * 100 / float64(session)
+	}
+	return s
+}
+
+// Result returns the analysis so far. It may be called at any time (for
+// example at the end of a live session); open GCs are listed as
+// incomplete.
+func (a *Analyzer) Result() *Result {
+	res := &Result{
+		GCs:               slices.Clone(a.gcs),
+		Suspensions:       slices.Clone(a.susps),
+		Started:           a.nGC,
+		LostEvents:        a.lost,
+		UnmatchedRestarts: a.unmatchedRestarts,
+		DecodeErrors:      a.decodeErrors,
+		ByType:            make(map[clrevents.GCType]int),
+	}
+	if k := a.opts.KeepGCs; k > 0 && len(res.GCs) > k {
+		res.GCs = res.GCs[len(res.GCs)-k:]
+	}
+	if k := a.opts.KeepSuspensions; k > 0 && len(res.Suspensions) > k {
+		res.Suspensions = res.Suspensions[len(res.Suspensions)-k:]
+	}
+	if a.seen {
+		res.SessionNanos = a.dur(a.lastTS - a.first)
+	}
+	r := &a.roll
+	res.All = r.finish(3, res.SessionNanos)
+	for g := range res.ByGen {
+		res.ByGen[g] = r.finish(g, res.SessionNanos)
+	}
+	for t, n := range r.byType {
+		res.ByType[t] = n
+	}
+	res.Complete = res.All.Count
+	res.Incomplete = a.nGC - res.Complete
+	res.Longest = slices.Clone(r.longest)
+	res.Histogram = make([]Bucket, len(histBounds)+1)
+	for i := range res.Histogram {
+		b := &res.Histogram[i]
+		if i > 0 {
+			b.LoNanos = histBounds[i-1]
+		}
+		if i < len(histBounds) {
+			b.HiNanos = histBounds[i]
+		}
+		if r.hist != nil {
+			b.Count = r.hist[i]
+		}
+	}
+	// Suspensions still open at the end count as incomplete, without
+	// changing the analyzer (Result may be called mid-session).
+	reasons := make(map[clrevents.SuspendReason]ReasonStats, len(a.reasons))
+	for k, v := range a.reasons {
+		reasons[k] = *v
+	}
+	for _, s := range a.active {
+		rs := reasons[s.reason]
+		rs.Reason = s.reason
+		rs.add(a.dur(a.lastTS-s.begin), -1, true)
+		reasons[s.reason] = rs
+	}
+	for _, v := range reasons {
+		res.ByReason = append(res.ByReason, v)
+	}
+	slices.SortFunc(res.ByReason, func(x, y ReasonStats) int { return int(x.Reason) - int(y.Reason) })
+	return res
+}
+
+// Reason returns the aggregate for one suspension reason (zero if none).
+func (r *Result) Reason(reason clrevents.SuspendReason) ReasonStats {
+	for _, s := range r.ByReason {
+		if s.Reason == reason {
+			return s
+		}
+	}
+	return ReasonStats{Reason: reason}
+}

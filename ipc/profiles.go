@@ -1,0 +1,184 @@
+package ipc
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Provider names and keywords the profiles use.
+const (
+	RuntimeProvider        = "Microsoft-Windows-DotNETRuntime"
+	SampleProfilerProvider = "Microsoft-DotNETCore-SampleProfiler"
+
+	KeywordGC                    uint64 = 0x1
+	KeywordLoader                uint64 = 0x8
+	KeywordJit                   uint64 = 0x10
+	KeywordNGen                  uint64 = 0x20
+	KeywordContention            uint64 = 0x4000
+	KeywordType                  uint64 = 0x80000
+	KeywordGCSurvivalAndMovement uint64 = 0x400000
+	KeywordWaitHandle            uint64 = 0x40000000000
+	KeywordAllocationSampling    uint64 = 0x80000000000
+
+	// KeywordSymbols names code: method and module load events, so stacks
+	// of a live session resolve without waiting for the rundown.
+	KeywordSymbols = KeywordLoader | KeywordJit | KeywordNGen
+)
+
+// Levels.
+const (
+	LevelLogAlways     uint8 = 0
+	LevelInformational uint8 = 4
+	LevelVerbose       uint8 = 5
+)
+
+// profiles are clrspy's named provider sets (see ProfileNames).
+var profiles = map[string]struct {
+	doc       string
+	providers []Provider
+}{
+	"gc": {"GC events at informational level: starts, ends, suspensions, heap stats (cheap)",
+		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}}},
+	"gc-verbose": {"GC events at verbose level: adds allocation ticks every ~100 KB",
+		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelVerbose}}},
+	"cpu": {"managed stack samples every millisecond, with method names",
+		[]Provider{
+			{Name: SampleProfilerProvider, Keywords: 0xF00000000000, Level: LevelInformational},
+			{Name: RuntimeProvider, Keywords: KeywordSymbols, Level: LevelInformational},
+		}},
+	"alloc": {"allocation ticks and sampled allocations with type names and stacks",
+		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordSymbols, Level: LevelVerbose}}},
+	"movement": {"GC events plus every surviving and moved object range",
+		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
+	"contention": {"lock contention and wait-handle waits, with stacks",
+		[]Provider{{Name: RuntimeProvider, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
+	"all": {"everything above",
+		[]Provider{
+			{Name: RuntimeProvider, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
+				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
+			{Name: SampleProfilerProvider, Keywords: 0xF00000000000, Level: LevelInformational},
+		}},
+}
+
+// ProfileNames lists the named profiles, sorted.
+func ProfileNames() []string {
+	var n []string
+	for k := range profiles {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// ProfileDoc is a one-line description of a profile.
+func ProfileDoc(name string) string { return profiles[name].doc }
+
+// Profile returns the providers of a named profile.
+func Profile(name string) ([]Provider, error) {
+	p, ok := profiles[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q (profiles: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	return append([]Provider(nil), p.providers...), nil
+}
+
+// Merge combines provider lists: one entry per provider name, with the
+// union of the keywords, the highest level and the last non-empty
+// arguments. Order follows first appearance.
+func Merge(lists ...[]Provider) []Provider {
+	var out []Provider
+	idx := map[string]int{}
+	for _, l := range lists {
+		for _, p := range l {
+			i, ok := idx[p.Name]
+			if !ok {
+				idx[p.Name] = len(out)
+				out = append(out, p)
+				continue
+			}
+			q := &out[i]
+			q.Keywords |= p.Keywords
+			if p.Level > q.Level {
+				q.Level = p.Level
+			}
+			if p.Args != "" {
+				q.Args = p.Args
+			}
+		}
+	}
+	return out
+}
+
+var levelNames = map[string]uint8{
+	"logalways": 0, "critical": 1, "error": 2, "warning": 3, "informational": 4, "verbose": 5,
+}
+
+// ParseProviders parses dotnet-trace's --providers form: a comma-separated
+// list of Provider[:keywords[:level[:args]]]. Keywords are hex (0x
+// optional; empty or "*" means all), level a number 0–5 or a name
+// (Informational, Verbose, ...; empty means Verbose), args
+// "key=value;key=value" (the rest of the entry, colons included).
+func ParseProviders(spec string) ([]Provider, error) {
+	var out []Provider
+	for _, item := range splitProviders(spec) {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		parts := strings.SplitN(item, ":", 4)
+		p := Provider{Name: strings.TrimSpace(parts[0]), Keywords: ^uint64(0), Level: LevelVerbose}
+		if p.Name == "" {
+			return nil, fmt.Errorf("provider %q: empty provider name", item)
+		}
+		if len(parts) > 1 {
+			if kw := strings.TrimSpace(parts[1]); kw != "" && kw != "*" {
+				v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(kw, "0x"), "0X"), 16, 64)
+				if err != nil {
+					return nil, fmt.Errorf("provider %s: keywords %q are not a hex number", p.Name, kw)
+				}
+				p.Keywords = v
+			}
+		}
+		if len(parts) > 2 {
+			if lv := strings.TrimSpace(parts[2]); lv != "" {
+				if n, err := strconv.ParseUint(lv, 10, 8); err == nil && n <= 5 {
+					p.Level = uint8(n)
+				} else if n, ok := levelNames[strings.ToLower(lv)]; ok {
+					p.Level = n
+				} else {
+					return nil, fmt.Errorf("provider %s: level %q is not 0–5 or a level name", p.Name, lv)
+				}
+			}
+		}
+		if len(parts) > 3 {
+			p.Args = parts[3]
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no provider in %q", spec)
+	}
+	return out, nil
+}
+
+// splitProviders splits on commas outside double quotes (arguments may
+// quote values that contain commas).
+func splitProviders(s string) []string {
+	var out []string
+	quoted := false
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}

@@ -1,0 +1,159 @@
+package report
+
+// GC pause report: text tables, histogram, JSON document and PerfView CSV
+// for a gcpause.Result.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
+)
+
+// GCSource describes where a GC analysis came from, for report headers.
+type GCSource struct {
+	Name string // file name, "pid 123", the launched command
+	Live bool
+}
+
+func ms(n int64) float64 { return float64(n) / 1e6 }
+
+// fmtMS formats nanoseconds as milliseconds with a precision that suits
+// pause lengths.
+func fmtMS(n int64) string {
+	v := ms(n)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// fmtDur formats nanoseconds for histogram edges: 100µs, 2ms, 1s.
+func fmtDur(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%gs", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%gms", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%gµs", float64(n)/1e3)
+}
+
+// WriteGCText writes the rollup by generation, the pause histogram, the
+// longest pauses and the runtime suspensions by reason as text tables.
+func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "GC pauses: %s — %d GCs (%d complete", src.Name, res.Started, res.Complete)
+	if res.Incomplete > 0 {
+		fmt.Fprintf(&b, ", %d incomplete", res.Incomplete)
+	}
+	fmt.Fprintf(&b, ") over %.3f s", float64(res.SessionNanos)/1e9)
+	if res.LostEvents > 0 {
+		fmt.Fprintf(&b, ", %d events lost", res.LostEvents)
+	}
+	b.WriteString("\n\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
+	row := func(name string, s gcpause.Stats) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", name, s.Count, s.Induced,
+			fmtMS(s.TotalNanos), fmtMS(s.MeanNanos), fmtMS(s.MaxNanos), fmtMS(s.P50), fmtMS(s.P90),
+			fmtMS(s.P99), fmtMS(s.P999), s.PausePercent, fmtMS(s.TotalSuspend), fmtMS(s.MaxSuspend))
+	}
+	row("all", res.All)
+	for g, s := range res.ByGen {
+		row(fmt.Sprint(g), s)
+	}
+	tw.Flush()
+	if len(res.ByType) > 0 {
+		b.WriteString("\nby type:")
+		for _, t := range []clrevents.GCType{clrevents.GCNonConcurrent, clrevents.GCBackground, clrevents.GCForeground} {
+			if n := res.ByType[t]; n > 0 {
+				fmt.Fprintf(&b, " %s %d", t, n)
+			}
+		}
+		b.WriteString("\n")
+	}
+
+	if res.All.Count > 0 {
+		b.WriteString("\npause histogram\n")
+		writeHistogram(&b, res.Histogram)
+		b.WriteString("\nlongest pauses\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\tafter MB\t")
+		for _, g := range res.Longest {
+			after := "-"
+			if v := g.HeapSizeAfterMB(); v >= 0 {
+				after = fmt.Sprintf("%.1f", v)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", g.Number, g.GenerationName(), g.Reason,
+				float64(g.PauseStartNanos)/1e9, fmtMS(g.SuspendNanos), fmtMS(g.PauseNanos), after)
+		}
+		tw.Flush()
+	}
+
+	if len(res.ByReason) > 0 {
+		b.WriteString("\nruntime suspensions by reason\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "reason\tcount\ttotal ms\tmax ms\tsuspend ms\tmax susp ms\tincomplete\t")
+		for _, r := range res.ByReason {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t\n", r.Reason, r.Count, fmtMS(r.TotalNanos),
+				fmtMS(r.MaxNanos), fmtMS(r.TotalSuspend), fmtMS(r.MaxSuspend), r.Incomplete)
+		}
+		tw.Flush()
+	}
+	if len(res.Suspensions) > 0 {
+		b.WriteString("\nnon-GC suspensions\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "reason\tstart s\tthread\tsuspend ms\tpause ms\t")
+		for _, s := range res.Suspensions {
+			fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%s\t\n", s.Reason, float64(s.StartNanos)/1e9, s.ThreadID,
+				fmtMS(max(s.SuspendNanos, 0)), fmtMS(s.PauseNanos))
+		}
+		tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHistogram prints the buckets from the first to the last non-empty
+// one, with a bar scaled to the largest.
+func writeHistogram(b *strings.Builder, h []gcpause.Bucket) {
+	lo, hi, top := -1, -1, 0
+	for i, k := range h {
+		if k.Count > 0 {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i
+			top = max(top, k.Count)
+		}
+	}
+	if lo < 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 1, ' ', 0)
+	for _, k := range h[lo : hi+1] {
+		var label string
+		switch {
+		case k.LoNanos == 0:
+			label = "< " + fmtDur(k.HiNanos)
+		case k.HiNanos == 0:
+			label = ">= " + fmtDur(k.LoNanos)
+		default:
+			label = fmtDur(k.LoNanos) + " – " + fmtDur(k.HiNanos)
+		}
+		bar := 0
+		if k.Count > 0 {
+			bar = max(1, k.Count*40/top)
+		}
+		fmt.Fprintf(tw, "  %s\t%6d\t%s\n", label, k.Count, strings.Repeat("█", bar))
+	}
+	tw.Flush()
+}

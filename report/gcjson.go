@@ -1,0 +1,293 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/clrspy/clrspy/gcpause"
+)
+
+// GCDocument is the JSON form of a GC analysis (clrspy gc --json).
+type GCDocument struct {
+	Source      string         `json:"source"`
+	Live        bool           `json:"live"`
+	Summary     GCSummary      `json:"summary"`
+	GCs         []GCRow        `json:"gcs"`
+	Suspensions []SuspRow      `json:"suspensions"`
+	Histogram   []HistogramRow `json:"histogram"`
+}
+
+// GCSummary is the rollup.
+type GCSummary struct {
+	GCCount             int                 `json:"gc_count"` // complete GCs
+	GCsStarted          int                 `json:"gcs_started"`
+	Incomplete          int                 `json:"incomplete"`
+	SessionMS           float64             `json:"session_ms"`
+	TotalPauseMS        float64             `json:"total_pause_ms"`
+	MaxPauseMS          float64             `json:"max_pause_ms"`
+	MeanPauseMS         float64             `json:"mean_pause_ms"`
+	P50MS               float64             `json:"p50_ms"`
+	P90MS               float64             `json:"p90_ms"`
+	P99MS               float64             `json:"p99_ms"`
+	P999MS              float64             `json:"p99_9_ms"`
+	PauseTimePercent    float64             `json:"pause_time_percent"`
+	TotalSuspendMS      float64             `json:"total_suspend_ms"`
+	MaxSuspendMS        float64             `json:"max_suspend_ms"`
+	ByGeneration        map[string]GenStats `json:"by_generation"`
+	ByType              map[string]int      `json:"by_type"`
+	SuspensionsByReason []ReasonRow         `json:"suspensions_by_reason"`
+	LostEvents          uint64              `json:"lost_events"`
+	UnmatchedRestarts   int                 `json:"unmatched_restarts"`
+}
+
+// GenStats is one generation's rollup.
+type GenStats struct {
+	Count          int     `json:"count"`
+	Induced        int     `json:"induced"`
+	TotalPauseMS   float64 `json:"total_pause_ms"`
+	MeanPauseMS    float64 `json:"mean_pause_ms"`
+	MaxPauseMS     float64 `json:"max_pause_ms"`
+	P50MS          float64 `json:"p50_ms"`
+	P90MS          float64 `json:"p90_ms"`
+	P99MS          float64 `json:"p99_ms"`
+	P999MS         float64 `json:"p99_9_ms"`
+	PausePercent   float64 `json:"pause_time_percent"`
+	TotalSuspendMS float64 `json:"total_suspend_ms"`
+	MaxSuspendMS   float64 `json:"max_suspend_ms"`
+}
+
+// ReasonRow aggregates runtime suspensions of one reason.
+type ReasonRow struct {
+	Reason         string  `json:"reason"`
+	Code           uint32  `json:"code"`
+	Count          int     `json:"count"`
+	Incomplete     int     `json:"incomplete"`
+	TotalMS        float64 `json:"total_ms"`
+	MaxMS          float64 `json:"max_ms"`
+	TotalSuspendMS float64 `json:"total_suspend_ms"`
+	MaxSuspendMS   float64 `json:"max_suspend_ms"`
+}
+
+// GCRow is one GC. Values the trace did not carry are null.
+type GCRow struct {
+	Index            int        `json:"index"`
+	Number           uint32     `json:"number"`
+	Generation       int        `json:"generation"`
+	Gen              string     `json:"gen"`
+	Type             string     `json:"type"`
+	Reason           string     `json:"reason"`
+	Induced          bool       `json:"induced"`
+	Complete         bool       `json:"complete"`
+	PauseStartMS     float64    `json:"pause_start_ms"`
+	PauseStartUTC    time.Time  `json:"pause_start_utc"`
+	GCStartMS        float64    `json:"gc_start_ms"`
+	PauseEndMS       float64    `json:"pause_end_ms"`
+	SuspendMS        float64    `json:"suspend_ms"`
+	PauseMS          float64    `json:"pause_ms"`
+	Pauses           int        `json:"pauses"`
+	GCDurationMS     *float64   `json:"gc_duration_ms"`
+	PausePercent     float64    `json:"pause_time_percent"`
+	Gen0AllocMB      *float64   `json:"gen0_alloc_mb"`
+	PeakMB           *float64   `json:"peak_mb"`
+	AfterMB          *float64   `json:"after_mb"`
+	PromotedMB       *float64   `json:"promoted_mb"`
+	GenSizeMB        []*float64 `json:"gen_size_mb"`
+	SurvivalPercent  []*float64 `json:"survival_percent"`
+	FragPercent      []*float64 `json:"fragmentation_percent"`
+	PinnedObjects    *uint32    `json:"pinned_objects"`
+	FinalizeSurvMB   *float64   `json:"finalize_survived_mb"`
+	Heaps            int        `json:"heaps,omitempty"`
+	NoSuspension     bool       `json:"no_suspension,omitempty"`
+	MissingSuspEnd   bool       `json:"missing_suspend_end,omitempty"`
+	LostEventsDuring bool       `json:"lost_events,omitempty"`
+}
+
+// SuspRow is one non-GC runtime suspension.
+type SuspRow struct {
+	Reason     string    `json:"reason"`
+	StartMS    float64   `json:"start_ms"`
+	StartUTC   time.Time `json:"start_utc"`
+	ThreadID   uint64    `json:"thread_id"`
+	SuspendMS  *float64  `json:"suspend_ms"`
+	PauseMS    float64   `json:"pause_ms"`
+	Incomplete bool      `json:"incomplete,omitempty"`
+}
+
+// HistogramRow is one pause histogram bucket; HiMS 0 means open-ended.
+type HistogramRow struct {
+	LoMS  float64 `json:"lo_ms"`
+	HiMS  float64 `json:"hi_ms"`
+	Count int     `json:"count"`
+}
+
+// opt turns the analysis' "-1 = unknown" into null. Values are rounded
+// to 6 decimals so documents are stable and readable.
+func opt(v float64) *float64 {
+	if v < 0 || math.IsNaN(v) {
+		return nil
+	}
+	r := round6(v)
+	return &r
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func genStats(s gcpause.Stats) GenStats {
+	return GenStats{
+		Count: s.Count, Induced: s.Induced,
+		TotalPauseMS: ms(s.TotalNanos), MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
+		P50MS: ms(s.P50), P90MS: ms(s.P90), P99MS: ms(s.P99), P999MS: ms(s.P999),
+		PausePercent:   round6(s.PausePercent),
+		TotalSuspendMS: ms(s.TotalSuspend), MaxSuspendMS: ms(s.MaxSuspend),
+	}
+}
+
+// NewGCDocument builds the JSON document of a result.
+func NewGCDocument(src GCSource, res *gcpause.Result) *GCDocument {
+	d := &GCDocument{Source: src.Name, Live: src.Live, GCs: []GCRow{}, Suspensions: []SuspRow{}}
+	a := res.All
+	d.Summary = GCSummary{
+		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
+		SessionMS:    ms(res.SessionNanos),
+		TotalPauseMS: ms(a.TotalNanos), MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
+		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
+		PauseTimePercent: round6(a.PausePercent),
+		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
+		ByGeneration:        map[string]GenStats{},
+		ByType:              map[string]int{},
+		SuspensionsByReason: []ReasonRow{},
+		LostEvents:          res.LostEvents,
+		UnmatchedRestarts:   res.UnmatchedRestarts,
+	}
+	for g, s := range res.ByGen {
+		d.Summary.ByGeneration[strconv.Itoa(g)] = genStats(s)
+	}
+	for t, n := range res.ByType {
+		d.Summary.ByType[t.String()] = n
+	}
+	for _, r := range res.ByReason {
+		d.Summary.SuspensionsByReason = append(d.Summary.SuspensionsByReason, ReasonRow{
+			Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
+			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos),
+			TotalSuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend),
+		})
+	}
+	for _, g := range res.GCs {
+		d.GCs = append(d.GCs, gcRow(g))
+	}
+	for _, s := range res.Suspensions {
+		row := SuspRow{Reason: s.Reason.String(), StartMS: ms(s.StartNanos), StartUTC: s.StartUTC.UTC(),
+			ThreadID: s.ThreadID, PauseMS: ms(s.PauseNanos), Incomplete: s.Incomplete}
+		if s.SuspendNanos >= 0 {
+			row.SuspendMS = opt(ms(s.SuspendNanos))
+		}
+		d.Suspensions = append(d.Suspensions, row)
+	}
+	for _, h := range res.Histogram {
+		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(h.LoNanos), HiMS: ms(h.HiNanos), Count: h.Count})
+	}
+	return d
+}
+
+func gcRow(g *gcpause.GC) GCRow {
+	r := GCRow{
+		Index: g.Index, Number: g.Number, Generation: g.Generation, Gen: g.GenerationName(),
+		Type: g.Type.String(), Reason: g.Reason.String(), Induced: g.Induced, Complete: g.Complete,
+		PauseStartMS: ms(g.PauseStartNanos), PauseStartUTC: g.PauseStartUTC.UTC(),
+		GCStartMS: ms(g.StartNanos), PauseEndMS: ms(g.PauseEndNanos),
+		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), Pauses: g.Pauses,
+		PausePercent: round6(g.PausePercentSinceLastGC),
+		Gen0AllocMB:  opt(g.Gen0AllocMB()), PeakMB: opt(g.HeapSizePeakMB()),
+		AfterMB: opt(g.HeapSizeAfterMB()), PromotedMB: opt(g.PromotedMB()),
+		Heaps: g.Heaps, NoSuspension: g.NoSuspension, MissingSuspEnd: g.MissingSuspendEnd,
+		LostEventsDuring: g.LostEvents,
+	}
+	if g.DurationNanos >= 0 {
+		r.GCDurationMS = opt(ms(g.DurationNanos))
+	}
+	for gen := 0; gen < 5; gen++ {
+		r.GenSizeMB = append(r.GenSizeMB, opt(g.GenSizeAfterMB(gen)))
+		r.SurvivalPercent = append(r.SurvivalPercent, opt(g.SurvivalPercent(gen)))
+		r.FragPercent = append(r.FragPercent, opt(g.FragmentationPercent(gen)))
+	}
+	if g.HasHeapStats {
+		p := g.HeapStats.PinnedObjectCount
+		r.PinnedObjects = &p
+		r.FinalizeSurvMB = opt(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
+	}
+	return r
+}
+
+// WriteGCJSON writes the document, indented.
+func WriteGCJSON(w io.Writer, src GCSource, res *gcpause.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewGCDocument(src, res))
+}
+
+// gcCSVHeader is PerfView's GCStats CSV column set (ToCsv).
+var gcCSVHeader = []string{"Num", "PauseStart", "Reason", "Gen", "PauseMSec", "Time In GC", "AllocMB",
+	"Alloc MB/sec", "PeakMB", "AfterMB", "Peak/After Ratio", "PromotedMB", "Gen0 Size", "Gen0 Surv%",
+	"Gen0 Frag%", "Gen1 Size", "Gen1 Surv%", "Gen1 Frag%", "Gen2 Size", "Gen2 Surv%", "Gen2 Frag%",
+	"LOH Size", "LOH Surv%", "LOH Frag%", "FinalizeSurviveMB", "Pinned Object", "% Pause Time", "Suspend Msec"}
+
+// WriteGCCSV writes one row per complete GC with PerfView's columns.
+// Unknown values are empty. "Time In GC" is the GC's work time (GCStart to
+// GCEnd) as a share of the time since the previous GC's pause ended — clrspy
+// has no CPU data, so this replaces PerfView's CPU-based figure.
+func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(gcCSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	var prevEnd int64
+	for _, g := range res.GCs {
+		if !g.Complete {
+			continue
+		}
+		since := g.PauseStartNanos - prevEnd
+		prevEnd = g.PauseEndNanos
+		timeInGC, rate := -1.0, -1.0
+		if since > 0 && g.DurationNanos >= 0 {
+			timeInGC = float64(g.DurationNanos) * 100 / float64(since+g.PauseNanos)
+		}
+		if since > 0 && g.Gen0AllocMB() >= 0 {
+			rate = g.Gen0AllocMB() * 1e9 / float64(since)
+		}
+		ratio := -1.0
+		if p, a := g.HeapSizePeakMB(), g.HeapSizeAfterMB(); p >= 0 && a > 0 {
+			ratio = p / a
+		}
+		fin, pinned := "", ""
+		if g.HasHeapStats {
+			fin = f(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
+			pinned = strconv.FormatUint(uint64(g.HeapStats.PinnedObjectCount), 10)
+		}
+		row := []string{strconv.FormatUint(uint64(g.Number), 10), f(ms(g.PauseStartNanos)), g.Reason.String(),
+			g.GenerationName(), f(ms(g.PauseNanos)), f(timeInGC), f(g.Gen0AllocMB()), f(rate),
+			f(g.HeapSizePeakMB()), f(g.HeapSizeAfterMB()), f(ratio), f(g.PromotedMB())}
+		for gen := 0; gen < 4; gen++ {
+			row = append(row, f(g.GenSizeAfterMB(gen)), f(g.SurvivalPercent(gen)), f(g.FragmentationPercent(gen)))
+		}
+		row = append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing CSV: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/clrspy/clrspy/heap"
+)
+
+// HeapTypeJSON is one type of `clrspy heap --json`.
+type HeapTypeJSON struct {
+	Type              string  `json:"type"`
+	Sampled           int     `json:"sampled"`
+	EstBytes          float64 `json:"est_bytes"`
+	EstObjects        float64 `json:"est_objects"`
+	Decided           int     `json:"decided"`
+	SurvivedOneGCPct  float64 `json:"survived_one_gc_pct"`
+	ReachedGen2Pct    float64 `json:"reached_gen2_pct"`
+	DiedInGen2Pct     float64 `json:"died_in_gen2_pct"`
+	AliveAtEnd        int     `json:"alive_at_end"`
+	EstLiveBytesAtEnd float64 `json:"est_live_bytes_at_end"`
+}
+
+// HeapSiteJSON is one allocation site.
+type HeapSiteJSON struct {
+	Site string `json:"site"`
+	HeapTypeJSON
+}
+
+// HeapAgeJSON is one bucket of the age-at-death histogram.
+type HeapAgeJSON struct {
+	MinGCs  int `json:"min_gcs"`
+	MaxGCs  int `json:"max_gcs,omitempty"` // absent: no upper bound
+	Objects int `json:"objects"`
+}
+
+// HeapDocument is `clrspy heap --json`.
+type HeapDocument struct {
+	Source          string              `json:"source"`
+	GCs             int                 `json:"gcs"`
+	TrackedObjects  int                 `json:"tracked_objects"`
+	Untracked       int                 `json:"untracked_samples"`
+	Dead            int                 `json:"dead"`
+	AliveAtEnd      int                 `json:"alive_at_end"`
+	Remapped        int                 `json:"remapped"`
+	MovementEvents  bool                `json:"movement_events"`
+	RangeEvents     int                 `json:"range_events"`
+	MovedRanges     int                 `json:"moved_ranges"`
+	SurvivingRanges int                 `json:"surviving_ranges"`
+	GCsWithoutData  int                 `json:"gcs_without_ranges"`
+	CorruptEvents   int                 `json:"corrupt_range_events"`
+	Contradictions  heap.Contradictions `json:"contradictions"`
+	Types           []HeapTypeJSON      `json:"types"`
+	Sites           []HeapSiteJSON      `json:"sites"`
+	AgeAtDeath      []HeapAgeJSON       `json:"age_at_death"`
+	Notes           []string            `json:"notes,omitempty"`
+	// Objects lists every followed object (only with --objects).
+	Objects []HeapObjectJSON `json:"objects,omitempty"`
+}
+
+// HeapObjectJSON is one followed object.
+type HeapObjectJSON struct {
+	Type        string  `json:"type"`
+	Size        uint64  `json:"size,omitempty"`
+	AllocMs     float64 `json:"alloc_ms"`
+	Site        string  `json:"site,omitempty"`
+	GCsSurvived int     `json:"gcs_survived"`
+	GCsSeen     int     `json:"gcs_seen"`
+	MaxGen      int     `json:"max_gen"`
+	Alive       bool    `json:"alive_at_end"`
+	DeathGC     int     `json:"death_gc,omitempty"`
+	DeathMs     float64 `json:"death_ms,omitempty"`
+	DeathGen    int     `json:"death_gen,omitempty"`
+}
+
+// AddHeapObjects fills d.Objects from r.
+func AddHeapObjects(d *HeapDocument, r *heap.Result, sym *heap.Symbols) {
+	d.Objects = make([]HeapObjectJSON, 0, len(r.Objects))
+	for i := range r.Objects {
+		o := &r.Objects[i]
+		j := HeapObjectJSON{Type: o.Type, Size: o.Size, AllocMs: float64(o.AllocNs) / 1e6, GCsSurvived: o.Survived,
+			GCsSeen: o.GCsSeen, MaxGen: o.MaxGen, Alive: o.Alive}
+		if o.Stack >= 0 {
+			j.Site = strings.Join(sym.Frames(r.Stacks[o.Stack][:min(2, len(r.Stacks[o.Stack]))]), " ← ")
+		}
+		if !o.Alive {
+			j.DeathGC, j.DeathMs, j.DeathGen = o.DeathGC, float64(o.DeathNs)/1e6, o.DeathGen
+		}
+		d.Objects = append(d.Objects, j)
+	}
+}
+
+func heapGroupJSON(g *heap.Group) HeapTypeJSON {
+	return HeapTypeJSON{Type: g.Key, Sampled: g.Sampled, EstBytes: heapRound1(g.EstBytes), EstObjects: heapRound1(g.EstCount),
+		Decided: g.Decided, SurvivedOneGCPct: heapRound1(g.SurvivedOnePct()), ReachedGen2Pct: heapRound1(g.ReachedGen2Pct()),
+		DiedInGen2Pct: heapRound1(g.DiedInGen2Pct()), AliveAtEnd: g.AliveAtEnd, EstLiveBytesAtEnd: heapRound1(g.LiveBytes)}
+}
+
+func heapRound1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
+
+// NewHeapDocument builds the JSON document.
+func NewHeapDocument(source string, r *heap.Result, s *heap.Summary) *HeapDocument {
+	d := &HeapDocument{Source: source, GCs: len(r.GCs), TrackedObjects: r.Stats.Tracked, Untracked: r.Stats.Untracked,
+		AliveAtEnd: s.Total.AliveAtEnd, Dead: s.Total.Sampled - s.Total.AliveAtEnd,
+		MovementEvents: r.Stats.HasMovementEvents, RangeEvents: r.Stats.RangeEvents, MovedRanges: r.Stats.MovedRanges,
+		SurvivingRanges: r.Stats.SurvivingRanges, GCsWithoutData: r.Stats.GCsWithoutRanges,
+		CorruptEvents: r.Stats.CorruptRangeEvents, Contradictions: r.Stats.Contradictions,
+		Types: []HeapTypeJSON{}, Sites: []HeapSiteJSON{}, AgeAtDeath: []HeapAgeJSON{}}
+	for _, g := range r.GCs {
+		d.Remapped += g.Remapped
+	}
+	for i := range s.Types {
+		d.Types = append(d.Types, heapGroupJSON(&s.Types[i]))
+	}
+	for i := range s.Sites {
+		j := heapGroupJSON(&s.Sites[i])
+		j.Type = ""
+		d.Sites = append(d.Sites, HeapSiteJSON{Site: s.Sites[i].Key, HeapTypeJSON: j})
+	}
+	for _, a := range s.Ages {
+		d.AgeAtDeath = append(d.AgeAtDeath, HeapAgeJSON{MinGCs: a.Min, MaxGCs: a.Max, Objects: a.Objects})
+	}
+	d.Notes = HeapNotes(r)
+	return d
+}
+
+// HeapNotes explains what limits the report, one sentence each.
+func HeapNotes(r *heap.Result) []string {
+	var n []string
+	st := &r.Stats
+	if st.Tracked == 0 && st.Untracked == 0 {
+		n = append(n, "no sampled allocations in the stream (enable GC at level 5 for AllocationTick, or AllocationSampling on .NET 10)")
+	}
+	if st.Untracked > 0 {
+		n = append(n, fmt.Sprintf("%d allocation samples carry no address (AllocationTick before v3): counted as untracked, not followed", st.Untracked))
+	}
+	if !st.HasMovementEvents && len(r.GCs) > 0 {
+		n = append(n, "no GCBulkMovedObjectRanges/GCBulkSurvivingObjectRanges events (GCHeapSurvivalAndMovement keyword off): survival cannot be followed and no object is declared dead")
+	} else if st.GCsWithoutRanges > 0 {
+		n = append(n, fmt.Sprintf("%d GCs reported no ranges: nothing was declared dead in them", st.GCsWithoutRanges))
+	}
+	if st.CorruptRangeEvents > 0 {
+		n = append(n, fmt.Sprintf("%d range events were impossible (overlapping or zero-length ranges, seen where a trace was cut) and were dropped", st.CorruptRangeEvents))
+	}
+	if c := st.Contradictions.Total(); c > 0 {
+		n = append(n, fmt.Sprintf("%d contradictions in the replay (%+v): lost events or an unexpected runtime behaviour", c, st.Contradictions))
+	}
+	if st.DecodeErrors > 0 {
+		n = append(n, fmt.Sprintf("%d events could not be decoded (first: %s)", st.DecodeErrors, st.FirstDecodeError))
+	}
+	return n
+}
+
+// WriteHeapJSON writes the document as one indented JSON value.
+func WriteHeapJSON(w io.Writer, d *HeapDocument) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(d)
+}
+
+// WriteHeapText writes the human report: totals, per type, per site, the
+// age-at-death histogram and the notes. top limits the rows per table (0:
+// all).
+func WriteHeapText(w io.Writer, d *HeapDocument, top int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d GCs, %d sampled objects followed (%d dead, %d alive at end), %d moves replayed",
+		d.Source, d.GCs, d.TrackedObjects, d.Dead, d.AliveAtEnd, d.Remapped)
+	if d.Untracked > 0 {
+		fmt.Fprintf(&b, ", %d samples untracked", d.Untracked)
+	}
+	b.WriteString("\n")
+	if d.MovementEvents {
+		fmt.Fprintf(&b, "movement data: %d range events (%d moved, %d surviving ranges); contradictions: %d\n",
+			d.RangeEvents, d.MovedRanges, d.SurvivingRanges, d.Contradictions.Total())
+	}
+	if len(d.Types) == 0 {
+		for _, n := range d.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(key string, g HeapTypeJSON) {
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%.1f\t%.1f\t%d\t%s\t %s\n", g.Sampled, heapHuman(g.EstBytes),
+			g.SurvivedOneGCPct, g.ReachedGen2Pct, g.DiedInGen2Pct, g.AliveAtEnd, heapHuman(g.EstLiveBytesAtEnd), key)
+	}
+	fmt.Fprintf(tw, "sampled\test bytes\tsurvive 1 GC %%\treach gen2 %%\tdie in gen2 %%\talive at end\test live\t type\n")
+	for i, t := range d.Types {
+		if top > 0 && i >= top {
+			fmt.Fprintf(tw, "\t\t\t\t\t\t\t … %d more types\n", len(d.Types)-top)
+			break
+		}
+		row(t.Type, t)
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "sampled\test bytes\tsurvive 1 GC %%\treach gen2 %%\tdie in gen2 %%\talive at end\test live\t allocation site\n")
+	for i, s := range d.Sites {
+		if top > 0 && i >= top {
+			fmt.Fprintf(tw, "\t\t\t\t\t\t\t … %d more sites\n", len(d.Sites)-top)
+			break
+		}
+		row(s.Site, s.HeapTypeJSON)
+	}
+	tw.Flush()
+	if len(d.AgeAtDeath) > 0 {
+		b.WriteString("\nage at death (GCs since allocation)\n")
+		maxN := 0
+		for _, a := range d.AgeAtDeath {
+			maxN = max(maxN, a.Objects)
+		}
+		for _, a := range d.AgeAtDeath {
+			label := fmt.Sprintf("%d", a.MinGCs)
+			switch {
+			case a.MaxGCs == 0:
+				label += "+"
+			case a.MaxGCs != a.MinGCs:
+				label = fmt.Sprintf("%d-%d", a.MinGCs, a.MaxGCs)
+			}
+			bar := 0
+			if maxN > 0 {
+				bar = a.Objects * 40 / maxN
+			}
+			fmt.Fprintf(&b, "  %8s %8d %s\n", label, a.Objects, strings.Repeat("#", bar))
+		}
+	}
+	b.WriteString("\npercentages are over sampled objects a GC has decided (dead, or alive after a GC of their generation)\n")
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func heapHuman(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
