@@ -55,7 +55,7 @@ scale: build
 
 FUZZTIME ?= 10m
 fuzz:
-	$(GO) test ./nettrace/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
+	$(GO) test ./nettrace/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
 
 clean:
 	rm -rf bin out

@@ -12,7 +12,7 @@ import (
 // FuzzReader feeds arbitrary bytes to the reader: it must never panic or
 // hang, and it must end with io.EOF, a TruncatedError, a FormatError or an
 // UnsupportedVersionError. The seeds are the real traces (cut to their first
-// 16 KB, so mutations reach every block kind quickly) and the fragments.
+// 4 KB, so mutations reach every block kind quickly) and the fragments.
 func FuzzReader(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join(tracesDir, "*.ne*"))
 	frags, _ := filepath.Glob(filepath.Join(tracesDir, "fragments/*.nettrace"))
@@ -21,8 +21,8 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if len(b) > 16<<10 {
-			b = b[:16<<10]
+		if len(b) > 4<<10 {
+			b = b[:4<<10]
 		}
 		f.Add(b)
 	}

@@ -10,9 +10,10 @@ import (
 // cursor is a bounds-checked little-endian reader over a byte slice; after
 // the first failure every read returns zero and err stays set.
 type cursor struct {
-	b   []byte
-	p   int
-	err error
+	b      []byte
+	p      int
+	err    error
+	budget int // values DecodePayload may still produce
 }
 
 var errShort = errors.New("data ends early")

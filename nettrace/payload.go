@@ -25,12 +25,15 @@ var ErrNoFields = errors.New("event metadata declares no fields")
 // byte, so a count larger than the payload is rejected before allocating.
 const maxArrayElems = 1 << 20
 
+// maxDecodedValues bounds the values decoded from one payload.
+const maxDecodedValues = 1 << 22
+
 // DecodePayload decodes a self-describing payload by its metadata.
 func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
 	if !m.HasFields {
 		return nil, ErrNoFields
 	}
-	c := &cursor{b: payload}
+	c := &cursor{b: payload, budget: maxDecodedValues}
 	vals, err := decodeFields(c, m.Fields, ptrSize, 0)
 	if err != nil {
 		return vals, fmt.Errorf("%s/%s payload: %v", m.Provider, m.Name, err)
@@ -53,6 +56,11 @@ func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
 func decodeValue(c *cursor, t *FieldType, ptr, depth int) (any, error) {
 	if depth > maxFieldDepth {
 		return nil, errors.New("nested too deeply")
+	}
+	// Fixed-length arrays of empty structs consume no bytes, so nesting
+	// them could multiply into billions of values: cap the total.
+	if c.budget--; c.budget < 0 {
+		return nil, fmt.Errorf("more than %d values in one payload", maxDecodedValues)
 	}
 	var v any
 	switch t.Code {
