@@ -2,6 +2,7 @@ package gcpause
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -399,4 +400,34 @@ func FuzzAnalyzer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDistBounded: beyond exactCap values the percentiles come from the
+// histogram, within 0.2 % of the exact ones.
+func TestDistBounded(t *testing.T) {
+	var d dist
+	var all []int64
+	x := uint64(12345)
+	for i := 0; i < exactCap+50_000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		v := int64(x>>40) % 200_000_000 // up to 200 ms
+		d.add(v)
+		all = append(all, v)
+	}
+	if d.exact != nil || len(d.counts) == 0 {
+		t.Fatal("did not switch to the histogram")
+	}
+	slices.Sort(all)
+	got := d.percentiles(50, 90, 99, 99.9)
+	for i, p := range []float64{50, 90, 99, 99.9} {
+		want := percentile(all, p)
+		if got[i] > want || float64(want-got[i]) > 0.002*float64(want) {
+			t.Errorf("p%v = %d, exact %d", p, got[i], want)
+		}
+	}
+	for _, v := range []int64{0, 1, 511, 512, 513, 1023, 1024, 1e6, 1e9, 1 << 40} {
+		if b := bucket(v); lowest(b) > v || bucket(lowest(b)) != b {
+			t.Errorf("bucket(%d) = %d, lowest %d", v, b, lowest(b))
+		}
+	}
 }

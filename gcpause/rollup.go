@@ -74,7 +74,7 @@ type Result struct {
 // rollup accumulates complete GCs incrementally so that a long live
 // session keeps only one number per pause.
 type rollup struct {
-	pauses     [4][]int64 // per generation 0..2, and [3] all
+	pauses     [4]dist // per generation 0..2, and [3] all
 	stats      [4]Stats
 	byType     map[clrevents.GCType]int
 	hist       []int
@@ -105,7 +105,7 @@ func (r *rollup) add(g *GC) {
 		s.TotalSuspend += g.SuspendNanos
 		s.MaxSuspend = max(s.MaxSuspend, g.SuspendNanos)
 		s.MaxPeakMB = max(s.MaxPeakMB, g.HeapSizePeakMB())
-		r.pauses[i] = append(r.pauses[i], g.PauseNanos)
+		r.pauses[i].add(g.PauseNanos)
 	}
 	r.hist[sort.Search(len(histBounds), func(i int) bool { return histBounds[i] > g.PauseNanos })]++
 	if len(r.longest) < longestKept || g.PauseNanos > r.longest[len(r.longest)-1].PauseNanos {
@@ -117,13 +117,18 @@ func (r *rollup) add(g *GC) {
 	}
 }
 
+// rankOf is the 0-based nearest-rank index of percentile p among n values.
+func rankOf(p float64, n int) int {
+	i := int(math.Ceil(p/100*float64(n))) - 1
+	return min(max(i, 0), n-1)
+}
+
 // percentile is the nearest-rank percentile of sorted values.
 func percentile(sorted []int64, p float64) int64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	return sorted[rankOf(p, len(sorted))]
 }
 
 func (r *rollup) finish(i int, session int64) Stats {
@@ -132,13 +137,9 @@ func (r *rollup) finish(i int, session int64) Stats {
 		s.MaxPeakMB = -1
 		return s
 	}
-	v := slices.Clone(r.pauses[i])
-	slices.Sort(v)
 	s.MeanNanos = s.TotalNanos / int64(s.Count)
-	s.P50 = percentile(v, 50)
-	s.P90 = percentile(v, 90)
-	s.P99 = percentile(v, 99)
-	s.P999 = percentile(v, 99.9)
+	p := r.pauses[i].percentiles(50, 90, 99, 99.9)
+	s.P50, s.P90, s.P99, s.P999 = p[0], p[1], p[2], p[3]
 	if session > 0 {
 		s.PausePercent = float64(s.TotalNanos) * 100 / float64(session)
 	}

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"io"
+	"sort"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func phaseRatio(b *testing.B, p *workload.Proc) float64 {
 // BenchmarkOverhead measures what a session costs the traced program: the
 // workload's throughput while attached with the gc or the cpu profile,
 // relative to the same process's throughput just before and after
-// (phasedRatio). ratio is the mean over b.N runs, worst the lowest. The
+// (phasedRatio): the median, lowest and highest ratio over b.N runs. The
 // none case runs the same phases without a session: the method's own
 // noise.
 //
@@ -159,14 +160,14 @@ func BenchmarkOverhead(b *testing.B) {
 		{"cpu/cpu", "cpu", SessionConfig{Providers: cpu}, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			sum, worst := 0.0, 2.0
-			for i := 0; i < b.N; i++ {
-				r := phasedRatio(b, tc.mode, tc.cfg, tc.raw)
-				sum += r
-				worst = min(worst, r)
+			rs := make([]float64, b.N)
+			for i := range rs {
+				rs[i] = phasedRatio(b, tc.mode, tc.cfg, tc.raw)
 			}
-			b.ReportMetric(sum/float64(b.N), "ratio")
-			b.ReportMetric(worst, "worst")
+			sort.Float64s(rs)
+			b.ReportMetric(rs[len(rs)/2], "median")
+			b.ReportMetric(rs[0], "worst")
+			b.ReportMetric(rs[len(rs)-1], "best")
 		})
 	}
 }

@@ -104,24 +104,72 @@ func (p *ReversePort) Accept() (net.Conn, Advertise, error) {
 }
 
 // Client returns a Client whose connections are the runtime's reverse
-// connections. It first waits for one to learn the pid.
+// connections. It waits for the first connection to learn the pid, then
+// serves the port in the background: that runtime's later connections are
+// kept for the client's next commands, and every other runtime (a child
+// process inherits DOTNET_DiagnosticPorts and would wait, suspended,
+// forever) is resumed at once.
 func (p *ReversePort) Client() (*Client, error) {
 	conn, adv, err := p.Accept()
 	if err != nil {
 		return nil, err
 	}
-	pending := conn
+	own := make(chan net.Conn, 1)
+	own <- conn
+	go p.serve(adv.Pid, own)
 	c := &Client{Pid: int(adv.Pid), Socket: p.Path}
 	c.dial = func() (net.Conn, error) {
-		if pending != nil {
-			cn := pending
-			pending = nil
+		select {
+		case cn := <-own:
 			return cn, nil
+		case <-time.After(p.AcceptTimeout):
+			return nil, fmt.Errorf("the runtime did not connect to %s within %v", p.Path, p.AcceptTimeout)
 		}
-		cn, _, err := p.Accept()
-		return cn, err
 	}
 	return c, nil
+}
+
+// serve accepts until the port closes: connections of pid go to own (the
+// newest replaces an unused older one), others get ResumeRuntime.
+func (p *ReversePort) serve(pid uint64, own chan net.Conn) {
+	p.ln.SetDeadline(time.Time{})
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			c.SetReadDeadline(time.Now().Add(replyTimeout))
+			var b [advertiseSize]byte
+			if _, err := io.ReadFull(c, b[:]); err != nil {
+				c.Close()
+				return
+			}
+			c.SetReadDeadline(time.Time{})
+			a, err := ParseAdvertise(b[:])
+			if err != nil {
+				c.Close()
+				return
+			}
+			if a.Pid != pid {
+				other := &Client{Pid: int(a.Pid), dial: func() (net.Conn, error) { return c, nil }}
+				other.ResumeRuntime()
+				return
+			}
+			for {
+				select {
+				case own <- c:
+					return
+				default:
+				}
+				select {
+				case old := <-own:
+					old.Close()
+				default:
+				}
+			}
+		}()
+	}
 }
 
 // Close stops listening and removes the socket.

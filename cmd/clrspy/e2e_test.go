@@ -169,6 +169,17 @@ func TestRunExitCode(t *testing.T) {
 	if s := summary(t, stderr); s[1] != int64(r.Gen0) || r.Gen0 != 4 {
 		t.Errorf("summary %v, runtime counted %d GCs (want 4)", s, r.Gen0)
 	}
+	// A .NET child of the program inherits the suspending port: clrspy
+	// resumes it instead of leaving it waiting.
+	stdout, stderr, code = clrspyRun(t, append([]string{"run", "--"}, workload.Argv(t, "spawn", "children=2")...)...)
+	if code != 0 {
+		t.Fatalf("spawn: exit %d: %s", code, stderr)
+	}
+	if r, err := workload.ParseResult([]byte(stdout)); err != nil || r.Int("children") != 2 {
+		t.Errorf("spawn result %v %v", r, err)
+	} else if ms := r.Float("ms"); ms > 20000 {
+		t.Errorf("children took %.0f ms", ms)
+	}
 	_, stderr, code = clrspyRun(t, "run", "--", "/bin/true")
 	if code != 1 || !strings.Contains(stderr, "before its .NET runtime connected") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("non-.NET program: exit %d, %q", code, stderr)
@@ -398,6 +409,16 @@ func TestBadTargets(t *testing.T) {
 	if _, err := os.Stat(o); err == nil {
 		t.Errorf("a failed record left %s behind", o)
 	}
+	// An existing output (here a stand-in for /dev/null) survives a failed
+	// record.
+	keep := filepath.Join(t.TempDir(), "keep")
+	os.WriteFile(keep, []byte("x"), 0o644)
+	if _, _, code := clrspyRun(t, "record", "--pid", "999999999", "-o", keep); code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a failed record removed the existing %s", keep)
+	}
 }
 
 // requireRoot skips when the test cannot change uids or namespaces.
@@ -419,11 +440,17 @@ func TestOtherUsersProcess(t *testing.T) {
 	w := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "idle", "seconds=60", "stdin=1")
 	p := workload.StartCmd(t, w, []string{"HOME=/tmp", "TMPDIR=/tmp"})
 	pid := dotnetChild(t, p.Pid)
+	outDir, err := os.MkdirTemp("", "clrspy-uid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(outDir)
+	os.Chmod(outDir, 0o777)
 	cmd := exec.Command("setpriv", "--reuid=65533", "--regid=65533", "--clear-groups", e2eBinary(t),
-		"record", "--pid", strconv.Itoa(pid), "-o", "/dev/null")
+		"record", "--pid", strconv.Itoa(pid), "-o", filepath.Join(outDir, "x.nettrace"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	want := regexp.MustCompile(fmt.Sprintf(`^clrspy: pid %d: the diagnostics socket /tmp/dotnet-diagnostic-%d-\d+-socket is owned by user nobody \(uid 65534\); clrspy runs as uid 65533: run it as that user or as root\n$`, pid, pid))
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !want.MatchString(stderr.String()) {
 		t.Errorf("err %v, stderr %q", err, stderr.String())
@@ -449,7 +476,7 @@ func TestOtherUsersProcess(t *testing.T) {
 		t.Errorf("ps as uid 65533 does not list pid %d: %s", pid, b)
 	}
 	// As root the same process is attachable.
-	if _, serr, code := clrspyRun(t, "record", "--pid", strconv.Itoa(pid), "--duration", "300ms", "-o", "/dev/null"); code != 0 {
+	if _, serr, code := clrspyRun(t, "record", "--pid", strconv.Itoa(pid), "--duration", "300ms", "-o", filepath.Join(outDir, "root.nettrace")); code != 0 {
 		t.Errorf("as root: exit %d %s", code, serr)
 	}
 	p.Release()
@@ -516,12 +543,13 @@ func TestRecordLaunchSIGTERM(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "term.nettrace")
 	argv := workload.Argv(t, "idle", "seconds=60", "gcEveryMs=50")
 	cmd := exec.Command(e2eBinary(t), append([]string{"record", "-o", out, "--"}, argv...)...)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	// The program's own stderr passes through: wait until it runs.
+	waitFor(t, &stderr, "ready ")
 	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
@@ -548,12 +576,13 @@ func TestRunCtrlC(t *testing.T) {
 	argv := workload.Argv(t, "idle", "seconds=60", "gcEveryMs=50")
 	cmd := exec.Command(e2eBinary(t), append([]string{"run", "-o", out, "--"}, argv...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	// The program's own stderr passes through: wait until it runs.
+	waitFor(t, &stderr, "ready ")
 	time.Sleep(500 * time.Millisecond)
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	done := make(chan error, 1)
@@ -571,4 +600,35 @@ func TestRunCtrlC(t *testing.T) {
 	if c := readBack(t, out); c.gcStarts == 0 || c.rundown == 0 {
 		t.Errorf("trace after Ctrl-C: %d GCs, %d rundown events", c.gcStarts, c.rundown)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls b until it contains want.
+func waitFor(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(b.String(), want) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %q in %q", want, b.String())
 }

@@ -115,9 +115,14 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 	}
 	var w io.Writer = io.Discard
 	var file *os.File
+	created := false
 	if out == "-" {
 		w = os.Stdout
 	} else if out != "" {
+		// Only a file this run creates is removed when the target cannot
+		// be opened (never an existing one, let alone /dev/null).
+		_, statErr := os.Stat(out)
+		created = os.IsNotExist(statErr)
 		file, err = os.Create(out)
 		if err != nil {
 			return fileError(err)
@@ -130,7 +135,9 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 	if err != nil {
 		if file != nil {
 			file.Close()
-			os.Remove(out)
+			if created {
+				os.Remove(out)
+			}
 		}
 		return err
 	}
