@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -62,14 +63,24 @@ func newRecordCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "record (--pid N | --name NAME | -- COMMAND ARGS...) -o FILE.nettrace",
-		Short: "save a live session to a .nettrace file",
+		Short: "Save a live session to a .nettrace file",
 		Long: `record opens an EventPipe session on a running .NET process (or on a program it
 starts suspended) and writes the runtime's nettrace stream to a file, byte for
 byte. The session ends with a rundown (so every method can be named) when
---duration passes, on Ctrl-C/SIGTERM, or when the process exits.`,
+--duration passes, on Ctrl-C/SIGTERM, or when the process exits.
+
+With --stop-on-pause-over D, record keeps only a bounded ring of the stream in
+memory (metadata, stacks and method loads kept valid) and, when a GC pause
+longer than D ends, writes the window from --before the pause to --after its
+end to -o as a readable .nettrace, then stops the session (or, with --rearm,
+goes on and writes FILE-2, FILE-3, ... at later long pauses).`,
+		Example: `  clrspy record --pid 4242 --profile gc,cpu --duration 30s -o app.nettrace
+  clrspy record --name MyService --stop-on-pause-over 200ms --before 30s --after 5s -o slow-gc.nettrace
+  clrspy record --providers 'Microsoft-Windows-DotNETRuntime:0x4000:4' -o locks.nettrace -- dotnet app.dll`,
 	}
 	t := addTargetFlags(cmd)
 	sf := addSessionFlags(cmd)
+	trig := addRecordTriggerFlags(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "trace file to write ('-' for standard output)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -77,6 +88,17 @@ byte. The session ends with a rundown (so every method can be named) when
 		}
 		if cmd.ArgsLenAtDash() < 0 && t.pid == 0 && t.name == "" {
 			return errors.New("record needs a live target: --pid, --name or -- COMMAND")
+		}
+		if trig.over != 0 {
+			if trig.over < 0 || trig.before < 0 || trig.after < 0 || trig.maxMB <= 0 {
+				return errors.New("--stop-on-pause-over, --before, --after and --ring-mb must be positive")
+			}
+			if out == "-" {
+				return errors.New("--stop-on-pause-over writes a file: give -o FILE.nettrace")
+			}
+			// The trigger needs the GC events whatever else is recorded.
+			sf.profiles = append(sf.profiles, "gc")
+			return recordTriggered(cmd, args, t, sf, trig, out)
 		}
 		return recordSession(cmd, args, t, sf, out)
 	}
@@ -87,7 +109,7 @@ func newRunCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- COMMAND ARGS...",
-		Short: "start a .NET program under a session from its first instruction",
+		Short: "Start a .NET program under a session from its first instruction",
 		Long: `run starts the program with a suspending diagnostic port, opens the session
 while the runtime waits, then resumes it, so not one GC from startup is
 missed. The program's stdin, stdout and stderr pass through and clrspy exits
@@ -192,6 +214,58 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 	}
 	if closeErr != nil && !errors.Is(closeErr, os.ErrClosed) {
 		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", closeErr)
+	}
+	if code := st.ExitCode(); code > 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// recordTriggered runs a live session through the GC pause analysis and the
+// ring trigger, writing only the window around a long pause.
+func recordTriggered(cmd *cobra.Command, args []string, t *target, sf *sessionFlags, o *triggerOptions, out string) error {
+	providers, err := sf.resolve()
+	if err != nil {
+		return err
+	}
+	o.out = out
+	st, err := t.open(cmd, args, providers)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := nettrace.NewReader(bufio.NewReaderSize(st.R, 64<<10))
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.Name, err)
+	}
+	notice := func(msg string) { fmt.Fprintf(os.Stderr, "clrspy: %s\n", msg) }
+	fmt.Fprintf(os.Stderr, "clrspy: %s: armed: waiting for a GC pause over %v (ring: %v before, %v after, at most %d MB)\n",
+		st.Name, o.over, o.before, o.after, o.maxMB)
+	// Stop waits for the runtime to end the session, which needs this loop
+	// to keep reading: stop from another goroutine.
+	trig := newPauseTrigger(o, r.Header(), func() { go st.Stop() }, notice)
+	a := gcpause.New(r.Header(), gcpause.Options{OnGC: trig.gc, KeepGCs: 1, KeepSuspensions: 1})
+	var endErr error
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				endErr = fmt.Errorf("%s: %w", st.Name, err)
+			}
+			break
+		}
+		trig.event(ev)
+		a.Handle(ev)
+	}
+	trig.finish()
+	if trig.saved == 0 && len(trig.writeErrs) == 0 {
+		notice(fmt.Sprintf("no GC pause over %v: nothing written", o.over))
+	}
+	if len(trig.writeErrs) > 0 {
+		return trig.writeErrs[0]
+	}
+	if endErr != nil && !errors.Is(endErr, nettrace.ErrTruncated) {
+		return endErr
 	}
 	if code := st.ExitCode(); code > 0 {
 		return &exitError{code: code}

@@ -18,8 +18,22 @@ import (
 // longer than a threshold ends, write a readable .nettrace covering the
 // window before and after it.
 //
-// It lives on clrspy gc (--save-on-pause-over) because the record command
-// has no hook for extra flags yet.
+// clrspy record --stop-on-pause-over D writes only that window to -o and
+// then stops the session (or re-arms); clrspy gc --save-on-pause-over D
+// does the same beside its live monitor, which keeps running.
+
+// addRecordTriggerFlags registers record's trigger flags; the window file
+// is record's -o.
+func addRecordTriggerFlags(c *cobra.Command) *triggerOptions {
+	o := &triggerOptions{}
+	f := c.Flags()
+	f.DurationVar(&o.over, "stop-on-pause-over", 0, "keep only a ring of the stream in memory; when a GC pause longer than this ends, write the window around it to -o and stop (see --rearm)")
+	f.DurationVar(&o.before, "before", 30*time.Second, "with --stop-on-pause-over: how much of the stream before the pause to keep")
+	f.DurationVar(&o.after, "after", 5*time.Second, "with --stop-on-pause-over: how much of the stream after the pause to add")
+	f.BoolVar(&o.rearm, "rearm", false, "with --stop-on-pause-over: keep going and save every later long pause too (FILE-2, FILE-3, ...)")
+	f.IntVar(&o.maxMB, "ring-mb", 512, "with --stop-on-pause-over: memory bound of the ring, in MB")
+	return o
+}
 
 func init() {
 	gcFlagHooks = append(gcFlagHooks, func(c *cobra.Command, o *gcOptions) {
