@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -53,20 +54,26 @@ func benchFloor(b *testing.B, name string) {
 	data := benchFile(b, name)
 	b.SetBytes(int64(len(data)))
 	buf := make([]byte, 256<<10)
-	var sum byte
+	var sum uint64
 	for b.Loop() {
 		rd := bytes.NewReader(data)
 		for {
 			n, err := rd.Read(buf)
-			for _, c := range buf[:n] {
-				sum += c
+			// Eight bytes at a time: every byte is read once, as cheaply
+			// as Go reads memory.
+			i := 0
+			for ; i+8 <= n; i += 8 {
+				sum += binary.LittleEndian.Uint64(buf[i:])
+			}
+			for ; i < n; i++ {
+				sum += uint64(buf[i])
 			}
 			if err != nil {
 				break
 			}
 		}
 	}
-	_ = sum
+	b.ReportMetric(float64(sum&1), "sink")
 }
 
 func BenchmarkRead30(b *testing.B) {

@@ -44,16 +44,25 @@ type threadQueue struct {
 func (q *threadQueue) empty() bool { return q.head == len(q.items) }
 func (q *threadQueue) front() *rec { return &q.items[q.head] }
 
-func (q *threadQueue) push(rc *rec) {
+// slot appends an empty record and returns it, to be filled in place
+// (records are large: building them where they stay saves a copy).
+func (q *threadQueue) slot() *rec {
 	if q.head > 0 && q.head == len(q.items) {
 		q.items = q.items[:0]
 		q.head = 0
 	}
-	q.items = append(q.items, *rc)
+	if len(q.items) < cap(q.items) {
+		q.items = q.items[:len(q.items)+1]
+	} else {
+		q.items = append(q.items, rec{})
+	}
+	return &q.items[len(q.items)-1]
 }
 
-func (q *threadQueue) pop() rec {
-	rc := q.items[q.head]
+// pop removes the front record and returns a pointer to it, valid until the
+// queue's next slot call.
+func (q *threadQueue) pop() *rec {
+	rc := &q.items[q.head]
 	q.head++
 	if q.head == len(q.items) {
 		q.items = q.items[:0]
@@ -120,6 +129,15 @@ func (h *queueHeap) add(q *threadQueue) {
 
 // fix restores the heap after q's front changed or q became empty.
 func (h *queueHeap) fix(q *threadQueue) {
+	if len(h.q) == 1 {
+		// One active queue (common): its front is the minimum anyway.
+		if q.empty() {
+			h.q[0] = nil
+			h.q = h.q[:0]
+			q.heapIdx = -1
+		}
+		return
+	}
 	i := q.heapIdx
 	if q.empty() {
 		last := len(h.q) - 1
@@ -464,12 +482,17 @@ func (r *Reader) nextInBlock() error {
 	}
 	r.blk.refs++
 	r.order++
-	rc := rec{
-		meta: m, ts: h.ts, order: r.order, thread: h.thread, capture: h.capture,
-		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
-		activity: h.activity, related: h.related, payOff: uint32(payStart), payLen: h.size, buf: r.blk,
-	}
-	r.admit(q, &rc)
+	// Field by field: a composite literal would build a temporary and copy
+	// it with write barriers. Every field is set (slots are reused).
+	rc := r.place(q, h.sorted, h.ts)
+	rc.meta, rc.buf = m, r.blk
+	rc.ts, rc.order = h.ts, r.order
+	rc.thread, rc.capture = h.thread, h.capture
+	rc.proc, rc.seq, rc.stackID, rc.lost = h.proc, h.seq, h.stackID, lost
+	rc.sorted, rc.inlineStack = h.sorted, false
+	rc.activity, rc.related = h.activity, h.related
+	rc.payOff, rc.payLen = uint32(payStart), h.size
+	rc.stOff, rc.stLen = 0, 0
 	return nil
 }
 
@@ -491,16 +514,16 @@ func (r *Reader) sequence(q *threadQueue, seq uint32, noGap bool) uint32 {
 	return lost
 }
 
-// admit queues an unsorted event, or holds a sorted one until every older
-// queued event has gone out.
-func (r *Reader) admit(q *threadQueue, rc *rec) {
-	if rc.sorted {
-		r.sorted = *rc
+// place returns where the next event goes: a slot of its capture thread's
+// queue for an unsorted event, or the held-back sorted event, which waits
+// until every older queued event has gone out. The caller fills it.
+func (r *Reader) place(q *threadQueue, sorted bool, ts int64) *rec {
+	if sorted {
 		r.hasSorted = true
-		r.limit = rc.ts
-		return
+		r.limit = ts
+		return &r.sorted
 	}
-	r.enqueue(q, rc)
+	return r.enqueue(q)
 }
 
 // metadataBlockV4 parses a MetadataBlock: blobs with event headers whose

@@ -113,10 +113,9 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		q2 := r.thread(^uint64(0)) // one queue keeps stream order
 		b.refs++
 		r.order++
-		rc := rec{meta: m, ts: ts, order: r.order, thread: thread, capture: thread,
+		*r.enqueue(q2) = rec{meta: m, ts: ts, order: r.order, thread: thread, capture: thread,
 			proc: 0xFFFFFFFF, activity: act, related: rel, payOff: uint32(q0 + 56), payLen: uint32(psize), buf: b,
 			stOff: stOff, stLen: stLen, inlineStack: true}
-		r.enqueue(q2, &rc)
 	}
 	// Everything read so far may go out before the next block.
 	r.flushAll = true

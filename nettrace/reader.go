@@ -83,6 +83,7 @@ type Reader struct {
 	flushAll  bool            // every queued event may go out (sequence point, end)
 	forced    bool            // the queue cap was hit: drain before reading on
 	queued    int             // events waiting in thread queues
+	fresh     []*threadQueue  // queues that became non-empty, not yet in the heap
 	sorted    rec             // a sorted event waiting for older queued events
 	hasSorted bool
 	pendingSP *spState
@@ -444,14 +445,18 @@ func (r *Reader) Next() (*Event, error) {
 		r.emitted = nil
 	}
 	for {
+		for _, q := range r.fresh {
+			r.heap.add(q)
+		}
+		r.fresh = r.fresh[:0]
 		// Queued events older than the current limit go first.
 		if r.heap.len() > 0 {
 			q := r.heap.q[0]
 			if r.flushAll || r.forced || q.front().ts < r.limit {
 				rc := q.pop()
-				r.heap.fix(q)
 				r.queued--
-				r.deliver(&rc)
+				r.deliver(rc)
+				r.heap.fix(q)
 				return &r.ev, nil
 			}
 		} else {
@@ -560,18 +565,20 @@ func (r *Reader) release(b *blockBuf) {
 // sequence points would otherwise grow without bound.
 const maxQueued = 1 << 19
 
-// enqueue holds an unsorted event in its capture thread's queue.
-func (r *Reader) enqueue(q *threadQueue, rc *rec) {
-	wasEmpty := q.empty()
-	q.push(rc)
-	if wasEmpty {
-		r.heap.add(q)
+// enqueue returns a new slot in q for an unsorted event; the caller fills
+// it before anything else touches the queues.
+func (r *Reader) enqueue(q *threadQueue) *rec {
+	if q.empty() {
+		// The heap orders queues by their front record, which is not
+		// filled yet: Next adds the queue before it next looks.
+		r.fresh = append(r.fresh, q)
 	}
 	r.queued++
 	if r.queued > maxQueued && !r.forced {
 		r.forced = true
 		r.stats.ForcedFlushes++
 	}
+	return q.slot()
 }
 
 // applySP applies a sequence point once every earlier event went out:

@@ -391,7 +391,7 @@ func (r *Reader) nextInBlockV6() error {
 		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
 		activity: lb.act, related: lb.rel, payOff: uint32(payStart), payLen: uint32(len(payload)), buf: r.blk,
 	}
-	r.admit(q, &rc)
+	*r.place(q, rc.sorted, rc.ts) = rc
 	return nil
 }
 
