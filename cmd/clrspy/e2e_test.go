@@ -512,8 +512,15 @@ func TestNamespacedProcess(t *testing.T) {
 		t.Skip("needs unshare (util-linux)")
 	}
 	exe := workload.Exe(t)
+	if st, err := os.Stat("/mnt"); err != nil || !st.IsDir() {
+		t.Skip("needs an empty /mnt to bind the workload onto")
+	}
+	// The clone (and so the workload) may itself live under /tmp, which the
+	// private tmpfs hides: bind the workload's directory onto /mnt first,
+	// inside the private mount namespace (the host's /mnt is untouched).
 	w := exec.Command("unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
-		"mount -t tmpfs tmpfs /tmp && exec \"$0\" idle seconds=60 gcEveryMs=50 stdin=1", exe)
+		"mount --bind \"$0\" /mnt && mount -t tmpfs tmpfs /tmp && exec /mnt/\"$1\" idle seconds=60 gcEveryMs=50 stdin=1",
+		filepath.Dir(exe), filepath.Base(exe))
 	p := workload.StartCmd(t, w, nil)
 	pid := dotnetChild(t, p.Pid)
 	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); !strings.Contains(string(b), "NSpid:\t"+strconv.Itoa(pid)+"\t1") {
