@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/ipc"
@@ -77,20 +76,9 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
 	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if asJSON {
-			if cmd.Flags().Changed("format") && format != "json" {
-				return fmt.Errorf("--json and --format %s contradict each other", format)
-			}
-			format = "json"
-		}
-		switch format {
-		case "text", "json":
-		case "pprof":
-			if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
-				return fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
-			}
-		default:
-			return fmt.Errorf("unknown --format %q: use text, json or pprof", format)
+		var err error
+		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
+			return err
 		}
 		if top < 0 {
 			return fmt.Errorf("--top must be 0 or more")

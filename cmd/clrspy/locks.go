@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
@@ -85,20 +84,9 @@ go tool pprof).`,
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if asJSON {
-			if cmd.Flags().Changed("format") && format != "json" {
-				return fmt.Errorf("--json and --format %s contradict each other", format)
-			}
-			format = "json"
-		}
-		switch format {
-		case "text", "json":
-		case "pprof":
-			if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
-				return fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
-			}
-		default:
-			return fmt.Errorf("unknown --format %q: use text, json or pprof", format)
+		var err error
+		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
+			return err
 		}
 		return runLocks(cmd, t, args, format, out, objectTypes)
 	}

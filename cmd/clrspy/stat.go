@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
@@ -122,4 +123,25 @@ func openOutput(cmd *cobra.Command, path string) (io.Writer, func() error, error
 		return nil, nil, fileError(err)
 	}
 	return f, f.Close, nil
+}
+
+// reportFormat resolves --json and --format (text, json or pprof) of the
+// analysis commands, refusing binary pprof output to a terminal.
+func reportFormat(cmd *cobra.Command, asJSON bool, format, out string) (string, error) {
+	if asJSON {
+		if cmd.Flags().Changed("format") && format != "json" {
+			return "", fmt.Errorf("--json and --format %s contradict each other", format)
+		}
+		format = "json"
+	}
+	switch format {
+	case "text", "json":
+	case "pprof":
+		if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
+			return "", fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
+		}
+	default:
+		return "", fmt.Errorf("unknown --format %q: use text, json or pprof", format)
+	}
+	return format, nil
 }
