@@ -36,7 +36,7 @@ func heapProviders() []ipc.Provider {
 	}}
 }
 
-// movementWarning is printed before a live session: the runtime walks every
+// movementWarning is printed when a live session starts: the runtime walks every
 // survivor range of every GC to report it.
 const movementWarning = "clrspy: note: the GC survival and movement keyword makes every GC slower (the runtime reports each surviving/moved range); measured on the churn workload in docs/PERFORMANCE.md"
 
@@ -92,12 +92,12 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 }
 
 func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, top int, objects bool) error {
-	if t.pid != 0 || t.name != "" || cmd.ArgsLenAtDash() >= 0 {
-		fmt.Fprintln(os.Stderr, movementWarning)
-	}
 	st, err := t.open(cmd, args, heapProviders())
 	if err != nil {
 		return err
+	}
+	if st.Live {
+		fmt.Fprintln(os.Stderr, movementWarning)
 	}
 	res, sym, span, endErr := analyzeHeap(st)
 	cerr := st.Close()
