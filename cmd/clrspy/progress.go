@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,7 +56,8 @@ func withProgress(r io.Reader, what string, total int64) (io.Reader, func()) {
 			}
 		}
 	}()
-	return cr, func() { close(done); <-finished }
+	var once sync.Once
+	return cr, func() { once.Do(func() { close(done); <-finished }) }
 }
 
 // inputSize is the size of a regular file behind r, or 0.

@@ -93,7 +93,10 @@ func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provide
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory, not a trace file", args[0])
 	}
-	return &stream{R: f, Name: args[0], Close: f.Close, ExitCode: func() int { return 0 }}, nil
+	// Large files show a progress line on a terminal until closed.
+	r, stop := withProgress(f, args[0], inputSize(f))
+	closeFile := func() error { stop(); return f.Close() }
+	return &stream{R: r, Name: args[0], Close: closeFile, ExitCode: func() int { return 0 }}, nil
 }
 
 // fileError turns an os error into one plain line.
