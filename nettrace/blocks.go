@@ -275,6 +275,7 @@ type rawHeader struct {
 	ts       int64
 	activity GUID
 	related  GUID
+	label    uint32 // V6 label list id (replaces the activity ids)
 	sorted   bool
 	size     uint32
 }
@@ -318,6 +319,14 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 		h.size = le32(b[p+76:])
 		return p + 80, nil
 	}
+	return readCompressed(b, p, false, h)
+}
+
+// readCompressed decodes a compressed (delta) header at b[p:] into h, by
+// the V4/V5 rules or, with v6, the V6 ones: the sequence number always
+// advances by one, and flag 0x10 carries a label list id instead of the
+// activity id (0x20 is unused).
+func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
 	if p >= len(b) {
 		return p, errShortHeader
 	}
@@ -335,7 +344,10 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 		if v, p, ok = uvarint(b, p); !ok {
 			return p, errShortHeader
 		}
-		h.seq += uint32(v) + 1
+		h.seq += uint32(v)
+		if !v6 {
+			h.seq++
+		}
 		if h.capture, p, ok = uvarint(b, p); !ok {
 			return p, errShortHeader
 		}
@@ -343,7 +355,11 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 			return p, errShortHeader
 		}
 		h.proc = uint32(v)
-	} else if h.metaID != 0 {
+	} else if h.metaID != 0 && !v6 {
+		h.seq++
+	}
+	if v6 {
+		// V6 metadata is no longer encoded as events: always one more.
 		h.seq++
 	}
 	if flags&0x04 != 0 {
@@ -361,14 +377,19 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 		return p, errShortHeader
 	}
 	h.ts += int64(v)
-	if flags&0x10 != 0 {
+	if flags&0x10 != 0 && v6 {
+		if v, p, ok = uvarint(b, p); !ok {
+			return p, errShortHeader
+		}
+		h.label = uint32(v)
+	} else if flags&0x10 != 0 {
 		if len(b)-p < 16 {
 			return p, errShortHeader
 		}
 		copy(h.activity[:], b[p:])
 		p += 16
 	}
-	if flags&0x20 != 0 {
+	if flags&0x20 != 0 && !v6 {
 		if len(b)-p < 16 {
 			return p, errShortHeader
 		}

@@ -20,7 +20,7 @@ type v6State struct {
 	threads   map[uint64]uint64 // thread index -> OS thread id
 	labels    map[uint32]v6Label
 	overrides map[overrideKey]*Metadata
-	prev      v6Header
+	prev      rawHeader
 
 	// One-entry cache in front of threads (events come in per-thread runs);
 	// cleared whenever threads changes.
@@ -53,21 +53,6 @@ type overrideKey struct {
 	level    uint8
 	version  uint8
 	keywords uint64
-}
-
-// v6Header is the decoded V6 event header; compressed headers are deltas
-// against the previous one in the block.
-type v6Header struct {
-	metaID  uint32
-	seq     uint32
-	capture uint64 // thread index
-	proc    uint32
-	thread  uint64 // thread index
-	stackID uint32
-	ts      int64
-	label   uint32
-	sorted  bool
-	size    uint32
 }
 
 var v6BlockNames = [...]string{
@@ -245,12 +230,12 @@ func (r *Reader) beginEventBlockV6(b *blockBuf, start int64) error {
 	if err := r.beginEventBlock(b, start); err != nil {
 		return err
 	}
-	r.v6.prev = v6Header{}
+	r.v6.prev = rawHeader{}
 	return nil
 }
 
 // readHeaderV6 decodes one V6 event header at b[p:] into h.
-func readHeaderV6(b []byte, p int, compressed bool, h *v6Header) (int, error) {
+func readHeaderV6(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	if !compressed {
 		if len(b)-p < 52 {
 			return p, errShortHeader
@@ -268,62 +253,7 @@ func readHeaderV6(b []byte, p int, compressed bool, h *v6Header) (int, error) {
 		h.size = le32(b[p+48:])
 		return p + 52, nil
 	}
-	if p >= len(b) {
-		return p, errShortHeader
-	}
-	flags := b[p]
-	p++
-	var v uint64
-	var ok bool
-	if flags&0x01 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.metaID = uint32(v)
-	}
-	if flags&0x02 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.seq += uint32(v)
-		if h.capture, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.proc = uint32(v)
-	}
-	h.seq++ // V6: always, metadata is not encoded as events any more
-	if flags&0x04 != 0 {
-		if h.thread, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-	}
-	if flags&0x08 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.stackID = uint32(v)
-	}
-	if v, p, ok = uvarint(b, p); !ok {
-		return p, errShortHeader
-	}
-	h.ts += int64(v)
-	if flags&0x10 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.label = uint32(v)
-	}
-	h.sorted = flags&0x40 != 0
-	if flags&0x80 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
-		}
-		h.size = uint32(v)
-	}
-	return p, nil
+	return readCompressed(b, p, true, h)
 }
 
 // nextInBlockV6 decodes one event of the current V6 event block and queues
