@@ -302,25 +302,14 @@ func runGC(cmd *cobra.Command, t *target, args []string, o *gcOptions) error {
 	if e := closeOut(); err == nil {
 		err = e
 	}
-	if endErr != nil {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
-	}
-	if err == nil && cerr != nil && !st.Live {
-		err = cerr
-	}
-	if err != nil {
+	if err := st.finish(err, endErr, cerr); err != nil {
 		return err
 	}
 	if g := s.overMax; g != nil {
 		return &exitError{code: 3, msg: fmt.Sprintf("GC %d (gen %d) paused %.3f ms, over --fail-on-pause-over %v",
 			g.Number, g.Generation, float64(g.PauseNanos)/1e6, o.failOver)}
 	}
-	if st.ExitCode != nil {
-		if code := st.ExitCode(); code != 0 {
-			return &exitError{code: code}
-		}
-	}
-	return nil
+	return st.exitStatus()
 }
 
 // analyze reads the whole stream. A truncated stream still gives a result

@@ -124,18 +124,10 @@ func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, t
 	if e := closeOut(); err == nil {
 		err = e
 	}
-	if endErr != nil {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
+	if err := st.finish(err, endErr, cerr); err != nil {
+		return err
 	}
-	if err == nil && cerr != nil && !st.Live {
-		err = cerr
-	}
-	if err == nil && st.ExitCode != nil {
-		if code := st.ExitCode(); code != 0 {
-			return &exitError{code: code}
-		}
-	}
-	return err
+	return st.exitStatus()
 }
 
 // analyzeHeap reads the whole stream. A truncated stream still gives a

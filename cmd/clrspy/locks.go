@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,19 +120,10 @@ func runLocks(cmd *cobra.Command, t *target, args []string, format, out string, 
 	if e := closeOut(); err == nil {
 		err = e
 	}
-	if endErr != nil {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
+	if err := st.finish(err, endErr, cerr); err != nil {
+		return err
 	}
-	if err == nil && cerr != nil && !st.Live {
-		err = cerr
-	}
-	if err == nil && st.ExitCode != nil {
-		// The report is complete; the launched program's status is passed on.
-		if code := st.ExitCode(); code != 0 {
-			return &exitError{code: code}
-		}
-	}
-	return err
+	return st.exitStatus()
 }
 
 // analyzeLocks reads the whole stream. A truncated stream still gives a

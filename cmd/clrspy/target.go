@@ -99,6 +99,30 @@ func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provide
 	return &stream{R: r, Name: args[0], Close: closeFile, ExitCode: func() int { return 0 }}, nil
 }
 
+// finish ends an analysis after its report was written (err is the
+// report's own error): a truncated input is a warning, not a failure (the
+// report covers every complete event), and a file's close error counts.
+func (st *stream) finish(err, endErr, closeErr error) error {
+	if endErr != nil {
+		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
+	}
+	if err == nil && closeErr != nil && !st.Live {
+		err = closeErr
+	}
+	return err
+}
+
+// exitStatus passes a launched program's non-zero exit status on (the
+// report is complete either way).
+func (st *stream) exitStatus() error {
+	if st.ExitCode != nil {
+		if code := st.ExitCode(); code != 0 {
+			return &exitError{code: code}
+		}
+	}
+	return nil
+}
+
 // fileError turns an os error into one plain line.
 func fileError(err error) error {
 	var pe *os.PathError
