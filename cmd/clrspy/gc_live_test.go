@@ -37,7 +37,8 @@ type gcDoc struct {
 			Reason string `json:"reason"`
 			Count  int    `json:"count"`
 		} `json:"suspensions_by_reason"`
-		Lost uint64 `json:"lost_events"`
+		Lost           uint64  `json:"lost_events"`
+		TotalSuspendMS float64 `json:"total_suspend_ms"`
 	} `json:"summary"`
 	GCs []gcRowJSON `json:"gcs"`
 }
@@ -128,11 +129,19 @@ func (r *gcLiveRun) checkCounts(t *testing.T) {
 		t.Errorf("no GC: the workload did not exercise the GC")
 	}
 	if r.wl.ServerGC {
-		// Under server GC the runtime's own figures start a GC's pause when
-		// its GC threads have joined, several ms after SuspendEEBegin, so
-		// neither GCMemoryInfo nor GetTotalPauseDuration follow PerfView's
-		// definition; the difference is reported, not asserted.
-		t.Logf("server GC: total pause %.1f%% above GetTotalPauseDuration", (s.TotalPauseMS/r.wl.PauseMs-1)*100)
+		// Under server GC the runtime's own figure starts a GC's pause once
+		// its GC threads have joined, after the threads are stopped, not at
+		// SuspendEEBegin as PerfView and clrspy do. On an idle machine the
+		// two agree within 0.1%; under CPU load stopping and joining take
+		// longer and clrspy's total runs up to ~13% above the runtime's
+		// (measured here). So: clrspy never reports less than the runtime
+		// (2% slack), nor more than the definitional difference allows.
+		t.Logf("server GC: total pause %.1f%% above GetTotalPauseDuration (suspension %.3f ms)",
+			(s.TotalPauseMS/r.wl.PauseMs-1)*100, s.TotalSuspendMS)
+		if r.wl.PauseMs > s.TotalPauseMS*1.02 || r.wl.PauseMs < s.TotalPauseMS*0.85 {
+			t.Errorf("server GC: runtime total pause %.3f ms against clrspy's %.3f ms: outside the 85%%..102%% band",
+				r.wl.PauseMs, s.TotalPauseMS)
+		}
 		return
 	}
 	// Per GC: the runtime's GCMemoryInfo gives the pause of the last GC of
