@@ -447,22 +447,32 @@ func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
 	return nil
 }
 
-// nextInBlock decodes one event of the current block and queues it (or
-// holds it as the pending sorted event).
-func (r *Reader) nextInBlock() error {
+// frame decodes the next event header of the current block into r.prev
+// and moves past its payload, for V4/V5 or (v6) V6 headers. It returns a
+// nil header when the block is used up, or the block's truncation when the
+// cut falls inside this event.
+func (r *Reader) frame(v6 bool) (*rawHeader, int, error) {
 	b := r.blk.data
 	if r.blkPos >= len(b) {
 		r.release(r.blk)
 		r.blk = nil
 		if t := r.blkTrunc; t != nil {
 			r.blkTrunc = nil
-			return t
+			return nil, 0, t
 		}
-		return nil
+		return nil, 0, nil
 	}
 	compressed := r.blkFlags&1 != 0
 	h := &r.prev
-	p, err := readHeader(b, r.blkPos, compressed, h)
+	var p int
+	var err error
+	fixed := 80 // size of an uncompressed header
+	if v6 {
+		fixed = 52
+		p, err = readHeaderV6(b, r.blkPos, compressed, h)
+	} else {
+		p, err = readHeader(b, r.blkPos, compressed, h)
+	}
 	if err == nil && uint64(h.size) > uint64(len(b)-p) {
 		err = fmt.Errorf("event payload of %d bytes overruns its block", h.size)
 	}
@@ -474,22 +484,32 @@ func (r *Reader) nextInBlock() error {
 				// event was lost to the cut rather than deliver half of it.
 				r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, h.size)
 			}
-			return t // the cut fell inside this event
+			return nil, 0, t // the cut fell inside this event
 		}
-		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
+		return nil, 0, &FormatError{Offset: r.blkStart, Msg: err.Error()}
 	}
 	payStart := p
 	p += int(h.size)
 	if !compressed {
 		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
-		if p > len(b) && r.blkTrunc != nil && r.blkPos+80+int(h.size) <= len(b) {
+		if p > len(b) && r.blkTrunc != nil && r.blkPos+fixed+int(h.size) <= len(b) {
 			p = len(b) // the cut fell in the padding: the event is complete
 		}
-		if p < r.blkPos+80+int(h.size) || p > len(b) {
-			return &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
+		if p < r.blkPos+fixed+int(h.size) || p > len(b) {
+			return nil, 0, &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
 		}
 	}
 	r.blkPos = p
+	return h, payStart, nil
+}
+
+// nextInBlock decodes one event of the current block and queues it (or
+// holds it as the pending sorted event).
+func (r *Reader) nextInBlock() error {
+	h, payStart, err := r.frame(false)
+	if h == nil {
+		return err
+	}
 
 	q := r.thread(h.capture)
 	// A thread whose last number was 0 may be a recycled id: V4 does not

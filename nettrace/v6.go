@@ -20,7 +20,6 @@ type v6State struct {
 	threads   map[uint64]uint64 // thread index -> OS thread id
 	labels    map[uint32]v6Label
 	overrides map[overrideKey]*Metadata
-	prev      rawHeader
 
 	// One-entry cache in front of threads (events come in per-thread runs);
 	// cleared whenever threads changes.
@@ -230,7 +229,6 @@ func (r *Reader) beginEventBlockV6(b *blockBuf, start int64) error {
 	if err := r.beginEventBlock(b, start); err != nil {
 		return err
 	}
-	r.v6.prev = rawHeader{}
 	return nil
 }
 
@@ -259,45 +257,10 @@ func readHeaderV6(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 // nextInBlockV6 decodes one event of the current V6 event block and queues
 // it exactly as nextInBlock does for V4.
 func (r *Reader) nextInBlockV6() error {
-	b := r.blk.data
-	if r.blkPos >= len(b) {
-		r.release(r.blk)
-		r.blk = nil
-		if t := r.blkTrunc; t != nil {
-			r.blkTrunc = nil
-			return t
-		}
-		return nil
+	h, payStart, err := r.frame(true)
+	if h == nil {
+		return err
 	}
-	compressed := r.blkFlags&1 != 0
-	h := &r.v6.prev
-	p, err := readHeaderV6(b, r.blkPos, compressed, h)
-	if err == nil && uint64(h.size) > uint64(len(b)-p) {
-		err = fmt.Errorf("event payload of %d bytes overruns its block", h.size)
-	}
-	if err != nil {
-		if t := r.blkTrunc; t != nil {
-			r.blkTrunc = nil
-			if m := r.metadata(h.metaID); m != nil && p <= len(b) && err != errShortHeader {
-				r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, h.size)
-			}
-			return t // the cut fell inside this event
-		}
-		return &FormatError{Offset: r.blkStart, Msg: err.Error()}
-	}
-	payStart := p
-	payload := b[p : p+int(h.size) : p+int(h.size)]
-	p += int(h.size)
-	if !compressed {
-		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
-		if p > len(b) && r.blkTrunc != nil && r.blkPos+52+int(h.size) <= len(b) {
-			p = len(b) // the cut fell after the payload: the event is complete
-		}
-		if p < r.blkPos+52+int(h.size) || p > len(b) {
-			return &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
-		}
-	}
-	r.blkPos = p
 
 	q := r.thread(h.capture)
 	lost := r.sequence(q, h.seq, false) // V6 never recycles thread indexes
@@ -319,7 +282,7 @@ func (r *Reader) nextInBlockV6() error {
 	rc := rec{
 		meta: m, ts: h.ts, order: r.order, thread: r.v6.osThread(h.thread), capture: r.v6.osThread(h.capture),
 		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
-		activity: lb.act, related: lb.rel, payOff: uint32(payStart), payLen: uint32(len(payload)), buf: r.blk,
+		activity: lb.act, related: lb.rel, payOff: uint32(payStart), payLen: h.size, buf: r.blk,
 	}
 	*r.place(q, rc.sorted, rc.ts) = rc
 	return nil
