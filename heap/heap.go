@@ -559,22 +559,32 @@ func (t *Tracker) HeapStats() {
 
 // Moved adds moved ranges to the current GC.
 func (t *Tracker) Moved(r []clrevents.MovedRange) {
-	t.stats.HasMovementEvents = true
-	t.stats.RangeEvents++
 	t.stats.MovedRanges += len(r)
-	p := t.target()
+	p := t.rangeEvent()
 	if p == nil {
-		t.stats.Contradictions.LateRanges++
 		return
 	}
-	p.rangeSeen, p.anyRanges = true, true
-	p.gc.RangeEvents++
 	slices.SortFunc(r, func(a, b clrevents.MovedRange) int { return cmpU64(a.OldBase, b.OldBase) })
 	if !validMoved(r) {
 		t.corrupt(p)
 		return
 	}
 	p.moved = append(p.moved, r...)
+}
+
+// rangeEvent counts one bulk range event and returns the GC it belongs to;
+// nil (counted as a late range event) when no GC is open.
+func (t *Tracker) rangeEvent() *pendingGC {
+	t.stats.HasMovementEvents = true
+	t.stats.RangeEvents++
+	p := t.target()
+	if p == nil {
+		t.stats.Contradictions.LateRanges++
+		return nil
+	}
+	p.rangeSeen, p.anyRanges = true, true
+	p.gc.RangeEvents++
+	return p
 }
 
 // corrupt records a bulk event whose ranges cannot be real (zero length,
@@ -613,16 +623,11 @@ func validSurviving(r []clrevents.SurvivingRange) bool {
 
 // Surviving adds surviving ranges to the current GC.
 func (t *Tracker) Surviving(r []clrevents.SurvivingRange) {
-	t.stats.HasMovementEvents = true
-	t.stats.RangeEvents++
 	t.stats.SurvivingRanges += len(r)
-	p := t.target()
+	p := t.rangeEvent()
 	if p == nil {
-		t.stats.Contradictions.LateRanges++
 		return
 	}
-	p.rangeSeen, p.anyRanges = true, true
-	p.gc.RangeEvents++
 	slices.SortFunc(r, func(a, b clrevents.SurvivingRange) int { return cmpU64(a.Base, b.Base) })
 	if !validSurviving(r) {
 		t.corrupt(p)
