@@ -40,27 +40,6 @@ func gcResult(t testing.TB, name string) *gcpause.Result {
 	return a.Result()
 }
 
-func golden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", file, got)
-	}
-}
-
 // TestGCTextGolden: the diagnostics trace has blocking, background and
 // foreground GCs and a cut. Checked by hand once against the raw events:
 // 385 GCs, 384 complete; by type 262 NonConcurrent + 2 Background + 120

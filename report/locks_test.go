@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,30 +44,9 @@ func locksOf(t *testing.T, name string) (*locks.Result, *nettrace.Header) {
 	return a.Result(sym), r.Header()
 }
 
-// lockGolden compares got with testdata/NAME (rewritten with -update). The
-// goldens were checked by hand against CATALOG.md §8.4 and the trace's
-// events: 197 waits, one lock, the owners the four contending threads.
-func lockGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, got)
-	}
-}
-
+// The locks goldens were checked by hand against CATALOG.md §8.4 and the
+// trace's events: 197 waits, one lock, the owners the four contending
+// threads.
 func TestLocksGoldenText(t *testing.T) {
 	res, _ := locksOf(t, "filtrace__contention.nettrace")
 	var b bytes.Buffer
@@ -80,7 +58,7 @@ func TestLocksGoldenText(t *testing.T) {
 			t.Errorf("text report lacks %q", s)
 		}
 	}
-	lockGolden(t, "locks-filtrace.txt", b.Bytes())
+	golden(t, "locks-filtrace.txt", b.Bytes())
 }
 
 func TestLocksGoldenJSON(t *testing.T) {
@@ -116,7 +94,7 @@ func TestLocksGoldenJSON(t *testing.T) {
 			t.Errorf("thread lacks %s", k)
 		}
 	}
-	lockGolden(t, "locks-filtrace.json", b.Bytes())
+	golden(t, "locks-filtrace.json", b.Bytes())
 }
 
 func TestLocksGoldenStillWaiting(t *testing.T) {
@@ -128,7 +106,7 @@ func TestLocksGoldenStillWaiting(t *testing.T) {
 	if n := strings.Count(b.String(), "waiting for at least"); n != 9 {
 		t.Errorf("%d still-waiting lines, want 9", n)
 	}
-	lockGolden(t, "locks-diagnostics.txt", b.Bytes())
+	golden(t, "locks-diagnostics.txt", b.Bytes())
 }
 
 func TestLocksPprof(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,10 +16,6 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const traces = "../../shared/traces"
 
 // buildProfile reads a real trace through a stacks.Builder.
 func buildProfile(t testing.TB, name string, opts stacks.Options) *stacks.Profile {
@@ -86,27 +81,6 @@ func TestDotnetdiagGoldens(t *testing.T) {
 	}
 }
 
-func profileGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (%d vs %d bytes); rerun with -update after checking the change", name, len(got), len(want))
-	}
-}
-
 const mixed = "perfview__mixed_managed_external_samples.nettrace"
 
 // TestFoldedGolden: the mixed managed/external trace (CATALOG.md §8.13)
@@ -138,7 +112,7 @@ func TestFoldedGolden(t *testing.T) {
 	if total != 6331 || native != 2427 || readLine != 2425 {
 		t.Errorf("folded total %d native %d (in ReadLine %d), want 6331, 2427, 2425", total, native, readLine)
 	}
-	profileGolden(t, "mixed.folded", buf.Bytes())
+	golden(t, "mixed.folded", buf.Bytes())
 
 	// With thread roots and wall time, every line starts with the thread.
 	buf.Reset()
@@ -186,7 +160,7 @@ func TestSpeedscopeGolden(t *testing.T) {
 	if want := p.DurationNanos + p.PeriodNanos; sum != want {
 		t.Errorf("weights sum %d, want %d", sum, want)
 	}
-	profileGolden(t, "mixed.speedscope.json", buf.Bytes())
+	golden(t, "mixed.speedscope.json", buf.Bytes())
 }
 
 func TestPprof(t *testing.T) {
