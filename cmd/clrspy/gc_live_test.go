@@ -58,24 +58,7 @@ func runGCLive(t *testing.T, flags []string, mode string, args ...string) *gcLiv
 	argv := workload.Argv(t, mode, args...)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "gc.json")
-	so, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = so, se
-	root := newRootCmd()
-	root.SetArgs(append(append([]string{"gc", "--json", "--log-json", "--level", "debug", "-o", out}, flags...), append([]string{"--"}, argv...)...))
-	runErr := root.Execute()
-	os.Stdout, os.Stderr = oldOut, oldErr
-	so.Close()
-	se.Close()
-	stdout, _ := os.ReadFile(so.Name())
-	stderr, _ := os.ReadFile(se.Name())
+	stdout, stderr, runErr := runCaptured(t, append(append([]string{"gc", "--json", "--log-json", "--level", "debug", "-o", out}, flags...), append([]string{"--"}, argv...)...)...)
 	if runErr != nil {
 		t.Fatalf("clrspy gc: %v\nstderr:\n%s", runErr, tail(stderr))
 	}

@@ -51,24 +51,7 @@ func runLocksLive(t *testing.T, flags []string, mode string, args ...string) (*l
 	argv := workload.Argv(t, mode, args...)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "locks.json")
-	so, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	se, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = so, se
-	root := newRootCmd()
-	root.SetArgs(append(append([]string{"locks", "--json", "-o", out}, flags...), append([]string{"--"}, argv...)...))
-	runErr := root.Execute()
-	os.Stdout, os.Stderr = oldOut, oldErr
-	so.Close()
-	se.Close()
-	stdout, _ := os.ReadFile(so.Name())
-	stderr, _ := os.ReadFile(se.Name())
+	stdout, stderr, runErr := runCaptured(t, append(append([]string{"locks", "--json", "-o", out}, flags...), append([]string{"--"}, argv...)...)...)
 	if runErr != nil {
 		t.Fatalf("clrspy locks: %v\nstderr:\n%s", runErr, tail(stderr))
 	}

@@ -19,25 +19,8 @@ import (
 func runRecordTrigger(t *testing.T, over, out string, extra ...string) string {
 	t.Helper()
 	argv := workload.Argv(t, "longgen2", "nodes=3000000", "count=2")
-	dir := t.TempDir()
-	se, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = so, se
-	root := newRootCmd()
 	args := append([]string{"record", "--stop-on-pause-over", over, "--before", "10s", "--after", "100ms", "-o", out}, extra...)
-	root.SetArgs(append(append(args, "--"), argv...))
-	runErr := root.Execute()
-	os.Stdout, os.Stderr = oldOut, oldErr
-	se.Close()
-	so.Close()
-	stderr, _ := os.ReadFile(se.Name())
+	_, stderr, runErr := runCaptured(t, append(append(args, "--"), argv...)...)
 	if runErr != nil {
 		t.Fatalf("clrspy record: %v\n%s", runErr, stderr)
 	}

@@ -26,6 +26,33 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// runCaptured runs clrspy in-process with os.Stdout and os.Stderr pointed
+// at files: a launched program's own output passes through clrspy's
+// standard streams, so it is captured too.
+func runCaptured(t *testing.T, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	so, cerr := os.Create(filepath.Join(dir, "stdout"))
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	se, cerr := os.Create(filepath.Join(dir, "stderr"))
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = so, se
+	root := newRootCmd()
+	root.SetArgs(args)
+	err = root.Execute()
+	os.Stdout, os.Stderr = oldOut, oldErr
+	so.Close()
+	se.Close()
+	stdout, _ = os.ReadFile(so.Name())
+	stderr, _ = os.ReadFile(se.Name())
+	return stdout, stderr, err
+}
+
 func TestStatJSON(t *testing.T) {
 	out, err := runCLI(t, "stat", "--json", filepath.Join(traces, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	if err != nil {
