@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"github.com/clrspy/clrspy/stacks"
 	"slices"
 	"strings"
 )
@@ -79,7 +80,7 @@ type Summary struct {
 
 // Summarize groups r's objects by type and by allocation site; site names
 // a stack (nil: the leaf address).
-func Summarize(r *Result, sym *Symbols) *Summary {
+func Summarize(r *Result, sym *stacks.Symbols) *Summary {
 	s := &Summary{}
 	types := map[string]*Group{}
 	sites := map[string]*Group{}
@@ -132,7 +133,7 @@ func Summarize(r *Result, sym *Symbols) *Summary {
 
 // siteName is the allocating method and its caller: the leaf alone is
 // often a shared helper (a constructor, List.Add).
-func siteName(sym *Symbols, st []uint64) string {
+func siteName(sym *stacks.Symbols, st []uint64) string {
 	f := sym.Frames(st[:min(2, len(st))])
 	return strings.Join(f, " ← ")
 }

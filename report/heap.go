@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // HeapTypeJSON is one type of `clrspy heap --json`.
@@ -77,7 +78,7 @@ type HeapObjectJSON struct {
 }
 
 // AddHeapObjects fills d.Objects from r.
-func AddHeapObjects(d *HeapDocument, r *heap.Result, sym *heap.Symbols) {
+func AddHeapObjects(d *HeapDocument, r *heap.Result, sym *stacks.Symbols) {
 	d.Objects = make([]HeapObjectJSON, 0, len(r.Objects))
 	for i := range r.Objects {
 		o := &r.Objects[i]

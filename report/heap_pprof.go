@@ -6,6 +6,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // WriteHeapPprof writes a pprof heap profile: sample types alloc_objects,
@@ -13,7 +14,7 @@ import (
 // samples), one sample per sampled object, its allocation stack with the
 // object's type as a leaf pseudo-frame, as `go tool pprof` reads Go heap
 // profiles. durationNs is the stream's span.
-func WriteHeapPprof(w io.Writer, r *heap.Result, sym *heap.Symbols, durationNs int64) error {
+func WriteHeapPprof(w io.Writer, r *heap.Result, sym *stacks.Symbols, durationNs int64) error {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "alloc_objects", Unit: "count"},

@@ -13,9 +13,10 @@ import (
 
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
-func replayHeap(t *testing.T, name string) (*heap.Result, *heap.Symbols) {
+func replayHeap(t *testing.T, name string) (*heap.Result, *stacks.Symbols) {
 	t.Helper()
 	f, err := os.Open("../../shared/traces/" + name)
 	if err != nil {
@@ -27,7 +28,7 @@ func replayHeap(t *testing.T, name string) (*heap.Result, *heap.Symbols) {
 		t.Fatal(err)
 	}
 	tr := heap.New(r.Header())
-	sym := &heap.Symbols{}
+	sym := stacks.NewSymbols(r.Header())
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -37,7 +38,7 @@ func replayHeap(t *testing.T, name string) (*heap.Result, *heap.Symbols) {
 			break
 		}
 		tr.Event(ev)
-		sym.Event(ev, r.Header().PointerSize)
+		sym.Event(ev)
 	}
 	tr.Finish()
 	return tr.Result(), sym

@@ -220,80 +220,32 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		if b.dd != nil {
 			return // dotnetdiag reads rundown only
 		}
-		switch m.EventID {
-		case clrevents.IDMethodLoadVerbose, clrevents.IDMethodUnloadVerbose,
-			clrevents.IDMethodLoad, clrevents.IDMethodUnload:
-			var mt clrevents.Method
-			var err error
-			if m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodUnloadVerbose {
-				mt, err = clrevents.DecodeMethodVerbose(ev.Payload, m.Version, ptr)
-			} else {
-				mt, err = clrevents.DecodeMethod(ev.Payload, m.Version, ptr)
-			}
-			if err != nil {
-				b.fail(err)
-				return
-			}
-			ts := b.hdr.Nanos(ev.Timestamp)
-			if m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodLoad {
-				b.syms.add(&mt, ts)
-			} else {
-				b.syms.remove(&mt, ts)
-			}
-		case clrevents.IDModuleLoad:
-			mod, err := clrevents.DecodeModule(ev.Payload, m.Version, ptr)
-			if err != nil {
-				b.fail(err)
-				return
-			}
-			b.syms.addModule(&mod)
-		case idDomainModuleLoad:
-			mod, err := clrevents.DecodeDomainModule(ev.Payload, m.Version, ptr)
-			if err != nil {
-				b.fail(err)
-				return
-			}
-			b.syms.addModule(&mod)
+		if err := b.syms.event(ev, b.hdr); err != nil {
+			b.fail(err)
 		}
 	case nettrace.Rundown:
+		if b.dd == nil {
+			if err := b.syms.event(ev, b.hdr); err != nil {
+				b.fail(err)
+			}
+			return
+		}
+		// dotnetdiag compatibility: rundown end events only.
 		switch m.EventID {
-		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose:
+		case clrevents.IDRundownMethodDCEndVerbose:
 			mt, err := clrevents.DecodeMethodVerbose(ev.Payload, m.Version, ptr)
 			if err != nil {
 				b.fail(err)
 				return
 			}
-			if b.dd != nil {
-				if m.EventID == clrevents.IDRundownMethodDCEndVerbose {
-					b.dd.addMethod(&mt)
-				}
-				return
-			}
-			// Rundown lists what exists: it existed before the session.
-			b.syms.add(&mt, math.MinInt64)
-		case clrevents.IDRundownModuleDCStart, clrevents.IDRundownModuleDCEnd:
-			if b.dd != nil {
-				return
-			}
-			mod, err := clrevents.DecodeModule(ev.Payload, m.Version, ptr)
-			if err != nil {
-				b.fail(err)
-				return
-			}
-			b.syms.addModule(&mod)
-		case clrevents.IDRundownDomainModuleDCEnd, idRundownDomainModuleDCStart:
+			b.dd.addMethod(&mt)
+		case clrevents.IDRundownDomainModuleDCEnd:
 			mod, err := clrevents.DecodeDomainModule(ev.Payload, m.Version, ptr)
 			if err != nil {
 				b.fail(err)
 				return
 			}
-			if b.dd != nil {
-				if m.EventID == clrevents.IDRundownDomainModuleDCEnd {
-					b.dd.addModule(&mod)
-				}
-				return
-			}
-			b.syms.addModule(&mod)
+			b.dd.addModule(&mod)
 		}
 	}
 }

@@ -1,12 +1,14 @@
 package stacks
 
 import (
+	"fmt"
 	"math"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // method is one body of compiled code and the time it was valid.
@@ -124,6 +126,104 @@ func (s *symtab) addModule(m *clrevents.Module) {
 		base = path.Base(p)
 	}
 	s.modules[m.ModuleID] = module{path: p, name: base}
+}
+
+// event adds a method or module event of the runtime or rundown provider
+// to the table (MethodLoad/Unload[Verbose] while recording, rundown
+// DCStart/DCEnd for what existed before); other events are ignored.
+func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) error {
+	m := ev.Meta
+	ptr := hdr.PointerSize
+	switch {
+	case m.Runtime == nettrace.Runtime && (m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodUnloadVerbose ||
+		m.EventID == clrevents.IDMethodLoad || m.EventID == clrevents.IDMethodUnload):
+		var mt clrevents.Method
+		var err error
+		if m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodUnloadVerbose {
+			mt, err = clrevents.DecodeMethodVerbose(ev.Payload, m.Version, ptr)
+		} else {
+			mt, err = clrevents.DecodeMethod(ev.Payload, m.Version, ptr)
+		}
+		if err != nil {
+			return err
+		}
+		ts := hdr.Nanos(ev.Timestamp)
+		if m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodLoad {
+			s.add(&mt, ts)
+		} else {
+			s.remove(&mt, ts)
+		}
+	case m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownMethodDCStartVerbose || m.EventID == clrevents.IDRundownMethodDCEndVerbose):
+		mt, err := clrevents.DecodeMethodVerbose(ev.Payload, m.Version, ptr)
+		if err != nil {
+			return err
+		}
+		// Rundown lists what exists: it existed before the session.
+		s.add(&mt, math.MinInt64)
+	case (m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDModuleLoad) ||
+		(m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownModuleDCStart || m.EventID == clrevents.IDRundownModuleDCEnd)):
+		mod, err := clrevents.DecodeModule(ev.Payload, m.Version, ptr)
+		if err != nil {
+			return err
+		}
+		s.addModule(&mod)
+	case (m.Runtime == nettrace.Runtime && m.EventID == idDomainModuleLoad) ||
+		(m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownDomainModuleDCEnd || m.EventID == idRundownDomainModuleDCStart)):
+		mod, err := clrevents.DecodeDomainModule(ev.Payload, m.Version, ptr)
+		if err != nil {
+			return err
+		}
+		s.addModule(&mod)
+	}
+	return nil
+}
+
+// Symbols is the profiler's symbol table for analyses that name stacks of
+// their own (allocation sites): feed it a stream's events, then name
+// addresses. The zero of *Symbols (nil) names every address in hex.
+type Symbols struct {
+	hdr  *nettrace.Header
+	tab  *symtab
+	errs int
+}
+
+// NewSymbols returns an empty table for a stream with header hdr.
+func NewSymbols(hdr *nettrace.Header) *Symbols {
+	return &Symbols{hdr: hdr, tab: newSymtab()}
+}
+
+// Event takes method and module events; others are ignored. Payloads that
+// do not decode are counted (DecodeErrors), not fatal.
+func (s *Symbols) Event(ev *nettrace.Event) {
+	if err := s.tab.event(ev, s.hdr); err != nil {
+		s.errs++
+	}
+}
+
+// DecodeErrors counts method or module events that did not decode.
+func (s *Symbols) DecodeErrors() int { return s.errs }
+
+// Frames names a stack (leaf first) as it stands at the end of the stream:
+// "Namespace.Type.Method(signature)", or the address in hex when no method
+// covers it. Callers' return addresses are moved back one byte so a call at
+// a method's last instruction stays inside it.
+func (s *Symbols) Frames(stack []uint64) []string {
+	out := make([]string, len(stack))
+	if s != nil && !s.tab.frozen {
+		s.tab.freeze()
+	}
+	for i, ip := range stack {
+		if i > 0 && ip > 0 {
+			ip--
+		}
+		out[i] = fmt.Sprintf("0x%x", ip)
+		if s != nil {
+			if m := s.tab.lookup(ip, math.MaxInt64); m != nil && m.name != "" {
+				out[i] = m.name
+			}
+		}
+	}
+	return out
 }
 
 // freeze sorts the table and fills names of non-verbose records from

@@ -12,6 +12,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newHeapCmd) }
@@ -132,14 +133,14 @@ func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, t
 
 // analyzeHeap reads the whole stream. A truncated stream still gives a
 // result (endErr says where it was cut); other read errors give none.
-func analyzeHeap(st *stream) (*heap.Result, *heap.Symbols, int64, error) {
+func analyzeHeap(st *stream) (*heap.Result, *stacks.Symbols, int64, error) {
 	r, err := nettrace.NewReader(st.R)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%s: %w", st.Name, err)
 	}
 	hdr := r.Header()
 	tr := heap.New(hdr)
-	sym := &heap.Symbols{}
+	sym := stacks.NewSymbols(r.Header())
 	var endErr error
 	for {
 		ev, err := r.Next()
@@ -153,7 +154,7 @@ func analyzeHeap(st *stream) (*heap.Result, *heap.Symbols, int64, error) {
 			break
 		}
 		tr.Event(ev)
-		sym.Event(ev, hdr.PointerSize)
+		sym.Event(ev)
 	}
 	tr.Finish()
 	res := tr.Result()
