@@ -2,159 +2,235 @@ package nettrace
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
-// rec is one queued event: header fields plus a payload slice that points
-// into a block buffer kept alive by buf's reference count.
+// rec is one queued event: the Event as Next will return it, built in
+// place when the event is decoded so that delivery copies nothing, plus the
+// file order (the tie-breaker for equal timestamps) and the block buffer
+// its payload points into, kept alive by a reference count.
 type rec struct {
-	meta        *Metadata
-	ts          int64
-	order       uint64
-	thread      uint64
-	capture     uint64
-	proc        uint32
-	seq         uint32
-	stackID     uint32
-	lost        uint32
-	sorted      bool
-	inlineStack bool
-	activity    GUID
-	related     GUID
-	// The payload is buf.data[payOff:payOff+payLen]; offsets instead of a
-	// slice keep rec small and its pointers few (queues copy it twice).
-	payOff, payLen uint32
-	// V3 inline stacks live in Reader.v3stacks[stOff:stOff+stLen].
-	stOff, stLen uint32
-	buf          *blockBuf
+	Event
+	order uint64
+	buf   *blockBuf
 }
 
 // threadQueue holds the not-yet-delivered events of one capture thread, in
-// timestamp order (the writer guarantees per-thread order).
+// timestamp order (the writer guarantees per-thread order), in a list of
+// fixed-size chunks shared through the Reader's free list: memory follows
+// the events held, whichever threads hold them, and a Reader that read a
+// stream once allocates no more queue memory.
 type threadQueue struct {
 	id          uint64
 	lastSeq     uint32
 	seqInit     bool
 	pendingLost uint32
-	heapIdx     int
-	items       []rec
-	head        int
+	head, tail  *chunk
+	hi, ti      int // next record to pop in head; records used in tail
 }
 
-func (q *threadQueue) empty() bool { return q.head == len(q.items) }
-func (q *threadQueue) front() *rec { return &q.items[q.head] }
+const chunkRecs = 128
 
-// slot appends an empty record and returns it, to be filled in place
-// (records are large: building them where they stay saves a copy).
-func (q *threadQueue) slot() *rec {
-	if q.head > 0 && q.head == len(q.items) {
-		q.items = q.items[:0]
-		q.head = 0
-	}
-	if len(q.items) < cap(q.items) {
-		q.items = q.items[:len(q.items)+1]
-	} else {
-		q.items = append(q.items, rec{})
-	}
-	return &q.items[len(q.items)-1]
+type chunk struct {
+	recs [chunkRecs]rec
+	next *chunk
 }
 
-// pop removes the front record and returns a pointer to it, valid until the
-// queue's next slot call.
-func (q *threadQueue) pop() *rec {
-	rc := &q.items[q.head]
-	q.head++
-	if q.head == len(q.items) {
-		q.items = q.items[:0]
-		q.head = 0
+func (q *threadQueue) empty() bool { return q.head == q.tail && q.hi == q.ti }
+func (q *threadQueue) front() *rec { return &q.head.recs[q.hi] }
+
+// slot appends a record and returns it, to be filled in place (building
+// records where they stay saves a copy). Every field must be set: slots
+// are reused.
+func (r *Reader) slot(q *threadQueue) *rec {
+	if q.ti == chunkRecs || q.tail == nil {
+		r.addChunk(q)
 	}
+	rc := &q.tail.recs[q.ti]
+	q.ti++
 	return rc
 }
 
-// queueHeap is a min-heap of non-empty thread queues keyed by their front
-// event (timestamp, then file order).
-type queueHeap struct{ q []*threadQueue }
-
-func (h *queueHeap) len() int { return len(h.q) }
-
-func (h *queueHeap) less(i, j int) bool {
-	a, b := h.q[i].front(), h.q[j].front()
-	if a.ts != b.ts {
-		return a.ts < b.ts
+func (r *Reader) addChunk(q *threadQueue) {
+	c := r.free
+	if c != nil {
+		r.free = c.next
+		c.next = nil
+	} else {
+		c = new(chunk)
 	}
-	return a.order < b.order
+	if q.tail == nil {
+		q.head, q.hi = c, 0
+	} else if q.empty() {
+		// The queue's only chunk is used up: start over in the new one.
+		r.freeChunk(q.tail)
+		q.head, q.hi = c, 0
+	} else {
+		q.tail.next = c
+	}
+	q.tail, q.ti = c, 0
 }
 
-func (h *queueHeap) swap(i, j int) {
-	h.q[i], h.q[j] = h.q[j], h.q[i]
-	h.q[i].heapIdx = i
-	h.q[j].heapIdx = j
+func (r *Reader) freeChunk(c *chunk) {
+	c.next = r.free
+	r.free = c
 }
 
-func (h *queueHeap) up(i int) {
+// releaseQueue returns every chunk of q to the free list.
+func (r *Reader) releaseQueue(q *threadQueue) {
+	for c := q.head; c != nil; {
+		n := c.next
+		r.freeChunk(c)
+		c = n
+	}
+	q.head, q.tail, q.hi, q.ti = nil, nil, 0, 0
+}
+
+// heapItem is a non-empty thread queue with a copy of its front event's
+// sort key, so comparisons stay inside the heap's array.
+type heapItem struct {
+	ts    int64
+	order uint64
+	q     *threadQueue
+}
+
+func (a *heapItem) before(b *heapItem) bool {
+	return a.ts < b.ts || (a.ts == b.ts && a.order < b.order)
+}
+
+// queueHeap is a min-heap of non-empty thread queues keyed by their front
+// event (timestamp, then file order). Only the root's queue is ever popped,
+// and appends go to a queue's back, so the keys of the others never change.
+type queueHeap []heapItem
+
+func (h *queueHeap) push(q *threadQueue) {
+	f := q.front()
+	*h = append(*h, heapItem{ts: f.Timestamp, order: f.order, q: q})
+	s := *h
+	i := len(s) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !s[i].before(&s[p]) {
 			break
 		}
-		h.swap(i, p)
+		s[i], s[p] = s[p], s[i]
 		i = p
 	}
 }
 
-func (h *queueHeap) down(i int) {
-	n := len(h.q)
+// siftRoot restores the heap after the root's key grew.
+func (h queueHeap) siftRoot() {
+	n := len(h)
+	i := 0
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && h.less(r, l) {
+		if r := l + 1; r < n && h[r].before(&h[l]) {
 			m = r
 		}
-		if !h.less(m, i) {
+		if !h[m].before(&h[i]) {
 			return
 		}
-		h.swap(i, m)
+		h[i], h[m] = h[m], h[i]
 		i = m
 	}
 }
 
-func (h *queueHeap) add(q *threadQueue) {
-	q.heapIdx = len(h.q)
-	h.q = append(h.q, q)
-	h.up(q.heapIdx)
+// collect moves the events that may go out now into r.ready, in order:
+// every queued event when a sequence point, the end of the stream or the
+// queue cap says so, else those older than the held sorted event; then the
+// sorted event itself.
+func (r *Reader) collect() {
+	for _, q := range r.fresh {
+		r.heap.push(q)
+	}
+	r.fresh = r.fresh[:0]
+	all := r.flushAll || r.forced
+	if all || r.hasSorted {
+		r.merge(all, r.limit)
+	}
+	if r.forced {
+		r.forced = false
+	}
+	if r.hasSorted {
+		r.hasSorted = false
+		r.limit = math.MinInt64
+		r.ready = append(r.ready, &r.sorted)
+	}
 }
 
-// fix restores the heap after q's front changed or q became empty.
-func (h *queueHeap) fix(q *threadQueue) {
-	if len(h.q) == 1 {
-		// One active queue (common): its front is the minimum anyway.
-		if q.empty() {
-			h.q[0] = nil
-			h.q = h.q[:0]
-			q.heapIdx = -1
+// merge appends queued events to r.ready in (timestamp, file order) order:
+// all of them, or those before limit. Threads write runs, so the root's
+// queue usually supplies several events in a row: they are taken while they
+// sort before both of the root's children, one heap fix per run.
+func (r *Reader) merge(all bool, limit int64) {
+	h := r.heap
+	ready := r.ready
+	for len(h) > 0 {
+		top := &h[0]
+		if !all && top.ts >= limit {
+			break
 		}
-		return
+		// The run ends at the first event that does not sort before the
+		// bound: the smaller of the root's children, or the limit.
+		bts, bord := limit, uint64(0)
+		if all {
+			bts, bord = math.MaxInt64, math.MaxUint64
+		}
+		if len(h) > 1 {
+			bound := &h[1]
+			if len(h) > 2 && h[2].before(bound) {
+				bound = &h[2]
+			}
+			if all || bound.ts < limit {
+				bts, bord = bound.ts, bound.order
+			}
+		}
+		q := top.q
+		c, i := q.head, q.hi
+		n := 0
+		empty := false
+		for {
+			ready = append(ready, &c.recs[i])
+			n++
+			i++
+			if c == q.tail && i == q.ti {
+				empty = true
+				break
+			}
+			if i == chunkRecs {
+				next := c.next
+				r.freeChunk(c)
+				c, i = next, 0
+			}
+			f := &c.recs[i]
+			if f.Timestamp > bts || (f.Timestamp == bts && f.order >= bord) {
+				break
+			}
+		}
+		r.queued -= n
+		if empty {
+			// Records stay intact until the next slot call: Next only
+			// decodes more once every collected record was delivered.
+			q.hi, q.ti = 0, 0
+			q.head = c
+			last := len(h) - 1
+			h[0] = h[last]
+			h[last] = heapItem{}
+			h = h[:last]
+		} else {
+			q.head, q.hi = c, i
+			f := &c.recs[i]
+			top.ts, top.order = f.Timestamp, f.order
+		}
+		h.siftRoot()
 	}
-	i := q.heapIdx
-	if q.empty() {
-		last := len(h.q) - 1
-		if i != last {
-			h.swap(i, last)
-		}
-		h.q[last] = nil
-		h.q = h.q[:last]
-		q.heapIdx = -1
-		if i < last {
-			h.down(i)
-			h.up(i)
-		}
-		return
-	}
-	h.down(i)
-	h.up(i)
+	r.heap = h
+	r.ready = ready
 }
 
 // stackCache maps stack ids (valid until the next sequence point) to IPs.
@@ -172,14 +248,21 @@ func (c *stackCache) reset() {
 	c.extra = nil
 }
 
+// get returns the IPs of stack id. Stack ids come in runs, so nearly all
+// lookups hit the dense table; the rest go to getSparse.
 func (c *stackCache) get(id uint32) []uint64 {
+	if i := int(id) - int(c.base); id != 0 && uint(i) < uint(len(c.entries)) {
+		e := c.entries[i]
+		off := int(e >> 32)
+		end := off + int(uint32(e))
+		return c.ips[off:end:end]
+	}
+	return c.getSparse(id)
+}
+
+func (c *stackCache) getSparse(id uint32) []uint64 {
 	if id == 0 {
 		return nil
-	}
-	if i := id - c.base; id >= c.base && int(i) < len(c.entries) {
-		e := c.entries[i]
-		off, n := uint32(e>>32), uint32(e)
-		return c.ips[off : off+n : off+n]
 	}
 	if e, ok := c.extra[id]; ok {
 		return c.ips[e[0] : e[0]+e[1] : e[0]+e[1]]
@@ -427,12 +510,11 @@ func uvarint(b []byte, p int) (uint64, int, bool) {
 	return 0, p, false
 }
 
-// beginEventBlock starts incremental parsing of an EventBlock; b's
-// reference is owned by the block until it is fully parsed.
+// beginEventBlock starts incremental parsing of an EventBlock.
 func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
 	hs, flags, err := blockHeader(b.data, start)
 	if err != nil {
-		r.release(b)
+		r.putBuf(b)
 		if t := r.blkTrunc; t != nil {
 			r.blkTrunc = nil
 			return t
@@ -440,6 +522,7 @@ func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
 		return err
 	}
 	r.blk = b
+	r.inflight = append(r.inflight, b)
 	r.blkPos = hs
 	r.blkFlags = flags
 	r.prev = rawHeader{}
@@ -454,13 +537,7 @@ func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
 func (r *Reader) frame(v6 bool) (*rawHeader, int, error) {
 	b := r.blk.data
 	if r.blkPos >= len(b) {
-		r.release(r.blk)
-		r.blk = nil
-		if t := r.blkTrunc; t != nil {
-			r.blkTrunc = nil
-			return nil, 0, t
-		}
-		return nil, 0, nil
+		return nil, 0, r.endBlock()
 	}
 	compressed := r.blkFlags&1 != 0
 	h := &r.prev
@@ -474,19 +551,10 @@ func (r *Reader) frame(v6 bool) (*rawHeader, int, error) {
 		p, err = readHeader(b, r.blkPos, compressed, h)
 	}
 	if err == nil && uint64(h.size) > uint64(len(b)-p) {
-		err = fmt.Errorf("event payload of %d bytes overruns its block", h.size)
+		err = payloadOverrun(h.size)
 	}
 	if err != nil {
-		if t := r.blkTrunc; t != nil {
-			r.blkTrunc = nil
-			if m := r.metadata(h.metaID); m != nil && p <= len(b) && err != errShortHeader {
-				// The header survived but the payload did not: say which
-				// event was lost to the cut rather than deliver half of it.
-				r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, h.size)
-			}
-			return nil, 0, t // the cut fell inside this event
-		}
-		return nil, 0, &FormatError{Offset: r.blkStart, Msg: err.Error()}
+		return nil, 0, r.eventError(err, p)
 	}
 	payStart := p
 	p += int(h.size)
@@ -503,38 +571,98 @@ func (r *Reader) frame(v6 bool) (*rawHeader, int, error) {
 	return h, payStart, nil
 }
 
-// nextInBlock decodes one event of the current block and queues it (or
-// holds it as the pending sorted event).
-func (r *Reader) nextInBlock() error {
-	h, payStart, err := r.frame(false)
-	if h == nil {
-		return err
+// endBlock releases the used-up current block and returns its truncation,
+// if the end of input cut it.
+func (r *Reader) endBlock() error {
+	r.retire()
+	if t := r.blkTrunc; t != nil {
+		r.blkTrunc = nil
+		return t
 	}
-
-	q := r.thread(h.capture)
-	// A thread whose last number was 0 may be a recycled id: V4 does not
-	// count that as a gap (TraceEvent's heuristic).
-	lost := r.sequence(q, h.seq, q.lastSeq == 0)
-
-	m := r.metadata(h.metaID)
-	if m == nil {
-		r.stats.UnknownMetadataRefs++
-		return nil
-	}
-	r.blk.refs++
-	r.order++
-	// Field by field: a composite literal would build a temporary and copy
-	// it with write barriers. Every field is set (slots are reused).
-	rc := r.place(q, h.sorted, h.ts)
-	rc.meta, rc.buf = m, r.blk
-	rc.ts, rc.order = h.ts, r.order
-	rc.thread, rc.capture = h.thread, h.capture
-	rc.proc, rc.seq, rc.stackID, rc.lost = h.proc, h.seq, h.stackID, lost
-	rc.sorted, rc.inlineStack = h.sorted, false
-	rc.activity, rc.related = h.activity, h.related
-	rc.payOff, rc.payLen = uint32(payStart), h.size
-	rc.stOff, rc.stLen = 0, 0
 	return nil
+}
+
+func payloadOverrun(size uint32) error {
+	return fmt.Errorf("event payload of %d bytes overruns its block", size)
+}
+
+// eventError turns a bad event of the current block into the error to
+// return: the block's truncation when the end of input cut it there (naming
+// the event if its header survived), else a FormatError. p is where header
+// decoding stopped.
+func (r *Reader) eventError(err error, p int) error {
+	b := r.blk.data
+	if t := r.blkTrunc; t != nil {
+		r.blkTrunc = nil
+		if m := r.metadata(r.prev.metaID); m != nil && p <= len(b) && err != errShortHeader {
+			// The header survived but the payload did not: say which
+			// event was lost to the cut rather than deliver half of it.
+			r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, r.prev.size)
+		}
+		return t // the cut fell inside this event
+	}
+	return &FormatError{Offset: r.blkStart, Msg: err.Error()}
+}
+
+// nextInBlock decodes events of the current block into the thread queues
+// until it holds a sorted event (which lets older queued events go out),
+// the queue cap is hit, or the block is used up.
+func (r *Reader) nextInBlock() error {
+	if r.blkFlags&1 != 0 {
+		return r.decodeCompressed(false)
+	}
+	return r.decodeUncompressed(false)
+}
+
+// decodeUncompressed is decodeCompressed for blocks whose headers are not
+// compressed (rare: some tools write them), by way of frame.
+func (r *Reader) decodeUncompressed(v6 bool) error {
+	for {
+		h, payStart, err := r.frame(v6)
+		if h == nil {
+			return err
+		}
+		q := r.thread(h.capture)
+		// A thread whose last number was 0 may be a recycled id: V4 does not
+		// count that as a gap (TraceEvent's heuristic). V6 never recycles
+		// thread indexes.
+		lost := r.sequence(q, h.seq, !v6 && q.lastSeq == 0)
+		m := r.metadata(h.metaID)
+		if m == nil {
+			r.stats.UnknownMetadataRefs++
+			continue
+		}
+		if r.emit(q, m, lost, payStart, v6) {
+			return nil
+		}
+	}
+}
+
+// emit queues the event whose header is r.prev (or holds it as the sorted
+// event) and reports whether decoding must pause: a sorted event lets
+// older queued events go out, a full queue must drain. decodeCompressed
+// has its own copy of this, inlined in its loop.
+func (r *Reader) emit(q *threadQueue, m *Metadata, lost uint32, payStart int, v6 bool) bool {
+	h := &r.prev
+	act, rel := h.activity, h.related
+	thread, capture := h.thread, h.capture
+	if v6 {
+		m, thread, capture, act, rel = r.v6Event(m)
+	}
+	blk := r.blk
+	r.order++
+	rc := r.place(q, h.sorted, h.ts)
+	// Field by field: a composite literal would build a temporary and copy
+	// it. Every field is set (slots are reused).
+	rc.Meta, rc.buf, rc.order = m, blk, r.order
+	rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = h.ts, thread, capture
+	rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = h.proc, h.seq, h.stackID
+	rc.Stack = r.stacks.get(h.stackID)
+	rc.ActivityID, rc.RelatedActivityID = act, rel
+	rc.IsSorted, rc.LostBefore = h.sorted, lost
+	end := payStart + int(h.size)
+	rc.Payload = blk.data[payStart:end:end]
+	return h.sorted || r.forced
 }
 
 // sequence records an event's sequence number for its capture thread and

@@ -38,8 +38,9 @@ func (r *Reader) parseNetPerfObject() error {
 		r.putBuf(b)
 		return nil
 	}
+	r.inflight = append(r.inflight, b)
 	err = r.netperfEvents(b, start)
-	r.release(b)
+	b.done, b.last = true, r.order
 	return err
 }
 
@@ -53,7 +54,6 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		if len(d)-p < 56 {
 			return &FormatError{Offset: start, Msg: "event header runs past the end of its block"}
 		}
-		q0 := p
 		evSize := int(le32(d[p:]))
 		next := p + 4 + evSize
 		if evSize < 52 || next > len(d) || next < p {
@@ -111,11 +111,13 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 			continue
 		}
 		q2 := r.thread(^uint64(0)) // one queue keeps stream order
-		b.refs++
 		r.order++
-		*r.enqueue(q2) = rec{meta: m, ts: ts, order: r.order, thread: thread, capture: thread,
-			proc: 0xFFFFFFFF, activity: act, related: rel, payOff: uint32(q0 + 56), payLen: uint32(psize), buf: b,
-			stOff: stOff, stLen: stLen, inlineStack: true}
+		rc := r.enqueue(q2)
+		*rc = rec{order: r.order, buf: b}
+		rc.Meta, rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = m, ts, thread, thread
+		rc.ProcessorNumber, rc.ActivityID, rc.RelatedActivityID = 0xFFFFFFFF, act, rel
+		rc.Stack = r.v3stacks[stOff : stOff+stLen : stOff+stLen]
+		rc.Payload = payload
 	}
 	// Everything read so far may go out before the next block.
 	r.flushAll = true

@@ -68,6 +68,7 @@ type Reader struct {
 	stacks stackCache
 
 	threads    map[uint64]*threadQueue
+	spare      []*threadQueue // emptied queues of a previous stream (Reset)
 	lastThread *threadQueue
 	heap       queueHeap
 	order      uint64 // tie-breaker: file order
@@ -84,12 +85,14 @@ type Reader struct {
 	forced    bool            // the queue cap was hit: drain before reading on
 	queued    int             // events waiting in thread queues
 	fresh     []*threadQueue  // queues that became non-empty, not yet in the heap
+	ready     []*rec          // events in delivery order, from r.rpos on
+	rpos      int
+	free      *chunk // queue chunks not in use
 	sorted    rec             // a sorted event waiting for older queued events
 	hasSorted bool
 	pendingSP *spState
 
-	emitted *blockBuf // buffer behind the last delivered event
-	ev      Event
+	inflight []*blockBuf // event blocks with events not yet delivered
 	pool    []*blockBuf
 
 	v3stacks []uint64 // inline stacks of the current NetPerf V3 block
@@ -111,17 +114,64 @@ type spThread struct {
 // an *UnsupportedVersionError for formats outside V3–V6, a *FormatError or
 // *TruncatedError for bad input.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{
-		src:     newSource(r),
-		threads: make(map[uint64]*threadQueue),
-		limit:   math.MinInt64,
-	}
-	rd.stats.Blocks = make(map[string]int)
-	rd.blockNext = rd.nextInBlock
-	if err := rd.start(); err != nil {
+	rd := &Reader{}
+	if err := rd.Reset(r); err != nil {
 		return nil, err
 	}
 	return rd, nil
+}
+
+// Reset makes the Reader read a new stream, keeping the memory it grew for
+// the previous one (queues, block buffers, tables), as bufio.Reader.Reset
+// does: reading many traces, or one repeatedly, then allocates almost
+// nothing. Events, metadata and stacks of the previous stream must no
+// longer be used. The error is NewReader's.
+func (r *Reader) Reset(src io.Reader) error {
+	if r.src == nil {
+		r.src = newSource(src)
+	} else {
+		r.src.br.Reset(src)
+		r.src.off = 0
+	}
+	for _, b := range r.inflight {
+		r.putBuf(b)
+	}
+	// Queue memory is kept for the next stream.
+	for _, q := range r.threads {
+		r.releaseQueue(q)
+		r.spare = append(r.spare, q)
+	}
+	if r.threads == nil {
+		r.threads = make(map[uint64]*threadQueue)
+	} else {
+		clear(r.threads)
+	}
+	blocks := r.stats.Blocks
+	if blocks == nil {
+		blocks = make(map[string]int)
+	} else {
+		clear(blocks)
+	}
+	clear(r.metas)
+	*r = Reader{
+		src:      r.src,
+		stats:    Stats{Blocks: blocks},
+		metas:    r.metas[:0],
+		stacks:   r.stacks,
+		threads:  r.threads,
+		spare:    r.spare,
+		heap:     r.heap[:0],
+		fresh:    r.fresh[:0],
+		ready:    r.ready[:0],
+		free:     r.free,
+		limit:    math.MinInt64,
+		pool:     r.pool,
+		inflight: r.inflight[:0],
+		v3stacks: r.v3stacks[:0],
+	}
+	r.stacks.reset()
+	r.blockNext = r.nextInBlock
+	return r.start()
 }
 
 // Header returns the trace header.
@@ -440,58 +490,41 @@ func (r *Reader) v4Body(oh objectHeader, start int64) error {
 // Next returns the next event in timestamp order. The Event and the memory
 // it points to are reused by the following call.
 func (r *Reader) Next() (*Event, error) {
-	if r.emitted != nil {
-		r.release(r.emitted)
-		r.emitted = nil
-	}
 	for {
-		for _, q := range r.fresh {
-			r.heap.add(q)
-		}
-		r.fresh = r.fresh[:0]
-		// Queued events older than the current limit go first.
-		if r.heap.len() > 0 {
-			q := r.heap.q[0]
-			if r.flushAll || r.forced || q.front().ts < r.limit {
-				rc := q.pop()
-				r.queued--
-				r.deliver(rc)
-				r.heap.fix(q)
-				return &r.ev, nil
+		if r.rpos < len(r.ready) {
+			rc := r.ready[r.rpos]
+			r.rpos++
+			r.stats.Events++
+			if len(rc.Stack) > 0 {
+				r.stats.EventsWithStack++
 			}
-		} else {
-			r.forced = false
+			return &rc.Event, nil
 		}
-		if r.hasSorted {
-			r.hasSorted = false
-			r.limit = math.MinInt64
-			r.deliver(&r.sorted)
-			return &r.ev, nil
-		}
+		r.ready, r.rpos = r.ready[:0], 0
+		r.freeDelivered()
 		if r.pendingSP != nil {
 			r.applySP()
-			continue
 		}
 		if r.done {
 			return nil, r.endErr
 		}
+		var err error
 		if r.blk != nil {
-			if err := r.blockNext(); err != nil {
-				r.finish(err)
-			}
-			continue
+			err = r.blockNext()
+		} else {
+			err = r.parse()
 		}
-		if err := r.parse(); err != nil {
+		if err != nil {
 			r.finish(err)
 		}
+		r.collect()
 	}
 }
 
 // finish ends the stream: queued events are still delivered, then err.
 func (r *Reader) finish(err error) {
 	if r.blk != nil {
-		r.release(r.blk)
-		r.blk = nil
+		r.retire()
 	}
 	r.done = true
 	r.endErr = err
@@ -502,61 +535,68 @@ func (r *Reader) finish(err error) {
 	}
 }
 
-// deliver fills r.ev from a queued record.
-func (r *Reader) deliver(rc *rec) {
-	ev := &r.ev
-	ev.Meta = rc.meta
-	ev.Timestamp = rc.ts
-	ev.ThreadID = rc.thread
-	ev.CaptureThreadID = rc.capture
-	ev.ProcessorNumber = rc.proc
-	ev.SequenceNumber = rc.seq
-	ev.StackID = rc.stackID
-	ev.ActivityID = rc.activity
-	ev.RelatedActivityID = rc.related
-	ev.IsSorted = rc.sorted
-	ev.LostBefore = rc.lost
-	ev.Payload = rc.buf.data[rc.payOff : rc.payOff+rc.payLen : rc.payOff+rc.payLen]
-	if rc.inlineStack {
-		ev.Stack = r.v3stacks[rc.stOff : rc.stOff+rc.stLen : rc.stOff+rc.stLen]
-	} else {
-		ev.Stack = r.stacks.get(rc.stackID)
-	}
-	r.stats.Events++
-	if len(ev.Stack) > 0 {
-		r.stats.EventsWithStack++
-	}
-	r.emitted = rc.buf
-}
-
 // blockBuf holds the bytes of one block while events still point into it.
+// Event blocks stay in Reader.inflight, in file order, until every event
+// they hold was delivered: rather than count references per event, the
+// Reader frees the blocks whose last event sorts (in file order) before
+// every event still queued, once per batch of deliveries.
 type blockBuf struct {
 	data []byte
-	refs int
+	done bool   // fully decoded
+	last uint64 // file order of its last event, once done
 }
 
 func (r *Reader) getBuf() *blockBuf {
 	if n := len(r.pool); n > 0 {
 		b := r.pool[n-1]
 		r.pool = r.pool[:n-1]
-		b.refs = 1
+		b.done, b.last = false, 0
 		return b
 	}
-	return &blockBuf{refs: 1}
+	return &blockBuf{}
 }
 
 func (r *Reader) putBuf(b *blockBuf) {
-	b.refs = 0
 	if cap(b.data) > 32<<20 {
 		b.data = nil // do not pin a huge buffer
 	}
 	r.pool = append(r.pool, b)
 }
 
-func (r *Reader) release(b *blockBuf) {
-	b.refs--
-	if b.refs == 0 {
+// retire marks the current event block as fully decoded.
+func (r *Reader) retire() {
+	r.blk.done = true
+	r.blk.last = r.order
+	r.blk = nil
+}
+
+// freeDelivered returns to the pool the event blocks none of whose events
+// is still queued. Called when every collected event was delivered (the
+// consumer is done with the last one: its Next call is under way).
+func (r *Reader) freeDelivered() {
+	if len(r.inflight) == 0 {
+		return
+	}
+	pending := uint64(math.MaxUint64) // smallest file order still queued
+	for i := range r.heap {
+		pending = min(pending, r.heap[i].order)
+	}
+	for _, q := range r.fresh {
+		pending = min(pending, q.front().order)
+	}
+	if r.hasSorted {
+		pending = min(pending, r.sorted.order)
+	}
+	n := 0
+	for _, b := range r.inflight {
+		if !b.done || b.last >= pending {
+			break
+		}
 		r.putBuf(b)
+		n++
+	}
+	if n > 0 {
+		r.inflight = append(r.inflight[:0], r.inflight[n:]...)
 	}
 }
 
@@ -578,7 +618,7 @@ func (r *Reader) enqueue(q *threadQueue) *rec {
 		r.forced = true
 		r.stats.ForcedFlushes++
 	}
-	return q.slot()
+	return r.slot(q)
 }
 
 // applySP applies a sequence point once every earlier event went out:
@@ -609,7 +649,13 @@ func (r *Reader) thread(capture uint64) *threadQueue {
 	}
 	q := r.threads[capture]
 	if q == nil {
-		q = &threadQueue{id: capture, heapIdx: -1}
+		if n := len(r.spare); n > 0 {
+			q = r.spare[n-1]
+			r.spare = r.spare[:n-1]
+			*q = threadQueue{id: capture}
+		} else {
+			q = &threadQueue{id: capture}
+		}
 		r.threads[capture] = q
 	}
 	r.lastThread = q

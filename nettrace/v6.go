@@ -254,38 +254,29 @@ func readHeaderV6(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	return readCompressed(b, p, true, h)
 }
 
-// nextInBlockV6 decodes one event of the current V6 event block and queues
-// it exactly as nextInBlock does for V4.
+// nextInBlockV6 decodes events of the current V6 event block into the
+// thread queues exactly as nextInBlock does for V4.
 func (r *Reader) nextInBlockV6() error {
-	h, payStart, err := r.frame(true)
-	if h == nil {
-		return err
+	if r.blkFlags&1 != 0 {
+		return r.decodeCompressed(true)
 	}
+	return r.decodeUncompressed(true)
+}
 
-	q := r.thread(h.capture)
-	lost := r.sequence(q, h.seq, false) // V6 never recycles thread indexes
-
-	m := r.metadata(h.metaID)
-	if m == nil {
-		r.stats.UnknownMetadataRefs++
-		return nil
-	}
-	var lb v6Label
+// v6Event resolves what V6 keeps outside the event header for the event
+// in r.prev: the label list (activity ids, metadata overrides) and the OS
+// ids of the thread indexes.
+func (r *Reader) v6Event(m *Metadata) (em *Metadata, thread, capture uint64, act, rel GUID) {
+	h := &r.prev
+	em = m
 	if h.label != 0 {
-		lb = r.v6.labels[h.label]
+		lb := r.v6.labels[h.label]
 		if lb.has != 0 {
-			m = r.overridden(m, &lb)
+			em = r.overridden(m, &lb)
 		}
+		act, rel = lb.act, lb.rel
 	}
-	r.blk.refs++
-	r.order++
-	rc := rec{
-		meta: m, ts: h.ts, order: r.order, thread: r.v6.osThread(h.thread), capture: r.v6.osThread(h.capture),
-		proc: h.proc, seq: h.seq, stackID: h.stackID, lost: lost, sorted: h.sorted,
-		activity: lb.act, related: lb.rel, payOff: uint32(payStart), payLen: h.size, buf: r.blk,
-	}
-	*r.place(q, rc.sorted, rc.ts) = rc
-	return nil
+	return em, r.v6.osThread(h.thread), r.v6.osThread(h.capture), act, rel
 }
 
 // osThread maps a thread index to its OS thread id; an index that no
