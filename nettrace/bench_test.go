@@ -91,7 +91,7 @@ const trace30 = "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"
 
 func BenchmarkRead30(b *testing.B)      { benchRead(b, trace30, true) }
 func BenchmarkRead30Fresh(b *testing.B) { benchRead(b, trace30, false) }
-func BenchmarkFloor30(b *testing.B) { benchFloor(b, trace30) }
+func BenchmarkFloor30(b *testing.B)     { benchFloor(b, trace30) }
 func BenchmarkReadVoiceMemo(b *testing.B) {
 	benchRead(b, "perfview__VoiceMemo.23092.nettrace", true)
 }

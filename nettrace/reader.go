@@ -88,12 +88,12 @@ type Reader struct {
 	ready     []*rec          // events in delivery order, from r.rpos on
 	rpos      int
 	free      *chunk // queue chunks not in use
-	sorted    rec             // a sorted event waiting for older queued events
+	sorted    rec    // a sorted event waiting for older queued events
 	hasSorted bool
 	pendingSP *spState
 
 	inflight []*blockBuf // event blocks with events not yet delivered
-	pool    []*blockBuf
+	pool     []*blockBuf
 
 	v3stacks []uint64 // inline stacks of the current NetPerf V3 block
 
