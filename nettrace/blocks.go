@@ -7,13 +7,11 @@ import (
 )
 
 // rec is one queued event: the Event as Next will return it, built in
-// place when the event is decoded so that delivery copies nothing, plus the
-// file order (the tie-breaker for equal timestamps) and the block buffer
-// its payload points into, kept alive by a reference count.
+// place when the event is decoded so that delivery copies nothing, plus its
+// file order (the tie-breaker for equal timestamps; see also blockBuf).
 type rec struct {
 	Event
 	order uint64
-	buf   *blockBuf
 }
 
 // threadQueue holds the not-yet-delivered events of one capture thread, in
@@ -27,7 +25,8 @@ type threadQueue struct {
 	seqInit     bool
 	pendingLost uint32
 	head, tail  *chunk
-	hi, ti      int // next record to pop in head; records used in tail
+	hi, ti      int  // next record to pop in head; records used in tail
+	listed      bool // in Reader.active
 }
 
 const chunkRecs = 128
@@ -87,75 +86,16 @@ func (r *Reader) releaseQueue(q *threadQueue) {
 	q.head, q.tail, q.hi, q.ti = nil, nil, 0, 0
 }
 
-// heapItem is a non-empty thread queue with a copy of its front event's
-// sort key, so comparisons stay inside the heap's array.
-type heapItem struct {
-	ts    int64
-	order uint64
-	q     *threadQueue
-}
-
-func (a *heapItem) before(b *heapItem) bool {
-	return a.ts < b.ts || (a.ts == b.ts && a.order < b.order)
-}
-
-// queueHeap is a min-heap of non-empty thread queues keyed by their front
-// event (timestamp, then file order). Only the root's queue is ever popped,
-// and appends go to a queue's back, so the keys of the others never change.
-type queueHeap []heapItem
-
-func (h *queueHeap) push(q *threadQueue) {
-	f := q.front()
-	*h = append(*h, heapItem{ts: f.Timestamp, order: f.order, q: q})
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].before(&s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-// siftRoot restores the heap after the root's key grew.
-func (h queueHeap) siftRoot() {
-	n := len(h)
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].before(&h[l]) {
-			m = r
-		}
-		if !h[m].before(&h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
 // collect moves the events that may go out now into r.ready, in order:
 // every queued event when a sequence point, the end of the stream or the
 // queue cap says so, else those older than the held sorted event; then the
 // sorted event itself.
 func (r *Reader) collect() {
-	for _, q := range r.fresh {
-		r.heap.push(q)
-	}
-	r.fresh = r.fresh[:0]
 	all := r.flushAll || r.forced
 	if all || r.hasSorted {
 		r.merge(all, r.limit)
 	}
-	if r.forced {
-		r.forced = false
-	}
+	r.forced = false
 	if r.hasSorted {
 		r.hasSorted = false
 		r.limit = math.MinInt64
@@ -163,74 +103,109 @@ func (r *Reader) collect() {
 	}
 }
 
+// sortKey orders events: timestamp, then file order.
+type sortKey struct {
+	ts    int64
+	order uint64
+}
+
+// noKey sorts after every event: an exhausted queue.
+var noKey = sortKey{math.MaxInt64, math.MaxUint64}
+
+func (a sortKey) before(b sortKey) bool {
+	return a.ts < b.ts || (a.ts == b.ts && a.order < b.order)
+}
+
 // merge appends queued events to r.ready in (timestamp, file order) order:
-// all of them, or those before limit. Threads write runs, so the root's
-// queue usually supplies several events in a row: they are taken while they
-// sort before both of the root's children, one heap fix per run.
+// all of them, or those before limit. It runs a tournament (loser) tree
+// over the non-empty queues: taking an event and replaying its queue's new
+// front costs one comparison per level, log2 of the number of queues.
 func (r *Reader) merge(all bool, limit int64) {
-	h := r.heap
+	// Leaves: the non-empty queues (emptied ones leave the list here).
+	qs := r.active[:0]
+	for _, q := range r.active {
+		if !q.empty() {
+			qs = append(qs, q)
+		} else {
+			q.listed = false
+		}
+	}
+	clear(r.active[len(qs):])
+	r.active = qs
+	k := len(qs)
+	if k == 0 {
+		return
+	}
+	// Tree nodes 1..k-1 hold the loser of their match, with its key so a
+	// replay touches nothing else; node 0 holds the overall winner. Leaf
+	// i sits at position k+i of the implicit tree; win is scratch for
+	// building it bottom-up.
+	nodes := r.mtree[:0]
+	for range k {
+		nodes = append(nodes, node{})
+	}
+	r.mtree = nodes
+	win := r.mwin[:0]
+	for range k {
+		win = append(win, node{})
+	}
+	for i, q := range qs {
+		f := q.front()
+		win = append(win, node{sortKey{f.Timestamp, f.order}, int32(i)})
+	}
+	r.mwin = win
+	for n := k - 1; n >= 1; n-- {
+		a, b := win[2*n], win[2*n+1]
+		if b.key.before(a.key) {
+			a, b = b, a
+		}
+		win[n], nodes[n] = a, b
+	}
+	if k > 1 {
+		nodes[0] = win[1]
+	} else {
+		nodes[0] = win[k]
+	}
+
 	ready := r.ready
-	for len(h) > 0 {
-		top := &h[0]
-		if !all && top.ts >= limit {
-			break
-		}
-		// The run ends at the first event that does not sort before the
-		// bound: the smaller of the root's children, or the limit.
-		bts, bord := limit, uint64(0)
-		if all {
-			bts, bord = math.MaxInt64, math.MaxUint64
-		}
-		if len(h) > 1 {
-			bound := &h[1]
-			if len(h) > 2 && h[2].before(bound) {
-				bound = &h[2]
-			}
-			if all || bound.ts < limit {
-				bts, bord = bound.ts, bound.order
-			}
-		}
-		q := top.q
+	taken := 0
+	cur := nodes[0] // the winner: next event out
+	for cur.key != noKey && (all || cur.key.ts < limit) {
+		q := qs[cur.leaf]
 		c, i := q.head, q.hi
-		n := 0
-		empty := false
-		for {
-			ready = append(ready, &c.recs[i])
-			n++
-			i++
-			if c == q.tail && i == q.ti {
-				empty = true
-				break
-			}
+		ready = append(ready, &c.recs[i])
+		taken++
+		i++
+		if c == q.tail && i == q.ti {
+			// Emptied. Its records stay intact until the next slot call:
+			// Next only decodes more once every collected one went out.
+			q.hi, q.ti = 0, 0
+			cur.key = noKey
+		} else {
 			if i == chunkRecs {
 				next := c.next
 				r.freeChunk(c)
 				c, i = next, 0
 			}
-			f := &c.recs[i]
-			if f.Timestamp > bts || (f.Timestamp == bts && f.order >= bord) {
-				break
-			}
-		}
-		r.queued -= n
-		if empty {
-			// Records stay intact until the next slot call: Next only
-			// decodes more once every collected record was delivered.
-			q.hi, q.ti = 0, 0
-			q.head = c
-			last := len(h) - 1
-			h[0] = h[last]
-			h[last] = heapItem{}
-			h = h[:last]
-		} else {
 			q.head, q.hi = c, i
 			f := &c.recs[i]
-			top.ts, top.order = f.Timestamp, f.order
+			cur.key = sortKey{f.Timestamp, f.order}
 		}
-		h.siftRoot()
+		// Replay the leaf's path to the root with its new key.
+		for n := (k + int(cur.leaf)) / 2; n >= 1; n /= 2 {
+			if nd := &nodes[n]; nd.key.before(cur.key) {
+				*nd, cur = cur, *nd
+			}
+		}
 	}
-	r.heap = h
+	r.queued -= taken
 	r.ready = ready
+}
+
+// node is a queue (leaf index) and its front key in the merge's tree.
+type node struct {
+	key  sortKey
+	leaf int32
 }
 
 // stackCache maps stack ids (valid until the next sequence point) to IPs.
@@ -647,14 +622,14 @@ func (r *Reader) emit(q *threadQueue, m *Metadata, lost uint32, payStart int, v6
 	act, rel := h.activity, h.related
 	thread, capture := h.thread, h.capture
 	if v6 {
-		m, thread, capture, act, rel = r.v6Event(m)
+		m, thread, capture, act, rel = r.v6Event(m, h.label, thread, capture)
 	}
 	blk := r.blk
 	r.order++
 	rc := r.place(q, h.sorted, h.ts)
 	// Field by field: a composite literal would build a temporary and copy
 	// it. Every field is set (slots are reused).
-	rc.Meta, rc.buf, rc.order = m, blk, r.order
+	rc.Meta, rc.order = m, r.order
 	rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = h.ts, thread, capture
 	rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = h.proc, h.seq, h.stackID
 	rc.Stack = r.stacks.get(h.stackID)

@@ -26,17 +26,30 @@ func uvar(b []byte, p int) (uint64, int) {
 
 // Each varint below is written out as "one byte, else uvar": the compiler
 // will not inline a function with that fast path, and it is most values.
+// The header fields live in locals while the loop runs (written back to
+// r.prev, the state the next header is a delta of, when it stops), and so
+// do the queue, metadata and stack-table lookups, which only change when
+// the flags say so.
 
 // decodeCompressed decodes events of the current block (compressed headers;
 // V6 rules with v6) into the thread queues until it holds a sorted event,
 // the queue cap is hit, or the block is used up.
 func (r *Reader) decodeCompressed(v6 bool) error {
-	blk := r.blk
-	b := blk.data
+	b := r.blk.data
 	p := r.blkPos
 	h := &r.prev
+	metaID, seq, capture, proc := h.metaID, h.seq, h.capture, h.proc
+	thread, stackID, ts, size, label := h.thread, h.stackID, h.ts, h.size, h.label
+	order := r.order
 	q := r.lastThread // looked up by the first event when it is not this one
-	m := r.metadata(h.metaID)
+	qid := ^capture   // q's capture thread, kept here: one load less per event
+	if q != nil {
+		qid = q.id
+	}
+	m := r.metadata(metaID)
+	st := &r.stacks
+	stBase, stEntries, stIPs := int(st.base), st.entries, st.ips
+	var stop bool
 	for p < len(b) {
 		start := p
 		flags := b[p]
@@ -49,7 +62,7 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			h.metaID = uint32(v)
+			metaID = uint32(v)
 		}
 		if flags&0x02 != 0 {
 			if p < len(b) && b[p] < 0x80 {
@@ -58,15 +71,15 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			h.seq += uint32(v)
+			seq += uint32(v)
 			if !v6 {
-				h.seq++
+				seq++
 			}
 			if p < len(b) && b[p] < 0x80 {
-				h.capture = uint64(b[p])
+				capture = uint64(b[p])
 				p++
 			} else {
-				h.capture, p = uvar(b, p)
+				capture, p = uvar(b, p)
 			}
 			if p < len(b) && b[p] < 0x80 {
 				v = uint64(b[p])
@@ -74,19 +87,19 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			h.proc = uint32(v)
-		} else if h.metaID != 0 && !v6 {
-			h.seq++
+			proc = uint32(v)
+		} else if metaID != 0 && !v6 {
+			seq++
 		}
 		if v6 {
-			h.seq++
+			seq++
 		}
 		if flags&0x04 != 0 {
 			if p < len(b) && b[p] < 0x80 {
-				h.thread = uint64(b[p])
+				thread = uint64(b[p])
 				p++
 			} else {
-				h.thread, p = uvar(b, p)
+				thread, p = uvar(b, p)
 			}
 		}
 		if flags&0x08 != 0 {
@@ -96,31 +109,21 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			h.stackID = uint32(v)
+			stackID = uint32(v)
 		}
 		// Timestamp deltas are mostly two bytes: decode those inline.
 		if p+1 < len(b) && b[p] >= 0x80 && b[p+1] < 0x80 {
-			h.ts += int64(b[p]&0x7F) | int64(b[p+1])<<7
+			ts += int64(b[p]&0x7F) | int64(b[p+1])<<7
 			p += 2
 		} else {
-			if p < len(b) && b[p] < 0x80 {
-				v = uint64(b[p])
-				p++
-			} else {
-				v, p = uvar(b, p)
-			}
-			h.ts += int64(v)
+			v, p = uvar(b, p)
+			ts += int64(v)
 		}
 		if flags&0x30 != 0 {
 			if v6 {
 				if flags&0x10 != 0 {
-					if p < len(b) && b[p] < 0x80 {
-						v = uint64(b[p])
-						p++
-					} else {
-						v, p = uvar(b, p)
-					}
-					h.label = uint32(v)
+					v, p = uvar(b, p)
+					label = uint32(v)
 				}
 			} else {
 				if flags&0x10 != 0 {
@@ -137,7 +140,7 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 				}
 			}
 		}
-		h.sorted = flags&0x40 != 0
+		sorted := flags&0x40 != 0
 		if flags&0x80 != 0 {
 			if p < len(b) && b[p] < 0x80 {
 				v = uint64(b[p])
@@ -145,65 +148,96 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			h.size = uint32(v)
+			size = uint32(v)
 		}
-		if p > len(b) || uint64(h.size) > uint64(len(b)-p) {
+		if p > len(b) || uint64(size) > uint64(len(b)-p) {
 			var err error = errShortHeader
 			if p <= len(b) {
-				err = payloadOverrun(h.size)
+				err = payloadOverrun(size)
 			}
+			*h = rawHeader{metaID: metaID, seq: seq, capture: capture, proc: proc, thread: thread,
+				stackID: stackID, ts: ts, activity: h.activity, related: h.related, label: label,
+				sorted: sorted, size: size}
+			r.order = order
 			r.blkPos = start
 			return r.eventError(err, p)
 		}
 		payStart := p
-		p += int(h.size)
+		p += int(size)
 
-		if q == nil || q.id != h.capture {
-			q = r.thread(h.capture)
+		if q == nil || qid != capture {
+			q = r.thread(capture)
+			qid = capture
 		}
 		var lost uint32
 		if v6 {
-			lost = r.sequence(q, h.seq, false) // V6 never recycles thread indexes
+			lost = r.sequence(q, seq, false) // V6 never recycles thread indexes
 		} else {
 			// A thread whose last number was 0 may be a recycled id: V4
 			// does not count that as a gap (TraceEvent's heuristic).
-			lost = r.sequence(q, h.seq, q.lastSeq == 0)
+			lost = r.sequence(q, seq, q.lastSeq == 0)
 		}
 		if flags&0x01 != 0 {
-			m = r.metadata(h.metaID)
+			m = r.metadata(metaID)
 		}
 		if m == nil {
 			r.stats.UnknownMetadataRefs++
 			continue
 		}
-		// emit, inlined.
-		em, thread, capture, act, rel := m, h.thread, h.capture, h.activity, h.related
+		// What emit does, inlined.
+		em, othread, ocapture, act, rel := m, thread, capture, h.activity, h.related
 		if v6 {
-			em, thread, capture, act, rel = r.v6Event(m)
+			em, othread, ocapture, act, rel = r.v6Event(m, label, thread, capture)
 		}
-		r.order++
-		rc := r.place(q, h.sorted, h.ts)
-		rc.Meta, rc.buf, rc.order = em, blk, r.order
-		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = h.ts, thread, capture
-		rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = h.proc, h.seq, h.stackID
-		// The stack cache's dense case, inlined.
-		st := &r.stacks
-		if i := int(h.stackID) - int(st.base); h.stackID != 0 && uint(i) < uint(len(st.entries)) {
-			e := st.entries[i]
+		order++
+		var rc *rec
+		if sorted {
+			r.hasSorted = true
+			r.limit = ts
+			rc = &r.sorted
+			stop = true
+		} else {
+			// enqueue and slot, inlined.
+			if !q.listed {
+				q.listed = true
+				r.active = append(r.active, q)
+			}
+			r.queued++
+			if r.queued > maxQueued && !r.forced {
+				r.forced = true
+				r.stats.ForcedFlushes++
+				stop = true
+			}
+			if q.ti == chunkRecs || q.tail == nil {
+				r.addChunk(q)
+			}
+			rc = &q.tail.recs[q.ti]
+			q.ti++
+		}
+		rc.Meta, rc.order = em, order
+		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = ts, othread, ocapture
+		rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = proc, seq, stackID
+		if i := int(stackID) - stBase; stackID != 0 && uint(i) < uint(len(stEntries)) {
+			e := stEntries[i]
 			off := int(e >> 32)
 			end := off + int(uint32(e))
-			rc.Stack = st.ips[off:end:end]
+			rc.Stack = stIPs[off:end:end]
 		} else {
-			rc.Stack = st.getSparse(h.stackID)
+			rc.Stack = st.getSparse(stackID)
 		}
 		rc.ActivityID, rc.RelatedActivityID = act, rel
-		rc.IsSorted, rc.LostBefore = h.sorted, lost
+		rc.IsSorted, rc.LostBefore = sorted, lost
 		rc.Payload = b[payStart:p:p]
-		if h.sorted || r.forced {
-			r.blkPos = p
-			return nil
+		if stop {
+			break
 		}
 	}
+	h.metaID, h.seq, h.capture, h.proc = metaID, seq, capture, proc
+	h.thread, h.stackID, h.ts, h.size, h.label = thread, stackID, ts, size, label
+	r.order = order
 	r.blkPos = p
+	if stop {
+		return nil
+	}
 	return r.endBlock()
 }

@@ -113,7 +113,7 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		q2 := r.thread(^uint64(0)) // one queue keeps stream order
 		r.order++
 		rc := r.enqueue(q2)
-		*rc = rec{order: r.order, buf: b}
+		*rc = rec{order: r.order}
 		rc.Meta, rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = m, ts, thread, thread
 		rc.ProcessorNumber, rc.ActivityID, rc.RelatedActivityID = 0xFFFFFFFF, act, rel
 		rc.Stack = r.v3stacks[stOff : stOff+stLen : stOff+stLen]

@@ -70,8 +70,10 @@ type Reader struct {
 	threads    map[uint64]*threadQueue
 	spare      []*threadQueue // emptied queues of a previous stream (Reset)
 	lastThread *threadQueue
-	heap       queueHeap
-	order      uint64 // tie-breaker: file order
+	active     []*threadQueue // queues that may hold events
+	mtree      []node         // merge scratch: the tournament tree
+	mwin       []node         // merge scratch: winners while building it
+	order      uint64         // tie-breaker: file order
 
 	// Incremental event-block state.
 	blk       *blockBuf
@@ -84,7 +86,6 @@ type Reader struct {
 	flushAll  bool            // every queued event may go out (sequence point, end)
 	forced    bool            // the queue cap was hit: drain before reading on
 	queued    int             // events waiting in thread queues
-	fresh     []*threadQueue  // queues that became non-empty, not yet in the heap
 	ready     []*rec          // events in delivery order, from r.rpos on
 	rpos      int
 	free      *chunk // queue chunks not in use
@@ -160,8 +161,9 @@ func (r *Reader) Reset(src io.Reader) error {
 		stacks:   r.stacks,
 		threads:  r.threads,
 		spare:    r.spare,
-		heap:     r.heap[:0],
-		fresh:    r.fresh[:0],
+		active:   r.active[:0],
+		mtree:    r.mtree,
+		mwin:     r.mwin,
 		ready:    r.ready[:0],
 		free:     r.free,
 		limit:    math.MinInt64,
@@ -578,11 +580,10 @@ func (r *Reader) freeDelivered() {
 		return
 	}
 	pending := uint64(math.MaxUint64) // smallest file order still queued
-	for i := range r.heap {
-		pending = min(pending, r.heap[i].order)
-	}
-	for _, q := range r.fresh {
-		pending = min(pending, q.front().order)
+	for _, q := range r.active {
+		if !q.empty() {
+			pending = min(pending, q.front().order)
+		}
 	}
 	if r.hasSorted {
 		pending = min(pending, r.sorted.order)
@@ -608,10 +609,9 @@ const maxQueued = 1 << 19
 // enqueue returns a new slot in q for an unsorted event; the caller fills
 // it before anything else touches the queues.
 func (r *Reader) enqueue(q *threadQueue) *rec {
-	if q.empty() {
-		// The heap orders queues by their front record, which is not
-		// filled yet: Next adds the queue before it next looks.
-		r.fresh = append(r.fresh, q)
+	if !q.listed {
+		q.listed = true
+		r.active = append(r.active, q)
 	}
 	r.queued++
 	if r.queued > maxQueued && !r.forced {

@@ -55,8 +55,11 @@ type source struct {
 	off int64
 }
 
+// The buffer serves the small reads (object headers, tags). It is smaller
+// than a block, so that bufio hands block reads straight to the underlying
+// reader: the bytes are copied once, into the block's buffer.
 func newSource(r io.Reader) *source {
-	return &source{br: bufio.NewReaderSize(r, 256<<10)}
+	return &source{br: bufio.NewReaderSize(r, 16<<10)}
 }
 
 // truncated wraps an EOF met while reading what.

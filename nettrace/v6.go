@@ -263,20 +263,19 @@ func (r *Reader) nextInBlockV6() error {
 	return r.decodeUncompressed(true)
 }
 
-// v6Event resolves what V6 keeps outside the event header for the event
-// in r.prev: the label list (activity ids, metadata overrides) and the OS
-// ids of the thread indexes.
-func (r *Reader) v6Event(m *Metadata) (em *Metadata, thread, capture uint64, act, rel GUID) {
-	h := &r.prev
+// v6Event resolves what V6 keeps outside the event header: the label
+// list (activity ids, metadata overrides) and the OS ids of the thread
+// indexes.
+func (r *Reader) v6Event(m *Metadata, label uint32, thread, capture uint64) (em *Metadata, othread, ocapture uint64, act, rel GUID) {
 	em = m
-	if h.label != 0 {
-		lb := r.v6.labels[h.label]
+	if label != 0 {
+		lb := r.v6.labels[label]
 		if lb.has != 0 {
 			em = r.overridden(m, &lb)
 		}
 		act, rel = lb.act, lb.rel
 	}
-	return em, r.v6.osThread(h.thread), r.v6.osThread(h.capture), act, rel
+	return em, r.v6.osThread(thread), r.v6.osThread(capture), act, rel
 }
 
 // osThread maps a thread index to its OS thread id; an index that no
