@@ -56,8 +56,8 @@ type Reader struct {
 	hdr   Header
 	stats Stats
 	parse func() error // reads and processes the next object/block
-	// blockNext decodes the next event of the current event block (r.blk);
-	// set per format.
+	// blockNext decodes events of the current event block (r.blk) until
+	// some may go out; set per format.
 	blockNext func() error
 	done      bool  // end of stream reached (clean or not)
 	endErr    error // io.EOF or the error that ended the stream

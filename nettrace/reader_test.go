@@ -1,7 +1,11 @@
 package nettrace
 
 import (
+	"bytes"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -81,5 +85,77 @@ func TestTimeConversion(t *testing.T) {
 	}
 	if got := h.DurationNanos(3124099 * 2); got != 2e9 {
 		t.Errorf("DurationNanos = %d", got)
+	}
+}
+
+// TestReset: one Reader, Reset between streams of every container (V3, V4
+// compressed and uncompressed, V6, a truncated stream) and abandoned half
+// way through some of them, delivers exactly what a fresh Reader delivers
+// on each: the queues, chunks and block buffers it keeps carry nothing over.
+func TestReset(t *testing.T) {
+	src := filepath.Join(tracesDir, trace30)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, copies := copyTrace(t, bytes.NewReader(data),
+		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true})
+	v3, err := os.ReadFile(filepath.Join(tracesDir, "perfview__eventpipe-dotnetcore2.1-linux-x64-objver3.netperf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := []struct {
+		name  string
+		data  []byte
+		stop  int // events read before the next Reset; 0 reads all
+		total int // events a full read delivers
+	}{
+		{"3.0", data, 0, 105540},
+		{"v6 copy", copies[0], 7000, 105540},
+		{"netperf v3", v3, 0, 0},
+		{"uncompressed copy", copies[1], 0, 105540},
+		{"3.0 truncated", data[:len(data)/2], 0, 0},
+		{"3.0 again", data, 50000, 105540},
+		{"3.0 once more", data, 0, 105540},
+	}
+	var rd *Reader
+	for _, s := range streams {
+		want, fresh, wantErr := readEvents(t, bytes.NewReader(s.data))
+		if s.total != 0 && len(want) != s.total {
+			t.Fatalf("%s: fresh reader delivered %d events, want %d", s.name, len(want), s.total)
+		}
+		if rd == nil {
+			rd, err = NewReader(bytes.NewReader(s.data))
+		} else {
+			err = rd.Reset(bytes.NewReader(s.data))
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		var got []rtEvent
+		for s.stop == 0 || len(got) < s.stop {
+			ev, err := rd.Next()
+			if err != nil {
+				if (err == io.EOF) != (wantErr == io.EOF) || errors.Is(err, ErrTruncated) != errors.Is(wantErr, ErrTruncated) {
+					t.Errorf("%s: ended with %v, a fresh reader with %v", s.name, err, wantErr)
+				}
+				break
+			}
+			got = append(got, snapshot(ev))
+		}
+		if s.stop != 0 {
+			want = want[:s.stop]
+		} else if gs, ws := *rd.Stats(), *fresh.Stats(); gs.Events != ws.Events || gs.EventsWithStack != ws.EventsWithStack ||
+			gs.LostEvents != ws.LostEvents || gs.Metadata != ws.Metadata || gs.Stacks != ws.Stacks || gs.Truncated != ws.Truncated {
+			t.Errorf("%s: stats after Reset %+v, fresh %+v", s.name, gs, ws)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d events after Reset, fresh reader %d", s.name, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: event %d after Reset differs:\n got %+v\nwant %+v", s.name, i, got[i], want[i])
+			}
+		}
 	}
 }
