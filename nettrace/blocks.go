@@ -209,28 +209,29 @@ type node struct {
 }
 
 // stackCache maps stack ids (valid until the next sequence point) to IPs.
+// Entries are slices of ips made when a stack is added, so a lookup is one
+// load; when ips grows, older entries keep pointing at the old array, whose
+// values do not change.
 type stackCache struct {
-	base    uint32   // id of entries[0]
-	entries []uint64 // off<<32 | len into ips
+	base    uint32     // id of entries[0]
+	entries [][]uint64 // by id - base
 	ips     []uint64
-	extra   map[uint32][2]uint32 // ids outside the dense range
+	extra   map[uint32][]uint64 // ids outside the dense range
 }
 
 func (c *stackCache) reset() {
 	c.base = 0
+	clear(c.entries) // let go of arrays ips outgrew
 	c.entries = c.entries[:0]
 	c.ips = c.ips[:0]
 	c.extra = nil
 }
 
 // get returns the IPs of stack id. Stack ids come in runs, so nearly all
-// lookups hit the dense table; the rest go to getSparse.
+// lookups hit the dense table.
 func (c *stackCache) get(id uint32) []uint64 {
 	if i := int(id) - int(c.base); id != 0 && uint(i) < uint(len(c.entries)) {
-		e := c.entries[i]
-		off := int(e >> 32)
-		end := off + int(uint32(e))
-		return c.ips[off:end:end]
+		return c.entries[i]
 	}
 	return c.getSparse(id)
 }
@@ -239,15 +240,12 @@ func (c *stackCache) getSparse(id uint32) []uint64 {
 	if id == 0 {
 		return nil
 	}
-	if e, ok := c.extra[id]; ok {
-		return c.ips[e[0] : e[0]+e[1] : e[0]+e[1]]
-	}
-	return nil
+	return c.extra[id]
 }
 
 // add stores one stack of raw pointer-sized IPs.
 func (c *stackCache) add(id uint32, raw []byte, ptr int) {
-	off := uint32(len(c.ips))
+	off := len(c.ips)
 	n := len(raw) / ptr
 	if ptr == 8 {
 		for i := 0; i < n; i++ {
@@ -258,20 +256,20 @@ func (c *stackCache) add(id uint32, raw []byte, ptr int) {
 			c.ips = append(c.ips, uint64(le32(raw[i*4:])))
 		}
 	}
-	entry := uint64(off)<<32 | uint64(n)
+	st := c.ips[off : off+n : off+n]
 	if len(c.entries) == 0 && c.extra == nil {
 		c.base = id
 	}
 	switch i := int64(id) - int64(c.base); {
 	case i == int64(len(c.entries)):
-		c.entries = append(c.entries, entry)
+		c.entries = append(c.entries, st)
 	case i >= 0 && i < int64(len(c.entries)):
-		c.entries[i] = entry
+		c.entries[i] = st
 	default:
 		if c.extra == nil {
-			c.extra = make(map[uint32][2]uint32)
+			c.extra = make(map[uint32][]uint64)
 		}
-		c.extra[id] = [2]uint32{off, uint32(n)}
+		c.extra[id] = st
 	}
 }
 

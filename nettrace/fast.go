@@ -48,7 +48,6 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 	}
 	m := r.metadata(metaID)
 	st := &r.stacks
-	stBase, stEntries, stIPs := int(st.base), st.entries, st.ips
 	var stop bool
 	for p < len(b) {
 		start := p
@@ -217,14 +216,7 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 		rc.Meta, rc.order = em, order
 		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = ts, othread, ocapture
 		rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = proc, seq, stackID
-		if i := int(stackID) - stBase; stackID != 0 && uint(i) < uint(len(stEntries)) {
-			e := stEntries[i]
-			off := int(e >> 32)
-			end := off + int(uint32(e))
-			rc.Stack = stIPs[off:end:end]
-		} else {
-			rc.Stack = st.getSparse(stackID)
-		}
+		rc.Stack = st.get(stackID)
 		rc.ActivityID, rc.RelatedActivityID = act, rel
 		rc.IsSorted, rc.LostBefore = sorted, lost
 		rc.Payload = b[payStart:p:p]
