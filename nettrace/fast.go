@@ -38,17 +38,11 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 	b := r.blk.data
 	p := r.blkPos
 	h := &r.prev
-	metaID, seq, capture, proc := h.metaID, h.seq, h.capture, h.proc
-	thread, stackID, ts, size, label := h.thread, h.stackID, h.ts, h.size, h.label
-	order := r.order
+	metaID, seq, capture := h.metaID, h.seq, h.capture
+	thread, stackID, ts, size := h.thread, h.stackID, h.ts, h.size
 	q := r.lastThread // looked up by the first event when it is not this one
-	qid := ^capture   // q's capture thread, kept here: one load less per event
-	if q != nil {
-		qid = q.id
-	}
 	m := r.metadata(metaID)
 	st := &r.stacks
-	var stop bool
 	for p < len(b) {
 		start := p
 		flags := b[p]
@@ -86,7 +80,7 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			} else {
 				v, p = uvar(b, p)
 			}
-			proc = uint32(v)
+			h.proc = uint32(v)
 		} else if metaID != 0 && !v6 {
 			seq++
 		}
@@ -122,7 +116,7 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			if v6 {
 				if flags&0x10 != 0 {
 					v, p = uvar(b, p)
-					label = uint32(v)
+					h.label = uint32(v)
 				}
 			} else {
 				if flags&0x10 != 0 {
@@ -154,19 +148,16 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			if p <= len(b) {
 				err = payloadOverrun(size)
 			}
-			*h = rawHeader{metaID: metaID, seq: seq, capture: capture, proc: proc, thread: thread,
-				stackID: stackID, ts: ts, activity: h.activity, related: h.related, label: label,
-				sorted: sorted, size: size}
-			r.order = order
+			h.metaID, h.seq, h.capture = metaID, seq, capture
+			h.thread, h.stackID, h.ts, h.size, h.sorted = thread, stackID, ts, size, sorted
 			r.blkPos = start
 			return r.eventError(err, p)
 		}
 		payStart := p
 		p += int(size)
 
-		if q == nil || qid != capture {
+		if q == nil || q.id != capture {
 			q = r.thread(capture)
-			qid = capture
 		}
 		var lost uint32
 		if v6 {
@@ -186,15 +177,14 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 		// What emit does, inlined.
 		em, othread, ocapture, act, rel := m, thread, capture, h.activity, h.related
 		if v6 {
-			em, othread, ocapture, act, rel = r.v6Event(m, label, thread, capture)
+			em, othread, ocapture, act, rel = r.v6Event(m, h.label, thread, capture)
 		}
-		order++
+		r.order++
 		var rc *rec
 		if sorted {
 			r.hasSorted = true
 			r.limit = ts
 			rc = &r.sorted
-			stop = true
 		} else {
 			// enqueue and slot, inlined.
 			if !q.listed {
@@ -205,7 +195,6 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			if r.queued > maxQueued && !r.forced {
 				r.forced = true
 				r.stats.ForcedFlushes++
-				stop = true
 			}
 			if q.ti == chunkRecs || q.tail == nil {
 				r.addChunk(q)
@@ -213,23 +202,22 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			rc = &q.tail.recs[q.ti]
 			q.ti++
 		}
-		rc.Meta, rc.order = em, order
+		rc.Meta, rc.order = em, r.order
 		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = ts, othread, ocapture
-		rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = proc, seq, stackID
+		rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = h.proc, seq, stackID
 		rc.Stack = st.get(stackID)
 		rc.ActivityID, rc.RelatedActivityID = act, rel
 		rc.IsSorted, rc.LostBefore = sorted, lost
 		rc.Payload = b[payStart:p:p]
-		if stop {
-			break
+		if sorted || r.forced {
+			h.metaID, h.seq, h.capture = metaID, seq, capture
+			h.thread, h.stackID, h.ts, h.size = thread, stackID, ts, size
+			r.blkPos = p
+			return nil
 		}
 	}
-	h.metaID, h.seq, h.capture, h.proc = metaID, seq, capture, proc
-	h.thread, h.stackID, h.ts, h.size, h.label = thread, stackID, ts, size, label
-	r.order = order
+	h.metaID, h.seq, h.capture = metaID, seq, capture
+	h.thread, h.stackID, h.ts, h.size = thread, stackID, ts, size
 	r.blkPos = p
-	if stop {
-		return nil
-	}
 	return r.endBlock()
 }
