@@ -10,8 +10,8 @@ import (
 // place when the event is decoded so that delivery copies nothing, plus its
 // file order (the tie-breaker for equal timestamps; see also blockBuf).
 type rec struct {
+	order uint64 // first: the merge reads it with Timestamp, one cache line
 	Event
-	order uint64
 }
 
 // threadQueue holds the not-yet-delivered events of one capture thread, in
