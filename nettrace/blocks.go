@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // rec is one queued event: the Event as Next will return it, built in
@@ -26,10 +27,14 @@ type threadQueue struct {
 	pendingLost uint32
 	head, tail  *chunk
 	hi, ti      int  // next record to pop in head; records used in tail
+	lim         int  // ti at which enqueue must take its slow path
 	listed      bool // in Reader.active
 }
 
-const chunkRecs = 128
+const (
+	chunkRecs  = 128
+	chunkBytes = int64(unsafe.Sizeof(chunk{}))
+)
 
 type chunk struct {
 	recs [chunkRecs]rec
@@ -39,19 +44,8 @@ type chunk struct {
 func (q *threadQueue) empty() bool { return q.head == q.tail && q.hi == q.ti }
 func (q *threadQueue) front() *rec { return &q.head.recs[q.hi] }
 
-// slot appends a record and returns it, to be filled in place (building
-// records where they stay saves a copy). Every field must be set: slots
-// are reused.
-func (r *Reader) slot(q *threadQueue) *rec {
-	if q.ti == chunkRecs || q.tail == nil {
-		r.addChunk(q)
-	}
-	rc := &q.tail.recs[q.ti]
-	q.ti++
-	return rc
-}
-
 func (r *Reader) addChunk(q *threadQueue) {
+	r.chunks++
 	c := r.free
 	if c != nil {
 		r.free = c.next
@@ -61,10 +55,6 @@ func (r *Reader) addChunk(q *threadQueue) {
 	}
 	if q.tail == nil {
 		q.head, q.hi = c, 0
-	} else if q.empty() {
-		// The queue's only chunk is used up: start over in the new one.
-		r.freeChunk(q.tail)
-		q.head, q.hi = c, 0
 	} else {
 		q.tail.next = c
 	}
@@ -72,6 +62,7 @@ func (r *Reader) addChunk(q *threadQueue) {
 }
 
 func (r *Reader) freeChunk(c *chunk) {
+	r.chunks--
 	c.next = r.free
 	r.free = c
 }
@@ -127,7 +118,7 @@ func (r *Reader) merge(all bool, limit int64) {
 		if !q.empty() {
 			qs = append(qs, q)
 		} else {
-			q.listed = false
+			q.listed, q.lim = false, 0 // enqueue lists it again
 		}
 	}
 	clear(r.active[len(qs):])
@@ -168,18 +159,19 @@ func (r *Reader) merge(all bool, limit int64) {
 	}
 
 	ready := r.ready
-	taken := 0
 	cur := nodes[0] // the winner: next event out
 	for cur.key != noKey && (all || cur.key.ts < limit) {
 		q := qs[cur.leaf]
 		c, i := q.head, q.hi
 		ready = append(ready, &c.recs[i])
-		taken++
 		i++
 		if c == q.tail && i == q.ti {
-			// Emptied. Its records stay intact until the next slot call:
-			// Next only decodes more once every collected one went out.
-			q.hi, q.ti = 0, 0
+			// Emptied: its chunk goes back to the free list (an idle
+			// thread holds no memory). The records stay intact until a
+			// decoder takes the chunk again, and Next only decodes more
+			// once every collected record went out.
+			r.freeChunk(c)
+			q.head, q.tail, q.hi, q.ti, q.lim = nil, nil, 0, 0, 0
 			cur.key = noKey
 		} else {
 			if i == chunkRecs {
@@ -198,7 +190,6 @@ func (r *Reader) merge(all bool, limit int64) {
 			}
 		}
 	}
-	r.queued -= taken
 	r.ready = ready
 }
 

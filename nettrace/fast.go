@@ -185,19 +185,9 @@ func (r *Reader) decodeCompressed(v6 bool) error {
 			r.hasSorted = true
 			r.limit = ts
 			rc = &r.sorted
-		} else {
-			// enqueue and slot, inlined.
-			if !q.listed {
-				q.listed = true
-				r.active = append(r.active, q)
-			}
-			r.queued++
-			if r.queued > maxQueued && !r.forced {
-				r.forced = true
-				r.stats.ForcedFlushes++
-			}
-			if q.ti == chunkRecs || q.tail == nil {
-				r.addChunk(q)
+		} else { // enqueue, inlined
+			if q.ti == q.lim {
+				r.enqueueRare(q)
 			}
 			rc = &q.tail.recs[q.ti]
 			q.ti++

@@ -33,6 +33,9 @@ type Stats struct {
 	// early; events may then be out of timestamp order (never happens with
 	// runtime-written streams).
 	ForcedFlushes int
+	// PeakQueueBytes is the most memory the sort queues held at once:
+	// what bounds the reader's memory besides the blocks in flight.
+	PeakQueueBytes int64
 	// CutEvent names the event whose header was read but whose payload the
 	// truncation cut off (not delivered); empty otherwise.
 	CutEvent string
@@ -85,7 +88,7 @@ type Reader struct {
 	limit     int64           // queued events below this timestamp may go out
 	flushAll  bool            // every queued event may go out (sequence point, end)
 	forced    bool            // the queue cap was hit: drain before reading on
-	queued    int             // events waiting in thread queues
+	chunks    int             // queue chunks holding events (the sort queue's size)
 	ready     []*rec          // events in delivery order, from r.rpos on
 	rpos      int
 	free      *chunk // queue chunks not in use
@@ -601,24 +604,43 @@ func (r *Reader) freeDelivered() {
 	}
 }
 
-// maxQueued caps the events held for sorting. Runtime streams stay far
-// below it (a sequence point every ~10 MB); a stream without sort flags or
-// sequence points would otherwise grow without bound.
-const maxQueued = 1 << 19
+// maxChunks caps the events held for sorting (in chunks of chunkRecs:
+// 4,096 chunks, 512 k events, 78 MB). Runtime streams stay far below it (a
+// sequence point every ~10 MB); a stream without sort flags or sequence
+// points would otherwise grow without bound.
+var maxChunks = 1 << 19 / chunkRecs // a variable for tests
 
 // enqueue returns a new slot in q for an unsorted event; the caller fills
-// it before anything else touches the queues.
+// it (every field: slots are reused) before anything else touches the
+// queues. The common case is small enough to inline into the decoder:
+// q.lim is where the rare work is due (a new chunk, or listing q).
 func (r *Reader) enqueue(q *threadQueue) *rec {
+	if q.ti == q.lim {
+		r.enqueueRare(q)
+	}
+	rc := &q.tail.recs[q.ti]
+	q.ti++
+	return rc
+}
+
+// enqueueRare lists q among the active queues and gives it a new chunk, as
+// needed, and checks the cap on the sort queue's size.
+func (r *Reader) enqueueRare(q *threadQueue) {
 	if !q.listed {
 		q.listed = true
 		r.active = append(r.active, q)
 	}
-	r.queued++
-	if r.queued > maxQueued && !r.forced {
+	if q.ti == chunkRecs || q.tail == nil {
+		r.addChunk(q)
+		if b := int64(r.chunks) * chunkBytes; b > r.stats.PeakQueueBytes {
+			r.stats.PeakQueueBytes = b
+		}
+	}
+	q.lim = chunkRecs
+	if r.chunks > maxChunks && !r.forced {
 		r.forced = true
 		r.stats.ForcedFlushes++
 	}
-	return r.slot(q)
 }
 
 // applySP applies a sequence point once every earlier event went out:

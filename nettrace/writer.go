@@ -28,6 +28,10 @@ type WriterOptions struct {
 	// SequencePointEvery is the number of event bytes between sequence
 	// points; the runtime uses about 10 MB.
 	SequencePointEvery int
+	// Unsorted flags no event as sorted, as the runtime flags the first
+	// event of each thread's batch: readers then hold every event until a
+	// sequence point (for tests of that case).
+	Unsorted bool
 }
 
 const (
@@ -895,15 +899,16 @@ func (w *Writer) flushEvents() {
 		for i := range t.evs {
 			e := &t.evs[i]
 			payload := w.arena[e.off : e.off+e.n]
+			sorted := i == 0 && !w.opt.Unsorted
 			if w.opt.Uncompressed {
 				if w.v6 {
-					c = appendUncompressedV6(c, e, capture, i == 0, payload)
+					c = appendUncompressedV6(c, e, capture, sorted, payload)
 				} else {
-					c = appendUncompressedV4(c, e, capture, i == 0, payload)
+					c = appendUncompressedV4(c, e, capture, sorted, payload)
 				}
 				continue
 			}
-			c = w.appendCompressed(c, e, &prev, capture, prevCapture, i == 0, payload)
+			c = w.appendCompressed(c, e, &prev, capture, prevCapture, sorted, payload)
 			prevCapture = capture
 		}
 		t.evs = t.evs[:0]

@@ -664,3 +664,58 @@ func TestWriterEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueCap: a stream whose writer flags no event as sorted and writes
+// no sequence point until its end would make the reader hold every event.
+// The sort queue's cap bounds that: the reader drains early (events may
+// then leave timestamp order, never their thread's order), counts each
+// drain, and still delivers every event exactly once.
+func TestQueueCap(t *testing.T) {
+	old := maxChunks
+	maxChunks = 8 // 1,024 events
+	defer func() { maxChunks = old }()
+	const n, threads = 20000, 5
+	evs := synth(n, threads, 7)
+	for _, opt := range []WriterOptions{
+		{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096},
+		{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096, Format: FormatNetTraceV6},
+	} {
+		data := writeAll(t, evs, opt)
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]bool, n)
+		last := make(map[uint64]int64) // per capture thread
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := string(ev.Payload[:8])
+			if seen[key] {
+				t.Fatalf("format %d: %s delivered twice", opt.Format, key)
+			}
+			seen[key] = true
+			if ev.Timestamp < last[ev.CaptureThreadID] {
+				t.Fatalf("format %d: thread %d went back in time at %s", opt.Format, ev.CaptureThreadID, key)
+			}
+			last[ev.CaptureThreadID] = ev.Timestamp
+		}
+		st := r.Stats()
+		if len(seen) != n || st.Events != n {
+			t.Errorf("format %d: %d distinct events, %d counted, want %d", opt.Format, len(seen), st.Events, n)
+		}
+		// Without the cap all 20,000 events would wait for the end: about
+		// 160 chunks. With it the reader drains once the queues hold more
+		// than 8 chunks; a block (4 KB, under 100 events) can add one
+		// chunk per thread before the check.
+		if held := st.PeakQueueBytes / chunkBytes; st.ForcedFlushes < 10 || held > 8+threads || held < 8 {
+			t.Errorf("format %d: %d forced drains, at most %d chunks held; want at least 10 drains and 8 to %d chunks",
+				opt.Format, st.ForcedFlushes, held, 8+threads)
+		}
+	}
+}
