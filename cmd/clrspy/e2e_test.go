@@ -576,6 +576,33 @@ func TestRecordLaunchSIGTERM(t *testing.T) {
 	}
 }
 
+// --duration with a launched program: after the duration the session
+// stops (rundown written), the program is sent SIGTERM, and its death by
+// that signal is not clrspy's failure: exit 0, the program gone.
+func TestRecordLaunchDuration(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "dur.nettrace")
+	argv := workload.Argv(t, "idle", "seconds=60", "gcEveryMs=50")
+	start := time.Now()
+	_, serr, code := clrspyRun(t, append([]string{"record", "--duration", "1500ms", "-o", out, "--"}, argv...)...)
+	took := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, serr)
+	}
+	if took < 1500*time.Millisecond || took > 30*time.Second {
+		t.Errorf("--duration 1.5s with a 60 s program ended after %v", took)
+	}
+	if !strings.Contains(serr, "clrspy: --duration 1.5s reached: stopping the session, then sending SIGTERM to ") {
+		t.Errorf("stderr does not say why the program ended: %q", serr)
+	}
+	c := readBack(t, out)
+	if c.gcStarts == 0 || c.rundown == 0 {
+		t.Errorf("trace: %d GCs, %d rundown events", c.gcStarts, c.rundown)
+	}
+	if err := syscall.Kill(c.pid, 0); err != syscall.ESRCH {
+		t.Errorf("program pid %d still there after clrspy ended: %v", c.pid, err)
+	}
+}
+
 // Ctrl-C at a terminal signals clrspy and the program together (one
 // process group): the program exits and the trace is still complete.
 func TestRunCtrlC(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -155,6 +156,26 @@ func (t *target) launch(argv []string, providers []ipc.Provider) (*stream, error
 			child.Process.Signal(sig)
 		}()
 	})
+	// --duration ends a launched program as a first SIGTERM would: the
+	// report comes after the duration, not whenever the program would
+	// have exited. The program's death by that SIGTERM is not a failure.
+	var ended atomic.Bool
+	if t.duration > 0 {
+		timer := time.AfterFunc(t.duration, func() {
+			select {
+			case <-exited:
+				return
+			default:
+			}
+			ended.Store(true)
+			fmt.Fprintf(os.Stderr, "clrspy: --duration %v reached: stopping the session, then sending SIGTERM to %s (pid %d)\n",
+				t.duration, argv[0], child.Process.Pid)
+			st.Stop()
+			child.Process.Signal(syscall.SIGTERM)
+		})
+		stopWatch := stopSignals
+		stopSignals = func() { timer.Stop(); stopWatch() }
+	}
 	var once sync.Once
 	var closeErr error
 	st.Close = func() error {
@@ -172,13 +193,17 @@ func (t *target) launch(argv []string, providers []ipc.Provider) (*stream, error
 		default:
 			return -1
 		}
-		return exitCode(child.ProcessState)
+		code := exitCode(child.ProcessState)
+		if ended.Load() && code == 128+int(syscall.SIGTERM) {
+			return 0
+		}
+		return code
 	}
 	return st, nil
 }
 
 // watch stops the session on SIGINT/SIGTERM (the rundown then flushes
-// through the stream) and after --duration. A second signal drops the
+// through the stream) and, when attached, after --duration. A second signal drops the
 // session at once. onSignal, when set, handles the first signal instead.
 // It returns a function that undoes it.
 func (t *target) watch(st *stream, onSignal func(sig os.Signal, first bool)) func() {
@@ -186,7 +211,7 @@ func (t *target) watch(st *stream, onSignal func(sig os.Signal, first bool)) fun
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
 	var timer *time.Timer
-	if t.duration > 0 {
+	if t.duration > 0 && onSignal == nil { // a launch handles its own
 		timer = time.AfterFunc(t.duration, st.Stop)
 	}
 	go func() {

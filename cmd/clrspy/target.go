@@ -28,7 +28,7 @@ func addTargetFlags(cmd *cobra.Command) *target {
 	f := cmd.Flags()
 	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
 	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
-	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits)")
+	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits); a program started with -- is then sent SIGTERM")
 	f.Uint32Var(&t.bufferMB, "buffer-mb", 256, "runtime-side event buffer of a live session, in MB")
 	return t
 }
