@@ -343,30 +343,34 @@ func blockHeader(b []byte, start int64) (int, uint16, error) {
 // readHeader decodes one blob header at b[p:] into h, returning the new
 // position. Compressed headers update h in place (they are deltas).
 func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
-	if !compressed {
-		if len(b)-p < 64 {
-			return p, errShortHeader
-		}
-		id := le32(b[p+4:])
-		h.metaID = id & 0x7FFFFFFF
-		h.sorted = id&0x80000000 == 0
-		h.seq = le32(b[p+8:])
-		h.thread = le64(b[p+12:])
-		h.capture = le64(b[p+20:])
-		h.proc = le32(b[p+28:])
-		h.stackID = le32(b[p+32:])
-		h.ts = int64(le64(b[p+36:]))
-		copy(h.activity[:], b[p+44:p+60])
-		copy(h.related[:], b[p+60:p+76])
-		// The fixed part is 80 bytes: size, id, seq, thread, capture,
-		// proc, stack, ts, two GUIDs, payload size.
-		if len(b)-p < 80 {
-			return p, errShortHeader
-		}
-		h.size = le32(b[p+76:])
-		return p + 80, nil
+	if compressed {
+		return readCompressed(b, p, false, h)
 	}
-	return readCompressed(b, p, false, h)
+	// 80 bytes: size, id, seq, thread, capture, proc, stack, ts, two GUIDs,
+	// payload size.
+	if len(b)-p < 80 {
+		return p, errShortHeader
+	}
+	readFixed(b, p, h)
+	copy(h.activity[:], b[p+44:p+60])
+	copy(h.related[:], b[p+60:p+76])
+	h.size = le32(b[p+76:])
+	return p + 80, nil
+}
+
+// readFixed decodes the first 44 bytes V4/V5 and V6 uncompressed headers
+// share: size (skipped), id with the sort bit, sequence number, thread,
+// capture thread, processor, stack id and timestamp.
+func readFixed(b []byte, p int, h *rawHeader) {
+	id := le32(b[p+4:])
+	h.metaID = id & 0x7FFFFFFF
+	h.sorted = id&0x80000000 == 0
+	h.seq = le32(b[p+8:])
+	h.thread = le64(b[p+12:])
+	h.capture = le64(b[p+20:])
+	h.proc = le32(b[p+28:])
+	h.stackID = le32(b[p+32:])
+	h.ts = int64(le64(b[p+36:]))
 }
 
 // readCompressed decodes a compressed (delta) header at b[p:] into h, by
@@ -380,99 +384,107 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
 	flags := b[p]
 	p++
 	var v uint64
-	var ok bool
 	if flags&0x01 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
 		}
 		h.metaID = uint32(v)
 	}
 	if flags&0x02 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
 		}
 		h.seq += uint32(v)
 		if !v6 {
 			h.seq++
 		}
-		if h.capture, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			h.capture = uint64(b[p])
+			p++
+		} else {
+			h.capture, p = uvar(b, p)
 		}
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
 		}
 		h.proc = uint32(v)
 	} else if h.metaID != 0 && !v6 {
 		h.seq++
 	}
 	if v6 {
-		// V6 metadata is no longer encoded as events: always one more.
 		h.seq++
 	}
 	if flags&0x04 != 0 {
-		if h.thread, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			h.thread = uint64(b[p])
+			p++
+		} else {
+			h.thread, p = uvar(b, p)
 		}
 	}
 	if flags&0x08 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
 		}
 		h.stackID = uint32(v)
 	}
-	if v, p, ok = uvarint(b, p); !ok {
-		return p, errShortHeader
+	if p+1 < len(b) && b[p] >= 0x80 && b[p+1] < 0x80 {
+		h.ts += int64(b[p]&0x7F) | int64(b[p+1])<<7
+		p += 2
+	} else {
+		v, p = uvar(b, p)
+		h.ts += int64(v)
 	}
-	h.ts += int64(v)
-	if flags&0x10 != 0 && v6 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+	if flags&0x30 != 0 {
+		if v6 {
+			if flags&0x10 != 0 {
+				v, p = uvar(b, p)
+				h.label = uint32(v)
+			}
+		} else {
+			if flags&0x10 != 0 {
+				if p >= 0 && len(b)-p >= 16 {
+					copy(h.activity[:], b[p:])
+				}
+				p += 16
+			}
+			if flags&0x20 != 0 {
+				if p >= 0 && len(b)-p >= 16 {
+					copy(h.related[:], b[p:])
+				}
+				p += 16
+			}
 		}
-		h.label = uint32(v)
-	} else if flags&0x10 != 0 {
-		if len(b)-p < 16 {
-			return p, errShortHeader
-		}
-		copy(h.activity[:], b[p:])
-		p += 16
-	}
-	if flags&0x20 != 0 && !v6 {
-		if len(b)-p < 16 {
-			return p, errShortHeader
-		}
-		copy(h.related[:], b[p:])
-		p += 16
 	}
 	h.sorted = flags&0x40 != 0
 	if flags&0x80 != 0 {
-		if v, p, ok = uvarint(b, p); !ok {
-			return p, errShortHeader
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
 		}
 		h.size = uint32(v)
+	}
+	if p > len(b) {
+		return len(b), errShortHeader
 	}
 	return p, nil
 }
 
 var errShortHeader = fmt.Errorf("event header runs past the end of its block")
-
-// uvarint decodes LEB128 at b[p:]; at most 10 bytes.
-func uvarint(b []byte, p int) (uint64, int, bool) {
-	var x uint64
-	var s uint
-	for i := 0; i < 10; i++ {
-		if p >= len(b) {
-			return 0, p, false
-		}
-		c := b[p]
-		p++
-		x |= uint64(c&0x7F) << s
-		if c < 0x80 {
-			return x, p, true
-		}
-		s += 7
-	}
-	return 0, p, false
-}
 
 // beginEventBlock starts incremental parsing of an EventBlock.
 func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
@@ -492,47 +504,6 @@ func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
 	r.prev = rawHeader{}
 	r.blkStart = start
 	return nil
-}
-
-// frame decodes the next event header of the current block into r.prev
-// and moves past its payload, for V4/V5 or (v6) V6 headers. It returns a
-// nil header when the block is used up, or the block's truncation when the
-// cut falls inside this event.
-func (r *Reader) frame(v6 bool) (*rawHeader, int, error) {
-	b := r.blk.data
-	if r.blkPos >= len(b) {
-		return nil, 0, r.endBlock()
-	}
-	compressed := r.blkFlags&1 != 0
-	h := &r.prev
-	var p int
-	var err error
-	fixed := 80 // size of an uncompressed header
-	if v6 {
-		fixed = 52
-		p, err = readHeaderV6(b, r.blkPos, compressed, h)
-	} else {
-		p, err = readHeader(b, r.blkPos, compressed, h)
-	}
-	if err == nil && uint64(h.size) > uint64(len(b)-p) {
-		err = payloadOverrun(h.size)
-	}
-	if err != nil {
-		return nil, 0, r.eventError(err, p)
-	}
-	payStart := p
-	p += int(h.size)
-	if !compressed {
-		p = r.blkPos + 4 + int(le32(b[r.blkPos:]))
-		if p > len(b) && r.blkTrunc != nil && r.blkPos+fixed+int(h.size) <= len(b) {
-			p = len(b) // the cut fell in the padding: the event is complete
-		}
-		if p < r.blkPos+fixed+int(h.size) || p > len(b) {
-			return nil, 0, &FormatError{Offset: r.blkStart, Msg: "uncompressed event size field inconsistent"}
-		}
-	}
-	r.blkPos = p
-	return h, payStart, nil
 }
 
 // endBlock releases the used-up current block and returns its truncation,
@@ -568,67 +539,6 @@ func (r *Reader) eventError(err error, p int) error {
 	return &FormatError{Offset: r.blkStart, Msg: err.Error()}
 }
 
-// nextInBlock decodes events of the current block into the thread queues
-// until it holds a sorted event (which lets older queued events go out),
-// the queue cap is hit, or the block is used up.
-func (r *Reader) nextInBlock() error {
-	if r.blkFlags&1 != 0 {
-		return r.decodeCompressed(false)
-	}
-	return r.decodeUncompressed(false)
-}
-
-// decodeUncompressed is decodeCompressed for blocks whose headers are not
-// compressed (rare: some tools write them), by way of frame.
-func (r *Reader) decodeUncompressed(v6 bool) error {
-	for {
-		h, payStart, err := r.frame(v6)
-		if h == nil {
-			return err
-		}
-		q := r.thread(h.capture)
-		// A thread whose last number was 0 may be a recycled id: V4 does not
-		// count that as a gap (TraceEvent's heuristic). V6 never recycles
-		// thread indexes.
-		lost := r.sequence(q, h.seq, !v6 && q.lastSeq == 0)
-		m := r.metadata(h.metaID)
-		if m == nil {
-			r.stats.UnknownMetadataRefs++
-			continue
-		}
-		if r.emit(q, m, lost, payStart, v6) {
-			return nil
-		}
-	}
-}
-
-// emit queues the event whose header is r.prev (or holds it as the sorted
-// event) and reports whether decoding must pause: a sorted event lets
-// older queued events go out, a full queue must drain. decodeCompressed
-// has its own copy of this, inlined in its loop.
-func (r *Reader) emit(q *threadQueue, m *Metadata, lost uint32, payStart int, v6 bool) bool {
-	h := &r.prev
-	act, rel := h.activity, h.related
-	thread, capture := h.thread, h.capture
-	if v6 {
-		m, thread, capture, act, rel = r.v6Event(m, h.label, thread, capture)
-	}
-	blk := r.blk
-	r.order++
-	rc := r.place(q, h.sorted, h.ts)
-	// Field by field: a composite literal would build a temporary and copy
-	// it. Every field is set (slots are reused).
-	rc.Meta, rc.order = m, r.order
-	rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = h.ts, thread, capture
-	rc.ProcessorNumber, rc.SequenceNumber, rc.StackID = h.proc, h.seq, h.stackID
-	rc.Stack = r.stacks.get(h.stackID)
-	rc.ActivityID, rc.RelatedActivityID = act, rel
-	rc.IsSorted, rc.LostBefore = h.sorted, lost
-	end := payStart + int(h.size)
-	rc.Payload = blk.data[payStart:end:end]
-	return h.sorted || r.forced
-}
-
 // sequence records an event's sequence number for its capture thread and
 // returns how many events of that thread were lost just before it (a gap,
 // plus gaps a sequence point found). noGap skips the gap check.
@@ -645,18 +555,6 @@ func (r *Reader) sequence(q *threadQueue, seq uint32, noGap bool) uint32 {
 	lost += q.pendingLost
 	q.pendingLost = 0
 	return lost
-}
-
-// place returns where the next event goes: a slot of its capture thread's
-// queue for an unsorted event, or the held-back sorted event, which waits
-// until every older queued event has gone out. The caller fills it.
-func (r *Reader) place(q *threadQueue, sorted bool, ts int64) *rec {
-	if sorted {
-		r.hasSorted = true
-		r.limit = ts
-		return &r.sorted
-	}
-	return r.enqueue(q)
 }
 
 // metadataBlockV4 parses a MetadataBlock: blobs with event headers whose

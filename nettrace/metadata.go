@@ -78,8 +78,8 @@ func (c *cursor) uvarint() uint64 {
 	if c.err != nil {
 		return 0
 	}
-	v, p, ok := uvarint(c.b, c.p)
-	if !ok {
+	v, p := uvar(c.b, c.p)
+	if p > len(c.b) {
 		c.err = errShort
 		return 0
 	}

@@ -55,15 +55,12 @@ func (s *Stats) effective(container int) int {
 // every complete event was delivered) when the stream was cut, or another
 // error for corrupt or unsupported input.
 type Reader struct {
-	src   *source
-	hdr   Header
-	stats Stats
-	parse func() error // reads and processes the next object/block
-	// blockNext decodes events of the current event block (r.blk) until
-	// some may go out; set per format.
-	blockNext func() error
-	done      bool  // end of stream reached (clean or not)
-	endErr    error // io.EOF or the error that ended the stream
+	src    *source
+	hdr    Header
+	stats  Stats
+	parse  func() error // reads and processes the next object/block
+	done   bool         // end of stream reached (clean or not)
+	endErr error        // io.EOF or the error that ended the stream
 
 	metas   []*Metadata // by id; ids are small and dense
 	metaMap map[uint32]*Metadata
@@ -175,7 +172,6 @@ func (r *Reader) Reset(src io.Reader) error {
 		v3stacks: r.v3stacks[:0],
 	}
 	r.stacks.reset()
-	r.blockNext = r.nextInBlock
 	return r.start()
 }
 
@@ -515,7 +511,7 @@ func (r *Reader) Next() (*Event, error) {
 		}
 		var err error
 		if r.blk != nil {
-			err = r.blockNext()
+			err = r.decodeEvents(r.v6 != nil)
 		} else {
 			err = r.parse()
 		}

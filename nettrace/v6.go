@@ -95,7 +95,6 @@ func (r *Reader) startV6() error {
 		overrides: make(map[overrideKey]*Metadata),
 	}
 	r.parse = r.parseV6Block
-	r.blockNext = r.nextInBlockV6
 
 	start := s.off
 	h, err := s.u32()
@@ -233,34 +232,14 @@ func (r *Reader) beginEventBlockV6(b *blockBuf, start int64) error {
 }
 
 // readHeaderV6 decodes one V6 event header at b[p:] into h.
-func readHeaderV6(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
-	if !compressed {
-		if len(b)-p < 52 {
-			return p, errShortHeader
-		}
-		id := le32(b[p+4:])
-		h.metaID = id & 0x7FFFFFFF
-		h.sorted = id&0x80000000 == 0
-		h.seq = le32(b[p+8:])
-		h.thread = le64(b[p+12:])
-		h.capture = le64(b[p+20:])
-		h.proc = le32(b[p+28:])
-		h.stackID = le32(b[p+32:])
-		h.ts = int64(le64(b[p+36:]))
-		h.label = le32(b[p+44:])
-		h.size = le32(b[p+48:])
-		return p + 52, nil
+func readHeaderV6(b []byte, p int, h *rawHeader) (int, error) {
+	if len(b)-p < 52 {
+		return p, errShortHeader
 	}
-	return readCompressed(b, p, true, h)
-}
-
-// nextInBlockV6 decodes events of the current V6 event block into the
-// thread queues exactly as nextInBlock does for V4.
-func (r *Reader) nextInBlockV6() error {
-	if r.blkFlags&1 != 0 {
-		return r.decodeCompressed(true)
-	}
-	return r.decodeUncompressed(true)
+	readFixed(b, p, h)
+	h.label = le32(b[p+44:])
+	h.size = le32(b[p+48:])
+	return p + 52, nil
 }
 
 // v6Event resolves what V6 keeps outside the event header: the label
