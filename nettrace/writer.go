@@ -768,19 +768,25 @@ func (w *Writer) internStack(ips []uint64) uint32 {
 	return id
 }
 
+// numbered builds, in w.blk, the body of a block of count entries numbered
+// from first: the layout stack and label-list blocks share.
+func (w *Writer) numbered(first, count uint32, entries []byte) []byte {
+	c := appendU32(w.blk[:0], first)
+	c = appendU32(c, count)
+	w.blk = append(c, entries...)
+	return w.blk
+}
+
 func (w *Writer) flushStacks() {
 	if w.stackCount == 0 {
 		return
 	}
-	c := appendU32(w.blk[:0], w.stackFirst)
-	c = appendU32(c, w.stackCount)
-	c = append(c, w.stackBuf...)
+	c := w.numbered(w.stackFirst, w.stackCount, w.stackBuf)
 	if w.v6 {
 		w.writeBlockV6(v6Stack, c)
 	} else {
 		w.writeObjectV4("StackBlock", c)
 	}
-	w.blk = c
 	w.stackBuf = w.stackBuf[:0]
 	w.stackCount = 0
 }
@@ -856,11 +862,7 @@ func (w *Writer) flushLabels() {
 	if w.labelCount == 0 {
 		return
 	}
-	c := appendU32(w.blk[:0], w.labelFirst)
-	c = appendU32(c, w.labelCount)
-	c = append(c, w.labelBuf...)
-	w.writeBlockV6(v6LabelList, c)
-	w.blk = c
+	w.writeBlockV6(v6LabelList, w.numbered(w.labelFirst, w.labelCount, w.labelBuf))
 	w.labelBuf = w.labelBuf[:0]
 	w.labelCount = 0
 }
