@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -336,22 +335,14 @@ func (s *gcSession) analyze(st *stream) (*gcpause.Result, error) {
 		// reporting); stopping it mid-stream is left to --duration.
 		s.trig = newPauseTrigger(&s.o.trigger, r.Header(), nil, func(msg string) { s.log.Warn(msg) })
 	}
-	var endErr error
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				if !errors.Is(err, nettrace.ErrTruncated) {
-					return nil, fmt.Errorf("%s: %w", st.Name, err)
-				}
-				endErr = fmt.Errorf("%s: %w", st.Name, err)
-			}
-			break
-		}
+	endErr, err := readAll(r, st.Name, func(ev *nettrace.Event) {
 		if s.trig != nil {
 			s.trig.event(ev)
 		}
 		s.a.Handle(ev)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if s.trig != nil {
 		s.trig.finish()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -141,20 +139,12 @@ func analyzeHeap(st *stream) (*heap.Result, *stacks.Symbols, int64, error) {
 	hdr := r.Header()
 	tr := heap.New(hdr)
 	sym := stacks.NewSymbols(r.Header())
-	var endErr error
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				if !errors.Is(err, nettrace.ErrTruncated) {
-					return nil, nil, 0, fmt.Errorf("%s: %w", st.Name, err)
-				}
-				endErr = fmt.Errorf("%s: %w", st.Name, err)
-			}
-			break
-		}
+	endErr, err := readAll(r, st.Name, func(ev *nettrace.Event) {
 		tr.Event(ev)
 		sym.Event(ev)
+	})
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	tr.Finish()
 	res := tr.Result()

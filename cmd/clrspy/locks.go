@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,17 +136,7 @@ func analyzeLocks(st *stream) (res *locks.Result, start time.Time, span time.Dur
 	sym := newLockSymbolizer(hdr)
 	first, last := int64(0), int64(0)
 	n := 0
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				if !errors.Is(err, nettrace.ErrTruncated) {
-					return nil, start, 0, fmt.Errorf("%s: %w", st.Name, err)
-				}
-				endErr = fmt.Errorf("%s: %w", st.Name, err)
-			}
-			break
-		}
+	endErr, err = readAll(r, st.Name, func(ev *nettrace.Event) {
 		if n == 0 {
 			first = ev.Timestamp
 		}
@@ -156,6 +144,9 @@ func analyzeLocks(st *stream) (res *locks.Result, start time.Time, span time.Dur
 		n++
 		a.Add(ev)
 		sym.Event(ev)
+	})
+	if err != nil {
+		return nil, start, 0, err
 	}
 	return a.Result(sym), hdr.Time(first), time.Duration(hdr.DurationNanos(last - first)), endErr
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -162,19 +161,12 @@ func profileStream(in io.Reader, name string, live bool, opts stacks.Options) (*
 		names = watchThreadNames(r.Header().ProcessID)
 	}
 	var warn string
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, nettrace.ErrTruncated) {
-			warn = fmt.Sprintf("%s: %v (profiled up to the cut; names from the missing rundown are [unknown])", name, err)
-			break
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", name, err)
-		}
-		b.Event(ev)
+	endErr, err := readAll(r, name, b.Event)
+	if err != nil {
+		return nil, "", err
+	}
+	if endErr != nil {
+		warn = fmt.Sprintf("%v (profiled up to the cut; names from the missing rundown are [unknown])", endErr)
 	}
 	if n, err := b.DecodeErrors(); n > 0 {
 		w := fmt.Sprintf("%d events did not decode (first: %v)", n, err)

@@ -77,24 +77,19 @@ func statStream(in io.Reader, name string) (*report.StatDocument, error) {
 	sum := nettrace.NewSummary()
 	var first, last int64
 	var n uint64
-	var endErr error
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			endErr = err
-			break
-		}
+	endErr, err := readAll(r, name, func(ev *nettrace.Event) {
 		if n == 0 {
 			first = ev.Timestamp
 		}
 		last = ev.Timestamp
 		n++
 		sum.Add(ev)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if endErr != io.EOF && !errors.Is(endErr, nettrace.ErrTruncated) {
-		return nil, fmt.Errorf("%s: %w", name, endErr)
-	}
-	return report.BuildStat(name, r, sum, first, last, endErr), nil
+	// The document names the file itself.
+	return report.BuildStat(name, r, sum, first, last, errors.Unwrap(endErr)), nil
 }
 
 // openInput opens a trace file or standard input ("-").

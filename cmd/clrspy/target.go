@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // target is where an analysis command reads its events from: a .nettrace
@@ -110,6 +112,26 @@ func (st *stream) finish(err, endErr, closeErr error) error {
 		err = closeErr
 	}
 	return err
+}
+
+// readAll hands every event of r to fn. A truncated stream is not a
+// failure: once every complete event went to fn, the truncation comes back
+// as endErr (a warning, named after the stream); any other read error is
+// err.
+func readAll(r *nettrace.Reader, name string, fn func(*nettrace.Event)) (endErr, err error) {
+	for {
+		ev, e := r.Next()
+		switch {
+		case e == nil:
+			fn(ev)
+		case e == io.EOF:
+			return nil, nil
+		case errors.Is(e, nettrace.ErrTruncated):
+			return fmt.Errorf("%s: %w", name, e), nil
+		default:
+			return nil, fmt.Errorf("%s: %w", name, e)
+		}
+	}
 }
 
 // exitStatus passes a launched program's non-zero exit status on (the
