@@ -12,15 +12,22 @@ const (
 	RuntimeProvider        = "Microsoft-Windows-DotNETRuntime"
 	SampleProfilerProvider = "Microsoft-DotNETCore-SampleProfiler"
 
-	KeywordGC                    uint64 = 0x1
-	KeywordLoader                uint64 = 0x8
-	KeywordJit                   uint64 = 0x10
-	KeywordNGen                  uint64 = 0x20
-	KeywordContention            uint64 = 0x4000
-	KeywordType                  uint64 = 0x80000
-	KeywordGCSurvivalAndMovement uint64 = 0x400000
-	KeywordWaitHandle            uint64 = 0x40000000000
-	KeywordAllocationSampling    uint64 = 0x80000000000
+	KeywordGC                            uint64 = 0x1
+	KeywordLoader                        uint64 = 0x8
+	KeywordJit                           uint64 = 0x10
+	KeywordNGen                          uint64 = 0x20
+	KeywordAppDomainResourceManagement   uint64 = 0x800
+	KeywordContention                    uint64 = 0x4000
+	KeywordThreading                     uint64 = 0x10000
+	KeywordType                          uint64 = 0x80000
+	KeywordGCSampledObjectAllocationHigh uint64 = 0x200000
+	KeywordGCSurvivalAndMovement         uint64 = 0x400000
+	KeywordGCHeapAndTypeNames            uint64 = 0x1000000
+	KeywordWaitHandle                    uint64 = 0x40000000000
+	KeywordAllocationSampling            uint64 = 0x80000000000
+
+	// SampleProfilerKeywords enables the sample profiler's events.
+	SampleProfilerKeywords uint64 = 0xF00000000000
 
 	// KeywordSymbols names code: method and module load events, so stacks
 	// of a live session resolve without waiting for the rundown.
@@ -45,7 +52,7 @@ var profiles = map[string]struct {
 		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelVerbose}}},
 	"cpu": {"managed stack samples every millisecond, with method names",
 		[]Provider{
-			{Name: SampleProfilerProvider, Keywords: 0xF00000000000, Level: LevelInformational},
+			{Name: SampleProfilerProvider, Keywords: SampleProfilerKeywords, Level: LevelInformational},
 			{Name: RuntimeProvider, Keywords: KeywordSymbols, Level: LevelInformational},
 		}},
 	"alloc": {"allocation ticks and sampled allocations with type names and stacks",
@@ -58,7 +65,7 @@ var profiles = map[string]struct {
 		[]Provider{
 			{Name: RuntimeProvider, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
 				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
-			{Name: SampleProfilerProvider, Keywords: 0xF00000000000, Level: LevelInformational},
+			{Name: SampleProfilerProvider, Keywords: SampleProfilerKeywords, Level: LevelInformational},
 		}},
 }
 

@@ -40,7 +40,7 @@ type gcOptions struct {
 func gcProviders(sample bool) []ipc.Provider {
 	p := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordGC, Level: ipc.LevelInformational}}
 	if sample {
-		p = append(p, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: 0xF00000000000, Level: ipc.LevelInformational})
+		p = append(p, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
 	}
 	return p
 }

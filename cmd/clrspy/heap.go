@@ -15,23 +15,14 @@ import (
 
 func init() { commands = append(commands, newHeapCmd) }
 
-// Keywords of the runtime provider a live heap session needs.
-const (
-	heapKwGC            = 0x1
-	heapKwType          = 0x80000
-	heapKwMovement      = 0x400000
-	heapKwAllocSampling = 0x80000000000
-	heapKwSymbols       = 0x38 // Loader|Jit|NGen: name allocation stacks
-)
-
 // heapProviders: GC events at level 5 (AllocationTick with addresses), type
 // names, survival and movement ranges, .NET 10 allocation sampling (ignored
 // by older runtimes), and method/module events to name allocation stacks.
 func heapProviders() []ipc.Provider {
 	return []ipc.Provider{{
 		Name:     nettrace.ProviderRuntime,
-		Keywords: heapKwGC | heapKwType | heapKwMovement | heapKwAllocSampling | heapKwSymbols,
-		Level:    5,
+		Keywords: ipc.KeywordGC | ipc.KeywordType | ipc.KeywordGCSurvivalAndMovement | ipc.KeywordAllocationSampling | ipc.KeywordSymbols,
+		Level:    ipc.LevelVerbose,
 	}}
 }
 

@@ -14,31 +14,19 @@ import (
 
 func init() { commands = append(commands, newLocksCmd) }
 
-// Keywords of the runtime provider a live lock session needs.
-const (
-	locksKwLoader      = 0x8
-	locksKwJit         = 0x10
-	locksKwNGen        = 0x20
-	locksKwAppDomainRM = 0x800
-	locksKwContention  = 0x4000
-	locksKwThreading   = 0x10000
-	// --object-types: the first allocation of every type (and a time-based
-	// sample after it) with the type's name, so a lock's object can be
-	// matched by address. The runtime names types in BulkType only when
-	// GCHeapAndTypeNames is on; it forces no GC by itself.
-	locksKwType              = 0x80000
-	locksKwSampledAllocHigh  = 0x200000
-	locksKwGCHeapAndTypeName = 0x1000000
-)
-
 // locksProviders: contention events; thread events to map owners to OS
 // threads; method and module events so waiting stacks can be named.
+//
+// --object-types adds the first allocation of every type (and a time-based
+// sample after it) with the type's name, so a lock's object can be matched
+// by address. The runtime names types in BulkType only when
+// GCHeapAndTypeNames is on; it forces no GC by itself.
 func locksProviders(objectTypes bool) []ipc.Provider {
-	kw := uint64(locksKwContention | locksKwAppDomainRM | locksKwThreading | locksKwJit | locksKwNGen | locksKwLoader)
+	kw := ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement | ipc.KeywordThreading | ipc.KeywordSymbols
 	if objectTypes {
-		kw |= locksKwType | locksKwSampledAllocHigh | locksKwGCHeapAndTypeName
+		kw |= ipc.KeywordType | ipc.KeywordGCSampledObjectAllocationHigh | ipc.KeywordGCHeapAndTypeNames
 	}
-	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: 4}}
+	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}
 }
 
 func newLocksCmd() *cobra.Command {

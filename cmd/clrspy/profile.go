@@ -21,11 +21,11 @@ import (
 func init() { commands = append(commands, newProfileCmd) }
 
 // profileProviders is what a live CPU profile needs: the sample profiler,
-// and method/module events (Loader 0x8 | Jit 0x10 | NGen 0x20) so methods
-// jitted while recording are named; rundown names the rest.
+// and method/module events so methods jitted while recording are named;
+// rundown names the rest.
 var profileProviders = []ipc.Provider{
-	{Name: nettrace.ProviderSampleProfiler, Keywords: 0, Level: 4},
-	{Name: nettrace.ProviderRuntime, Keywords: 0x38, Level: 4},
+	{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
+	{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational},
 }
 
 func newProfileCmd() *cobra.Command {
