@@ -11,7 +11,7 @@ import (
 // place when the event is decoded so that delivery copies nothing, plus its
 // file order (the tie-breaker for equal timestamps; see also blockBuf).
 type rec struct {
-	order uint64 // first: the merge reads it with Timestamp, one cache line
+	order uint64
 	Event
 }
 
@@ -103,6 +103,8 @@ type sortKey struct {
 // noKey sorts after every event: an exhausted queue.
 var noKey = sortKey{math.MaxInt64, math.MaxUint64}
 
+func (rc *rec) key() sortKey { return sortKey{rc.Timestamp, rc.order} }
+
 func (a sortKey) before(b sortKey) bool {
 	return a.ts < b.ts || (a.ts == b.ts && a.order < b.order)
 }
@@ -128,9 +130,8 @@ func (r *Reader) merge(all bool, limit int64) {
 		return
 	}
 	// Tree nodes 1..k-1 hold the loser of their match, with its key so a
-	// replay touches nothing else; node 0 holds the overall winner. Leaf
-	// i sits at position k+i of the implicit tree; win is scratch for
-	// building it bottom-up.
+	// replay touches nothing else. Leaf i sits at position k+i of the
+	// implicit tree; win holds the winners while building it bottom-up.
 	nodes := r.mtree[:0]
 	for range k {
 		nodes = append(nodes, node{})
@@ -141,8 +142,7 @@ func (r *Reader) merge(all bool, limit int64) {
 		win = append(win, node{})
 	}
 	for i, q := range qs {
-		f := q.front()
-		win = append(win, node{sortKey{f.Timestamp, f.order}, int32(i)})
+		win = append(win, node{q.front().key(), int32(i)})
 	}
 	r.mwin = win
 	for n := k - 1; n >= 1; n-- {
@@ -152,14 +152,9 @@ func (r *Reader) merge(all bool, limit int64) {
 		}
 		win[n], nodes[n] = a, b
 	}
-	if k > 1 {
-		nodes[0] = win[1]
-	} else {
-		nodes[0] = win[k]
-	}
 
 	ready := r.ready
-	cur := nodes[0] // the winner: next event out
+	cur := win[1] // the winner: next event out (win[k] itself when k is 1)
 	for cur.key != noKey && (all || cur.key.ts < limit) {
 		q := qs[cur.leaf]
 		c, i := q.head, q.hi
@@ -180,8 +175,7 @@ func (r *Reader) merge(all bool, limit int64) {
 				c, i = next, 0
 			}
 			q.head, q.hi = c, i
-			f := &c.recs[i]
-			cur.key = sortKey{f.Timestamp, f.order}
+			cur.key = c.recs[i].key()
 		}
 		// Replay the leaf's path to the root with its new key.
 		for n := (k + int(cur.leaf)) / 2; n >= 1; n /= 2 {

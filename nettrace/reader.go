@@ -68,7 +68,6 @@ type Reader struct {
 	stacks stackCache
 
 	threads    map[uint64]*threadQueue
-	spare      []*threadQueue // emptied queues of a previous stream (Reset)
 	lastThread *threadQueue
 	active     []*threadQueue // queues that may hold events
 	mtree      []node         // merge scratch: the tournament tree
@@ -137,10 +136,9 @@ func (r *Reader) Reset(src io.Reader) error {
 	for _, b := range r.inflight {
 		r.putBuf(b)
 	}
-	// Queue memory is kept for the next stream.
+	// Queue chunks stay on the free list for the next stream.
 	for _, q := range r.threads {
 		r.releaseQueue(q)
-		r.spare = append(r.spare, q)
 	}
 	if r.threads == nil {
 		r.threads = make(map[uint64]*threadQueue)
@@ -160,7 +158,6 @@ func (r *Reader) Reset(src io.Reader) error {
 		metas:    r.metas[:0],
 		stacks:   r.stacks,
 		threads:  r.threads,
-		spare:    r.spare,
 		active:   r.active[:0],
 		mtree:    r.mtree,
 		mwin:     r.mwin,
@@ -667,13 +664,7 @@ func (r *Reader) thread(capture uint64) *threadQueue {
 	}
 	q := r.threads[capture]
 	if q == nil {
-		if n := len(r.spare); n > 0 {
-			q = r.spare[n-1]
-			r.spare = r.spare[:n-1]
-			*q = threadQueue{id: capture}
-		} else {
-			q = &threadQueue{id: capture}
-		}
+		q = &threadQueue{id: capture}
 		r.threads[capture] = q
 	}
 	r.lastThread = q
