@@ -66,8 +66,10 @@ const (
 	IDMethodUnload                = 142
 	IDMethodLoadVerbose           = 143
 	IDMethodUnloadVerbose         = 144
+	IDDomainModuleLoad            = 151
 	IDModuleLoad                  = 152
 	IDModuleUnload                = 153
+	IDAssemblyLoad                = 154
 	IDGCMarkWithType              = 202
 	IDGCPerHeapHistory            = 204
 	IDGCGlobalHeapHistory         = 205
@@ -84,6 +86,7 @@ const (
 	IDRundownDCEndComplete        = 146
 	IDRundownDCStartInit          = 147
 	IDRundownDCEndInit            = 148
+	IDRundownDomainModuleDCStart  = 151
 	IDRundownDomainModuleDCEnd    = 152
 	IDRundownModuleDCStart        = 153
 	IDRundownModuleDCEnd          = 154

@@ -9,7 +9,7 @@ import (
 type Options struct {
 	// OnGC is called once per GC when it is complete, or when it is given
 	// up as incomplete (GC.Complete false) because a later GC began or
-	// events were missing. Called from Handle; the GC must not be changed.
+	// events were missing. Called from Event; the GC must not be changed.
 	OnGC func(*GC)
 	// OnSuspension is called for each runtime suspension that is not a
 	// GC's and not SuspendOther (debugger, profiler, shutdown, ReJIT, ...),
@@ -22,7 +22,7 @@ type Options struct {
 	KeepSuspensions int
 }
 
-// Analyzer is the state machine. Create it with New, call Handle for every
+// Analyzer is the state machine. Create it with New, call Event for every
 // event in stream order, then Result.
 type Analyzer struct {
 	hdr  *nettrace.Header
@@ -52,6 +52,8 @@ type Analyzer struct {
 	// suspension (the suspension began before the session, or was lost).
 	unmatchedRestarts int
 	decodeErrors      int
+	firstErr          error
+	used              uint64
 	orphanHeapStats   int
 }
 
@@ -84,9 +86,9 @@ func (a *Analyzer) dur(d int64) int64 {
 	return a.hdr.DurationNanos(d)
 }
 
-// Handle feeds one event. Events other than the runtime's GC events are
+// Event feeds one event. Events other than the runtime's GC events are
 // only used for the session's time span and lost-event accounting.
-func (a *Analyzer) Handle(ev *nettrace.Event) {
+func (a *Analyzer) Event(ev *nettrace.Event) {
 	if !a.seen {
 		a.first = ev.Timestamp
 		a.seen = true
@@ -104,11 +106,11 @@ func (a *Analyzer) Handle(ev *nettrace.Event) {
 	if m.Runtime != nettrace.Runtime {
 		return
 	}
+	a.used++
 	switch m.EventID {
 	case clrevents.IDGCSuspendEEBegin:
 		e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		a.suspendBegin(ev, e.Reason)
@@ -124,15 +126,13 @@ func (a *Analyzer) Handle(ev *nettrace.Event) {
 		a.restartEnd(ev)
 	case clrevents.IDGCStart:
 		e, err := clrevents.DecodeGCStart(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		a.gcStart(ev, e)
 	case clrevents.IDGCEnd:
 		e, err := clrevents.DecodeGCEnd(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		for _, g := range [2]*GC{a.last, a.currentBGC} {
@@ -143,15 +143,13 @@ func (a *Analyzer) Handle(ev *nettrace.Event) {
 		}
 	case clrevents.IDGCHeapStats:
 		e, err := clrevents.DecodeGCHeapStats(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		a.heapStats(e)
 	case clrevents.IDGCGlobalHeapHistory:
 		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		if g := a.current(); g != nil {
@@ -162,8 +160,7 @@ func (a *Analyzer) Handle(ev *nettrace.Event) {
 		}
 	case clrevents.IDGCPerHeapHistory:
 		e, err := clrevents.DecodeGCPerHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)
-		if err != nil {
-			a.decodeErrors++
+		if a.failed(err) {
 			return
 		}
 		if g := a.current(); g != nil {

@@ -40,7 +40,7 @@ func (f *feed) ev(id, version uint32, atMS float64, thread uint64, payload []byt
 		m = &nettrace.Metadata{Provider: nettrace.ProviderRuntime, Runtime: nettrace.Runtime, EventID: id, Version: version}
 		f.metas[id<<8|version] = m
 	}
-	f.a.Handle(&nettrace.Event{Meta: m, Timestamp: msT(atMS), ThreadID: thread, Payload: payload, LostBefore: lost})
+	f.a.Event(&nettrace.Event{Meta: m, Timestamp: msT(atMS), ThreadID: thread, Payload: payload, LostBefore: lost})
 }
 
 func u32s(v ...uint32) []byte {

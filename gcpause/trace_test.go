@@ -35,7 +35,7 @@ func analyze(t testing.TB, name string, opts Options) (*Result, *nettrace.Reader
 			}
 			break
 		}
-		a.Handle(ev)
+		a.Event(ev)
 	}
 	return a.Result(), r
 }
@@ -249,7 +249,7 @@ func BenchmarkObjver4(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		a := New(&hdr, Options{})
 		for j := range evs {
-			a.Handle(&evs[j])
+			a.Event(&evs[j])
 		}
 		if res := a.Result(); res.Complete != 478 {
 			b.Fatalf("%d GCs", res.Complete)
@@ -279,7 +279,7 @@ func BenchmarkObjver4WithReader(b *testing.B) {
 			if err != nil {
 				break
 			}
-			a.Handle(ev)
+			a.Event(ev)
 			n++
 		}
 	}

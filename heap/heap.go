@@ -22,6 +22,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -172,8 +173,10 @@ type Result struct {
 // Tracker replays a trace. Create it with New, feed every event to Event
 // (or drive it through the typed methods), then call Finish.
 type Tracker struct {
-	hdr     *nettrace.Header
-	ptrSize int
+	hdr      *nettrace.Header
+	ptrSize  int
+	used     uint64
+	firstErr error
 
 	objs  []Object
 	live  []int32           // indices of objects believed alive
@@ -265,7 +268,13 @@ func (t *Tracker) decodeError(err error) {
 	t.stats.DecodeErrors++
 	if t.stats.FirstDecodeError == "" {
 		t.stats.FirstDecodeError = err.Error()
+		t.firstErr = err
 	}
+}
+
+// Stats implements analysis.Analyzer.
+func (t *Tracker) Stats() analysis.Stats {
+	return analysis.Stats{Events: t.used, DecodeErrors: uint64(t.stats.DecodeErrors), FirstError: t.firstErr}
 }
 
 // Event feeds one event. Undecodable payloads are counted (Stats.Decode-
@@ -275,6 +284,7 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 	if m == nil || m.Runtime != nettrace.Runtime {
 		return
 	}
+	t.used++
 	ns := t.nanos(ev.Timestamp)
 	t.lastNs = ns
 	switch m.EventID {
@@ -652,7 +662,8 @@ func (t *Tracker) GenerationRange(g clrevents.GenerationRange) {
 	}
 }
 
-// Finish applies any GC still open and closes the replay.
+// Finish applies any GC still open at the end of the stream (the source
+// calls it when the stream ends; a live snapshot does not).
 func (t *Tracker) Finish() {
 	if t.cur != nil {
 		t.apply(t.cur)
@@ -664,7 +675,8 @@ func (t *Tracker) Finish() {
 	}
 }
 
-// Result returns the replay. Call Finish first.
+// Result returns the replay so far (GCs still open are not applied until
+// Finish).
 func (t *Tracker) Result() *Result {
 	for i := range t.objs {
 		o := &t.objs[i]

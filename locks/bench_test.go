@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // benchStream reads the contention trace from memory b.N times. mode 0 is
@@ -25,11 +26,11 @@ func benchStream(b *testing.B, mode int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a := New(r.Header())
-		var sym *StackSymbolizer
+		var sym *stacks.Symbols
 		if mode == 2 {
-			sym = NewStackSymbolizer(r.Header())
+			sym = stacks.NewSymbols(r.Header())
 		}
+		a := New(r.Header(), Options{Symbols: sym})
 		for {
 			ev, err := r.Next()
 			if err == io.EOF {
@@ -40,14 +41,14 @@ func benchStream(b *testing.B, mode int) {
 			}
 			events++
 			if mode >= 1 {
-				a.Add(ev)
+				a.Event(ev)
 			}
 			if sym != nil {
 				sym.Event(ev)
 			}
 		}
 		if mode == 2 {
-			if res := a.Result(sym); res.Summary.Contentions != 197 {
+			if res := a.Result(); res.Summary.Contentions != 197 {
 				b.Fatalf("%d contentions", res.Summary.Contentions)
 			}
 		}
@@ -86,11 +87,11 @@ func BenchmarkAnalyzeOnly(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		a := New(r.Header())
+		a := New(r.Header(), Options{})
 		for i := range evs {
-			a.Add(&evs[i])
+			a.Event(&evs[i])
 		}
-		if res := a.Result(nil); res.Summary.Contentions != 197 {
+		if res := a.Result(); res.Summary.Contentions != 197 {
 			b.Fatalf("%d contentions", res.Summary.Contentions)
 		}
 	}

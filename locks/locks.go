@@ -18,26 +18,11 @@ import (
 	"math"
 	"sort"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
-
-// Symbolizer names the frames of stacks of instruction pointers (leaf
-// first), all at once after the stream ended (the rundown's method maps
-// come last). ts[i] is the event-clock time stacks[i] was first seen, for
-// code that was unloaded or re-jitted during the session. The result has
-// one entry per stack; an entry may have a different length from its
-// stack (runs of native frames fold into one) and nil means unnamed.
-// StackSymbolizer adapts the profiler's symbol table to it.
-type Symbolizer interface {
-	Symbolize(stacks [][]uint64, ts []int64) []SymbolizedStack
-}
-
-// SymbolizedStack is the named form of one stack, leaf first.
-type SymbolizedStack struct {
-	Frames  []string
-	Modules []string // module file name per frame; "" if unknown
-}
 
 // HistogramBounds are the upper bounds (exclusive, nanoseconds) of the wait
 // histogram's buckets; a last bucket holds everything longer.
@@ -58,6 +43,8 @@ const TopStacks = 5
 type Analyzer struct {
 	hdr     *nettrace.Header
 	ptrSize int
+	sym     *stacks.Symbols
+	used    uint64
 
 	open    map[uint64]*pending // by waiting OS thread id
 	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
@@ -136,15 +123,23 @@ type threadAcc struct {
 	maxNs   int64
 }
 
+// Options configure an Analyzer.
+type Options struct {
+	// Symbols names the waiting stacks (the profiler's symbol table, fed
+	// by the caller with the same stream); nil leaves them as addresses.
+	Symbols *stacks.Symbols
+}
+
 // New returns an analyzer for a stream with header hdr (for the clock and
 // the pointer size).
-func New(hdr *nettrace.Header) *Analyzer {
+func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	ps := hdr.PointerSize
 	if ps != 4 {
 		ps = 8
 	}
 	return &Analyzer{
 		hdr:        hdr,
+		sym:        opts.Symbols,
 		ptrSize:    ps,
 		open:       make(map[uint64]*pending),
 		locks:      make(map[uint64]*lockAcc),
@@ -162,9 +157,16 @@ func New(hdr *nettrace.Header) *Analyzer {
 	}
 }
 
-// Add feeds one event. Events the analysis does not use are ignored; a
-// payload that does not decode is counted (Result.DecodeErrors) and skipped.
-func (a *Analyzer) Add(ev *nettrace.Event) {
+// Stats implements analysis.Analyzer.
+func (a *Analyzer) Stats() analysis.Stats {
+	st := analysis.Stats{Events: a.used, DecodeErrors: uint64(a.decodeErrors), FirstError: a.firstErr}
+	return st
+}
+
+// Event feeds one event. Events the analysis does not use are ignored; a
+// payload that does not decode is counted (Stats, Result.DecodeErrors) and
+// skipped.
+func (a *Analyzer) Event(ev *nettrace.Event) {
 	m := ev.Meta
 	// The rundown (and the EventPipe provider's process info) come after the
 	// session stopped: a wait still open then is known to last only until
@@ -180,6 +182,12 @@ func (a *Analyzer) Add(ev *nettrace.Event) {
 	}
 	switch m.Runtime {
 	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDContentionStart, clrevents.IDContentionStop, clrevents.IDContentionLockCreated, clrevents.IDThreadCreated,
+			clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled,
+			clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
+			a.used++
+		}
 		switch m.EventID {
 		case clrevents.IDContentionStart:
 			a.start(ev)
@@ -222,6 +230,7 @@ func (a *Analyzer) Add(ev *nettrace.Event) {
 		}
 	case nettrace.Rundown:
 		if m.EventID == clrevents.IDRundownThreadDC {
+			a.used++
 			a.thread(ev)
 		}
 	}

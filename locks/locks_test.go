@@ -13,6 +13,7 @@ import (
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 const traces = "../../shared/traces/"
@@ -30,8 +31,8 @@ func run(t testing.TB, name string, visit func(*nettrace.Event)) (*Result, *nett
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := New(r.Header())
-	sym := NewStackSymbolizer(r.Header())
+	sym := stacks.NewSymbols(r.Header())
+	a := New(r.Header(), Options{Symbols: sym})
 	for {
 		ev, err := r.Next()
 		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
@@ -40,13 +41,13 @@ func run(t testing.TB, name string, visit func(*nettrace.Event)) (*Result, *nett
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.Add(ev)
+		a.Event(ev)
 		sym.Event(ev)
 		if visit != nil {
 			visit(ev)
 		}
 	}
-	return a.Result(sym), r.Header()
+	return a.Result(), r.Header()
 }
 
 // TestFiltraceContention checks the .NET 10 trace of CATALOG.md §8.4 (197
@@ -241,21 +242,21 @@ func threadEv(m *nettrace.Metadata, obj uint64, managed, os uint32) *nettrace.Ev
 
 func TestOwnerMapping(t *testing.T) {
 	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}
-	a := New(hdr)
+	a := New(hdr, Options{})
 	// Thread 100 waits behind a Thread* whose OS id only the rundown gives;
 	// thread 101 behind managed id 7 (OS 300); thread 102 behind OS id 100;
 	// thread 103 behind a value nothing explains.
-	a.Add(threadEv(metaThread, 0x7f0000001000, 7, 300))
-	a.Add(start2(10, 100, 0xA, 0xB, 0x7f0000002000))
-	a.Add(stop1(20, 100, 1000))
-	a.Add(start2(30, 101, 0xA, 0xB, 7))
-	a.Add(stop1(40, 101, 2000))
-	a.Add(start2(50, 102, 0xC, 0xD, 100))
-	a.Add(stop1(60, 102, 3000))
-	a.Add(start2(70, 103, 0xC, 0xD, 0xdead0000))
-	a.Add(stop1(80, 103, 4000))
-	a.Add(threadEv(metaRundown, 0x7f0000002000, 9, 200))
-	r := a.Result(nil)
+	a.Event(threadEv(metaThread, 0x7f0000001000, 7, 300))
+	a.Event(start2(10, 100, 0xA, 0xB, 0x7f0000002000))
+	a.Event(stop1(20, 100, 1000))
+	a.Event(start2(30, 101, 0xA, 0xB, 7))
+	a.Event(stop1(40, 101, 2000))
+	a.Event(start2(50, 102, 0xC, 0xD, 100))
+	a.Event(stop1(60, 102, 3000))
+	a.Event(start2(70, 103, 0xC, 0xD, 0xdead0000))
+	a.Event(stop1(80, 103, 4000))
+	a.Event(threadEv(metaRundown, 0x7f0000002000, 9, 200))
+	r := a.Result()
 	got := map[uint64]Owner{}
 	for _, l := range r.Locks {
 		for _, o := range l.Owners {
@@ -291,16 +292,16 @@ func TestOwnerMapping(t *testing.T) {
 
 func TestPairingRules(t *testing.T) {
 	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 10_000_000} // 100 ns ticks
-	a := New(hdr)
-	a.Add(stop1(5, 1, 500)) // began before the session
-	a.Add(start2(10, 1, 0xA, 0, 0))
-	a.Add(start2(20, 1, 0xA, 0, 0)) // the first start's stop was lost
+	a := New(hdr, Options{})
+	a.Event(stop1(5, 1, 500)) // began before the session
+	a.Event(start2(10, 1, 0xA, 0, 0))
+	a.Event(start2(20, 1, 0xA, 0, 0)) // the first start's stop was lost
 	// A v0 stop has no duration: the timestamps give it (30 ticks = 3 µs).
-	a.Add(&nettrace.Event{Meta: metaStop0, Timestamp: 50, ThreadID: 1, Payload: []byte{0, 1, 0}})
+	a.Event(&nettrace.Event{Meta: metaStop0, Timestamp: 50, ThreadID: 1, Payload: []byte{0, 1, 0}})
 	// A stop on another thread does not end thread 1's wait.
-	a.Add(start2(60, 1, 0xA, 0, 0))
-	a.Add(stop1(70, 2, 100))
-	r := a.Result(nil)
+	a.Event(start2(60, 1, 0xA, 0, 0))
+	a.Event(stop1(70, 2, 100))
+	r := a.Result()
 	s := r.Summary
 	if s.Contentions != 1 || s.TotalNs != 3000 || s.StopsWithoutStart != 2 || s.LostStarts != 1 || s.Unpaired != 1 {
 		t.Errorf("summary %+v", s)
@@ -309,8 +310,8 @@ func TestPairingRules(t *testing.T) {
 		t.Errorf("still waiting %+v", r.StillWaiting)
 	}
 	// A payload that does not decode is counted, not fatal.
-	a.Add(&nettrace.Event{Meta: metaStart2, Timestamp: 80, ThreadID: 3, Payload: []byte{0}})
-	if r := a.Result(nil); r.Summary.DecodeErrors != 1 || !strings.Contains(r.Summary.FirstError, "too short") {
+	a.Event(&nettrace.Event{Meta: metaStart2, Timestamp: 80, ThreadID: 3, Payload: []byte{0}})
+	if r := a.Result(); r.Summary.DecodeErrors != 1 || !strings.Contains(r.Summary.FirstError, "too short") {
 		t.Errorf("decode errors %+v", r.Summary)
 	}
 }
@@ -332,12 +333,12 @@ func FuzzAnalyzer(f *testing.F) {
 	ids := []uint32{clrevents.IDContentionStart, clrevents.IDContentionStop, clrevents.IDThreadCreated,
 		clrevents.IDContentionLockCreated, clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled}
 	f.Fuzz(func(t *testing.T, p []byte, which uint8, version uint32) {
-		a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9})
+		a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}, Options{})
 		m := &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: ids[int(which)%len(ids)], Version: version % 5}
-		a.Add(start2(1, 1, 1, 2, 3))
-		a.Add(&nettrace.Event{Meta: m, Timestamp: 2, ThreadID: 1, Payload: p, Stack: []uint64{1}})
-		a.Add(stop1(3, 1, 2))
-		r := a.Result(nil)
+		a.Event(start2(1, 1, 1, 2, 3))
+		a.Event(&nettrace.Event{Meta: m, Timestamp: 2, ThreadID: 1, Payload: p, Stack: []uint64{1}})
+		a.Event(stop1(3, 1, 2))
+		r := a.Result()
 		if r.Summary.TotalNs < 0 || r.Summary.MaxNs < 0 {
 			t.Fatalf("%+v", r.Summary)
 		}
@@ -357,7 +358,7 @@ func utf16z(s string) []byte {
 // address (the lock object moved or died) does not rename it.
 func TestObjectType(t *testing.T) {
 	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
-	a := New(hdr)
+	a := New(hdr, Options{})
 	bulk := binary.LittleEndian.AppendUint32(nil, 2)
 	bulk = binary.LittleEndian.AppendUint16(bulk, 1)
 	for i, name := range []string{"App.Gate", "System.String"} {
@@ -377,16 +378,16 @@ func TestObjectType(t *testing.T) {
 		p = binary.LittleEndian.AppendUint16(p, 1)
 		return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDGCSampledObjectAllocHigh}, Payload: p}
 	}
-	a.Add(alloc(0x5000, 0x100)) // named by the BulkType that follows
-	a.Add(&nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDBulkType}, Payload: bulk})
-	a.Add(start2(10, 1, 0xA, 0x5000, 2))
-	a.Add(stop1(20, 1, 100))
-	a.Add(alloc(0x5000, 0x101))
-	a.Add(start2(30, 1, 0xA, 0x5000, 2))
-	a.Add(stop1(40, 1, 100))
-	a.Add(start2(50, 1, 0xB, 0x6000, 2)) // never allocated while recording
-	a.Add(stop1(60, 1, 50))
-	r := a.Result(nil)
+	a.Event(alloc(0x5000, 0x100)) // named by the BulkType that follows
+	a.Event(&nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDBulkType}, Payload: bulk})
+	a.Event(start2(10, 1, 0xA, 0x5000, 2))
+	a.Event(stop1(20, 1, 100))
+	a.Event(alloc(0x5000, 0x101))
+	a.Event(start2(30, 1, 0xA, 0x5000, 2))
+	a.Event(stop1(40, 1, 100))
+	a.Event(start2(50, 1, 0xB, 0x6000, 2)) // never allocated while recording
+	a.Event(stop1(60, 1, 50))
+	r := a.Result()
 	if len(r.Locks) != 2 || r.Locks[0].ObjectType != "App.Gate" || r.Locks[1].ObjectType != "" {
 		t.Errorf("locks %+v", r.Locks)
 	}

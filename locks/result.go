@@ -92,6 +92,7 @@ type Owner struct {
 	// OSThreadID is the owner's OS thread id; 0 when Raw could not be mapped
 	// (Mapped false) or the runtime reported no owner (Raw 0).
 	OSThreadID  uint64
+	Name        string // the OS thread's name when known (live sessions)
 	ManagedID   uint32 // managed thread id when the thread events gave it
 	Mapped      bool
 	Via         string // how Raw was mapped: "os-tid", "thread-object", "managed-id", ""
@@ -102,6 +103,7 @@ type Owner struct {
 // Thread is the waiting one OS thread did.
 type Thread struct {
 	OSThreadID  uint64
+	Name        string // the OS thread's name when known (live sessions)
 	ManagedID   uint32
 	Contentions int64
 	TotalNs     int64
@@ -127,11 +129,10 @@ type Stack struct {
 	Modules []string // per frame; nil or "" when unknown
 }
 
-// Result resolves owners and object types and returns the analysis so far.
-// It does not change the analyzer, so it may be called again (a live view),
-// each time with a symbolizer that can still be asked (StackSymbolizer
-// answers once) or nil: frames are then hexadecimal addresses.
-func (a *Analyzer) Result(sym Symbolizer) *Result {
+// Result resolves owners, object types and stacks and returns the analysis
+// so far. It does not change the analyzer, so it may be called again (a
+// live view). Without Options.Symbols frames are hexadecimal addresses.
+func (a *Analyzer) Result() *Result {
 	r := &Result{}
 	s := &r.Summary
 	s.Unpaired = len(a.open)
@@ -145,18 +146,23 @@ func (a *Analyzer) Result(sym Symbolizer) *Result {
 	s.LockIDs = a.hasV2
 
 	r.Stacks = make([]Stack, max(len(a.stacks), 1))
-	var named []SymbolizedStack
-	if sym != nil && len(a.stacks) > 1 {
-		named = sym.Symbolize(a.stacks, a.stackTS)
-	}
 	for i, ips := range a.stacks {
 		r.Stacks[i].IPs = ips
 		if len(ips) == 0 {
 			continue
 		}
-		if i < len(named) && len(named[i].Frames) > 0 {
-			r.Stacks[i].Frames = named[i].Frames
-			r.Stacks[i].Modules = named[i].Modules
+		if a.sym != nil {
+			// The profiler's rules: one symbol table, one naming.
+			var ts int64
+			if i < len(a.stackTS) {
+				ts = a.hdr.Nanos(a.stackTS[i])
+			}
+			fs, _ := a.sym.Stack(ips, ts)
+			st := &r.Stacks[i]
+			for _, f := range fs {
+				st.Frames = append(st.Frames, f.Name)
+				st.Modules = append(st.Modules, f.Module)
+			}
 			continue
 		}
 		r.Stacks[i].Frames = make([]string, len(ips))
@@ -407,4 +413,24 @@ func (a *Analyzer) typeName(o objectInfo) string {
 		return o.name
 	}
 	return a.typeNames[o.typeID]
+}
+
+// NameThreads names the waiting threads and the owners with name (the OS
+// thread names a live session read from /proc; events carry none).
+func (r *Result) NameThreads(name func(tid uint64) string) {
+	for i := range r.Threads {
+		r.Threads[i].Name = name(r.Threads[i].OSThreadID)
+	}
+	for i := range r.Locks {
+		for j := range r.Locks[i].Owners {
+			if o := &r.Locks[i].Owners[j]; o.OSThreadID != 0 {
+				o.Name = name(o.OSThreadID)
+			}
+		}
+	}
+	for i := range r.StillWaiting {
+		if o := &r.StillWaiting[i].Owner; o.OSThreadID != 0 {
+			o.Name = name(o.OSThreadID)
+		}
+	}
 }

@@ -293,7 +293,7 @@ func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 }
 
 const (
-	tagNullReference      = 0x01
+	tagNullReference      = 0x01 // also ends a V3/V4 stream
 	tagBeginObject        = 0x04
 	tagBeginPrivateObject = 0x05
 	tagEndObject          = 0x06

@@ -410,6 +410,10 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
+// EndOfStreamV4 is what ends a NetPerf V3 / NetTrace V4 stream after its
+// last object: a copy cut between objects becomes complete by appending it.
+var EndOfStreamV4 = []byte{tagNullReference}
+
 // Close flushes and writes the end-of-stream marker. It does not close the
 // underlying writer.
 func (w *Writer) Close() error {

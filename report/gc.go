@@ -13,12 +13,6 @@ import (
 	"github.com/clrspy/clrspy/gcpause"
 )
 
-// GCSource describes where a GC analysis came from, for report headers.
-type GCSource struct {
-	Name string // file name, "pid 123", the launched command
-	Live bool
-}
-
 func ms(n int64) float64 { return float64(n) / 1e6 }
 
 // fmtMS formats nanoseconds as milliseconds with a precision that suits
@@ -45,21 +39,52 @@ func fmtDur(n int64) string {
 	return fmt.Sprintf("%gµs", float64(n)/1e3)
 }
 
-// WriteGCText writes the rollup by generation, the pause histogram, the
-// longest pauses and the runtime suspensions by reason as text tables.
-func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "GC pauses: %s — %d GCs (%d complete", src.Name, res.Started, res.Complete)
-	if res.Incomplete > 0 {
-		fmt.Fprintf(&b, ", %d incomplete", res.Incomplete)
-	}
-	fmt.Fprintf(&b, ") over %.3f s", float64(res.SessionNanos)/1e9)
-	if res.LostEvents > 0 {
-		fmt.Fprintf(&b, ", %d events lost", res.LostEvents)
-	}
-	b.WriteString("\n\n")
+// GCLegend explains the gen column's notation.
+const GCLegend = "gen: the generation collected, then N non-concurrent (blocking), B background, F foreground; I induced, i induced (not forced)"
 
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+// GCSummaryLine is the one-line summary a GC report starts with: how many
+// GCs, the share of time paused, the longest pause and the p99.
+func GCSummaryLine(in *Input, res *gcpause.Result) string {
+	if res.Started == 0 {
+		if in.Live {
+			return "no GC happened during the session"
+		}
+		return "no GC events in this trace (was the GC keyword enabled?)"
+	}
+	s := fmt.Sprintf("%d GCs, %.2f%% of %.3f s paused", res.Started, res.All.PausePercent, float64(res.SessionNanos)/1e9)
+	if len(res.Longest) > 0 {
+		g := res.Longest[0]
+		s += fmt.Sprintf(", longest %s ms (GC %d, %s), p99 %s ms", fmtMS(g.PauseNanos), g.Number, g.GenerationName(), fmtMS(res.All.P99))
+	}
+	if res.Incomplete > 0 {
+		s += fmt.Sprintf(", %d incomplete", res.Incomplete)
+	}
+	return s
+}
+
+// WriteGCText writes the one-line summary, the rollup by generation, the
+// pause histogram, the longest pauses and the runtime suspensions by
+// reason as text tables.
+func WriteGCText(w io.Writer, in Input, res *gcpause.Result) error {
+	var b strings.Builder
+	if l := in.PartialLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "%s: %s\n\n", in.Source, GCSummaryLine(&in, res))
+	if res.Started == 0 && len(res.ByReason) == 0 {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	if res.Started > 0 {
+		writeGCTables(&b, res)
+	}
+	writeSuspensions(&b, res)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeGCTables(b *strings.Builder, res *gcpause.Result) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
 	row := func(name string, s gcpause.Stats) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", name, s.Count, s.Induced,
@@ -75,7 +100,7 @@ func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
 		b.WriteString("\nby type:")
 		for _, t := range []clrevents.GCType{clrevents.GCNonConcurrent, clrevents.GCBackground, clrevents.GCForeground} {
 			if n := res.ByType[t]; n > 0 {
-				fmt.Fprintf(&b, " %s %d", t, n)
+				fmt.Fprintf(b, " %s %d", t, n)
 			}
 		}
 		b.WriteString("\n")
@@ -83,9 +108,9 @@ func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
 
 	if res.All.Count > 0 {
 		b.WriteString("\npause histogram\n")
-		writeHistogram(&b, res.Histogram)
+		writeHistogram(b, res.Histogram)
 		b.WriteString("\nlongest pauses\n")
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\tafter MB\t")
 		for _, g := range res.Longest {
 			after := "-"
@@ -96,11 +121,14 @@ func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
 				float64(g.PauseStartNanos)/1e9, fmtMS(g.SuspendNanos), fmtMS(g.PauseNanos), after)
 		}
 		tw.Flush()
+		b.WriteString(GCLegend + "\n")
 	}
+}
 
+func writeSuspensions(b *strings.Builder, res *gcpause.Result) {
 	if len(res.ByReason) > 0 {
 		b.WriteString("\nruntime suspensions by reason\n")
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "reason\tcount\ttotal ms\tmax ms\tsuspend ms\tmax susp ms\tincomplete\t")
 		for _, r := range res.ByReason {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t\n", r.Reason, r.Count, fmtMS(r.TotalNanos),
@@ -110,7 +138,7 @@ func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
 	}
 	if len(res.Suspensions) > 0 {
 		b.WriteString("\nnon-GC suspensions\n")
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "reason\tstart s\tthread\tsuspend ms\tpause ms\t")
 		for _, s := range res.Suspensions {
 			fmt.Fprintf(tw, "%s\t%.3f\t%d\t%s\t%s\t\n", s.Reason, float64(s.StartNanos)/1e9, s.ThreadID,
@@ -118,8 +146,6 @@ func WriteGCText(w io.Writer, src GCSource, res *gcpause.Result) error {
 		}
 		tw.Flush()
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // writeHistogram prints the buckets from the first to the last non-empty

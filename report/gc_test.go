@@ -35,7 +35,7 @@ func gcResult(t testing.TB, name string) *gcpause.Result {
 			}
 			break
 		}
-		a.Handle(ev)
+		a.Event(ev)
 	}
 	return a.Result()
 }
@@ -50,10 +50,10 @@ func gcResult(t testing.TB, name string) *gcpause.Result {
 func TestGCTextGolden(t *testing.T) {
 	res := gcResult(t, "diagnostics__trace.nettrace")
 	var b bytes.Buffer
-	if err := WriteGCText(&b, GCSource{Name: "diagnostics__trace.nettrace"}, res); err != nil {
+	if err := WriteGCText(&b, Input{Source: "diagnostics__trace.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"385 GCs (384 complete, 1 incomplete)", "NonConcurrent 262 Background 2 Foreground 120",
+	for _, s := range []string{"385 GCs, 23.65% of 25.024 s paused, longest 80.99 ms (GC 2022, 2B), p99 25.86 ms, 1 incomplete", "NonConcurrent 262 Background 2 Foreground 120",
 		"  2022   2B  AllocSmall", "75.44", "SuspendForGCPrep      4"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("text report lacks %q", s)
@@ -68,7 +68,7 @@ func TestGCTextGolden(t *testing.T) {
 func TestGCJSONGolden(t *testing.T) {
 	res := gcResult(t, "filtrace__alloc.nettrace")
 	var b bytes.Buffer
-	if err := WriteGCJSON(&b, GCSource{Name: "filtrace__alloc.nettrace"}, res); err != nil {
+	if err := WriteGCJSON(&b, Input{Source: "filtrace__alloc.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -89,9 +89,9 @@ func TestGCJSONGolden(t *testing.T) {
 				Reason string `json:"reason"`
 				Count  int    `json:"count"`
 			} `json:"suspensions_by_reason"`
-			Lost *uint64 `json:"lost_events"`
 		} `json:"summary"`
-		GCs []struct {
+		Lost *uint64 `json:"events_lost"`
+		GCs  []struct {
 			Reason  string  `json:"reason"`
 			Gen     string  `json:"gen"`
 			PauseMS float64 `json:"pause_ms"`
@@ -108,7 +108,7 @@ func TestGCJSONGolden(t *testing.T) {
 		// SuspendEEBegin 20.6362 → RestartEEEnd 21.0623), 0.1265 (GC 2), ...
 		t.Errorf("gen2 stats %+v", g2)
 	}
-	if s.GCCount != 7 || s.ByGen["0"].Count != 1 || s.ByGen["2"].Count != 6 || s.ByGen["1"].Count != 0 || s.Lost == nil ||
+	if s.GCCount != 7 || s.ByGen["0"].Count != 1 || s.ByGen["2"].Count != 6 || s.ByGen["1"].Count != 0 || doc.Lost == nil ||
 		len(s.Reasons) != 1 || s.Reasons[0].Reason != "SuspendForGC" || s.Reasons[0].Count != 7 || len(doc.GCs) != 7 || doc.Suspensions == nil {
 		t.Errorf("summary %+v", s)
 	}

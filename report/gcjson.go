@@ -14,8 +14,7 @@ import (
 
 // GCDocument is the JSON form of a GC analysis (clrspy gc --json).
 type GCDocument struct {
-	Source      string         `json:"source"`
-	Live        bool           `json:"live"`
+	Input
 	Summary     GCSummary      `json:"summary"`
 	GCs         []GCRow        `json:"gcs"`
 	Suspensions []SuspRow      `json:"suspensions"`
@@ -41,7 +40,6 @@ type GCSummary struct {
 	ByGeneration        map[string]GenStats `json:"by_generation"`
 	ByType              map[string]int      `json:"by_type"`
 	SuspensionsByReason []ReasonRow         `json:"suspensions_by_reason"`
-	LostEvents          uint64              `json:"lost_events"`
 	UnmatchedRestarts   int                 `json:"unmatched_restarts"`
 }
 
@@ -148,8 +146,8 @@ func genStats(s gcpause.Stats) GenStats {
 }
 
 // NewGCDocument builds the JSON document of a result.
-func NewGCDocument(src GCSource, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Source: src.Name, Live: src.Live, GCs: []GCRow{}, Suspensions: []SuspRow{}}
+func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
+	d := &GCDocument{Input: in, GCs: []GCRow{}, Suspensions: []SuspRow{}}
 	a := res.All
 	d.Summary = GCSummary{
 		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
@@ -161,7 +159,6 @@ func NewGCDocument(src GCSource, res *gcpause.Result) *GCDocument {
 		ByGeneration:        map[string]GenStats{},
 		ByType:              map[string]int{},
 		SuspensionsByReason: []ReasonRow{},
-		LostEvents:          res.LostEvents,
 		UnmatchedRestarts:   res.UnmatchedRestarts,
 	}
 	for g, s := range res.ByGen {
@@ -224,10 +221,10 @@ func gcRow(g *gcpause.GC) GCRow {
 }
 
 // WriteGCJSON writes the document, indented.
-func WriteGCJSON(w io.Writer, src GCSource, res *gcpause.Result) error {
+func WriteGCJSON(w io.Writer, in Input, res *gcpause.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(NewGCDocument(src, res))
+	return enc.Encode(NewGCDocument(in, res))
 }
 
 // gcCSVHeader is PerfView's GCStats CSV column set (ToCsv).

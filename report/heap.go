@@ -40,24 +40,24 @@ type HeapAgeJSON struct {
 
 // HeapDocument is `clrspy heap --json`.
 type HeapDocument struct {
-	Source          string              `json:"source"`
-	GCs             int                 `json:"gcs"`
-	TrackedObjects  int                 `json:"tracked_objects"`
-	Untracked       int                 `json:"untracked_samples"`
-	Dead            int                 `json:"dead"`
-	AliveAtEnd      int                 `json:"alive_at_end"`
-	Remapped        int                 `json:"remapped"`
-	MovementEvents  bool                `json:"movement_events"`
-	RangeEvents     int                 `json:"range_events"`
-	MovedRanges     int                 `json:"moved_ranges"`
-	SurvivingRanges int                 `json:"surviving_ranges"`
-	GCsWithoutData  int                 `json:"gcs_without_ranges"`
-	CorruptEvents   int                 `json:"corrupt_range_events"`
-	Contradictions  heap.Contradictions `json:"contradictions"`
-	Types           []HeapTypeJSON      `json:"types"`
-	Sites           []HeapSiteJSON      `json:"sites"`
-	AgeAtDeath      []HeapAgeJSON       `json:"age_at_death"`
-	Notes           []string            `json:"notes,omitempty"`
+	Input
+	GCs             int                `json:"gcs"`
+	TrackedObjects  int                `json:"tracked_objects"`
+	Untracked       int                `json:"untracked_samples"`
+	Dead            int                `json:"dead"`
+	AliveAtEnd      int                `json:"alive_at_end"`
+	Remapped        int                `json:"remapped"`
+	MovementEvents  bool               `json:"movement_events"`
+	RangeEvents     int                `json:"range_events"`
+	MovedRanges     int                `json:"moved_ranges"`
+	SurvivingRanges int                `json:"surviving_ranges"`
+	GCsWithoutData  int                `json:"gcs_without_ranges"`
+	CorruptEvents   int                `json:"corrupt_range_events"`
+	Contradictions  HeapContradictions `json:"contradictions"`
+	Types           []HeapTypeJSON     `json:"types"`
+	Sites           []HeapSiteJSON     `json:"sites"`
+	AgeAtDeath      []HeapAgeJSON      `json:"age_at_death"`
+	Notes           []string           `json:"notes,omitempty"`
 	// Objects lists every followed object (only with --objects).
 	Objects []HeapObjectJSON `json:"objects,omitempty"`
 }
@@ -102,13 +102,31 @@ func heapGroupJSON(g *heap.Group) HeapTypeJSON {
 
 func heapRound1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
 
+// HeapContradictions counts what the replay found inconsistent (see
+// heap.Contradictions).
+type HeapContradictions struct {
+	OverlappingRanges int `json:"overlapping_ranges"`
+	OverlappingDest   int `json:"overlapping_destinations"`
+	MappedTwice       int `json:"mapped_twice"`
+	Collisions        int `json:"collisions"`
+	AddressReused     int `json:"address_reused"`
+	LateRanges        int `json:"late_ranges"`
+	Unplaced          int `json:"unplaced"`
+	Total             int `json:"total"`
+}
+
+func heapContradictions(c heap.Contradictions) HeapContradictions {
+	return HeapContradictions{c.OverlappingRanges, c.OverlappingDest, c.MappedTwice, c.Collisions,
+		c.AddressReused, c.LateRanges, c.Unplaced, c.Total()}
+}
+
 // NewHeapDocument builds the JSON document.
-func NewHeapDocument(source string, r *heap.Result, s *heap.Summary) *HeapDocument {
-	d := &HeapDocument{Source: source, GCs: len(r.GCs), TrackedObjects: r.Stats.Tracked, Untracked: r.Stats.Untracked,
+func NewHeapDocument(in Input, r *heap.Result, s *heap.Summary) *HeapDocument {
+	d := &HeapDocument{Input: in, GCs: len(r.GCs), TrackedObjects: r.Stats.Tracked, Untracked: r.Stats.Untracked,
 		AliveAtEnd: s.Total.AliveAtEnd, Dead: s.Total.Sampled - s.Total.AliveAtEnd,
 		MovementEvents: r.Stats.HasMovementEvents, RangeEvents: r.Stats.RangeEvents, MovedRanges: r.Stats.MovedRanges,
 		SurvivingRanges: r.Stats.SurvivingRanges, GCsWithoutData: r.Stats.GCsWithoutRanges,
-		CorruptEvents: r.Stats.CorruptRangeEvents, Contradictions: r.Stats.Contradictions,
+		CorruptEvents: r.Stats.CorruptRangeEvents, Contradictions: heapContradictions(r.Stats.Contradictions),
 		Types: []HeapTypeJSON{}, Sites: []HeapSiteJSON{}, AgeAtDeath: []HeapAgeJSON{}}
 	for _, g := range r.GCs {
 		d.Remapped += g.Remapped
@@ -167,6 +185,9 @@ func WriteHeapJSON(w io.Writer, d *HeapDocument) error {
 // all).
 func WriteHeapText(w io.Writer, d *HeapDocument, top int) error {
 	var b strings.Builder
+	if l := d.PartialLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
 	fmt.Fprintf(&b, "%s: %d GCs, %d sampled objects followed (%d dead, %d alive at end), %d moves replayed",
 		d.Source, d.GCs, d.TrackedObjects, d.Dead, d.AliveAtEnd, d.Remapped)
 	if d.Untracked > 0 {
@@ -175,7 +196,7 @@ func WriteHeapText(w io.Writer, d *HeapDocument, top int) error {
 	b.WriteString("\n")
 	if d.MovementEvents {
 		fmt.Fprintf(&b, "movement data: %d range events (%d moved, %d surviving ranges); contradictions: %d\n",
-			d.RangeEvents, d.MovedRanges, d.SurvivingRanges, d.Contradictions.Total())
+			d.RangeEvents, d.MovedRanges, d.SurvivingRanges, d.Contradictions.Total)
 	}
 	if len(d.Types) == 0 {
 		for _, n := range d.Notes {

@@ -49,7 +49,7 @@ func replayHeap(t *testing.T, name string) (*heap.Result, *stacks.Symbols) {
 // the hand-checked replay (heap/testdata/real_traces.golden.json).
 func TestHeapJSONObjver4(t *testing.T) {
 	res, sym := replayHeap(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
-	d := NewHeapDocument("objver4", res, heap.Summarize(res, sym))
+	d := NewHeapDocument(Input{Source: "objver4", Complete: true}, res, heap.Summarize(res, sym))
 	var buf bytes.Buffer
 	if err := WriteHeapJSON(&buf, d); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 // milliseconds; ids are numbers (addresses fit a JSON number exactly: user
 // space is below 2^47).
 type LocksDocument struct {
-	Source       string         `json:"source"`
+	Input
 	Summary      LocksSummary   `json:"summary"`
 	Locks        []LockJSON     `json:"locks"`
 	Threads      []LockThread   `json:"threads"`
@@ -67,6 +67,7 @@ type LockBucket struct {
 // runtime's value could not be mapped or no owner was reported (value 0).
 type LockOwnerJSON struct {
 	OSThreadID      *uint64 `json:"os_thread_id"`
+	ThreadName      string  `json:"thread_name,omitempty"`
 	ManagedThreadID uint32  `json:"managed_thread_id,omitempty"`
 	OwnerValue      uint64  `json:"owner_value"`
 	MappedVia       string  `json:"mapped_via"`
@@ -84,6 +85,7 @@ type LockStackJSON struct {
 // LockThread is the waiting one thread did.
 type LockThread struct {
 	OSThreadID      uint64  `json:"os_thread_id"`
+	ThreadName      string  `json:"thread_name,omitempty"`
 	ManagedThreadID uint32  `json:"managed_thread_id,omitempty"`
 	Contentions     int64   `json:"contentions"`
 	TotalWaitMs     float64 `json:"total_wait_ms"`
@@ -102,7 +104,7 @@ type LockWaitJSON struct {
 func lockMs(ns int64) float64 { return float64(ns) / 1e6 }
 
 func lockOwnerJSON(o locks.Owner) LockOwnerJSON {
-	j := LockOwnerJSON{OwnerValue: o.Raw, MappedVia: o.Via, ManagedThreadID: o.ManagedID,
+	j := LockOwnerJSON{OwnerValue: o.Raw, MappedVia: o.Via, ManagedThreadID: o.ManagedID, ThreadName: o.Name,
 		Contentions: o.Contentions, TotalWaitMs: lockMs(o.TotalNs)}
 	if o.Mapped {
 		tid := o.OSThreadID
@@ -119,9 +121,9 @@ func lockFrames(r *locks.Result, i int) []string {
 }
 
 // NewLocksDocument converts an analysis result.
-func NewLocksDocument(source string, r *locks.Result) *LocksDocument {
+func NewLocksDocument(in Input, r *locks.Result) *LocksDocument {
 	s := &r.Summary
-	d := &LocksDocument{Source: source, Summary: LocksSummary{
+	d := &LocksDocument{Input: in, Summary: LocksSummary{
 		Contentions: s.Contentions, TotalWaitMs: lockMs(s.TotalNs), MeanWaitMs: lockMs(s.MeanNs()),
 		MaxWaitMs: lockMs(s.MaxNs), Unpaired: s.Unpaired, StopsWithoutStart: s.StopsWithoutStart,
 		LostStarts: s.LostStarts, Locks: len(r.Locks), LockIDsReported: s.LockIDs,
@@ -152,7 +154,7 @@ func NewLocksDocument(source string, r *locks.Result) *LocksDocument {
 		d.Locks = append(d.Locks, lj)
 	}
 	for _, t := range r.Threads {
-		d.Threads = append(d.Threads, LockThread{OSThreadID: t.OSThreadID, ManagedThreadID: t.ManagedID,
+		d.Threads = append(d.Threads, LockThread{OSThreadID: t.OSThreadID, ThreadName: t.Name, ManagedThreadID: t.ManagedID,
 			Contentions: t.Contentions, TotalWaitMs: lockMs(t.TotalNs), MaxWaitMs: lockMs(t.MaxNs)})
 	}
 	for _, w := range r.StillWaiting {
@@ -207,14 +209,20 @@ func lockOwnerText(o locks.Owner) string {
 	case !o.Mapped:
 		return fmt.Sprintf("unmapped %#x", o.Raw)
 	}
+	if o.Name != "" {
+		return fmt.Sprintf("%d (%s)", o.OSThreadID, o.Name)
+	}
 	return fmt.Sprint(o.OSThreadID)
 }
 
 // WriteLocksText writes the human-readable report.
-func WriteLocksText(w io.Writer, source string, r *locks.Result) error {
+func WriteLocksText(w io.Writer, in Input, r *locks.Result) error {
 	ew := &lockErrWriter{w: w}
 	s := &r.Summary
-	fmt.Fprintf(ew, "Lock contention in %s\n", source)
+	if l := in.PartialLine(); l != "" {
+		fmt.Fprintln(ew, l)
+	}
+	fmt.Fprintf(ew, "Lock contention in %s\n", in.Source)
 	fmt.Fprintf(ew, "  %d waits on %d lock(s), total %s, mean %s, max %s; %d still waiting at the end\n",
 		s.Contentions, len(r.Locks), lockDur(s.TotalNs), lockDur(s.MeanNs()), lockDur(s.MaxNs), s.Unpaired)
 	switch r.OwnerKind {
@@ -277,13 +285,17 @@ func WriteLocksText(w io.Writer, source string, r *locks.Result) error {
 	if len(r.Threads) > 0 {
 		fmt.Fprintln(ew, "\nWaiting threads")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "OS THREAD\tMANAGED\tWAITS\tTOTAL\tMAX\t")
+		fmt.Fprintln(tw, "OS THREAD\tNAME\tMANAGED\tWAITS\tTOTAL\tMAX\t")
 		for _, t := range r.Threads {
 			mid := "-"
 			if t.ManagedID != 0 {
 				mid = fmt.Sprint(t.ManagedID)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t\n", t.OSThreadID, mid, t.Contentions, lockDur(t.TotalNs), lockDur(t.MaxNs))
+			name := t.Name
+			if name == "" {
+				name = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t\n", t.OSThreadID, name, mid, t.Contentions, lockDur(t.TotalNs), lockDur(t.MaxNs))
 		}
 		tw.Flush()
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // locksOf analyzes a real trace as `clrspy locks` does.
@@ -28,8 +29,8 @@ func locksOf(t *testing.T, name string) (*locks.Result, *nettrace.Header) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := locks.New(r.Header())
-	sym := locks.NewStackSymbolizer(r.Header())
+	sym := stacks.NewSymbols(r.Header())
+	a := locks.New(r.Header(), locks.Options{Symbols: sym})
 	for {
 		ev, err := r.Next()
 		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
@@ -38,10 +39,10 @@ func locksOf(t *testing.T, name string) (*locks.Result, *nettrace.Header) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.Add(ev)
+		a.Event(ev)
 		sym.Event(ev)
 	}
-	return a.Result(sym), r.Header()
+	return a.Result(), r.Header()
 }
 
 // The locks goldens were checked by hand against CATALOG.md §8.4 and the
@@ -50,7 +51,7 @@ func locksOf(t *testing.T, name string) (*locks.Result, *nettrace.Header) {
 func TestLocksGoldenText(t *testing.T) {
 	res, _ := locksOf(t, "filtrace__contention.nettrace")
 	var b bytes.Buffer
-	if err := WriteLocksText(&b, "filtrace__contention.nettrace", res); err != nil {
+	if err := WriteLocksText(&b, Input{Source: "filtrace__contention.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"197 waits on 1 lock(s)", "HoldLock(int32)", "Monitor.Enter(class System.Object,bool&)"} {
@@ -64,7 +65,7 @@ func TestLocksGoldenText(t *testing.T) {
 func TestLocksGoldenJSON(t *testing.T) {
 	res, _ := locksOf(t, "filtrace__contention.nettrace")
 	var b bytes.Buffer
-	if err := WriteLocksJSON(&b, NewLocksDocument("filtrace__contention.nettrace", res)); err != nil {
+	if err := WriteLocksJSON(&b, NewLocksDocument(Input{Source: "filtrace__contention.nettrace", Complete: true}, res)); err != nil {
 		t.Fatal(err)
 	}
 	// The fields the issue requires, read back generically.
@@ -100,7 +101,7 @@ func TestLocksGoldenJSON(t *testing.T) {
 func TestLocksGoldenStillWaiting(t *testing.T) {
 	res, _ := locksOf(t, "diagnostics__trace.nettrace")
 	var b bytes.Buffer
-	if err := WriteLocksText(&b, "diagnostics__trace.nettrace", res); err != nil {
+	if err := WriteLocksText(&b, Input{Source: "diagnostics__trace.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "waiting for at least"); n != 9 {

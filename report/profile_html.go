@@ -108,8 +108,8 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 	}
 	return flameTmpl.Execute(w, map[string]any{
 		"Title": "clrspy flame graph: " + title,
-		"Info": fmt.Sprintf("%d samples (%d managed, %d external) on %d threads; value: %s",
-			p.Total, p.Managed, p.External, len(p.Threads), unit),
+		"Info": partialName(fmt.Sprintf("%d samples (%d managed, %d external) on %d threads; value: %s",
+			p.Total, p.Managed, p.External, len(p.Threads), unit), p.Notes),
 		// json.Marshal escapes <, > and &, so the data cannot close the
 		// script element.
 		"Data": template.JS(data),

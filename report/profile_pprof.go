@@ -58,6 +58,9 @@ func PprofProfile(p *stacks.Profile) *profile.Profile {
 		pp.Sample = append(pp.Sample, ps)
 	}
 	pp.Comments = []string{"clrspy profile: " + strconv.FormatInt(p.Total, 10) + " samples"}
+	for _, n := range p.Notes {
+		pp.Comments = append(pp.Comments, "PARTIAL: "+n)
+	}
 	return pp
 }
 

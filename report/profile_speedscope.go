@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -44,7 +45,7 @@ type ssProfile struct {
 func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 	doc := ssFile{
 		Schema:   "https://www.speedscope.app/file-format-schema.json",
-		Name:     name,
+		Name:     partialName(name, p.Notes),
 		Exporter: "clrspy",
 	}
 	doc.Shared.Frames = make([]ssFrame, len(p.Frames))
@@ -78,4 +79,13 @@ func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&doc)
+}
+
+// partialName appends what makes a profile partial to its name, the one
+// text every viewer shows.
+func partialName(name string, notes []string) string {
+	if len(notes) == 0 {
+		return name
+	}
+	return name + " (PARTIAL: " + strings.Join(notes, "; ") + ")"
 }

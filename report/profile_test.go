@@ -29,7 +29,7 @@ func buildProfile(t testing.TB, name string, opts stacks.Options) *stacks.Profil
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := stacks.NewBuilder(r.Header(), opts)
+	b := stacks.New(r.Header(), opts)
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -40,10 +40,11 @@ func buildProfile(t testing.TB, name string, opts stacks.Options) *stacks.Profil
 		}
 		b.Event(ev)
 	}
-	if n, err := b.DecodeErrors(); n != 0 {
+	if st := b.Stats(); st.DecodeErrors != 0 {
+		n, err := st.DecodeErrors, st.FirstError
 		t.Fatalf("%d payloads did not decode, first: %v", n, err)
 	}
-	return b.Profile()
+	return b.Result()
 }
 
 // TestDotnetdiagGoldens reproduces the four folded-stack files of

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/source"
 )
 
 // StatHeader is the trace header as `clrspy stat --json` prints it.
@@ -28,10 +29,9 @@ type StatHeader struct {
 
 // StatDocument is everything `clrspy stat` reports about a trace.
 type StatDocument struct {
-	File             string                `json:"file"`
+	Input
 	Header           StatHeader            `json:"header"`
-	Events           []nettrace.EventCount `json:"events"`
-	TotalEvents      uint64                `json:"total_events"`
+	EventCounts      []nettrace.EventCount `json:"event_counts"`
 	EventsWithStack  uint64                `json:"events_with_stack"`
 	Metadata         int                   `json:"metadata"`
 	Stacks           int                   `json:"stacks"`
@@ -42,10 +42,7 @@ type StatDocument struct {
 	Bytes            int64                 `json:"bytes"`
 	FirstEventNanos  int64                 `json:"first_event_ns"`
 	LastEventNanos   int64                 `json:"last_event_ns"`
-	LostEvents       uint64                `json:"lost_events"`
 	UnknownMetadata  uint64                `json:"unknown_metadata_refs"`
-	Truncated        bool                  `json:"truncated"`
-	TruncatedAt      int64                 `json:"truncated_at,omitempty"`
 	TruncationReason string                `json:"truncation,omitempty"`
 	CutEvent         string                `json:"cut_event,omitempty"`
 }
@@ -75,7 +72,7 @@ func WriteStatJSON(w io.Writer, d *StatDocument) error {
 // WriteStatText writes the document for people.
 func WriteStatText(w io.Writer, d *StatDocument) error {
 	h := d.Header
-	fmt.Fprintf(w, "%s\n", d.File)
+	fmt.Fprintf(w, "%s\n", d.Source)
 	name := fmt.Sprintf("NetTrace V%d", h.FormatVersion)
 	if h.FormatVersion == 3 {
 		name = "NetPerf V3"
@@ -83,15 +80,15 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	fmt.Fprintf(w, "  format        %s, %d-bit, %s\n", name, h.PointerSize*8, byteSize(d.Bytes))
 	fmt.Fprintf(w, "  process       pid %d, %d processors\n", h.ProcessID, h.NumberOfProcessors)
 	fmt.Fprintf(w, "  sync time     %s (QPC %d at %d Hz)\n", h.SyncTimeUTC, h.SyncTimeQPC, h.QPCFrequency)
-	fmt.Fprintf(w, "  events        %d (%d with a stack), span %.3f s\n", d.TotalEvents, d.EventsWithStack,
+	fmt.Fprintf(w, "  events        %d (%d with a stack), span %.3f s\n", d.Events, d.EventsWithStack,
 		float64(d.LastEventNanos-d.FirstEventNanos)/1e9)
 	fmt.Fprintf(w, "  metadata      %d records; stacks %d (max depth %d); sequence points %d; capture threads %d\n",
 		d.Metadata, d.Stacks, d.MaxStackDepth, d.SequencePoints, d.CaptureThreads)
 	if h.NoTraceObject {
 		fmt.Fprintf(w, "  WARNING       no Trace object: header values are assumed (64-bit, 1 GHz clock)\n")
 	}
-	if d.LostEvents > 0 {
-		fmt.Fprintf(w, "  LOST EVENTS   %d (sequence-number gaps: the runtime dropped them)\n", d.LostEvents)
+	if d.EventsLost > 0 {
+		fmt.Fprintf(w, "  LOST EVENTS   %d (sequence-number gaps: the runtime dropped them)\n", d.EventsLost)
 	} else {
 		fmt.Fprintf(w, "  lost events   0\n")
 	}
@@ -107,7 +104,7 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "count\twith stack\tid\tver\t event")
-	for _, e := range d.Events {
+	for _, e := range d.EventCounts {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t %s/%s\n", e.Count, e.WithStack, e.ID, e.Version, e.Provider, e.Name)
 	}
 	return tw.Flush()
@@ -125,16 +122,14 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// BuildStat assembles the stat document once the reader is done. endErr is
-// what ended the stream (io.EOF, a *nettrace.TruncatedError, or nil).
-func BuildStat(file string, r *nettrace.Reader, sum *nettrace.Summary, first, last int64, endErr error) *StatDocument {
+// BuildStat assembles the stat document once the stream ended.
+func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.End) *StatDocument {
 	st := r.Stats()
 	h := r.Header()
 	d := &StatDocument{
-		File:            file,
+		Input:           in,
 		Header:          NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
-		Events:          sum.Counts(),
-		TotalEvents:     st.Events,
+		EventCounts:     sum.Counts(),
 		EventsWithStack: st.EventsWithStack,
 		Metadata:        st.Metadata,
 		Stacks:          st.Stacks,
@@ -143,18 +138,15 @@ func BuildStat(file string, r *nettrace.Reader, sum *nettrace.Summary, first, la
 		CaptureThreads:  st.CaptureThreads,
 		Blocks:          st.Blocks,
 		Bytes:           st.Bytes,
-		LostEvents:      st.LostEvents,
 		UnknownMetadata: st.UnknownMetadataRefs,
-		Truncated:       st.Truncated,
-		TruncatedAt:     st.TruncatedAt,
 		CutEvent:        st.CutEvent,
 	}
-	if st.Events > 0 {
-		d.FirstEventNanos = h.Nanos(first)
-		d.LastEventNanos = h.Nanos(last)
+	if end.Events > 0 {
+		d.FirstEventNanos = h.Nanos(end.FirstTimestamp)
+		d.LastEventNanos = h.Nanos(end.LastTimestamp)
 	}
-	if st.Truncated && endErr != nil {
-		d.TruncationReason = endErr.Error()
+	if end.Truncated != nil {
+		d.TruncationReason = end.Truncated.Error()
 	}
 	return d
 }

@@ -59,7 +59,7 @@ func BenchmarkProfileWebapp(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		bl := NewBuilder(r.Header(), Options{})
+		bl := New(r.Header(), Options{})
 		for {
 			ev, err := r.Next()
 			if errors.Is(err, io.EOF) {
@@ -70,7 +70,7 @@ func BenchmarkProfileWebapp(b *testing.B) {
 			}
 			bl.Event(ev)
 		}
-		p := bl.Profile()
+		p := bl.Result()
 		if p.Total != 82945 {
 			b.Fatalf("%d samples", p.Total)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -76,9 +77,12 @@ type Profile struct {
 
 	// Counters for the summary line.
 	Total, Managed, External, Errors, Dropped int64
-	Methods                                   int   // method bodies in the symbol table
-	Unresolved                                int64 // frames that matched no method (samples-weighted)
-	Truncated                                 int64 // samples whose stack hit the depth limit
+	Methods                                   int // method bodies in the symbol table
+	// Notes say what makes the profile partial (a truncated trace, lost
+	// events); writers put them where their format allows.
+	Notes      []string
+	Unresolved int64 // frames that matched no method (samples-weighted)
+	Truncated  int64 // samples whose stack hit the depth limit
 }
 
 // Compat selects output semantics of another tool.
@@ -111,6 +115,10 @@ type Options struct {
 	// (External samples).
 	ManagedOnly bool
 	Compat      Compat
+	// Symbols is a symbol table shared with other analyses of the same
+	// stream, fed by the caller; nil gives the builder a table of its own
+	// that it feeds itself.
+	Symbols *Symbols
 }
 
 type rawKey struct {
@@ -149,9 +157,9 @@ type Builder struct {
 	opts   Options
 	period int64
 
-	syms *symtab
-	dd   *ddSymbols
-	maps []Mapping
+	sym    *Symbols
+	ownSym bool // the builder feeds sym itself
+	dd     *ddSymbols
 
 	raws    []rawStack
 	rawIdx  map[rawKey]int32
@@ -166,24 +174,26 @@ type Builder struct {
 	// latest sample's.
 	ticks, curTick, prevTick, lastSample      int64
 	total, managed, external, errors, dropped int64
-	decodeErrs                                int
-	firstErr                                  error
+	stats                                     analysis.Stats
 }
 
-// NewBuilder returns a Builder for a stream with header hdr.
-func NewBuilder(hdr *nettrace.Header, opts Options) *Builder {
+// New returns a Builder for a stream with header hdr.
+func New(hdr *nettrace.Header, opts Options) *Builder {
 	p := int64(hdr.ExpectedCPUSamplingRate)
 	if p <= 0 {
 		p = int64(time.Millisecond)
 	}
 	b := &Builder{
 		hdr: hdr, opts: opts, period: p,
-		syms:   newSymtab(),
+		sym:    opts.Symbols,
 		rawIdx: make(map[rawKey]int32),
 		accs:   make(map[accKey]*acc),
 		tstate: make(map[uint64]*threadState),
 		first:  math.MaxInt64, last: math.MinInt64,
 		curTick: math.MinInt64, prevTick: math.MinInt64, lastSample: math.MinInt64,
+	}
+	if b.sym == nil {
+		b.sym, b.ownSym = NewSymbols(hdr), true
 	}
 	if opts.Compat == CompatDotnetdiag {
 		b.dd = newDDSymbols()
@@ -191,16 +201,20 @@ func NewBuilder(hdr *nettrace.Header, opts Options) *Builder {
 	return b
 }
 
-// DecodeErrors reports how many events had payloads that did not decode,
-// and the first such error.
-func (b *Builder) DecodeErrors() (int, error) { return b.decodeErrs, b.firstErr }
-
-func (b *Builder) fail(err error) {
-	if b.decodeErrs == 0 {
-		b.firstErr = err
+// Stats implements analysis.Analyzer: samples and, when the builder feeds
+// its own symbol table, method and module events.
+func (b *Builder) Stats() analysis.Stats {
+	st := b.stats
+	if b.ownSym && b.dd == nil {
+		st.Add(b.sym.Stats())
 	}
-	b.decodeErrs++
+	return st
 }
+
+func (b *Builder) fail(err error) { b.stats.Failed(err) }
+
+// Symbols is the symbol table the builder resolves with.
+func (b *Builder) Symbols() *Symbols { return b.sym }
 
 // Event consumes one event; events the profile does not use are ignored.
 func (b *Builder) Event(ev *nettrace.Event) {
@@ -214,22 +228,24 @@ func (b *Builder) Event(ev *nettrace.Event) {
 				b.fail(err)
 				return
 			}
+			b.stats.Used()
 			b.sample(ev, s.Type)
 		}
 	case nettrace.Runtime:
 		if b.dd != nil {
 			return // dotnetdiag reads rundown only
 		}
-		if err := b.syms.event(ev, b.hdr); err != nil {
-			b.fail(err)
+		if b.ownSym {
+			b.sym.Event(ev)
 		}
 	case nettrace.Rundown:
 		if b.dd == nil {
-			if err := b.syms.event(ev, b.hdr); err != nil {
-				b.fail(err)
+			if b.ownSym {
+				b.sym.Event(ev)
 			}
 			return
 		}
+		b.stats.Used()
 		// dotnetdiag compatibility: rundown end events only.
 		switch m.EventID {
 		case clrevents.IDRundownMethodDCEndVerbose:
@@ -250,12 +266,6 @@ func (b *Builder) Event(ev *nettrace.Event) {
 	}
 }
 
-// Event ids clrevents does not name (yet).
-const (
-	idDomainModuleLoad           = 151 // runtime provider
-	idRundownDomainModuleDCStart = 151 // rundown provider
-)
-
 func (b *Builder) thread(tid uint64) *threadState {
 	t := b.tstate[tid]
 	if t == nil {
@@ -271,7 +281,7 @@ func (b *Builder) raw(ips []uint64, ts int64) int32 {
 	if len(ips) > 0 {
 		s = unsafe.String((*byte)(unsafe.Pointer(&ips[0])), len(ips)*8)
 	}
-	k := rawKey{s, b.syms.unloads}
+	k := rawKey{s, b.sym.tab.unloads}
 	if i, ok := b.rawIdx[k]; ok {
 		return i
 	}
@@ -352,9 +362,9 @@ func (b *Builder) tick(ts int64, t *threadState) {
 	b.lastSample = ts
 }
 
-// Profile resolves every stack and returns the profile. It may be called
-// once, after the last event.
-func (b *Builder) Profile() *Profile {
+// Result resolves every stack and returns the profile so far. It may be
+// called at any time; stacks are named with the symbols known then.
+func (b *Builder) Result() *Profile {
 	p := &Profile{
 		Threads: b.threads, Compat: b.opts.Compat, PeriodNanos: b.period,
 		Start: b.hdr.SyncTimeUTC,
@@ -374,12 +384,12 @@ func (b *Builder) Profile() *Profile {
 			resolved[i] = b.dd.resolve(&r, b.raws[i].ips)
 		}
 	} else {
-		b.syms.freeze()
-		p.Methods = len(b.syms.methods)
+		b.sym.tab.freeze()
+		p.Methods = len(b.sym.tab.methods)
 		resolved = make([][]int32, len(b.raws))
 		trunc = make([]bool, len(b.raws))
 		for i := range b.raws {
-			resolved[i], trunc[i] = r.stack(b, &b.raws[i])
+			resolved[i], trunc[i] = r.stack(b.sym, b.raws[i].ips, b.raws[i].first)
 		}
 	}
 	// Merge accumulators whose raw stacks resolved to the same frames.
@@ -470,49 +480,12 @@ func (r *resolver) frame(f Frame) int32 {
 	return i
 }
 
-// stack resolves raw IPs (leaf first) to frames (leaf first). Addresses
-// no method covers are named by their file mapping when one is known; a
-// run of native-library frames becomes one [native code] frame.
-func (r *resolver) stack(b *Builder, raw *rawStack) ([]int32, bool) {
-	s := b.syms
-	out := make([]int32, 0, len(raw.ips)+1)
-	native := int32(-1)
-	for i, ip := range raw.ips {
-		addr := ip
-		if i > 0 && addr > 0 {
-			// Callers' IPs are return addresses: the byte before is still
-			// inside the call instruction, so inside the calling method even
-			// when the call is the method's last instruction.
-			addr--
-		}
-		m := s.lookup(addr, raw.first)
-		if m == nil {
-			if mp := b.mapping(addr); mp != nil {
-				if mp.native() {
-					if native < 0 {
-						native = r.frame(Frame{Name: NativeFrame, Kind: KindNative})
-					}
-					if len(out) == 0 || out[len(out)-1] != native {
-						out = append(out, native)
-					}
-					continue
-				}
-				base := mp.Path[strings.LastIndexByte(mp.Path, '/')+1:]
-				out = append(out, r.frame(Frame{Name: fmt.Sprintf("%s+%#x", base, addr-mp.Start+mp.Offset), Module: base, Kind: KindUnknown}))
-				continue
-			}
-			out = append(out, r.frame(Frame{Name: UnknownFrame, Kind: KindUnknown}))
-			continue
-		}
-		name := m.name
-		if name == "" {
-			name = fmt.Sprintf("method@%#x", m.start)
-		}
-		out = append(out, r.frame(Frame{Name: name, Module: s.modules[m.module].name, Kind: KindManaged, Address: m.start, Tier: m.tier}))
-	}
-	trunc := len(raw.ips) >= MaxStackDepth
-	if trunc {
-		out = append(out, r.frame(Frame{Name: TruncatedFrame, Kind: KindTruncated}))
+// stack resolves raw IPs (leaf first) to interned frames (leaf first).
+func (r *resolver) stack(sym *Symbols, ips []uint64, ts int64) ([]int32, bool) {
+	fs, trunc := sym.Stack(ips, ts)
+	out := make([]int32, len(fs))
+	for i := range fs {
+		out[i] = r.frame(fs[i])
 	}
 	return out, trunc
 }

@@ -25,7 +25,7 @@ func build(t testing.TB, name string, opts Options) *Profile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := NewBuilder(r.Header(), opts)
+	b := New(r.Header(), opts)
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -36,10 +36,11 @@ func build(t testing.TB, name string, opts Options) *Profile {
 		}
 		b.Event(ev)
 	}
-	if n, err := b.DecodeErrors(); n != 0 {
+	if st := b.Stats(); st.DecodeErrors != 0 {
+		n, err := st.DecodeErrors, st.FirstError
 		t.Fatalf("%d payloads did not decode, first: %v", n, err)
 	}
-	return b.Profile()
+	return b.Result()
 }
 
 // frameCounts sums sample counts per frame name (inclusive: once per

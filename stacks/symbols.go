@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -131,7 +132,7 @@ func (s *symtab) addModule(m *clrevents.Module) {
 // event adds a method or module event of the runtime or rundown provider
 // to the table (MethodLoad/Unload[Verbose] while recording, rundown
 // DCStart/DCEnd for what existed before); other events are ignored.
-func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) error {
+func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) (bool, error) {
 	m := ev.Meta
 	ptr := hdr.PointerSize
 	switch {
@@ -145,7 +146,7 @@ func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) error {
 			mt, err = clrevents.DecodeMethod(ev.Payload, m.Version, ptr)
 		}
 		if err != nil {
-			return err
+			return true, err
 		}
 		ts := hdr.Nanos(ev.Timestamp)
 		if m.EventID == clrevents.IDMethodLoadVerbose || m.EventID == clrevents.IDMethodLoad {
@@ -156,7 +157,7 @@ func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) error {
 	case m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownMethodDCStartVerbose || m.EventID == clrevents.IDRundownMethodDCEndVerbose):
 		mt, err := clrevents.DecodeMethodVerbose(ev.Payload, m.Version, ptr)
 		if err != nil {
-			return err
+			return true, err
 		}
 		// Rundown lists what exists: it existed before the session.
 		s.add(&mt, math.MinInt64)
@@ -164,27 +165,30 @@ func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) error {
 		(m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownModuleDCStart || m.EventID == clrevents.IDRundownModuleDCEnd)):
 		mod, err := clrevents.DecodeModule(ev.Payload, m.Version, ptr)
 		if err != nil {
-			return err
+			return true, err
 		}
 		s.addModule(&mod)
-	case (m.Runtime == nettrace.Runtime && m.EventID == idDomainModuleLoad) ||
-		(m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownDomainModuleDCEnd || m.EventID == idRundownDomainModuleDCStart)):
+	case (m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDDomainModuleLoad) ||
+		(m.Runtime == nettrace.Rundown && (m.EventID == clrevents.IDRundownDomainModuleDCEnd || m.EventID == clrevents.IDRundownDomainModuleDCStart)):
 		mod, err := clrevents.DecodeDomainModule(ev.Payload, m.Version, ptr)
 		if err != nil {
-			return err
+			return true, err
 		}
 		s.addModule(&mod)
+	default:
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 // Symbols is the profiler's symbol table for analyses that name stacks of
 // their own (allocation sites): feed it a stream's events, then name
 // addresses. The zero of *Symbols (nil) names every address in hex.
 type Symbols struct {
-	hdr  *nettrace.Header
-	tab  *symtab
-	errs int
+	hdr   *nettrace.Header
+	tab   *symtab
+	maps  []Mapping
+	stats analysis.Stats
 }
 
 // NewSymbols returns an empty table for a stream with header hdr.
@@ -193,15 +197,20 @@ func NewSymbols(hdr *nettrace.Header) *Symbols {
 }
 
 // Event takes method and module events; others are ignored. Payloads that
-// do not decode are counted (DecodeErrors), not fatal.
+// do not decode are counted (Stats), not fatal.
 func (s *Symbols) Event(ev *nettrace.Event) {
-	if err := s.tab.event(ev, s.hdr); err != nil {
-		s.errs++
+	used, err := s.tab.event(ev, s.hdr)
+	if used {
+		s.stats.Used()
 	}
+	s.stats.Failed(err)
 }
 
-// DecodeErrors counts method or module events that did not decode.
-func (s *Symbols) DecodeErrors() int { return s.errs }
+// Stats implements analysis.Analyzer.
+func (s *Symbols) Stats() analysis.Stats { return s.stats }
+
+// Methods is the number of method bodies in the table.
+func (s *Symbols) Methods() int { return len(s.tab.methods) }
 
 // Frames names a stack (leaf first) as it stands at the end of the stream:
 // "Namespace.Type.Method(signature)", or the address in hex when no method
@@ -302,4 +311,48 @@ func (s *symtab) lookup(addr uint64, ts int64) *method {
 		}
 	}
 	return best
+}
+
+// Stack names a stack (leaf first) with the profiler's rules, as it stood
+// at ts (ns since the session start): callers' return addresses move back
+// one byte (a call that ends a method stays inside it); addresses no method
+// covers are named by their file mapping when one is known (module+0xOFF
+// for managed images, one [native code] frame for a run of native-library
+// frames), else [unknown]; a stack at the walk limit ends in [truncated].
+func (s *Symbols) Stack(ips []uint64, ts int64) (frames []Frame, truncated bool) {
+	t := s.tab
+	t.freeze()
+	out := make([]Frame, 0, len(ips)+1)
+	for i, ip := range ips {
+		addr := ip
+		if i > 0 && addr > 0 {
+			addr--
+		}
+		m := t.lookup(addr, ts)
+		if m == nil {
+			if mp := s.mapping(addr); mp != nil {
+				if isNative(mp) {
+					if len(out) == 0 || out[len(out)-1].Kind != KindNative {
+						out = append(out, Frame{Name: NativeFrame, Kind: KindNative})
+					}
+					continue
+				}
+				base := mp.Path[strings.LastIndexByte(mp.Path, '/')+1:]
+				out = append(out, Frame{Name: fmt.Sprintf("%s+%#x", base, addr-mp.Start+mp.Offset), Module: base, Kind: KindUnknown})
+				continue
+			}
+			out = append(out, Frame{Name: UnknownFrame, Kind: KindUnknown})
+			continue
+		}
+		name := m.name
+		if name == "" {
+			name = fmt.Sprintf("method@%#x", m.start)
+		}
+		out = append(out, Frame{Name: name, Module: t.modules[m.module].name, Kind: KindManaged, Address: m.start, Tier: m.tier})
+	}
+	truncated = len(ips) >= MaxStackDepth
+	if truncated {
+		out = append(out, Frame{Name: TruncatedFrame, Kind: KindTruncated})
+	}
+	return out, truncated
 }

@@ -40,8 +40,8 @@ func TestSymbolsAllocationStacks(t *testing.T) {
 			stacks = append(stacks, append([]uint64(nil), ev.Stack...))
 		}
 	}
-	if len(stacks) != 254 || sym.DecodeErrors() != 0 {
-		t.Fatalf("%d allocation stacks (want 254), %d decode errors", len(stacks), sym.DecodeErrors())
+	if len(stacks) != 254 || sym.Stats().DecodeErrors != 0 {
+		t.Fatalf("%d allocation stacks (want 254), %d decode errors", len(stacks), sym.Stats().DecodeErrors)
 	}
 	withSite, unresolvedLeaf := 0, 0
 	for _, st := range stacks {

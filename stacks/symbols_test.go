@@ -57,13 +57,13 @@ func names(p *Profile, s *Sample) []string {
 }
 
 func TestReturnAddressAndUnknown(t *testing.T) {
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	// Caller ends exactly where the call returns: its return address is
 	// the first byte after it, so only ip-1 stays inside.
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Payload: methodPayload(1, 0x1000, 0x100, 0, "N.Caller", "Run", "void  (int32)")})
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Payload: methodPayload(2, 0x1100, 0x80, 0, "N.Leaf", "Spin", "int32  ()")})
 	b.Event(sampleEv(1_000_000, 7, managedType, 0x1100, 0x1100, 0x9999))
-	p := b.Profile()
+	p := b.Result()
 	if len(p.Samples) != 1 {
 		t.Fatalf("%d samples", len(p.Samples))
 	}
@@ -78,7 +78,7 @@ func TestReturnAddressAndUnknown(t *testing.T) {
 }
 
 func TestTruncatedAndNative(t *testing.T) {
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Payload: methodPayload(1, 0x1000, 0x100, 0, "N.R", "Recurse", "int32  (int32)")})
 	deep := make([]uint64, MaxStackDepth)
 	for i := range deep {
@@ -87,7 +87,7 @@ func TestTruncatedAndNative(t *testing.T) {
 	b.Event(sampleEv(1_000_000, 7, managedType, deep...))
 	b.Event(sampleEv(2_000_000, 7, []byte{1, 0, 0, 0}, 0x1010))
 	b.Event(sampleEv(3_000_000, 7, []byte{0, 0, 0, 0}, 0x1010)) // Error: ignored
-	p := b.Profile()
+	p := b.Result()
 	if p.Total != 3 || p.Errors != 1 || p.Truncated != 1 || len(p.Samples) != 2 {
 		t.Fatalf("total %d errors %d truncated %d samples %d", p.Total, p.Errors, p.Truncated, len(p.Samples))
 	}
@@ -110,13 +110,13 @@ func TestTruncatedAndNative(t *testing.T) {
 // TestCodeReuse: a collectible method unloaded and its memory reused by
 // another resolves by the sample's time.
 func TestCodeReuse(t *testing.T) {
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	b.Event(&nettrace.Event{Meta: metaLoad, Timestamp: 100, Payload: methodPayload(1, 0x5000, 0x100, 0, "Old", "M", "void  ()")})
 	b.Event(sampleEv(1_000_000, 7, managedType, 0x5010))
 	b.Event(&nettrace.Event{Meta: metaUnload, Timestamp: 1_500_000, Payload: methodPayload(1, 0x5000, 0x100, 0, "Old", "M", "void  ()")})
 	b.Event(&nettrace.Event{Meta: metaLoad, Timestamp: 1_600_000, Payload: methodPayload(2, 0x5000, 0x80, 0, "New", "M", "void  ()")})
 	b.Event(sampleEv(2_000_000, 7, managedType, 0x5010))
-	p := b.Profile()
+	p := b.Result()
 	got := map[string]int64{}
 	for i := range p.Samples {
 		got[names(p, &p.Samples[i])[0]] += p.Samples[i].Count
@@ -129,14 +129,14 @@ func TestCodeReuse(t *testing.T) {
 // TestTiers: a method re-jitted at tier 1 has two bodies; samples in each
 // resolve to the same name, and merge into one stack.
 func TestTiers(t *testing.T) {
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	b.Event(&nettrace.Event{Meta: metaLoad, Timestamp: 10, Payload: methodPayload(1, 0x1000, 0x100, 3<<7, "A", "Hot", "void  ()")})
 	b.Event(sampleEv(1_000_000, 7, managedType, 0x1010))
 	b.Event(&nettrace.Event{Meta: metaLoad, Timestamp: 1_100_000, Payload: methodPayload(1, 0x8000, 0x100, 4<<7, "A", "Hot", "void  ()")})
 	b.Event(sampleEv(2_000_000, 7, managedType, 0x8010))
 	// The rundown repeats the tier-1 body: no duplicate entry.
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Timestamp: 5_000_000, Payload: methodPayload(1, 0x8000, 0x100, 4<<7, "A", "Hot", "void  ()")})
-	p := b.Profile()
+	p := b.Result()
 	if p.Methods != 2 {
 		t.Errorf("%d method bodies, want 2", p.Methods)
 	}
@@ -152,7 +152,7 @@ func TestTiers(t *testing.T) {
 // TestTicks: a thread absent from a tick is credited one tick interval,
 // not the whole gap; consecutive samples get the true interval.
 func TestTicks(t *testing.T) {
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Payload: methodPayload(1, 0x1000, 0x100, 0, "A", "M", "void  ()")})
 	const ms = 1_000_000
 	// Thread 1 every tick (ticks 2 ms apart); thread 2 at the first and
@@ -163,7 +163,7 @@ func TestTicks(t *testing.T) {
 			b.Event(sampleEv(i*2*ms+1000, 2, managedType, 0x1010))
 		}
 	}
-	p := b.Profile()
+	p := b.Result()
 	per := map[uint64]int64{}
 	for i := range p.Samples {
 		per[p.Threads[p.Samples[i].Thread].ID] += p.Samples[i].Nanos
@@ -200,12 +200,12 @@ garbage line
 	if len(maps) != 3 || maps[1].Offset != 0x2000 || maps[2].Path[len(maps[2].Path)-4:] != ".dll" {
 		t.Fatalf("parsed %+v", maps)
 	}
-	b := NewBuilder(testHeader, Options{})
+	b := New(testHeader, Options{})
 	b.SetMappings(maps)
 	b.Event(&nettrace.Event{Meta: metaDCEnd, Payload: methodPayload(1, 0x1000, 0x100, 0, "N.C", "Run", "void  ()")})
 	// leaf in CoreLib R2R code, then two libcoreclr frames, then managed.
 	b.Event(sampleEv(1_000_000, 7, managedType, 0x7f1000000100, 0x7f0000000011, 0x7f0000000021, 0x1010, 0x7f2000000010))
-	p := b.Profile()
+	p := b.Result()
 	got := names(p, &p.Samples[0])
 	want := []string{"System.Private.CoreLib.dll+0x1100", NativeFrame, "N.C.Run()", UnknownFrame}
 	if len(got) != len(want) {
@@ -218,10 +218,10 @@ garbage line
 	}
 	// An External sample whose walk already ends in native code gets no
 	// second [native code] leaf.
-	b = NewBuilder(testHeader, Options{})
+	b = New(testHeader, Options{})
 	b.SetMappings(maps)
 	b.Event(sampleEv(1_000_000, 7, []byte{1, 0, 0, 0}, 0x7f0000000011))
-	p = b.Profile()
+	p = b.Result()
 	if got := names(p, &p.Samples[0]); len(got) != 1 || got[0] != NativeFrame {
 		t.Errorf("external native stack %q", got)
 	}

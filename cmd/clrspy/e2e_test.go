@@ -323,9 +323,9 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 type psJSON struct {
 	Pid            int    `json:"pid"`
 	Name           string `json:"name"`
-	RuntimeVersion string `json:"runtimeVersion"`
+	RuntimeVersion string `json:"runtime_version"`
 	Arch           string `json:"arch"`
-	CommandLine    string `json:"commandLine"`
+	CommandLine    string `json:"command_line"`
 	Attachable     bool   `json:"attachable"`
 	Reason         string `json:"reason"`
 }

@@ -37,10 +37,10 @@ type gcDoc struct {
 			Reason string `json:"reason"`
 			Count  int    `json:"count"`
 		} `json:"suspensions_by_reason"`
-		Lost           uint64  `json:"lost_events"`
 		TotalSuspendMS float64 `json:"total_suspend_ms"`
 	} `json:"summary"`
-	GCs []gcRowJSON `json:"gcs"`
+	Lost uint64      `json:"events_lost"`
+	GCs  []gcRowJSON `json:"gcs"`
 }
 
 type gcRowJSON struct {
@@ -105,8 +105,8 @@ func (r *gcLiveRun) checkCounts(t *testing.T) {
 	if g[0]+g[1]+g[2] != r.wl.Gen0 || g[1]+g[2] != r.wl.Gen1 || g[2] != r.wl.Gen2 {
 		t.Errorf("GC counts by generation %v, runtime says cumulative gen0 %d gen1 %d gen2 %d", g, r.wl.Gen0, r.wl.Gen1, r.wl.Gen2)
 	}
-	if s.Lost != 0 {
-		t.Errorf("%d events lost", s.Lost)
+	if r.doc.Lost != 0 {
+		t.Errorf("%d events lost", r.doc.Lost)
 	}
 	if r.wl.Gen0 < 1 {
 		t.Errorf("no GC: the workload did not exercise the GC")
@@ -205,18 +205,20 @@ func TestGCLiveWithSampling(t *testing.T) {
 	}
 }
 
-// TestGCLiveLongGen2: a forced blocking gen2 GC over a large live graph is
-// logged at Warn level (default --warn 100ms) within one second of its
-// pause ending.
+// TestGCLiveLongGen2: the workload's two forced blocking gen2 GCs over a
+// 3-million-node graph are logged at Warn level within one second of their
+// pause ending. They pause 70–200 ms on this machine (70 ms quiet, longer
+// under load), so --warn 40ms is below them whatever the load; the test
+// does not depend on where the default 100 ms falls.
 func TestGCLiveLongGen2(t *testing.T) {
-	r := runGCLive(t, nil, "longgen2", "nodes=3000000", "count=2")
+	r := runGCLive(t, []string{"--warn", "40ms"}, "longgen2", "nodes=3000000", "count=2")
 	var collect []float64
 	if err := r.wl.Get("collectMs", &collect); err != nil {
 		t.Fatal(err)
 	}
 	warned := 0
 	for _, m := range r.logs {
-		if m["msg"] != "GC pause" || m["gen"] != float64(2) {
+		if m["msg"] != "GC pause" || m["gen"] != float64(2) || m["induced"] != true {
 			continue
 		}
 		pause := m["pause_ms"].(float64)
@@ -227,28 +229,26 @@ func TestGCLiveLongGen2(t *testing.T) {
 		}
 		end := start.Add(time.Duration(pause * 1e6))
 		lag := logged.Sub(end)
-		t.Logf("gen2 pause %.1f ms level %v logged %v after its end (workload measured %v ms)", pause, m["level"], lag, collect)
-		if pause >= 100 {
-			if m["level"] != "WARN" {
-				t.Errorf("%.1f ms pause logged at %v", pause, m["level"])
-			}
-			if lag > time.Second || lag < -50*time.Millisecond {
-				t.Errorf("logged %v after the pause ended", lag)
-			}
-			warned++
+		t.Logf("forced gen2 pause %.1f ms level %v logged %v after its end (workload measured %v ms)", pause, m["level"], lag, collect)
+		if pause < 40 || m["level"] != "WARN" {
+			t.Errorf("forced gen2 pause of %.1f ms logged at %v, want WARN (over 40 ms)", pause, m["level"])
 		}
+		if lag > time.Second || lag < -50*time.Millisecond {
+			t.Errorf("logged %v after the pause ended", lag)
+		}
+		warned++
 	}
-	if warned < 2 {
-		t.Errorf("%d gen2 pauses over 100 ms (--warn default) logged at Warn, want 2 (workload: %v ms)", warned, collect)
+	if warned != 2 {
+		t.Errorf("%d forced gen2 pauses logged, want 2 (workload: %v ms)", warned, collect)
 	}
 }
 
 // TestGCLiveTrigger: --save-on-pause-over writes the stream around the
 // first pause over the threshold; clrspy gc reads the file back and finds
 // that GC with the same pause the live session measured. The workload's two
-// forced gen2 GCs pause 128–200 ms on this machine and its other GCs at most
-// ~20 ms: 60 ms separates them (a threshold of 150 ms missed both when the
-// machine was fast).
+// forced gen2 GCs pause 70–200 ms on this machine, so at least one pause is
+// over 60 ms; which one (under load a gen1 GC can pause as long) does not
+// matter.
 func TestGCLiveTrigger(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "long.nettrace")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newGentraceCmd) }
@@ -34,7 +35,7 @@ func newGentraceCmd() *cobra.Command {
 			if out != "" && out != "-" {
 				f, err := os.Create(out)
 				if err != nil {
-					return fileError(err)
+					return source.FileError(err)
 				}
 				defer f.Close()
 				w = f

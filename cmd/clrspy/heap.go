@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -26,9 +25,9 @@ func heapProviders() []ipc.Provider {
 	}}
 }
 
-// movementWarning is printed when a live session starts: the runtime walks every
-// survivor range of every GC to report it.
-const movementWarning = "clrspy: note: the GC survival and movement keyword makes every GC slower (the runtime reports each surviving/moved range); measured on the churn workload in docs/PERFORMANCE.md"
+// movementNote is printed when a live session starts: the runtime walks
+// every survivor range of every GC to report it.
+const movementNote = "note: the GC survival and movement keyword makes every GC slower (the runtime reports each surviving/moved range); measured on the churn workload in docs/PERFORMANCE.md"
 
 func newHeapCmd() *cobra.Command {
 	var asJSON bool
@@ -81,63 +80,46 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 	return c
 }
 
-func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, top int, objects bool) error {
-	st, err := t.open(cmd, args, heapProviders())
+func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out string, top int, objects bool) error {
+	spec, err := t.spec(cmd, args, heapProviders())
 	if err != nil {
 		return err
 	}
-	if st.Live {
-		fmt.Fprintln(os.Stderr, movementWarning)
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
 	}
-	res, sym, span, endErr := analyzeHeap(st)
-	cerr := st.Close()
-	if res == nil {
-		return endErr
+	if st.Live() {
+		notice(movementNote)
 	}
+	sym := stacks.NewSymbols(st.Header())
+	tr := heap.New(st.Header())
+	in, err := run(st, stopWatch, tr, sym)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	res := tr.Result()
 	w, closeOut, err := openOutput(cmd, out)
 	if err != nil {
+		st.Close()
 		return err
 	}
 	sum := heap.Summarize(res, sym)
 	switch format {
 	case "json":
-		d := report.NewHeapDocument(st.Name, res, sum)
+		d := report.NewHeapDocument(in, res, sum)
 		if objects {
 			report.AddHeapObjects(d, res, sym)
 		}
 		err = report.WriteHeapJSON(w, d)
 	case "pprof":
-		err = report.WriteHeapPprof(w, res, sym, span)
+		err = report.WriteHeapPprof(w, res, sym, res.EndNs)
 	default:
-		err = report.WriteHeapText(w, report.NewHeapDocument(st.Name, res, sum), top)
+		err = report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top)
 	}
 	if e := closeOut(); err == nil {
 		err = e
 	}
-	if err := st.finish(err, endErr, cerr); err != nil {
-		return err
-	}
-	return st.exitStatus()
-}
-
-// analyzeHeap reads the whole stream. A truncated stream still gives a
-// result (endErr says where it was cut); other read errors give none.
-func analyzeHeap(st *stream) (*heap.Result, *stacks.Symbols, int64, error) {
-	r, err := nettrace.NewReader(st.R)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", st.Name, err)
-	}
-	hdr := r.Header()
-	tr := heap.New(hdr)
-	sym := stacks.NewSymbols(r.Header())
-	endErr, err := readAll(r, st.Name, func(ev *nettrace.Event) {
-		tr.Event(ev)
-		sym.Event(ev)
-	})
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	tr.Finish()
-	res := tr.Result()
-	return res, sym, res.EndNs, endErr
+	return finish(st, in, err)
 }

@@ -73,7 +73,7 @@ func heapLive(t *testing.T) {
 	if short.SurvivedOneGCPct > 2 {
 		t.Errorf("ShortLived survived one GC: %.1f%%, truth 0%%", short.SurvivedOneGCPct)
 	}
-	if d.Contradictions.Total() != 0 {
+	if d.Contradictions.Total != 0 {
 		t.Errorf("contradictions %+v", d.Contradictions)
 	}
 	// The kept LongLived objects survived many GCs; each must die at the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +9,8 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newLocksCmd) }
@@ -78,63 +79,55 @@ go tool pprof).`,
 	return c
 }
 
-func runLocks(cmd *cobra.Command, t *target, args []string, format, out string, objectTypes bool) error {
-	st, err := t.open(cmd, args, locksProviders(objectTypes))
+func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out string, objectTypes bool) error {
+	spec, err := t.spec(cmd, args, locksProviders(objectTypes))
 	if err != nil {
 		return err
 	}
-	res, start, span, endErr := analyzeLocks(st)
-	cerr := st.Close()
-	if res == nil {
-		return endErr
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
 	}
-	if st.Live && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
+	sym := stacks.NewSymbols(st.Header())
+	a := locks.New(st.Header(), locks.Options{Symbols: sym})
+	var proc *source.ProcWatcher
+	if st.Live() {
+		proc = source.WatchProc(st.Pid)
+	}
+	in, err := run(st, stopWatch, a, sym)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if proc != nil {
+		proc.Stop()
+		sym.SetMappings(proc.Mappings())
+	}
+	res := a.Result()
+	if proc != nil {
+		names := proc.ThreadNames()
+		res.NameThreads(func(tid uint64) string { return names[tid] })
+	}
+	if st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
 	}
 	w, closeOut, err := openOutput(cmd, out)
 	if err != nil {
+		st.Close()
 		return err
 	}
+	end := st.End()
+	start, span := st.Header().Time(end.FirstTimestamp), time.Duration(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp))
 	switch format {
 	case "json":
-		err = report.WriteLocksJSON(w, report.NewLocksDocument(st.Name, res))
+		err = report.WriteLocksJSON(w, report.NewLocksDocument(in, res))
 	case "pprof":
 		err = report.WriteLocksPprof(w, res, start, span)
 	default:
-		err = report.WriteLocksText(w, st.Name, res)
+		err = report.WriteLocksText(w, in, res)
 	}
 	if e := closeOut(); err == nil {
 		err = e
 	}
-	if err := st.finish(err, endErr, cerr); err != nil {
-		return err
-	}
-	return st.exitStatus()
-}
-
-// analyzeLocks reads the whole stream. A truncated stream still gives a
-// result (endErr says where it was cut); other read errors give none.
-func analyzeLocks(st *stream) (res *locks.Result, start time.Time, span time.Duration, endErr error) {
-	r, err := nettrace.NewReader(st.R)
-	if err != nil {
-		return nil, start, 0, fmt.Errorf("%s: %w", st.Name, err)
-	}
-	hdr := r.Header()
-	a := locks.New(hdr)
-	sym := newLockSymbolizer(hdr)
-	first, last := int64(0), int64(0)
-	n := 0
-	endErr, err = readAll(r, st.Name, func(ev *nettrace.Event) {
-		if n == 0 {
-			first = ev.Timestamp
-		}
-		last = ev.Timestamp
-		n++
-		a.Add(ev)
-		sym.Event(ev)
-	})
-	if err != nil {
-		return nil, start, 0, err
-	}
-	return a.Result(sym), hdr.Time(first), time.Duration(hdr.DurationNanos(last - first)), endErr
+	return finish(st, in, err)
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +12,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -103,175 +101,69 @@ frames, its time accounting) for comparison with that tool.`,
 		if out == "" && ext != "" {
 			out = "profile." + ext
 		}
-		s, err := tgt.open(cmd, args, profileProviders)
+		spec, err := tgt.spec(cmd, args, profileProviders)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
-		p, warn, err := profileStream(s.R, s.Name, s.Live, stacks.Options{ManagedOnly: managedOnly, Compat: mode})
+		st, stopWatch, err := openTarget(spec)
 		if err != nil {
 			return err
+		}
+		b := stacks.New(st.Header(), stacks.Options{ManagedOnly: managedOnly, Compat: mode})
+		var proc *source.ProcWatcher
+		if st.Live() {
+			// Events carry no thread names; the OS has them while the
+			// threads live, so read them during the session.
+			proc = source.WatchProc(st.Pid)
+		}
+		in, err := run(st, stopWatch, b)
+		if err != nil {
+			st.Close()
+			return err
+		}
+		if proc != nil {
+			proc.Stop()
+			b.SetMappings(proc.Mappings())
+		}
+		p := b.Result()
+		if proc != nil {
+			names := proc.ThreadNames()
+			for i := range p.Threads {
+				p.Threads[i].Name = names[p.Threads[i].ID]
+			}
+		}
+		p.Notes = in.Partial
+		if in.Truncated {
+			p.Notes = append(p.Notes, "names from the missing rundown are [unknown]")
 		}
 		dst, closeOut, err := openOutput(cmd, out)
 		if err != nil {
+			st.Close()
 			return err
 		}
 		switch format {
 		case "pprof":
 			err = report.WritePprof(dst, p)
 		case "speedscope":
-			err = report.WriteSpeedscope(dst, p, s.Name)
+			err = report.WriteSpeedscope(dst, p, st.Name)
 		case "folded":
 			err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: w, Threads: threads})
 		case "html":
-			err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: w, Threads: threads, Title: s.Name})
+			err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: w, Threads: threads, Title: st.Name})
 		}
 		if cerr := closeOut(); err == nil {
 			err = cerr
 		}
-		if err != nil {
+		if err := finish(st, in, err); err != nil {
 			return err
 		}
-		if warn != "" {
-			fmt.Fprintf(os.Stderr, "clrspy: warning: %s\n", warn)
-		}
 		if p.Total == 0 {
-			fmt.Fprintf(os.Stderr, "clrspy: warning: %s has no stack samples (was %s enabled?)\n", s.Name, nettrace.ProviderSampleProfiler)
+			warn("%s has no stack samples (was %s enabled?)", st.Name, nettrace.ProviderSampleProfiler)
 		}
 		fmt.Fprintln(os.Stderr, profileSummary(p, out))
 		return nil
 	}
 	return c
-}
-
-// profileStream reads a whole stream into a profile. A truncated stream is
-// profiled up to the cut, with a warning.
-func profileStream(in io.Reader, name string, live bool, opts stacks.Options) (*stacks.Profile, string, error) {
-	pin, stop := withProgress(in, name, inputSize(in))
-	defer stop()
-	r, err := nettrace.NewReader(pin)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	b := stacks.NewBuilder(r.Header(), opts)
-	var names *threadNames
-	if live {
-		// Events carry no thread names; the OS has them while the threads
-		// live, so read them during the session.
-		names = watchThreadNames(r.Header().ProcessID)
-	}
-	var warn string
-	endErr, err := readAll(r, name, b.Event)
-	if err != nil {
-		return nil, "", err
-	}
-	if endErr != nil {
-		warn = fmt.Sprintf("%v (profiled up to the cut; names from the missing rundown are [unknown])", endErr)
-	}
-	if n, err := b.DecodeErrors(); n > 0 {
-		w := fmt.Sprintf("%d events did not decode (first: %v)", n, err)
-		if warn != "" {
-			warn += "; " + w
-		} else {
-			warn = w
-		}
-	}
-	if names != nil {
-		names.finish()
-		b.SetMappings(names.maps)
-	}
-	p := b.Profile()
-	if names != nil {
-		names.apply(p)
-	}
-	return p, warn, nil
-}
-
-// threadNames collects /proc/PID/task/TID/comm of a live target, and its
-// file mappings (/proc/PID/maps) to name addresses outside known methods.
-type threadNames struct {
-	mu    sync.Mutex
-	pid   int
-	names map[uint64]string
-	maps  []stacks.Mapping
-	stop  chan struct{}
-}
-
-func watchThreadNames(pid int) *threadNames {
-	t := &threadNames{pid: pid, names: make(map[uint64]string), stop: make(chan struct{})}
-	if pid <= 0 {
-		return t
-	}
-	t.scan()
-	t.scanMaps()
-	go func() {
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for n := 1; ; n++ {
-			select {
-			case <-tick.C:
-				t.scan()
-				if n%4 == 0 {
-					t.scanMaps()
-				}
-			case <-t.stop:
-				return
-			}
-		}
-	}()
-	return t
-}
-
-func (t *threadNames) scan() {
-	dir := fmt.Sprintf("/proc/%d/task", t.pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		tid, err := strconv.ParseUint(e.Name(), 10, 64)
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "comm"))
-		if err != nil {
-			continue
-		}
-		t.mu.Lock()
-		t.names[tid] = strings.TrimSpace(string(b))
-		t.mu.Unlock()
-	}
-}
-
-func (t *threadNames) scanMaps() {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", t.pid))
-	if err != nil {
-		return
-	}
-	ms := stacks.ParseProcMaps(string(b))
-	t.mu.Lock()
-	t.maps = ms
-	t.mu.Unlock()
-}
-
-// finish stops the watcher after a last look at the process.
-func (t *threadNames) finish() {
-	if t.pid > 0 {
-		close(t.stop)
-		t.scan()
-		t.scanMaps()
-	}
-}
-
-// apply names the profile's threads.
-func (t *threadNames) apply(p *stacks.Profile) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i := range p.Threads {
-		if n, ok := t.names[p.Threads[i].ID]; ok {
-			p.Threads[i].Name = n
-		}
-	}
 }
 
 func profileSummary(p *stacks.Profile, out string) string {

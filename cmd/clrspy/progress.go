@@ -2,35 +2,21 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/clrspy/clrspy/source"
 )
 
-// countingReader counts the bytes read through it, for progress display.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
+// progressMin is the input size from which a progress line is drawn.
+const progressMin = 64 << 20
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// withProgress wraps r so that, when stderr is a terminal and the input is
-// large, a one-line progress indicator is drawn on stderr until the returned
-// stop function is called. total is the input size (0 if unknown).
-func withProgress(r io.Reader, what string, total int64) (io.Reader, func()) {
-	if !term.IsTerminal(int(os.Stderr.Fd())) || (total > 0 && total < 64<<20) {
-		return r, func() {}
+// showProgress draws a one-line progress indicator for a large trace file
+// on stderr (a terminal only) until the returned function is called.
+func showProgress(st *source.Stream) func() {
+	if _, size := st.Progress(); !isTerminal(os.Stderr) || (size > 0 && size < progressMin) {
+		return func() {}
 	}
-	cr := &countingReader{r: r}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -46,26 +32,22 @@ func withProgress(r io.Reader, what string, total int64) (io.Reader, func()) {
 				}
 				return
 			case <-t.C:
-				n := cr.n.Load()
+				n, total := st.Progress()
 				if total > 0 {
-					fmt.Fprintf(os.Stderr, "\rreading %s: %d%% (%d of %d MB)", what, n*100/total, n>>20, total>>20)
+					fmt.Fprintf(os.Stderr, "\rreading %s: %d%% (%d of %d MB)", st.Name, n*100/total, n>>20, total>>20)
 				} else {
-					fmt.Fprintf(os.Stderr, "\rreading %s: %d MB", what, n>>20)
+					fmt.Fprintf(os.Stderr, "\rreading %s: %d MB", st.Name, n>>20)
 				}
 				drawn = true
 			}
 		}
 	}()
-	var once sync.Once
-	return cr, func() { once.Do(func() { close(done); <-finished }) }
-}
-
-// inputSize is the size of a regular file behind r, or 0.
-func inputSize(r io.Reader) int64 {
-	if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			return st.Size()
+	stopped := false
+	return func() {
+		if !stopped {
+			stopped = true
+			close(done)
+			<-finished
 		}
 	}
-	return 0
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,9 +16,9 @@ func init() { commands = append(commands, newPsCmd) }
 type psEntry struct {
 	Pid            int    `json:"pid"`
 	Name           string `json:"name"`
-	RuntimeVersion string `json:"runtimeVersion,omitempty"`
+	RuntimeVersion string `json:"runtime_version,omitempty"`
 	Arch           string `json:"arch,omitempty"`
-	CommandLine    string `json:"commandLine"`
+	CommandLine    string `json:"command_line"`
 	Attachable     bool   `json:"attachable"`
 	Reason         string `json:"reason,omitempty"`
 	Socket         string `json:"socket,omitempty"`
@@ -44,11 +43,16 @@ user's, diagnostics disabled, ...) are listed with the reason.`,
 				entries = append(entries, psEntry{p.Pid, p.Name, p.RuntimeVersion, p.Arch, p.CommandLine, p.Attachable, p.Reason, p.Socket})
 			}
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			out := cmd.OutOrStdout()
+			if len(entries) == 0 {
+				fmt.Fprintln(out, "no .NET processes found (none runs, or diagnostics are disabled in all: DOTNET_EnableDiagnostics=0)")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PID\tNAME\tRUNTIME\tARCH\tCOMMAND LINE")
 			for _, e := range entries {
 				if e.Attachable {
@@ -58,7 +62,7 @@ user's, diagnostics disabled, ...) are listed with the reason.`,
 			tw.Flush()
 			for _, e := range entries {
 				if !e.Attachable {
-					fmt.Printf("%d\t%s\tcannot attach: %s\n", e.Pid, e.Name, e.Reason)
+					fmt.Fprintf(out, "%d\t%s\tcannot attach: %s\n", e.Pid, e.Name, e.Reason)
 				}
 			}
 			return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newRecordCmd, newRunCmd) }
@@ -67,7 +68,9 @@ func newRecordCmd() *cobra.Command {
 		Long: `record opens an EventPipe session on a running .NET process (or on a program it
 starts suspended) and writes the runtime's nettrace stream to a file, byte for
 byte. The session ends with a rundown (so every method can be named) when
---duration passes, on Ctrl-C/SIGTERM, or when the process exits.
+--duration passes, on Ctrl-C/SIGTERM, or when the process exits. A target that
+exits during the recording ends it: the file is closed with a proper end, so it
+reads as complete up to the target's death.
 
 With --stop-on-pause-over D, record keeps only a bounded ring of the stream in
 memory (metadata, stacks and method loads kept valid) and, when a GC pause
@@ -86,7 +89,7 @@ goes on and writes FILE-2, FILE-3, ... at later long pauses).`,
 		if out == "" {
 			return errors.New("record needs -o FILE.nettrace")
 		}
-		if cmd.ArgsLenAtDash() < 0 && t.pid == 0 && t.name == "" {
+		if !t.live(cmd) {
 			return errors.New("record needs a live target: --pid, --name or -- COMMAND")
 		}
 		if trig.over != 0 {
@@ -107,6 +110,8 @@ goes on and writes FILE-2, FILE-3, ... at later long pauses).`,
 
 func newRunCmd() *cobra.Command {
 	var out string
+	var duration time.Duration
+	var bufferMB uint32
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- COMMAND ARGS...",
 		Short: "Start a .NET program under a session from its first instruction",
@@ -115,14 +120,17 @@ while the runtime waits, then resumes it, so not one GC from startup is
 missed. The program's stdin, stdout and stderr pass through and clrspy exits
 with its exit code. A one-line summary of the session goes to stderr; -o
 also keeps the trace.`,
+		Example: `  clrspy run --profile gc,cpu -o app.nettrace -- dotnet app.dll`,
 	}
-	t := addTargetFlags(cmd)
 	sf := addSessionFlags(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the trace to this file")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop the session after this long, then send the program SIGTERM")
+	cmd.Flags().Uint32Var(&bufferMB, "buffer-mb", 256, "runtime-side event buffer of the session, in MB")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if cmd.ArgsLenAtDash() < 0 {
 			return errors.New("run needs a command after --: clrspy run [flags] -- COMMAND [ARGS]")
 		}
+		t := &targetFlags{duration: duration, bufferMB: bufferMB}
 		return recordSession(cmd, args, t, sf, out)
 	}
 	return cmd
@@ -130,16 +138,19 @@ also keeps the trace.`,
 
 // recordSession copies a live session to out (when set) and reads it
 // through the nettrace reader for the summary line.
-func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlags, out string) error {
+func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessionFlags, out string) error {
 	providers, err := sf.resolve()
 	if err != nil {
 		return err
 	}
-	var w io.Writer = io.Discard
+	spec, err := t.spec(cmd, args, providers)
+	if err != nil {
+		return err
+	}
 	var file *os.File
 	created := false
 	if out == "-" {
-		w = os.Stdout
+		spec.Tee = os.Stdout
 	} else if out != "" {
 		// Only a file this run creates is removed when the target cannot
 		// be opened (never an existing one, let alone /dev/null).
@@ -147,13 +158,16 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 		created = os.IsNotExist(statErr)
 		file, err = os.Create(out)
 		if err != nil {
-			return fileError(err)
+			return source.FileError(err)
 		}
 		defer file.Close()
-		w = file
+		// The file is a faithful copy: every chunk read from the session
+		// goes to it, unbuffered (so a killed clrspy leaves everything
+		// received), before the reader sees it.
+		spec.Tee = file
 	}
 	start := time.Now()
-	st, err := t.open(cmd, args, providers)
+	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		if file != nil {
 			file.Close()
@@ -163,57 +177,59 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 		}
 		return err
 	}
-	// The file is a faithful copy: every chunk read from the session goes
-	// to it, unbuffered (so a killed clrspy leaves everything received),
-	// before the reader sees it.
-	tee := io.TeeReader(st.R, w)
-	var events, gcs, lost uint64
+	var events, gcs uint64
 	var readErr error
-	r, err := nettrace.NewReader(bufio.NewReaderSize(tee, 64<<10))
-	if err != nil {
-		readErr = err
-	} else {
-		for {
-			ev, err := r.Next()
-			if err != nil {
-				if err != io.EOF {
-					readErr = err
-				}
-				break
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
+				readErr = err
 			}
-			events++
-			if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == 1 {
-				gcs++
-			}
+			break
 		}
-		lost = r.Stats().LostEvents
+		events++
+		if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDGCStart {
+			gcs++
+		}
 	}
+	stopWatch()
 	// Whatever the reader left unread (after an error) still belongs in
 	// the copy.
-	if _, err := io.Copy(w, st.R); err != nil {
-		return fmt.Errorf("writing %s: %v", out, err)
+	if err := st.Drain(); err != nil && readErr == nil {
+		readErr = err
 	}
+	end := st.End()
 	closeErr := st.Close()
-	if file != nil {
-		if err := file.Close(); err != nil {
-			return fmt.Errorf("writing %s: %v", out, err)
-		}
-	}
-	var bytes int64
-	if st.Session != nil {
-		bytes = st.Session.BytesRead()
-	}
 	where := ""
 	if out != "" && out != "-" {
 		where = " to " + out
 	}
-	fmt.Fprintf(os.Stderr, "clrspy: %s: %d events (%d GCs, %d lost), %d bytes%s in %.1fs\n",
-		st.Name, events, gcs, lost, bytes, where, time.Since(start).Seconds())
+	if end.TargetExited && st.Kind == source.Attach {
+		notice(fmt.Sprintf("target exited (pid %d) after %.1fs: the recording ends there", st.Pid, time.Since(start).Seconds()))
+		if file != nil && end.Truncated != nil {
+			// Close the copy where its last complete block ends, with the
+			// stream's end marker, so it reads as complete up to the death.
+			if err := sealTrace(file, end.Truncated.Offset); err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+		}
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", out, err)
+		}
+	}
+	var bytes int64
+	if s := st.Session(); s != nil {
+		bytes = s.BytesRead()
+	}
+	notice(fmt.Sprintf("%s: %d events (%d GCs, %d lost), %d bytes%s in %.1fs",
+		st.Name, events, gcs, end.EventsLost, bytes, where, time.Since(start).Seconds()))
 	if readErr != nil {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", readErr)
+		warn("%v", readErr)
 	}
 	if closeErr != nil && !errors.Is(closeErr, os.ErrClosed) {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", closeErr)
+		warn("%v", closeErr)
 	}
 	if code := st.ExitCode(); code > 0 {
 		return &exitError{code: code}
@@ -221,52 +237,50 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 	return nil
 }
 
+// sealTrace cuts a trace copy at offset (the start of the object the
+// stream was cut in) and ends it with the end-of-stream tag.
+func sealTrace(f *os.File, offset int64) error {
+	if err := f.Truncate(offset); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(nettrace.EndOfStreamV4, offset)
+	return err
+}
+
 // recordTriggered runs a live session through the GC pause analysis and the
 // ring trigger, writing only the window around a long pause.
-func recordTriggered(cmd *cobra.Command, args []string, t *target, sf *sessionFlags, o *triggerOptions, out string) error {
+func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sessionFlags, o *triggerFlags, out string) error {
 	providers, err := sf.resolve()
 	if err != nil {
 		return err
 	}
-	o.out = out
-	st, err := t.open(cmd, args, providers)
+	spec, err := t.spec(cmd, args, providers)
+	if err != nil {
+		return err
+	}
+	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	r, err := nettrace.NewReader(bufio.NewReaderSize(st.R, 64<<10))
-	if err != nil {
-		return fmt.Errorf("%s: %w", st.Name, err)
-	}
-	notice := func(msg string) { fmt.Fprintf(os.Stderr, "clrspy: %s\n", msg) }
-	fmt.Fprintf(os.Stderr, "clrspy: %s: armed: waiting for a GC pause over %v (ring: %v before, %v after, at most %d MB)\n",
-		st.Name, o.over, o.before, o.after, o.maxMB)
-	// Stop waits for the runtime to end the session, which needs this loop
-	// to keep reading: stop from another goroutine.
-	trig := newPauseTrigger(o, r.Header(), func() { go st.Stop() }, notice)
-	a := gcpause.New(r.Header(), gcpause.Options{OnGC: trig.gc, KeepGCs: 1, KeepSuspensions: 1})
-	var endErr error
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				endErr = fmt.Errorf("%s: %w", st.Name, err)
-			}
-			break
-		}
-		trig.event(ev)
-		a.Handle(ev)
-	}
-	trig.finish()
-	if trig.saved == 0 && len(trig.writeErrs) == 0 {
+	notice(fmt.Sprintf("%s: armed: waiting for a GC pause over %v (ring: %v before, %v after, at most %d MB)",
+		st.Name, o.over, o.before, o.after, o.maxMB))
+	// Stop waits for the runtime to end the session, which needs the read
+	// loop to go on: Stream.Stop stops in the background.
+	trig := o.newTrigger(st.Header(), out, notice, st.Stop)
+	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, KeepGCs: 1, KeepSuspensions: 1})
+	_, err = run(st, stopWatch, trig, a)
+	trig.Finish()
+	if trig.Saved() == 0 && len(trig.Errors()) == 0 {
 		notice(fmt.Sprintf("no GC pause over %v: nothing written", o.over))
 	}
-	if len(trig.writeErrs) > 0 {
-		return trig.writeErrs[0]
+	if len(trig.Errors()) > 0 {
+		return trig.Errors()[0]
 	}
-	if endErr != nil && !errors.Is(endErr, nettrace.ErrTruncated) {
-		return endErr
+	if err != nil {
+		return err
 	}
+	st.Close()
 	if code := st.ExitCode(); code > 0 {
 		return &exitError{code: code}
 	}

@@ -22,11 +22,14 @@ file) and reports, precisely, what the runtime does to it:
   stat     what a trace file contains
   ps       .NET processes this user can attach to
   record   save a live session to a .nettrace file
+  run      start a program under a session from its first instruction
 
 No agent is loaded into the target and no .NET SDK is needed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

@@ -3,17 +3,22 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newStatCmd) }
+
+// counter feeds stat's per-event counts as an analysis.
+type counter struct{ *nettrace.Summary }
+
+func (c counter) Event(ev *nettrace.Event) { c.Add(ev) }
+func (c counter) Stats() analysis.Stats    { return analysis.Stats{} }
 
 func newStatCmd() *cobra.Command {
 	var asJSON bool
@@ -30,21 +35,32 @@ A truncated file is read up to the cut; the counts cover every complete event
 and the report says where the cut is (exit status 0: the report is complete
 for what exists). Unsupported or corrupt input exits with status 1.`,
 		Example: `  clrspy stat app.nettrace
-  clrspy stat --json app.nettrace | jq '.events[] | select(.name=="GC/Start")'
+  clrspy stat --json app.nettrace | jq '.event_counts[] | select(.name=="GC/Start")'
   cat app.nettrace | clrspy stat -`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return errors.New("stat needs a trace file (or '-' for standard input): clrspy stat FILE")
+			case 1:
+				return nil
+			}
+			return fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, name, closeIn, err := openInput(args[0])
+			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin()})
 			if err != nil {
 				return err
 			}
-			defer closeIn()
-			doc, err := statStream(in, name)
+			sum := counter{nettrace.NewSummary()}
+			in, err := run(st, stopWatch, sum)
 			if err != nil {
+				st.Close()
 				return err
 			}
+			doc := report.BuildStat(in, st.Reader(), sum.Summary, st.End())
 			w, closeOut, err := openOutput(cmd, out)
 			if err != nil {
+				st.Close()
 				return err
 			}
 			if asJSON {
@@ -55,88 +71,10 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			if cerr := closeOut(); err == nil {
 				err = cerr
 			}
-			if doc.Truncated {
-				fmt.Fprintf(os.Stderr, "clrspy: warning: %s\n", doc.TruncationReason)
-			}
-			return err
+			return finish(st, in, err)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	return c
-}
-
-// statStream reads a whole stream into a stat document.
-func statStream(in io.Reader, name string) (*report.StatDocument, error) {
-	pin, stop := withProgress(in, name, inputSize(in))
-	defer stop()
-	r, err := nettrace.NewReader(pin)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	sum := nettrace.NewSummary()
-	var first, last int64
-	var n uint64
-	endErr, err := readAll(r, name, func(ev *nettrace.Event) {
-		if n == 0 {
-			first = ev.Timestamp
-		}
-		last = ev.Timestamp
-		n++
-		sum.Add(ev)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The document names the file itself.
-	return report.BuildStat(name, r, sum, first, last, errors.Unwrap(endErr)), nil
-}
-
-// openInput opens a trace file or standard input ("-").
-func openInput(arg string) (io.Reader, string, func(), error) {
-	if arg == "-" {
-		return os.Stdin, "stdin", func() {}, nil
-	}
-	f, err := os.Open(arg)
-	if err != nil {
-		return nil, "", nil, fileError(err)
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, "", nil, fmt.Errorf("%s is a directory, not a trace file", arg)
-	}
-	return f, arg, func() { f.Close() }, nil
-}
-
-// openOutput returns stdout or the -o file.
-func openOutput(cmd *cobra.Command, path string) (io.Writer, func() error, error) {
-	if path == "" || path == "-" {
-		return cmd.OutOrStdout(), func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, fileError(err)
-	}
-	return f, f.Close, nil
-}
-
-// reportFormat resolves --json and --format (text, json or pprof) of the
-// analysis commands, refusing binary pprof output to a terminal.
-func reportFormat(cmd *cobra.Command, asJSON bool, format, out string) (string, error) {
-	if asJSON {
-		if cmd.Flags().Changed("format") && format != "json" {
-			return "", fmt.Errorf("--json and --format %s contradict each other", format)
-		}
-		format = "json"
-	}
-	switch format {
-	case "text", "json":
-	case "pprof":
-		if (out == "" || out == "-") && term.IsTerminal(int(os.Stdout.Fd())) {
-			return "", fmt.Errorf("--format pprof writes binary data: give -o FILE or redirect standard output")
-		}
-	default:
-		return "", fmt.Errorf("unknown --format %q: use text, json or pprof", format)
-	}
-	return format, nil
 }

@@ -73,8 +73,8 @@ func TestStatJSON(t *testing.T) {
 			Name      string `json:"name"`
 			Count     int    `json:"count"`
 			WithStack int    `json:"with_stack"`
-		} `json:"events"`
-		LostEvents *int  `json:"lost_events"`
+		} `json:"event_counts"`
+		LostEvents *int  `json:"events_lost"`
 		Truncated  *bool `json:"truncated"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -86,7 +86,7 @@ func TestStatJSON(t *testing.T) {
 		t.Errorf("header %+v", h)
 	}
 	if doc.LostEvents == nil || *doc.LostEvents != 0 || doc.Truncated == nil || *doc.Truncated {
-		t.Errorf("lost_events/truncated missing or wrong")
+		t.Errorf("events_lost/truncated missing or wrong")
 	}
 	found := 0
 	for _, e := range doc.Events {
@@ -136,7 +136,7 @@ func TestStatStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, `"total_events": 3783`) || !strings.Contains(out, `"file": "stdin"`) {
+	if !strings.Contains(out, `"events": 3783`) || !strings.Contains(out, `"source": "stdin"`) {
 		t.Errorf("stdin stat:\n%s", out)
 	}
 }

@@ -1,23 +1,24 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 )
 
-// target is where an analysis command reads its events from: a .nettrace
-// file, standard input ("-"), a running process (--pid/--name) or a program
-// clrspy starts itself ("-- CMD ARGS"). Every analysis command takes the
-// same forms through addTargetFlags and open.
-type target struct {
+// targetFlags are the flags every analysis command takes to say where its
+// events come from; with the positional arguments they make a source.Spec.
+type targetFlags struct {
 	pid      int
 	name     string
 	duration time.Duration
@@ -25,8 +26,8 @@ type target struct {
 }
 
 // addTargetFlags registers the target flags on cmd.
-func addTargetFlags(cmd *cobra.Command) *target {
-	t := &target{}
+func addTargetFlags(cmd *cobra.Command) *targetFlags {
+	t := &targetFlags{}
 	f := cmd.Flags()
 	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
 	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
@@ -35,127 +36,116 @@ func addTargetFlags(cmd *cobra.Command) *target {
 	return t
 }
 
-// stream is an opened event source: R yields nettrace bytes.
-type stream struct {
-	R    io.Reader
-	Name string // file name, "stdin", "pid 123" or the launched command
-	Live bool
-	// Stop ends a live session early (rundown still arrives on R); nil for
-	// files.
-	Stop func()
-	// Close releases everything; for a launched program it waits for it and
-	// returns its exit status through ExitCode.
-	Close    func() error
-	ExitCode func() int
-	// Session is the live EventPipe session (nil for files).
-	Session *ipc.Session
+// live reports whether the flags and arguments name a live target.
+func (t *targetFlags) live(cmd *cobra.Command) bool {
+	return cmd.ArgsLenAtDash() >= 0 || t.pid != 0 || t.name != ""
 }
 
-// open opens the target. args are the positional arguments: a file name,
-// "-", or (after "--", see cmd.ArgsLenAtDash) a command to launch.
-// providers are what the analysis needs from a live session.
-func (t *target) open(cmd *cobra.Command, args []string, providers []ipc.Provider) (*stream, error) {
-	dash := cmd.ArgsLenAtDash()
-	switch {
-	case dash >= 0:
-		if t.pid != 0 || t.name != "" {
-			return nil, fmt.Errorf("give either a command after -- or --pid/--name, not both")
-		}
+// spec turns flags and arguments (a file, "-", or a command after "--")
+// into a source.Spec.
+func (t *targetFlags) spec(cmd *cobra.Command, args []string, providers []ipc.Provider) (source.Spec, error) {
+	s := source.Spec{Pid: t.pid, Name: t.name, Duration: t.duration, BufferMB: t.bufferMB, Providers: providers,
+		Stdin: os.Stdin, ProgramStdinIsTerminal: isTerminal(os.Stdin), Notice: notice}
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		if dash > 0 {
-			return nil, fmt.Errorf("unexpected argument %q before --", args[0])
+			return s, fmt.Errorf("unexpected argument %q before --", args[0])
 		}
 		if len(args) == 0 {
-			return nil, fmt.Errorf("no command after --")
+			return s, fmt.Errorf("no command after --")
 		}
-		return t.launch(args, providers)
-	case t.pid != 0 || t.name != "":
-		if len(args) > 0 {
-			return nil, fmt.Errorf("give either a trace file or --pid/--name, not both")
-		}
-		if t.pid != 0 && t.name != "" {
-			return nil, fmt.Errorf("give --pid or --name, not both")
-		}
-		return t.attach(providers)
-	case len(args) == 0:
-		return nil, fmt.Errorf("no target: give a .nettrace file, '-' for standard input, --pid, --name or -- COMMAND")
-	case len(args) > 1:
-		return nil, fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
+		s.Argv = args
+		return s, nil
 	}
-	if t.duration != 0 {
-		return nil, fmt.Errorf("--duration applies to live sessions only (--pid, --name or -- COMMAND)")
+	if len(args) > 1 {
+		return s, fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
 	}
-	if args[0] == "-" {
-		return &stream{R: os.Stdin, Name: "stdin", Close: func() error { return nil }, ExitCode: func() int { return 0 }}, nil
+	if len(args) == 1 {
+		s.File = args[0]
 	}
-	f, err := os.Open(args[0])
+	return s, nil
+}
+
+// openTarget opens the target and, for a live session, passes SIGINT and
+// SIGTERM on to it (the first stops the session so the rundown flushes, a
+// second drops it). Close the stream's signal watch with the returned
+// function once the stream has ended.
+func openTarget(spec source.Spec) (*source.Stream, func(), error) {
+	st, err := source.Open(spec)
 	if err != nil {
-		return nil, fileError(err)
+		return nil, nil, err
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s is a directory, not a trace file", args[0])
+	if st.Live() {
+		return st, watchSignals(st), nil
 	}
-	// Large files show a progress line on a terminal until closed.
-	r, stop := withProgress(f, args[0], inputSize(f))
-	closeFile := func() error { stop(); return f.Close() }
-	return &stream{R: r, Name: args[0], Close: closeFile, ExitCode: func() int { return 0 }}, nil
+	return st, showProgress(st), nil
 }
 
-// finish ends an analysis after its report was written (err is the
-// report's own error): a truncated input is a warning, not a failure (the
-// report covers every complete event), and a file's close error counts.
-func (st *stream) finish(err, endErr, closeErr error) error {
-	if endErr != nil {
-		fmt.Fprintf(os.Stderr, "clrspy: warning: %v\n", endErr)
-	}
-	if err == nil && closeErr != nil && !st.Live {
-		err = closeErr
-	}
-	return err
-}
-
-// readAll hands every event of r to fn. A truncated stream is not a
-// failure: once every complete event went to fn, the truncation comes back
-// as endErr (a warning, named after the stream); any other read error is
-// err.
-func readAll(r *nettrace.Reader, name string, fn func(*nettrace.Event)) (endErr, err error) {
-	for {
-		ev, e := r.Next()
-		switch {
-		case e == nil:
-			fn(ev)
-		case e == io.EOF:
-			return nil, nil
-		case errors.Is(e, nettrace.ErrTruncated):
-			return fmt.Errorf("%s: %w", name, e), nil
-		default:
-			return nil, fmt.Errorf("%s: %w", name, e)
+// watchSignals hands SIGINT/SIGTERM to st until the returned function is
+// called.
+func watchSignals(st *source.Stream) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				st.Interrupt(sig)
+			case <-done:
+				return
+			}
 		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
 	}
 }
 
-// exitStatus passes a launched program's non-zero exit status on (the
-// report is complete either way).
-func (st *stream) exitStatus() error {
-	if st.ExitCode != nil {
-		if code := st.ExitCode(); code != 0 {
-			return &exitError{code: code}
-		}
+// notice prints a one-line notice on stderr.
+func notice(msg string) { fmt.Fprintln(os.Stderr, "clrspy:", msg) }
+
+// warn prints a one-line warning on stderr.
+func warn(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "clrspy: warning: "+format+"\n", args...)
+}
+
+// run reads st to its end through the analyses and describes the input.
+// A cut stream is not an error (the input says it is partial).
+func run(st *source.Stream, stopWatch func(), as ...analysis.Analyzer) (report.Input, error) {
+	end, err := st.Run(as...)
+	stopWatch()
+	var stats analysis.Stats
+	for _, a := range as {
+		stats.Add(a.Stats())
+	}
+	in := report.NewInput(st, end, stats)
+	if end.TargetExited && st.Kind == source.Attach {
+		notice(fmt.Sprintf("%s exited: the session ended with it", st.Name))
+	}
+	return in, err
+}
+
+// finish ends a command after its report was written (err is the
+// report's error): the partial-input warning goes to stderr (the report
+// says so too), the stream is closed, and a launched program's non-zero
+// exit status is passed on.
+func finish(st *source.Stream, in report.Input, err error) error {
+	cerr := st.Close()
+	for _, p := range in.Partial {
+		warn("%s: %s", st.Name, p)
+	}
+	if err != nil {
+		return err
+	}
+	if cerr != nil && !st.Live() {
+		return cerr
+	}
+	if code := st.ExitCode(); code != 0 {
+		return &exitError{code: code}
 	}
 	return nil
 }
 
-// fileError turns an os error into one plain line.
-func fileError(err error) error {
-	var pe *os.PathError
-	if e, ok := err.(*os.PathError); ok {
-		pe = e
-	}
-	switch {
-	case os.IsNotExist(err) && pe != nil:
-		return fmt.Errorf("%s: no such file", pe.Path)
-	case os.IsPermission(err) && pe != nil:
-		return fmt.Errorf("%s: permission denied", pe.Path)
-	}
-	return err
-}
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

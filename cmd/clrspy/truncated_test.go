@@ -14,7 +14,7 @@ import (
 // starts, 384 ends, 7,338 samples, 9 contention starts without a stop).
 func TestTruncatedTraceEveryCommand(t *testing.T) {
 	path := filepath.Join(traces, "diagnostics__trace.nettrace")
-	warning := "clrspy: warning: " + path + ": trace truncated at offset 4170673 (inside EventBlock): events up to the cut were read"
+	warning := "clrspy: warning: " + path + ": the trace is truncated at offset 4170673 (inside EventBlock): only the events before the cut are counted"
 	run := func(args ...string) []byte {
 		t.Helper()
 		stdout, stderr, err := runCaptured(t, append(args, path)...)
@@ -69,7 +69,7 @@ func TestTruncatedTraceEveryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(stderr); !strings.Contains(s, warning+" (profiled up to the cut") || !strings.Contains(s, "7338 samples") {
+	if s := string(stderr); !strings.Contains(s, warning) || !strings.Contains(s, "7338 samples") {
 		t.Errorf("profile: %q", s)
 	}
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/flightrec"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/source"
+)
+
+// triggerFlags are the flags of the "save the trace around a long GC
+// pause" trigger (package flightrec): `record --stop-on-pause-over` and
+// `gc --save-on-pause-over`.
+type triggerFlags struct {
+	over, before, after time.Duration
+	out                 string
+	rearm               bool
+	maxMB               int
+}
+
+// addRecordTriggerFlags registers record's trigger flags; the window file
+// is record's -o.
+func addRecordTriggerFlags(c *cobra.Command) *triggerFlags {
+	o := &triggerFlags{}
+	f := c.Flags()
+	f.DurationVar(&o.over, "stop-on-pause-over", 0, "keep only a ring of the stream in memory; when a GC pause longer than this ends, write the window around it to -o and stop (see --rearm)")
+	f.DurationVar(&o.before, "before", 30*time.Second, "with --stop-on-pause-over: how much of the stream before the pause to keep")
+	f.DurationVar(&o.after, "after", 5*time.Second, "with --stop-on-pause-over: how much of the stream after the pause to add")
+	f.BoolVar(&o.rearm, "rearm", false, "with --stop-on-pause-over: keep going and save every later long pause too (FILE-2, FILE-3, ...)")
+	f.IntVar(&o.maxMB, "ring-mb", 512, "with --stop-on-pause-over: memory bound of the ring, in MB")
+	return o
+}
+
+// addGCTriggerFlags registers gc's trigger flags.
+func addGCTriggerFlags(c *cobra.Command, o *triggerFlags) {
+	f := c.Flags()
+	f.DurationVar(&o.over, "save-on-pause-over", 0, "when a GC pause longer than this ends, save the stream around it to --trace-out (live sessions)")
+	f.StringVar(&o.out, "trace-out", "", "file the triggered trace is written to (with --rearm: FILE, FILE-2, ...)")
+	f.DurationVar(&o.before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
+	f.DurationVar(&o.after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	f.BoolVar(&o.rearm, "rearm", false, "with --save-on-pause-over: save again at every later long pause (FILE-2, FILE-3, ...) instead of once")
+	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MB")
+}
+
+// check validates gc's trigger flags.
+func (t *triggerFlags) check(live bool) error {
+	switch {
+	case t.over == 0 && t.out == "":
+		return nil
+	case t.over <= 0:
+		return fmt.Errorf("--trace-out needs --save-on-pause-over D")
+	case t.out == "":
+		return fmt.Errorf("--save-on-pause-over needs --trace-out FILE")
+	case !live:
+		return fmt.Errorf("--save-on-pause-over applies to live sessions only (--pid, --name or -- COMMAND)")
+	case t.before < 0 || t.after < 0 || t.maxMB <= 0:
+		return fmt.Errorf("--before, --after and --ring-mb must be positive")
+	}
+	return nil
+}
+
+// numbered is FILE for the first save, FILE-2, FILE-3 ... after it.
+func numbered(path string, n int) string {
+	if n <= 1 {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), n, ext)
+}
+
+// newTrigger builds the trigger writing to out; notices go to say, and
+// done is called after the last save.
+func (t *triggerFlags) newTrigger(hdr *nettrace.Header, out string, say func(string), done func()) *flightrec.PauseTrigger {
+	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerConfig{
+		Over: t.over, Before: t.before, After: t.after, Rearm: t.rearm, MaxBytes: t.maxMB << 20,
+		Create: func(n int, _ *gcpause.GC) (io.WriteCloser, string, error) {
+			name := numbered(out, n)
+			f, err := os.Create(name)
+			if err != nil {
+				return nil, name, source.FileError(err)
+			}
+			return f, name, nil
+		},
+		Notice: say,
+		Done:   done,
+	})
+}

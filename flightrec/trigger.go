@@ -1,0 +1,168 @@
+package flightrec
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// TriggerConfig configures a PauseTrigger.
+type TriggerConfig struct {
+	// Over is the pause length that triggers a save.
+	Over time.Duration
+	// Before and After bound the window: from Before the pause's start to
+	// After its end.
+	Before, After time.Duration
+	// Rearm saves again at every later long pause; otherwise the trigger
+	// is done after the first save.
+	Rearm bool
+	// MaxBytes bounds the ring's memory.
+	MaxBytes int
+	// Create opens the destination of the n-th save (1-based) of GC g and
+	// returns it with a name for notices. Close commits it; a destination
+	// with an Abort method is aborted instead when the write fails.
+	Create func(n int, g *gcpause.GC) (w io.WriteCloser, name string, err error)
+	// Notice receives one-line progress messages (may be nil).
+	Notice func(string)
+	// Done is called once the trigger will save nothing more (after the
+	// first save without Rearm): `record` stops its session there.
+	Done func()
+}
+
+// PauseTrigger saves the window around long GC pauses. Feed it every event
+// (Event) and every finished GC (GC, from gcpause.Options.OnGC), then
+// Finish at the end of the stream.
+type PauseTrigger struct {
+	*Recorder
+	cfg TriggerConfig
+
+	pending  *gcpause.GC // a pause over the threshold, waiting for After
+	deadline int64       // event clock: save once an event is past it
+	// queued are later long pauses that ended while one was pending
+	// (with Rearm): each gets its own window, in order.
+	queued []*gcpause.GC
+	saved  int
+	done   bool
+	errs   []error
+}
+
+// NewPauseTrigger returns an armed trigger for a stream with header hdr.
+func NewPauseTrigger(hdr *nettrace.Header, cfg TriggerConfig) *PauseTrigger {
+	return &PauseTrigger{Recorder: New(hdr, Config{MinAge: cfg.Before, MaxBytes: cfg.MaxBytes}), cfg: cfg}
+}
+
+func (p *PauseTrigger) notice(format string, args ...any) {
+	if p.cfg.Notice != nil {
+		p.cfg.Notice(fmt.Sprintf(format, args...))
+	}
+}
+
+// Event records ev, and saves a pending window once the stream is past its
+// end.
+func (p *PauseTrigger) Event(ev *nettrace.Event) {
+	if p.done {
+		return
+	}
+	for p.pending != nil && ev.Timestamp > p.deadline {
+		p.save()
+		if p.done {
+			return
+		}
+	}
+	p.Recorder.Event(ev)
+}
+
+func (p *PauseTrigger) pauseStart(g *gcpause.GC) int64 {
+	return p.hdr.SyncTimeQPC + p.Ticks(time.Duration(g.PauseStartNanos))
+}
+
+// GC is told of every finished GC; a complete one paused longer than Over
+// arms the save.
+func (p *PauseTrigger) GC(g *gcpause.GC) {
+	if p.done || !g.Complete || g.PauseNanos <= int64(p.cfg.Over) {
+		return
+	}
+	if p.pending != nil {
+		if p.cfg.Rearm {
+			p.queued = append(p.queued, g)
+		}
+		return
+	}
+	p.arm(g)
+}
+
+// arm makes g the pending save.
+func (p *PauseTrigger) arm(g *gcpause.GC) {
+	p.pending = g
+	end := p.hdr.SyncTimeQPC + p.Ticks(time.Duration(g.PauseEndNanos))
+	p.deadline = end + p.Ticks(p.cfg.After)
+	// Never drop what the pending window needs.
+	p.Hold(p.pauseStart(g) - p.Ticks(p.cfg.Before))
+	p.notice("GC %d paused %.1f ms (over %v): saving the trace %v after it", g.Number, float64(g.PauseNanos)/1e6, p.cfg.Over, p.cfg.After)
+}
+
+// Finish saves the pending windows at the end of the stream.
+func (p *PauseTrigger) Finish() {
+	for p.pending != nil && !p.done {
+		p.save()
+	}
+}
+
+// Saved is the number of windows written.
+func (p *PauseTrigger) Saved() int { return p.saved }
+
+// Errors are the saves that failed.
+func (p *PauseTrigger) Errors() []error { return p.errs }
+
+func (p *PauseTrigger) save() {
+	g := p.pending
+	p.pending = nil
+	p.Release()
+	n, name, err := p.write(g)
+	if err != nil {
+		p.errs = append(p.errs, err)
+		if name != "" {
+			p.notice("saving %s: %v", name, err)
+		} else {
+			p.notice("saving the trace of GC %d: %v", g.Number, err)
+		}
+	} else {
+		p.saved++
+		p.notice("saved %d events around GC %d to %s", n, g.Number, name)
+	}
+	if !p.cfg.Rearm {
+		p.done = true
+		p.Reset()
+		if p.cfg.Done != nil {
+			p.cfg.Done()
+		}
+		return
+	}
+	if len(p.queued) > 0 {
+		next := p.queued[0]
+		p.queued = p.queued[1:]
+		p.arm(next)
+	}
+}
+
+func (p *PauseTrigger) write(g *gcpause.GC) (int, string, error) {
+	w, name, err := p.cfg.Create(p.saved+1, g)
+	if err != nil {
+		return 0, name, err
+	}
+	n, err := p.WriteTo(w, p.pauseStart(g)-p.Ticks(p.cfg.Before))
+	if err != nil {
+		// A destination that can drop a half-written file does so.
+		if a, ok := w.(interface{ Abort() error }); ok {
+			a.Abort()
+			return n, name, err
+		}
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return n, name, err
+}
