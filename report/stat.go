@@ -136,7 +136,7 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 		MaxStackDepth:   st.MaxStackDepth,
 		SequencePoints:  st.SequencePoints,
 		CaptureThreads:  st.CaptureThreads,
-		Blocks:          st.Blocks,
+		Blocks:          snakeKeys(st.Blocks),
 		Bytes:           st.Bytes,
 		UnknownMetadata: st.UnknownMetadataRefs,
 		CutEvent:        st.CutEvent,
@@ -149,4 +149,12 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 		d.TruncationReason = end.Truncated.Error()
 	}
 	return d
+}
+
+func snakeKeys(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[SnakeCase(k)] = v
+	}
+	return out
 }
