@@ -38,7 +38,7 @@ type GCSummary struct {
 	TotalSuspendMS      float64             `json:"total_suspend_ms"`
 	MaxSuspendMS        float64             `json:"max_suspend_ms"`
 	ByGeneration        map[string]GenStats `json:"by_generation"` // gen0, gen1, gen2
-	ByType              map[string]int      `json:"by_type"` // non_concurrent, background, foreground
+	ByType              map[string]int      `json:"by_type"`       // non_concurrent, background, foreground
 	SuspensionsByReason []ReasonRow         `json:"suspensions_by_reason"`
 	UnmatchedRestarts   int                 `json:"unmatched_restarts"`
 }
