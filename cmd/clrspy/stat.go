@@ -16,7 +16,7 @@ import (
 func init() { commands = append(commands, newStatCmd) }
 
 func newStatCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, events bool
 	var out string
 	c := &cobra.Command{
 		Use:   "stat FILE|-",
@@ -39,6 +39,9 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 				return err
 			}
 			defer closeIn()
+			if events {
+				return statEvents(cmd, in, name, out, asJSON)
+			}
 			doc, err := statStream(in, name)
 			if err != nil {
 				return err
@@ -62,6 +65,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	c.Flags().BoolVar(&events, "events", false, "print every event, one line each, in clrspy's canonical text form")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	return c
 }
