@@ -1,3 +1,5 @@
+//go:build compat
+
 package nettrace
 
 import (
@@ -14,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
 // TestPerfViewBaselines compares per-name event counts with TraceEvent's
@@ -26,7 +30,7 @@ import (
 //     bare name "Microsoft-Windows-DotNETRuntime/GC";
 //   - all versions of an event are summed under one name.
 func TestPerfViewBaselines(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(tracesDir, "golden/perfview/*.baseline.txt"))
+	files, err := filepath.Glob(filepath.Join(tracetest.CompatDir(t), "golden/perfview/*.baseline.txt"))
 	if err != nil || len(files) != 5 {
 		t.Fatalf("want 5 baseline files, got %d (%v)", len(files), err)
 	}
@@ -34,8 +38,8 @@ func TestPerfViewBaselines(t *testing.T) {
 		trace := strings.TrimSuffix(filepath.Base(bf), ".baseline.txt")
 		t.Run(trace, func(t *testing.T) {
 			want := readBaseline(t, bf)
-			_, sum, end := readAll(t, filepath.Join(tracesDir, "perfview__"+trace))
-			if end != io.EOF {
+			_, sum, end := readAll(t, tracetest.CompatPath(t, "perfview__"+trace))
+			if end != nil {
 				t.Fatalf("end: %v", end)
 			}
 			got := map[string]uint64{}
@@ -93,18 +97,10 @@ func readBaseline(t *testing.T, path string) map[string]uint64 {
 	return out
 }
 
+// openTrace opens a trace of the compatibility suite.
 func openTrace(t *testing.T, name string) *Reader {
 	t.Helper()
-	f, err := os.Open(filepath.Join(tracesDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	r, err := NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r
+	return tracetest.OpenCompat(t, name, NewReader)
 }
 
 // TestHeaderAsserts checks the header values TraceEvent's tests assert for
@@ -337,7 +333,7 @@ func TestTraceLoggingPayloads(t *testing.T) {
 // TestUnsupportedVersion: NetPerf V2 is rejected naming what was found and
 // the supported range.
 func TestUnsupportedVersion(t *testing.T) {
-	f, err := os.Open(filepath.Join(tracesDir, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"))
+	f, err := os.Open(tracetest.CompatPath(t, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,4 +349,104 @@ func TestUnsupportedVersion(t *testing.T) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
 	}
+}
+
+// TestProcessorNumbers reproduces TraceEvent's V4EventPipeFileHasProcNumbers:
+// every runtime and private-provider event of the objver4 trace (runtime
+// MethodILToNativeMap excluded) has a processor number in 0..3, and each of
+// the 4 processors has at least one event.
+func TestProcessorNumbers(t *testing.T) {
+	r := openTrace(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
+	var perCPU [4]int
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ev.Meta
+		if (m.Runtime != Runtime && m.Runtime != Private) || (m.Runtime == Runtime && m.EventID == 190) {
+			continue
+		}
+		if ev.ProcessorNumber > 3 {
+			t.Fatalf("%s at %d: processor %d", m.Name, ev.Timestamp, ev.ProcessorNumber)
+		}
+		perCPU[ev.ProcessorNumber]++
+	}
+	for cpu, n := range perCPU {
+		if n == 0 {
+			t.Errorf("processor %d has no event", cpu)
+		}
+	}
+}
+
+// TestLostEventsAtSequencePoint: the webapp trace's sampler thread wrote
+// sequence number 9074 last, and a later sequence point says the thread had
+// reached 11310: the runtime dropped 2,236 events (TraceEvent's sequence
+// point check reports the same number).
+func TestLostEventsAtSequencePoint(t *testing.T) {
+	r := openTrace(t, "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace")
+	var attributed uint64
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		attributed += uint64(ev.LostBefore)
+	}
+	if got := r.Stats().LostEvents; got != 2236 {
+		t.Errorf("lost events %d, want 2236", got)
+	}
+	// The gap shows at a sequence point after the sampler thread's last
+	// event, so no later event can carry it in LostBefore: only Stats has it.
+	if attributed != 0 {
+		t.Errorf("lost events attributed to later events: %d, want 0", attributed)
+	}
+}
+
+// TestResetCompat is TestReset over the compatibility suite: the .NET Core
+// 3.0 trace, its copies, and NetPerf V3.
+func TestResetCompat(t *testing.T) {
+	data, err := os.ReadFile(tracetest.CompatPath(t, trace30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, copies := copyTrace(t, bytes.NewReader(data),
+		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true})
+	v3, err := os.ReadFile(tracetest.CompatPath(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-objver3.netperf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReset(t, []resetStream{
+		{"3.0", data, 0, 105540},
+		{"v6 copy", copies[0], 7000, 105540},
+		{"netperf v3", v3, 0, 0},
+		{"uncompressed copy", copies[1], 0, 105540},
+		{"3.0 truncated", data[:len(data)/2], 0, 0},
+		{"3.0 again", data, 50000, 105540},
+		{"3.0 once more", data, 0, 105540},
+	})
+}
+
+// TestRoundTripRealTraces is TestRoundTripFixtures over every trace of the
+// compatibility suite.
+func TestRoundTripRealTraces(t *testing.T) { roundTrip(t, realTraces(t)) }
+
+func realTraces(t *testing.T) []string {
+	dir := tracetest.CompatDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob(filepath.Join(dir, "*.netperf"))
+	files = append(files, more...)
+	if len(files) < 15 {
+		t.Fatalf("expected the real traces in %s, found %d files", dir, len(files))
+	}
+	return files
 }
