@@ -450,3 +450,18 @@ func realTraces(t *testing.T) []string {
 	}
 	return files
 }
+
+// TestDumpNetPerf: the canonical dump of a NetPerf V3 trace names its
+// container and shows self-describing payloads field by field.
+func TestDumpNetPerf(t *testing.T) {
+	r := openTrace(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf")
+	var b strings.Builder
+	if err := Dump(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "# netperf V3 pointer=8 pid=12365 processors=4 sync=2018-03-09T17:48:09.998") ||
+		!strings.Contains(out, `/TestEventMethod v0 stack=9 i=1 s="Hello World!"`+"\n") || !strings.HasSuffix(out, " lost; complete\n") {
+		t.Errorf("dump:\n%s", out)
+	}
+}

@@ -87,11 +87,11 @@ func (d Dumper) Dump(w io.Writer, r *Reader) error {
 
 // AppendHeader appends the dump's header line (without a newline).
 func (d Dumper) AppendHeader(b []byte, h *Header) []byte {
-	b = fmt.Appendf(b, "# nettrace V%d", h.FormatVersion)
+	container := "nettrace"
 	if h.FormatVersion == FormatNetPerfV3 {
-		b = fmt.Appendf(b[:0], "# netperf V%d", h.FormatVersion)
+		container = "netperf"
 	}
-	return fmt.Appendf(b, " pointer=%d pid=%d processors=%d sync=%s clock=%dHz",
+	return fmt.Appendf(b, "# %s V%d pointer=%d pid=%d processors=%d sync=%s clock=%dHz", container, h.FormatVersion,
 		h.PointerSize, h.ProcessID, h.NumberOfProcessors, h.SyncTimeUTC.UTC().Format(time.RFC3339Nano), h.QPCFrequency)
 }
 

@@ -79,7 +79,7 @@ func CompatDir(tb testing.TB) string {
 		dir = filepath.Join(repoRoot(tb), "..", "shared", "traces")
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		tb.Fatalf("compatibility suite not found at %s (set %s to its directory; without -tags compat the suite is not built)", dir, CompatEnv)
+		tb.Fatalf("compatibility suite not found at %s: set %s to its directory, or leave -tags compat out to run the fixture tests alone", dir, CompatEnv)
 	}
 	return dir
 }
