@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,22 +141,17 @@ func TestHeaderAsserts(t *testing.T) {
 func TestV5ArrayPayloads(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace")
 	got := map[string]string{}
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Provider != "TestEventSource0" {
-			continue
+			return
 		}
 		vals, err := DecodePayload(ev.Meta, ev.Payload, r.Header().PointerSize)
 		if err != nil {
 			t.Fatalf("%s: %v", ev.Meta.Name, err)
 		}
 		got[ev.Meta.Name] = fmt.Sprintf("level=%d keywords=%d opcode=%d %v", ev.Meta.Level, ev.Meta.EventKeywords(), ev.Meta.Opcode, vals)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := map[string]string{
 		"TestEvent1": "level=2 keywords=0 opcode=0 [{arg0 [2032854139 1608221689 1470019200 199494339 1238846140 1366609043]} {arg1 [26494 17115 -7229 18850 27931]} {arg2 2033417279}]",
@@ -175,14 +169,7 @@ func TestV5ArrayPayloads(t *testing.T) {
 func TestExecutionCheckpoints(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace")
 	var got []string
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Runtime != Rundown || ev.Meta.EventID != 300 {
 			t.Fatalf("unexpected event %s", ev.Meta.FullName())
 		}
@@ -194,6 +181,8 @@ func TestExecutionCheckpoints(t *testing.T) {
 		ts := int64(le64(ev.Payload[2+n:]))
 		ms := float64(r.Header().Nanos(ts)) / 1e6
 		got = append(got, fmt.Sprintf("%s %.2f", name, math.Round(ms*100)/100))
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := []string{"RuntimeInit -15.97", "RuntimeSuspend 11.91", "RuntimeResumed 12.20"}
 	if !reflect.DeepEqual(got, want) {
@@ -214,14 +203,7 @@ func TestVerdieFragment(t *testing.T) {
 	}
 	var got []evt
 	var meta *Metadata
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if meta != nil && meta != ev.Meta {
 			t.Errorf("events do not share one metadata object")
 		}
@@ -234,6 +216,8 @@ func TestVerdieFragment(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, evt{ev.SequenceNumber, ev.CaptureThreadID, ev.ThreadID, ev.StackID, ev.Timestamp, fmt.Sprint(vals)})
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := []evt{
 		{1, 2562, 2562, 1, 1632878627408683, "[{OriginatingTaskSchedulerID 1} {OriginatingTaskID 0} {TaskID 4} {Behavior 2} {ContinueWithTaskID 5}]"},
@@ -265,14 +249,7 @@ func TestActivityIDsV3(t *testing.T) {
 	const newID = "10000000-0000-0000-0000-000000000001"
 	seen := 0
 	var before, after, bad int
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Provider == "System.Threading.Tasks.TplEventSource" && ev.Meta.EventID == 25 {
 			seen++
 			vals, err := DecodePayload(ev.Meta, ev.Payload, 8)
@@ -282,7 +259,7 @@ func TestActivityIDsV3(t *testing.T) {
 			if len(vals) != 1 || vals[0].Name != "NewId" || fmt.Sprint(vals[0].V) != newID {
 				t.Fatalf("SetActivityId payload %v", vals)
 			}
-			continue
+			return
 		}
 		switch {
 		case seen == 0 && ev.ActivityID.IsZero():
@@ -292,6 +269,8 @@ func TestActivityIDsV3(t *testing.T) {
 		default:
 			bad++
 		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	// SetActivityId is the file's first event, so "before" is empty.
 	if seen != 1 || bad != 0 || before != 0 || after != 26145 {
@@ -304,19 +283,14 @@ func TestActivityIDsV3(t *testing.T) {
 func TestTraceLoggingPayloads(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf")
 	got := map[string]string{}
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		vals, err := DecodePayload(ev.Meta, ev.Payload, 8)
 		if err != nil {
 			t.Fatalf("%s: %v", ev.Meta.Name, err)
 		}
 		got[ev.Meta.Name] = fmt.Sprint(vals)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if got["TestEventMethod"] != "[{i 1} {s Hello World!}]" {
 		t.Errorf("TestEventMethod = %s", got["TestEventMethod"])
@@ -358,22 +332,17 @@ func TestUnsupportedVersion(t *testing.T) {
 func TestProcessorNumbers(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
 	var perCPU [4]int
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		m := ev.Meta
 		if (m.Runtime != Runtime && m.Runtime != Private) || (m.Runtime == Runtime && m.EventID == 190) {
-			continue
+			return
 		}
 		if ev.ProcessorNumber > 3 {
 			t.Fatalf("%s at %d: processor %d", m.Name, ev.Timestamp, ev.ProcessorNumber)
 		}
 		perCPU[ev.ProcessorNumber]++
+	}); err != nil {
+		t.Fatal(err)
 	}
 	for cpu, n := range perCPU {
 		if n == 0 {
@@ -389,15 +358,10 @@ func TestProcessorNumbers(t *testing.T) {
 func TestLostEventsAtSequencePoint(t *testing.T) {
 	r := openTrace(t, "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace")
 	var attributed uint64
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		attributed += uint64(ev.LostBefore)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if got := r.Stats().LostEvents; got != 2236 {
 		t.Errorf("lost events %d, want 2236", got)
