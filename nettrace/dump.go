@@ -64,25 +64,31 @@ func (d Dumper) Dump(w io.Writer, r *Reader) error {
 			return err
 		}
 	}
-	st := r.Stats()
-	fmt.Fprintf(bw, "# end: %d events, %d lost; ", st.Events, st.LostEvents)
-	var te *TruncatedError
-	switch {
-	case end == nil:
-		bw.WriteString("complete\n")
-	case errors.As(end, &te):
-		fmt.Fprintf(bw, "truncated at offset %d (inside %s)", te.Offset, te.What)
-		if st.CutEvent != "" {
-			fmt.Fprintf(bw, "; cut in half: %s", st.CutEvent)
-		}
-		bw.WriteByte('\n')
-	default:
-		fmt.Fprintf(bw, "error: %v\n", end)
-	}
+	bw.Write(d.AppendEnd(line[:0], r.Stats(), end))
+	bw.WriteByte('\n')
 	if err := bw.Flush(); err != nil {
 		return err
 	}
 	return end
+}
+
+// AppendEnd appends the dump's end line (without a newline): the reader's
+// event and lost-event totals and how the stream ended (end: nil for a
+// clean end, else the error that ended it).
+func (d Dumper) AppendEnd(b []byte, st *Stats, end error) []byte {
+	b = fmt.Appendf(b, "# end: %d events, %d lost; ", st.Events, st.LostEvents)
+	var te *TruncatedError
+	switch {
+	case end == nil:
+		return append(b, "complete"...)
+	case errors.As(end, &te):
+		b = fmt.Appendf(b, "truncated at offset %d (inside %s)", te.Offset, te.What)
+		if st.CutEvent != "" {
+			b = fmt.Appendf(b, "; cut in half: %s", st.CutEvent)
+		}
+		return b
+	}
+	return fmt.Appendf(b, "error: %v", end)
 }
 
 // AppendHeader appends the dump's header line (without a newline).
