@@ -1,44 +1,16 @@
+//go:build compat
+
 package report
 
 import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
-
-func gcResult(t testing.TB, name string) *gcpause.Result {
-	t.Helper()
-	f, err := os.Open(filepath.Join(traces, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := gcpause.New(r.Header(), gcpause.Options{})
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
-				t.Fatal(err)
-			}
-			break
-		}
-		a.Event(ev)
-	}
-	return a.Result()
-}
 
 // TestGCTextGolden: the diagnostics trace has blocking, background and
 // foreground GCs and a cut. Checked by hand once against the raw events:
@@ -48,7 +20,7 @@ func gcResult(t testing.TB, name string) *gcpause.Result {
 // 1855 (64.66 ms, of which 55.04 ms waiting for the BGC's last stop);
 // suspensions by reason 675 / 382 / 4 as in CATALOG.md.
 func TestGCTextGolden(t *testing.T) {
-	res := gcResult(t, "diagnostics__trace.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "diagnostics__trace.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCText(&b, Input{Source: "diagnostics__trace.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -59,14 +31,14 @@ func TestGCTextGolden(t *testing.T) {
 			t.Errorf("text report lacks %q", s)
 		}
 	}
-	golden(t, "gc_diagnostics.txt", b.Bytes())
+	tracetest.Golden(t, "gc_diagnostics.txt", b.Bytes())
 }
 
 // TestGCJSONGolden: filtrace alloc has 7 GCs (1 gen0 AllocSmall, 6 gen2
 // Induced, CATALOG.md §8.3), one SuspendForGC per GC and no other
 // suspensions.
 func TestGCJSONGolden(t *testing.T) {
-	res := gcResult(t, "filtrace__alloc.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "filtrace__alloc.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCJSON(&b, Input{Source: "filtrace__alloc.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -123,11 +95,11 @@ func TestGCJSONGolden(t *testing.T) {
 	if induced != 6 || sum-s.TotalPauseMS > 1e-6 || s.TotalPauseMS-sum > 1e-6 {
 		t.Errorf("induced %d, pauses add to %f, total %f", induced, sum, s.TotalPauseMS)
 	}
-	golden(t, "gc_filtrace_alloc.json", b.Bytes())
+	tracetest.Golden(t, "gc_filtrace_alloc.json", b.Bytes())
 }
 
 func TestGCCSV(t *testing.T) {
-	res := gcResult(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCCSV(&b, res); err != nil {
 		t.Fatal(err)
