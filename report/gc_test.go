@@ -103,12 +103,12 @@ func TestGCJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := doc.Summary
-	if g2 := s.ByGen["2"]; g2.P50 != 0.1265 || g2.P90 != 0.4261 || g2.P99 != 0.4261 || g2.MaxPauseMS != 0.4261 {
+	if g2 := s.ByGen["gen2"]; g2.P50 != 0.1265 || g2.P90 != 0.4261 || g2.P99 != 0.4261 || g2.MaxPauseMS != 0.4261 {
 		// By hand from the raw events: the gen2 pauses are 0.4261 (GC 1:
 		// SuspendEEBegin 20.6362 → RestartEEEnd 21.0623), 0.1265 (GC 2), ...
 		t.Errorf("gen2 stats %+v", g2)
 	}
-	if s.GCCount != 7 || s.ByGen["0"].Count != 1 || s.ByGen["2"].Count != 6 || s.ByGen["1"].Count != 0 || doc.Lost == nil ||
+	if s.GCCount != 7 || s.ByGen["gen0"].Count != 1 || s.ByGen["gen2"].Count != 6 || s.ByGen["gen1"].Count != 0 || doc.Lost == nil ||
 		len(s.Reasons) != 1 || s.Reasons[0].Reason != "SuspendForGC" || s.Reasons[0].Count != 7 || len(doc.GCs) != 7 || doc.Suspensions == nil {
 		t.Errorf("summary %+v", s)
 	}

@@ -154,7 +154,7 @@ func TestStatBadInputs(t *testing.T) {
 		{filepath.Join(dir, "missing.nettrace"), "missing.nettrace: no such file"},
 		{dir, "is a directory, not a trace file"},
 		{garbage, "not a nettrace or netperf stream"},
-		{empty, "trace truncated at offset 0"},
+		{empty, "empty.nettrace: empty file"},
 		{filepath.Join(traces, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"),
 			"unsupported trace format NetPerf V2"},
 	}
