@@ -12,12 +12,12 @@ import (
 type rawKind uint8
 
 const (
-	ecMean rawKind = iota + 1 // EventCounters "Mean": a polled value
-	ecSum                     // EventCounters "Sum": increments
-	mCounter                  // CounterRateValuePublished
-	mUpDown                   // UpDownCounterRateValuePublished
-	mGauge                    // GaugeValuePublished
-	mHistogram                // HistogramValuePublished
+	ecMean     rawKind = iota + 1 // EventCounters "Mean": a polled value
+	ecSum                         // EventCounters "Sum": increments
+	mCounter                      // CounterRateValuePublished
+	mUpDown                       // UpDownCounterRateValuePublished
+	mGauge                        // GaugeValuePublished
+	mHistogram                    // HistogramValuePublished
 )
 
 // series is one time series as the runtime publishes it.

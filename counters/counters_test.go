@@ -143,9 +143,14 @@ func TestEventCountersMapped(t *testing.T) {
 // semantic-convention name comes from it, and other sessions' events are
 // ignored.
 func TestMeterWins(t *testing.T) {
-	opts := Options{}
+	if provs := Providers(&Options{}); len(provs) != 1 || provs[0].Name != RuntimeSource || provs[0].Args != "EventCounterIntervalSec=1" {
+		t.Fatalf("default providers %+v", provs)
+	}
+	opts := Options{Meter: true, Interval: 2500 * time.Millisecond}
 	provs := Providers(&opts)
-	if !strings.HasPrefix(opts.SessionID, "clrspy-") || provs[1].Name != MetricsSource || provs[1].Keywords != 2 {
+	if !strings.HasPrefix(opts.SessionID, "clrspy-") || len(provs) != 2 || provs[1].Name != MetricsSource || provs[1].Keywords != 2 ||
+		provs[0].Args != "EventCounterIntervalSec=2.5" ||
+		provs[1].Args != "SessionId="+opts.SessionID+";Metrics=System.Runtime;RefreshInterval=2.5;MaxTimeSeries=1000;MaxHistograms=20" {
 		t.Fatalf("providers %+v", provs)
 	}
 	f := &feeder{a: New(hdr, opts)}
@@ -170,7 +175,7 @@ func TestMeterWins(t *testing.T) {
 		t.Error("the EventCounter's dotnet.exceptions survived the meter")
 	}
 	m, ok := r.Get("dotnet.gc.collections", "dotnet.gc.heap.generation=gen0")
-	if !ok || m.Value != 10 || !m.FromStart || m.Rate != 3 || m.Kind != KindCounter || m.Description != "GCs" || m.Source != SourceMeter {
+	if !ok || m.Value != 10 || !m.FromStart || m.Rate != 1.2 || m.Kind != KindCounter || m.Description != "GCs" || m.Source != SourceMeter {
 		t.Errorf("gen0: %+v", m)
 	}
 	// Published as an observable counter; the convention says up-down.

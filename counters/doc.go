@@ -1,6 +1,5 @@
 // Package counters owns the runtime's own counters: what dotnet-counters
-// shows. It reads them from two sources a session enables side by side
-// (Providers):
+// shows. It reads them from two sources (Providers):
 //
 //   - the System.Runtime EventCounters (every runtime since .NET Core 3.0):
 //     the EventSource "System.Runtime" with EventCounterIntervalSec=N writes
@@ -8,7 +7,9 @@
 //     "Mean" payload (a polled value: working-set, assembly-count, ...) or a
 //     "Sum" payload (the increment of a cumulative value over the interval:
 //     exception-count, alloc-rate, ...);
-//   - the System.Runtime meter (.NET 9 and later) through the
+//   - with Options.Meter, the System.Runtime meter (.NET 9 and later; off
+//     by default: a target exiting soon after such a session starts may
+//     hang, see Options.Meter) through the
 //     "System.Diagnostics.Metrics" EventSource (SessionId, Metrics,
 //     RefreshInterval, MaxTimeSeries, MaxHistograms arguments), whose
 //     CounterRateValuePublished, UpDownCounterRateValuePublished,
