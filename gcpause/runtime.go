@@ -6,9 +6,9 @@ import "github.com/clrspy/clrspy/clrevents"
 //
 // GC.GetTotalPauseDuration returns gc_heap::total_suspended_time, and
 // GCMemoryInfo.PauseDurations the per-GC figures added to it. gc.cpp (the
-// .NET 10 runtime; on main the same functions are split over
-// interface.cpp, collect.cpp, background.cpp and gcsvr.cpp) takes its
-// timestamps at these points, each next to an event clrspy sees:
+// .NET 10 runtime; dotnet/runtime main has split the same functions out of
+// it into several files) and vm/threadsuspend.cpp take the timestamps at
+// these points, each next to an event clrspy sees:
 //
 //   - suspended_start_time: read just before GCToEEInterface::SuspendEE, in
 //     GCHeap::GarbageCollectGeneration (workstation) or by heap 0 in
