@@ -417,7 +417,9 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 			m.byType[g.Type]++
 		}
 		m.suspendHist.add(g.SuspendNanos)
-		if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
+		// A GC whose pause began before the session has a lower-bound
+		// pause: kept out of the longest, as clrspy gc does.
+		if g.StartSeen && (!m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6)) {
 			m.longest, m.hasLongest = row, true
 		}
 		if g.HasHeapStats {

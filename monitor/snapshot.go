@@ -96,7 +96,9 @@ type GCSummary struct {
 	// SuspendHistogram is the time to suspend (SuspendEEBegin to End) of
 	// every GC.
 	SuspendHistogram Histogram `json:"suspend_histogram"`
-	// Longest is the GC with the longest pause (nil before the first).
+	// Longest is the GC with the longest pause (nil before the first); a
+	// GC whose pause began before the session (a lower bound) is left out,
+	// as in clrspy gc.
 	Longest *GCRow `json:"longest"`
 	// Last is the latest GC (complete or not).
 	Last *GCRow `json:"last"`
