@@ -339,35 +339,40 @@ func recoverReg(rr *regRule, s *state, st *Stack, cfa uint64, reg int) (uint64, 
 
 // Splice continues a walk that stopped early with chain, a frame-pointer
 // walk of the same stack made elsewhere (the kernel's user callchain,
-// PERF_SAMPLE_CALLCHAIN: the sampled IP first). When the last address of
-// out occurs in chain, the addresses after it are appended (up to
-// cap(out)). Of several occurrences (recursion), the one whose depth is
-// closest to out's is taken: the kernel's walk can only have skipped
-// frames near the leaf, where frame pointers were missing. It reports
-// whether it appended anything.
+// PERF_SAMPLE_CALLCHAIN: the sampled IP first). It looks for the deepest
+// address of out (after the leaf) that also occurs in chain, drops what
+// out has past it (a broken walk's last address can be garbage) and
+// appends what chain has past it, up to cap(out). Of several occurrences
+// in chain (recursion), the one whose depth is closest to out's is taken:
+// the kernel's walk can only have skipped frames near the leaf, where
+// frame pointers were missing. It reports whether it appended anything.
 func Splice(out, chain []uint64) ([]uint64, bool) {
-	if len(out) == 0 || len(chain) == 0 {
+	if len(out) < 2 || len(chain) < 2 {
 		return out, false
 	}
-	last := out[len(out)-1]
-	want := len(out) - 1
-	best := -1
-	for i := 1; i < len(chain); i++ {
-		if chain[i] == last && (best < 0 || abs(i-want) < abs(best-want)) {
-			best = i
+	for k := len(out) - 1; k >= 1; k-- {
+		best := -1
+		for i := 1; i < len(chain); i++ {
+			if chain[i] == out[k] && (best < 0 || abs(i-k) < abs(best-k)) {
+				best = i
+			}
 		}
-	}
-	if best < 0 || best+1 >= len(chain) {
-		return out, false
-	}
-	n := len(out)
-	for _, ip := range chain[best+1:] {
-		if len(out) == cap(out) {
-			break
+		if best < 0 {
+			continue
 		}
-		out = append(out, ip)
+		if best+1 >= len(chain) {
+			return out, false
+		}
+		out = out[:k+1]
+		for _, ip := range chain[best+1:] {
+			if len(out) == cap(out) {
+				break
+			}
+			out = append(out, ip)
+		}
+		return out, true
 	}
-	return out, len(out) > n
+	return out, false
 }
 
 func abs(x int) int {
