@@ -512,7 +512,12 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal("this test runs the workload and the profiler under another uid: it needs root")
 	}
 	par := readParanoid(t)
-	dir := t.TempDir()
+	// t.TempDir's parent is private to root: a directory of its own.
+	dir, err := os.MkdirTemp("", "clrspy-perf-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	self, err := os.Executable()
 	if err != nil {
