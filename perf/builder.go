@@ -121,6 +121,18 @@ func NewBuilder(pid int, hdr *nettrace.Header, syms *stacks.Symbols, opts Builde
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
+	return newBuilder(pid, proc, hdr, syms, opts), nil
+}
+
+// newBuilder makes a Builder over an existing address-space model
+// (benchmarks reuse one, its files loaded).
+func newBuilder(pid int, proc *symtab.Process, hdr *nettrace.Header, syms *stacks.Symbols, opts BuilderOptions) *Builder {
+	if opts.Hz <= 0 {
+		opts.Hz = 99
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 256
+	}
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	b := &Builder{
@@ -140,7 +152,7 @@ func NewBuilder(pid int, hdr *nettrace.Header, syms *stacks.Symbols, opts Builde
 	if hdr != nil {
 		b.gc = gcpause.New(hdr, gcpause.Options{KeepGCs: 1, KeepSuspensions: 1, OnStop: b.addStop})
 	}
-	return b, nil
+	return b
 }
 
 // SessionNanos converts a sample's CLOCK_MONOTONIC time to nanoseconds

@@ -72,14 +72,17 @@ type Session struct {
 // says why not, in one line), opens the sampler and the EventPipe session,
 // and samples until Stop or the process's exit.
 func Start(pid int, cfg Config) (*Session, error) {
-	smp, err := Open(pid, cfg.Options)
+	// Everything slow happens before the events exist: the session's
+	// header, reading the mapped files. Samples start once nothing but
+	// the reader stands between them and the rings.
+	acc, err := Check(pid, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Options = smp.opts
-	s := &Session{pid: pid, cfg: cfg, sampler: smp, samplerEnd: make(chan struct{}), readerEnd: make(chan struct{})}
-	if n := smp.Access().Note; n != "" {
-		s.notes = append(s.notes, n)
+	cfg.Options.defaults()
+	s := &Session{pid: pid, cfg: cfg, samplerEnd: make(chan struct{}), readerEnd: make(chan struct{})}
+	if acc.Note != "" {
+		s.notes = append(s.notes, acc.Note)
 	}
 	var hdr *nettrace.Header
 	if !cfg.NoSession {
@@ -99,12 +102,16 @@ func Start(pid int, cfg Config) (*Session, error) {
 		}
 		if err != nil {
 			s.notes = append(s.notes, fmt.Sprintf("perf map not enabled: %v", err))
-			cfg.PerfMap = false
 			s.cfg.PerfMap = false
 		}
 	}
 	s.builder, err = NewBuilder(pid, hdr, s.syms, BuilderOptions{Hz: cfg.Hz, Cycles: cfg.Event == "cycles"})
 	if err != nil {
+		s.abort()
+		return nil, err
+	}
+	s.builder.proc.LoadAll()
+	if s.sampler, err = Open(pid, cfg.Options); err != nil {
 		s.abort()
 		return nil, err
 	}
@@ -123,7 +130,7 @@ func Start(pid int, cfg Config) (*Session, error) {
 	s.cancel = cancel
 	go func() {
 		defer close(s.samplerEnd)
-		s.samplerErr = smp.Run(ctx, sample)
+		s.samplerErr = s.sampler.Run(ctx, sample)
 	}()
 	go s.read()
 	return s, nil
@@ -194,6 +201,9 @@ func (s *Session) Stop() (*stacks.Profile, error) {
 func (s *Session) stop() (*stacks.Profile, error) {
 	s.cancel()
 	<-s.samplerEnd
+	// No more samples: the target stops paying for them during the
+	// rundown.
+	s.sampler.Close()
 	if s.ep != nil {
 		stopErr := make(chan error, 1)
 		go func() { stopErr <- s.ep.Stop() }()
@@ -230,7 +240,6 @@ func (s *Session) stop() (*stacks.Profile, error) {
 		s.notes = append(s.notes, fmt.Sprintf("%d threads not sampled: %v", st.OpenErrors, st.FirstError))
 	}
 	p.Notes = append(p.Notes, s.notes...)
-	s.sampler.Close()
 	if s.samplerErr != nil {
 		return p, s.samplerErr
 	}
@@ -245,7 +254,9 @@ func (s *Session) abort() {
 	if s.cfg.PerfMap && s.client != nil {
 		s.client.DisablePerfMap()
 	}
-	s.sampler.Close()
+	if s.sampler != nil {
+		s.sampler.Close()
+	}
 }
 
 // Stats are the sampler's counters so far.

@@ -182,6 +182,17 @@ func (p *Process) load(m *mapping) {
 	}
 }
 
+// LoadAll reads the files of every executable mapping now (symbols and
+// CFI), so that the first samples in each do not wait for them.
+func (p *Process) LoadAll() {
+	for _, m := range p.maps {
+		p.load(m)
+		if m.file != nil {
+			m.file.CFI()
+		}
+	}
+}
+
 // Find implements unwind.Finder: the CFI of the file mapped at pc, or nil
 // for anonymous code (JIT'd code: frame pointers).
 func (p *Process) Find(pc uint64) (*unwind.Table, uint64, bool) {

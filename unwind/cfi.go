@@ -106,6 +106,18 @@ type Table struct {
 	// .eh_frame_hdr exists.
 	index []indexEntry
 	cies  map[uint32]*cie
+	// cache holds recently computed rows, direct-mapped by pc: samples
+	// return to the same call sites over and over.
+	cache *[rowCache]cachedRow
+}
+
+// rowCache is the number of cached rows per table (a power of two).
+const rowCache = 512
+
+type cachedRow struct {
+	pc   uint64 // 0: empty
+	ok   bool
+	rule Rule
 }
 
 type indexEntry struct {
@@ -390,10 +402,32 @@ func (t *Table) lookupFDE(pc uint64, f *fde) bool {
 
 // Find computes the unwind row for pc (an address in the file's own
 // address space). It reports false when no FDE covers pc or its program
-// cannot be interpreted. It does not allocate.
+// cannot be interpreted. It does not allocate after its first call, and
+// is not safe for concurrent use (it caches rows).
 func (t *Table) Find(pc uint64, r *Rule) bool {
+	if t == nil {
+		return false
+	}
+	if t.cache == nil {
+		t.cache = new([rowCache]cachedRow)
+	}
+	// pc>>0 mixes poorly for 16-byte-aligned call sites; fold higher bits.
+	c := &t.cache[(pc^pc>>9)&(rowCache-1)]
+	if c.pc == pc && pc != 0 {
+		*r = c.rule
+		return c.ok
+	}
+	ok := t.find(pc, r)
+	c.pc, c.ok = pc, ok
+	if ok {
+		c.rule = *r
+	}
+	return ok
+}
+
+func (t *Table) find(pc uint64, r *Rule) bool {
 	var f fde
-	if t == nil || !t.lookupFDE(pc, &f) {
+	if !t.lookupFDE(pc, &f) {
 		return false
 	}
 	c := f.cie

@@ -1,0 +1,269 @@
+package perf
+
+import (
+	"context"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/symtab"
+)
+
+// Benchmarks for docs/PERFORMANCE.md (scripts/perf-overhead.sh runs
+// them). They start the C# workload and need root (or CAP_PERFMON) like
+// the live tests.
+
+// phase is how long each phase of the overhead benchmark lasts.
+const phase = 2 * time.Second
+
+// BenchmarkSamplerOverhead measures what each sampler costs a 4-thread
+// throughput workload, inside one workload process, alternating:
+// unattached, perf sampler (99 Hz, with its EventPipe session for names
+// and GC events), unattached, EventPipe sampler (what `clrspy profile
+// --pid` runs today: the runtime's sample profiler and method events,
+// read and aggregated by stacks.Builder), unattached; 2 s each, attach and
+// detach (rundown) inside the phase. Each sampler's phase throughput is
+// divided by the mean of the unattached phases around it (1.00 = free).
+// One iteration is one such pair; the metrics are the medians over b.N
+// pairs, the worst ratio, clrspy's own CPU per 1,000 perf samples in the
+// perf phase (getrusage of this process: sampler, unwinding, EventPipe
+// reading, naming) and the load average seen.
+//
+//	go test ./perf -run '^$' -bench SamplerOverhead -benchtime 5x
+func BenchmarkSamplerOverhead(b *testing.B) {
+	var perfR, epR, cpuPer1k, loads []float64
+	for i := 0; i < b.N; i++ {
+		p := workload.Start(b, nil, "throughput", "threads=4", "phases=1")
+		time.Sleep(time.Second) // warm-up: tiering settles
+		loads = append(loads, loadAvg())
+		p.Release() // mark 0
+		time.Sleep(phase)
+		p.Release() // mark 1: perf sampler
+		ru0 := rusage()
+		s, err := Start(p.Pid, Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(phase)
+		prof, err := s.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ru1 := rusage()
+		p.Release() // mark 2
+		time.Sleep(phase)
+		p.Release() // mark 3: EventPipe sampler
+		epSample(b, p.Pid, phase)
+		p.Release() // mark 4
+		time.Sleep(phase)
+		p.Stdin("end\n") // mark 5
+		res, err := p.Wait(60 * time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var m [][2]float64
+		if err := res.Get("marks", &m); err != nil || len(m) != 6 {
+			b.Fatalf("marks %v: %v", m, err)
+		}
+		rate := func(k int) float64 { return (m[k+1][1] - m[k][1]) / (m[k+1][0] - m[k][0]) }
+		perfR = append(perfR, rate(1)/((rate(0)+rate(2))/2))
+		epR = append(epR, rate(3)/((rate(2)+rate(4))/2))
+		if prof.Total > 0 {
+			cpuPer1k = append(cpuPer1k, (ru1-ru0)/float64(prof.Total)*1000)
+		}
+		loads = append(loads, loadAvg())
+		b.Logf("pair %d: perf %.3f (%d samples, %d lost), eventpipe %.3f, clrspy %.1f ms CPU per 1k samples, load %.1f",
+			i, perfR[i], prof.Total, prof.Lost, epR[i], cpuPer1k[len(cpuPer1k)-1], loads[len(loads)-1])
+	}
+	b.ReportMetric(median(perfR), "perf-ratio")
+	b.ReportMetric(minOf(perfR), "perf-worst")
+	b.ReportMetric(median(epR), "eventpipe-ratio")
+	b.ReportMetric(minOf(epR), "eventpipe-worst")
+	b.ReportMetric(median(cpuPer1k), "cpu-ms/1k-samples")
+	b.ReportMetric(median(loads), "load")
+}
+
+// epSample runs the EventPipe sampler on pid for d, as `clrspy profile
+// --pid` does.
+func epSample(b *testing.B, pid int, d time.Duration) {
+	cpu, _ := ipc.Profile("cpu")
+	c, err := ipc.Dial(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := c.StartSession(ipc.SessionConfig{Providers: cpu})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err := nettrace.NewReader(s)
+		if err != nil {
+			return
+		}
+		sb := stacks.NewBuilder(r.Header(), stacks.Options{})
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				if err != io.EOF {
+					b.Error(err)
+				}
+				break
+			}
+			sb.Event(ev)
+		}
+		sb.Profile()
+	}()
+	time.Sleep(d)
+	s.Stop()
+	<-done
+	s.Close()
+}
+
+// BenchmarkBuilder measures clrspy's own cost per sample: unwinding
+// (Builder.Sample) and naming (Result) of 3,000 samples recorded from the
+// mixed workload at 999 Hz, the ELF files already loaded (as they are
+// after the first samples of a session). Times are the benchmark
+// thread's CPU time, not wall time: the machine is shared.
+//
+//	go test ./perf -run '^$' -bench Builder -benchtime 20x
+func BenchmarkBuilder(b *testing.B) {
+	p := workload.Start(b, nil, "mixed", "seconds=120", "wait=1")
+	defer p.Cmd.Process.Kill()
+	smp, err := Open(p.Pid, Options{Hz: 999})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Release()
+	var recorded []Sample
+	ctx, cancel := context.WithCancel(context.Background())
+	smp.Run(ctx, func(s *Sample) {
+		c := *s
+		c.Kernel = append([]uint64(nil), s.Kernel...)
+		c.User = append([]uint64(nil), s.User...)
+		c.Stack = append([]byte(nil), s.Stack...)
+		recorded = append(recorded, c)
+		if len(recorded) == 3000 {
+			cancel()
+		}
+	})
+	smp.Close()
+	proc, err := symtab.NewProcess(p.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	warm := newBuilder(p.Pid, proc, nil, nil, BuilderOptions{Hz: 999})
+	for i := range recorded {
+		warm.Sample(&recorded[i])
+	}
+	warm.Result()
+	// Thread CPU time, not wall time: the machine is shared.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var unwindNs, nameNs int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bu := newBuilder(p.Pid, proc, nil, nil, BuilderOptions{Hz: 999})
+		t0 := threadCPU()
+		for k := range recorded {
+			bu.Sample(&recorded[k])
+		}
+		t1 := threadCPU()
+		bu.Finish()
+		prof := bu.Result()
+		unwindNs += t1 - t0
+		nameNs += threadCPU() - t1
+		if prof.Total != int64(len(recorded)) {
+			b.Fatalf("%d samples in the profile, %d recorded", prof.Total, len(recorded))
+		}
+	}
+	n := float64(b.N * len(recorded))
+	b.ReportMetric(float64(unwindNs)/n, "unwind-ns/sample")
+	b.ReportMetric(float64(nameNs)/n, "name-ns/sample")
+	b.ReportMetric(float64(unwindNs+nameNs)/n*1000/1e6, "cpu-ms/1k-samples")
+}
+
+// BenchmarkLost samples the throughput workload with 16 busy threads at
+// 999 Hz with the default ring buffers for 5 s and reports the samples
+// taken and lost.
+//
+//	go test ./perf -run '^$' -bench Lost -benchtime 3x
+func BenchmarkLost(b *testing.B) {
+	var lost, taken []float64
+	for i := 0; i < b.N; i++ {
+		p := workload.Start(b, nil, "throughput", "threads=16", "seconds=6", "wait=1")
+		s, err := Start(p.Pid, Config{Options: Options{Hz: 999}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Release()
+		time.Sleep(5 * time.Second)
+		prof, err := s.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := s.Stats()
+		p.Wait(60 * time.Second)
+		lost = append(lost, float64(prof.Lost))
+		taken = append(taken, float64(prof.Total))
+		b.Logf("run %d: %d samples, %d lost, ring %d KiB × %d CPUs, load %.1f", i, prof.Total, prof.Lost, st.RingBytes>>10, st.CPUs, loadAvg())
+	}
+	b.ReportMetric(median(taken), "samples")
+	b.ReportMetric(median(lost), "lost")
+	sort.Float64s(lost)
+	b.ReportMetric(lost[len(lost)-1], "lost-max")
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func minOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = min(m, x)
+	}
+	return m
+}
+
+// threadCPU is the calling thread's CPU time in nanoseconds.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}
+
+// rusage is this process's CPU time so far, in milliseconds.
+func rusage() float64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// loadAvg is the one-minute load average.
+func loadAvg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
