@@ -24,73 +24,107 @@ import (
 // them). They start the C# workload and need root (or CAP_PERFMON) like
 // the live tests.
 
-// phase is how long each phase of the overhead benchmark lasts.
-const phase = 2 * time.Second
+// phase is how long each phase of the EventPipe comparison lasts; slice
+// how long the perf sampler stays on or off at a time.
+const (
+	phase  = 2 * time.Second
+	slice  = 250 * time.Millisecond
+	nSlices = 40
+)
 
 // BenchmarkSamplerOverhead measures what each sampler costs a 4-thread
-// throughput workload, inside one workload process, alternating:
-// unattached, perf sampler (99 Hz, with its EventPipe session for names
-// and GC events), unattached, EventPipe sampler (what `clrspy profile
-// --pid` runs today: the runtime's sample profiler and method events,
-// read and aggregated by stacks.Builder), unattached; 2 s each, attach and
-// detach (rundown) inside the phase. Each sampler's phase throughput is
-// divided by the mean of the unattached phases around it (1.00 = free).
-// One iteration is one such pair; the metrics are the medians over b.N
-// pairs, the worst ratio, clrspy's own CPU per 1,000 perf samples in the
-// perf phase (getrusage of this process: sampler, unwinding, EventPipe
-// reading, naming) and the load average seen.
+// throughput workload (mode throughput, threads=4, phases=1), inside one
+// workload process per iteration:
+//
+//   - perf: the sampler (99 Hz, its EventPipe session for names and GC
+//     events included) is attached for 10 s and switched on and off every
+//     250 ms (Sampler.SetEnabled: the events are disabled, nothing else
+//     changes). Throughput in the "on" slices over throughput in the
+//     "off" slices is the ratio: 40 alternations cancel out the drift of a
+//     shared machine's load, which 2-second phases do not.
+//   - eventpipe: 2 s unattached, 2 s with what `clrspy profile --pid` runs
+//     today (the runtime's sample profiler and method events read into a
+//     stacks.Builder, attach and rundown inside the phase), 2 s
+//     unattached: its throughput over the mean of the two around it.
+//
+// 1.00 is free. One iteration is one pair of ratios; the metrics are the
+// medians over b.N pairs and the worst ratios, clrspy's own CPU while
+// switching, per second and per 1,000 perf samples (getrusage of this
+// process: the sampler, unwinding, the EventPipe session's reader and the
+// switching itself; attach and naming excluded), its CPU for attaching,
+// stopping and naming one session (the first in a process also reads
+// /proc/kallsyms), and the load average seen.
 //
 //	go test ./perf -run '^$' -bench SamplerOverhead -benchtime 5x
 func BenchmarkSamplerOverhead(b *testing.B) {
-	var perfR, epR, cpuPer1k, loads []float64
+	var perfR, epR, cpuPer1k, cpuPerSec, sessionCPU, loads []float64
 	for i := 0; i < b.N; i++ {
 		p := workload.Start(b, nil, "throughput", "threads=4", "phases=1")
 		time.Sleep(time.Second) // warm-up: tiering settles
 		loads = append(loads, loadAvg())
-		p.Release() // mark 0
-		time.Sleep(phase)
-		p.Release() // mark 1: perf sampler
 		ru0 := rusage()
 		s, err := Start(p.Pid, Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		time.Sleep(phase)
+		ru1 := rusage()
+		n0 := s.Stats().Samples
+		p.Release() // mark 0: slice 0 (on)
+		for k := 1; k <= nSlices; k++ {
+			time.Sleep(slice)
+			s.sampler.SetEnabled(k%2 == 0)
+			p.Release() // mark k: slice k
+		}
+		ru2 := rusage()
+		n1 := s.Stats().Samples
 		prof, err := s.Stop()
 		if err != nil {
 			b.Fatal(err)
 		}
-		ru1 := rusage()
-		p.Release() // mark 2
+		ru3 := rusage()
 		time.Sleep(phase)
-		p.Release() // mark 3: EventPipe sampler
+		p.Release() // EventPipe sampler from here
 		epSample(b, p.Pid, phase)
-		p.Release() // mark 4
+		p.Release()
 		time.Sleep(phase)
-		p.Stdin("end\n") // mark 5
+		p.Stdin("end\n")
 		res, err := p.Wait(60 * time.Second)
 		if err != nil {
 			b.Fatal(err)
 		}
 		var m [][2]float64
-		if err := res.Get("marks", &m); err != nil || len(m) != 6 {
-			b.Fatalf("marks %v: %v", m, err)
+		if err := res.Get("marks", &m); err != nil || len(m) != nSlices+1+3 {
+			b.Fatalf("%d marks, want %d: %v", len(m), nSlices+4, err)
 		}
+		var onU, onMs, offU, offMs float64
+		for k := 0; k < nSlices; k++ {
+			du, dms := m[k+1][1]-m[k][1], m[k+1][0]-m[k][0]
+			if k%2 == 0 {
+				onU, onMs = onU+du, onMs+dms
+			} else {
+				offU, offMs = offU+du, offMs+dms
+			}
+		}
+		perfR = append(perfR, (onU/onMs)/(offU/offMs))
 		rate := func(k int) float64 { return (m[k+1][1] - m[k][1]) / (m[k+1][0] - m[k][0]) }
-		perfR = append(perfR, rate(1)/((rate(0)+rate(2))/2))
-		epR = append(epR, rate(3)/((rate(2)+rate(4))/2))
-		if prof.Total > 0 {
-			cpuPer1k = append(cpuPer1k, (ru1-ru0)/float64(prof.Total)*1000)
+		e := nSlices // marks e, e+1, e+2, e+3: before, EventPipe, after
+		epR = append(epR, rate(e+1)/((rate(e)+rate(e+2))/2))
+		if n1 > n0 {
+			cpuPer1k = append(cpuPer1k, (ru2-ru1)/float64(n1-n0)*1000)
 		}
+		cpuPerSec = append(cpuPerSec, (ru2-ru1)/(float64(nSlices)*slice.Seconds()))
+		sessionCPU = append(sessionCPU, (ru1-ru0)+(ru3-ru2))
 		loads = append(loads, loadAvg())
-		b.Logf("pair %d: perf %.3f (%d samples, %d lost), eventpipe %.3f, clrspy %.1f ms CPU per 1k samples, load %.1f",
-			i, perfR[i], prof.Total, prof.Lost, epR[i], cpuPer1k[len(cpuPer1k)-1], loads[len(loads)-1])
+		b.Logf("pair %d: perf %.3f (%d samples while on, %d lost), eventpipe %.3f; clrspy %.1f ms CPU per s (%.1f per 1k samples), %.0f ms to attach and stop; load %.1f",
+			i, perfR[i], n1-n0, prof.Lost, epR[i], cpuPerSec[i], cpuPer1k[len(cpuPer1k)-1], sessionCPU[i], loads[len(loads)-1])
 	}
 	b.ReportMetric(median(perfR), "perf-ratio")
 	b.ReportMetric(minOf(perfR), "perf-worst")
 	b.ReportMetric(median(epR), "eventpipe-ratio")
 	b.ReportMetric(minOf(epR), "eventpipe-worst")
 	b.ReportMetric(median(cpuPer1k), "cpu-ms/1k-samples")
+	b.ReportMetric(median(cpuPerSec), "cpu-ms/s")
+	b.ReportMetric(median(sessionCPU), "session-cpu-ms")
 	b.ReportMetric(median(loads), "load")
 }
 

@@ -102,6 +102,10 @@ type gcLabel struct {
 	phase  string
 }
 
+// AnonFrame names anonymous executable memory that no method event and
+// no perf map covers.
+const AnonFrame = "[jit or stub code]"
+
 // labelSlack is how far behind the latest session event a GC stop can
 // still show up (events of different threads are flushed at different
 // times): samples younger than that wait for their label.
@@ -585,7 +589,10 @@ func (n *namer) user(addr uint64, ts int64) int32 {
 		if name, ok := n.perfMap.Lookup(addr); ok {
 			f = stacks.Frame{Name: name, Module: "[perf-map]", Kind: stacks.KindManaged}
 		} else {
-			f = stacks.Frame{Name: stacks.UnknownFrame, Kind: stacks.KindUnknown}
+			// The runtime's executable memory that no method event
+			// covers: its stubs (precode, call counting, fixups), or code
+			// of a method whose load the session missed.
+			f = stacks.Frame{Name: AnonFrame, Kind: stacks.KindUnknown}
 		}
 	default:
 		f = stacks.Frame{Name: stacks.UnknownFrame, Kind: stacks.KindUnknown}

@@ -198,6 +198,18 @@ func TestMixedModeStacks(t *testing.T) {
 			t.Errorf("no frame of module %s", m)
 		}
 	}
+	// libcoreclr.so ships without .symtab: its internal functions are
+	// module+offset (ELF address).
+	stripped := regexp.MustCompile(`^libcoreclr\.so\+0x[0-9a-f]+$`)
+	n := 0
+	for _, f := range prof.Frames {
+		if f.Module == "libcoreclr.so" && stripped.MatchString(f.Name) {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("no libcoreclr.so+0xOFF frame")
+	}
 	// pprof: the value is CPU time.
 	var buf bytes.Buffer
 	if err := report.WritePprof(&buf, prof); err != nil {
@@ -213,7 +225,7 @@ func TestMixedModeStacks(t *testing.T) {
 // of managed names: the same mixed-mode stacks appear under the perf
 // map's spelling of the methods.
 func TestPerfMapNames(t *testing.T) {
-	prof, _, _ := profileWorkload(t, nil, Config{Options: Options{Hz: 499}, NoSession: true, PerfMap: true}, "mixed", "seconds=2")
+	prof, _, _ := profileWorkload(t, nil, Config{Options: Options{Hz: 999}, NoSession: true, PerfMap: true}, "mixed", "seconds=2")
 	if len(prof.Notes) != 0 {
 		t.Errorf("notes %q", prof.Notes)
 	}
@@ -423,7 +435,9 @@ func TestExitMidProfile(t *testing.T) {
 	start := time.Now()
 	go func() {
 		defer close(done)
-		prof, err = Profile(context.Background(), p.Pid, Config{Duration: 60 * time.Second})
+		// 999 Hz: enough samples even when the machine leaves the
+		// workload a tenth of a CPU.
+		prof, err = Profile(context.Background(), p.Pid, Config{Options: Options{Hz: 999}, Duration: 60 * time.Second})
 	}()
 	time.Sleep(300 * time.Millisecond)
 	p.Release()
@@ -451,7 +465,7 @@ func TestExitMidProfile(t *testing.T) {
 // after the sampler is attached; each is sampled (picked up from the fork
 // records) and named.
 func TestThreadsStartedLater(t *testing.T) {
-	prof, res, s := profileWorkload(t, nil, Config{Options: Options{Hz: 199}, NoSession: true}, "throughput", "threads=4", "seconds=2")
+	prof, res, s := profileWorkload(t, nil, Config{Options: Options{Hz: 999}, NoSession: true}, "throughput", "threads=4", "seconds=2")
 	var tids []int
 	if err := res.Get("tids", &tids); err != nil || len(tids) != 4 {
 		t.Fatalf("tids %v: %v", tids, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,14 +39,26 @@ type Sampler struct {
 	epfd    int
 	exited  bool
 
+	// wake (an eventfd in the epoll set) tells Run that want changed:
+	// Run alone touches the events, so enabling and disabling them is
+	// asked for, not done, by other goroutines.
+	wake     int
+	want     atomic.Bool // sampling wanted (true after Open)
+	disabled bool        // the events' state as Run last set it
+
 	lastScan time.Time
 	stats    Stats
 	sample   Sample
 }
 
 // scanEvery is how often /proc/PID/task is re-read for threads whose fork
-// record was missed (created before their parent's events existed).
-const scanEvery = 250 * time.Millisecond
+// record was missed (created before their parent's events existed);
+// pollMs bounds the wait for ring data between wakeups (a ring wakes the
+// reader itself when a quarter full).
+const (
+	scanEvery = time.Second
+	pollMs    = 100
+)
 
 // Open checks access (see Check), maps one ring buffer per CPU and opens
 // an event on every current thread of pid for every CPU.
@@ -59,7 +72,8 @@ func Open(pid int, opts Options) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{pid: pid, opts: opts, access: acc, cpus: cpus, threads: make(map[int][]int), pidfd: -1, epfd: -1}
+	s := &Sampler{pid: pid, opts: opts, access: acc, cpus: cpus, threads: make(map[int][]int), pidfd: -1, epfd: -1, wake: -1}
+	s.want.Store(true)
 	ok := false
 	defer func() {
 		if !ok {
@@ -89,6 +103,12 @@ func Open(pid int, opts Options) (*Sampler, error) {
 		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, r.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.fd)}); err != nil {
 			return nil, fmt.Errorf("epoll: %w", err)
 		}
+	}
+	if s.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, s.wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.wake)}); err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
 	}
 	// A pidfd turns readable when the process exits, whatever reuses the
 	// pid afterwards.
@@ -188,6 +208,9 @@ func (s *Sampler) openThread(tid int) {
 		return
 	}
 	a := s.opts.attr(s.access.Kernel, s.stats.RingBytes)
+	if s.disabled {
+		a.Bits |= unix.PerfBitDisabled
+	}
 	fds := make([]int, 0, len(s.cpus))
 	for i, cpu := range s.cpus {
 		fd, err := perfOpen(&a, tid, cpu)
@@ -232,14 +255,21 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 			s.drain(fn)
 			return nil
 		}
-		n, err := unix.EpollWait(s.epfd, events, 50)
+		n, err := unix.EpollWait(s.epfd, events, pollMs)
 		if err != nil && err != unix.EINTR {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
 		for i := 0; i < n; i++ {
-			if s.pidfd >= 0 && int(events[i].Fd) == s.pidfd {
-				s.exited = true
+			switch int(events[i].Fd) {
+			case s.pidfd:
+				s.exited = s.pidfd >= 0
+			case s.wake:
+				var b [8]byte
+				unix.Read(s.wake, b[:])
 			}
+		}
+		if want := s.want.Load(); want == s.disabled {
+			s.setEnabled(want)
 		}
 		s.drain(fn)
 		if s.exited || (s.pidfd < 0 && !processAlive(s.pid)) {
@@ -251,6 +281,32 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 			s.scanTasks()
 		}
 	}
+}
+
+// SetEnabled switches sampling on or off without closing anything (the
+// events stay open, threads keep being tracked): Run applies it at once.
+// Safe to call from any goroutine.
+func (s *Sampler) SetEnabled(on bool) {
+	s.want.Store(on)
+	if s.wake >= 0 {
+		var b [8]byte
+		b[0] = 1
+		unix.Write(s.wake, b[:])
+	}
+}
+
+// setEnabled enables or disables every event (Run's goroutine).
+func (s *Sampler) setEnabled(on bool) {
+	req := uint(unix.PERF_EVENT_IOC_DISABLE)
+	if on {
+		req = unix.PERF_EVENT_IOC_ENABLE
+	}
+	for _, fds := range s.threads {
+		for _, fd := range fds {
+			unix.IoctlSetInt(fd, req, 0)
+		}
+	}
+	s.disabled = !on
 }
 
 // Exited reports whether Run ended because the process exited.
@@ -323,6 +379,10 @@ func (s *Sampler) Close() error {
 	if s.epfd >= 0 {
 		unix.Close(s.epfd)
 		s.epfd = -1
+	}
+	if s.wake >= 0 {
+		unix.Close(s.wake)
+		s.wake = -1
 	}
 	return nil
 }

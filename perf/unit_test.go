@@ -293,3 +293,20 @@ func FuzzDecodeSample(f *testing.F) {
 		}
 	})
 }
+
+// TestBuilderSampleAllocations: recording a sample whose stack and thread
+// were seen before allocates nothing (the walk, the stack key lookup and
+// the aggregation reuse what exists).
+func TestBuilderSampleAllocations(t *testing.T) {
+	b, err := NewBuilder(os.Getpid(), nil, nil, BuilderOptions{Hz: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sample{Tid: os.Getpid(), Time: b.monoStart, Period: 1e6, User: []uint64{0x10, 0x20, 0x30}, Kernel: []uint64{0xffffffff81000010}}
+	for i := 0; i < 1000; i++ { // grow the pending queue and the map once
+		b.Sample(s)
+	}
+	if n := testing.AllocsPerRun(2000, func() { b.Sample(s) }); n != 0 {
+		t.Errorf("%v allocations per sample", n)
+	}
+}
