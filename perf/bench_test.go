@@ -27,8 +27,8 @@ import (
 // phase is how long each phase of the EventPipe comparison lasts; slice
 // how long the perf sampler stays on or off at a time.
 const (
-	phase  = 2 * time.Second
-	slice  = 250 * time.Millisecond
+	phase   = 2 * time.Second
+	slice   = 250 * time.Millisecond
 	nSlices = 40
 )
 
