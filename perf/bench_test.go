@@ -96,16 +96,7 @@ func BenchmarkSamplerOverhead(b *testing.B) {
 		if err := res.Get("marks", &m); err != nil || len(m) != nSlices+1+3 {
 			b.Fatalf("%d marks, want %d: %v", len(m), nSlices+4, err)
 		}
-		var onU, onMs, offU, offMs float64
-		for k := 0; k < nSlices; k++ {
-			du, dms := m[k+1][1]-m[k][1], m[k+1][0]-m[k][0]
-			if k%2 == 0 {
-				onU, onMs = onU+du, onMs+dms
-			} else {
-				offU, offMs = offU+du, offMs+dms
-			}
-		}
-		perfR = append(perfR, (onU/onMs)/(offU/offMs))
+		perfR = append(perfR, onOffRatio(m))
 		rate := func(k int) float64 { return (m[k+1][1] - m[k][1]) / (m[k+1][0] - m[k][0]) }
 		e := nSlices // marks e, e+1, e+2, e+3: before, EventPipe, after
 		epR = append(epR, rate(e+1)/((rate(e)+rate(e+2))/2))
@@ -126,6 +117,74 @@ func BenchmarkSamplerOverhead(b *testing.B) {
 	b.ReportMetric(median(cpuPerSec), "cpu-ms/s")
 	b.ReportMetric(median(sessionCPU), "session-cpu-ms")
 	b.ReportMetric(median(loads), "load")
+}
+
+// BenchmarkPerfOverheadAt measures the perf sampler alone at high rates,
+// where its cost on the target is large enough to stand out of a shared
+// machine's noise, and derives the cost per sample: the target loses
+// (1 - ratio) of its CPU time, rate samples per CPU-second, so one sample
+// costs (1 - ratio) / rate seconds of the sampled thread. At 99 Hz the
+// overhead is then 99 × that. Same method as BenchmarkSamplerOverhead
+// (one 4-thread throughput process per iteration, 40 slices of 250 ms,
+// on and off), without the EventPipe session (it does not scale with the
+// rate).
+//
+//	go test ./perf -run '^$' -bench PerfOverheadAt -benchtime 5x
+func BenchmarkPerfOverheadAt(b *testing.B) {
+	for _, hz := range []int{999, 4999} {
+		b.Run(strconv.Itoa(hz)+"Hz", func(b *testing.B) {
+			var ratios, costs []float64
+			for i := 0; i < b.N; i++ {
+				p := workload.Start(b, nil, "throughput", "threads=4", "phases=1")
+				time.Sleep(time.Second)
+				s, err := Start(p.Pid, Config{Options: Options{Hz: hz}, NoSession: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Release()
+				for k := 1; k <= nSlices; k++ {
+					time.Sleep(slice)
+					s.sampler.SetEnabled(k%2 == 0)
+					p.Release()
+				}
+				prof, err := s.Stop()
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Stdin("end\n")
+				res, err := p.Wait(60 * time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var m [][2]float64
+				if err := res.Get("marks", &m); err != nil || len(m) != nSlices+2 {
+					b.Fatalf("%d marks: %v", len(m), err)
+				}
+				r := onOffRatio(m)
+				ratios = append(ratios, r)
+				costs = append(costs, (1-r)/float64(hz)*1e6)
+				b.Logf("run %d at %d Hz: ratio %.3f (%d samples, %d lost): %.1f µs of the thread per sample; load %.1f", i, hz, r, prof.Total, prof.Lost, costs[i], loadAvg())
+			}
+			b.ReportMetric(median(ratios), "ratio")
+			b.ReportMetric(median(costs), "µs/sample")
+			b.ReportMetric(median(costs)*99/1e4, "%-at-99Hz")
+		})
+	}
+}
+
+// onOffRatio is the throughput in the even slices (sampler on) over the
+// throughput in the odd ones, from the workload's marks.
+func onOffRatio(m [][2]float64) float64 {
+	var onU, onMs, offU, offMs float64
+	for k := 0; k < nSlices; k++ {
+		du, dms := m[k+1][1]-m[k][1], m[k+1][0]-m[k][0]
+		if k%2 == 0 {
+			onU, onMs = onU+du, onMs+dms
+		} else {
+			offU, offMs = offU+du, offMs+dms
+		}
+	}
+	return (onU / onMs) / (offU / offMs)
 }
 
 // epSample runs the EventPipe sampler on pid for d, as `clrspy profile
