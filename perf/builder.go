@@ -74,7 +74,7 @@ type Builder struct {
 	first, last          int64
 	monoStart            int64
 	wallStart            time.Time
-	samples, unlabelled  int64
+	samples              int64
 	ends                 [4]int64
 	spliced, noUserStack int64
 }

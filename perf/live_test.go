@@ -93,10 +93,6 @@ const (
 	runFrame     = "Workload.Mixed.Run("
 )
 
-func hasFrame(stack, frame string) bool {
-	return strings.HasPrefix(stack, frame) || strings.Contains(stack, ";"+frame)
-}
-
 var (
 	// Fill → … memset…: the P/Invoke target under the managed caller.
 	fillMemset = regexp.MustCompile(`(^|;)Workload\.MixedKernels\.Fill\(unsigned int8\);([^;]*;)*[^;]*memset[^;]*(;|$)`)

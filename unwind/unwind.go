@@ -59,7 +59,6 @@ type state struct {
 }
 
 func (s *state) set(reg int, v uint64) { s.v[reg] = v; s.valid |= 1 << reg }
-func (s *state) drop(reg int)          { s.valid &^= 1 << reg }
 func (s *state) has(reg int) bool      { return s.valid&(1<<reg) != 0 }
 
 // calleeSaved are the registers recovered through CFI besides RSP.
