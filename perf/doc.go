@@ -24,4 +24,16 @@
 // Sample times are CLOCK_MONOTONIC (perf_event_attr.use_clockid), the clock
 // the .NET runtime's EventPipe timestamps use on Linux, so samples line up
 // with GC events without conversion beyond the session's start.
+//
+// Use it whole:
+//
+//	p, err := perf.Profile(ctx, pid, perf.Config{Duration: 30 * time.Second})
+//	// err is an *UnavailableError (one-line reason) when perf_event cannot
+//	// sample pid; p is a *stacks.Profile for report.WritePprof & co.
+//
+// or in parts, next to an EventPipe stream opened elsewhere with
+// SessionProviders: Open a Sampler, NewBuilder(pid, header, symbols, ...),
+// run Sampler.Run(ctx, builder.Sample) on one goroutine while the stream
+// feeds the symbols and builder.Event on another, then builder.Finish and
+// builder.Result. Check(pid, opts) alone answers "can perf sample this?".
 package perf
