@@ -362,6 +362,14 @@ func (b *Builder) labelAt(ts int64) int32 {
 	return 0
 }
 
+// Close releases what the Builder holds open (the target's perf map).
+// Result can no longer read the perf map afterwards.
+func (b *Builder) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.proc.Close()
+}
+
 // UnwindStats counts how the walks of the user stacks ended.
 type UnwindStats struct {
 	Samples     int64

@@ -674,3 +674,96 @@ func copyFile(src, dst string) error {
 	}
 	return os.WriteFile(dst, b, 0o755)
 }
+
+// TestNamespacedTarget profiles a workload in its own pid and mount
+// namespace with a private /tmp (a container, as far as paths go): the
+// workload runs from a directory bound onto an empty host directory, so
+// its executable exists only inside, and the runtime writes its perf map
+// as perf-1.map into the private /tmp. Both are read through
+// /proc/PID/root: the executable's frames are native frames with ELF
+// addresses (not file offsets of an unreadable file), and managed frames
+// are named from the perf map (no EventPipe session).
+func TestNamespacedTarget(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test creates namespaces: it needs root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("unshare (util-linux) is needed")
+	}
+	exe := workload.Exe(t)
+	mnt, err := os.MkdirTemp("/var/tmp", "clrspy-ns-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mnt)
+	w := exec.Command("unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
+		`mount --bind "$0" "$1" && mount -t tmpfs tmpfs /tmp && exec "$1/$2" mixed seconds=3 wait=1`,
+		filepath.Dir(exe), mnt, filepath.Base(exe))
+	p := workload.StartCmd(t, w, nil)
+	pid := workloadChild(t, p.Pid)
+	if _, err := os.Stat(filepath.Join(mnt, filepath.Base(exe))); err == nil {
+		t.Fatalf("%s is visible outside the namespace", mnt)
+	}
+	s, err := Start(pid, Config{Options: Options{Hz: 999}, NoSession: true, PerfMap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join("/proc", strconv.Itoa(pid), "root/tmp/perf-1.map"); s.builder.proc.PerfMapPath() != want {
+		t.Errorf("perf map path %s, want %s", s.builder.proc.PerfMapPath(), want)
+	}
+	p.Release()
+	select {
+	case <-s.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the workload did not exit")
+	}
+	prof, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exeNative, exeOther, sorts int64
+	for _, sm := range prof.Samples {
+		for _, f := range sm.Stack {
+			fr := &prof.Frames[f]
+			if fr.Module == filepath.Base(exe) {
+				if fr.Kind == stacks.KindNative {
+					exeNative += sm.Count
+				} else {
+					exeOther += sm.Count
+				}
+			}
+			if strings.Contains(fr.Name, "Workload.MixedKernels::Sort()") {
+				sorts += sm.Count
+			}
+		}
+	}
+	t.Logf("%d samples; executable frames: %d native, %d not; Sort named from the perf map in %d; notes %q", prof.Total, exeNative, exeOther, sorts, prof.Notes)
+	if exeNative == 0 || exeOther != 0 {
+		t.Errorf("frames of the executable: %d native, %d not read through /proc/%d/root", exeNative, exeOther, pid)
+	}
+	if sorts == 0 {
+		t.Error("no frame named Workload.MixedKernels::Sort() from the private perf map")
+	}
+}
+
+// workloadChild is pid itself or the process under it (unshare forks)
+// that runs the workload.
+func workloadChild(t *testing.T, pid int) int {
+	t.Helper()
+	for i := 0; i < 4; i++ {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(b)) == "Workload" {
+			return pid
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err != nil {
+			break
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[0])
+	}
+	t.Fatalf("no Workload process under pid %d", pid)
+	return 0
+}

@@ -228,6 +228,7 @@ func (s *Session) stop() (*stacks.Profile, error) {
 	}
 	s.builder.Finish()
 	p := s.builder.Result()
+	s.builder.Close()
 	if s.fp != nil {
 		s.fp.Finish()
 	}
@@ -256,6 +257,9 @@ func (s *Session) abort() {
 	}
 	if s.sampler != nil {
 		s.sampler.Close()
+	}
+	if s.builder != nil {
+		s.builder.Close()
 	}
 }
 

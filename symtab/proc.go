@@ -2,6 +2,7 @@ package symtab
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -50,6 +51,9 @@ type Process struct {
 	files   map[string]*File
 
 	perfMaps []string // where the perf map may be, decided at NewProcess
+	// perfMapFile is the perf map, held open once found: it stays
+	// readable after the process (and a private /tmp with it) is gone.
+	perfMapFile *os.File
 
 	lastRefresh time.Time
 	// MinRefresh bounds how often a miss in Find re-reads /proc/PID/maps.
@@ -74,7 +78,28 @@ func NewProcess(pid int) (*Process, error) {
 		// After the process exits /proc/PID/root is gone, the file is not.
 		p.perfMaps = append(p.perfMaps, filepath.Join("/tmp", name))
 	}
+	p.openPerfMap()
 	return p, nil
+}
+
+// openPerfMap opens the perf map if it exists and is not open yet.
+func (p *Process) openPerfMap() {
+	if p.perfMapFile != nil || len(p.perfMaps) == 0 {
+		return
+	}
+	if f, err := os.Open(p.perfMaps[0]); err == nil {
+		p.perfMapFile = f
+	}
+}
+
+// Close releases the perf map held open.
+func (p *Process) Close() error {
+	if p.perfMapFile == nil {
+		return nil
+	}
+	err := p.perfMapFile.Close()
+	p.perfMapFile = nil
+	return err
 }
 
 // sameMountNS reports whether pid sees the same file system as we do.
@@ -89,6 +114,7 @@ func sameMountNS(pid int) bool {
 func (p *Process) Refresh() error {
 	p.lastRefresh = time.Now()
 	p.refreshes++
+	p.openPerfMap()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", p.Pid))
 	if err != nil {
 		return err
@@ -278,7 +304,13 @@ func (p *Process) PerfMapPath() string { return p.perfMaps[0] }
 
 // ReadPerfMap reads the target's perf map; nil when there is none.
 func (p *Process) ReadPerfMap() *PerfMap {
-	for _, path := range p.perfMaps {
+	p.openPerfMap()
+	if f := p.perfMapFile; f != nil {
+		if b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62)); err == nil {
+			return ParsePerfMap(b)
+		}
+	}
+	for _, path := range p.perfMaps[1:] {
 		if b, err := os.ReadFile(path); err == nil {
 			return ParsePerfMap(b)
 		}
