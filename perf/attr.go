@@ -22,8 +22,9 @@ type Options struct {
 	// copy continue with the kernel's frame-pointer walk.
 	StackBytes int
 	// BufferBytes is the ring buffer per CPU (a power of two of pages;
-	// default 2 MiB with CAP_IPC_LOCK, else what perf_event_mlock_kb
-	// allows, at most 512 KiB). Halved until the kernel accepts it.
+	// default 2 MiB with CAP_IPC_LOCK, 32 MiB at most over all CPUs; else
+	// what perf_event_mlock_kb allows, at most 512 KiB). Halved until the
+	// kernel accepts it.
 	BufferBytes int
 	// NoKernel leaves kernel frames out even where they are permitted.
 	NoKernel bool

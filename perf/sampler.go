@@ -80,7 +80,7 @@ func Open(pid int, opts Options) (*Sampler, error) {
 			s.Close()
 		}
 	}()
-	size := ringSize(opts.BufferBytes)
+	size := ringSize(opts.BufferBytes, len(cpus))
 	for {
 		err = s.mapRings(size)
 		if err == nil {
@@ -134,13 +134,15 @@ func Open(pid int, opts Options) (*Sampler, error) {
 func (s *Sampler) Access() Access { return s.access }
 
 // ringSize picks the ring's data size: the request rounded down to a
-// power-of-two number of pages, or the default.
-func ringSize(req int) int {
+// power-of-two number of pages, or the default: 2 MiB per CPU when memory
+// locking is not limited, but at most 32 MiB in all (at least 256 KiB per
+// CPU); else what perf_event_mlock_kb allows, at most 512 KiB.
+func ringSize(req, cpus int) int {
 	page := os.Getpagesize()
 	if req <= 0 {
 		req = 512 << 10
 		if hasCap(capIPCLock) || os.Geteuid() == 0 {
-			req = 2 << 20
+			req = min(2<<20, max(256<<10, (32<<20)/max(cpus, 1)))
 		} else if b, err := os.ReadFile("/proc/sys/kernel/perf_event_mlock_kb"); err == nil {
 			// The limit is per CPU (times the number of CPUs), including
 			// each buffer's metadata page.

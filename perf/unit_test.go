@@ -164,8 +164,15 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
 		}
 	}
-	if n := ringSize(300 << 10); n != 256<<10 {
+	if n := ringSize(300<<10, 2); n != 256<<10 {
 		t.Errorf("ring of 300 KiB rounds to %d", n)
+	}
+	if os.Geteuid() == 0 {
+		for _, c := range []struct{ cpus, want int }{{2, 2 << 20}, {64, 512 << 10}, {512, 256 << 10}} {
+			if n := ringSize(0, c.cpus); n != c.want {
+				t.Errorf("default ring on %d CPUs: %d, want %d", c.cpus, n, c.want)
+			}
+		}
 	}
 }
 
