@@ -46,6 +46,10 @@ func TestMain(m *testing.M) {
 func profileWorkload(t *testing.T, env []string, cfg Config, mode string, args ...string) (*stacks.Profile, *workload.Result, *Session) {
 	t.Helper()
 	p := workload.Start(t, env, mode, append(args, "wait=1")...)
+	if cfg.PerfMap {
+		// The runtime leaves its perf map behind.
+		t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", p.Pid)) })
+	}
 	s, err := Start(p.Pid, cfg)
 	if err != nil {
 		t.Fatalf("perf session on pid %d: %v", p.Pid, err)
