@@ -202,7 +202,7 @@ func (t *frameTable) id(f stacks.Frame) int32 {
 // frame is unknown and the symbol table has grown.
 func (w *cpuWindow) resolve(id int32) []int32 {
 	st := &w.stks[id]
-	if st.resolved != nil && !(st.unknown && w.sym.Methods() != st.methods) {
+	if st.resolved != nil && !(st.unknown && w.sym.Len() != st.methods) {
 		return st.resolved
 	}
 	frames, _ := w.sym.Stack(st.ips, st.first)
@@ -217,7 +217,7 @@ func (w *cpuWindow) resolve(id int32) []int32 {
 		}
 		out = append(out, w.frames.id(f))
 	}
-	st.resolved, st.methods = out, w.sym.Methods()
+	st.resolved, st.methods = out, w.sym.Len()
 	return out
 }
 

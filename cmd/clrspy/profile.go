@@ -132,10 +132,14 @@ frames, its time accounting) for comparison with that tool.`,
 				p.Threads[i].Name = names[p.Threads[i].ID]
 			}
 		}
-		p.Notes = in.Partial
-		if in.Truncated {
-			p.Notes = append(p.Notes, "names from the missing rundown are [unknown]")
+		var partial []string
+		for _, n := range in.Partial {
+			partial = append(partial, "PARTIAL: "+n)
 		}
+		if in.Truncated {
+			partial = append(partial, "names from the missing rundown are [unknown]")
+		}
+		p.Notes = append(partial, p.Notes...)
 		dst, closeOut, err := openOutput(cmd, out)
 		if err != nil {
 			st.Close()
