@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,24 +17,36 @@ import (
 	"github.com/clrspy/clrspy/source"
 )
 
+// launched is a workload run under a Monitor.
+type launched struct {
+	snap *monitor.Snapshot // after the end
+	// during is the snapshot taken in the last OnGC callback: before the
+	// session's end (and its rundown).
+	during *monitor.Snapshot
+	wl     *workload.Result
+	gcs    []*gcpause.GC // as the callback saw them
+}
+
 // launchMonitored runs a workload mode under a Monitor from its first GC
-// (launch mode) and returns the monitor's last snapshot, the workload's
-// own result line and the GCs the callback saw.
-func launchMonitored(t *testing.T, opts monitor.Options, env []string, mode string, args ...string) (*monitor.Snapshot, *workload.Result, []*gcpause.GC) {
+// (launch mode).
+func launchMonitored(t *testing.T, opts monitor.Options, env []string, mode string, args ...string) *launched {
 	t.Helper()
 	var mu sync.Mutex
 	var seen []*gcpause.GC
 	var snapshots atomic.Int32
 	var m *monitor.Monitor
+	var during *monitor.Snapshot
 	opts.OnGC = func(g *gcpause.GC) {
 		mu.Lock()
 		seen = append(seen, g)
 		mu.Unlock()
 		// Callbacks run outside the monitor's lock: a snapshot from one
 		// must not deadlock, and must already count this GC.
-		if s := m.Snapshot(); s.GC.Last == nil || s.GC.Last.Number != g.Number {
+		s := m.Snapshot()
+		if s.GC.Last == nil || s.GC.Last.Number != g.Number {
 			t.Errorf("snapshot in OnGC: last GC %+v, callback for %d", s.GC.Last, g.Number)
 		}
+		during = s
 		snapshots.Add(1)
 	}
 	provs := monitor.Providers(&opts)
@@ -81,14 +94,15 @@ func launchMonitored(t *testing.T, opts monitor.Options, env []string, mode stri
 	if int(snapshots.Load()) != len(seen) {
 		t.Errorf("%d snapshots from %d callbacks", snapshots.Load(), len(seen))
 	}
-	return m.Snapshot(), wl, seen
+	return &launched{snap: m.Snapshot(), during: during, wl: wl, gcs: seen}
 }
 
 // TestMonitorInducedLive: a monitor over the induced workload, launched so
 // that it sees every GC, counts GCs per generation exactly as the
 // runtime's GC.CollectionCount (cumulative there, exclusive here).
 func TestMonitorInducedLive(t *testing.T) {
-	snap, wl, seen := launchMonitored(t, monitor.Options{}, nil, "induced", "gen0=4", "gen1=3", "gen2=2")
+	run := launchMonitored(t, monitor.Options{}, nil, "induced", "gen0=4", "gen1=3", "gen2=2")
+	snap, wl, seen := run.snap, run.wl, run.gcs
 	gens := snap.GC.Generations
 	t.Logf("runtime %s server=%v concurrent=%v: gen0 %d gen1 %d gen2 %d, pause %.3f ms; monitor: %d/%d/%d, pause %.3f ms (suspend %.3f ms), flavour %s (%s/%s)",
 		wl.Runtime, wl.ServerGC, wl.ConcurrentGC, wl.Gen0, wl.Gen1, wl.Gen2, wl.PauseMs,
@@ -181,5 +195,186 @@ func TestMonitorInducedLive(t *testing.T) {
 	}
 	if snap.Counters == nil {
 		t.Errorf("no counters")
+	}
+}
+
+// TestMonitorGCFlavourLive: the GC flavour as the events tell it while the
+// session runs (before the rundown's startup flags), and at the end.
+func TestMonitorGCFlavourLive(t *testing.T) {
+	for _, c := range []struct {
+		env                []string
+		kind               string
+		concurrent         bool
+		kindFrom, concFrom string
+	}{
+		{[]string{"DOTNET_gcServer=1"}, "server", true, "gc_thread", "pause_mode"},
+		{[]string{"DOTNET_gcConcurrent=0"}, "workstation", false, "gc_thread", "pause_mode"},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			run := launchMonitored(t, monitor.Options{}, c.env, "induced", "gen0=3", "gen1=1", "gen2=1")
+			if run.wl.ServerGC != (c.kind == "server") || run.wl.ConcurrentGC != c.concurrent {
+				t.Fatalf("the workload runs server=%v concurrent=%v", run.wl.ServerGC, run.wl.ConcurrentGC)
+			}
+			for _, s := range []*monitor.Snapshot{run.during, run.snap} {
+				f := s.Process.GC
+				t.Logf("%s: %s (kind from %s, concurrent from %s, %d heaps, %s)", s.Session.State, f, f.KindFrom, f.ConcurrentFrom, f.Heaps, f.LatencyMode)
+				if f.Kind != c.kind || f.Concurrent == nil || *f.Concurrent != c.concurrent || f.Heaps < 1 {
+					t.Errorf("flavour %+v, want %s concurrent=%v", f, c.kind, c.concurrent)
+				}
+			}
+			// Server GC with dynamic adaptation may run on one heap: the GC
+			// threads decide; more heaps would decide too.
+			if f := run.during.Process.GC; (f.KindFrom != c.kindFrom && f.KindFrom != "heap_count") || f.ConcurrentFrom != c.concFrom {
+				t.Errorf("during the session: kind from %q, concurrent from %q", f.KindFrom, f.ConcurrentFrom)
+			}
+			if f := run.snap.Process.GC; f.KindFrom != "startup_flags" || f.ConcurrentFrom != "startup_flags" {
+				t.Errorf("after the rundown: kind from %q, concurrent from %q", f.KindFrom, f.ConcurrentFrom)
+			}
+		})
+	}
+}
+
+// TestMonitorLocksLive: lock totals, the wait histogram and the top lock
+// against the contention workload's own measurements.
+func TestMonitorLocksLive(t *testing.T) {
+	run := launchMonitored(t, monitor.Options{Locks: true}, nil, "contention", "threads=4", "iterations=10", "holdMs=20")
+	var tids []uint64
+	var contended []int64
+	if err := run.wl.Get("tids", &tids); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.wl.Get("contended", &contended); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range contended {
+		n += c
+	}
+	measured := run.wl.Float("totalWaitMs")
+	l := run.snap.Locks
+	t.Logf("monitor: %d contentions, %d waits, %.3f ms (max %.3f); workload: %d contended acquisitions, %.3f ms; top %+v",
+		l.Contentions, l.Waits, l.TotalWaitMS, l.MaxWaitMS, n, measured, l.Top)
+	if len(l.Top) == 0 || l.WaitHistogram.Count != l.Waits || l.Waiting != 0 || l.Unpaired != 0 {
+		t.Fatalf("locks %+v", l)
+	}
+	top := l.Top[0]
+	// The workload's lock is the most contended; the runtime's own locks
+	// may add a few short waits elsewhere. Waits are timed by the runtime
+	// (ContentionStop's duration) and by the workload's stopwatch around
+	// Monitor.Enter, which also counts the spinning before the wait: 10 %.
+	if int64(top.Waits) != n || l.Contentions < uint64(n) {
+		t.Errorf("top lock %d waits (%d contentions in all), the workload had %d contended acquisitions", top.Waits, l.Contentions, n)
+	}
+	if top.TotalWaitMS < measured*0.9 || top.TotalWaitMS > measured*1.1 {
+		t.Errorf("top lock waited %.3f ms, the workload measured %.3f ms", top.TotalWaitMS, measured)
+	}
+	if !slices.Contains(tids, top.OwnerThreadID) || top.LockID == 0 {
+		t.Errorf("owner %d of lock %#x is not one of the workload's threads %v", top.OwnerThreadID, top.LockID, tids)
+	}
+}
+
+// TestMonitorCPULive: top methods and the flame graph name the cpu
+// workload's two hot methods in the ratio of the time it measured in each.
+func TestMonitorCPULive(t *testing.T) {
+	run := launchMonitored(t, monitor.Options{CPU: true, CPUWindow: time.Minute}, nil, "cpu", "ratio=3", "seconds=3")
+	cpu := run.snap.CPU
+	if cpu == nil || cpu.Samples == 0 {
+		t.Fatalf("no samples: %+v", cpu)
+	}
+	rows := map[string]monitor.MethodRow{}
+	for _, r := range cpu.TopMethods {
+		rows[r.Name] = r
+		t.Logf("%6d %6d %5.1f%% %s [%s]", r.Self, r.Total, r.SelfPercent, r.Name, r.Module)
+	}
+	var a, b monitor.MethodRow
+	for name, r := range rows { // (TopMethods is sorted by self samples, then total)
+		switch {
+		case strings.HasPrefix(name, "Workload.Cpu.HotA("):
+			a = r
+		case strings.HasPrefix(name, "Workload.Cpu.HotB("):
+			b = r
+		}
+	}
+	if a.Total < 100 || b.Total < 25 {
+		t.Fatalf("HotA %+v, HotB %+v: too few samples", a, b)
+	}
+	// HotA's inclusive share of the two (a thread caught at a safe point
+	// inside HotA has a [native code] leaf), against the time the workload
+	// measured in each: within 5 points, as clrspy profile's test (a sample
+	// count drifts from time when the sampler's ticks are irregular under
+	// load).
+	aMs, bMs := run.wl.Float("hotAMs"), run.wl.Float("hotBMs")
+	got, want := 100*float64(a.Total)/float64(a.Total+b.Total), 100*aMs/(aMs+bMs)
+	t.Logf("HotA share %.1f%% of %d samples, the workload measured %.1f%%", got, a.Total+b.Total, want)
+	if d := got - want; d > 5 || d < -5 || a.Module != "Workload.dll" {
+		t.Errorf("HotA share %.1f%% (%d of %d samples, %s), the workload measured %.1f%%", got, a.Total, a.Total+b.Total, a.Module, want)
+	}
+	if cpu.Flame == nil || cpu.Flame.Total != cpu.Samples || cpu.Total < cpu.Samples {
+		t.Fatalf("flame root %+v, %d samples", cpu.Flame, cpu.Samples)
+	}
+	var find func(n *monitor.FlameNode, name string) int64
+	find = func(n *monitor.FlameNode, name string) int64 {
+		var s int64
+		if n.Name == name {
+			s += n.Self
+		}
+		for _, c := range n.Children {
+			s += find(c, name)
+		}
+		return s
+	}
+	for _, r := range []monitor.MethodRow{a, b} {
+		if got := find(cpu.Flame, r.Name); got != r.Self {
+			t.Errorf("%s: %d samples as a leaf in the flame graph, %d in the top methods", r.Name, got, r.Self)
+		}
+	}
+}
+
+// TestMonitorAttachStop: attached to a running process, cancelling Run
+// stops the session cleanly; the target runs on.
+func TestMonitorAttachStop(t *testing.T) {
+	p := workload.Start(t, nil, "idle", "seconds=60", "stdin=1", "gcEveryMs=100")
+	opts := monitor.Options{}
+	s, err := source.Open(source.Spec{Pid: p.Pid, Providers: monitor.Providers(&opts)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := monitor.New(s.Header(), opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Run(ctx, s)
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for m.Snapshot().GC.Count < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no GCs in 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := m.Snapshot().Session.State; st != monitor.StateRunning {
+		t.Errorf("state %s while running", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	snap := m.Snapshot()
+	if snap.Session.State != monitor.StateStopped || snap.Session.Kind != "attach" || p.Exited() {
+		t.Errorf("after stopping: session %+v, target exited %v", snap.Session, p.Exited())
+	}
+	pr := snap.Process
+	if pr.Pid != p.Pid || pr.Name != "Workload" || pr.RuntimeVersion == "" || !pr.UptimeFromStart || pr.UptimeSec < snap.Session.ElapsedSec {
+		t.Errorf("process %+v (session %.3f s)", pr, snap.Session.ElapsedSec)
+	}
+	p.Release()
+	wl, err := p.Wait(30 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(wl.Runtime, " "+pr.RuntimeVersion) {
+		t.Errorf("runtime %q, monitor says %q", wl.Runtime, pr.RuntimeVersion)
 	}
 }

@@ -72,14 +72,15 @@ func def(v, d int) int {
 }
 
 // Providers returns what a session must enable for a Monitor with these
-// options: the runtime's GC events (and GCTriggered, which tells server
-// from workstation GC), contention events, the sample profiler with the
-// method events that name its frames, and the counters' providers. It
-// sets opts.Counters.SessionID when empty: give the same Options to New.
+// options: the runtime's GC events (GCTriggered among them, which tells
+// server from workstation GC), contention events, the sample profiler with
+// the method events that name its frames, and the counters' providers
+// (with Counters.Meter, which sets Counters.SessionID when empty: give the
+// same Options to New).
 func Providers(opts *Options) []ipc.Provider {
 	kw := ipc.KeywordGC
 	if opts.Locks {
-		kw |= ipc.KeywordContention | ipc.KeywordThreading
+		kw |= ipc.KeywordContention
 	}
 	var ps []ipc.Provider
 	if opts.CPU {
@@ -450,6 +451,18 @@ func optNanos(ns int64) Opt {
 		return None
 	}
 	return Opt(ms(ns))
+}
+
+// SymbolEvent feeds the CPU window's symbol table a method or module
+// rundown event from another session on the same process: a live session
+// only sees the methods compiled after it began, and a short rundown
+// session (started and stopped at once) names those compiled before.
+func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cpu != nil && ev.Meta.Runtime == nettrace.Rundown {
+		m.cpu.sym.Event(ev)
+	}
 }
 
 // Finish implements analysis.Finisher: the stream ended (suspensions still
