@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // launched is a workload run under a Monitor.
@@ -30,6 +33,12 @@ type launched struct {
 // launchMonitored runs a workload mode under a Monitor from its first GC
 // (launch mode).
 func launchMonitored(t *testing.T, opts monitor.Options, env []string, mode string, args ...string) *launched {
+	return launchWith(t, opts, nil, env, mode, args...)
+}
+
+// launchWith is launchMonitored with other analyses fed the same stream
+// (in the order of the stream, after the monitor).
+func launchWith(t *testing.T, opts monitor.Options, extra func(*nettrace.Header) []analysis.Analyzer, env []string, mode string, args ...string) *launched {
 	t.Helper()
 	var mu sync.Mutex
 	var seen []*gcpause.GC
@@ -78,7 +87,11 @@ func launchMonitored(t *testing.T, opts monitor.Options, env []string, mode stri
 			}
 		}
 	}()
-	if _, err := m.Run(context.Background(), s); err != nil {
+	if extra == nil {
+		if _, err := m.Run(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := s.Run(append([]analysis.Analyzer{m}, extra(s.Header())...)...); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)
@@ -274,43 +287,59 @@ func TestMonitorLocksLive(t *testing.T) {
 }
 
 // TestMonitorCPULive: top methods and the flame graph name the cpu
-// workload's two hot methods in the ratio of the time it measured in each.
+// workload's two hot methods with exactly the samples clrspy profile's
+// builder counts from the same events, HotA ahead as the workload's work
+// ratio says.
 func TestMonitorCPULive(t *testing.T) {
-	run := launchMonitored(t, monitor.Options{CPU: true, CPUWindow: time.Minute}, nil, "cpu", "ratio=3", "seconds=3")
+	var prof *stacks.Builder
+	run := launchWith(t, monitor.Options{CPU: true, CPUWindow: time.Minute}, func(hdr *nettrace.Header) []analysis.Analyzer {
+		prof = stacks.New(hdr, stacks.Options{})
+		return []analysis.Analyzer{prof}
+	}, nil, "cpu", "ratio=3", "seconds=3")
 	cpu := run.snap.CPU
 	if cpu == nil || cpu.Samples == 0 {
 		t.Fatalf("no samples: %+v", cpu)
 	}
-	rows := map[string]monitor.MethodRow{}
-	for _, r := range cpu.TopMethods {
-		rows[r.Name] = r
-		t.Logf("%6d %6d %5.1f%% %s [%s]", r.Self, r.Total, r.SelfPercent, r.Name, r.Module)
+	// The profile's leaf (self) and inclusive samples per method name.
+	p := prof.Result()
+	self, total := map[string]int64{}, map[string]int64{}
+	var samples int64
+	for _, smp := range p.Samples {
+		samples += smp.Count
+		seen := map[string]bool{}
+		for i, f := range smp.Stack {
+			name := p.Frames[f].Name
+			if i == 0 {
+				self[name] += smp.Count
+			}
+			if !seen[name] {
+				seen[name] = true
+				total[name] += smp.Count
+			}
+		}
+	}
+	if cpu.Samples != samples || cpu.Total != samples || cpu.Flame.Total != samples {
+		t.Errorf("monitor: %d samples in the window, %d in all, flame root %d; profile: %d", cpu.Samples, cpu.Total, cpu.Flame.Total, samples)
 	}
 	var a, b monitor.MethodRow
-	for name, r := range rows { // (TopMethods is sorted by self samples, then total)
+	for _, r := range cpu.TopMethods {
+		t.Logf("%6d %6d %5.1f%% %s [%s]; profile %d %d", r.Self, r.Total, r.SelfPercent, r.Name, r.Module, self[r.Name], total[r.Name])
+		if r.Self != self[r.Name] || r.Total != total[r.Name] {
+			t.Errorf("%s: %d self, %d total samples; the profile %d and %d", r.Name, r.Self, r.Total, self[r.Name], total[r.Name])
+		}
 		switch {
-		case strings.HasPrefix(name, "Workload.Cpu.HotA("):
+		case strings.HasPrefix(r.Name, "Workload.Cpu.HotA("):
 			a = r
-		case strings.HasPrefix(name, "Workload.Cpu.HotB("):
+		case strings.HasPrefix(r.Name, "Workload.Cpu.HotB("):
 			b = r
 		}
 	}
-	if a.Total < 100 || b.Total < 25 {
-		t.Fatalf("HotA %+v, HotB %+v: too few samples", a, b)
-	}
-	// HotA's inclusive share of the two (a thread caught at a safe point
-	// inside HotA has a [native code] leaf), against the time the workload
-	// measured in each: within 5 points, as clrspy profile's test (a sample
-	// count drifts from time when the sampler's ticks are irregular under
-	// load).
-	aMs, bMs := run.wl.Float("hotAMs"), run.wl.Float("hotBMs")
-	got, want := 100*float64(a.Total)/float64(a.Total+b.Total), 100*aMs/(aMs+bMs)
-	t.Logf("HotA share %.1f%% of %d samples, the workload measured %.1f%%", got, a.Total+b.Total, want)
-	if d := got - want; d > 5 || d < -5 || a.Module != "Workload.dll" {
-		t.Errorf("HotA share %.1f%% (%d of %d samples, %s), the workload measured %.1f%%", got, a.Total, a.Total+b.Total, a.Module, want)
-	}
-	if cpu.Flame == nil || cpu.Flame.Total != cpu.Samples || cpu.Total < cpu.Samples {
-		t.Fatalf("flame root %+v, %d samples", cpu.Flame, cpu.Samples)
+	// HotA does three times HotB's work; under load the sampler's ticks
+	// and the workload's stopwatch both drift (clrspy profile's test holds
+	// the share to 5 points on an idle machine), so only the order and a
+	// wide ratio are held here.
+	if a.Total < 100 || b.Total < 25 || float64(a.Total) < 1.5*float64(b.Total) || a.Module != "Workload.dll" {
+		t.Errorf("HotA %+v, HotB %+v: want HotA well ahead (the workload measured %.2f)", a, b, run.wl.Float("measuredRatio"))
 	}
 	var find func(n *monitor.FlameNode, name string) int64
 	find = func(n *monitor.FlameNode, name string) int64 {

@@ -6,50 +6,44 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
-// TestFlamePrune: a tree over FlameMaxNodes keeps its heaviest nodes and
-// never more than the limit; children come heaviest first.
+// TestFlamePrune: a call tree over FlameMaxNodes keeps its heaviest nodes
+// and never more than the limit; children come heaviest first.
 func TestFlamePrune(t *testing.T) {
-	node := func(name string, total int64, kids ...*FlameNode) *FlameNode {
-		return &FlameNode{Name: name, Total: total, Children: kids}
+	w := &cpuWindow{frames: frameTable{idx: map[stacks.Frame]int32{}}}
+	// Arena: name, parent, total (parents before children).
+	nodes := []struct {
+		name   string
+		parent int32
+		total  int64
+	}{{"all", -1, 100}, {"a", 0, 10}, {"a1", 1, 4}, {"a2", 1, 6}, {"b", 0, 90}, {"b1", 4, 50}, {"b11", 5, 50}, {"b2", 4, 1}, {"b3", 4, 39}}
+	for _, n := range nodes {
+		w.tree = append(w.tree, treeNode{frame: w.frames.id(stacks.Frame{Name: n.name}), parent: n.parent, total: n.total})
 	}
-	root := node("all", 100,
-		node("a", 10, node("a1", 4), node("a2", 6)),
-		node("b", 90, node("b1", 50, node("b11", 50)), node("b2", 1), node("b3", 39)))
-	count := func(n *FlameNode) int {
-		c := 0
-		var walk func(*FlameNode)
-		walk = func(n *FlameNode) {
-			c++
+	shape := func(root *FlameNode) string {
+		var names []string
+		var walk func(*FlameNode, string)
+		walk = func(n *FlameNode, indent string) {
+			names = append(names, indent+n.Name)
 			for _, k := range n.Children {
-				walk(k)
+				walk(k, indent+" ")
 			}
 		}
-		walk(n)
-		return c
+		walk(root, "")
+		return strings.Join(names, "|")
 	}
-	if n := count(root); n != 9 {
-		t.Fatalf("%d nodes", n)
-	}
-	root.sortAndPrune(cutoff(root, 9, 5))
-	var names []string
-	var walk func(*FlameNode, string)
-	walk = func(n *FlameNode, indent string) {
-		names = append(names, indent+n.Name)
-		for _, k := range n.Children {
-			walk(k, indent+" ")
-		}
-	}
-	walk(root, "")
+	root := &FlameNode{Name: "all"}
+	w.materialise(root, w.cutoff(5))
 	// Totals 100, 90, 50, 50, 39 are kept; 10 and below go.
-	if got := strings.Join(names, "|"); got != "all| b|  b1|   b11|  b3" {
+	if got := shape(root); got != "all| b|  b1|   b11|  b3" {
 		t.Errorf("pruned tree %q", got)
 	}
-	root = node("all", 3, node("x", 1), node("y", 2))
-	root.sortAndPrune(cutoff(root, 3, 5000))
-	if len(root.Children) != 2 || root.Children[0].Name != "y" {
-		t.Errorf("unpruned tree %+v", root.Children)
+	root = &FlameNode{Name: "all"}
+	w.materialise(root, w.cutoff(5000))
+	if got := shape(root); got != "all| b|  b1|   b11|  b3|  b2| a|  a2|  a1" {
+		t.Errorf("whole tree %q", got)
 	}
 }
 
