@@ -138,6 +138,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		for _, g := range [2]*GC{a.last, a.currentBGC} {
 			if g != nil && g.Number == e.Count && g.DurationNanos < 0 {
 				g.DurationNanos = a.nanos(ev.Timestamp) - g.StartNanos
+				g.rt.end, g.rt.endThread = ev.Timestamp, ev.ThreadID
 				break
 			}
 		}
@@ -166,6 +167,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if g := a.current(); g != nil {
 			g.HasPerHeap = true
 			g.Heaps++
+			g.rt.perHeap, g.rt.perHeapThread = ev.Timestamp, ev.ThreadID
 			for i := range e.Gens {
 				if i >= len(g.Gens) {
 					break
@@ -237,7 +239,7 @@ func (a *Analyzer) restartEnd(ev *nettrace.Event) {
 		// A GC that began before the session (no suspension seen) ends its
 		// pause on its own thread.
 		if g := a.current(); g != nil && g.NoSuspension && g.ThreadID == ev.ThreadID && g.Type != clrevents.GCBackground && g.PauseEndNanos == 0 {
-			a.endPause(g, ev.Timestamp)
+			a.endPause(g, ev.Timestamp, ev.Timestamp)
 		}
 		return
 	}
@@ -261,6 +263,10 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	rs.add(pause, suspend, incomplete)
 
 	isGC := s.reason.IsGC() || s.gc != nil
+	rb := s.restartBegin // the runtime reads its clock just before RestartEE
+	if rb == 0 {
+		rb = ts
+	}
 	if isGC && !incomplete {
 		bgc := a.currentBGC
 		if bgc != nil && bgc.done() {
@@ -276,23 +282,35 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 			}
 			bgc.Pauses++
 			bgc.PauseEndNanos = a.nanos(ts)
+			start := a.nanos(s.begin)
+			bgc.rt.stops = append(bgc.rt.stops, span{start, start + pause})
+			if bgc.rt.prepStops == 0 {
+				bgc.rt.final = a.dur(rb - s.begin) // the final-mark stop
+			}
+			bgc.rt.prepStops++
 			return
 		case g == nil:
 		case g.Type == clrevents.GCBackground && s.gc == g:
 			// The background GC's initial stop, with no ephemeral GC in it.
 			g.PauseNanos = a.dur(ts - g.pauseStartTS)
 			g.PauseEndNanos = a.nanos(ts)
+			g.rt.bgcInit = g.PauseNanos
+			g.rt.restart = rb
 			if g.HasHeapStats {
 				// It ran whole inside this stop (the runtime reports the
 				// first GC of a process as Background before its BGC
-				// thread exists).
+				// thread exists, then falls back to a blocking GC).
+				g.rt.wholeStop = true
 				a.finish(g)
 			}
 			return
 		case g.Type != clrevents.GCBackground && (s.gc == g || s.gc != nil && s.gc == bgc):
 			// A blocking or foreground GC, or the ephemeral GC that ran in
 			// a background GC's initial stop.
-			a.endPause(g, ts)
+			if s.gc == bgc && bgc != nil {
+				bgc.rt.restart, bgc.rt.eph = rb, g
+			}
+			a.endPause(g, ts, rb)
 			return
 		}
 	}
@@ -329,8 +347,10 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	}
 }
 
-// endPause closes a blocking or foreground GC's pause at ts.
-func (a *Analyzer) endPause(g *GC, ts int64) {
+// endPause closes a blocking or foreground GC's pause at ts; rb is the
+// RestartEEBegin of that stop.
+func (a *Analyzer) endPause(g *GC, ts, rb int64) {
+	g.rt.restart = rb
 	g.PauseNanos = a.dur(ts - g.pauseStartTS)
 	g.PauseEndNanos = a.nanos(ts)
 	g.Pauses = 1
@@ -365,6 +385,9 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 		StartNanos:    a.nanos(ev.Timestamp),
 		DurationNanos: -1,
 		ThreadID:      ev.ThreadID,
+		// Known once it completes.
+		PauseRuntimeNanos: -1,
+		rt:                rtMarks{start: ev.Timestamp, final: -1},
 	}
 	a.nGC++
 	s := a.gcSuspension(ev.ThreadID)
@@ -372,8 +395,10 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	switch {
 	case ephAtBGCStart || e.Reason == clrevents.ReasonPMFullGC:
 		// PerfView: this GC's pause starts at its GCStart; the suspension
-		// before it belongs to the background GC.
+		// before it belongs to the background GC. The runtime counts it
+		// from there too.
 		g.pauseStartTS = ev.Timestamp
+		g.rt.fromStart = true
 	case s != nil:
 		g.pauseStartTS = s.begin
 		if s.hasEnd {
@@ -389,11 +414,13 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 		g.NoSuspension = true
 		g.pauseStartTS = ev.Timestamp
 	}
+	g.StartSeen = !g.NoSuspension
 	g.PauseStartNanos = a.nanos(g.pauseStartTS)
 	g.PauseStartUTC = a.hdr.Time(g.pauseStartTS)
 	if e.Type == clrevents.GCBackground {
 		a.currentBGC = g
 		g.PauseNanos = g.SuspendNanos
+		g.rt.bgcInit = g.PauseNanos
 		g.Pauses = 1
 	}
 	a.last = g
@@ -486,6 +513,7 @@ func (a *Analyzer) finish(g *GC) {
 		a.currentBGC = nil
 	}
 	if g.Complete {
+		g.PauseRuntimeNanos = a.runtimePause(g)
 		end := g.PauseEndNanos
 		if end == 0 {
 			end = g.PauseStartNanos + g.PauseNanos
@@ -510,12 +538,29 @@ func (a *Analyzer) finish(g *GC) {
 			}
 			a.prevGen0, a.hasPrevGen = after, true
 		}
-		a.roll.add(g)
+		a.roll.add(g, a.horizon())
 	} else {
+		g.PauseRuntimeNanos = -1
 		a.roll.incomplete++
 	}
 	g.emitted = true
 	if a.opts.OnGC != nil {
 		a.opts.OnGC(g)
 	}
+}
+
+// horizon is the earliest time a stop not yet added to the rollup can
+// start: the pause start of an open GC or the start of an open suspension
+// (a GC may yet start in it).
+func (a *Analyzer) horizon() int64 {
+	h := a.nanos(a.lastTS)
+	for _, g := range [2]*GC{a.last, a.currentBGC} {
+		if g != nil && !g.done() {
+			h = min(h, g.PauseStartNanos)
+		}
+	}
+	for _, s := range a.active {
+		h = min(h, a.nanos(s.begin))
+	}
+	return h
 }
