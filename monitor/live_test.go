@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -114,7 +116,7 @@ func launchWith(t *testing.T, opts monitor.Options, extra func(*nettrace.Header)
 // that it sees every GC, counts GCs per generation exactly as the
 // runtime's GC.CollectionCount (cumulative there, exclusive here).
 func TestMonitorInducedLive(t *testing.T) {
-	run := launchMonitored(t, monitor.Options{}, nil, "induced", "gen0=4", "gen1=3", "gen2=2")
+	run := launchMonitored(t, monitor.Options{}, nil, "induced", "gen0=4", "gen1=3", "gen2=2", "pauselog=1")
 	snap, wl, seen := run.snap, run.wl, run.gcs
 	gens := snap.GC.Generations
 	t.Logf("runtime %s server=%v concurrent=%v: gen0 %d gen1 %d gen2 %d, pause %.3f ms; monitor: %d/%d/%d, pause %.3f ms (suspend %.3f ms), flavour %s (%s/%s)",
@@ -162,8 +164,10 @@ func TestMonitorInducedLive(t *testing.T) {
 	if snap.GC.Longest.Number != longest.Number || snap.GC.Longest.PauseMS != longest.PauseMS {
 		t.Errorf("longest %d (%.3f ms), rows say %d (%.3f ms)", snap.GC.Longest.Number, snap.GC.Longest.PauseMS, longest.Number, longest.PauseMS)
 	}
-	if d := total - snap.GC.TotalPauseMS; d > 1e-6 || d < -1e-6 {
-		t.Errorf("rows sum to %.6f ms, total %.6f ms", total, snap.GC.TotalPauseMS)
+	// Blocking GCs do not overlap: the stopped time is the pauses' sum
+	// (the union is of suspensions, whose nanoseconds the pauses share).
+	if d := total - snap.GC.SumPauseMS; d > 1e-6 || d < -1e-6 || math.Abs(snap.GC.TotalPauseMS-snap.GC.SumPauseMS) > 1e-6 {
+		t.Errorf("rows sum to %.6f ms, sum %.6f ms, stopped %.6f ms", total, snap.GC.SumPauseMS, snap.GC.TotalPauseMS)
 	}
 	last := snap.GCs[len(snap.GCs)-1]
 	if snap.GC.HeapSizeAfterBytes != last.GenSizeAfterBytes || !snap.GC.HeapSizeAfterBytes[2].Valid() {
@@ -182,30 +186,7 @@ func TestMonitorInducedLive(t *testing.T) {
 	if want := snap.GC.TotalPauseMS / 1e3 / w.CoveredSec * 100; w.GCPausedPercent < want*0.999-1e-9 || w.GCPausedPercent > want*1.001+1e-9 {
 		t.Errorf("since start %.6f%% paused, the GCs' pauses make %.6f%%", w.GCPausedPercent, want)
 	}
-	// The runtime's own total (GC.GetTotalPauseDuration) and the
-	// monitor's (PerfView's pause: SuspendEEBegin to RestartEEEnd) differ
-	// by definition: the runtime reads its clock just before suspending
-	// (or, for some GCs, at GCStart: the time to suspend) and stops it at
-	// the end of the GC's work, before GCEnd, so it leaves out the end:
-	// GCEnd to RestartEEEnd (measured here from the events, per GC). What
-	// remains is where a thread is preempted between the runtime's clock
-	// read and the event next to it, which on a loaded machine can go
-	// either way: 2 % of the total (the band issue 11 sets for an idle
-	// machine) plus 0.25 ms per GC for the scheduler (measured on this
-	// 2-core machine under the other engineers' load: up to +0.25 ms per GC).
-	var tail float64
-	for _, g := range seen {
-		if g.DurationNanos >= 0 {
-			tail += float64(g.PauseEndNanos-g.StartNanos-g.DurationNanos) / 1e6
-		}
-	}
-	slack := 0.02*snap.GC.TotalPauseMS + 0.25*float64(wl.Gen0)
-	lo, hi := snap.GC.TotalPauseMS-tail-snap.GC.TotalSuspendMS-slack, snap.GC.TotalPauseMS+slack
-	t.Logf("pause: runtime %.3f ms, monitor %.3f ms (GCEnd to restart %.3f ms, suspend %.3f ms): band [%.3f, %.3f]",
-		wl.PauseMs, snap.GC.TotalPauseMS, tail, snap.GC.TotalSuspendMS, lo, hi)
-	if wl.PauseMs < lo || wl.PauseMs > hi {
-		t.Errorf("GC.GetTotalPauseDuration %.3f ms outside [%.3f, %.3f]", wl.PauseMs, lo, hi)
-	}
+	checkRuntimePause(t, snap, wl)
 	if snap.Counters == nil {
 		t.Errorf("no counters")
 	}
@@ -237,7 +218,9 @@ func TestMonitorGCFlavourLive(t *testing.T) {
 			}
 			// Server GC with dynamic adaptation may run on one heap: the GC
 			// threads decide; more heaps would decide too.
-			if f := run.during.Process.GC; (f.KindFrom != c.kindFrom && f.KindFrom != "heap_count") || f.ConcurrentFrom != c.concFrom {
+			// A background GC, when one ran, decides concurrency first.
+			if f := run.during.Process.GC; (f.KindFrom != c.kindFrom && f.KindFrom != "heap_count") ||
+				(f.ConcurrentFrom != c.concFrom && !(c.concurrent && f.ConcurrentFrom == "background_gc")) {
 				t.Errorf("during the session: kind from %q, concurrent from %q", f.KindFrom, f.ConcurrentFrom)
 			}
 			if f := run.snap.Process.GC; f.KindFrom != "startup_flags" || f.ConcurrentFrom != "startup_flags" {
@@ -405,5 +388,71 @@ func TestMonitorAttachStop(t *testing.T) {
 	}
 	if !strings.HasSuffix(wl.Runtime, " "+pr.RuntimeVersion) {
 		t.Errorf("runtime %q, monitor says %q", wl.Runtime, pr.RuntimeVersion)
+	}
+}
+
+// checkRuntimePause holds the monitor's pauses by the runtime's own
+// definition (gcpause's PauseRuntimeNanos) against what the runtime says:
+// the workload's log of what GC.GetTotalPauseDuration added at each
+// induced GC, and the total. As clrspy gc's live tests (see
+// cmd/clrspy/gc_runtime_live_test.go): the runtime reads its clock a few
+// calls away from the events that stand for those reads, so per GC the two
+// agree to microseconds when idle (0.25 ms + 0.5 % allowed), and a thread
+// stalled inside that window on a CPU-starved machine (measured 1-145 ms
+// on about one GC in 30 at load 17-26 on 2 cores) can move one GC either
+// way: at most max(2, 10 %) of the GCs may miss, and the total must agree
+// within 0.5 % plus what the GCs that missed measured beyond 0.5 %.
+func checkRuntimePause(t *testing.T, snap *monitor.Snapshot, wl *workload.Result) {
+	t.Helper()
+	var log [][2]int64
+	if err := wl.Get("pauseLog", &log); err != nil || len(log) < 2 {
+		t.Fatalf("workload pause log: %v (%d entries)", err, len(log))
+	}
+	rows := map[int64]monitor.GCRow{}
+	var sum float64
+	for _, r := range snap.GCs {
+		rows[int64(r.Number)] = r
+		if !r.PauseRuntimeMS.Valid() || !r.StartSeen {
+			t.Errorf("GC %d: runtime pause %v, start seen %v: a launched process's GCs are seen whole", r.Number, r.PauseRuntimeMS, r.StartSeen)
+		}
+		sum += r.PauseRuntimeMS.Or(0)
+	}
+	if math.Abs(sum-snap.GC.TotalPauseRuntimeMS) > 1e-5*float64(len(rows)+1) {
+		t.Errorf("rows' runtime pauses add up to %.6f ms, the total says %.6f ms", sum, snap.GC.TotalPauseRuntimeMS)
+	}
+	var extra float64
+	var missed []string
+	compared := 0
+	for i := 1; i < len(log); i++ {
+		// One GC.Collect, one blocking GC: the entry's count is its number.
+		n, want := log[i][0], float64(log[i][1])/1e4
+		if n != log[i-1][0]+1 {
+			continue // nothing new (the last check), or several GCs at once
+		}
+		r, ok := rows[n]
+		if !ok {
+			t.Errorf("GC %d in the runtime's pause log has no row", n)
+			continue
+		}
+		compared++
+		got := r.PauseRuntimeMS.Or(0)
+		if d := math.Abs(got - want); d > 0.25+0.005*want {
+			missed = append(missed, fmt.Sprintf("GC %d %.3f/%.3f ms", n, got, want))
+		}
+		extra += max(0, math.Abs(got-want)-0.005*want)
+	}
+	d := snap.GC.TotalPauseRuntimeMS - wl.PauseMs
+	allowed := 0.005*wl.PauseMs + extra + 0.001
+	t.Logf("runtime's definition: %.3f ms in all, GetTotalPauseDuration %.3f ms (%+.3f ms, allowed ±%.3f); %d GCs compared, beyond tolerance %v; PerfView's sum %.3f ms",
+		snap.GC.TotalPauseRuntimeMS, wl.PauseMs, d, allowed, compared, missed, snap.GC.SumPauseMS)
+	if compared < len(rows)-1 {
+		t.Errorf("only %d of %d GCs in the runtime's pause log", compared, len(rows))
+	}
+	if len(missed) > max(2, compared/10) {
+		t.Errorf("%d of %d GCs differ from the runtime's own figure beyond tolerance: %v", len(missed), compared, missed)
+	}
+	if math.Abs(d) > allowed {
+		t.Errorf("total by the runtime's definition %.3f ms, GetTotalPauseDuration %.3f ms: %+.3f ms, more than 0.5 %% plus %.3f ms measured per GC",
+			snap.GC.TotalPauseRuntimeMS, wl.PauseMs, d, extra)
 	}
 }

@@ -146,7 +146,8 @@ type Monitor struct {
 
 type genAcc struct {
 	count, induced int
-	totalPause     int64
+	totalPause     int64 // sum of the pauses (PerfView's)
+	totalRuntime   int64 // sum of the runtime's pauses
 	maxPause       int64
 	hist           hist
 }
@@ -411,15 +412,22 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 				a.induced++
 			}
 			a.totalPause += g.PauseNanos
-			a.maxPause = max(a.maxPause, g.PauseNanos)
-			a.hist.add(g.PauseNanos)
+			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
+			if g.StartSeen {
+				// A GC begun before the session has a lower-bound pause:
+				// in the totals, not in maxima and histograms.
+				a.maxPause = max(a.maxPause, g.PauseNanos)
+				a.hist.add(g.PauseNanos)
+			}
 		}
 		if int(g.Type) < len(m.byType) {
 			m.byType[g.Type]++
 		}
-		m.suspendHist.add(g.SuspendNanos)
-		if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
-			m.longest, m.hasLongest = row, true
+		if g.StartSeen {
+			m.suspendHist.add(g.SuspendNanos)
+			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
+				m.longest, m.hasLongest = row, true
+			}
 		}
 		if g.HasHeapStats {
 			for i := range m.promoted {
