@@ -21,15 +21,16 @@ import (
 // BenchmarkRead times the reader alone: the monitor's cost per event is
 // the difference (ratios measured in the same run).
 var benchTrace = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "clrspy-monitor-bench")
+	// One file for every run (same seed, same bytes), not one per run.
+	path := filepath.Join(os.TempDir(), "clrspy-monitor-bench-seed3-32MiB.nettrace")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	f, err := os.CreateTemp(os.TempDir(), "clrspy-monitor-bench-*")
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "bench.nettrace")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
+	defer os.Remove(f.Name())
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if _, err := nettrace.GenerateLarge(bw, 32<<20, 3); err != nil {
 		return "", err
@@ -37,7 +38,10 @@ var benchTrace = sync.OnceValues(func() (string, error) {
 	if err := bw.Flush(); err != nil {
 		return "", err
 	}
-	return path, f.Close()
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(f.Name(), path)
 })
 
 // feed reads the trace into fn, and returns the number of events.
