@@ -15,6 +15,11 @@ type Options struct {
 	// GC's and not SuspendOther (debugger, profiler, shutdown, ReJIT, ...),
 	// and for GC suspensions during which no GC started.
 	OnSuspension func(*Suspension)
+	// OnStop is called for each stop of the runtime that a GC is credited
+	// with, when it ends (RestartEEEnd): a blocking GC's one pause, a
+	// background GC's initial and later stops. Samplers use it to label
+	// what threads did while the runtime was stopped. Called from Handle.
+	OnStop func(*Stop)
 	// KeepGCs bounds how many GC records Result returns (the most recent
 	// ones); 0 keeps all. Counts, percentiles and the histogram stay exact.
 	KeepGCs int
@@ -275,6 +280,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 		g := a.current()
 		switch {
 		case bgc != nil && s.reason == clrevents.SuspendForGCPrep && s.gc == nil:
+			a.stop(bgc, s, ts)
 			// A background GC's later stop: add it whole.
 			bgc.PauseNanos += pause
 			if suspend > 0 {
@@ -291,6 +297,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 			return
 		case g == nil:
 		case g.Type == clrevents.GCBackground && s.gc == g:
+			a.stop(g, s, ts)
 			// The background GC's initial stop, with no ephemeral GC in it.
 			g.PauseNanos = a.dur(ts - g.pauseStartTS)
 			g.PauseEndNanos = a.nanos(ts)
@@ -310,6 +317,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 			if s.gc == bgc && bgc != nil {
 				bgc.rt.restart, bgc.rt.eph = rb, g
 			}
+			a.stop(g, s, ts)
 			a.endPause(g, ts, rb)
 			return
 		}
@@ -345,6 +353,18 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	if a.opts.OnSuspension != nil {
 		a.opts.OnSuspension(rec)
 	}
+}
+
+// stop reports suspension s, ending at ts, as a stop of g.
+func (a *Analyzer) stop(g *GC, s *susp, ts int64) {
+	if a.opts.OnStop == nil {
+		return
+	}
+	st := Stop{GC: g, StartNanos: a.nanos(s.begin), SuspendEndNanos: -1, EndNanos: a.nanos(ts), ThreadID: s.thread}
+	if s.hasEnd {
+		st.SuspendEndNanos = a.nanos(s.end)
+	}
+	a.opts.OnStop(&st)
 }
 
 // endPause closes a blocking or foreground GC's pause at ts; rb is the

@@ -183,6 +183,17 @@ func (g *GC) GenerationName() string {
 	return string(b)
 }
 
+// Stop is one stretch during which the runtime was stopped for a GC
+// (Options.OnStop): from SuspendEEBegin to RestartEEEnd. Times are
+// nanoseconds since the session start.
+type Stop struct {
+	GC              *GC
+	StartNanos      int64  // SuspendEEBegin
+	SuspendEndNanos int64  // SuspendEEEnd: threads stopped from here on; -1 unknown
+	EndNanos        int64  // RestartEEEnd
+	ThreadID        uint64 // the thread that suspended the runtime
+}
+
 // Suspension is one runtime suspension that was not a GC's, or a GC
 // suspension without a GC.
 type Suspension struct {
