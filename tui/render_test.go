@@ -102,6 +102,7 @@ func TestGoldenScreens(t *testing.T) {
 		{"gc-wks-sort-pause-120x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{Info: 5 * time.Millisecond}, []string{"s"}, 120, 30},
 		{"gc-wks-filter-gen2-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{"/", "g", "e", "n", "2", "enter"}, 100, 30},
 		{"gc-wks-frozen-help-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{" ", "?"}, 100, 30},
+		{"gc-wks-typing-filter-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{"s", "s", "/", "i", "n"}, 80, 24},
 		{"gc-server-160x48", "gc-server.nettrace", monitor.Options{}, tui.Config{}, nil, 160, 48},
 		{"contention-locks-160x48", "contention.nettrace", monitor.Options{Locks: true}, tui.Config{Locks: true}, []string{"l"}, 160, 48},
 		{"contention-locks-80x24", "contention.nettrace", monitor.Options{Locks: true}, tui.Config{Locks: true}, []string{"l"}, 80, 24},

@@ -29,7 +29,8 @@ type Screen struct {
 	Pid            int    `json:"pid"`
 	Name           string `json:"name"`
 	RuntimeVersion string `json:"runtime_version"`
-	GCFlavor       string `json:"gc_flavor"`
+	GCFlavor       string `json:"gc_flavor"` // "server (4 heaps), concurrent"
+	GCHeaps        int    `json:"gc_heaps"`
 	// UptimeSec is the process's age (UptimeFromStart) or the session's.
 	UptimeSec       float64     `json:"uptime_s"`
 	UptimeFromStart bool        `json:"uptime_from_start"`
@@ -278,7 +279,7 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	sc := &Screen{
 		Time: s.Time, Frozen: frozen, State: string(s.Session.State),
 		Pid: s.Process.Pid, Name: s.Process.Name, RuntimeVersion: s.Process.RuntimeVersion,
-		GCFlavor: s.Process.GC.String(), UptimeSec: s.Process.UptimeSec, UptimeFromStart: s.Process.UptimeFromStart,
+		GCFlavor: flavor(s.Process.GC), GCHeaps: s.Process.GC.Heaps, UptimeSec: s.Process.UptimeSec, UptimeFromStart: s.Process.UptimeFromStart,
 		AllocRate: s.GC.AllocRateBytesPerSec,
 		Panel:     m.panel.String(), Sort: m.sort.String(), Filter: m.filter,
 		Notes:       append([]string(nil), m.notes...),
@@ -332,6 +333,15 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	}
 	sc.Counters = buildCounters(s.Counters)
 	return sc
+}
+
+// flavor is the GC flavour with the heap count of a server GC.
+func flavor(f monitor.GCFlavor) string {
+	s := f.String()
+	if f.Kind == "server" && f.Heaps > 0 {
+		s = strings.Replace(s, "server", fmt.Sprintf("server (%d heaps)", f.Heaps), 1)
+	}
+	return s
 }
 
 // stateMessage says how the session stands when it is not running.
