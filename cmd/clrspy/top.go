@@ -24,6 +24,7 @@ type topOptions struct {
 	programOutput           string
 	snapshotEvery           time.Duration
 	out                     string
+	record                  string
 	refresh                 time.Duration
 }
 
@@ -53,12 +54,14 @@ generation or a reason, ? help.
 A program started with -- gets no terminal: its output goes to
 --program-output FILE (default: discarded). When the target exits, the last
 screen stays, with its exit status, until q. --snapshot-every D -o FILE
-appends each screen's data as a JSON line for scripts. top needs a terminal;
-without one, use clrspy gc or clrspy serve.`,
+appends each screen's data as a JSON line for scripts; --record FILE saves the
+session's events (the other commands read the same events the screen showed).
+top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 		Example: `  clrspy top --pid 1234
   clrspy top --name MyService --locks --cpu
   clrspy top --program-output app.log -- dotnet app.dll
-  clrspy top --pid 1234 --snapshot-every 5s -o top.jsonl`,
+  clrspy top --pid 1234 --snapshot-every 5s -o top.jsonl
+  clrspy top --pid 1234 --record seen.nettrace && clrspy gc seen.nettrace`,
 	}
 	t := addTargetFlags(c)
 	f := c.Flags()
@@ -70,6 +73,7 @@ without one, use clrspy gc or clrspy serve.`,
 	f.StringVar(&o.programOutput, "program-output", "", "write a program started with -- its stdout and stderr to this file (default: discarded)")
 	f.DurationVar(&o.snapshotEvery, "snapshot-every", 0, "append the screen's data to -o FILE as a JSON line this often")
 	f.StringVarP(&o.out, "output", "o", "", "the file --snapshot-every appends to")
+	f.StringVar(&o.record, "record", "", "also save the session's event stream to this .nettrace file, as clrspy record does (what the screen showed, for clrspy gc, profile, locks...)")
 	f.DurationVar(&o.refresh, "refresh", time.Second, "how often the screen is refreshed")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		switch {
@@ -83,6 +87,8 @@ without one, use clrspy gc or clrspy serve.`,
 			return fmt.Errorf("-o FILE takes the --snapshot-every lines: give --snapshot-every too")
 		case o.programOutput != "" && cmd.ArgsLenAtDash() < 0:
 			return fmt.Errorf("--program-output applies to a program started with -- COMMAND")
+		case o.record != "" && !t.live(cmd):
+			return fmt.Errorf("--record applies to live sessions (--pid, --name or -- COMMAND)")
 		}
 		if !isTerminal(os.Stdout) {
 			return errTopNoTerminal
@@ -130,8 +136,21 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		}
 		defer snaps.Close()
 	}
+	var rec *os.File
+	if o.record != "" {
+		if rec, err = os.Create(o.record); err != nil {
+			return source.FileError(err)
+		}
+		defer rec.Close()
+		// Every byte of the stream, before the screen's reader sees it.
+		spec.Tee = rec
+	}
 	st, err := source.Open(spec)
 	if err != nil {
+		if rec != nil {
+			rec.Close()
+			os.Remove(o.record)
+		}
 		return err
 	}
 	mon := monitor.New(st.Header(), mopts)
@@ -146,6 +165,18 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	res, err := top.Run(cmd.Context(), cfg)
 	if err != nil {
 		return err
+	}
+	if rec != nil {
+		if tr := res.End.Truncated; res.End.TargetExited && tr != nil {
+			// The target died mid-block: end the copy after its last
+			// complete block, as clrspy record does.
+			if err := sealTrace(rec, tr.Offset); err != nil {
+				return fmt.Errorf("writing %s: %w", o.record, err)
+			}
+		}
+		if err := rec.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", o.record, err)
+		}
 	}
 	// The screen is gone: what it said that matters afterwards goes to
 	// stderr.

@@ -10,7 +10,7 @@ package main
 // deadline (screenWait) far beyond the one-second refresh. The figures
 // themselves are exact: GC counts equal the runtime's, the longest pause
 // equals clrspy gc's on the same events (the screen rounds to 1 µs; the
-// bound is 1 ms).
+// issue's bound is 1 ms).
 
 import (
 	"bufio"
@@ -108,6 +108,24 @@ func (tm *tmuxTerm) waitScreen(what string, ok func(string) bool) string {
 	return ""
 }
 
+// stable is the screen once two captures 300 ms apart agree (a capture
+// can fall in the middle of a frame's bytes).
+func (tm *tmuxTerm) stable(joined bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(screenWait)
+	a := tm.screen(joined)
+	for time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		b := tm.screen(joined)
+		if a == b {
+			return b
+		}
+		a = b
+	}
+	tm.t.Fatalf("the screen kept changing for %v:\n%s", screenWait, a)
+	return ""
+}
+
 // exit waits for clrspy top to exit and returns its status and stderr.
 func (tm *tmuxTerm) exit() (int, string) {
 	tm.t.Helper()
@@ -186,36 +204,26 @@ func checkWidth(t *testing.T, screen string, w int) {
 
 // TestTopLive drives clrspy top --pid in a 160x48 terminal against the
 // steps workload: after each phase the GCs per generation on the screen
-// equal GC.CollectionCount's; the longest pause equals clrspy gc's over a
-// recording of the same process made at the same time; space freezes the
+// equal GC.CollectionCount's; the longest pause equals clrspy gc's over
+// the events top read (its --record copy); space freezes the
 // screen while the workload goes on allocating (and GCing); a resize to
 // 80x24 keeps every panel with no wrapped line; q exits 0 and leaves the
 // target running and attachable; the --snapshot-every lines carry the
 // same figures.
 func TestTopLive(t *testing.T) {
-	bin := e2eBinary(t)
 	p := workload.Start(t, nil, "steps")
 	pid := strconv.Itoa(p.Pid)
 	dir := t.TempDir()
 
-	// A recording from before the first GC: clrspy gc reads it at the end
-	// (the same events top reads). The runtime writes the stream's header
-	// as soon as the session starts.
+	// --record saves the stream the screen reads: clrspy gc reads the
+	// same events at the end. (A second session on the process would not
+	// do: the runtime stamps each session's copy of an event as it writes
+	// it, and on this loaded machine the thread writing a GC's events can
+	// be preempted between two sessions' copies, which moved one pause by
+	// 4.4 ms between two sessions in a trial run.)
 	rec := filepath.Join(dir, "steps.nettrace")
-	recCmd := exec.Command(bin, "record", "--pid", pid, "-o", rec)
-	if err := recCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if recCmd.ProcessState == nil {
-			recCmd.Process.Kill()
-			recCmd.Wait()
-		}
-	})
-	waitForBytes(t, rec)
-
 	snaps := filepath.Join(dir, "top.jsonl")
-	tm := startTop(t, 160, 48, "top", "--pid", pid, "--snapshot-every", "500ms", "-o", snaps)
+	tm := startTop(t, 160, 48, "top", "--pid", pid, "--snapshot-every", "500ms", "-o", snaps, "--record", rec)
 	// The screen appears once the session is open (source.Open returned).
 	tm.waitScreen("the target's header", func(s string) bool {
 		return strings.Contains(s, "Workload pid "+pid) && strings.Contains(s, ".NET 10.") && strings.Contains(s, "runtime counters")
@@ -254,21 +262,25 @@ func TestTopLive(t *testing.T) {
 		return ok && got.all >= rt.all+2
 	})
 	tm.keys("Space")
-	frozen := tm.waitScreen("FROZEN", func(s string) bool { return strings.Contains(s, "FROZEN") })
+	tm.waitScreen("FROZEN", func(s string) bool { return strings.Contains(s, "FROZEN") })
+	frozen := tm.stable(false)
 	fc, _ := screenCounts(frozen)
+	// The runtime's count once frozen (the screen may lag it by a
+	// refresh), then GCs beyond it: the workload went on while frozen.
+	atFreeze, _ := stepsCounts(t, p)
 	deadline := time.Now().Add(screenWait)
 	var during gcCounts
 	for {
 		time.Sleep(time.Second)
-		if during, _ = stepsCounts(t, p); during.all >= fc.all+3 {
+		if during, _ = stepsCounts(t, p); during.all >= atFreeze.all+2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the workload made no GC while the screen was frozen: %+v, frozen at %+v", during, fc)
+			t.Fatalf("the workload made no GC while the screen was frozen: %+v, %+v when frozen", during, atFreeze)
 		}
 	}
-	if again := tm.screen(false); again != frozen {
-		t.Errorf("the frozen screen changed while the runtime went from %d to %d GCs:\n%s\n---\n%s", fc.all, during.all, frozen, again)
+	if again := tm.screen(false); again != frozen || fc.all >= during.all {
+		t.Errorf("the frozen screen (%d GCs) changed while the runtime went from %d to %d GCs:\n%s\n---\n%s", fc.all, atFreeze.all, during.all, frozen, again)
 	}
 	tm.keys("Space")
 	tm.waitScreen("the counts after unfreezing", func(s string) bool {
@@ -290,7 +302,7 @@ func TestTopLive(t *testing.T) {
 	small := tm.waitScreen("the 80x24 layout", func(s string) bool {
 		return strings.Count(s, "\n") <= 24 && strings.Contains(s, "counters ") && !strings.Contains(s, "runtime counters")
 	})
-	joined := tm.screen(true)
+	joined := tm.stable(true)
 	t.Logf("80x24:\n%s", joined)
 	checkWidth(t, joined, 80)
 	for _, want := range []string{
@@ -316,11 +328,7 @@ func TestTopLive(t *testing.T) {
 		t.Errorf("attach after top: exit %d: %s", code, serr)
 	}
 
-	// clrspy gc over the recording: the same longest pause.
-	recCmd.Process.Signal(syscall.SIGINT)
-	if err := recCmd.Wait(); err != nil {
-		t.Fatalf("record: %v", err)
-	}
+	// clrspy gc over top's recording: the same longest pause.
 	out := filepath.Join(dir, "gc.json")
 	if _, serr, code := clrspyRun(t, "gc", "--json", "-o", out, rec); code != 0 {
 		t.Fatalf("clrspy gc: exit %d: %s", code, serr)
@@ -347,13 +355,10 @@ func TestTopLive(t *testing.T) {
 			gcLongest = g
 		}
 	}
-	// Both sessions get the same events, but each session's copy of an
-	// event is stamped as it is written to that session's buffer: the
-	// stamps differ by the time between the two writes (microseconds;
-	// more when the writing thread is preempted in between, as on this
-	// loaded machine), hence the issue's 1 ms bound rather than equality.
+	// The same events: the pauses agree to the screen's rounding (half a
+	// µs; 1 µs allowed), well inside the issue's 1 ms.
 	t.Logf("runtime %+v; longest: top %.3f ms (GC %d), clrspy gc %.6f ms (GC %d)", final, longest, longestGC, doc.Summary.MaxPauseMS, gcLongest.Number)
-	if math.Abs(longest-doc.Summary.MaxPauseMS) > 1 || uint32(longestGC) != gcLongest.Number || gcLongest.PauseMS != doc.Summary.MaxPauseMS {
+	if math.Abs(longest-doc.Summary.MaxPauseMS) > 0.001 || uint32(longestGC) != gcLongest.Number || gcLongest.PauseMS != doc.Summary.MaxPauseMS {
 		t.Errorf("longest pause: top %.3f ms (GC %d), clrspy gc %.6f ms (GC %d)", longest, longestGC, doc.Summary.MaxPauseMS, gcLongest.Number)
 	}
 	if g := doc.Summary.ByGeneration; g["gen2"].Count < final.gen2 {
@@ -444,10 +449,11 @@ func TestTopLaunch(t *testing.T) {
 		t.Fatalf("%v: %s", err, b)
 	}
 	want := runtimeCounts(wl.Gen0, wl.Gen1, wl.Gen2)
-	s := tm.waitScreen(fmt.Sprintf("the runtime's counts %+v", want), func(s string) bool {
+	tm.waitScreen(fmt.Sprintf("the runtime's counts %+v", want), func(s string) bool {
 		got, ok := screenCounts(s)
 		return ok && got == want
 	})
+	s := tm.stable(false)
 	if !strings.Contains(string(b), "ready ") || strings.Contains(s, "ready ") || strings.Contains(s, `"mode"`) ||
 		!strings.Contains(s, "the program's output goes to "+po) || !strings.Contains(s, fmt.Sprintf("Workload pid %d", wl.Pid)) {
 		t.Errorf("program output %q; screen:\n%s", b, s)
@@ -522,6 +528,7 @@ func TestTopNeedsTerminal(t *testing.T) {
 		{[]string{"top", "--pid", "1", "-o", "x.jsonl"}, "clrspy: -o FILE takes the --snapshot-every lines: give --snapshot-every too\n"},
 		{[]string{"top", "--pid", "1", "--program-output", "x"}, "clrspy: --program-output applies to a program started with -- COMMAND\n"},
 		{[]string{"top", "--pid", "1", "--info", "1s"}, "clrspy: --info (1s) must not be longer than --warn (100ms)\n"},
+		{[]string{"top", "trace.nettrace", "--record", "copy.nettrace"}, "clrspy: --record applies to live sessions (--pid, --name or -- COMMAND)\n"},
 	} {
 		stdout, stderr, code := clrspyRun(t, c.args...)
 		if code != 1 || stderr != c.want || stdout != "" {
