@@ -40,6 +40,9 @@ func (t *target) attach(providers []ipc.Provider) (*stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Notice != "" {
+		fmt.Fprintf(os.Stderr, "clrspy: %s\n", c.Notice)
+	}
 	s, err := c.StartSession(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %v", pid, err)
