@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit demo workload e2e-runtimes bench scale fuzz clean
+.PHONY: all build test lint unit demo workload e2e-runtimes bench scale fuzz fuzz-corpus hostile clean
 
 all: build
 
@@ -49,13 +49,23 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./nettrace/
 
 # scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
-# prints peak RSS. FUZZTIME bounds `make fuzz`.
+# prints peak RSS.
 scale: build
 	$(BIN) gentrace --size 1GiB | /usr/bin/time -f "peak RSS %M KB, %e s wall, %U s user" $(BIN) stat - | head -8
 
-FUZZTIME ?= 10m
+# fuzz: every fuzz target of the module in turn, each for FUZZEXECS
+# executions (a count, not a duration: golang/go#75804), repeated until it
+# has run FUZZMIN seconds; FUZZ=regexp picks targets. The checked-in seed
+# corpora (testdata/fuzz/*/real-*) are rebuilt by `make fuzz-corpus`.
+FUZZEXECS ?= 200000
+FUZZMIN ?= 0
+FUZZ ?= .
 fuzz:
-	$(GO) test ./nettrace/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	GO=$(GO) FUZZEXECS=$(FUZZEXECS) FUZZMIN=$(FUZZMIN) FUZZ='$(FUZZ)' scripts/fuzz.sh
+
+FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/
+fuzz-corpus:
+	$(GO) test -count 1 -run '^TestFuzzCorpus$$' $(FUZZ_CORPUS_PKGS) -update-corpus
 
 clean:
 	rm -rf bin out
