@@ -622,3 +622,6 @@ func nameMatches(pid int, name string) bool {
 
 // oPath is Linux's O_PATH: open a directory only to name it.
 const oPath = 0x200000
+
+// ProcessUID is the effective uid pid runs as, -1 when it cannot be read.
+func ProcessUID(pid int) int { return procOwner(pid) }

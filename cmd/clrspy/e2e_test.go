@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -275,6 +276,30 @@ func copyWorkload(t *testing.T, name string) string {
 	return filepath.Join(dir, name)
 }
 
+// readTruncated counts the events of a trace cut short (or complete).
+func readTruncated(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := nettrace.NewReader(f)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
 func waitForBytes(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -296,12 +321,32 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	// Until the session ends the stream goes to out.partial-XXXXXXXX.
+	var partial string
+	for i := 0; i < 400 && partial == ""; i++ {
+		if m, _ := filepath.Glob(out + ".partial-*"); len(m) == 1 {
+			partial = m[0]
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if partial == "" {
+		t.Fatalf("no %s.partial-* file", out)
+	}
+	waitForBytes(t, partial)
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(300 * time.Millisecond)
 	if p.Exited() {
 		t.Fatal("the target died with clrspy")
+	}
+	// The killed clrspy left what it received in the partial file (a
+	// stream cut short: it reads as truncated) and nothing under out.
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a killed record left %s", out)
+	}
+	if n, err := readTruncated(partial); err != nil || n == 0 {
+		t.Errorf("%s: %d events, %v", partial, n, err)
 	}
 	out2 := filepath.Join(t.TempDir(), "again.nettrace")
 	if _, serr, code := clrspyRun(t, "record", "--pid", strconv.Itoa(p.Pid), "--duration", "500ms", "-o", out2); code != 0 {

@@ -298,9 +298,7 @@ func runGC(cmd *cobra.Command, t *target, args []string, o *gcOptions) error {
 	default:
 		err = report.WriteGCText(w, src, res)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	if err := st.finish(err, endErr, cerr); err != nil {
 		return err
 	}
@@ -331,6 +329,7 @@ func (s *gcSession) analyze(st *stream) (*gcpause.Result, error) {
 		KeepSuspensions: keep,
 	})
 	if s.o.trigger.over > 0 {
+		s.o.trigger.perm = tracePerm(st)
 		// The session goes on after a save (the monitor keeps
 		// reporting); stopping it mid-stream is left to --duration.
 		s.trig = newPauseTrigger(&s.o.trigger, r.Header(), nil, func(msg string) { s.log.Warn(msg) })

@@ -111,9 +111,7 @@ func runHeap(cmd *cobra.Command, t *target, args []string, format, out string, t
 	default:
 		err = report.WriteHeapText(w, report.NewHeapDocument(st.Name, res, sum), top)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	if err := st.finish(err, endErr, cerr); err != nil {
 		return err
 	}

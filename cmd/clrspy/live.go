@@ -47,7 +47,7 @@ func (t *target) attach(providers []ipc.Provider) (*stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %v", pid, err)
 	}
-	st := &stream{R: s, Name: fmt.Sprintf("pid %d (%s)", pid, procName(pid)), Live: true, Session: s}
+	st := &stream{R: s, Name: fmt.Sprintf("pid %d (%s)", pid, procName(pid)), Live: true, Session: s, Pid: pid}
 	st.Stop = func() { s.Stop() }
 	stopSignals := t.watch(st, nil)
 	st.Close = func() error {
@@ -134,7 +134,7 @@ func (t *target) launch(argv []string, providers []ipc.Provider) (*stream, error
 	// After startup, waiting long for a reconnect only delays Stop.
 	port.AcceptTimeout = 5 * time.Second
 
-	st := &stream{R: s, Name: strings.Join(argv, " "), Live: true, Session: s}
+	st := &stream{R: s, Name: strings.Join(argv, " "), Live: true, Session: s, Pid: child.Process.Pid}
 	st.Stop = func() {
 		select {
 		case <-exited:

@@ -103,9 +103,7 @@ func runLocks(cmd *cobra.Command, t *target, args []string, format, out string, 
 	default:
 		err = report.WriteLocksText(w, st.Name, res)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	if err := st.finish(err, endErr, cerr); err != nil {
 		return err
 	}

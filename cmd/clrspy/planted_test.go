@@ -49,7 +49,7 @@ func TestRecordRefusesPlantedSocket(t *testing.T) {
 }
 
 // Root attaching to another user's process says so once on stderr, and
-// records.
+// records to a file only root may read.
 func TestRootAttachNotice(t *testing.T) {
 	requireRoot(t)
 	exe := copyWorkload(t, "Workload")
@@ -65,5 +65,9 @@ func TestRootAttachNotice(t *testing.T) {
 	}
 	if c := readBack(t, out); c.pid != pid || c.events == 0 {
 		t.Errorf("trace of pid %d with %d events", c.pid, c.events)
+	}
+	// The trace holds nobody's process data: only root may read it.
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("trace file mode %v (%v), want 0600", st.Mode(), err)
 	}
 }

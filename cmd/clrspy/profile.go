@@ -126,9 +126,7 @@ frames, its time accounting) for comparison with that tool.`,
 		case "html":
 			err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: w, Threads: threads, Title: s.Name})
 		}
-		if cerr := closeOut(); err == nil {
-			err = cerr
-		}
+		err = closeOut(err)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -136,32 +137,26 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 		return err
 	}
 	var w io.Writer = io.Discard
-	var file *os.File
-	created := false
-	if out == "-" {
-		w = os.Stdout
-	} else if out != "" {
-		// Only a file this run creates is removed when the target cannot
-		// be opened (never an existing one, let alone /dev/null).
-		_, statErr := os.Stat(out)
-		created = os.IsNotExist(statErr)
-		file, err = os.Create(out)
+	var file *outfile.File
+	if out != "" {
+		// Opened before the target, so that a bad -o fails before a
+		// session starts. The stream goes to FILE.partial-XXXXXXXX, renamed
+		// to FILE when the session ends: a killed clrspy leaves everything
+		// received there, and never a partial FILE.
+		file, err = createOutput(out, os.Stdout, 0o644)
 		if err != nil {
-			return fileError(err)
+			return err
 		}
-		defer file.Close()
+		defer file.Abort() // a no-op once closed
 		w = file
 	}
 	start := time.Now()
 	st, err := t.open(cmd, args, providers)
 	if err != nil {
-		if file != nil {
-			file.Close()
-			if created {
-				os.Remove(out)
-			}
-		}
 		return err
+	}
+	if file != nil {
+		file.SetPerm(tracePerm(st))
 	}
 	// The file is a faithful copy: every chunk read from the session goes
 	// to it, unbuffered (so a killed clrspy leaves everything received),
@@ -191,12 +186,19 @@ func recordSession(cmd *cobra.Command, args []string, t *target, sf *sessionFlag
 	// Whatever the reader left unread (after an error) still belongs in
 	// the copy.
 	if _, err := io.Copy(w, st.R); err != nil {
-		return fmt.Errorf("writing %s: %v", out, err)
+		// The file cannot take more (a full disk): drop the session first
+		// (a runtime whose stream nobody reads blocks, and a launched
+		// program could not exit), then end as usual.
+		if st.Session != nil {
+			st.Session.Close()
+		}
+		st.Close()
+		return err // "writing FILE: ..." (the partial file is removed)
 	}
 	closeErr := st.Close()
 	if file != nil {
 		if err := file.Close(); err != nil {
-			return fmt.Errorf("writing %s: %v", out, err)
+			return err
 		}
 	}
 	var bytes int64
@@ -234,6 +236,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *target, sf *sessionFl
 		return err
 	}
 	defer st.Close()
+	o.perm = tracePerm(st)
 	r, err := nettrace.NewReader(bufio.NewReaderSize(st.R, 64<<10))
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)

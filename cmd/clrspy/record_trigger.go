@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -53,6 +54,7 @@ type triggerOptions struct {
 	out                 string
 	rearm               bool
 	maxMB               int
+	perm                os.FileMode // of the saved windows (tracePerm)
 }
 
 func (t *triggerOptions) check(live bool) error {
@@ -234,20 +236,24 @@ func (p *pauseTrigger) save() {
 }
 
 func (p *pauseTrigger) write(name string, g *gcpause.GC) (int, error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return 0, fileError(err)
+	perm := p.o.perm
+	if perm == 0 {
+		perm = 0o644
 	}
+	// Written beside name and renamed into place once complete.
+	f, err := outfile.Create(name, outfile.Options{Perm: perm})
+	if err != nil {
+		return 0, err
+	}
+	defer f.Abort() // a no-op once closed
 	w, err := nettrace.NewWriter(f, *p.hdr, nettrace.WriterOptions{})
 	if err != nil {
-		f.Close()
 		return 0, err
 	}
 	from := p.pauseStartTicks(g) - p.ticks(p.o.before)
 	n := 0
 	for _, e := range p.sticky {
 		if err := w.WriteEvent(&e.ev); err != nil {
-			f.Close()
 			return n, err
 		}
 		n++
@@ -258,13 +264,11 @@ func (p *pauseTrigger) write(name string, g *gcpause.GC) (int, error) {
 			continue
 		}
 		if err := w.WriteEvent(e); err != nil {
-			f.Close()
 			return n, err
 		}
 		n++
 	}
 	if err := w.Close(); err != nil {
-		f.Close()
 		return n, err
 	}
 	return n, f.Close()

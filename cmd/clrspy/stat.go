@@ -52,9 +52,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			} else {
 				err = report.WriteStatText(w, doc)
 			}
-			if cerr := closeOut(); err == nil {
-				err = cerr
-			}
+			err = closeOut(err)
 			if doc.Truncated {
 				fmt.Fprintf(os.Stderr, "clrspy: warning: %s\n", doc.TruncationReason)
 			}
@@ -108,16 +106,19 @@ func openInput(arg string) (io.Reader, string, func(), error) {
 	return f, arg, func() { f.Close() }, nil
 }
 
-// openOutput returns stdout or the -o file.
-func openOutput(cmd *cobra.Command, path string) (io.Writer, func() error, error) {
-	if path == "" || path == "-" {
-		return cmd.OutOrStdout(), func() error { return nil }, nil
+// openOutput returns stdout or the -o file. closeOut(err) completes the
+// file when the report was written without error (err == nil) and drops it
+// otherwise, returning the first error: a failed report never leaves a
+// partial file under the name asked for.
+func openOutput(cmd *cobra.Command, path string) (w io.Writer, closeOut func(error) error, err error) {
+	if path == "" {
+		path = "-"
 	}
-	f, err := os.Create(path)
+	f, err := createOutput(path, cmd.OutOrStdout(), 0o644)
 	if err != nil {
-		return nil, nil, fileError(err)
+		return nil, nil, err
 	}
-	return f, f.Close, nil
+	return f, f.Finish, nil
 }
 
 // reportFormat resolves --json and --format (text, json or pprof) of the

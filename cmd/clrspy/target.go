@@ -49,6 +49,8 @@ type stream struct {
 	ExitCode func() int
 	// Session is the live EventPipe session (nil for files).
 	Session *ipc.Session
+	// Pid is the traced process (0 for files).
+	Pid int
 }
 
 // open opens the target. args are the positional arguments: a file name,
