@@ -202,7 +202,7 @@ func TestRecordAttachSignalAndName(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	waitForPartial(t, out)
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	if err := cmd.Wait(); err != nil {
@@ -300,6 +300,21 @@ func readTruncated(path string) (int, error) {
 	}
 }
 
+// waitForPartial waits until record's out.partial-XXXXXXXX (where the
+// stream goes until the session ends) has bytes, and returns its name.
+func waitForPartial(t *testing.T, out string) string {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if m, _ := filepath.Glob(out + ".partial-*"); len(m) == 1 {
+			waitForBytes(t, m[0])
+			return m[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %s.partial-* file", out)
+	return ""
+}
+
 func waitForBytes(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -321,19 +336,7 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Until the session ends the stream goes to out.partial-XXXXXXXX.
-	var partial string
-	for i := 0; i < 400 && partial == ""; i++ {
-		if m, _ := filepath.Glob(out + ".partial-*"); len(m) == 1 {
-			partial = m[0]
-		} else {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if partial == "" {
-		t.Fatalf("no %s.partial-* file", out)
-	}
-	waitForBytes(t, partial)
+	partial := waitForPartial(t, out)
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(300 * time.Millisecond)

@@ -68,7 +68,12 @@ func newRecordCmd() *cobra.Command {
 		Long: `record opens an EventPipe session on a running .NET process (or on a program it
 starts suspended) and writes the runtime's nettrace stream to a file, byte for
 byte. The session ends with a rundown (so every method can be named) when
---duration passes, on Ctrl-C/SIGTERM, or when the process exits.
+--duration passes, on Ctrl-C/SIGTERM, or when the process exits. Until then
+the stream goes to FILE.partial-XXXXXXXX beside FILE, renamed to FILE at the
+end: FILE is never a partial trace, and a clrspy killed outright leaves
+everything it received in the .partial file (a trace cut short, readable up
+to the cut). The file is readable by its owner only (0600) when the process
+runs as another user.
 
 With --stop-on-pause-over D, record keeps only a bounded ring of the stream in
 memory (metadata, stacks and method loads kept valid) and, when a GC pause
