@@ -67,5 +67,10 @@ FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/
 fuzz-corpus:
 	$(GO) test -count 1 -run '^TestFuzzCorpus$$' $(FUZZ_CORPUS_PKGS) -update-corpus
 
+# hostile: the crafted-file table of docs/PERFORMANCE.md (exit, message,
+# peak RSS of each command on each file; about 3 minutes, 0.5 GB in /tmp).
+hostile:
+	GO=$(GO) scripts/hostile.sh
+
 clean:
 	rm -rf bin out

@@ -39,10 +39,11 @@ while IFS=$'\t' read -r name cmds what; do
 	for c in ${cmds//,/ }; do
 		/usr/bin/time -f '%M %e' -o "$dir/time" timeout 600 "$bin" $(args_for "$c" "$f") >/dev/null 2>"$dir/err"
 		code=$?
-		read -r rss wall <"$dir/time" 2>/dev/null || { rss=0; wall=0; }
-		[ "$code" = 124 ] && msg="(timed out after 600 s)"
-		msg=$(grep -v '^Command exited' "$dir/err" | tail -1 | sed "s|$dir/files/||g; s/|/\\\\|/g")
+		# GNU time's last line is ours ("Command exited with ..." may precede it).
+		read -r rss wall < <(tail -1 "$dir/time") || { rss=0; wall=0; }
+		msg=$(tail -1 "$dir/err" | sed "s|$dir/files/||g; s/|/\\\\|/g")
 		[ -z "$msg" ] && msg="-"
+		[ "$code" = 124 ] && msg="(timed out after 600 s)"
 		printf '| `%s` (%s) | %s | %s | %s | %s MB | %s s |\n' "$name" "$human" "$c" "$code" "$msg" "$(awk "BEGIN{printf \"%.0f\", $rss/1024}")" "$wall"
 	done
 done <<<"$manifest"

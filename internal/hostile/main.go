@@ -95,7 +95,7 @@ func main() {
 		{"metadata-nested-100k.nettrace", "stat", "a metadata record whose field list nests 100,000 structs deep", func() ([]byte, error) {
 			return nestedMetadata(100_000)
 		}, nil},
-		{"block-256MiB.nettrace", "stat,gc", "valid trace made of one 255 MiB event block (the reader's limit is 256 MiB)", nil, func(w *bufio.Writer) error {
+		{"block-256MiB.nettrace", "stat,gc", "valid trace whose events sit in one 255 MiB event block (the reader's limit is 256 MiB)", nil, func(w *bufio.Writer) error {
 			return oneHugeBlock(w, 255<<20)
 		}},
 		{"stacks-3M.nettrace", "stat,profile", "valid trace: 3,000,000 samples with distinct stacks, no sequence point", nil, func(w *bufio.Writer) error {
@@ -303,22 +303,93 @@ var (
 )
 
 // oneHugeBlock writes a valid trace whose events all sit in one event
-// block of about size bytes.
+// block of about size bytes. The writer caps its blocks at 8 MiB, so the
+// events are written uncompressed (each header stands alone) and the
+// blocks' contents are then joined into one.
 func oneHugeBlock(out *bufio.Writer, size int) error {
-	w, err := nettrace.NewWriter(out, header, nettrace.WriterOptions{BlockSize: size, SequencePointEvery: 1 << 40})
+	var buf bytes.Buffer
+	w, err := nettrace.NewWriter(&buf, header, nettrace.WriterOptions{Uncompressed: true, SequencePointEvery: 1 << 40})
 	if err != nil {
 		return err
 	}
 	payload := bytes.Repeat([]byte{0xAB}, 4000)
 	ev := nettrace.Event{Meta: metaCustom, ThreadID: 1, CaptureThreadID: 1, Payload: payload}
-	for i := 0; i < size/4016-1; i++ {
+	for i := 0; i < size/4100; i++ {
 		ev.Timestamp = header.SyncTimeQPC + int64(i+1)*1000
 		ev.SequenceNumber = 0
 		if err := w.WriteEvent(&ev); err != nil {
 			return err
 		}
 	}
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	b, err := joinEventBlocks(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	return err
+}
+
+// v4Object is one block object of a V4 stream.
+type v4Object struct {
+	name    string
+	head    []byte // from the begin tag to the name's end tag
+	content []byte
+}
+
+// joinEventBlocks rewrites a V4 stream with every run of consecutive
+// EventBlocks (of uncompressed events) joined into one block.
+func joinEventBlocks(src []byte) ([]byte, error) {
+	p := headerLen(src)
+	out := append([]byte(nil), src[:p]...)
+	var objs []v4Object
+	for p < len(src) && src[p] != 1 { // 1: the end-of-stream null reference
+		if p+15 > len(src) {
+			return nil, fmt.Errorf("object header past the end at %d", p)
+		}
+		nameLen := int(binary.LittleEndian.Uint32(src[p+11:]))
+		nameEnd := p + 15 + nameLen
+		o := v4Object{name: string(src[p+15 : nameEnd]), head: src[p : nameEnd+1]}
+		size := int(binary.LittleEndian.Uint32(src[nameEnd+1:]))
+		c := nameEnd + 5
+		c += (4 - c%4) % 4
+		o.content = src[c : c+size]
+		objs = append(objs, o)
+		p = c + size + 1 // the object's end tag
+	}
+	emit := func(o v4Object) {
+		out = append(out, o.head...)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(o.content)))
+		for len(out)%4 != 0 {
+			out = append(out, 0)
+		}
+		out = append(out, o.content...)
+		out = append(out, 6) // end of object
+	}
+	var joined *v4Object
+	for _, o := range objs {
+		if o.name == "EventBlock" {
+			hs := int(binary.LittleEndian.Uint16(o.content))
+			if joined == nil {
+				joined = &v4Object{name: o.name, head: o.head, content: append([]byte(nil), o.content...)}
+				continue
+			}
+			joined.content = append(joined.content, o.content[hs:]...)
+			copy(joined.content[12:20], o.content[12:20]) // the block's max timestamp
+			continue
+		}
+		if joined != nil {
+			emit(*joined)
+			joined = nil
+		}
+		emit(o)
+	}
+	if joined != nil {
+		emit(*joined)
+	}
+	return append(out, src[p:]...), nil
 }
 
 // distinctStacks writes n samples, each with a stack no other has, and no
