@@ -103,7 +103,13 @@ func Create(path string, opt Options) (*File, error) {
 			break
 		}
 		if !os.IsExist(err) {
-			return nil, fmt.Errorf("cannot create %s beside %s: %w", filepath.Base(partial), path, unwrapPath(err))
+			switch {
+			case os.IsNotExist(err):
+				return nil, fmt.Errorf("cannot write %s: no such directory %s", path, filepath.Dir(path))
+			case os.IsPermission(err):
+				return nil, fmt.Errorf("cannot write %s: permission denied (creating files in %s)", path, filepath.Dir(path))
+			}
+			return nil, fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 		}
 		f = nil
 	}

@@ -328,6 +328,15 @@ func TestSpecialFiles(t *testing.T) {
 	}
 }
 
+// A directory that does not exist: one line naming it.
+func TestNoDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope", "out.json")
+	_, err := Create(path, Options{})
+	if want := "cannot write " + path + ": no such directory " + filepath.Dir(path); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
+
 // "-" is standard output, left open.
 func TestStdout(t *testing.T) {
 	var b bytes.Buffer
