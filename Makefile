@@ -35,7 +35,7 @@ workload:
 # The live end-to-end tests again against self-contained .NET 8 and .NET 9
 # builds of the workload (runtime packs from NuGet; internal/workload builds
 # them when CLRSPY_WORKLOAD_TFM is set).
-E2E_TESTS := ^(TestRecordLaunch|TestRunExitCode|TestRecordAttachSignalAndName|TestKilledClrspyLeavesTargetUnharmed|TestPs|TestBadTargets|TestOtherUsersProcess|TestNamespacedProcess|TestRecordLaunchSIGTERM|TestRunCtrlC)$$
+E2E_TESTS := ^(TestRecordLaunch|TestRunExitCode|TestRecordAttachSignalAndName|TestKilledClrspyLeavesTargetUnharmed|TestPs|TestBadTargets|TestOtherUsersProcess|TestNamespacedProcess|TestRecordLaunchSIGTERM|TestRunCtrlC|TestRecordRefusesPlantedSocket|TestRootAttachNotice)$$
 e2e-runtimes:
 	for v in net8.0 net9.0; do \
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m ./ipc/ || exit 1; \
