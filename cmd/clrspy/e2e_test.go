@@ -337,6 +337,15 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	partial := waitForPartial(t, out)
+	// Kill once the partial file holds complete events (the workload's GC
+	// every 50 ms makes some within a second, even on a loaded machine).
+	before := 0
+	for i := 0; i < 400 && before == 0; i++ {
+		before, _ = readTruncated(partial)
+		if before == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(300 * time.Millisecond)
@@ -348,8 +357,8 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a killed record left %s", out)
 	}
-	if n, err := readTruncated(partial); err != nil || n == 0 {
-		t.Errorf("%s: %d events, %v", partial, n, err)
+	if n, err := readTruncated(partial); err != nil || n == 0 || n < before {
+		t.Errorf("%s: %d events (%d before the kill), %v", partial, n, before, err)
 	}
 	out2 := filepath.Join(t.TempDir(), "again.nettrace")
 	if _, serr, code := clrspyRun(t, "record", "--pid", strconv.Itoa(p.Pid), "--duration", "500ms", "-o", out2); code != 0 {
