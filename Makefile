@@ -55,13 +55,15 @@ scale: build
 
 # fuzz: every fuzz target of the module in turn, each for FUZZEXECS
 # executions (a count, not a duration: golang/go#75804), repeated until it
-# has run FUZZMIN seconds; FUZZ=regexp picks targets. The checked-in seed
+# has run FUZZMIN seconds; FUZZ=regexp picks targets, FUZZPARALLEL=N limits
+# the workers (default: one per CPU). The checked-in seed
 # corpora (testdata/fuzz/*/real-*) are rebuilt by `make fuzz-corpus`.
 FUZZEXECS ?= 200000
 FUZZMIN ?= 0
 FUZZ ?= .
+FUZZPARALLEL ?=
 fuzz:
-	GO=$(GO) FUZZEXECS=$(FUZZEXECS) FUZZMIN=$(FUZZMIN) FUZZ='$(FUZZ)' scripts/fuzz.sh
+	GO=$(GO) FUZZEXECS=$(FUZZEXECS) FUZZMIN=$(FUZZMIN) FUZZ='$(FUZZ)' FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh
 
 FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/
 fuzz-corpus:
