@@ -118,8 +118,6 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 	default:
 		err = report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	return finish(st, in, err)
 }
