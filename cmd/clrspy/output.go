@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
 )
 
 // openOutput returns stdout or the -o file. closeOut(err) completes the
