@@ -723,3 +723,32 @@ func waitFor(t *testing.T, b *syncBuffer, want string) {
 	}
 	t.Fatalf("no %q in %q", want, b.String())
 }
+
+// TestRecordTargetDies: the process being recorded is killed mid-session.
+// record says so and when, exits 0, and its file reads as complete (no
+// truncation) up to the death: the block the kill cut is dropped and the
+// stream's end marker written.
+func TestRecordTargetDies(t *testing.T) {
+	p := workload.Start(t, nil, "idle", "seconds=60", "gcEveryMs=20", "stdin=1")
+	out := filepath.Join(t.TempDir(), "dies.nettrace")
+	cmd := exec.Command(e2eBinary(t), "record", "--pid", strconv.Itoa(p.Pid), "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPartial(t, out)
+	time.Sleep(time.Second)
+	p.Cmd.Process.Kill()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record after the target's death: %v: %s", err, stderr.String())
+	}
+	want := regexp.MustCompile(fmt.Sprintf(`clrspy: target exited \(pid %d\) after \d+\.\ds: the recording ends there\n`, p.Pid))
+	if !want.MatchString(stderr.String()) {
+		t.Errorf("stderr %q lacks %s", stderr.String(), want)
+	}
+	c := readBack(t, out) // fails the test on a truncated file
+	if c.gcStarts == 0 || c.pid != p.Pid {
+		t.Errorf("the file up to the death: %d GCs, pid %d", c.gcStarts, c.pid)
+	}
+}
