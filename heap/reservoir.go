@@ -97,7 +97,7 @@ func (t *Tracker) settle(e *ent) *obj {
 // buried folds a dead (or replaced) object into its tally and keeps its
 // record in the ring of recent deaths.
 func (t *Tracker) buried(o *obj) {
-	t.tallies[o.tally].addObj(o, false, int(o.gen))
+	t.tallies[o.tally].add(o)
 	if t.maxObjects == 0 || len(t.dead) < t.maxObjects {
 		t.dead = append(t.dead, *o)
 		return
@@ -105,6 +105,42 @@ func (t *Tracker) buried(o *obj) {
 	t.dead[t.deadNext] = *o
 	t.deadNext = (t.deadNext + 1) % len(t.dead)
 	t.stats.DeadDropped++
+}
+
+// tally is the running sum of the dead objects of one (type, stack): what
+// a Group holds but the live part, which Result adds.
+type tally struct {
+	n, decided, survived, gen2, diedGen2     int
+	w, wDecided, wSurvived, wGen2, wDiedGen2 float64
+	estBytes, estCount                       float64
+}
+
+func (g *tally) add(o *obj) {
+	w := o.weight()
+	g.n++
+	g.w += w
+	g.estBytes += o.estBytes * w
+	g.estCount += o.estCount * w
+	g.decided++
+	g.wDecided += w
+	if o.survived > 0 {
+		g.survived++
+		g.wSurvived += w
+	}
+	if o.maxGen >= Gen2 {
+		g.gen2++
+		g.wGen2 += w
+	}
+	if o.gen >= Gen2 {
+		g.diedGen2++
+		g.wDiedGen2 += w
+	}
+}
+
+func (g *tally) group(key string) Group {
+	return Group{Key: key, Sampled: g.n, EstBytes: g.estBytes, EstCount: g.estCount, Decided: g.decided, SurvivedOne: g.survived,
+		ReachedGen2: g.gen2, DiedInGen2: g.diedGen2,
+		W: Weighted{Sampled: g.w, Decided: g.wDecided, SurvivedOne: g.wSurvived, ReachedGen2: g.wGen2, DiedInGen2: g.wDiedGen2}}
 }
 
 // addObj adds one object, alive with generation gen or dead.
@@ -171,11 +207,9 @@ func (t *Tracker) Result() *Result {
 	r := &Result{Stacks: t.stacks, Stats: t.stats, EndNs: t.lastNs, PtrSize: t.ptrSize, MaxObjects: t.maxObjects}
 	names := t.typeNames()
 	r.Tallies = make([]Tally, len(t.tallies))
-	for i, g := range t.tallies {
+	for i := range t.tallies {
 		k := t.tallyKeys[i]
-		ty := t.types[k.ty]
-		g.Key = names[k.ty]
-		r.Tallies[i] = Tally{TypeID: ty.id, Stack: int(k.stack), Group: g}
+		r.Tallies[i] = Tally{TypeID: t.types[k.ty].id, Stack: int(k.stack), Group: t.tallies[i].group(names[k.ty])}
 	}
 	r.Objects = make([]Object, 0, t.liveN+len(t.dead))
 	for i := range t.dead {

@@ -22,10 +22,9 @@ type tables struct {
 	names map[uint64]string
 
 	stacks   [][]uint64
-	stackIdx map[string]int32
-	keyBuf   []byte
+	stackIdx map[uint64]int32 // by hash of the frames
 
-	tallies   []Group
+	tallies   []tally
 	tallyKeys []tallyKey
 	tallyIdx  map[tallyKey]int32
 
@@ -54,7 +53,7 @@ func (t *tables) init() {
 	t.typeIdx = make(map[typeKey]int32)
 	t.rawType = make(map[uint64]rawName)
 	t.names = make(map[uint64]string)
-	t.stackIdx = make(map[string]int32)
+	t.stackIdx = make(map[uint64]int32)
 	t.tallyIdx = make(map[tallyKey]int32)
 	t.types = append(t.types, typeKey{name: typeNotKeptName})
 }
@@ -122,25 +121,33 @@ func (t *Tracker) typeNames() []string {
 }
 
 // internStack returns a stack's index: -1 for none, StackNotKept when it
-// is new and the table is full.
+// is new and the table is full. The index is keyed by a hash of the frames
+// (probing on a collision), so a stack is stored once, not also as a key.
 func (t *Tracker) internStack(s []uint64) int {
 	if len(s) == 0 {
 		return -1
 	}
-	t.keyBuf = t.keyBuf[:0]
+	h := uint64(len(s))
 	for _, ip := range s {
-		t.keyBuf = append(t.keyBuf, byte(ip), byte(ip>>8), byte(ip>>16), byte(ip>>24),
-			byte(ip>>32), byte(ip>>40), byte(ip>>48), byte(ip>>56))
+		h = (h ^ ip) * 0x100000001b3
+		h ^= h >> 29
 	}
-	if i, ok := t.stackIdx[string(t.keyBuf)]; ok {
-		return int(i)
+	for {
+		i, ok := t.stackIdx[h]
+		if !ok {
+			break
+		}
+		if slices.Equal(t.stacks[i], s) {
+			return int(i)
+		}
+		h = h*0x9E3779B97F4A7C15 + 1
 	}
 	if t.maxStacks > 0 && len(t.stacks) >= t.maxStacks {
 		return StackNotKept
 	}
 	i := len(t.stacks)
 	t.stacks = append(t.stacks, slices.Clone(s))
-	t.stackIdx[string(t.keyBuf)] = int32(i)
+	t.stackIdx[h] = int32(i)
 	return i
 }
 
@@ -157,7 +164,7 @@ func (t *Tracker) tallyOf(ty, stack int32) int32 {
 		return t.tallyOf(ty, StackNotKept)
 	}
 	i := int32(len(t.tallies))
-	t.tallies = append(t.tallies, Group{})
+	t.tallies = append(t.tallies, tally{})
 	t.tallyKeys = append(t.tallyKeys, k)
 	t.tallyIdx[k] = i
 	return i
