@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -228,11 +229,13 @@ func TestTableLimits(t *testing.T) {
 	for _, g := range sum.Sites {
 		sites[g.Key] = g.Sampled
 	}
-	if len(sites) != 2 || sites[SiteStackNotKept] != 2 {
-		t.Errorf("sites %v, want two objects on the kept stack and two not kept", sites)
+	// Not kept: two objects on the second stack (stack table full) and the
+	// third type's (its (type, stack) pair over the 2·MaxStacks tallies).
+	if len(sites) != 2 || sites[SiteStackNotKept] != 3 {
+		t.Errorf("sites %v, want one object on the kept stack and three not kept", sites)
 	}
 	st := tr.stats
-	if st.TypesNotKept != 1 || st.StacksNotKept != 2 || st.TypeNamesNotKept != 1 {
+	if st.TypesNotKept != 1 || st.StacksNotKept != 3 || st.TypeNamesNotKept != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	// Four objects die in two GCs: 3 records kept, the tallies count 4.
@@ -314,5 +317,20 @@ func TestRemapOrders(t *testing.T) {
 	}
 	if r.Stats.Died != 80 {
 		t.Errorf("%d died, want the 80 objects no range covered", r.Stats.Died)
+	}
+}
+
+// TestSkipObjects: without the object list the tables are the same, and
+// no dead record is kept.
+func TestSkipObjects(t *testing.T) {
+	lt := loadTrace(t, tracetest.Path(t, heapChurn))
+	full, _ := lt.replay(Options{})
+	bare, _ := lt.replay(Options{SkipObjects: true})
+	if len(bare.Objects) != 0 || !bare.NoObjects || bare.Complete() || !full.Complete() {
+		t.Fatalf("skip: %d objects, complete %v; full complete %v", len(bare.Objects), bare.Complete(), full.Complete())
+	}
+	a, b := Summarize(full, nil), Summarize(bare, nil)
+	if a.Total != b.Total || !slices.Equal(a.Types, b.Types) || !slices.Equal(a.Ages, b.Ages) || len(a.Sites) != len(b.Sites) {
+		t.Errorf("tables differ:\n%+v\n%+v", a.Total, b.Total)
 	}
 }

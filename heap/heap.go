@@ -198,13 +198,15 @@ type Result struct {
 	PtrSize int
 	// MaxObjects is the reservoir size in force (0: unbounded).
 	MaxObjects int
+	// NoObjects is set when Objects was left empty (Options.SkipObjects).
+	NoObjects bool
 }
 
 // Complete reports whether Objects lists every followed object with
 // weight 1: no sample skipped or evicted, no dead record dropped.
 func (r *Result) Complete() bool {
 	s := &r.Stats
-	return s.NotFollowed == 0 && s.Evicted == 0 && s.DeadDropped == 0
+	return !r.NoObjects && s.NotFollowed == 0 && s.Evicted == 0 && s.DeadDropped == 0
 }
 
 // Tally is the weighted sum of the followed objects of one type allocated
@@ -231,7 +233,7 @@ type Options struct {
 	// Result.Objects lists. Default DefaultMaxObjects.
 	MaxObjects int
 	// MaxStacks bounds distinct allocation stacks (and per-(type, stack)
-	// tallies at 2·MaxStacks + MaxTypes). Default DefaultMaxStacks.
+	// tallies at twice that). Default DefaultMaxStacks.
 	MaxStacks int
 	// MaxTypes bounds distinct types and BulkType names. Default
 	// DefaultMaxTypes.
@@ -241,6 +243,10 @@ type Options struct {
 	// Seed seeds the reservoir's random keys: the same events and seed give
 	// the same result.
 	Seed uint64
+	// SkipObjects leaves Result.Objects empty and keeps no dead records:
+	// for reports and live views made of the tables only, it saves a copy
+	// of every listed object per Result and MaxObjects dead records.
+	SkipObjects bool
 }
 
 // limit resolves one Options limit: 0 → def, negative → 0 (none).
@@ -264,6 +270,7 @@ type Tracker struct {
 
 	// limits (0: none)
 	maxObjects, maxStacks, maxTypes, maxGCs int
+	skipObjects                             bool
 
 	// Object slots; freed slots are reused. An object's slot is freed when
 	// its entry leaves live/pend (see replay.go).
@@ -352,14 +359,15 @@ func New(h *nettrace.Header) *Tracker { return NewWithOptions(h, Options{}) }
 // NewWithOptions returns a tracker with the given limits.
 func NewWithOptions(h *nettrace.Header, o Options) *Tracker {
 	t := &Tracker{
-		hdr:        h,
-		ptrSize:    8,
-		maxObjects: limit(o.MaxObjects, DefaultMaxObjects),
-		maxStacks:  limit(o.MaxStacks, DefaultMaxStacks),
-		maxTypes:   limit(o.MaxTypes, DefaultMaxTypes),
-		maxGCs:     limit(o.MaxGCs, DefaultMaxGCs),
-		pendAt:     make(map[uint64]int32),
-		rng:        rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
+		hdr:         h,
+		ptrSize:     8,
+		maxObjects:  limit(o.MaxObjects, DefaultMaxObjects),
+		maxStacks:   limit(o.MaxStacks, DefaultMaxStacks),
+		maxTypes:    limit(o.MaxTypes, DefaultMaxTypes),
+		maxGCs:      limit(o.MaxGCs, DefaultMaxGCs),
+		skipObjects: o.SkipObjects,
+		pendAt:      make(map[uint64]int32),
+		rng:         rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
 	}
 	t.tables.init()
 	if h != nil && (h.PointerSize == 4 || h.PointerSize == 8) {

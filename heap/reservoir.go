@@ -98,6 +98,9 @@ func (t *Tracker) settle(e *ent) *obj {
 // record in the ring of recent deaths.
 func (t *Tracker) buried(o *obj) {
 	t.tallies[o.tally].add(o)
+	if t.skipObjects {
+		return
+	}
 	if t.maxObjects == 0 || len(t.dead) < t.maxObjects {
 		t.dead = append(t.dead, *o)
 		return
@@ -204,14 +207,16 @@ func ageBounds(b int) (lo, hi int) {
 // Result returns the replay so far (GCs still open are not applied until
 // Finish): a snapshot that later events do not change.
 func (t *Tracker) Result() *Result {
-	r := &Result{Stacks: t.stacks, Stats: t.stats, EndNs: t.lastNs, PtrSize: t.ptrSize, MaxObjects: t.maxObjects}
+	r := &Result{Stacks: t.stacks, Stats: t.stats, EndNs: t.lastNs, PtrSize: t.ptrSize, MaxObjects: t.maxObjects, NoObjects: t.skipObjects}
 	names := t.typeNames()
 	r.Tallies = make([]Tally, len(t.tallies))
 	for i := range t.tallies {
 		k := t.tallyKeys[i]
 		r.Tallies[i] = Tally{TypeID: t.types[k.ty].id, Stack: int(k.stack), Group: t.tallies[i].group(names[k.ty])}
 	}
-	r.Objects = make([]Object, 0, t.liveN+len(t.dead))
+	if !t.skipObjects {
+		r.Objects = make([]Object, 0, t.liveN+len(t.dead))
+	}
 	for i := range t.dead {
 		r.Objects = append(r.Objects, t.object(&t.dead[i], names))
 	}
@@ -222,7 +227,9 @@ func (t *Tracker) Result() *Result {
 			}
 			o := t.settle(&e)
 			r.Tallies[o.tally].addObj(o, true, int(e.gen))
-			r.Objects = append(r.Objects, t.object(o, names))
+			if !t.skipObjects {
+				r.Objects = append(r.Objects, t.object(o, names))
+			}
 		}
 	}
 	slices.SortFunc(r.Objects, func(a, b Object) int { return a.ID - b.ID })

@@ -151,15 +151,15 @@ func (t *Tracker) internStack(s []uint64) int {
 	return i
 }
 
-// tallyOf returns the tally of a (type, stack) pair. Past 2·MaxStacks +
-// MaxTypes tallies (a stack allocates one or two types, as a rule), a new
-// pair is tallied under its type with StackNotKept, which the types bound.
+// tallyOf returns the tally of a (type, stack) pair. Past 2·MaxStacks
+// tallies (a stack allocates one or two types, as a rule), a new pair is
+// tallied under its type with StackNotKept, which the types bound.
 func (t *Tracker) tallyOf(ty, stack int32) int32 {
 	k := tallyKey{ty, stack}
 	if i, ok := t.tallyIdx[k]; ok {
 		return i
 	}
-	if t.maxStacks > 0 && t.maxTypes > 0 && len(t.tallies) >= 2*t.maxStacks+t.maxTypes && stack != StackNotKept {
+	if t.maxStacks > 0 && len(t.tallies) >= 2*t.maxStacks && stack != StackNotKept {
 		t.stats.StacksNotKept++
 		return t.tallyOf(ty, StackNotKept)
 	}

@@ -93,7 +93,8 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 		notice(movementNote)
 	}
 	sym := stacks.NewSymbols(st.Header())
-	tr := heap.New(st.Header())
+	// Only --objects and pprof read the object list; the tables do not.
+	tr := heap.NewWithOptions(st.Header(), heap.Options{SkipObjects: !objects && format != "pprof"})
 	in, err := run(st, stopWatch, tr, sym)
 	if err != nil {
 		st.Close()
