@@ -261,6 +261,7 @@ func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	type kv struct{ k, seq uint64 }
 	var tmp []kv
+	var s scratch
 	for _, n := range []int{0, 1, 63, 64, 65, 1000, 50_000} {
 		for _, spread := range []uint64{4, 1 << 20, 1 << 62} {
 			a := make([]kv, n)
@@ -269,7 +270,7 @@ func TestRadixSort(t *testing.T) {
 			}
 			want := slices.Clone(a)
 			slices.SortStableFunc(want, func(x, y kv) int { return cmp.Compare(x.k, y.k) })
-			radixSort(a, &tmp, func(x *kv) uint64 { return x.k })
+			radixSort(a, &tmp, &s, func(x *kv) uint64 { return x.k })
 			if !slices.Equal(a, want) {
 				t.Fatalf("n %d spread %d: radix sort differs from a stable sort", n, spread)
 			}

@@ -47,7 +47,9 @@ type ent struct {
 	addr        uint64
 	idx         int32
 	survived    int32
+	rank        int32 // during a GC: destination rank of its range
 	gen, maxGen int8
+	moved       bool // during a GC: moved to addr
 }
 
 // scratch is the tracker's per-GC working memory, reused across GCs.
@@ -56,19 +58,13 @@ type scratch struct {
 	surviving []clrevents.SurvivingRange
 	spareLive []ent
 	mv        []ent
-	ranks     []int32 // destination rank of mv[i]'s range
 	mvSorted  []ent
 	counts    []int32
 	rank      []int32
-	dest      []destRange
-	destTmp   []destRange
+	pairs     []keyIdx
+	pairsTmp  []keyIdx
 	movedTmp  []clrevents.MovedRange
 	survTmp   []clrevents.SurvivingRange
-}
-
-type destRange struct {
-	base, length uint64
-	i            int32
 }
 
 func (t *Tracker) newSlot() int32 {
@@ -127,13 +123,13 @@ func (t *Tracker) findLive(addr uint64) *ent {
 // runtime walks the heap in address order), else a radix sort.
 func (s *scratch) sortMoved(r []clrevents.MovedRange) {
 	if !slices.IsSortedFunc(r, func(a, b clrevents.MovedRange) int { return cmp.Compare(a.OldBase, b.OldBase) }) {
-		radixSort(r, &s.movedTmp, func(x *clrevents.MovedRange) uint64 { return x.OldBase })
+		radixSort(r, &s.movedTmp, s, func(x *clrevents.MovedRange) uint64 { return x.OldBase })
 	}
 }
 
 func (s *scratch) sortSurviving(r []clrevents.SurvivingRange) {
 	if !slices.IsSortedFunc(r, func(a, b clrevents.SurvivingRange) int { return cmp.Compare(a.Base, b.Base) }) {
-		radixSort(r, &s.survTmp, func(x *clrevents.SurvivingRange) uint64 { return x.Base })
+		radixSort(r, &s.survTmp, s, func(x *clrevents.SurvivingRange) uint64 { return x.Base })
 	}
 }
 
@@ -146,10 +142,12 @@ func sortGens(r []clrevents.GenerationRange) {
 // counts towards the objects' age (once per GC).
 //
 // The live entries are walked in address order against the ranges sorted
-// by old address: a pointer into each list, no search per object. Objects
-// that stay put keep their order; moved ones are ordered by a counting
-// sort on the destination rank of their range (a range keeps its objects'
-// order) and merged back.
+// by old address: a pointer into each list, no search per object.
+// Survivors are written back in place with their new address. When the
+// ranges kept the objects' order (compaction sliding within a region, the
+// common case) that is the new order and the GC is over; otherwise the
+// moved ones are taken out, ordered by a counting sort on the destination
+// rank of their range (a range keeps its objects' order) and merged back.
 func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) {
 	gc.Moved += len(p.moved)
 	gc.Surviving += len(p.surviving)
@@ -180,10 +178,10 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) 
 	endStay := genWalker{g: p.genEnd}
 	mw := movedWalker{rs: p.moved}
 	sw := survivingWalker{rs: p.surviving}
-	// Entries that keep their address are compacted in place (w ≤ i).
-	w := 0
-	mv, ranks := t.mv[:0], t.ranks[:0]
-	for _, e := range t.live {
+	w := 0 // survivors are written back in place (w ≤ i)
+	inPlaceSorted := true
+	for i := range t.live {
+		e := &t.live[i] // updated in place, then moved down to w
 		gen := int(e.gen)
 		if len(start.g) > 0 {
 			if g, ok := start.lookup(e.addr); ok {
@@ -220,7 +218,10 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) 
 		default:
 			// Not condemned (or no data): untouched.
 			e.gen = int8(gen)
-			t.live[w] = e
+			inPlaceSorted = inPlaceSorted && (w == 0 || t.live[w-1].addr <= e.addr)
+			if w != i {
+				t.live[w] = *e
+			}
 			w++
 			continue
 		}
@@ -232,44 +233,58 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) 
 				gen++
 			}
 		}
+		e.gen = int8(gen)
 		if moved {
-			// Its generation at the end is looked up once the moved
-			// objects are in new-address order.
-			e.addr = newAddr
-			e.gen = int8(gen)
-			if len(p.genEnd) == 0 {
-				e.maxGen = max(e.maxGen, e.gen)
-			}
-			mv = append(mv, e)
+			// Its generation at the end is looked up once the objects
+			// are in new-address order.
+			e.addr, e.moved = newAddr, true
 			if !inOrder {
-				ranks = append(ranks, t.rank[ri])
+				e.rank = t.rank[ri]
 			}
-			continue
+		} else {
+			e.gen = int8(t.placed(&endStay, e.addr, gen))
 		}
-		e.gen = int8(t.placed(&endStay, e.addr, gen))
-		e.maxGen = max(e.maxGen, e.gen)
-		t.live[w] = e
+		if !moved || len(p.genEnd) == 0 {
+			e.maxGen = max(e.maxGen, e.gen)
+		}
+		inPlaceSorted = inPlaceSorted && (w == 0 || t.live[w-1].addr <= e.addr)
+		if w != i {
+			t.live[w] = *e
+		}
 		w++
 	}
-	stay := t.live[:w]
-	t.mv, t.ranks = mv, ranks
+	live := t.live[:w]
+	if inPlaceSorted {
+		t.live = live
+		t.settleMoved(live, p.genEnd, true)
+		return
+	}
+	// Take the moved ones out (the others keep their order), order them
+	// and merge.
+	n := 0
+	mv := t.mv[:0]
+	for i := range live {
+		if live[i].moved {
+			mv = append(mv, live[i])
+			continue
+		}
+		if n != i {
+			live[n] = live[i]
+		}
+		n++
+	}
+	stay := live[:n]
+	t.mv = mv
 	moved, sorted := mv, false
 	switch {
 	case dov > 0:
 		// Ranges overlap at their destination: the rank order says
 		// nothing, sort.
-		radixSort(moved, &t.mvSorted, func(e *ent) uint64 { return e.addr })
+		radixSort(moved, &t.mvSorted, &t.scratch, func(e *ent) uint64 { return e.addr })
 	case !inOrder:
-		moved, sorted = t.orderMoved(mv, ranks, len(p.moved)), true
+		moved, sorted = t.orderMoved(mv, len(p.moved)), true
 	}
-	if len(p.genEnd) > 0 {
-		end := genWalker{g: p.genEnd}
-		for i := range moved {
-			e := &moved[i]
-			e.gen = int8(t.placed(&end, e.addr, int(e.gen)))
-			e.maxGen = max(e.maxGen, e.gen)
-		}
-	}
+	t.settleMoved(moved, p.genEnd, false)
 	switch {
 	case len(moved) == 0:
 		t.live = stay
@@ -293,26 +308,52 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) 
 	}
 }
 
+// settleMoved finishes the moved entries of es, in address order: their
+// generation from the end-of-GC ranges, and the moved mark cleared. With
+// collisions (es holds every survivor) it counts a moved object landing on
+// the address of another.
+func (t *Tracker) settleMoved(es []ent, genEnd []clrevents.GenerationRange, collisions bool) {
+	end := genWalker{g: genEnd}
+	prevMoved := false
+	for i := range es {
+		e := &es[i]
+		m := e.moved
+		if collisions && i > 0 && es[i-1].addr == e.addr && (m || prevMoved) {
+			t.stats.Contradictions.Collisions++
+		}
+		prevMoved = m
+		if !m {
+			continue
+		}
+		e.moved = false
+		if len(genEnd) > 0 {
+			e.gen = int8(t.placed(&end, e.addr, int(e.gen)))
+			e.maxGen = max(e.maxGen, e.gen)
+		}
+	}
+}
+
 // mergeMoved merges the entries that kept their address with the moved
 // ones, both in address order, into the spare buffer. A moved object on
 // the address of another is a collision (those that stayed were counted
 // when they met).
 func (t *Tracker) mergeMoved(stay, moved []ent) []ent {
-	out := t.spareLive[:0]
+	out := slices.Grow(t.spareLive[:0], len(stay)+len(moved))[:len(stay)+len(moved)]
+	i, j := 0, 0
 	fromMoved := false
-	for len(stay) > 0 || len(moved) > 0 {
-		var e ent
-		m := len(stay) == 0 || len(moved) > 0 && moved[0].addr < stay[0].addr
+	for k := range out {
+		m := i == len(stay) || j < len(moved) && moved[j].addr < stay[i].addr
 		if m {
-			e, moved = moved[0], moved[1:]
+			out[k] = moved[j]
+			j++
 		} else {
-			e, stay = stay[0], stay[1:]
+			out[k] = stay[i]
+			i++
 		}
-		if n := len(out); n > 0 && out[n-1].addr == e.addr && (m || fromMoved) {
+		if k > 0 && out[k-1].addr == out[k].addr && (m || fromMoved) {
 			t.stats.Contradictions.Collisions++
 		}
 		fromMoved = m
-		out = append(out, e)
 	}
 	t.spareLive = t.live[:0]
 	return out
@@ -334,19 +375,20 @@ func (t *Tracker) placed(w *genWalker, addr uint64, gen int) int {
 // orderMoved sorts the moved survivors by new address: a counting sort on
 // their range's destination rank, stable, so each range's objects keep
 // their order (ranges that do not overlap at their destination).
-func (t *Tracker) orderMoved(mv []ent, ranks []int32, ranges int) []ent {
+func (t *Tracker) orderMoved(mv []ent, ranges int) []ent {
 	out := slices.Grow(t.mvSorted[:0], len(mv))[:len(mv)]
 	t.mvSorted = out
 	counts := slices.Grow(t.counts[:0], ranges+1)[:ranges+1]
 	t.counts = counts
 	clear(counts)
-	for _, r := range ranks {
-		counts[r+1]++
+	for i := range mv {
+		counts[mv[i].rank+1]++
 	}
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	for i, r := range ranks {
+	for i := range mv {
+		r := mv[i].rank
 		out[counts[r]] = mv[i]
 		counts[r]++
 	}
@@ -373,20 +415,21 @@ func (t *Tracker) rankDestinations(m []clrevents.MovedRange) (overlaps int, inOr
 	if inOrder {
 		return overlaps, true
 	}
-	d := t.dest[:0]
+	d := slices.Grow(t.pairs[:0], len(m))[:len(m)]
+	t.pairs = d
 	for i, r := range m {
-		d = append(d, destRange{r.NewBase, r.Length, int32(i)})
+		d[i] = keyIdx{r.NewBase, int32(i)}
 	}
-	t.dest = d
-	radixSort(d, &t.destTmp, func(x *destRange) uint64 { return x.base })
+	radixPairs(d, &t.pairsTmp)
 	t.rank = slices.Grow(t.rank[:0], len(m))[:len(m)]
 	overlaps, end = 0, 0
-	for k, r := range d {
-		t.rank[r.i] = int32(k)
-		if k > 0 && r.base < end {
+	for k, x := range d {
+		r := &m[x.i]
+		t.rank[x.i] = int32(k)
+		if k > 0 && r.NewBase < end {
 			overlaps++
 		}
-		end = max(end, r.base+r.length)
+		end = max(end, r.NewBase+r.Length)
 	}
 	return overlaps, false
 }
@@ -495,19 +538,24 @@ func (w *genWalker) lookup(addr uint64) (int, bool) {
 	return 0, false
 }
 
-// radixSort sorts a by key, stably, in O(n) passes of 11 bits over the key
-// bits that differ (three to four for heap addresses): range lists of a GC
-// are sorted in time linear in their length. tmp is scratch.
-func radixSort[T any](a []T, tmp *[]T, key func(*T) uint64) {
+// keyIdx is a sort key and the index of what it belongs to.
+type keyIdx struct {
+	k uint64
+	i int32
+}
+
+// radixPairs sorts a by key, stably, in passes of 11 bits over the key bits
+// that differ (three or four for heap addresses): linear in len(a). tmp is
+// scratch.
+func radixPairs(a []keyIdx, tmp *[]keyIdx) {
 	if len(a) < 64 {
-		slices.SortStableFunc(a, func(x, y T) int { return cmp.Compare(key(&x), key(&y)) })
+		slices.SortStableFunc(a, func(x, y keyIdx) int { return cmp.Compare(x.k, y.k) })
 		return
 	}
 	var or, and uint64 = 0, ^uint64(0)
 	for i := range a {
-		k := key(&a[i])
-		or |= k
-		and &= k
+		or |= a[i].k
+		and &= a[i].k
 	}
 	varying := or ^ and
 	*tmp = slices.Grow((*tmp)[:0], len(a))[:len(a)]
@@ -519,7 +567,7 @@ func radixSort[T any](a []T, tmp *[]T, key func(*T) uint64) {
 		}
 		clear(count[:])
 		for i := range src {
-			count[(key(&src[i])>>shift)&(1<<11-1)]++
+			count[(src[i].k>>shift)&(1<<11-1)]++
 		}
 		sum := 0
 		for d, n := range count {
@@ -527,7 +575,7 @@ func radixSort[T any](a []T, tmp *[]T, key func(*T) uint64) {
 			sum += n
 		}
 		for i := range src {
-			d := (key(&src[i]) >> shift) & (1<<11 - 1)
+			d := (src[i].k >> shift) & (1<<11 - 1)
 			dst[count[d]] = src[i]
 			count[d]++
 		}
@@ -536,4 +584,21 @@ func radixSort[T any](a []T, tmp *[]T, key func(*T) uint64) {
 	if &src[0] != &a[0] {
 		copy(a, src)
 	}
+}
+
+// radixSort sorts a by key, stably, in linear time: the keys are sorted
+// as pairs with radixPairs, then a is permuted through tmp.
+func radixSort[T any](a []T, tmp *[]T, s *scratch, key func(*T) uint64) {
+	p := slices.Grow(s.pairs[:0], len(a))[:len(a)]
+	s.pairs = p
+	for i := range a {
+		p[i] = keyIdx{key(&a[i]), int32(i)}
+	}
+	radixPairs(p, &s.pairsTmp)
+	*tmp = slices.Grow((*tmp)[:0], len(a))[:len(a)]
+	out := *tmp
+	for j, x := range p {
+		out[j] = a[x.i]
+	}
+	copy(a, out)
 }

@@ -69,9 +69,9 @@ func (t *Tracker) relax() {
 
 // die records an object a GC found dead; its entry is gone already, so its
 // slot is free at once.
-func (t *Tracker) die(e ent, gen int, gc *GC) {
+func (t *Tracker) die(e *ent, gen int, gc *GC) {
 	idx := e.idx
-	o := t.settle(&e)
+	o := t.settle(e)
 	o.state = dead
 	o.deathGC = int32(gc.Count)
 	o.deathNs = gc.StartNs
