@@ -13,7 +13,7 @@ import (
 )
 
 // heapChurn is the churn workload recorded with allocation sampling and
-// movement events (testdata/traces/heap-churn.txt says how): 3,273 sampled
+// movement events (testdata/traces/README.md says how): 3,197 sampled
 // objects, up to a few hundred alive at once.
 const heapChurn = "heap-churn.nettrace.gz"
 

@@ -17,8 +17,8 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// replayHeapChurn replays testdata/traces/heap-churn.nettrace.gz (3,273
-// samples, up to 327 alive at once) with a 32-object reservoir.
+// replayHeapChurn replays testdata/traces/heap-churn.nettrace.gz (3,197
+// samples, up to 390 alive at once) with a 32-object reservoir.
 func replayHeapChurn(t *testing.T) (*heap.Result, *stacks.Symbols) {
 	t.Helper()
 	r := tracetest.OpenFile(t, tracetest.Path(t, "heap-churn.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
