@@ -167,7 +167,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 			// In the pause log, so --log-json readers see the saves too.
 			say = func(m string) { log.Logger().Warn(m) }
 		}
-		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, say, nil)
+		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, tracePerm(st), say, nil)
 		as = append([]analysis.Analyzer{trig}, as...)
 	}
 	in, err := run(st, stopWatch, as...)
@@ -192,9 +192,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	default:
 		err = report.WriteGCText(w, in, res)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	if trig != nil && len(trig.Errors()) > 0 && err == nil {
 		err = trig.Errors()[0]
 	}

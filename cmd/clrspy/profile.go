@@ -203,9 +203,7 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 	case "html":
 		err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: o.weight, Threads: o.threads, Title: st.Name})
 	}
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
+	err = closeOut(err)
 	if err := finish(st, in, err); err != nil {
 		return err
 	}
