@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/top"
 	"github.com/clrspy/clrspy/tui"
@@ -87,6 +90,8 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 			return fmt.Errorf("-o FILE takes the --snapshot-every lines: give --snapshot-every too")
 		case o.programOutput != "" && cmd.ArgsLenAtDash() < 0:
 			return fmt.Errorf("--program-output applies to a program started with -- COMMAND")
+		case o.out == "-" || o.record == "-" || o.programOutput == "-":
+			return fmt.Errorf("standard output is the screen: give -o, --record and --program-output a file")
 		case o.record != "" && !t.live(cmd):
 			return fmt.Errorf("--record applies to live sessions (--pid, --name or -- COMMAND)")
 		}
@@ -96,6 +101,22 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 		return runTop(cmd, t, args, o)
 	}
 	return c
+}
+
+// openLive opens a file that is written as things happen (the
+// --snapshot-every lines, appended; a launched program's output): scripts
+// may follow it, so unlike the other outputs it is not written beside and
+// renamed into place; like them, never through a symbolic link.
+func openLive(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		to, _ := os.Readlink(path)
+		return nil, fmt.Errorf("%s is a symbolic link (to %s): not writing through it (remove it, or name the file it points to)", path, to)
+	}
+	if err != nil {
+		return nil, source.FileError(err)
+	}
+	return f, nil
 }
 
 func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
@@ -118,9 +139,9 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		spec.ProgramStdin, spec.ProgramStdinIsTerminal = null, false
 		spec.ProgramStdout, spec.ProgramStderr = null, null
 		if o.programOutput != "" {
-			po, err := os.OpenFile(o.programOutput, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			po, err := openLive(o.programOutput, os.O_TRUNC)
 			if err != nil {
-				return source.FileError(err)
+				return err
 			}
 			defer po.Close()
 			spec.ProgramStdout, spec.ProgramStderr = po, po
@@ -131,27 +152,28 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	}
 	var snaps *os.File
 	if o.out != "" {
-		if snaps, err = os.OpenFile(o.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return source.FileError(err)
+		if snaps, err = openLive(o.out, os.O_APPEND); err != nil {
+			return err
 		}
 		defer snaps.Close()
 	}
-	var rec *os.File
+	var rec *outfile.File
 	if o.record != "" {
-		if rec, err = os.Create(o.record); err != nil {
-			return source.FileError(err)
+		// As clrspy record writes it: beside the final name, renamed into
+		// place at the end; every byte of the stream, before the screen's
+		// reader sees it.
+		if rec, err = outfile.Create(o.record, outfile.Options{}); err != nil {
+			return err
 		}
-		defer rec.Close()
-		// Every byte of the stream, before the screen's reader sees it.
+		defer rec.Abort() // a no-op once closed
 		spec.Tee = rec
 	}
 	st, err := source.Open(spec)
 	if err != nil {
-		if rec != nil {
-			rec.Close()
-			os.Remove(o.record)
-		}
 		return err
+	}
+	if rec != nil {
+		rec.SetPerm(tracePerm(st))
 	}
 	mon := monitor.New(st.Header(), mopts)
 	cfg := top.Config{
@@ -170,12 +192,12 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		if tr := res.End.Truncated; res.End.TargetExited && tr != nil {
 			// The target died mid-block: end the copy after its last
 			// complete block, as clrspy record does.
-			if err := sealTrace(rec, tr.Offset); err != nil {
-				return fmt.Errorf("writing %s: %w", o.record, err)
+			if err := rec.Seal(tr.Offset, nettrace.EndOfStreamV4); err != nil {
+				return err
 			}
 		}
 		if err := rec.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", o.record, err)
+			return err
 		}
 	}
 	// The screen is gone: what it said that matters afterwards goes to

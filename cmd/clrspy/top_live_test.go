@@ -529,10 +529,46 @@ func TestTopNeedsTerminal(t *testing.T) {
 		{[]string{"top", "--pid", "1", "--program-output", "x"}, "clrspy: --program-output applies to a program started with -- COMMAND\n"},
 		{[]string{"top", "--pid", "1", "--info", "1s"}, "clrspy: --info (1s) must not be longer than --warn (100ms)\n"},
 		{[]string{"top", "trace.nettrace", "--record", "copy.nettrace"}, "clrspy: --record applies to live sessions (--pid, --name or -- COMMAND)\n"},
+		{[]string{"top", "--pid", "1", "--record", "-"}, "clrspy: standard output is the screen: give -o, --record and --program-output a file\n"},
 	} {
 		stdout, stderr, code := clrspyRun(t, c.args...)
 		if code != 1 || stderr != c.want || stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, stdout, stderr, c.want)
 		}
+	}
+}
+
+// TestTopLiveFiles: the files top writes as things happen (snapshot lines,
+// a program's output) are appended to or truncated as asked, and never
+// written through a symbolic link.
+func TestTopLiveFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "snaps.jsonl")
+	for _, line := range []string{"a\n", "b\n"} {
+		f, err := openLive(p, os.O_APPEND)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(line)
+		f.Close()
+	}
+	if b, _ := os.ReadFile(p); string(b) != "a\nb\n" {
+		t.Errorf("appended %q", b)
+	}
+	f, err := openLive(p, os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if b, _ := os.ReadFile(p); len(b) != 0 {
+		t.Errorf("truncated to %q", b)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
+	want := link + " is a symbolic link (to " + p + "): not writing through it (remove it, or name the file it points to)"
+	if _, err := openLive(link, os.O_APPEND); err == nil || err.Error() != want {
+		t.Errorf("through a symlink: %v", err)
 	}
 }
