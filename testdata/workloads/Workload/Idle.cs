@@ -20,6 +20,7 @@ public sealed class Idle : IWorkload
             ? System.Runtime.InteropServices.PosixSignalRegistration.Create(
                 System.Runtime.InteropServices.PosixSignal.SIGTERM, ctx => ctx.Cancel = true)
             : null;
+        if (term != null) Console.Error.WriteLine("ignoring SIGTERM");
         if (opt.Int("stdin", 0) != 0)
             new Thread(() => { Console.In.ReadLine(); stop.Set(); }) { IsBackground = true }.Start();
         var sw = System.Diagnostics.Stopwatch.StartNew();
