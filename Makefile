@@ -8,7 +8,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit compat demo workload e2e-runtimes bench scale fuzz fuzz-corpus hostile clean
+.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile clean
 
 all: build
 
@@ -40,6 +40,13 @@ workload:
 	DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build $(WORKLOAD_DIR)/Workload -c Release \
 		-o $(WORKLOAD_DIR)/bin/net10.0 --artifacts-path $(WORKLOAD_DIR)/obj/net10.0 \
 		-p:WorkloadTfm=net10.0 -nologo -v quiet
+
+# The TraceEvent program the GC equality tests and
+# scripts/compare-traceevent.sh run (internal/traceevent builds the same).
+TRACEEVENT_DIR := testdata/traceevent
+traceevent:
+	DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build $(TRACEEVENT_DIR)/TraceEventBench -c Release \
+		-o $(TRACEEVENT_DIR)/bin --artifacts-path $(TRACEEVENT_DIR)/obj -nologo -v quiet
 
 # The live end-to-end tests again against self-contained .NET 8 and .NET 9
 # builds of the workload (runtime packs from NuGet; internal/workload builds
