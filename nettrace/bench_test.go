@@ -27,7 +27,11 @@ func benchFile(b *testing.B, name string) []byte {
 // pass (Reset), which is the steady state of a long stream: queues and
 // buffers are grown once. Without it each pass pays a new Reader's set-up.
 func benchRead(b *testing.B, name string, reuse bool) {
-	data := benchFile(b, name)
+	benchReadData(b, benchFile(b, name), reuse, Options{})
+}
+
+// benchReadData is benchRead on data in memory, read with opt.
+func benchReadData(b *testing.B, data []byte, reuse bool, opt Options) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var events, stackIPs int
@@ -39,7 +43,7 @@ func benchRead(b *testing.B, name string, reuse bool) {
 		if reuse && r != nil {
 			err = r.Reset(src)
 		} else {
-			r, err = NewReader(src)
+			r, err = NewReaderOptions(src, opt)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -89,7 +93,10 @@ func benchFloor(b *testing.B, name string) {
 
 const trace30 = "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"
 
-func BenchmarkRead30(b *testing.B)      { benchRead(b, trace30, true) }
+func BenchmarkRead30(b *testing.B) { benchRead(b, trace30, true) }
+func BenchmarkRead30Threads2(b *testing.B) {
+	benchReadData(b, benchFile(b, trace30), true, Options{Threads: 2})
+}
 func BenchmarkRead30Fresh(b *testing.B) { benchRead(b, trace30, false) }
 func BenchmarkFloor30(b *testing.B)     { benchFloor(b, trace30) }
 func BenchmarkReadVoiceMemo(b *testing.B) {
