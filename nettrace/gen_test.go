@@ -84,27 +84,18 @@ func BenchmarkGenerateLarge(b *testing.B) {
 	}
 }
 
-// BenchmarkReadGenerated measures reader throughput on a generated trace.
-func BenchmarkReadGenerated(b *testing.B) {
+// BenchmarkReadGenerated measures reader throughput on a generated trace;
+// the Threads variants read it with a pipeline.
+func BenchmarkReadGenerated(b *testing.B)         { benchGenerated(b, 1) }
+func BenchmarkReadGeneratedThreads2(b *testing.B) { benchGenerated(b, 2) }
+func BenchmarkReadGeneratedThreads3(b *testing.B) { benchGenerated(b, 3) }
+
+func benchGenerated(b *testing.B, threads int) {
 	var buf bytes.Buffer
 	if _, err := GenerateLarge(&buf, 32<<20, 1); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(buf.Len()))
-	for b.Loop() {
-		rd, err := NewReader(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			if _, err := rd.Next(); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
-	}
+	benchReadData(b, buf.Bytes(), false, Options{Threads: threads})
 }
 
 // BenchmarkReadGeneratedV6 measures reader throughput on the generated
