@@ -44,6 +44,8 @@ type StatDocument struct {
 	LastEventNanos   int64                 `json:"last_event_ns"`
 	LostEvents       uint64                `json:"lost_events"`
 	UnknownMetadata  uint64                `json:"unknown_metadata_refs"`
+	StacksEvicted    uint64                `json:"stacks_evicted,omitempty"`
+	UnresolvedStacks uint64                `json:"unresolved_stacks,omitempty"`
 	Truncated        bool                  `json:"truncated"`
 	TruncatedAt      int64                 `json:"truncated_at,omitempty"`
 	TruncationReason string                `json:"truncation,omitempty"`
@@ -98,6 +100,12 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	if d.UnknownMetadata > 0 {
 		fmt.Fprintf(w, "  UNDEFINED     %d events referenced metadata that was never defined (skipped)\n", d.UnknownMetadata)
 	}
+	if d.StacksEvicted > 0 {
+		fmt.Fprintf(w, "  EVICTED       %d stacks dropped by the stack cache's bound (no sequence point for too long)\n", d.StacksEvicted)
+	}
+	if d.UnresolvedStacks > 0 {
+		fmt.Fprintf(w, "  UNRESOLVED    %d events named a stack the reader did not hold (evicted or never defined): counted without a stack\n", d.UnresolvedStacks)
+	}
 	if d.Truncated {
 		fmt.Fprintf(w, "  TRUNCATED     %s\n", d.TruncationReason)
 		if d.CutEvent != "" {
@@ -131,23 +139,25 @@ func BuildStat(file string, r *nettrace.Reader, sum *nettrace.Summary, first, la
 	st := r.Stats()
 	h := r.Header()
 	d := &StatDocument{
-		File:            file,
-		Header:          NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
-		Events:          sum.Counts(),
-		TotalEvents:     st.Events,
-		EventsWithStack: st.EventsWithStack,
-		Metadata:        st.Metadata,
-		Stacks:          st.Stacks,
-		MaxStackDepth:   st.MaxStackDepth,
-		SequencePoints:  st.SequencePoints,
-		CaptureThreads:  st.CaptureThreads,
-		Blocks:          st.Blocks,
-		Bytes:           st.Bytes,
-		LostEvents:      st.LostEvents,
-		UnknownMetadata: st.UnknownMetadataRefs,
-		Truncated:       st.Truncated,
-		TruncatedAt:     st.TruncatedAt,
-		CutEvent:        st.CutEvent,
+		File:             file,
+		Header:           NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
+		Events:           sum.Counts(),
+		TotalEvents:      st.Events,
+		EventsWithStack:  st.EventsWithStack,
+		Metadata:         st.Metadata,
+		Stacks:           st.Stacks,
+		MaxStackDepth:    st.MaxStackDepth,
+		SequencePoints:   st.SequencePoints,
+		CaptureThreads:   st.CaptureThreads,
+		Blocks:           st.Blocks,
+		Bytes:            st.Bytes,
+		LostEvents:       st.LostEvents,
+		UnknownMetadata:  st.UnknownMetadataRefs,
+		StacksEvicted:    st.StacksEvicted,
+		UnresolvedStacks: st.UnresolvedStacks,
+		Truncated:        st.Truncated,
+		TruncatedAt:      st.TruncatedAt,
+		CutEvent:         st.CutEvent,
 	}
 	if st.Events > 0 {
 		d.FirstEventNanos = h.Nanos(first)
