@@ -48,10 +48,11 @@ demo: build workload
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./nettrace/
 
-# scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
-# prints peak RSS. FUZZTIME bounds `make fuzz`.
+# scale: every command on a generated 1 GiB trace (peak RSS, wall, CPU),
+# then the reader on one thread against all cores (scripts/scale.sh).
+# FUZZTIME bounds `make fuzz`.
 scale: build
-	$(BIN) gentrace --size 1GiB | /usr/bin/time -f "peak RSS %M KB, %e s wall, %U s user" $(BIN) stat - | head -8
+	scripts/scale.sh 1GiB
 
 FUZZTIME ?= 10m
 fuzz:

@@ -17,93 +17,118 @@ type rec struct {
 	key uint64 // capture thread id (V4) or index (V6); ^0 for V3
 }
 
+// seg is a stretch of a recChunk the consumer handles at once: a run of
+// one capture thread's delivered events (the runtime writes each thread's
+// events together), or a single sorted event, or a single event whose
+// metadata is unknown (counted, not delivered).
+type seg struct {
+	start int32 // it ends where the next one starts
+	kind  uint8
+}
+
+const (
+	segRun     = iota
+	segRunGaps // a run whose sequence numbers do not follow each other
+	segSorted
+	segUnknown
+)
+
 // threadQueue holds the not-yet-delivered events of one capture thread, in
-// timestamp order (the writer guarantees per-thread order), as pointers in
-// a list of fixed-size chunks shared through the Reader's free list: memory
-// follows the events held, whichever threads hold them, and a Reader that
-// read a stream once allocates no more queue memory.
+// timestamp order (the writer guarantees per-thread order), as runs of
+// records in the decoders' chunks: queueing a run costs one entry, not
+// one per event.
 type threadQueue struct {
 	id          uint64
 	lastSeq     uint32
 	seqInit     bool
 	pendingLost uint32
-	head, tail  *qchunk
-	hi, ti      int  // next record to pop in head; records used in tail
-	lim         int  // ti at which enqueue must take its slow path
-	listed      bool // in Reader.active
+	runs        []run // runs[rh:] are queued
+	rh          int
+	// n events are queued; vh is where the first of them would sit in a
+	// chunk of chunkRecs if the queue were made of such chunks, as it once
+	// was: the queue cap is counted in those chunks, so it drains at the
+	// same events as it always did.
+	n, vh  int
+	listed bool // in Reader.active
 }
 
+// run is records c.recs[i:j] of one thread.
+type run struct {
+	c    *recChunk
+	i, j int32
+}
+
+// chunkRecs is the size of the (notional) chunks the queue cap counts;
+// chunkBytes what such a chunk of records costs.
 const (
 	chunkRecs  = 128
-	chunkBytes = int64(unsafe.Sizeof(qchunk{}) + chunkRecs*unsafe.Sizeof(rec{}))
+	chunkBytes = int64(chunkRecs * (unsafe.Sizeof(rec{}) + 8))
 )
 
-type qchunk struct {
-	recs [chunkRecs]*rec
-	next *qchunk
-}
-
-func (q *threadQueue) empty() bool { return q.head == q.tail && q.hi == q.ti }
-func (q *threadQueue) front() *rec { return q.head.recs[q.hi] }
-
-func (r *Reader) addChunk(q *threadQueue) {
-	r.chunks++
-	c := r.free
-	if c != nil {
-		r.free = c.next
-		c.next = nil
-	} else {
-		c = new(qchunk)
-	}
-	if q.tail == nil {
-		q.head, q.hi = c, 0
-	} else {
-		q.tail.next = c
-	}
-	q.tail, q.ti = c, 0
-}
-
-func (r *Reader) freeChunk(c *qchunk) {
-	r.chunks--
-	c.next = r.free
-	r.free = c
-}
-
-// releaseQueue returns every chunk of q to the free list.
-func (r *Reader) releaseQueue(q *threadQueue) {
-	for c := q.head; c != nil; {
-		n := c.next
-		r.freeChunk(c)
-		c = n
-	}
-	q.head, q.tail, q.hi, q.ti = nil, nil, 0, 0
-}
-
 // maxChunks caps the events held for sorting (in chunks of chunkRecs:
-// 4,096 chunks, 512 k events, 78 MB). Runtime streams stay far below it (a
+// 4,096 chunks, 512 k events, 82 MB). Runtime streams stay far below it (a
 // sequence point every ~10 MB); a stream without sort flags or sequence
 // points would otherwise grow without bound.
 var maxChunks = 1 << 19 / chunkRecs // a variable for tests
 
-// enqueueRare lists q among the active queues and gives it a new chunk, as
-// needed, and checks the cap on the sort queue's size. The common case of
-// queueing (a free slot in the tail chunk) is written out in consumeChunk.
-func (r *Reader) enqueueRare(q *threadQueue) {
+func (q *threadQueue) empty() bool { return q.n == 0 }
+func (q *threadQueue) front() *rec { ru := &q.runs[q.rh]; return &ru.c.recs[ru.i] }
+
+// chunksHeld is how many chunks q would hold.
+func (q *threadQueue) chunksHeld() int {
+	if q.n == 0 {
+		return 0
+	}
+	return (q.vh + q.n + chunkRecs - 1) / chunkRecs
+}
+
+// releaseQueue forgets every queued event of q.
+func (r *Reader) releaseQueue(q *threadQueue) {
+	r.chunks -= q.chunksHeld()
+	clear(q.runs)
+	q.runs, q.rh, q.n, q.vh = q.runs[:0], 0, 0, 0
+}
+
+// enqueueRun queues records c.recs[i:j] on q. When the queue cap is hit,
+// it stops after the event that went over (as queueing one event at a time
+// did) and returns how many it queued; the caller drains before the rest.
+func (r *Reader) enqueueRun(q *threadQueue, c *recChunk, i, j int32) int32 {
 	if !q.listed {
 		q.listed = true
 		r.active = append(r.active, q)
 	}
-	if q.ti == chunkRecs || q.tail == nil {
-		r.addChunk(q)
-		if b := int64(r.chunks) * chunkBytes; b > r.stats.PeakQueueBytes {
-			r.stats.PeakQueueBytes = b
-		}
+	m := int(j - i)
+	if q.n == 0 {
+		q.vh = 0
 	}
-	q.lim = chunkRecs
-	if r.chunks > maxChunks && !r.forced {
+	// Chunks start at multiples of chunkRecs from the head's position.
+	p0 := q.vh + q.n
+	before := q.chunksHeld()
+	after := (p0 + m + chunkRecs - 1) / chunkRecs
+	if r.chunks+after-before > maxChunks {
+		// The k-th new chunk, at position first+(k-1)*chunkRecs, is the
+		// one that goes over: queue up to the event that takes it.
+		first := (p0 + chunkRecs - 1) / chunkRecs * chunkRecs
+		k := maxChunks - r.chunks + 1
+		m = first + (k-1)*chunkRecs - p0 + 1
+		after = (p0 + m + chunkRecs - 1) / chunkRecs
 		r.forced = true
 		r.stats.ForcedFlushes++
 	}
+	if q.rh > 0 && q.rh == len(q.runs) {
+		q.runs, q.rh = q.runs[:0], 0
+	} else if q.rh > 32 && q.rh*2 > len(q.runs) {
+		n := copy(q.runs, q.runs[q.rh:])
+		clear(q.runs[n:])
+		q.runs, q.rh = q.runs[:n], 0
+	}
+	q.runs = append(q.runs, run{c, i, i + int32(m)})
+	q.n += m
+	r.chunks += after - before
+	if b := int64(r.chunks) * chunkBytes; b > r.stats.PeakQueueBytes {
+		r.stats.PeakQueueBytes = b
+	}
+	return int32(m)
 }
 
 // collect moves the events that may go out now into r.ready, in order:
@@ -142,14 +167,18 @@ func (a sortKey) before(b sortKey) bool {
 // all of them, or those before limit. It runs a tournament (loser) tree
 // over the non-empty queues: taking an event and replaying its queue's new
 // front costs one comparison per level, log2 of the number of queues.
+// When a replay leaves the same queue winning, the losers on its path give
+// the runner-up, and its events that sort before that go out without a
+// replay: a thread's run, common when one thread writes most events (the
+// sample profiler's).
 func (r *Reader) merge(all bool, limit int64) {
 	// Leaves: the non-empty queues (emptied ones leave the list here).
 	qs := r.active[:0]
 	for _, q := range r.active {
-		if !q.empty() {
+		if q.n > 0 {
 			qs = append(qs, q)
 		} else {
-			q.listed, q.lim = false, 0 // enqueue lists it again
+			q.listed = false // enqueueRun lists it again
 		}
 	}
 	clear(r.active[len(qs):])
@@ -182,34 +211,49 @@ func (r *Reader) merge(all bool, limit int64) {
 		win[n], nodes[n] = a, b
 	}
 
-	ready := r.ready
 	cur := win[1] // the winner: next event out (win[k] itself when k is 1)
+	second := cur.key
+	ready := r.ready
 	for cur.key != noKey && (all || cur.key.ts < limit) {
 		q := qs[cur.leaf]
-		c, i := q.head, q.hi
-		ready = append(ready, c.recs[i])
-		i++
-		if c == q.tail && i == q.ti {
-			// Emptied: its chunk goes back to the free list (an idle
-			// thread holds no memory). The records stay intact until a
-			// decoder takes the chunk again, and Next only decodes more
-			// once every collected record went out.
-			r.freeChunk(c)
-			q.head, q.tail, q.hi, q.ti, q.lim = nil, nil, 0, 0, 0
-			cur.key = noKey
-		} else {
-			if i == chunkRecs {
-				next := c.next
-				r.freeChunk(c)
-				c, i = next, 0
+		ru := &q.runs[q.rh]
+		c, i, j := ru.c, ru.i, ru.j
+		n, vh := q.n, q.vh
+		for {
+			ready = append(ready, &c.recs[i])
+			i++
+			n--
+			if vh++; n == 0 || vh == chunkRecs {
+				vh = 0
+				r.chunks--
 			}
-			q.head, q.hi = c, i
-			cur.key = c.recs[i].skey()
+			if i == j {
+				if q.rh++; q.rh == len(q.runs) {
+					// Emptied (an idle thread holds no memory).
+					clear(q.runs)
+					q.runs, q.rh = q.runs[:0], 0
+					cur.key = noKey
+					break
+				}
+				ru = &q.runs[q.rh]
+				c, i, j = ru.c, ru.i, ru.j
+			}
+			next := c.recs[i].skey()
+			if !next.before(second) || !all && next.ts >= limit {
+				ru.i = i
+				cur.key = next
+				break
+			}
 		}
+		q.n, q.vh = n, vh
 		// Replay the leaf's path to the root with its new key.
+		second = noKey
 		for n := (k + int(cur.leaf)) / 2; n >= 1; n /= 2 {
 			if nd := &nodes[n]; nd.key.before(cur.key) {
 				*nd, cur = cur, *nd
+				second = cur.key // another queue won: no runner-up known
+			} else if nd.key.before(second) {
+				second = nd.key
 			}
 		}
 	}
@@ -341,7 +385,10 @@ func blockHeader(b []byte, start int64) (int, uint16, error) {
 // position. Compressed headers update h in place (they are deltas).
 func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	if compressed {
-		return readCompressed(b, p, false, h)
+		if p = readCompressed(b, p, false, h); p > len(b) {
+			return len(b), errShortHeader
+		}
+		return p, nil
 	}
 	// 80 bytes: size, id, seq, thread, capture, proc, stack, ts, two GUIDs,
 	// payload size.
@@ -374,9 +421,9 @@ func readFixed(b []byte, p int, h *rawHeader) {
 // the V4/V5 rules or, with v6, the V6 ones: the sequence number always
 // advances by one, and flag 0x10 carries a label list id instead of the
 // activity id (0x20 is unused).
-func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
+func readCompressed(b []byte, p int, v6 bool, h *rawHeader) int {
 	if p >= len(b) {
-		return p, errShortHeader
+		return len(b) + 1
 	}
 	flags := b[p]
 	p++
@@ -475,10 +522,7 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
 		}
 		h.size = uint32(v)
 	}
-	if p > len(b) {
-		return len(b), errShortHeader
-	}
-	return p, nil
+	return p
 }
 
 var errShortHeader = fmt.Errorf("event header runs past the end of its block")
@@ -504,6 +548,8 @@ func (r *Reader) emitBlock(b *blockBuf, kind uint8, start int64, cut *TruncatedE
 	}
 	b.metas, b.metaMap = r.metas, r.metaMap
 	b.stk = [2]stackView{r.stacks.young.view(), r.stacks.old.view()}
+	r.blkSeq++
+	b.ord = r.blkSeq << 32
 	r.lastBlk = b
 	return r.emit(item{kind: itemBlock, b: b})
 }

@@ -42,6 +42,10 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	m := lookupMeta(metas, metaMap, h.metaID)
 	ybase, yent := b.stk[0].base, b.stk[0].entries
 	n, unresolved := c.n, 0
+	ord, segs := b.ord, c.segs
+	// The run the last record opened or extended, if any: its thread and
+	// that record's sequence number.
+	inRun, runKey, runSeq := false, uint64(0), uint32(0)
 	for p < len(data) && n < recChunkLen {
 		start := p
 		newMeta := true
@@ -49,11 +53,13 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 		var err error
 		if compressed {
 			newMeta = data[p]&0x01 != 0
-			payStart, err = readCompressed(data, p, v6, h)
-			if err == nil && uint64(h.size) > uint64(len(data)-payStart) {
+			payStart = readCompressed(data, p, v6, h)
+			if p = payStart + int(h.size); p > len(data) { // a bad or cut event
 				err = payloadOverrun(h.size)
+				if payStart > len(data) {
+					payStart, err = len(data), errShortHeader
+				}
 			}
-			p = payStart + int(h.size)
 		} else {
 			payStart, p, err = readUncompressed(b, start, v6)
 		}
@@ -62,29 +68,47 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 				err = eventError(b, err, payStart)
 			}
 			b.pos, b.err, b.finished = start, err, true
-			c.n, c.unresolved = n, c.unresolved+unresolved
-			return
+			break
 		}
 		if newMeta {
 			m = lookupMeta(metas, metaMap, h.metaID)
 		}
 		rc := &c.recs[n]
 		n++
-		rc.key, rc.SequenceNumber = h.capture, h.seq
-		if m == nil {
+		rc.order, rc.key, rc.SequenceNumber, rc.LostBefore = ord, h.capture, h.seq, 0
+		ord++
+		// Segments: runs of one thread's events (the consumer queues each
+		// at once and checks its first sequence number; one whose numbers
+		// do not follow each other it checks event by event), sorted
+		// events and unknown ones alone.
+		switch {
+		case m == nil:
 			rc.Meta = nil // counted by the consumer, not delivered
+			segs = append(segs, seg{int32(n - 1), segUnknown})
+			inRun = false
 			continue
+		case h.sorted:
+			segs = append(segs, seg{int32(n - 1), segSorted})
+			inRun = false
+		case inRun && h.capture == runKey:
+			if h.seq != runSeq+1 {
+				segs[len(segs)-1].kind = segRunGaps
+			}
+		default:
+			segs = append(segs, seg{int32(n - 1), segRun})
+			inRun, runKey = true, h.capture
 		}
-		em, thread, capture, act, rel := m, h.thread, h.capture, h.activity, h.related
-		if v6 {
-			em, thread, capture, act, rel = r.v6Event(m, h.label, thread, capture)
-		}
+		runSeq = h.seq
 		// Field by field: a composite literal would build a temporary and
-		// copy it. Every field but order and LostBefore (the consumer's) is
-		// set: records are reused.
-		rc.Meta = em
-		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = h.ts, thread, capture
-		rc.ProcessorNumber, rc.StackID = h.proc, h.stackID
+		// copy it. Every field but LostBefore (the consumer's) is set:
+		// records are reused.
+		if v6 {
+			rc.Meta, rc.ThreadID, rc.CaptureThreadID, rc.ActivityID, rc.RelatedActivityID = r.v6Event(m, h.label, h.thread, h.capture)
+		} else {
+			rc.Meta, rc.ThreadID, rc.CaptureThreadID = m, h.thread, h.capture
+			rc.ActivityID, rc.RelatedActivityID = h.activity, h.related
+		}
+		rc.Timestamp, rc.ProcessorNumber, rc.StackID = h.ts, h.proc, h.stackID
 		var st []uint64
 		if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
 			st = yent[i]
@@ -94,19 +118,22 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 			}
 		}
 		rc.Stack = st
-		rc.ActivityID, rc.RelatedActivityID = act, rel
 		rc.IsSorted = h.sorted
 		end := payStart + int(h.size) // p may be past padding
 		rc.Payload = data[payStart:end:end]
 	}
-	b.pos = p
-	c.n, c.unresolved = n, c.unresolved+unresolved
-	if p >= len(data) {
-		b.finished = true
-		if b.trunc != nil {
-			b.err = b.trunc
+	if !b.finished {
+		b.pos = p
+		if p >= len(data) {
+			b.finished = true
+			if b.trunc != nil {
+				b.err = b.trunc
+			}
 		}
 	}
+	b.ord = ord
+	c.n, c.segs, c.unresolved = n, segs, c.unresolved+unresolved
+	c.last = ord - 1
 }
 
 // readUncompressed decodes the fixed-size (V4/V5 or, with v6, V6) header at
@@ -168,64 +195,70 @@ func (r *Reader) consume() error {
 			if c == nil {
 				return r.endBlock()
 			}
-			r.chunk, r.ci = c, 0
+			r.chunk, r.ci, r.ri = c, 0, -1
 			r.stats.UnresolvedStacks += uint64(c.unresolved)
 		}
 		if r.consumeChunk() {
 			return nil
 		}
-		r.chunk.last = r.order
 		r.inchunks = append(r.inchunks, r.chunk)
 		r.chunk = nil
 	}
 }
 
-// consumeChunk queues the records of r.chunk from r.ci on; it reports
-// whether it stopped early at a sorted event or the queue cap.
+// consumeChunk queues the segments of r.chunk from r.ci on (from record
+// r.ri of the first, when a drain interrupted it); it reports whether it
+// stopped early at a sorted event or the queue cap.
 func (r *Reader) consumeChunk() bool {
 	c := r.chunk
 	v3, v6 := r.cur.kind == kindV3, r.cur.kind == kindV6
-	q := r.lastThread
-	for i := r.ci; i < c.n; i++ {
-		rc := &c.recs[i]
-		var lost uint32
-		if !v3 {
-			if q == nil || q.id != rc.key {
-				q = r.thread(rc.key)
-			}
-			// A thread whose last number was 0 may be a recycled id: V4
-			// does not count that as a gap (TraceEvent's heuristic). V6
-			// never recycles thread indexes.
-			lost = r.sequence(q, rc.SequenceNumber, !v6 && q.lastSeq == 0)
+	for si := r.ci; si < len(c.segs); si++ {
+		s := c.segs[si]
+		end := int32(c.n)
+		if si+1 < len(c.segs) {
+			end = c.segs[si+1].start
 		}
-		if rc.Meta == nil {
+		rc := &c.recs[s.start]
+		if s.kind == segUnknown {
+			if !v3 {
+				q := r.thread(rc.key)
+				r.sequence(q, rc.SequenceNumber, !v6 && q.lastSeq == 0)
+			}
 			r.stats.UnknownMetadataRefs++
 			continue
 		}
-		if q == nil || q.id != rc.key {
-			q = r.thread(rc.key) // V3 (the others looked theirs up above)
+		q := r.thread(rc.key)
+		start := s.start
+		if r.ri >= 0 {
+			start, r.ri = r.ri, -1 // resumed: its first events are queued
+		} else if !v3 {
+			// A thread whose last number was 0 may be a recycled id: V4
+			// does not count that as a gap (TraceEvent's heuristic). V6
+			// never recycles thread indexes.
+			rc.LostBefore = r.sequence(q, rc.SequenceNumber, !v6 && q.lastSeq == 0)
+			if s.kind == segRunGaps {
+				for k := s.start + 1; k < end; k++ {
+					e := &c.recs[k]
+					e.LostBefore = r.sequence(q, e.SequenceNumber, !v6 && q.lastSeq == 0)
+				}
+			}
+			q.lastSeq = c.recs[end-1].SequenceNumber
 		}
-		rc.LostBefore = lost
-		r.order++
-		rc.order = r.order
-		if rc.IsSorted {
+		if s.kind == segSorted {
 			r.sorted = rc
 			r.limit = rc.Timestamp
-			r.ci = i + 1
+			r.ci = si + 1
 			return true
 		}
-		// Queueing, written out: a call per event costs measurably here.
-		if q.ti == q.lim {
-			r.enqueueRare(q)
-		}
-		q.tail.recs[q.ti] = rc
-		q.ti++
-		if r.forced {
-			r.ci = i + 1
+		if n := r.enqueueRun(q, c, start, end); r.forced {
+			r.ci = si + 1
+			if start+n < end {
+				r.ci, r.ri = si, start+n
+			}
 			return true
 		}
 	}
-	r.ci = c.n
+	r.ci = len(c.segs)
 	return false
 }
 
@@ -234,7 +267,7 @@ func (r *Reader) consumeChunk() bool {
 func (r *Reader) endBlock() error {
 	b := r.cur
 	r.cur = nil
-	b.done, b.last = true, r.order
+	b.done, b.last = true, b.ord-1
 	r.cnt.add(&b.fc)
 	if b.cut != "" {
 		r.stats.CutEvent = b.cut

@@ -49,6 +49,7 @@ func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 	p := b.pos
 	fail := func(msg string) {
 		b.pos, b.err, b.finished = p, &FormatError{Offset: b.start, Msg: msg}, true
+		c.last = b.ord - 1
 	}
 	for p < len(d) && c.n < recChunkLen {
 		if len(d)-p < 56 {
@@ -114,8 +115,17 @@ func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 		// One queue (key ^0) keeps stream order: V3 has no sort flags.
 		rc := &c.recs[c.n]
 		c.n++
-		*rc = rec{key: ^uint64(0)}
+		*rc = rec{order: b.ord, key: ^uint64(0)}
+		b.ord++
 		rc.Meta = r.metadata(metaID) // nil: counted, not delivered
+		n := int32(c.n)
+		switch ls := len(c.segs) - 1; {
+		case rc.Meta == nil:
+			c.segs = append(c.segs, seg{n - 1, segUnknown})
+		case ls >= 0 && c.segs[ls].kind == segRun:
+		default:
+			c.segs = append(c.segs, seg{n - 1, segRun})
+		}
 		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = ts, thread, thread
 		rc.ProcessorNumber, rc.ActivityID, rc.RelatedActivityID = 0xFFFFFFFF, act, rel
 		rc.Stack = stack
@@ -125,4 +135,5 @@ func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 	if p >= len(d) {
 		b.finished = true
 	}
+	c.last = b.ord - 1
 }

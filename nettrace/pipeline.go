@@ -177,12 +177,12 @@ func (r *Reader) drain() {
 // back the blocks and chunks they had not handed over.
 func (r *Reader) stopPipeline() {
 	p := r.pipe
-	r.pipe = nil
 	close(p.stop)
 	p.mu.Lock()
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	p.gor.Wait()
+	r.pipe = nil // the framer reads it: only once it ended
 	for {
 		select {
 		case it := <-p.items:

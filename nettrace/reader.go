@@ -104,6 +104,7 @@ type Reader struct {
 	fc      counts    // counters since the last emitted item
 	pend    []item    // items emitted, not yet taken (one goroutine)
 	lastBlk *blockBuf // the last event block emitted
+	blkSeq  uint64    // event blocks emitted
 
 	// Consumer.
 	stats      Stats
@@ -115,17 +116,16 @@ type Reader struct {
 	active     []*threadQueue // queues that may hold events
 	mtree      []node         // merge scratch: the tournament tree
 	mwin       []node         // merge scratch: winners while building it
-	order      uint64         // tie-breaker: file order
 	cur        *blockBuf      // event block being consumed
 	chunk      *recChunk      // its chunk being consumed
-	ci         int            // next record of chunk
+	ci         int            // next segment of chunk
+	ri         int32          // next record of segment ci, when a drain split it; -1 otherwise
 	limit      int64          // queued events below this timestamp may go out
 	flushAll   bool           // every queued event may go out (sequence point, end)
 	forced     bool           // the queue cap was hit: drain before reading on
 	chunks     int            // queue chunks holding events (the sort queue's size)
 	ready      []*rec         // events in delivery order, from r.rpos on
 	rpos       int
-	free       *qchunk // queue chunks not in use
 	sorted     *rec    // a sorted event waiting for older queued events
 	pendingSP  *spState
 	inflight   []*blockBuf // event blocks with events not yet delivered
@@ -226,7 +226,6 @@ func (r *Reader) Reset(src io.Reader) error {
 		mtree:    r.mtree,
 		mwin:     r.mwin,
 		ready:    r.ready[:0],
-		free:     r.free,
 		limit:    math.MinInt64,
 		pool:     r.pool,
 		rfree:    r.rfree,
@@ -729,6 +728,7 @@ type blockBuf struct {
 
 	// Decoder state.
 	pos      int       // next event
+	ord      uint64    // file order of the next record: block number << 32 | index
 	prev     rawHeader // previous header (compressed headers are deltas)
 	finished bool
 	err      error          // what ended decoding early (or the truncation)
@@ -758,9 +758,10 @@ const (
 type recChunk struct {
 	recs       [recChunkLen]rec
 	n          int
+	segs       []seg    // recs[:n] by run
 	unresolved int      // events whose stack id resolved to nothing
 	ips        []uint64 // inline stacks (V3)
-	last       uint64   // file order of its last event, once consumed
+	last       uint64   // file order of its last record
 	next       *recChunk
 }
 
@@ -810,7 +811,7 @@ func (r *Reader) getChunk() *recChunk {
 	if c == nil {
 		return new(recChunk)
 	}
-	c.next, c.n, c.unresolved, c.ips = nil, 0, 0, c.ips[:0]
+	c.next, c.n, c.unresolved, c.ips, c.segs = nil, 0, 0, c.ips[:0], c.segs[:0]
 	return c
 }
 
@@ -878,8 +879,12 @@ func (r *Reader) recycleGenLocked(g *stackGen) {
 // freeDelivered frees the event blocks and record chunks none of whose
 // events is still queued. Called when every collected event was delivered
 // (the consumer is done with the last one: its Next call is under way).
+//
+// Finding the oldest queued event looks at every listed queue, so it waits
+// until a few blocks or chunks could be freed: a merge that delivers a
+// handful of events does not pay a pass over hundreds of threads.
 func (r *Reader) freeDelivered() {
-	if len(r.inflight) == 0 && len(r.inchunks) == 0 {
+	if len(r.inflight) < 3 && len(r.inchunks) < 8 {
 		return
 	}
 	pending := uint64(math.MaxUint64) // smallest file order still queued
