@@ -126,7 +126,7 @@ type Reader struct {
 	chunks     int            // queue chunks holding events (the sort queue's size)
 	ready      []*rec         // events in delivery order, from r.rpos on
 	rpos       int
-	sorted     *rec    // a sorted event waiting for older queued events
+	sorted     *rec // a sorted event waiting for older queued events
 	pendingSP  *spState
 	inflight   []*blockBuf // event blocks with events not yet delivered
 	inchunks   []*recChunk // their record chunks, in file order
