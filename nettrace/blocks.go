@@ -363,6 +363,7 @@ type rawHeader struct {
 	ts       int64
 	activity GUID
 	related  GUID
+	hasAct   bool   // activity or related was set in this block (else both are zero)
 	label    uint32 // V6 label list id (replaces the activity ids)
 	sorted   bool
 	size     uint32
@@ -398,6 +399,7 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	readFixed(b, p, h)
 	copy(h.activity[:], b[p+44:p+60])
 	copy(h.related[:], b[p+60:p+76])
+	h.hasAct = true
 	h.size = le32(b[p+76:])
 	return p + 80, nil
 }
@@ -498,6 +500,7 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) int {
 				h.label = uint32(v)
 			}
 		} else {
+			h.hasAct = true
 			if flags&0x10 != 0 {
 				if p >= 0 && len(b)-p >= 16 {
 					copy(h.activity[:], b[p:])

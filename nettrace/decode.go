@@ -41,72 +41,74 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	metas, metaMap := b.metas, b.metaMap
 	m := lookupMeta(metas, metaMap, h.metaID)
 	ybase, yent := b.stk[0].base, b.stk[0].entries
-	n, unresolved := c.n, 0
-	ord, segs := b.ord, c.segs
-	// The run the last record opened or extended, if any: its thread and
-	// that record's sequence number.
-	inRun, runKey, runSeq := false, uint64(0), uint32(0)
+	n := c.n
+	obase := b.ord - uint64(n) // record n has file order obase+n
+	// Segments: runs of one thread's events (the consumer queues each at
+	// once and checks its first sequence number; one whose numbers do not
+	// follow each other it checks event by event), sorted events and
+	// unknown ones alone. A record continues the last segment when that is
+	// a run and the record before it has the same thread.
+	lastRun := false
 	for p < len(data) && n < recChunkLen {
 		start := p
 		newMeta := true
 		var payStart int
-		var err error
 		if compressed {
 			newMeta = data[p]&0x01 != 0
 			payStart = readCompressed(data, p, v6, h)
 			if p = payStart + int(h.size); p > len(data) { // a bad or cut event
-				err = payloadOverrun(h.size)
-				if payStart > len(data) {
-					payStart, err = len(data), errShortHeader
+				err := errShortHeader
+				if payStart <= len(data) {
+					err = payloadOverrun(h.size)
 				}
+				b.pos, b.err, b.finished = start, eventError(b, err, payStart), true
+				break
 			}
 		} else {
-			payStart, p, err = readUncompressed(b, start, v6)
-		}
-		if err != nil {
-			if _, ok := err.(*FormatError); !ok {
-				err = eventError(b, err, payStart)
+			var err error
+			if payStart, p, err = readUncompressed(b, start, v6); err != nil {
+				if _, ok := err.(*FormatError); !ok {
+					err = eventError(b, err, payStart)
+				}
+				b.pos, b.err, b.finished = start, err, true
+				break
 			}
-			b.pos, b.err, b.finished = start, err, true
-			break
 		}
 		if newMeta {
 			m = lookupMeta(metas, metaMap, h.metaID)
 		}
 		rc := &c.recs[n]
 		n++
-		rc.order, rc.key, rc.SequenceNumber, rc.LostBefore = ord, h.capture, h.seq, 0
-		ord++
-		// Segments: runs of one thread's events (the consumer queues each
-		// at once and checks its first sequence number; one whose numbers
-		// do not follow each other it checks event by event), sorted
-		// events and unknown ones alone.
+		rc.order, rc.key, rc.SequenceNumber, rc.LostBefore = obase+uint64(n-1), h.capture, h.seq, 0
 		switch {
 		case m == nil:
 			rc.Meta = nil // counted by the consumer, not delivered
-			segs = append(segs, seg{int32(n - 1), segUnknown})
-			inRun = false
+			c.segs = append(c.segs, seg{int32(n - 1), segUnknown})
+			lastRun = false
 			continue
 		case h.sorted:
-			segs = append(segs, seg{int32(n - 1), segSorted})
-			inRun = false
-		case inRun && h.capture == runKey:
-			if h.seq != runSeq+1 {
-				segs[len(segs)-1].kind = segRunGaps
+			c.segs = append(c.segs, seg{int32(n - 1), segSorted})
+			lastRun = false
+		case lastRun && c.recs[n-2].key == h.capture:
+			if h.seq != c.recs[n-2].SequenceNumber+1 {
+				c.segs[len(c.segs)-1].kind = segRunGaps
 			}
 		default:
-			segs = append(segs, seg{int32(n - 1), segRun})
-			inRun, runKey = true, h.capture
+			c.segs = append(c.segs, seg{int32(n - 1), segRun})
+			lastRun = true
 		}
-		runSeq = h.seq
 		// Field by field: a composite literal would build a temporary and
 		// copy it. Every field but LostBefore (the consumer's) is set:
 		// records are reused.
 		if v6 {
 			rc.Meta, rc.ThreadID, rc.CaptureThreadID, rc.ActivityID, rc.RelatedActivityID = r.v6Event(m, h.label, h.thread, h.capture)
+			c.act = true
 		} else {
 			rc.Meta, rc.ThreadID, rc.CaptureThreadID = m, h.thread, h.capture
-			rc.ActivityID, rc.RelatedActivityID = h.activity, h.related
+			if h.hasAct { // rare: a chunk's ids are zero until then
+				rc.ActivityID, rc.RelatedActivityID = h.activity, h.related
+				c.act = true
+			}
 		}
 		rc.Timestamp, rc.ProcessorNumber, rc.StackID = h.ts, h.proc, h.stackID
 		var st []uint64
@@ -114,8 +116,11 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 			st = yent[i]
 		} else if h.stackID != 0 {
 			if st = lookupStack(&b.stk, h.stackID); st == nil {
-				unresolved++
+				c.unresolved++
 			}
+		}
+		if len(st) > 0 {
+			c.withStack++
 		}
 		rc.Stack = st
 		rc.IsSorted = h.sorted
@@ -131,9 +136,9 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 			}
 		}
 	}
-	b.ord = ord
-	c.n, c.segs, c.unresolved = n, segs, c.unresolved+unresolved
-	c.last = ord - 1
+	b.ord = obase + uint64(n)
+	c.n = n
+	c.last = b.ord - 1
 }
 
 // readUncompressed decodes the fixed-size (V4/V5 or, with v6, V6) header at
@@ -197,6 +202,7 @@ func (r *Reader) consume() error {
 			}
 			r.chunk, r.ci, r.ri = c, 0, -1
 			r.stats.UnresolvedStacks += uint64(c.unresolved)
+			r.stats.EventsWithStack += uint64(c.withStack)
 		}
 		if r.consumeChunk() {
 			return nil

@@ -47,6 +47,7 @@ func (r *Reader) parseNetPerfObject() error {
 func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 	d := b.data
 	p := b.pos
+	c.act = true // V3 headers carry activity ids
 	fail := func(msg string) {
 		b.pos, b.err, b.finished = p, &FormatError{Offset: b.start, Msg: msg}, true
 		c.last = b.ord - 1
@@ -130,6 +131,9 @@ func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 		rc.ProcessorNumber, rc.ActivityID, rc.RelatedActivityID = 0xFFFFFFFF, act, rel
 		rc.Stack = stack
 		rc.Payload = payload
+		if len(stack) > 0 && rc.Meta != nil {
+			c.withStack++
+		}
 	}
 	b.pos = p
 	if p >= len(d) {

@@ -244,3 +244,23 @@ func TestParallelResetAndClose(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before the reader", n, before)
 	}
 }
+
+// FuzzParallel: on any input a pipelined Reader delivers exactly what a
+// one-goroutine Reader delivers and ends the same way (seeds: FuzzReader's).
+func FuzzParallel(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join(tracesDir, "*.ne*"))
+	frags, _ := filepath.Glob(filepath.Join(tracesDir, "fragments/*.nettrace"))
+	for _, p := range append(seeds, frags...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) > 16<<10 {
+			b = b[:16<<10]
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameRead(t, "input", data, Options{Threads: 3})
+	})
+}

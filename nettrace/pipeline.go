@@ -40,7 +40,10 @@ type pipeline struct {
 var errStopped = errors.New("nettrace: pipeline stopped")
 
 func (r *Reader) startPipeline() {
-	workers := max(1, r.opt.Threads-1)
+	// As many decoders as threads: decoding is about two thirds of the
+	// reader's work, merging and delivery (on the caller's goroutine) the
+	// rest, and the framer little; idle decoders wait on their channels.
+	workers := r.opt.Threads
 	p := &pipeline{
 		items: make(chan item, 2*workers+4),
 		jobs:  make(chan *blockBuf, workers),

@@ -62,12 +62,12 @@ func (s *Stats) effective(container int) int {
 
 // Options configures a Reader.
 type Options struct {
-	// Threads is how many goroutines may work on the stream. With 0 or 1
+	// Threads is how many cores the reader may keep busy. With 0 or 1
 	// everything happens inside Next, on the caller's goroutine (what a
 	// live session wants: no event waits in a pipeline). With more, one
-	// goroutine reads blocks ahead and Threads-1 decode event blocks in
-	// parallel while Next merges and delivers: the events, their order,
-	// the counts, lost events and truncation are exactly those of a
+	// goroutine reads blocks ahead and Threads goroutines decode event
+	// blocks in parallel while Next merges and delivers: the events, their
+	// order, the counts, lost events and truncation are exactly those of a
 	// one-goroutine read. Such a Reader must be read to its end, or
 	// stopped with Close or Reset, to end its goroutines.
 	Threads int
@@ -107,7 +107,8 @@ type Reader struct {
 	blkSeq  uint64    // event blocks emitted
 
 	// Consumer.
-	stats      Stats
+	stats      Stats // Events counts the batches delivered before ready
+	statsOut   Stats // what Stats returns
 	cnt        counts // the framer's counters, as of the last item taken
 	done       bool   // end of stream reached (clean or not)
 	endErr     error  // io.EOF or the error that ended the stream
@@ -258,6 +259,7 @@ func (r *Reader) Close() error {
 		r.stopPipeline()
 		if !r.done {
 			r.done, r.endErr = true, errReaderClosed
+			r.stats.Events += uint64(r.rpos)
 			r.ready, r.rpos = r.ready[:0], 0
 		}
 	}
@@ -288,7 +290,9 @@ func (r *Reader) Stats() *Stats {
 		s.Blocks[o.name] += o.n
 	}
 	s.CaptureThreads = len(r.threads)
-	return s
+	r.statsOut = *s
+	r.statsOut.Events += uint64(r.rpos) // delivered from the batch under way
+	return &r.statsOut
 }
 
 // FormatVersion is the container version, reported as 5 for a V4 container
@@ -602,12 +606,9 @@ func (r *Reader) Next() (*Event, error) {
 		if r.rpos < len(r.ready) {
 			rc := r.ready[r.rpos]
 			r.rpos++
-			r.stats.Events++
-			if len(rc.Stack) > 0 {
-				r.stats.EventsWithStack++
-			}
 			return &rc.Event, nil
 		}
+		r.stats.Events += uint64(len(r.ready)) // counted by the batch
 		r.ready, r.rpos = r.ready[:0], 0
 		r.freeDelivered()
 		if r.pendingSP != nil {
@@ -759,6 +760,8 @@ type recChunk struct {
 	recs       [recChunkLen]rec
 	n          int
 	segs       []seg    // recs[:n] by run
+	withStack  int      // events with a non-empty stack
+	act        bool     // some record may have non-zero activity ids
 	unresolved int      // events whose stack id resolved to nothing
 	ips        []uint64 // inline stacks (V3)
 	last       uint64   // file order of its last record
@@ -811,7 +814,13 @@ func (r *Reader) getChunk() *recChunk {
 	if c == nil {
 		return new(recChunk)
 	}
-	c.next, c.n, c.unresolved, c.ips, c.segs = nil, 0, 0, c.ips[:0], c.segs[:0]
+	c.next, c.n, c.withStack, c.unresolved, c.ips, c.segs = nil, 0, 0, 0, c.ips[:0], c.segs[:0]
+	if c.act { // the decoder writes activity ids only when a block has some
+		for i := range c.recs {
+			c.recs[i].ActivityID, c.recs[i].RelatedActivityID = GUID{}, GUID{}
+		}
+		c.act = false
+	}
 	return c
 }
 
