@@ -107,8 +107,8 @@ type Reader struct {
 	blkSeq  uint64    // event blocks emitted
 
 	// Consumer.
-	stats      Stats // Events counts the batches delivered before ready
-	statsOut   Stats // what Stats returns
+	stats      Stats  // Events counts the batches delivered before ready
+	statsOut   Stats  // what Stats returns
 	cnt        counts // the framer's counters, as of the last item taken
 	done       bool   // end of stream reached (clean or not)
 	endErr     error  // io.EOF or the error that ended the stream
