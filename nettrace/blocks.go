@@ -49,7 +49,8 @@ type threadQueue struct {
 	// was: the queue cap is counted in those chunks, so it drains at the
 	// same events as it always did.
 	n, vh  int
-	listed bool // in Reader.active
+	fts    int64 // the first queued event's timestamp (when n > 0)
+	listed bool  // in Reader.active
 }
 
 // run is records c.recs[i:j] of one thread.
@@ -100,6 +101,7 @@ func (r *Reader) enqueueRun(q *threadQueue, c *recChunk, i, j int32) int32 {
 	m := int(j - i)
 	if q.n == 0 {
 		q.vh = 0
+		q.fts = c.recs[i].Timestamp
 	}
 	// Chunks start at multiples of chunkRecs from the head's position.
 	p0 := q.vh + q.n
@@ -172,17 +174,22 @@ func (a sortKey) before(b sortKey) bool {
 // replay: a thread's run, common when one thread writes most events (the
 // sample profiler's).
 func (r *Reader) merge(all bool, limit int64) {
-	// Leaves: the non-empty queues (emptied ones leave the list here).
-	qs := r.active[:0]
+	// Leaves: the queues with an event before limit (the others' events
+	// all come after it: a thread's events are in order). Emptied queues
+	// leave the list here.
+	active, qs := r.active[:0], r.mqs[:0]
 	for _, q := range r.active {
-		if q.n > 0 {
-			qs = append(qs, q)
-		} else {
+		if q.n == 0 {
 			q.listed = false // enqueueRun lists it again
+			continue
+		}
+		active = append(active, q)
+		if all || q.fts < limit {
+			qs = append(qs, q)
 		}
 	}
-	clear(r.active[len(qs):])
-	r.active = qs
+	clear(r.active[len(active):])
+	r.active, r.mqs = active, qs
 	k := len(qs)
 	if k == 0 {
 		return
@@ -242,6 +249,7 @@ func (r *Reader) merge(all bool, limit int64) {
 			if !next.before(second) || !all && next.ts >= limit {
 				ru.i = i
 				cur.key = next
+				q.fts = next.ts
 				break
 			}
 		}

@@ -117,6 +117,7 @@ type Reader struct {
 	active     []*threadQueue // queues that may hold events
 	mtree      []node         // merge scratch: the tournament tree
 	mwin       []node         // merge scratch: winners while building it
+	mqs        []*threadQueue // merge scratch: its leaves
 	cur        *blockBuf      // event block being consumed
 	chunk      *recChunk      // its chunk being consumed
 	ci         int            // next segment of chunk
@@ -226,6 +227,7 @@ func (r *Reader) Reset(src io.Reader) error {
 		active:   r.active[:0],
 		mtree:    r.mtree,
 		mwin:     r.mwin,
+		mqs:      r.mqs[:0],
 		ready:    r.ready[:0],
 		limit:    math.MinInt64,
 		pool:     r.pool,
