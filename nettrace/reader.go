@@ -132,6 +132,7 @@ type Reader struct {
 	pendingSP  *spState
 	inflight   []*blockBuf // event blocks with events not yet delivered
 	inchunks   []*recChunk // their record chunks, in file order
+	freedAt    uint64      // Events when freeDelivered last looked
 
 	// Shared by the roles: pools and the pipeline (nil with one goroutine).
 	mu      sync.Mutex
@@ -891,13 +892,15 @@ func (r *Reader) recycleGenLocked(g *stackGen) {
 // events is still queued. Called when every collected event was delivered
 // (the consumer is done with the last one: its Next call is under way).
 //
-// Finding the oldest queued event looks at every listed queue, so it waits
-// until a few blocks or chunks could be freed: a merge that delivers a
-// handful of events does not pay a pass over hundreds of threads.
+// Finding the oldest queued event looks at every listed queue, so it runs
+// once some thousands of events went out (or many blocks wait): a merge
+// that delivers a handful of events does not pay a pass over every thread,
+// and the memory held a little longer is bounded.
 func (r *Reader) freeDelivered() {
-	if len(r.inflight) < 3 && len(r.inchunks) < 8 {
+	if r.stats.Events-r.freedAt < 4096 && len(r.inflight) < 16 && len(r.inchunks) < 64 {
 		return
 	}
+	r.freedAt = r.stats.Events
 	pending := uint64(math.MaxUint64) // smallest file order still queued
 	for _, q := range r.active {
 		if !q.empty() {

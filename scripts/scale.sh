@@ -6,6 +6,9 @@
 #   scripts/scale.sh [SIZE]            SIZE as gentrace takes it (1GiB)
 #
 # Environment: SCALE_DIR (where the trace and outputs go, /tmp/clrspy-scale),
+# SCALE_COMMANDS (the commands of the first table, "stat gc profile heap
+# locks pipe"; pipe is gentrace | stat -), SCALE_THREADS ("gc profile": the
+# commands compared; empty skips the comparison),
 # SCALE_ROUNDS (alternating rounds of the threads comparison, 3),
 # SCALE_TIMEOUT (seconds a command may run, 900), SCALE_MAX_RSS_MB (a
 # command above it is killed, 8192: a command that grows with the trace
@@ -49,7 +52,8 @@ run() {
 		done
 	done
 	wait "$tpid"
-	read -r wall user sys rss code <"$tf"
+	# (time puts "Command exited with non-zero status N" first then)
+	read -r wall user sys rss code < <(tail -n 1 "$tf")
 	cpu=$(echo "$user + $sys" | bc)
 	status="exit $code"
 	if [ -n "$killed" ]; then
@@ -76,15 +80,20 @@ declare -A cmds=(
 	[heap]="heap $trace"
 	[locks]="locks $trace"
 )
-for c in stat gc profile heap locks; do
+for c in ${SCALE_COMMANDS:-stat gc profile heap locks pipe}; do
+	if [ "$c" = pipe ]; then
+		run pipe bash -c "'$bin' gentrace --size '$size' 2>/dev/null | '$bin' stat -"
+		printf '| `clrspy gentrace | clrspy stat -` (both processes) | %d MB | %.1f s | %.1f s | %s |\n' $((rss / 1024)) "$wall" "$cpu" "$status"
+		continue
+	fi
 	# shellcheck disable=SC2086
 	run "$c" "$bin" ${cmds[$c]}
 	printf '| `clrspy %s` | %d MB | %.1f s | %.1f s | %s |\n' "$c" $((rss / 1024)) "$wall" "$cpu" "$status"
 done
-run pipe bash -c "'$bin' gentrace --size '$size' 2>/dev/null | '$bin' stat -"
-printf '| `clrspy gentrace | clrspy stat -` (both processes) | %d MB | %.1f s | %.1f s | %s |\n' $((rss / 1024)) "$wall" "$cpu" "$status"
 echo
 echo "load average after: $(load)"
+threads=${SCALE_THREADS-gc profile}
+[ -n "$threads" ] || exit 0
 
 echo
 echo "### Reader threads: one against the default, alternating"
@@ -95,7 +104,7 @@ if "$bin" gc --help 2>&1 | grep -q -- '--threads'; then
 	echo "| round | command | --threads 1 wall | default wall | ratio | --threads 1 CPU | default CPU |"
 	echo "|---|---|---|---|---|---|---|"
 	for ((i = 1; i <= rounds; i++)); do
-		for c in gc profile; do
+		for c in $threads; do
 			# shellcheck disable=SC2086
 			run "$c.1" "$bin" ${cmds[$c]} --threads 1
 			w1=$wall c1=$cpu
@@ -112,7 +121,8 @@ else
 	echo
 	echo "| work | threads=1 wall | threads=2 wall | ratio |"
 	echo "|---|---|---|---|"
-	CLRSPY_SCALE_TRACE=$trace go test ./nettrace -run '^$' -bench 'Scale(GC|Profile)' -benchtime 1x -count "$rounds" -timeout 0 |
+	re=$(echo "$threads" | sed 's/gc/GC/; s/profile/Profile/; s/ /|/g')
+	CLRSPY_SCALE_TRACE=$trace go test ./nettrace -run '^$' -bench "Scale($re)\$" -benchtime 1x -count "$rounds" -timeout 0 |
 		awk '/^BenchmarkScale/ {
 			split($1, a, "/"); name = a[1]; sub("Benchmark", "", name); th = a[2]; sub("-[0-9]+$", "", th)
 			s = $3 / 1e9
