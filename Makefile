@@ -64,10 +64,10 @@ demo: build workload
 bench:
 	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -run '^$$' -bench . -benchmem ./nettrace/
 
-# scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
-# prints peak RSS.
+# scale: every command on a generated 1 GiB trace (peak RSS, wall, CPU),
+# then the reader on one thread against all cores (scripts/scale.sh).
 scale: build
-	$(BIN) gentrace --size 1GiB | /usr/bin/time -f "peak RSS %M KB, %e s wall, %U s user" $(BIN) stat - | head -8
+	scripts/scale.sh 1GiB
 
 # fuzz: every fuzz target of the module in turn, each for FUZZEXECS
 # executions (a count, not a duration: golang/go#75804), repeated until it
