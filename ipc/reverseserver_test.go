@@ -67,7 +67,6 @@ func TestReverseServerManyRuntimes(t *testing.T) {
 	type result struct {
 		pid int
 		got traceCounts
-		err error
 	}
 	results := make(chan result, n)
 	seen := map[[16]byte]bool{}

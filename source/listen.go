@@ -96,13 +96,20 @@ func (r *Runtime) HostPid() int {
 		if err != nil || r.Pid <= 0 || !samePidNs(r.Pid) {
 			return
 		}
-		cl := procfs.Cmdline(r.Pid)
-		if cl != "" && firstField(cl) == firstField(info.CommandLine) {
+		// A runtime in another pid namespace advertises its pid there (1
+		// in a container), which names some other process here: the
+		// program must be the same. A runtime suspended at startup names
+		// its program alone, by its resolved path or as it was started.
+		prog := baseName(firstField(info.CommandLine))
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", r.Pid))
+		if prog != "" && (prog == baseName(exe) || prog == procfs.Comm(r.Pid, 0) || prog == baseName(firstField(procfs.Cmdline(r.Pid)))) {
 			r.host = r.Pid
 		}
 	})
 	return r.host
 }
+
+func baseName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 // Gone is closed once the runtime exited (it hung up its connection to
 // the port).
