@@ -154,7 +154,7 @@ func (r *Result) Value(name string, attrs ...string) (float64, bool) {
 func (a *Analyzer) Result() *Result {
 	r := &Result{
 		Meter: a.sawMeter, EventCounters: a.sawEC, DroppedSeries: a.dropped, LimitReached: a.limitReached,
-		Errors: slices.Clone(a.errors),
+		Errors: slices.Clone(a.errors), Metrics: []Metric{},
 	}
 	// Once the runtime's meter publishes, it is the source of every
 	// semantic-convention name, also for instruments that have no series

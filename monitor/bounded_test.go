@@ -71,7 +71,7 @@ func TestBoundedOverLongTrace(t *testing.T) {
 			t.Fatalf("a stop interval from %d ns kept at %d ns", m.gcStopped.at(0).end, m.now)
 		}
 		maxStacks = max(maxStacks, len(m.cpu.stks))
-		maxIdxs = max(maxIdxs, len(m.cpu.idx))
+		maxIdxs = max(maxIdxs, len(m.cpu.idx[0])+len(m.cpu.idx[1]))
 	}
 	for {
 		ev, err := s.Next()

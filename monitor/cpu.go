@@ -1,8 +1,9 @@
 package monitor
 
 import (
-	"encoding/binary"
+	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
@@ -23,10 +24,9 @@ type cpuWindow struct {
 	sym  *stacks.Symbols
 	secs int64
 
-	idx    map[string]int32 // raw stack (ips + type byte) → id
+	idx    [2]map[string]int32 // managed, external: raw stack bytes → id
 	stks   []cpuStack
 	free   []int32
-	key    []byte
 	frames frameTable
 
 	buckets []cpuBucket // ring, one per second
@@ -35,10 +35,23 @@ type cpuWindow struct {
 	total   int64 // samples ever
 	st      analysis.Stats
 	lastGC  int64 // second of the last sweep
+
+	// Reused by profile: the call tree as a flat arena (node 0 is the
+	// root), its edges, and scratch for the pruning cutoff.
+	tree   []treeNode
+	edges  map[uint64]int32 // parent<<32 | frame → node
+	totals []int64
+}
+
+type treeNode struct {
+	frame       int32
+	parent      int32
+	total, self int64
+	out         *FlameNode // while materialising
 }
 
 type cpuStack struct {
-	key      string // the idx key (owns the bytes)
+	key      string // the idx key (over ips' bytes)
 	used     bool
 	ips      []uint64
 	external bool
@@ -57,8 +70,9 @@ type cpuBucket struct {
 func newCPUWindow(hdr *nettrace.Header, secs int) *cpuWindow {
 	w := &cpuWindow{
 		hdr: hdr, sym: stacks.NewSymbols(hdr), secs: int64(secs),
-		idx: make(map[string]int32), buckets: make([]cpuBucket, secs+1),
+		idx: [2]map[string]int32{make(map[string]int32), make(map[string]int32)}, buckets: make([]cpuBucket, secs+1),
 		frames: frameTable{idx: make(map[stacks.Frame]int32)},
+		edges:  make(map[uint64]int32),
 	}
 	for i := range w.buckets {
 		w.buckets[i] = cpuBucket{sec: -1, counts: make(map[int32]int32)}
@@ -95,27 +109,40 @@ func (w *cpuWindow) event(ev *nettrace.Event, ts int64) {
 func (w *cpuWindow) sample(ips []uint64, external bool, ts int64) {
 	sec := max(ts, 0) / 1e9
 	w.advance(sec)
-	w.key = w.key[:0]
-	for _, ip := range ips {
-		w.key = binary.LittleEndian.AppendUint64(w.key, ip)
-	}
-	if external {
-		w.key = append(w.key, 1)
-	} else {
-		w.key = append(w.key, 0)
-	}
-	id, ok := w.idx[string(w.key)]
+	id, ok := w.idx[typeIndex(external)][ipsKey(ips)]
 	if !ok {
 		id = w.intern(ips, external, ts)
 	}
 	w.stks[id].lastSec = max(w.stks[id].lastSec, sec)
 	b := &w.buckets[sec%int64(len(w.buckets))]
+	if b.sec != sec {
+		// The slot's second fell out of the window.
+		clear(b.counts)
+		b.sec = sec
+	}
 	b.counts[id]++
 	w.total++
 }
 
+func typeIndex(external bool) int {
+	if external {
+		return 1
+	}
+	return 0
+}
+
+// ipsKey views a stack's addresses as a string (no copy: for lookups, and
+// for keys over a copy the window owns).
+func ipsKey(ips []uint64) string {
+	if len(ips) == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Pointer(&ips[0])), len(ips)*8)
+}
+
 func (w *cpuWindow) intern(ips []uint64, external bool, ts int64) int32 {
-	st := cpuStack{used: true, key: string(w.key), ips: append([]uint64(nil), ips...), external: external, first: ts}
+	cp := append([]uint64(nil), ips...)
+	st := cpuStack{used: true, key: ipsKey(cp), ips: cp, external: external, first: ts}
 	var id int32
 	if n := len(w.free); n > 0 {
 		id = w.free[n-1]
@@ -125,24 +152,18 @@ func (w *cpuWindow) intern(ips []uint64, external bool, ts int64) int32 {
 		id = int32(len(w.stks))
 		w.stks = append(w.stks, st)
 	}
-	w.idx[st.key] = id
+	w.idx[typeIndex(external)][st.key] = id
 	return id
 }
 
-// advance moves the clock to second sec, emptying the buckets of the
-// seconds that fall out of the window, and now and then drops stacks no
-// bucket holds.
+// advance moves the clock to second sec and now and then drops the
+// stacks no bucket of the window holds.
 func (w *cpuWindow) advance(sec int64) {
 	if !w.started {
-		w.cur, w.started = sec, true
+		w.cur, w.lastGC, w.started = sec, sec, true
 	}
 	if sec <= w.cur {
 		return
-	}
-	for s := max(w.cur+1, sec-int64(len(w.buckets))+1); s <= sec; s++ {
-		b := &w.buckets[s%int64(len(w.buckets))]
-		clear(b.counts)
-		b.sec = s
 	}
 	w.cur = sec
 	if sec-w.lastGC >= w.secs {
@@ -156,7 +177,7 @@ func (w *cpuWindow) sweep() {
 	for id := range w.stks {
 		st := &w.stks[id]
 		if st.used && st.lastSec < oldest {
-			delete(w.idx, st.key)
+			delete(w.idx[typeIndex(st.external)], st.key)
 			*st = cpuStack{}
 			w.free = append(w.free, int32(id))
 		}
@@ -202,7 +223,7 @@ func (t *frameTable) id(f stacks.Frame) int32 {
 // frame is unknown and the symbol table has grown.
 func (w *cpuWindow) resolve(id int32) []int32 {
 	st := &w.stks[id]
-	if st.resolved != nil && !(st.unknown && w.sym.Methods() != st.methods) {
+	if st.resolved != nil && !(st.unknown && w.sym.Len() != st.methods) {
 		return st.resolved
 	}
 	frames, _ := w.sym.Stack(st.ips, st.first)
@@ -217,7 +238,7 @@ func (w *cpuWindow) resolve(id int32) []int32 {
 		}
 		out = append(out, w.frames.id(f))
 	}
-	st.resolved, st.methods = out, w.sym.Methods()
+	st.resolved, st.methods = out, w.sym.Len()
 	return out
 }
 
@@ -252,7 +273,6 @@ type FlameNode struct {
 	Total    int64        `json:"total"`
 	Self     int64        `json:"self"`
 	Children []*FlameNode `json:"children,omitempty"`
-	frame    int32
 }
 
 var frameKinds = map[stacks.FrameKind]string{stacks.KindManaged: "managed", stacks.KindNative: "native",
@@ -261,8 +281,7 @@ var frameKinds = map[stacks.FrameKind]string{stacks.KindManaged: "managed", stac
 func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 	counts, n := w.window(now)
 	p := &CPUProfile{WindowSec: float64(w.secs), Samples: n, Total: w.total, TopMethods: []MethodRow{}}
-	root := &FlameNode{Name: "all", Kind: "root", frame: -1}
-	p.Flame = root
+	p.Flame = &FlameNode{Name: "all", Kind: "root", Total: n}
 	if n == 0 {
 		return p
 	}
@@ -274,7 +293,8 @@ func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	seen := map[int32]bool{}
-	nodes := 1
+	w.tree = append(w.tree[:0], treeNode{frame: -1, parent: -1, total: n})
+	clear(w.edges)
 	for _, id := range ids {
 		c := counts[id]
 		fr := w.resolve(id)
@@ -288,13 +308,19 @@ func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 				total[f] += c
 			}
 		}
-		node := root
-		node.Total += c
+		cur := int32(0)
 		for i := len(fr) - 1; i >= 0; i-- {
-			node, nodes = node.child(fr[i], &w.frames, nodes)
-			node.Total += c
+			k := uint64(cur)<<32 | uint64(uint32(fr[i]))
+			next, ok := w.edges[k]
+			if !ok {
+				next = int32(len(w.tree))
+				w.tree = append(w.tree, treeNode{frame: fr[i], parent: cur})
+				w.edges[k] = next
+			}
+			w.tree[next].total += c
+			cur = next
 		}
-		node.Self += c
+		w.tree[cur].self += c
 	}
 	for f, t := range total {
 		fr := w.frames.frames[f]
@@ -312,52 +338,53 @@ func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 		return a.Name < b.Name
 	})
 	p.TopMethods = p.TopMethods[:min(top, len(p.TopMethods))]
-	root.sortAndPrune(cutoff(root, nodes, maxNodes))
+	w.materialise(p.Flame, w.cutoff(maxNodes))
 	return p
 }
 
-func (n *FlameNode) child(f int32, t *frameTable, nodes int) (*FlameNode, int) {
-	for _, c := range n.Children {
-		if c.frame == f {
-			return c, nodes
-		}
-	}
-	fr := t.frames[f]
-	c := &FlameNode{Name: fr.Name, Module: fr.Module, Kind: frameKinds[fr.Kind], frame: f}
-	n.Children = append(n.Children, c)
-	return c, nodes + 1
-}
-
-// cutoff is the smallest Total a node keeps when the tree has more than
-// maxNodes nodes (0: keep all).
-func cutoff(root *FlameNode, nodes, maxNodes int) int64 {
-	if nodes <= maxNodes {
+// cutoff is the smallest Total a node keeps so that at most maxNodes are
+// kept (0: all fit). A node weighs at least as much as each child, so
+// cutting by weight keeps every kept node's parent.
+func (w *cpuWindow) cutoff(maxNodes int) int64 {
+	if len(w.tree) <= maxNodes {
 		return 0
 	}
-	totals := make([]int64, 0, nodes)
-	var walk func(*FlameNode)
-	walk = func(n *FlameNode) {
-		totals = append(totals, n.Total)
-		for _, c := range n.Children {
-			walk(c)
-		}
+	w.totals = w.totals[:0]
+	for i := range w.tree {
+		w.totals = append(w.totals, w.tree[i].total)
 	}
-	walk(root)
-	sort.Slice(totals, func(i, j int) bool { return totals[i] > totals[j] })
+	slices.Sort(w.totals)
 	// Keep strictly heavier than the first node past the limit, so ties
 	// never push the count over it.
-	return totals[maxNodes] + 1
+	return w.totals[len(w.totals)-1-maxNodes] + 1
 }
 
-func (n *FlameNode) sortAndPrune(min int64) {
-	kept := n.Children[:0]
-	for _, c := range n.Children {
-		if c.Total >= min {
-			kept = append(kept, c)
+// materialise turns the kept part of the arena into FlameNodes under root
+// (parents precede their children in the arena), heaviest children first.
+func (w *cpuWindow) materialise(root *FlameNode, min int64) {
+	w.tree[0].out = root
+	for i := 1; i < len(w.tree); i++ {
+		t := &w.tree[i]
+		t.out = nil
+		if t.total < min {
+			continue
 		}
+		par := w.tree[t.parent].out
+		if par == nil {
+			continue
+		}
+		fr := w.frames.frames[t.frame]
+		t.out = &FlameNode{Name: fr.Name, Module: fr.Module, Kind: frameKinds[fr.Kind], Total: t.total, Self: t.self}
+		par.Children = append(par.Children, t.out)
 	}
-	clear(n.Children[len(kept):])
-	n.Children = kept
+	root.Self = w.tree[0].self
+	for i := range w.tree {
+		w.tree[i].out = nil
+	}
+	root.sortChildren()
+}
+
+func (n *FlameNode) sortChildren() {
 	sort.Slice(n.Children, func(i, j int) bool {
 		if n.Children[i].Total != n.Children[j].Total {
 			return n.Children[i].Total > n.Children[j].Total
@@ -365,6 +392,6 @@ func (n *FlameNode) sortAndPrune(min int64) {
 		return n.Children[i].Name < n.Children[j].Name
 	})
 	for _, c := range n.Children {
-		c.sortAndPrune(min)
+		c.sortChildren()
 	}
 }

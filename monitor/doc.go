@@ -4,9 +4,10 @@
 // Snapshot copies out at any time.
 //
 // What it owns: composing the analyses a live view needs over one stream
-// (gcpause for GCs and suspensions, counters for the runtime's own
-// counters, the stacks symbol table for CPU samples) and the rolling state
-// built from them: the latest GC rows and non-GC suspension rows, GC
+// (gcpause for GCs and suspensions, with PerfView's pause and the
+// runtime's own; counters for the runtime's own counters; the stacks
+// symbol table for CPU samples) and the rolling state built from them:
+// the latest GC rows and non-GC suspension rows, GC
 // counts and pause histograms per generation (exclusive: a GC counts once,
 // under the generation it collected), the share of time stopped over the
 // last 1, 10 and 60 s and since the session began, the longest pause,
@@ -45,6 +46,12 @@
 // else the last GC's latency mode (Batch means background GCs are off,
 // which is how the runtime applies gcConcurrent=0). GCFlavor.KindFrom and
 // ConcurrentFrom say which evidence decided.
+//
+// Locks are paired here (ContentionStart/Stop per thread, as package
+// locks pairs them) rather than through locks.Analyzer, whose per-stack
+// samples grow with the session and whose Result names every stack: too
+// much for a snapshot a second over days. A view that wants the waiting
+// stacks runs locks.Analyzer on the same stream beside the monitor.
 //
 // Bounds: GC rows (Options.KeepGCs), suspension rows (KeepSuspensions),
 // the stopped-time unions (intervals of the last 60 s, at most 65536 each:

@@ -72,14 +72,15 @@ func def(v, d int) int {
 }
 
 // Providers returns what a session must enable for a Monitor with these
-// options: the runtime's GC events (and GCTriggered, which tells server
-// from workstation GC), contention events, the sample profiler with the
-// method events that name its frames, and the counters' providers. It
-// sets opts.Counters.SessionID when empty: give the same Options to New.
+// options: the runtime's GC events (GCTriggered among them, which tells
+// server from workstation GC), contention events, the sample profiler with
+// the method events that name its frames, and the counters' providers
+// (with Counters.Meter, which sets Counters.SessionID when empty: give the
+// same Options to New).
 func Providers(opts *Options) []ipc.Provider {
 	kw := ipc.KeywordGC
 	if opts.Locks {
-		kw |= ipc.KeywordContention | ipc.KeywordThreading
+		kw |= ipc.KeywordContention
 	}
 	var ps []ipc.Provider
 	if opts.CPU {
@@ -145,7 +146,8 @@ type Monitor struct {
 
 type genAcc struct {
 	count, induced int
-	totalPause     int64
+	totalPause     int64 // sum of the pauses (PerfView's)
+	totalRuntime   int64 // sum of the runtime's pauses
 	maxPause       int64
 	hist           hist
 }
@@ -410,15 +412,22 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 				a.induced++
 			}
 			a.totalPause += g.PauseNanos
-			a.maxPause = max(a.maxPause, g.PauseNanos)
-			a.hist.add(g.PauseNanos)
+			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
+			if g.StartSeen {
+				// A GC begun before the session has a lower-bound pause:
+				// in the totals, not in maxima and histograms.
+				a.maxPause = max(a.maxPause, g.PauseNanos)
+				a.hist.add(g.PauseNanos)
+			}
 		}
 		if int(g.Type) < len(m.byType) {
 			m.byType[g.Type]++
 		}
-		m.suspendHist.add(g.SuspendNanos)
-		if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
-			m.longest, m.hasLongest = row, true
+		if g.StartSeen {
+			m.suspendHist.add(g.SuspendNanos)
+			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
+				m.longest, m.hasLongest = row, true
+			}
 		}
 		if g.HasHeapStats {
 			for i := range m.promoted {
@@ -450,6 +459,18 @@ func optNanos(ns int64) Opt {
 		return None
 	}
 	return Opt(ms(ns))
+}
+
+// SymbolEvent feeds the CPU window's symbol table a method or module
+// rundown event from another session on the same process: a live session
+// only sees the methods compiled after it began, and a short rundown
+// session (started and stopped at once) names those compiled before.
+func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cpu != nil && ev.Meta.Runtime == nettrace.Rundown {
+		m.cpu.sym.Event(ev)
+	}
 }
 
 // Finish implements analysis.Finisher: the stream ended (suspensions still

@@ -57,8 +57,17 @@ type GCRow struct {
 	StartUTC  time.Time `json:"start_utc"`
 	StartMS   float64   `json:"start_ms"`
 	SuspendMS float64   `json:"suspend_ms"` // time to suspend the threads
-	PauseMS   float64   `json:"pause_ms"`
-	Pauses    int       `json:"pauses"` // stops (a background GC makes several)
+	// PauseMS is PerfView's pause: SuspendEEBegin to RestartEEEnd (a
+	// background GC's stops summed).
+	PauseMS float64 `json:"pause_ms"`
+	// PauseRuntimeMS is the pause as the runtime counts it for
+	// GC.GetTotalPauseDuration (gcpause.GC.PauseRuntimeNanos); null when
+	// its events are missing.
+	PauseRuntimeMS Opt `json:"pause_runtime_ms"`
+	Pauses         int `json:"pauses"` // stops (a background GC makes several)
+	// StartSeen is false for a GC whose pause began before the session:
+	// its pauses are lower bounds, left out of maxima and histograms.
+	StartSeen bool `json:"start_seen"`
 	// HeapBeforeBytes is the heap size when the GC started, HeapAfterBytes
 	// after it (fragmentation included).
 	HeapBeforeBytes Opt `json:"heap_before_bytes"`
@@ -75,7 +84,8 @@ func newGCRow(g *gcpause.GC) GCRow {
 	r := GCRow{
 		Number: g.Number, Index: g.Index, Generation: g.Generation, Type: g.Type.String(), Reason: g.Reason.String(),
 		Induced: g.Induced, Complete: g.Complete, StartUTC: g.PauseStartUTC.UTC(), StartMS: ms(g.PauseStartNanos),
-		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), Pauses: g.Pauses,
+		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), PauseRuntimeMS: optNanos(g.PauseRuntimeNanos),
+		Pauses: g.Pauses, StartSeen: g.StartSeen,
 		HeapBeforeBytes: None, HeapAfterBytes: None, PromotedBytes: None, Gen0AllocBytes: None,
 		Heaps: g.Heaps, LostEvents: g.LostEvents,
 	}

@@ -72,12 +72,16 @@ var WindowSeconds = []float64{1, 10, 60, 0}
 // GenSummary is one generation's GCs (each GC counted once, under the
 // generation it collected).
 type GenSummary struct {
-	Generation     int       `json:"generation"`
-	Count          int       `json:"count"`
-	Induced        int       `json:"induced"`
-	TotalPauseMS   float64   `json:"total_pause_ms"`
-	MaxPauseMS     float64   `json:"max_pause_ms"`
-	PauseHistogram Histogram `json:"pause_histogram"`
+	Generation int `json:"generation"`
+	Count      int `json:"count"`
+	Induced    int `json:"induced"`
+	// SumPauseMS sums the GCs' pauses (PerfView's definition);
+	// TotalPauseRuntimeMS the runtime's (what GC.GetTotalPauseDuration
+	// adds for them).
+	SumPauseMS          float64   `json:"sum_pause_ms"`
+	TotalPauseRuntimeMS float64   `json:"total_pause_runtime_ms"`
+	MaxPauseMS          float64   `json:"max_pause_ms"`
+	PauseHistogram      Histogram `json:"pause_histogram"`
 }
 
 // GCSummary is every complete GC since the session began.
@@ -86,15 +90,24 @@ type GCSummary struct {
 	Incomplete int `json:"incomplete"` // given up (events missing)
 	// Generations: gen0, gen1, gen2 (exclusive counts, as OpenTelemetry's
 	// dotnet.gc.collections).
-	Generations    [3]GenSummary `json:"generations"`
-	NonConcurrent  int           `json:"non_concurrent"`
-	Background     int           `json:"background"`
-	Foreground     int           `json:"foreground"`
-	TotalPauseMS   float64       `json:"total_pause_ms"`
-	TotalSuspendMS float64       `json:"total_suspend_ms"`
-	PauseHistogram Histogram     `json:"pause_histogram"`
+	Generations   [3]GenSummary `json:"generations"`
+	NonConcurrent int           `json:"non_concurrent"`
+	Background    int           `json:"background"`
+	Foreground    int           `json:"foreground"`
+	// TotalPauseMS is the time the runtime was stopped for GCs
+	// (SuspendEEBegin to RestartEEEnd of suspensions for a GC), each moment
+	// once: a foreground GC's stop inside a background GC's counts once.
+	// SumPauseMS sums the GCs' pauses as PerfView does (overlaps twice).
+	// TotalPauseRuntimeMS sums the pauses by the runtime's own definition:
+	// what GC.GetTotalPauseDuration (the meter's dotnet.gc.pause.time)
+	// adds for these GCs.
+	TotalPauseMS        float64   `json:"total_pause_ms"`
+	SumPauseMS          float64   `json:"sum_pause_ms"`
+	TotalPauseRuntimeMS float64   `json:"total_pause_runtime_ms"`
+	TotalSuspendMS      float64   `json:"total_suspend_ms"`
+	PauseHistogram      Histogram `json:"pause_histogram"`
 	// SuspendHistogram is the time to suspend (SuspendEEBegin to End) of
-	// every GC.
+	// every GC whose start the session saw (TotalSuspendMS sums them).
 	SuspendHistogram Histogram `json:"suspend_histogram"`
 	// Longest is the GC with the longest pause (nil before the first).
 	Longest *GCRow `json:"longest"`
@@ -209,13 +222,15 @@ func (m *Monitor) gcSummary(g *GCSummary, elapsed int64) {
 	g.Count, g.Incomplete = m.all.count, m.incomplete
 	for i := range g.Generations {
 		a := &m.gen[i]
-		g.Generations[i] = GenSummary{Generation: i, Count: a.count, Induced: a.induced,
-			TotalPauseMS: ms(a.totalPause), MaxPauseMS: ms(a.maxPause), PauseHistogram: a.hist.snapshot()}
+		g.Generations[i] = GenSummary{Generation: i, Count: a.count, Induced: a.induced, SumPauseMS: ms(a.totalPause),
+			TotalPauseRuntimeMS: ms(a.totalRuntime), MaxPauseMS: ms(a.maxPause), PauseHistogram: a.hist.snapshot()}
 	}
 	g.NonConcurrent = m.byType[clrevents.GCNonConcurrent]
 	g.Background = m.byType[clrevents.GCBackground]
 	g.Foreground = m.byType[clrevents.GCForeground]
-	g.TotalPauseMS = ms(m.all.totalPause)
+	g.TotalPauseMS = ms(m.gcStopped.total)
+	g.SumPauseMS = ms(m.all.totalPause)
+	g.TotalPauseRuntimeMS = ms(m.all.totalRuntime)
 	g.TotalSuspendMS = ms(m.suspendHist.sum)
 	g.PauseHistogram = m.all.hist.snapshot()
 	g.SuspendHistogram = m.suspendHist.snapshot()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -242,5 +243,32 @@ func TestListen(t *testing.T) {
 	}
 	if induced == nil {
 		t.Error("no induced workload result")
+	}
+}
+
+// TestLaunchHangAtExit: a launched program that does not exit after its
+// session ended (here it ignores the SIGTERM that --duration sends; a
+// runtime bug can hang it in its exit) does not hang clrspy: it is killed
+// after the grace period, and its status says so (128+SIGKILL).
+func TestLaunchHangAtExit(t *testing.T) {
+	defer func(g time.Duration) { exitGrace = g }(exitGrace)
+	exitGrace = 2 * time.Second
+	var notes []string
+	st, err := Open(Spec{Argv: workload.Argv(t, "idle", "seconds=60", "ignoreTerm=1"), Providers: gcProviders, Duration: time.Second,
+		Notice: func(s string) { notes = append(notes, s) }, ProgramStderr: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Run(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	st.Close()
+	waited := time.Since(start)
+	if code := st.ExitCode(); code != 128+int(syscall.SIGKILL) || waited < exitGrace || waited > exitGrace+10*time.Second {
+		t.Errorf("exit %d after waiting %v, want 137 after about %v", code, waited, exitGrace)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[1], "has not exited 2s after its session ended: killing it") {
+		t.Errorf("notices %q", notes)
 	}
 }

@@ -63,7 +63,12 @@ as text, --json, or --csv (one row per GC, PerfView's columns).
 
 Pauses follow PerfView's GCStats rules: pause = SuspendEEBegin to RestartEEEnd,
 suspend = SuspendEEBegin to SuspendEEEnd; a background GC's pause is the sum
-of its short stops; a GC is complete once its heap statistics arrived.
+of its short stops; a GC is complete once its heap statistics arrived. Beside
+it, "runtime" is the runtime's own definition, what GC.GetTotalPauseDuration
+adds up (from just before the suspension to the end of the GC, without the
+restart). Totals and "% paused" count stopped wall time once: overlapping
+stops of two GCs are not added twice. A GC that began before the trace has a
+lower-bound pause and stays out of max, mean and percentiles.
 The gen column reads 0N, 1N, 2B, 2F...: the generation collected, then N
 non-concurrent (blocking), B background or F foreground; I marks an induced
 GC (GC.Collect), i an induced one the runtime was free to skip.`,
