@@ -79,6 +79,7 @@ func walkTarget(t *Target, s sink) {
 		s.value(famCollections, float64(gen.Count), lv(genNames[i]))
 	}
 	s.value(famPauseTime, g.TotalPauseMS/1e3, lv())
+	s.value(famPauseRuntime, g.TotalPauseRuntimeMS/1e3, lv())
 	for i, v := range g.HeapSizeAfterBytes {
 		if v.Valid() {
 			s.value(famHeapSize, float64(v), lv(genNames[i]))

@@ -61,19 +61,22 @@ var (
 		Help:   "Garbage collections since the session began, each counted once under the generation it collected (a gen2 GC is not also a gen0 one), from the runtime's GC events. In listen mode the session begins with the process.",
 		Labels: target(LabelGeneration)}
 	famPauseTime = &Family{Name: "dotnet_gc_pause_time_seconds_total", OTel: "dotnet.gc.pause.time", OTelUnit: "s", Kind: Counter,
-		Help:   "Total time the runtime was stopped for GCs since the session began, the sum of every GC's pauses as PerfView measures them: SuspendEEBegin to RestartEEEnd, time to suspend included, each stop of a background GC.",
+		Help:   "Time the runtime was stopped for GCs since the session began: from each GC suspension's start (SuspendEEBegin) to the end of its restart (RestartEEEnd), every moment once (a foreground GC's stop inside a background GC's is not counted twice). clrspy_gc_pause_runtime_seconds_total is the runtime's own measure; clrspy_gc_pause_seconds_sum sums the pauses as PerfView does.",
+		Labels: target()}
+	famPauseRuntime = &Family{Name: "clrspy_gc_pause_runtime_seconds_total", OTel: "clrspy.gc.pause_runtime", OTelUnit: "s", Kind: Counter,
+		Help:   "GC pause time by the runtime's own definition, what GC.GetTotalPauseDuration (and the runtime meter's dotnet.gc.pause.time) adds for the GCs of the session: from the GC's start, after the threads are suspended, to the end of its restart; shorter than dotnet_gc_pause_time_seconds_total by the time to suspend.",
 		Labels: target()}
 	famHeapSize = &Family{Name: "dotnet_gc_last_collection_heap_size_bytes", OTel: "dotnet.gc.last_collection.heap.size", OTelUnit: "By", Kind: Gauge,
 		Help:   "Size of each generation after the latest GC the session saw (fragmentation included); before the first one, the runtime's own counter.",
 		Labels: target(LabelGeneration)}
 	famPause = &Family{Name: "clrspy_gc_pause_seconds", OTel: "clrspy.gc.pause", OTelUnit: "s", Kind: Histogram,
-		Help:   "Individual GC pauses (SuspendEEBegin to RestartEEEnd, the stops of a background GC summed), by condemned generation and GC type (NonConcurrent, Background, Foreground).",
+		Help:   "Individual GC pauses as PerfView measures them (SuspendEEBegin to RestartEEEnd, the stops of a background GC summed), by condemned generation and GC type (NonConcurrent, Background, Foreground). A GC begun before the session (its pause only partly seen) is counted in dotnet_gc_collections_total, not here.",
 		Labels: target(LabelGeneration, LabelGCType)}
 	famSuspend = &Family{Name: "clrspy_gc_suspend_seconds", OTel: "clrspy.gc.suspend", OTelUnit: "s", Kind: Histogram,
 		Help:   "Time to suspend the runtime for each GC (SuspendEEBegin to SuspendEEEnd): how long threads took to reach a safe point.",
 		Labels: target()}
 	famSuspensions = &Family{Name: "clrspy_runtime_suspensions_total", OTel: "clrspy.runtime.suspensions", OTelUnit: "{suspension}", Kind: Counter,
-		Help:   "Runtime suspensions that were not for a GC, by the runtime's suspend reason (debugger, ReJIT, the sample profiler, ...).",
+		Help:   "Runtime suspensions that were not for a GC, by the runtime's suspend reason (debugger, ReJIT, the sample profiler: clrspy's own CPU profiles too, ...).",
 		Labels: target(LabelReason)}
 	famSuspended = &Family{Name: "clrspy_runtime_suspended_seconds_total", OTel: "clrspy.runtime.suspended", OTelUnit: "s", Kind: Counter,
 		Help:   "Time the runtime was stopped by suspensions that were not for a GC (SuspendEEBegin to RestartEEEnd), by suspend reason.",
@@ -104,7 +107,7 @@ var (
 )
 
 // ownFamilies is every family above, in exposition order.
-var ownFamilies = []*Family{famCollections, famPauseTime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
+var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
 	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions}
 
 // counterFamily is one runtime counter exported under its semantic-

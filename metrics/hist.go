@@ -120,9 +120,11 @@ func NewGCHistograms() *GCHistograms {
 	return &GCHistograms{suspend: newAcc(monitor.WaitBounds)}
 }
 
-// Observe adds a GC (complete ones only, as the monitor's counts).
+// Observe adds a GC: complete ones whose start the session saw (as the
+// monitor's histograms: the pause of a GC begun before the session is a
+// lower bound).
 func (h *GCHistograms) Observe(g *gcpause.GC) {
-	if !g.Complete {
+	if !g.Complete || !g.StartSeen {
 		return
 	}
 	gen := min(max(g.Generation, 0), 2)

@@ -39,6 +39,10 @@ type Config struct {
 	// CounterInterval is how often the runtime publishes its counters
 	// (0: 5 s).
 	CounterInterval time.Duration
+	// Sampler is the CPU profiles' sampler: "perf" (perf_event, mixed
+	// mode), "eventpipe" (the runtime's sample profiler) or "auto" (perf
+	// where the kernel permits it; ""  is auto).
+	Sampler string
 	// Retry is the first delay before a failed session is opened again
 	// (doubled up to a minute; 0: 2 s).
 	Retry time.Duration
@@ -73,6 +77,13 @@ func (c *Config) grace() time.Duration           { return dur(c.Grace, time.Minu
 func (c *Config) scanInterval() time.Duration    { return dur(c.ScanInterval, time.Second) }
 func (c *Config) retry() time.Duration           { return dur(c.Retry, 2*time.Second) }
 func (c *Config) counterInterval() time.Duration { return dur(c.CounterInterval, 5*time.Second) }
+
+func (c *Config) sampler() string {
+	if c.Sampler == "" {
+		return "auto"
+	}
+	return c.Sampler
+}
 
 func (c *Config) bufferMB() uint32 {
 	if c.BufferMB == 0 {
@@ -114,6 +125,11 @@ func (c *Config) check() error {
 		if n == "" {
 			return errors.New("--name: empty name")
 		}
+	}
+	switch c.Sampler {
+	case "", "auto", "perf", "eventpipe":
+	default:
+		return fmt.Errorf("unknown --sampler %q: use perf, eventpipe or auto", c.Sampler)
 	}
 	if c.NoAttach && c.DiagnosticPort == "" {
 		return errors.New("--attach=false leaves nothing to monitor: give --diagnostic-port PATH")

@@ -15,6 +15,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -115,7 +116,15 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			return
 		}
 		defer t.profiling.Store(false)
-		b, err := d.profile(r.Context(), t, kind, time.Duration(secs*float64(time.Second)))
+		sampler := d.cfg.sampler()
+		if s := q.Get("sampler"); s != "" {
+			if s != "auto" && s != "perf" && s != "eventpipe" {
+				http.Error(w, fmt.Sprintf("sampler=%s: want auto, perf or eventpipe", s), http.StatusBadRequest)
+				return
+			}
+			sampler = s
+		}
+		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)))
 		if err != nil {
 			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
 			return
@@ -139,12 +148,20 @@ var contentionProviders = []ipc.Provider{{Name: ipc.RuntimeProvider,
 
 // profile takes a profile of t: a session of its own for dur (cut short
 // when ctx ends), read through the analysis the CLI uses, written as
-// gzipped pprof.
-func (d *Daemon) profile(ctx context.Context, t *target, kind string, dur time.Duration) ([]byte, error) {
+// gzipped pprof. A CPU profile comes from the perf_event sampler when
+// sampler allows it and the kernel permits it for the process (as `clrspy
+// profile --sampler auto`), else from the runtime's sample profiler.
+func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration) ([]byte, error) {
 	ps := contentionProviders
 	if kind == "cpu" {
-		// TODO(lead): use package perf's sampler when it is on main and
-		// permitted (as `clrspy profile --sampler auto`).
+		if p, ok, err := d.perfProfile(ctx, t, sampler, dur); ok {
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			err := report.WritePprof(&buf, p)
+			return buf.Bytes(), err
+		}
 		ps, _ = ipc.Profile("cpu")
 	}
 	st, err := t.openSpec(source.Spec{Providers: ps, BufferMB: d.cfg.bufferMB(), Duration: dur})
@@ -199,4 +216,35 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind string, dur time.D
 	span := time.Duration(hdr.DurationNanos(end.LastTimestamp - end.FirstTimestamp))
 	err = report.WriteLocksPprof(&buf, a.Result(), hdr.Time(end.FirstTimestamp), span)
 	return buf.Bytes(), err
+}
+
+// perfProfile profiles t with the perf_event sampler when sampler permits
+// it and the kernel allows it for the process (ok false: use the
+// runtime's sampler). The process must be visible in clrspy's pid
+// namespace.
+func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration) (*stacks.Profile, bool, error) {
+	if sampler == "eventpipe" {
+		return nil, false, nil
+	}
+	if t.hostPid <= 0 {
+		if sampler == "perf" {
+			return nil, true, errors.New("the perf sampler needs the process in clrspy's pid namespace")
+		}
+		return nil, false, nil
+	}
+	opts := perf.Options{}
+	if _, err := perf.Check(t.hostPid, opts); err != nil {
+		if sampler == "perf" {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	p, err := perf.Profile(ctx, t.hostPid, perf.Config{Options: opts, Duration: dur})
+	if err != nil {
+		return nil, true, err
+	}
+	if p.Total == 0 {
+		return nil, true, errors.New("no stack samples arrived")
+	}
+	return p, true, nil
 }

@@ -95,6 +95,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.IntVar(&cfg.Capture.MaxFiles, "capture-max-files", 20, "captures kept in --capture-dir (oldest removed first)")
 	f.IntVar(&captureMB, "capture-max-mb", 1024, "bytes of captures kept in --capture-dir, in MB (oldest removed first)")
 	f.IntVar(&ringMB, "capture-ring-mb", 32, "memory of each process's capture ring, in MB")
+	f.StringVar(&cfg.Sampler, "sampler", "auto", "CPU profiles (/debug/pprof/profile): perf (perf_event, mixed-mode), eventpipe (the runtime's sampler) or auto (perf where the kernel permits it)")
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
 	// TODO(lead): --web mounts package web's handler here once branch
