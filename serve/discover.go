@@ -50,12 +50,17 @@ type procEntry struct {
 type procState uint8
 
 const (
-	// pending: no socket yet (its runtime may not have started): probed
-	// again at each scan while the process is young, and whenever a socket
-	// with its pid appears.
+	// pending: in another namespace (or a directory not watched), no
+	// socket yet (its runtime may not have started): probed again at each
+	// scan while the process is young.
 	pending procState = iota + 1
-	ignored           // not .NET, left out by --pid/--name, or in listen mode
-	handled           // given to the daemon (a target, or failed for good)
+	// waitSocket: in clrspy's namespace, no socket in its watched
+	// directory: probed again only when a socket with its pid appears
+	// (inotify), so the many short-lived processes of a busy host cost one
+	// probe each.
+	waitSocket
+	ignored // not .NET, left out by --pid/--name, or in listen mode
+	handled // given to the daemon (a target, or failed for good)
 )
 
 // youngSec is the process age up to which a process without a socket is
@@ -325,7 +330,7 @@ func (disc *discovery) probe(pid int) {
 				return
 			}
 		} else if !disc.socks[dir][fmt.Sprintf("dotnet-diagnostic-%d-%d-socket", pid, ticks)] {
-			e.state = pending
+			e.state = waitSocket
 			return
 		}
 	} else if _, err := ipc.Find(pid); err != nil {

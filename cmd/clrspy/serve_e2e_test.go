@@ -38,7 +38,7 @@ var serveAliasSeq struct {
 
 // aliasWorkload is a symlink to the workload under a name of its own (at
 // most 15 characters, the kernel's process name length).
-func aliasWorkload(t *testing.T, dir, tag string) (path, name string) {
+func aliasWorkload(t testing.TB, dir, tag string) (path, name string) {
 	t.Helper()
 	serveAliasSeq.Lock()
 	serveAliasSeq.n++
@@ -67,7 +67,7 @@ var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
 
 // startServe runs clrspy serve with args (--listen 127.0.0.1:0 added) and
 // waits until it serves.
-func startServe(t *testing.T, args ...string) *serveProc {
+func startServe(t testing.TB, args ...string) *serveProc {
 	t.Helper()
 	s := &serveProc{stderr: &syncBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(e2eBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
@@ -103,7 +103,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 	return nil
 }
 
-func httpGet(t *testing.T, u string) []byte {
+func httpGet(t testing.TB, u string) []byte {
 	t.Helper()
 	resp, err := http.Get(u)
 	if err != nil {
@@ -126,7 +126,7 @@ type serveTarget struct {
 }
 
 // targets is serve's /targets.
-func (s *serveProc) targets(t *testing.T) map[string]serveTarget {
+func (s *serveProc) targets(t testing.TB) map[string]serveTarget {
 	t.Helper()
 	var ts []serveTarget
 	if err := json.Unmarshal(httpGet(t, "http://"+s.addr+"/targets"), &ts); err != nil {
