@@ -100,7 +100,7 @@ var (
 		Help:   "Events the runtime dropped from the session (its buffer was full): the figures of this process miss what they carried.",
 		Labels: target()}
 	famAttachErrors = &Family{Name: "clrspy_attach_errors_total", OTel: "clrspy.attach.errors", OTelUnit: "{error}", Kind: Counter,
-		Help:   "Sessions that could not be opened or failed, by reason: permission, no_socket, disabled, gone, refused, session, other.",
+		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), other.",
 		Labels: []Label{LabelReason}}
 	famSessions = &Family{Name: "clrspy_sessions", OTel: "clrspy.sessions", OTelUnit: "{session}", Kind: Gauge,
 		Help: "Sessions clrspy has open now (monitoring sessions; profiles pulled through /debug/pprof not counted)."}

@@ -40,7 +40,7 @@ var aliasSeq struct {
 
 // alias is a symlink to the workload named Srv<test-unique suffix> (at
 // most 15 characters: the kernel's process name length), in dir.
-func alias(t *testing.T, dir string) (path, name string) {
+func alias(t testing.TB, dir string) (path, name string) {
 	t.Helper()
 	aliasSeq.Lock()
 	aliasSeq.n++
@@ -54,7 +54,7 @@ func alias(t *testing.T, dir string) (path, name string) {
 }
 
 // startAs runs the workload under its alias.
-func startAs(t *testing.T, path string, env []string, args ...string) *workload.Proc {
+func startAs(t testing.TB, path string, env []string, args ...string) *workload.Proc {
 	t.Helper()
 	return workload.StartCmd(t, exec.Command(path, args...), env)
 }
