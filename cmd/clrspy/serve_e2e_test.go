@@ -719,9 +719,9 @@ func TestServeChurn(t *testing.T) {
 	// induced GCs), exited.
 	// A process that exits while a session is being opened or is running
 	// can crash in the runtime's own EventPipe shutdown (a class of runtime
-	// races: dotnet/runtime#90472, #103480, #105842); here about one run in
-	// three sees one SIGSEGV among the 200 exits. Those are counted and
-	// bounded (2 %), any other failure fails the test.
+	// races: dotnet/runtime#90472, #103480, #105842); one run of this test
+	// on a loaded machine saw one SIGSEGV among the 200 exits. Those are
+	// counted and bounded (2 %), any other failure fails the test.
 	var crashed atomic.Int32
 	life := func() {
 		p := workload.StartCmd(t, exec.Command(path, "idle", "seconds=0.5", "gcEveryMs=200"), nil)
