@@ -72,7 +72,7 @@ var decoders = map[decodeKey]decodeFunc{
 	{nettrace.Runtime, IDMethodUnload}:                wrap(DecodeMethod),
 	{nettrace.Runtime, IDMethodLoadVerbose}:           wrap(DecodeMethodVerbose),
 	{nettrace.Runtime, IDMethodUnloadVerbose}:         wrap(DecodeMethodVerbose),
-	{nettrace.Runtime, 151}:                           wrap(DecodeDomainModule),
+	{nettrace.Runtime, IDDomainModuleLoad}:            wrap(DecodeDomainModule),
 	{nettrace.Runtime, IDModuleLoad}:                  wrap(DecodeModule),
 	{nettrace.Runtime, IDModuleUnload}:                wrap(DecodeModule),
 	{nettrace.Runtime, IDGCMarkWithType}:              wrap(DecodeGCMarkWithType),
@@ -84,7 +84,7 @@ var decoders = map[decodeKey]decodeFunc{
 
 	{nettrace.Rundown, IDRundownMethodDCStartVerbose}: wrap(DecodeMethodVerbose),
 	{nettrace.Rundown, IDRundownMethodDCEndVerbose}:   wrap(DecodeMethodVerbose),
-	{nettrace.Rundown, 151}:                           wrap(DecodeDomainModule),
+	{nettrace.Rundown, IDRundownDomainModuleDCStart}:  wrap(DecodeDomainModule),
 	{nettrace.Rundown, IDRundownDomainModuleDCEnd}:    wrap(DecodeDomainModule),
 	{nettrace.Rundown, IDRundownModuleDCStart}:        wrap(DecodeModule),
 	{nettrace.Rundown, IDRundownModuleDCEnd}:          wrap(DecodeModule),

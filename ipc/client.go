@@ -44,7 +44,7 @@ func (c *Client) do(set, id byte, payload []byte, what string) (net.Conn, []byte
 	conn.SetDeadline(time.Now().Add(replyTimeout))
 	if _, err := conn.Write(msg); err != nil {
 		conn.Close()
-		return nil, nil, fmt.Errorf("%s: sending the request: %v", what, err)
+		return nil, nil, fmt.Errorf("%s: sending the request: %w", what, err)
 	}
 	reply, err := readResponse(conn, what)
 	if err != nil {
@@ -86,7 +86,7 @@ func (c *Client) ProcessInfo() (*ProcessInfo, error) {
 		conn.Close()
 		info, err := parseProcessInfo(reply, v.n)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", v.cmd, err)
+			return nil, fmt.Errorf("%s: %w", v.cmd, err)
 		}
 		return info, nil
 	}

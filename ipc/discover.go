@@ -442,7 +442,7 @@ func dialUnix(path string, timeout time.Duration) (net.Conn, error) {
 	}
 	d, err := os.OpenFile(filepath.Dir(path), oPath|syscall.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d-byte limit, and its directory cannot be opened: %v", path, len(path), maxSunPath-1, err)
+		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d-byte limit, and its directory cannot be opened: %w", path, len(path), maxSunPath-1, err)
 	}
 	defer d.Close()
 	short := fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), filepath.Base(path))

@@ -107,7 +107,7 @@ func readResponse(r io.Reader, what string) ([]byte, error) {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil, fmt.Errorf("%s: the runtime closed the connection without answering", what)
 		}
-		return nil, fmt.Errorf("%s: %v", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if [14]byte(h[:14]) != magic {
 		return nil, fmt.Errorf("%s: reply does not start with the DOTNET_IPC_V1 magic", what)
@@ -118,7 +118,7 @@ func readResponse(r io.Reader, what string) ([]byte, error) {
 	}
 	payload := make([]byte, size-headerSize)
 	if _, err := io.ReadFull(r, payload); err != nil {
-		return nil, fmt.Errorf("%s: truncated reply: %v", what, err)
+		return nil, fmt.Errorf("%s: truncated reply: %w", what, err)
 	}
 	if h[16] != setServer {
 		return nil, fmt.Errorf("%s: reply has command set 0x%02X, want 0xFF", what, h[16])

@@ -65,7 +65,7 @@ func ListenReverse() (*ReversePort, error) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("listening on %s: %v", path, err)
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}
 	return &ReversePort{Path: path, ln: ln, dir: dir, AcceptTimeout: 30 * time.Second}, nil
 }
@@ -92,7 +92,7 @@ func (p *ReversePort) Accept() (net.Conn, Advertise, error) {
 	var b [advertiseSize]byte
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		c.Close()
-		return nil, Advertise{}, fmt.Errorf("reading the runtime's advertise: %v", err)
+		return nil, Advertise{}, fmt.Errorf("reading the runtime's advertise: %w", err)
 	}
 	c.SetReadDeadline(time.Time{})
 	a, err := ParseAdvertise(b[:])

@@ -93,10 +93,10 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 			return nil, fmt.Errorf("diagnostic port %s: in use (another server listens on it)", path)
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("diagnostic port %s: %v", path, err)
+			return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 		}
 		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("diagnostic port %s: removing the stale socket: %v", path, err)
+			return nil, fmt.Errorf("diagnostic port %s: removing the stale socket: %w", path, err)
 		}
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
@@ -114,7 +114,7 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 	}
 	if err := os.Chmod(path, mode); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("diagnostic port %s: %v", path, err)
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
 	s := &ReverseServer{Path: path, ln: ln, runtimes: make(map[[16]byte]*ReverseRuntime),
 		givenUp: make(map[[16]byte]bool), ready: make(chan struct{}), done: make(chan struct{})}

@@ -150,10 +150,10 @@ func parseMetadataRecord(b []byte, v5 *bool) (*Metadata, error) {
 	m.ID = c.u32()
 	m.Provider = c.utf16z()
 	if c.err != nil {
-		return nil, fmt.Errorf("metadata record: %v", c.err)
+		return nil, fmt.Errorf("metadata record: %w", c.err)
 	}
 	if err := parseEventMetadataBlob(c, m, v5); err != nil {
-		return nil, fmt.Errorf("metadata %d (%q): %v", m.ID, m.Provider, err)
+		return nil, fmt.Errorf("metadata %d (%q): %w", m.ID, m.Provider, err)
 	}
 	return m, nil
 }
@@ -190,7 +190,7 @@ func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
 		size := c.u32()
 		kind := c.u8()
 		if c.err != nil {
-			return fmt.Errorf("metadata tag: %v", c.err)
+			return fmt.Errorf("metadata tag: %w", c.err)
 		}
 		body := c.bytes(int(size))
 		if c.err != nil {
@@ -247,7 +247,7 @@ func parseV1Fields(c *cursor, n, depth int) ([]Field, error) {
 		}
 		f.Name = c.utf16z()
 		if c.err != nil {
-			return nil, fmt.Errorf("field %d: %v", i, c.err)
+			return nil, fmt.Errorf("field %d: %w", i, c.err)
 		}
 		fields = append(fields, f)
 	}

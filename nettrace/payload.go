@@ -38,7 +38,7 @@ func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
 	c := &cursor{b: payload, budget: maxDecodedValues}
 	vals, err := decodeFields(c, m.Fields, ptrSize, 0)
 	if err != nil {
-		return vals, fmt.Errorf("%s/%s payload: %v", printable(m.Provider), printable(m.Name), err)
+		return vals, fmt.Errorf("%s/%s payload: %w", printable(m.Provider), printable(m.Name), err)
 	}
 	return vals, nil
 }
@@ -48,7 +48,7 @@ func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
 	for _, f := range fields {
 		v, err := decodeValue(c, &f.Type, ptr, depth)
 		if err != nil {
-			return out, fmt.Errorf("field %s: %v", printable(f.Name), err)
+			return out, fmt.Errorf("field %s: %w", printable(f.Name), err)
 		}
 		out = append(out, Value{Name: f.Name, V: v})
 	}

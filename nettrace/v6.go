@@ -321,7 +321,7 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 	ev := c.uvarint()
 	m.EventName = c.utf8()
 	if c.err != nil {
-		return nil, fmt.Errorf("metadata row: %v", c.err)
+		return nil, fmt.Errorf("metadata row: %w", c.err)
 	}
 	if id > math.MaxUint32 || ev > math.MaxUint32 {
 		return nil, fmt.Errorf("metadata row: id %d or event id %d exceeds 32 bits", id, ev)
@@ -329,7 +329,7 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 	m.ID, m.EventID = uint32(id), uint32(ev)
 	fields, err := parseV6Fields(c, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metadata %d (%q): %v", m.ID, m.Provider, err)
+		return nil, fmt.Errorf("metadata %d (%q): %w", m.ID, m.Provider, err)
 	}
 	m.Fields = fields
 	if c.rest() == 0 {
@@ -361,7 +361,7 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 			return nil, fmt.Errorf("metadata %d (%q): unknown optional metadata kind %d", m.ID, m.Provider, kind)
 		}
 		if o.err != nil {
-			return nil, fmt.Errorf("metadata %d (%q): optional metadata: %v", m.ID, m.Provider, o.err)
+			return nil, fmt.Errorf("metadata %d (%q): optional metadata: %w", m.ID, m.Provider, o.err)
 		}
 	}
 	return m, nil
@@ -373,7 +373,7 @@ func parseV6Fields(c *cursor, depth int) ([]Field, error) {
 	}
 	n := int(c.u16())
 	if c.err != nil {
-		return nil, fmt.Errorf("field count: %v", c.err)
+		return nil, fmt.Errorf("field count: %w", c.err)
 	}
 	if n*2 > c.rest() {
 		return nil, fmt.Errorf("field count %d exceeds the row", n)
@@ -388,11 +388,11 @@ func parseV6Fields(c *cursor, depth int) ([]Field, error) {
 		var f Field
 		f.Name = fc.utf8()
 		if fc.err != nil {
-			return nil, fmt.Errorf("field %d name: %v", i, fc.err)
+			return nil, fmt.Errorf("field %d name: %w", i, fc.err)
 		}
 		t, err := parseV6Type(fc, depth)
 		if err != nil {
-			return nil, fmt.Errorf("field %q: %v", f.Name, err)
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
 		}
 		f.Type = t
 		fields = append(fields, f)

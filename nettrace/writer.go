@@ -491,7 +491,7 @@ func encodeMetadataV4(m *Metadata) ([]byte, error) {
 	for i := range m.Fields {
 		need, err := fieldNeedsV2(&m.Fields[i].Type, 0)
 		if err != nil {
-			return nil, fmt.Errorf("nettrace writer: %s/%d field %q: %v", printable(m.Provider), m.EventID, m.Fields[i].Name, err)
+			return nil, fmt.Errorf("nettrace writer: %s/%d field %q: %w", printable(m.Provider), m.EventID, m.Fields[i].Name, err)
 		}
 		v2 = v2 || need
 	}
@@ -590,7 +590,7 @@ func encodeMetadataV6(m *Metadata) ([]byte, error) {
 	b = appendUTF8(b, m.EventName)
 	var err error
 	if b, err = appendV6Fields(b, m.Fields, 0); err != nil {
-		return nil, fmt.Errorf("nettrace writer: %s/%d: %v", printable(m.Provider), m.EventID, err)
+		return nil, fmt.Errorf("nettrace writer: %s/%d: %w", printable(m.Provider), m.EventID, err)
 	}
 	if m.Version > 255 {
 		return nil, fmt.Errorf("nettrace writer: %s/%d: version %d does not fit V6 metadata (0-255)", printable(m.Provider), m.EventID, m.Version)
@@ -627,7 +627,7 @@ func appendV6Fields(b []byte, fields []Field, depth int) ([]byte, error) {
 		b = appendUTF8(b, f.Name)
 		var err error
 		if b, err = appendV6Type(b, &f.Type, depth); err != nil {
-			return nil, fmt.Errorf("field %q: %v", f.Name, err)
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
 		}
 		n := len(b) - start - 2
 		if n > 0xFFFF {

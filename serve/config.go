@@ -157,7 +157,7 @@ func (c *Config) check() error {
 		case err != nil && os.IsNotExist(err):
 			return fmt.Errorf("--capture-dir %s: no such directory", cp.Dir)
 		case err != nil:
-			return fmt.Errorf("--capture-dir %s: %v", cp.Dir, err)
+			return fmt.Errorf("--capture-dir %s: %w", cp.Dir, err)
 		case !st.IsDir():
 			return fmt.Errorf("--capture-dir %s: not a directory", cp.Dir)
 		}

@@ -136,7 +136,7 @@ func (l *Listener) Stop() (conns, bytes int, err error) {
 		line, err := l.out.ReadString('\n')
 		l.cmd.Wait()
 		if err != nil {
-			l.err = fmt.Errorf("planted listener: no report: %v", err)
+			l.err = fmt.Errorf("planted listener: no report: %w", err)
 			return
 		}
 		if _, err := fmt.Sscanf(line, "conns=%d bytes=%d", &l.conns, &l.bytes); err != nil {

@@ -27,7 +27,7 @@ func StartTime(pid int) (time.Time, error) {
 		if v, ok := strings.CutPrefix(l, "btime "); ok {
 			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
-				return time.Time{}, fmt.Errorf("/proc/stat: btime: %v", err)
+				return time.Time{}, fmt.Errorf("/proc/stat: btime: %w", err)
 			}
 			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
 		}
@@ -57,7 +57,7 @@ func StartTicks(pid int) (int64, error) {
 	}
 	ticks, err := strconv.ParseInt(f[19], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: starttime: %v", pid, err)
+		return 0, fmt.Errorf("/proc/%d/stat: starttime: %w", pid, err)
 	}
 	return ticks, nil
 }

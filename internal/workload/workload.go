@@ -108,7 +108,7 @@ func Build(p Project) (string, error) {
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking the %s build: %v", p.Name, err)
+		return "", fmt.Errorf("locking the %s build: %w", p.Name, err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	if upToDate(proj, filepath.Join(out, p.Name+".dll")) {
@@ -124,7 +124,7 @@ func Build(p Project) (string, error) {
 		"DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1", "MSBUILDDISABLENODEREUSE=1", "DOTNET_CLI_UI_LANGUAGE=en")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("dotnet build: %v\n%s", err, b)
+		return "", fmt.Errorf("dotnet build: %w\n%s", err, b)
 	}
 	if _, err := os.Stat(exe); err != nil {
 		return "", fmt.Errorf("dotnet build left no %s", exe)
@@ -284,7 +284,7 @@ func (p *Proc) Wait(timeout time.Duration) (*Result, error) {
 		return nil, fmt.Errorf("workload did not exit within %v", timeout)
 	}
 	if p.err != nil {
-		return nil, fmt.Errorf("workload: %v\n%s", p.err, p.stderr.String())
+		return nil, fmt.Errorf("workload: %w\n%s", p.err, p.stderr.String())
 	}
 	return ParseResult(p.stdout.Bytes())
 }
@@ -336,7 +336,7 @@ func ParseResult(out []byte) (*Result, error) {
 		}
 		var r Result
 		if err := json.Unmarshal(l, &r); err != nil {
-			return nil, fmt.Errorf("workload result: %v", err)
+			return nil, fmt.Errorf("workload result: %w", err)
 		}
 		return &r, nil
 	}
