@@ -15,6 +15,9 @@ const (
 	// maxThreadFacts bounds each thread table (ids seen, Thread objects,
 	// managed ids); the oldest entries go first.
 	maxThreadFacts = 1 << 16
+	// maxSamples bounds the (stack, lock, thread) samples of the contention
+	// profile; past it new triples share their thread as FoldedThreadID.
+	maxSamples = 1 << 18
 )
 
 // Folded threads share this id and name (the profiler's).

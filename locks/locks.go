@@ -18,9 +18,12 @@ var HistogramBounds = []int64{10_000, 100_000, 1_000_000, 10_000_000, 100_000_00
 // HistogramLabels names the buckets of HistogramBounds plus the overflow.
 var HistogramLabels = []string{"<10µs", "<100µs", "<1ms", "<10ms", "<100ms", "<1s", ">=1s"}
 
-// maxObjects bounds the object-address maps fed by allocation events, so a
-// long session with allocation events on cannot grow them without limit.
-const maxObjects = 1 << 20
+// maxObjects bounds the object-address map fed by allocation events, so a
+// long session with allocation events on holds flat memory: the most recent
+// 262,144 sampled allocations are kept (AllocationTick samples one per
+// ~100 KB allocated, so ~25 GB of allocation history); a lock whose object
+// was allocated before them is shown without its type.
+const maxObjects = 1 << 18
 
 // TopStacks is how many waiting stacks and owners a lock lists.
 const TopStacks = 5
@@ -38,18 +41,20 @@ type Analyzer struct {
 	threads map[uint64]*threadAcc
 	samples map[sampleKey]*Sample
 
-	lockObject map[uint64]uint64     // lock id → object, from LockCreated / Start v2
-	lockType   map[uint64]objectInfo // lock id → the object's type, once known
-	typeNames  map[uint64]string     // type id → name
-	objects    map[uint64]objectInfo // object address → its last sampled allocation
+	lockObject map[uint64]uint64            // lock id → object, from LockCreated / Start v2
+	lockType   map[uint64]objectInfo        // lock id → the object's type, once known
+	typeNames  map[uint64]string            // type id → name
+	objects    *fifoMap[uint64, objectInfo] // object address → its last sampled allocation (the most recent maxObjects)
+	allocNames map[string]string            // allocation events' type names, interned
 
 	threadObj *fifoMap[uint64, clrevents.Thread] // Thread* → thread
 	managed   *fifoMap[uint32, uint32]           // managed thread id → OS thread id
 	osManaged *fifoMap[uint64, uint32]           // OS thread id → managed thread id
 	osThreads *fifoMap[uint64, bool]             // OS thread ids seen in the stream
 
-	maxThreads  int
-	foldedWaits int64 // waits of threads past maxThreads
+	maxThreads    int
+	foldedWaits   int64 // waits of threads past maxThreads
+	foldedTriples int64 // waits whose (stack, lock, thread) sample was past maxSamples
 
 	stackIDs map[string]int
 	stacks   [][]uint64
@@ -144,7 +149,8 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		lockObject: make(map[uint64]uint64),
 		lockType:   make(map[uint64]objectInfo),
 		typeNames:  make(map[uint64]string),
-		objects:    make(map[uint64]objectInfo),
+		objects:    newFIFOMap[uint64, objectInfo](maxObjects),
+		allocNames: make(map[string]string),
 		threadObj:  newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
 		managed:    newFIFOMap[uint32, uint32](maxThreadFacts),
 		osManaged:  newFIFOMap[uint64, uint32](maxThreadFacts),
@@ -319,7 +325,7 @@ func (a *Analyzer) setObject(lock, obj uint64) {
 	if _, ok := a.lockType[lock]; ok {
 		return
 	}
-	if o, ok := a.objects[obj]; ok {
+	if o, ok := a.objects.get(obj); ok {
 		a.lockType[lock] = o
 	}
 }
@@ -334,10 +340,15 @@ type objectInfo struct {
 // allocated records an object allocation event; the latest allocation at
 // an address replaces older ones (the earlier object died or moved).
 func (a *Analyzer) allocated(addr, typeID uint64, name string) {
-	if _, ok := a.objects[addr]; !ok && len(a.objects) >= maxObjects {
-		return
+	if name != "" {
+		// One copy per type, not one per allocation held.
+		if n, ok := a.allocNames[name]; ok {
+			name = n
+		} else if len(a.allocNames) < maxObjects {
+			a.allocNames[name] = name
+		}
 	}
-	a.objects[addr] = objectInfo{typeID: typeID, name: name}
+	a.objects.set(addr, objectInfo{typeID: typeID, name: name})
 }
 
 func (a *Analyzer) lock(id uint64) *lockAcc {
@@ -379,6 +390,12 @@ func (a *Analyzer) record(tid uint64, p *pending, d int64) {
 	}
 	k := sampleKey{p.stack, p.lock, tid}
 	s := a.samples[k]
+	if s == nil && len(a.samples) >= maxSamples {
+		// Past the bound the stack and lock stay exact, the thread folds.
+		a.foldedTriples++
+		k.thread = FoldedThreadID
+		s = a.samples[k]
+	}
 	if s == nil {
 		s = &Sample{Stack: p.stack, LockID: p.lock, Thread: tid}
 		a.samples[k] = s

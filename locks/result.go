@@ -343,6 +343,9 @@ func (a *Analyzer) notes(r *Result, unmapped int) []string {
 	if a.anyStart && !a.hasV2 {
 		n = append(n, "the runtime reported no lock ids or owners (ContentionStart before v2, .NET 7 or older): waits are grouped under one unknown lock")
 	}
+	if a.foldedTriples > 0 {
+		n = append(n, fmt.Sprintf("%d waits past the first %d (stack, lock, thread) combinations are counted under %s", a.foldedTriples, maxSamples, FoldedThreadName))
+	}
 	if a.foldedWaits > 0 {
 		n = append(n, fmt.Sprintf("%d waits of threads past the first %d are counted under %s", a.foldedWaits, a.maxThreads, FoldedThreadName))
 	}
@@ -417,7 +420,7 @@ func (a *Analyzer) lockTypeName(lock, obj uint64) string {
 	if obj == 0 {
 		return ""
 	}
-	if o, ok := a.objects[obj]; ok {
+	if o, ok := a.objects.get(obj); ok {
 		return a.typeName(o)
 	}
 	return ""
