@@ -8,7 +8,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile clean
+.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile soak clean
 
 all: build
 
@@ -89,6 +89,11 @@ fuzz-corpus:
 # peak RSS of each command on each file; about 3 minutes, 0.5 GB in /tmp).
 hostile:
 	GO=$(GO) scripts/hostile.sh
+
+# soak: every analysis command on an endless generated stream for
+# SOAK_SECONDS (300), all at once; fails when one's memory grows.
+soak:
+	scripts/soak.sh
 
 clean:
 	rm -rf bin out
