@@ -119,6 +119,11 @@ type Options struct {
 	// stream, fed by the caller; nil gives the builder a table of its own
 	// that it feeds itself.
 	Symbols *Symbols
+	// OnSample, when set, is called for every sample the profile counts,
+	// in stream order (not in CompatDotnetdiag mode): the profile keeps
+	// aggregates only, so callers that need when samples happened (a
+	// timeline, a time-ordered export) keep it in a form of their own.
+	OnSample func(RawSample)
 }
 
 type rawKey struct {
@@ -166,6 +171,11 @@ type Builder struct {
 	accs    map[accKey]*acc
 	threads []Thread
 	tstate  map[uint64]*threadState
+
+	// resolved and nativeFrame are the last Result's stacks per raw stack
+	// and its [native code] frame (-1: none), for StackOf.
+	resolved    [][]int32
+	nativeFrame int32
 
 	first, last int64
 	// Sampler ticks: samples of one tick are written in a burst while the
@@ -348,7 +358,12 @@ func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
 		b.dropped++
 		return
 	}
-	b.add(t.idx, b.raw(ev.Stack, ts), typ, 1, d)
+	raw := b.raw(ev.Stack, ts)
+	b.add(t.idx, raw, typ, 1, d)
+	if b.opts.OnSample != nil {
+		b.opts.OnSample(RawSample{Thread: ev.ThreadID, ThreadIndex: int(t.idx), Stack: raw,
+			External: typ == clrevents.SampleExternal, Nanos: ts, Weight: d})
+	}
 }
 
 // tick advances the sampler-tick state for a sample of thread t at ts: a
@@ -398,6 +413,7 @@ func (b *Builder) Result() *Profile {
 		stack  string
 		typ    clrevents.SampleType
 	}
+	b.resolved, b.nativeFrame = resolved, -1
 	merged := make(map[mkey]int)
 	keys := make([]accKey, 0, len(b.accs))
 	for k := range b.accs {
@@ -422,6 +438,7 @@ func (b *Builder) Result() *Profile {
 			typ = k.typ
 			if typ == clrevents.SampleExternal {
 				nf := r.frame(Frame{Name: NativeFrame, Kind: KindNative})
+				b.nativeFrame = nf
 				if len(st) == 0 || st[0] != nf {
 					st = append([]int32{nf}, st...)
 				}
