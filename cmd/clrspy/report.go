@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+func init() { commands = append(commands, newReportCmd) }
+
+// reportProviders is every analysis' set at once: GC events (verbose: the
+// allocation ticks too), the sample profiler, method and module events to
+// name stacks, contention with the thread events that map lock owners,
+// sampled allocations with type names; --heap adds survival and movement.
+func reportProviders(movement bool) []ipc.Provider {
+	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
+		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling
+	if movement {
+		kw |= ipc.KeywordGCSurvivalAndMovement
+	}
+	return []ipc.Provider{
+		{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose},
+		{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
+	}
+}
+
+type reportOptions struct {
+	out  string
+	heap bool
+	live string
+}
+
+func newReportCmd() *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] [-o report.html]",
+		Short: "One self-contained HTML page: GC timeline, heap, GC table, CPU flame graph, locks",
+		Long: `report runs every analysis over one input at once and writes a single HTML
+file to look at: no network, no external files, open it in any browser or
+attach it to a ticket.
+
+  - summary: duration, GCs per generation, % of time paused, p50/p99/max
+    pause per generation, lost events and truncation, runtime version, GC
+    flavour, the command line;
+  - the GC timeline (one mark per GC at its start, height the pause, colour
+    the generation, shape the type: circle blocking, diamond background,
+    triangle foreground) above the heap per generation and the allocation
+    rate; drag across either to select a time range, and every panel
+    follows: the GC table (PerfView's GCStats columns, sortable, filterable
+    by generation, type and reason), the pause histogram per generation,
+    the longest pauses, the runtime's other suspensions, and the CPU flame
+    graph (icicle or flame, callees or callers, search, colours by module or
+    namespace);
+  - lock contention and heap survival by type when the input has them.
+
+Sections appear when their events exist: a trace recorded with the gc
+profile has no flame graph. A live session enables all of them (GC events at
+verbose level, the sample profiler, contention, sampled allocations);
+--heap adds the GC survival and movement events that tell which sampled
+objects survive (they make every GC slower).`,
+		Example: `  clrspy report app.nettrace -o app.html
+  clrspy report --pid 1234 --duration 30s -o app.html
+  clrspy report -o run.html -- dotnet app.dll`,
+	}
+	t := addTargetFlags(c)
+	f := c.Flags()
+	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
+	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")
+	f.StringVar(&o.live, "live", "", "serve the page live on this address (host:port) while the session runs, until interrupted")
+	f.MarkHidden("live")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.live != "" {
+			return runReportLive(cmd, t, args, o)
+		}
+		return runReport(cmd, t, args, o)
+	}
+	return c
+}
+
+func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
+	spec, err := t.spec(cmd, args, reportProviders(o.heap))
+	if err != nil {
+		return err
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	if st.Live() && o.heap {
+		notice(movementNote)
+	}
+	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
+	var proc *source.ProcWatcher
+	if st.Live() {
+		proc = source.WatchProc(st.Pid)
+	}
+	in, err := run(st, stopWatch, an.Analyzers()...)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if proc != nil {
+		proc.Stop()
+		an.Symbols.SetMappings(proc.Mappings())
+	}
+	page := report.NewPage(pageParts(st, an, in))
+	w, closeOut, err := openOutput(cmd, o.out)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	err = report.WritePage(w, page)
+	if e := closeOut(); err == nil {
+		err = e
+	}
+	if err := finish(st, in, err); err != nil {
+		return err
+	}
+	if o.out != "-" {
+		fmt.Fprintf(os.Stderr, "%s: %d GCs, %d CPU samples; wrote %s\n", st.Name, page.GCs.Len(), cpuTotal(page), filepath.Clean(o.out))
+	}
+	return nil
+}
+
+// pageParts completes the analyses' results with what the stream knows.
+func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) report.PageParts {
+	pp := an.Parts()
+	hdr := st.Header()
+	end := st.End()
+	pp.Title, pp.Input, pp.Start = st.Name, in, hdr.SyncTimeUTC
+	pp.Pid = st.Pid
+	if pp.Pid == 0 {
+		pp.Pid = hdr.ProcessID
+	}
+	if end.Events > 0 {
+		pp.FirstNanos, pp.LastNanos = hdr.Nanos(end.FirstTimestamp), hdr.Nanos(end.LastTimestamp)
+	}
+	return pp
+}
+
+func cpuTotal(p *report.Page) int64 {
+	if p.CPU == nil {
+		return 0
+	}
+	return p.CPU.Total
+}
+
+func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
+	return fmt.Errorf("--live: not yet")
+}

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/runinfo"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// PageAnalyses are the analyses a report page is built from, all fed
+// from one stream: the process information, one symbol table shared by
+// the profile and the lock stacks, GC pauses, CPU samples (with when they
+// happened), lock contention and sampled heap objects. Each shows on the
+// page when its events exist.
+type PageAnalyses struct {
+	Run      *runinfo.Analyzer
+	Symbols  *stacks.Symbols
+	GC       *gcpause.Analyzer
+	Stacks   *stacks.Builder
+	Timeline *stacks.Timeline
+	Locks    *locks.Analyzer
+	Heap     *heap.Tracker
+}
+
+// PageAnalysesOptions configure NewPageAnalyses.
+type PageAnalysesOptions struct {
+	// GC configures the pause analysis (live views bound its rows and
+	// hook OnGC).
+	GC gcpause.Options
+	// TimelineRuns bounds the memory of the sample timeline (0: default).
+	TimelineRuns int
+	// NoHeap leaves the heap analysis out (it keeps every sampled object).
+	NoHeap bool
+	// OnSample is also called for every CPU sample (after the timeline).
+	OnSample func(stacks.RawSample)
+}
+
+// NewPageAnalyses creates the analyses for a stream with header hdr.
+func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
+	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
+	a.GC = gcpause.New(hdr, o.GC)
+	onSample := a.Timeline.Add
+	if f := o.OnSample; f != nil {
+		onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
+	}
+	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
+	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols})
+	if !o.NoHeap {
+		a.Heap = heap.New(hdr)
+	}
+	return a
+}
+
+// Analyzers lists the analyses to feed, the symbol table first.
+func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
+	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks}
+	if a.Heap != nil {
+		as = append(as, a.Heap)
+	}
+	return as
+}
+
+// Parts returns the results so far as page parts (Title, Input, Pid,
+// Start and the time axis are the caller's).
+func (a *PageAnalyses) Parts() PageParts {
+	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), Timeline: a.Timeline, Stacks: a.Stacks, Locks: a.Locks.Result()}
+	pp.CPU = a.Stacks.Result()
+	if a.Heap != nil {
+		r := a.Heap.Result()
+		pp.Heap = heap.Summarize(r, a.Symbols)
+		pp.HeapMovement = r.Stats.HasMovementEvents
+	}
+	return pp
+}
