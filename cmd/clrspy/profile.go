@@ -109,7 +109,14 @@ frames, its time accounting) for comparison with that tool.`,
 		if err != nil {
 			return err
 		}
-		b := stacks.New(st.Header(), stacks.Options{ManagedOnly: managedOnly, Compat: mode})
+		opts := stacks.Options{ManagedOnly: managedOnly, Compat: mode}
+		ss, err := eventedSpeedscope(format, &opts)
+		if err != nil {
+			st.Close()
+			return err
+		}
+		defer ss.Close()
+		b := stacks.New(st.Header(), opts)
 		var proc *source.ProcWatcher
 		if st.Live() {
 			// Events carry no thread names; the OS has them while the
@@ -145,7 +152,7 @@ frames, its time accounting) for comparison with that tool.`,
 		case "pprof":
 			err = report.WritePprof(dst, p)
 		case "speedscope":
-			err = report.WriteSpeedscope(dst, p, st.Name)
+			err = ss.Write(dst, b, p, st.Name)
 		case "folded":
 			err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: w, Threads: threads})
 		case "html":
