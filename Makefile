@@ -1,10 +1,14 @@
 # clrspy: `make demo` runs the GC monitor on the bundled demo workload,
 # `make test` runs every check CI runs.
+#
+# `make unit` needs nothing outside the repository (its trace fixtures are
+# in testdata/traces). `make compat` adds the compatibility suite: the tests
+# built with -tags compat, on third-party traces in $(COMPAT_TRACES).
 GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit demo workload e2e-runtimes bench scale fuzz clean
+.PHONY: all build test lint unit compat demo workload e2e-runtimes bench scale fuzz clean
 
 all: build
 
@@ -14,13 +18,18 @@ build:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) tool staticcheck ./...
+	$(GO) vet -tags compat ./...
+	$(GO) tool staticcheck -tags compat ./...
 
 unit:
 	$(GO) test -timeout 15m ./...
 
-test: lint unit e2e-runtimes
+COMPAT_TRACES ?= $(abspath ../shared/traces)
+compat:
+	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -timeout 20m ./...
+
+# compat runs every unit test too.
+test: lint compat e2e-runtimes
 
 WORKLOAD_DIR := testdata/workloads
 WORKLOAD := $(WORKLOAD_DIR)/bin/net10.0/Workload
@@ -46,7 +55,7 @@ demo: build workload
 	$(BIN) gc -- $(WORKLOAD) churn seconds=3
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./nettrace/
+	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -run '^$$' -bench . -benchmem ./nettrace/
 
 # scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
 # prints peak RSS. FUZZTIME bounds `make fuzz`.

@@ -15,7 +15,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Payloads copied from the real traces in ../../shared/traces.
+// Payloads copied from traces of the compatibility suite.
 const (
 	// filtrace__contention.nettrace (.NET 10, x64): ContentionStart v2 on
 	// thread 20788 whose owner is OS thread 49956 (0xc324).

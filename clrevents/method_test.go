@@ -3,15 +3,11 @@ package clrevents
 import (
 	"encoding/hex"
 	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/clrspy/clrspy/nettrace"
 )
 
-// Payloads copied from the real traces in ../../shared/traces.
+// Payloads copied from traces of the compatibility suite.
 const (
 	// dotnetdiag single-thread (.NET 5, macOS x64): MethodDCEndVerbose v1.
 	dcEndV1Hex = "6028af1c010000002040021c010000008051a61c01000000530000009f44000608020000530079007300740065006d002e00520075006e00740069006d0065002e0043006f006d00700069006c0065007200530065007200760069006300650073002e004300610073007400480065006c00700065007200730000005300740065006c0065006d00520065006600000076006f006900640020002000280063006c006100730073002000530079007300740065006d002e00410072007200610079002c0069006e007400330032002c0063006c006100730073002000530079007300740065006d002e004f0062006a00650063007400290000000000"
@@ -123,67 +119,6 @@ func TestThreadSample(t *testing.T) {
 	}
 	if SampleType(7).String() != "type(7)" || SampleExternal.String() != "external" {
 		t.Error("names")
-	}
-}
-
-// TestRealRundown decodes every method and module event of real traces:
-// counts from CATALOG.md §8, and every method named and sized.
-func TestRealRundown(t *testing.T) {
-	for _, c := range []struct {
-		name             string
-		methods, modules int
-		sampleTypes      [3]int
-	}{
-		// §8.12: 6,885 MethodDCEndVerbose (v1+v2), 69 ModuleDCEnd,
-		// 82,934 External + 11 Managed samples.
-		{"dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace", 6885, 69, [3]int{0, 82934, 11}},
-		// §8.13: 483 methods, 12 modules, 2,427 External + 3,904 Managed.
-		{"perfview__mixed_managed_external_samples.nettrace", 483, 12, [3]int{0, 2427, 3904}},
-	} {
-		f, err := os.Open("../../shared/traces/" + c.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := nettrace.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var methods, modules int
-		var types [3]int
-		for {
-			ev, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := ev.Meta
-			switch {
-			case Is(m, nettrace.Rundown, IDRundownMethodDCEndVerbose):
-				me, err := DecodeMethodVerbose(ev.Payload, m.Version, r.Header().PointerSize)
-				if err != nil || me.Name == "" || me.Size == 0 || me.StartAddress == 0 {
-					t.Fatalf("%s: %+v %v", c.name, me, err)
-				}
-				methods++
-			case Is(m, nettrace.Rundown, IDRundownModuleDCEnd):
-				mo, err := DecodeModule(ev.Payload, m.Version, r.Header().PointerSize)
-				if err != nil || !strings.HasSuffix(mo.ILPath, ".dll") {
-					t.Fatalf("%s: %+v %v", c.name, mo, err)
-				}
-				modules++
-			case Is(m, nettrace.SampleProfiler, IDThreadSample):
-				s, err := DecodeThreadSample(ev.Payload, m.Version, r.Header().PointerSize)
-				if err != nil || s.Type > 2 {
-					t.Fatalf("%s: sample %+v %v", c.name, s, err)
-				}
-				types[s.Type]++
-			}
-		}
-		f.Close()
-		if methods != c.methods || modules != c.modules || types != c.sampleTypes {
-			t.Errorf("%s: %d methods, %d modules, types %v", c.name, methods, modules, types)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -39,6 +40,12 @@ type PauseTrigger struct {
 	*Recorder
 	cfg TriggerConfig
 
+	// open holds, per GC still running, where its window would start: a
+	// GC is known to be long only once it ended, so what precedes it must
+	// be kept while it runs (a pause can be longer than Before).
+	open     map[uint32]int64
+	lastSusp int64 // latest SuspendEEBegin: where the next GC's pause starts
+
 	pending  *gcpause.GC // a pause over the threshold, waiting for After
 	deadline int64       // event clock: save once an event is past it
 	// queued are later long pauses that ended while one was pending
@@ -51,7 +58,7 @@ type PauseTrigger struct {
 
 // NewPauseTrigger returns an armed trigger for a stream with header hdr.
 func NewPauseTrigger(hdr *nettrace.Header, cfg TriggerConfig) *PauseTrigger {
-	return &PauseTrigger{Recorder: New(hdr, Config{MinAge: cfg.Before, MaxBytes: cfg.MaxBytes}), cfg: cfg}
+	return &PauseTrigger{Recorder: New(hdr, Config{MinAge: cfg.Before, MaxBytes: cfg.MaxBytes}), cfg: cfg, open: make(map[uint32]int64)}
 }
 
 func (p *PauseTrigger) notice(format string, args ...any) {
@@ -72,7 +79,47 @@ func (p *PauseTrigger) Event(ev *nettrace.Event) {
 			return
 		}
 	}
+	if m := ev.Meta; m.Runtime == nettrace.Runtime {
+		switch m.EventID {
+		case clrevents.IDGCSuspendEEBegin:
+			p.lastSusp = ev.Timestamp
+		case clrevents.IDGCStart:
+			if s, err := clrevents.DecodeGCStart(ev.Payload, m.Version, p.hdr.PointerSize); err == nil {
+				from := ev.Timestamp
+				if p.lastSusp != 0 && p.lastSusp < from {
+					from = p.lastSusp
+				}
+				if len(p.open) >= maxOpen {
+					clear(p.open) // GCs whose end was lost: never hold forever
+				}
+				p.open[s.Count] = from
+				p.hold()
+			}
+		}
+	}
 	p.Recorder.Event(ev)
+}
+
+// maxOpen bounds the GCs held open (a background GC and a few foreground
+// ones run at once; more means their ends were lost).
+const maxOpen = 64
+
+// hold keeps what the pending save and every running GC's window need.
+func (p *PauseTrigger) hold() {
+	from := int64(0)
+	if p.pending != nil {
+		from = p.pauseStart(p.pending)
+	}
+	for _, ts := range p.open {
+		if from == 0 || ts < from {
+			from = ts
+		}
+	}
+	if from == 0 {
+		p.Release()
+		return
+	}
+	p.Hold(from - p.Ticks(p.cfg.Before))
 }
 
 func (p *PauseTrigger) pauseStart(g *gcpause.GC) int64 {
@@ -82,7 +129,12 @@ func (p *PauseTrigger) pauseStart(g *gcpause.GC) int64 {
 // GC is told of every finished GC; a complete one paused longer than Over
 // arms the save.
 func (p *PauseTrigger) GC(g *gcpause.GC) {
-	if p.done || !g.Complete || g.PauseNanos <= int64(p.cfg.Over) {
+	if p.done {
+		return
+	}
+	delete(p.open, g.Number)
+	if !g.Complete || g.PauseNanos <= int64(p.cfg.Over) {
+		p.hold()
 		return
 	}
 	if p.pending != nil {
@@ -100,7 +152,7 @@ func (p *PauseTrigger) arm(g *gcpause.GC) {
 	end := p.hdr.SyncTimeQPC + p.Ticks(time.Duration(g.PauseEndNanos))
 	p.deadline = end + p.Ticks(p.cfg.After)
 	// Never drop what the pending window needs.
-	p.Hold(p.pauseStart(g) - p.Ticks(p.cfg.Before))
+	p.hold()
 	p.notice("GC %d paused %.1f ms (over %v): saving the trace %v after it", g.Number, float64(g.PauseNanos)/1e6, p.cfg.Over, p.cfg.After)
 }
 
@@ -120,7 +172,7 @@ func (p *PauseTrigger) Errors() []error { return p.errs }
 func (p *PauseTrigger) save() {
 	g := p.pending
 	p.pending = nil
-	p.Release()
+	p.hold()
 	n, name, err := p.write(g)
 	if err != nil {
 		p.errs = append(p.errs, err)

@@ -1,19 +1,3 @@
-// Package gcpause owns GC pause and runtime suspension analysis: a state
-// machine over runtime events (SuspendEE/RestartEE, GCStart/End, heap
-// statistics and histories) that turns them into one record per GC, one
-// record per non-GC runtime suspension, and a rollup (counts, percentiles,
-// a logarithmic pause histogram, suspensions by reason).
-//
-// It follows PerfView's GCStats rules (pause = SuspendEEBegin → RestartEEEnd,
-// suspend = SuspendEEBegin → SuspendEEEnd, a background GC's pause is the sum
-// of its short stops, foreground GCs are their own rows, a GC is complete
-// when its heap statistics arrived, the ephemeral GC at the start of a
-// background GC pauses from its own GCStart) with one deliberate difference:
-// suspensions are tracked per thread, so the sample profiler's suspensions
-// (reason SuspendOther, about one per millisecond) cannot overwrite the
-// timestamps of a GC's suspension as they do in PerfView.
-//
-// The Analyzer does no I/O: feed it events from a file or a live session.
 package gcpause
 
 import (

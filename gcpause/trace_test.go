@@ -1,43 +1,26 @@
+//go:build compat
+
 package gcpause
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-const traces = "../../shared/traces"
+// Tests on the compatibility suite: third-party traces, with expected
+// values from CATALOG.md, PerfView's baselines and the raw events.
 
-// analyze runs a trace file through an Analyzer; truncation is not an error.
+// analyze runs a trace of the compatibility suite through an Analyzer;
+// truncation is not an error.
 func analyze(t testing.TB, name string, opts Options) (*Result, *nettrace.Reader) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(traces, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := New(r.Header(), opts)
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
-				t.Fatal(err)
-			}
-			break
-		}
-		a.Event(ev)
-	}
-	return a.Result(), r
+	res, r, _ := analyzeFile(t, tracetest.CompatPath(t, name), opts)
+	return res, r
 }
 
 type counts struct {
@@ -223,7 +206,7 @@ func TestDiagnosticsBGC(t *testing.T) {
 // events are decoded once, then fed to a fresh Analyzer per iteration, so
 // only the analysis is timed.
 func BenchmarkObjver4(b *testing.B) {
-	f, err := os.Open(filepath.Join(traces, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
+	f, err := os.Open(tracetest.CompatPath(b, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,7 +244,7 @@ func BenchmarkObjver4(b *testing.B) {
 // BenchmarkObjver4WithReader is the end-to-end figure: reading and
 // analysing the file.
 func BenchmarkObjver4WithReader(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(traces, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
+	data, err := os.ReadFile(tracetest.CompatPath(b, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -29,14 +30,7 @@ func readTrace(t *testing.T, r io.Reader) traceCounts {
 		t.Fatalf("stream header: %v", err)
 	}
 	var c traceCounts
-	for {
-		ev, err := nr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("stream after %d events: %v", c.events, err)
-		}
+	err = tracetest.ReadAll(t, nr, func(ev *nettrace.Event) {
 		c.events++
 		switch {
 		case ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == 1:
@@ -48,6 +42,9 @@ func readTrace(t *testing.T, r io.Reader) traceCounts {
 		case ev.Meta.Runtime == nettrace.Rundown && (ev.Meta.EventID == 143 || ev.Meta.EventID == 144):
 			c.rundownMethods++
 		}
+	})
+	if err != nil {
+		t.Fatalf("stream: %v", err)
 	}
 	c.lost = nr.Stats().LostEvents
 	c.pid = nr.Header().ProcessID

@@ -1,3 +1,5 @@
+//go:build compat
+
 package locks
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -14,7 +17,7 @@ import (
 // the reader alone (the floor), 1 adds the analysis, 2 adds the
 // symbolizer and the final Result as `clrspy locks` runs them.
 func benchStream(b *testing.B, mode int) {
-	data, err := os.ReadFile(traces + "filtrace__contention.nettrace")
+	data, err := os.ReadFile(tracetest.CompatPath(b, "filtrace__contention.nettrace"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func BenchmarkAnalysisSymbols(b *testing.B) { benchStream(b, 2) }
 // BenchmarkAnalyzeOnly times the analysis alone: the trace's events are
 // read and copied once, then fed to a fresh Analyzer per iteration.
 func BenchmarkAnalyzeOnly(b *testing.B) {
-	data, err := os.ReadFile(traces + "filtrace__contention.nettrace")
+	data, err := os.ReadFile(tracetest.CompatPath(b, "filtrace__contention.nettrace"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build compat
+
 package nettrace
 
 import (
@@ -5,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
 // TestPerfViewBaselines compares per-name event counts with TraceEvent's
@@ -26,7 +29,7 @@ import (
 //     bare name "Microsoft-Windows-DotNETRuntime/GC";
 //   - all versions of an event are summed under one name.
 func TestPerfViewBaselines(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(tracesDir, "golden/perfview/*.baseline.txt"))
+	files, err := filepath.Glob(filepath.Join(tracetest.CompatDir(t), "golden/perfview/*.baseline.txt"))
 	if err != nil || len(files) != 5 {
 		t.Fatalf("want 5 baseline files, got %d (%v)", len(files), err)
 	}
@@ -34,8 +37,8 @@ func TestPerfViewBaselines(t *testing.T) {
 		trace := strings.TrimSuffix(filepath.Base(bf), ".baseline.txt")
 		t.Run(trace, func(t *testing.T) {
 			want := readBaseline(t, bf)
-			_, sum, end := readAll(t, filepath.Join(tracesDir, "perfview__"+trace))
-			if end != io.EOF {
+			_, sum, end := readAll(t, tracetest.CompatPath(t, "perfview__"+trace))
+			if end != nil {
 				t.Fatalf("end: %v", end)
 			}
 			got := map[string]uint64{}
@@ -93,18 +96,10 @@ func readBaseline(t *testing.T, path string) map[string]uint64 {
 	return out
 }
 
+// openTrace opens a trace of the compatibility suite.
 func openTrace(t *testing.T, name string) *Reader {
 	t.Helper()
-	f, err := os.Open(filepath.Join(tracesDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	r, err := NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r
+	return tracetest.OpenCompat(t, name, NewReader)
 }
 
 // TestHeaderAsserts checks the header values TraceEvent's tests assert for
@@ -146,22 +141,17 @@ func TestHeaderAsserts(t *testing.T) {
 func TestV5ArrayPayloads(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace")
 	got := map[string]string{}
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Provider != "TestEventSource0" {
-			continue
+			return
 		}
 		vals, err := DecodePayload(ev.Meta, ev.Payload, r.Header().PointerSize)
 		if err != nil {
 			t.Fatalf("%s: %v", ev.Meta.Name, err)
 		}
 		got[ev.Meta.Name] = fmt.Sprintf("level=%d keywords=%d opcode=%d %v", ev.Meta.Level, ev.Meta.EventKeywords(), ev.Meta.Opcode, vals)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := map[string]string{
 		"TestEvent1": "level=2 keywords=0 opcode=0 [{arg0 [2032854139 1608221689 1470019200 199494339 1238846140 1366609043]} {arg1 [26494 17115 -7229 18850 27931]} {arg2 2033417279}]",
@@ -179,14 +169,7 @@ func TestV5ArrayPayloads(t *testing.T) {
 func TestExecutionCheckpoints(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace")
 	var got []string
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Runtime != Rundown || ev.Meta.EventID != 300 {
 			t.Fatalf("unexpected event %s", ev.Meta.FullName())
 		}
@@ -198,6 +181,8 @@ func TestExecutionCheckpoints(t *testing.T) {
 		ts := int64(le64(ev.Payload[2+n:]))
 		ms := float64(r.Header().Nanos(ts)) / 1e6
 		got = append(got, fmt.Sprintf("%s %.2f", name, math.Round(ms*100)/100))
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := []string{"RuntimeInit -15.97", "RuntimeSuspend 11.91", "RuntimeResumed 12.20"}
 	if !reflect.DeepEqual(got, want) {
@@ -218,14 +203,7 @@ func TestVerdieFragment(t *testing.T) {
 	}
 	var got []evt
 	var meta *Metadata
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if meta != nil && meta != ev.Meta {
 			t.Errorf("events do not share one metadata object")
 		}
@@ -238,6 +216,8 @@ func TestVerdieFragment(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, evt{ev.SequenceNumber, ev.CaptureThreadID, ev.ThreadID, ev.StackID, ev.Timestamp, fmt.Sprint(vals)})
+	}); err != nil {
+		t.Fatal(err)
 	}
 	want := []evt{
 		{1, 2562, 2562, 1, 1632878627408683, "[{OriginatingTaskSchedulerID 1} {OriginatingTaskID 0} {TaskID 4} {Behavior 2} {ContinueWithTaskID 5}]"},
@@ -269,14 +249,7 @@ func TestActivityIDsV3(t *testing.T) {
 	const newID = "10000000-0000-0000-0000-000000000001"
 	seen := 0
 	var before, after, bad int
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		if ev.Meta.Provider == "System.Threading.Tasks.TplEventSource" && ev.Meta.EventID == 25 {
 			seen++
 			vals, err := DecodePayload(ev.Meta, ev.Payload, 8)
@@ -286,7 +259,7 @@ func TestActivityIDsV3(t *testing.T) {
 			if len(vals) != 1 || vals[0].Name != "NewId" || fmt.Sprint(vals[0].V) != newID {
 				t.Fatalf("SetActivityId payload %v", vals)
 			}
-			continue
+			return
 		}
 		switch {
 		case seen == 0 && ev.ActivityID.IsZero():
@@ -296,6 +269,8 @@ func TestActivityIDsV3(t *testing.T) {
 		default:
 			bad++
 		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	// SetActivityId is the file's first event, so "before" is empty.
 	if seen != 1 || bad != 0 || before != 0 || after != 26145 {
@@ -308,19 +283,14 @@ func TestActivityIDsV3(t *testing.T) {
 func TestTraceLoggingPayloads(t *testing.T) {
 	r := openTrace(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf")
 	got := map[string]string{}
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
 		vals, err := DecodePayload(ev.Meta, ev.Payload, 8)
 		if err != nil {
 			t.Fatalf("%s: %v", ev.Meta.Name, err)
 		}
 		got[ev.Meta.Name] = fmt.Sprint(vals)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if got["TestEventMethod"] != "[{i 1} {s Hello World!}]" {
 		t.Errorf("TestEventMethod = %s", got["TestEventMethod"])
@@ -337,7 +307,7 @@ func TestTraceLoggingPayloads(t *testing.T) {
 // TestUnsupportedVersion: NetPerf V2 is rejected naming what was found and
 // the supported range.
 func TestUnsupportedVersion(t *testing.T) {
-	f, err := os.Open(filepath.Join(tracesDir, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"))
+	f, err := os.Open(tracetest.CompatPath(t, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,5 +322,110 @@ func TestUnsupportedVersion(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
+	}
+}
+
+// TestProcessorNumbers reproduces TraceEvent's V4EventPipeFileHasProcNumbers:
+// every runtime and private-provider event of the objver4 trace (runtime
+// MethodILToNativeMap excluded) has a processor number in 0..3, and each of
+// the 4 processors has at least one event.
+func TestProcessorNumbers(t *testing.T) {
+	r := openTrace(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
+	var perCPU [4]int
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
+		m := ev.Meta
+		if (m.Runtime != Runtime && m.Runtime != Private) || (m.Runtime == Runtime && m.EventID == 190) {
+			return
+		}
+		if ev.ProcessorNumber > 3 {
+			t.Fatalf("%s at %d: processor %d", m.Name, ev.Timestamp, ev.ProcessorNumber)
+		}
+		perCPU[ev.ProcessorNumber]++
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for cpu, n := range perCPU {
+		if n == 0 {
+			t.Errorf("processor %d has no event", cpu)
+		}
+	}
+}
+
+// TestLostEventsAtSequencePoint: the webapp trace's sampler thread wrote
+// sequence number 9074 last, and a later sequence point says the thread had
+// reached 11310: the runtime dropped 2,236 events (TraceEvent's sequence
+// point check reports the same number).
+func TestLostEventsAtSequencePoint(t *testing.T) {
+	r := openTrace(t, "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace")
+	var attributed uint64
+	if err := tracetest.ReadAll(t, r, func(ev *Event) {
+		attributed += uint64(ev.LostBefore)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stats().LostEvents; got != 2236 {
+		t.Errorf("lost events %d, want 2236", got)
+	}
+	// The gap shows at a sequence point after the sampler thread's last
+	// event, so no later event can carry it in LostBefore: only Stats has it.
+	if attributed != 0 {
+		t.Errorf("lost events attributed to later events: %d, want 0", attributed)
+	}
+}
+
+// TestResetCompat is TestReset over the compatibility suite: the .NET Core
+// 3.0 trace, its copies, and NetPerf V3.
+func TestResetCompat(t *testing.T) {
+	data, err := os.ReadFile(tracetest.CompatPath(t, trace30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, copies := copyTrace(t, bytes.NewReader(data),
+		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true})
+	v3, err := os.ReadFile(tracetest.CompatPath(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-objver3.netperf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReset(t, []resetStream{
+		{"3.0", data, 0, 105540},
+		{"v6 copy", copies[0], 7000, 105540},
+		{"netperf v3", v3, 0, 0},
+		{"uncompressed copy", copies[1], 0, 105540},
+		{"3.0 truncated", data[:len(data)/2], 0, 0},
+		{"3.0 again", data, 50000, 105540},
+		{"3.0 once more", data, 0, 105540},
+	})
+}
+
+// TestRoundTripRealTraces is TestRoundTripFixtures over every trace of the
+// compatibility suite.
+func TestRoundTripRealTraces(t *testing.T) { roundTrip(t, realTraces(t)) }
+
+func realTraces(t *testing.T) []string {
+	dir := tracetest.CompatDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob(filepath.Join(dir, "*.netperf"))
+	files = append(files, more...)
+	if len(files) < 15 {
+		t.Fatalf("expected the real traces in %s, found %d files", dir, len(files))
+	}
+	return files
+}
+
+// TestDumpNetPerf: the canonical dump of a NetPerf V3 trace names its
+// container and shows self-describing payloads field by field.
+func TestDumpNetPerf(t *testing.T) {
+	r := openTrace(t, "perfview__eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf")
+	var b strings.Builder
+	if err := Dump(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "# netperf V3 pointer=8 pid=12365 processors=4 sync=2018-03-09T17:48:09.998") ||
+		!strings.Contains(out, `/TestEventMethod v0 stack=9 i=1 s="Hello World!"`+"\n") || !strings.HasSuffix(out, " lost; complete\n") {
+		t.Errorf("dump:\n%s", out)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build compat
+
 package nettrace
 
 import (
@@ -5,20 +7,22 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
-// The benchmarks read a trace held in memory, so disk speed is out of the
+// The benchmarks read traces of the compatibility suite (the figures in
+// docs/PERFORMANCE.md are on them), held in memory, so disk speed is out of the
 // figure. BenchmarkRead* is the reader's full iteration in timestamp order
 // with stacks resolved and no payload decoding; BenchmarkFloor* reads the
 // same bytes through a 256 KB buffer and touches every byte once, the
 // floor any reader pays. Report both from the same run.
 
 func benchFile(b *testing.B, name string) []byte {
-	data, err := os.ReadFile(filepath.Join(tracesDir, name))
+	data, err := os.ReadFile(tracetest.CompatPath(b, name))
 	if err != nil {
-		b.Skipf("trace not available: %v", err)
+		b.Fatal(err)
 	}
 	return data
 }

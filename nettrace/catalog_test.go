@@ -1,21 +1,22 @@
+//go:build compat
+
 package nettrace
 
 import (
 	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
-// The expectations in this file are parsed from ../shared/traces/CATALOG.md,
-// written by an independent scanner and cross-checked against TraceEvent's
-// baselines; nothing here is derived from this reader's own output.
-
-const tracesDir = "../../shared/traces"
+// The expectations in this file are parsed from the compatibility suite's
+// CATALOG.md, written by an independent scanner and cross-checked against
+// TraceEvent's baselines; nothing here is derived from this reader's own
+// output.
 
 type catalogEntry struct {
 	file        string
@@ -70,7 +71,7 @@ func atoi(t *testing.T, s string) int64 {
 
 func loadCatalog(t *testing.T) []*catalogEntry {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(tracesDir, "CATALOG.md"))
+	data, err := os.ReadFile(tracetest.CompatPath(t, "CATALOG.md"))
 	if err != nil {
 		t.Fatalf("catalog: %v", err)
 	}
@@ -134,34 +135,6 @@ func loadCatalog(t *testing.T) []*catalogEntry {
 	return out
 }
 
-// readAll reads a whole trace, returning the reader, a summary, and the
-// terminating error (io.EOF for a clean end).
-func readAll(t testing.TB, path string) (*Reader, *Summary, error) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: NewReader: %v", path, err)
-	}
-	sum := NewSummary()
-	last := int64(-1 << 63)
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			return r, sum, err
-		}
-		if ev.Timestamp < last && r.Header().FormatVersion != FormatNetPerfV3 {
-			t.Fatalf("%s: event out of timestamp order: %d after %d", path, ev.Timestamp, last)
-		}
-		last = ev.Timestamp
-		sum.Add(ev)
-	}
-}
-
 // cutEvents are events the catalog counts although a truncation cut their
 // payload (see TestCatalogTraces).
 var cutEvents = map[string]struct {
@@ -180,14 +153,14 @@ func TestCatalogTraces(t *testing.T) {
 			continue
 		}
 		t.Run(c.file, func(t *testing.T) {
-			r, sum, end := readAll(t, filepath.Join(tracesDir, c.file))
+			r, sum, end := readAll(t, tracetest.CompatPath(t, c.file))
 			if c.truncated {
 				var te *TruncatedError
 				if !errors.As(end, &te) {
 					t.Fatalf("end = %v, want a TruncatedError", end)
 				}
-			} else if end != io.EOF {
-				t.Fatalf("end = %v, want io.EOF", end)
+			} else if end != nil {
+				t.Fatalf("end = %v, want a clean end", end)
 			}
 			h := r.Header()
 			st := r.Stats()

@@ -5,19 +5,18 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
 // FuzzReader feeds arbitrary bytes to the reader: it must never panic or
 // hang, and it must end with io.EOF, a TruncatedError, a FormatError or an
-// UnsupportedVersionError. The seeds are the real traces (cut to their first
-// 4 KB, so mutations reach every block kind quickly) and the fragments.
+// UnsupportedVersionError. The seeds are the fixture traces (cut to their
+// first 4 KB, so mutations reach every block kind quickly).
 func FuzzReader(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(tracesDir, "*.ne*"))
-	frags, _ := filepath.Glob(filepath.Join(tracesDir, "fragments/*.nettrace"))
-	for _, p := range append(seeds, frags...) {
-		b, err := os.ReadFile(p)
+	for _, name := range tracetest.Fixtures(f) {
+		b, err := os.ReadFile(tracetest.Path(f, name))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -5,68 +5,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
-
-// TestProcessorNumbers reproduces TraceEvent's V4EventPipeFileHasProcNumbers:
-// every runtime and private-provider event of the objver4 trace (runtime
-// MethodILToNativeMap excluded) has a processor number in 0..3, and each of
-// the 4 processors has at least one event.
-func TestProcessorNumbers(t *testing.T) {
-	r := openTrace(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
-	var perCPU [4]int
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := ev.Meta
-		if (m.Runtime != Runtime && m.Runtime != Private) || (m.Runtime == Runtime && m.EventID == 190) {
-			continue
-		}
-		if ev.ProcessorNumber > 3 {
-			t.Fatalf("%s at %d: processor %d", m.Name, ev.Timestamp, ev.ProcessorNumber)
-		}
-		perCPU[ev.ProcessorNumber]++
-	}
-	for cpu, n := range perCPU {
-		if n == 0 {
-			t.Errorf("processor %d has no event", cpu)
-		}
-	}
-}
-
-// TestLostEventsAtSequencePoint: the webapp trace's sampler thread wrote
-// sequence number 9074 last, and a later sequence point says the thread had
-// reached 11310: the runtime dropped 2,236 events (TraceEvent's sequence
-// point check reports the same number).
-func TestLostEventsAtSequencePoint(t *testing.T) {
-	r := openTrace(t, "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace")
-	var attributed uint64
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		attributed += uint64(ev.LostBefore)
-	}
-	if got := r.Stats().LostEvents; got != 2236 {
-		t.Errorf("lost events %d, want 2236", got)
-	}
-	// The gap shows at a sequence point after the sampler thread's last
-	// event, so no later event can carry it in LostBefore: only Stats has it.
-	if attributed != 0 {
-		t.Errorf("lost events attributed to later events: %d, want 0", attributed)
-	}
-}
 
 // TestTimeConversion: conversions must not overflow for long sessions at
 // any clock frequency.
@@ -88,36 +31,46 @@ func TestTimeConversion(t *testing.T) {
 	}
 }
 
-// TestReset: one Reader, Reset between streams of every container (V3, V4
-// compressed and uncompressed, V6, a truncated stream) and abandoned half
+// resetStream is one stream of a Reset sequence: stop events are read
+// before the next Reset (0 reads all); total, if not 0, is what a full read
+// delivers.
+type resetStream struct {
+	name        string
+	data        []byte
+	stop, total int
+}
+
+// TestReset: one Reader, Reset between streams of every container the
+// fixtures give (V4 compressed as the runtime writes it, V4 uncompressed
+// and V6 copies, a real cut trace and a copy cut in half) and abandoned half
 // way through some of them, delivers exactly what a fresh Reader delivers
 // on each: the queues, chunks and block buffers it keeps carry nothing over.
+// The compatibility suite adds NetPerf V3 (TestResetCompat).
 func TestReset(t *testing.T) {
-	src := filepath.Join(tracesDir, trace30)
-	data, err := os.ReadFile(src)
+	data, err := os.ReadFile(tracetest.Path(t, "contention.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := os.ReadFile(tracetest.Path(t, "gc-wks.truncated.nettrace"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _, copies := copyTrace(t, bytes.NewReader(data),
 		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true})
-	v3, err := os.ReadFile(filepath.Join(tracesDir, "perfview__eventpipe-dotnetcore2.1-linux-x64-objver3.netperf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	streams := []struct {
-		name  string
-		data  []byte
-		stop  int // events read before the next Reset; 0 reads all
-		total int // events a full read delivers
-	}{
-		{"3.0", data, 0, 105540},
-		{"v6 copy", copies[0], 7000, 105540},
-		{"netperf v3", v3, 0, 0},
-		{"uncompressed copy", copies[1], 0, 105540},
-		{"3.0 truncated", data[:len(data)/2], 0, 0},
-		{"3.0 again", data, 50000, 105540},
-		{"3.0 once more", data, 0, 105540},
-	}
+	checkReset(t, []resetStream{
+		{"contention", data, 0, 3514},
+		{"v6 copy", copies[0], 2000, 3514},
+		{"gc-wks cut", cut, 0, 464},
+		{"uncompressed copy", copies[1], 0, 3514},
+		{"contention cut in half", data[:len(data)/2], 0, 0},
+		{"contention again", data, 1500, 3514},
+		{"contention once more", data, 0, 3514},
+	})
+}
+
+func checkReset(t *testing.T, streams []resetStream) {
+	t.Helper()
+	var err error
 	var rd *Reader
 	for _, s := range streams {
 		want, fresh, wantErr := readEvents(t, bytes.NewReader(s.data))

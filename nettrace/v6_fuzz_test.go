@@ -7,21 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
 // FuzzV6Reader feeds mutated V6 streams to the reader: it must end every
 // stream with io.EOF or a one-line typed error, never panic or loop.
-// Seeds: writer-made V6 copies of two small real traces, synthetic streams
+// Seeds: a writer-made V6 copy of the small cut fixture, synthetic streams
 // (compressed and not) and the hand-built stream with every V6 block kind.
 func FuzzV6Reader(f *testing.F) {
-	for _, name := range []string{
-		"perfview__eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf",
-		"perfview__eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace",
-	} {
-		data, err := os.ReadFile(filepath.Join(tracesDir, name))
+	for _, name := range []string{"gc-wks.truncated.nettrace"} {
+		data, err := os.ReadFile(tracetest.Path(f, name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -66,14 +64,11 @@ func checkReadError(t *testing.T, err error) {
 }
 
 // FuzzV6MetadataRow feeds mutated V6 metadata rows to the row parser,
-// seeded with the rows of every metadata record of two real traces (one
-// with V5 array parameters) re-encoded for V6.
+// seeded with the rows of every metadata record of two fixture traces
+// re-encoded for V6.
 func FuzzV6MetadataRow(f *testing.F) {
-	for _, name := range []string{
-		"perfview__eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace",
-		"filtrace__contention.nettrace",
-	} {
-		data, err := os.ReadFile(filepath.Join(tracesDir, name))
+	for _, name := range []string{"contention.nettrace", "gc-induced.nettrace"} {
+		data, err := os.ReadFile(tracetest.Path(f, name))
 		if err != nil {
 			f.Fatal(err)
 		}

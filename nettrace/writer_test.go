@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
 
 // rtEvent is a deep copy of everything a Reader delivers for one event.
@@ -152,24 +154,20 @@ func canonical(evs []rtEvent) []rtEvent {
 	return out
 }
 
-func realTraces(t *testing.T) []string {
-	files, err := filepath.Glob(filepath.Join(tracesDir, "*.nettrace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, _ := filepath.Glob(filepath.Join(tracesDir, "*.netperf"))
-	files = append(files, more...)
-	if len(files) < 15 {
-		t.Fatalf("expected the real traces in %s, found %d files", tracesDir, len(files))
-	}
-	return files
-}
-
-// TestRoundTripRealTraces reads every real trace, writes it with the
+// TestRoundTripFixtures reads every fixture trace, writes it with the
 // Writer (V4 compressed, V4 uncompressed, V6) and reads it back: the same
 // events with the same metadata, timestamps, threads, sequence numbers,
-// payloads, stacks and activity ids, and the same counts.
-func TestRoundTripRealTraces(t *testing.T) {
+// payloads, stacks and activity ids, and the same counts. (The cut fixture
+// gives the events before its cut, and a copy that ends cleanly.)
+func TestRoundTripFixtures(t *testing.T) {
+	var files []string
+	for _, name := range tracetest.Fixtures(t) {
+		files = append(files, tracetest.Path(t, name))
+	}
+	roundTrip(t, files)
+}
+
+func roundTrip(t *testing.T, files []string) {
 	formats := []struct {
 		name string
 		opt  WriterOptions
@@ -178,7 +176,7 @@ func TestRoundTripRealTraces(t *testing.T) {
 		{"v6", WriterOptions{Format: FormatNetTraceV6}},
 		{"v4-uncompressed", WriterOptions{Uncompressed: true, BlockSize: 20 << 10}},
 	}
-	for _, f := range realTraces(t) {
+	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -1,44 +1,16 @@
+//go:build compat
+
 package report
 
 import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
-
-func gcResult(t testing.TB, name string) *gcpause.Result {
-	t.Helper()
-	f, err := os.Open(filepath.Join(traces, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := gcpause.New(r.Header(), gcpause.Options{})
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
-				t.Fatal(err)
-			}
-			break
-		}
-		a.Event(ev)
-	}
-	return a.Result()
-}
 
 // TestGCTextGolden: the diagnostics trace has blocking, background and
 // foreground GCs and a cut. Checked by hand once against the raw events:
@@ -48,7 +20,7 @@ func gcResult(t testing.TB, name string) *gcpause.Result {
 // 1855 (64.66 ms, of which 55.04 ms waiting for the BGC's last stop);
 // suspensions by reason 675 / 382 / 4 as in CATALOG.md.
 func TestGCTextGolden(t *testing.T) {
-	res := gcResult(t, "diagnostics__trace.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "diagnostics__trace.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCText(&b, Input{Source: "diagnostics__trace.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -59,14 +31,14 @@ func TestGCTextGolden(t *testing.T) {
 			t.Errorf("text report lacks %q", s)
 		}
 	}
-	golden(t, "gc_diagnostics.txt", b.Bytes())
+	tracetest.Golden(t, "gc_diagnostics.txt", b.Bytes())
 }
 
 // TestGCJSONGolden: filtrace alloc has 7 GCs (1 gen0 AllocSmall, 6 gen2
 // Induced, CATALOG.md §8.3), one SuspendForGC per GC and no other
 // suspensions.
 func TestGCJSONGolden(t *testing.T) {
-	res := gcResult(t, "filtrace__alloc.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "filtrace__alloc.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCJSON(&b, Input{Source: "filtrace__alloc.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -103,12 +75,12 @@ func TestGCJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := doc.Summary
-	if g2 := s.ByGen["2"]; g2.P50 != 0.1265 || g2.P90 != 0.4261 || g2.P99 != 0.4261 || g2.MaxPauseMS != 0.4261 {
+	if g2 := s.ByGen["gen2"]; g2.P50 != 0.1265 || g2.P90 != 0.4261 || g2.P99 != 0.4261 || g2.MaxPauseMS != 0.4261 {
 		// By hand from the raw events: the gen2 pauses are 0.4261 (GC 1:
 		// SuspendEEBegin 20.6362 → RestartEEEnd 21.0623), 0.1265 (GC 2), ...
 		t.Errorf("gen2 stats %+v", g2)
 	}
-	if s.GCCount != 7 || s.ByGen["0"].Count != 1 || s.ByGen["2"].Count != 6 || s.ByGen["1"].Count != 0 || doc.Lost == nil ||
+	if s.GCCount != 7 || s.ByGen["gen0"].Count != 1 || s.ByGen["gen2"].Count != 6 || s.ByGen["gen1"].Count != 0 || doc.Lost == nil ||
 		len(s.Reasons) != 1 || s.Reasons[0].Reason != "SuspendForGC" || s.Reasons[0].Count != 7 || len(doc.GCs) != 7 || doc.Suspensions == nil {
 		t.Errorf("summary %+v", s)
 	}
@@ -123,11 +95,11 @@ func TestGCJSONGolden(t *testing.T) {
 	if induced != 6 || sum-s.TotalPauseMS > 1e-6 || s.TotalPauseMS-sum > 1e-6 {
 		t.Errorf("induced %d, pauses add to %f, total %f", induced, sum, s.TotalPauseMS)
 	}
-	golden(t, "gc_filtrace_alloc.json", b.Bytes())
+	tracetest.Golden(t, "gc_filtrace_alloc.json", b.Bytes())
 }
 
 func TestGCCSV(t *testing.T) {
-	res := gcResult(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
+	res := gcResult(t, tracetest.CompatPath(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	var b bytes.Buffer
 	if err := WriteGCCSV(&b, res); err != nil {
 		t.Fatal(err)

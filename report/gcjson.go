@@ -37,8 +37,8 @@ type GCSummary struct {
 	PauseTimePercent    float64             `json:"pause_time_percent"`
 	TotalSuspendMS      float64             `json:"total_suspend_ms"`
 	MaxSuspendMS        float64             `json:"max_suspend_ms"`
-	ByGeneration        map[string]GenStats `json:"by_generation"`
-	ByType              map[string]int      `json:"by_type"`
+	ByGeneration        map[string]GenStats `json:"by_generation"` // gen0, gen1, gen2
+	ByType              map[string]int      `json:"by_type"`       // non_concurrent, background, foreground
 	SuspensionsByReason []ReasonRow         `json:"suspensions_by_reason"`
 	UnmatchedRestarts   int                 `json:"unmatched_restarts"`
 }
@@ -181,10 +181,10 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 		UnmatchedRestarts:   res.UnmatchedRestarts,
 	}
 	for g, s := range res.ByGen {
-		sum.ByGeneration[strconv.Itoa(g)] = genStats(s)
+		sum.ByGeneration["gen"+strconv.Itoa(g)] = genStats(s)
 	}
 	for t, n := range res.ByType {
-		sum.ByType[t.String()] = n
+		sum.ByType[SnakeCase(t.String())] = n
 	}
 	for _, r := range res.ByReason {
 		sum.SuspensionsByReason = append(sum.SuspensionsByReason, ReasonRow{

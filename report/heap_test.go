@@ -1,54 +1,24 @@
+//go:build compat
+
 package report
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/heap"
-	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/internal/tracetest"
 )
-
-func replayHeap(t *testing.T, name string) (*heap.Result, *stacks.Symbols) {
-	t.Helper()
-	f, err := os.Open("../../shared/traces/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := heap.New(r.Header())
-	sym := stacks.NewSymbols(r.Header())
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
-				t.Fatal(err)
-			}
-			break
-		}
-		tr.Event(ev)
-		sym.Event(ev)
-	}
-	tr.Finish()
-	return tr.Result(), sym
-}
 
 // TestHeapJSONObjver4: the documented JSON fields, with values that follow
 // from the catalog (478 GCs, 35,458 AllocationTick v3 with addresses) and
 // the hand-checked replay (heap/testdata/real_traces.golden.json).
 func TestHeapJSONObjver4(t *testing.T) {
-	res, sym := replayHeap(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
+	res, sym := replayHeap(t, tracetest.CompatPath(t, "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"))
 	d := NewHeapDocument(Input{Source: "objver4", Complete: true}, res, heap.Summarize(res, sym))
 	var buf bytes.Buffer
 	if err := WriteHeapJSON(&buf, d); err != nil {
@@ -93,7 +63,7 @@ func TestHeapJSONObjver4(t *testing.T) {
 // TestHeapPprof: the profile parses and carries the four heap sample types;
 // alloc totals equal the summed estimates and in-use only the survivors.
 func TestHeapPprof(t *testing.T) {
-	res, sym := replayHeap(t, "filtrace__wait.nettrace")
+	res, sym := replayHeap(t, tracetest.CompatPath(t, "filtrace__wait.nettrace"))
 	var buf bytes.Buffer
 	if err := WriteHeapPprof(&buf, res, sym, res.EndNs); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/source"
@@ -57,4 +58,28 @@ func (in *Input) PartialLine() string {
 		return ""
 	}
 	return "PARTIAL REPORT: " + strings.Join(in.Partial, "; ")
+}
+
+// SnakeCase turns an identifier such as "NonConcurrent" or "SPBlock" into
+// "non_concurrent" or "sp_block": the one key style of every JSON document,
+// also for keys that are data (a map keyed by GC type).
+func SnakeCase(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		lower := unicode.ToLower(r)
+		if unicode.IsUpper(r) && i > 0 {
+			prevLower := unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if prevLower || (nextLower && unicode.IsUpper(rs[i-1])) {
+				b.WriteByte('_')
+			}
+		}
+		if r == ' ' || r == '-' || r == '/' {
+			b.WriteByte('_')
+			continue
+		}
+		b.WriteRune(lower)
+	}
+	return b.String()
 }

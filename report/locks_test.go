@@ -1,55 +1,23 @@
+//go:build compat
+
 package report
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/google/pprof/profile"
-
-	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/stacks"
 )
-
-// locksOf analyzes a real trace as `clrspy locks` does.
-func locksOf(t *testing.T, name string) (*locks.Result, *nettrace.Header) {
-	t.Helper()
-	f, err := os.Open("../../shared/traces/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sym := stacks.NewSymbols(r.Header())
-	a := locks.New(r.Header(), locks.Options{Symbols: sym})
-	for {
-		ev, err := r.Next()
-		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.Event(ev)
-		sym.Event(ev)
-	}
-	return a.Result(), r.Header()
-}
 
 // The locks goldens were checked by hand against CATALOG.md §8.4 and the
 // trace's events: 197 waits, one lock, the owners the four contending
 // threads.
 func TestLocksGoldenText(t *testing.T) {
-	res, _ := locksOf(t, "filtrace__contention.nettrace")
+	res, _ := locksOf(t, tracetest.CompatPath(t, "filtrace__contention.nettrace"))
 	var b bytes.Buffer
 	if err := WriteLocksText(&b, Input{Source: "filtrace__contention.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -59,11 +27,11 @@ func TestLocksGoldenText(t *testing.T) {
 			t.Errorf("text report lacks %q", s)
 		}
 	}
-	golden(t, "locks-filtrace.txt", b.Bytes())
+	tracetest.Golden(t, "locks-filtrace.txt", b.Bytes())
 }
 
 func TestLocksGoldenJSON(t *testing.T) {
-	res, _ := locksOf(t, "filtrace__contention.nettrace")
+	res, _ := locksOf(t, tracetest.CompatPath(t, "filtrace__contention.nettrace"))
 	var b bytes.Buffer
 	if err := WriteLocksJSON(&b, NewLocksDocument(Input{Source: "filtrace__contention.nettrace", Complete: true}, res)); err != nil {
 		t.Fatal(err)
@@ -95,11 +63,11 @@ func TestLocksGoldenJSON(t *testing.T) {
 			t.Errorf("thread lacks %s", k)
 		}
 	}
-	golden(t, "locks-filtrace.json", b.Bytes())
+	tracetest.Golden(t, "locks-filtrace.json", b.Bytes())
 }
 
 func TestLocksGoldenStillWaiting(t *testing.T) {
-	res, _ := locksOf(t, "diagnostics__trace.nettrace")
+	res, _ := locksOf(t, tracetest.CompatPath(t, "diagnostics__trace.nettrace"))
 	var b bytes.Buffer
 	if err := WriteLocksText(&b, Input{Source: "diagnostics__trace.nettrace", Complete: true}, res); err != nil {
 		t.Fatal(err)
@@ -107,11 +75,11 @@ func TestLocksGoldenStillWaiting(t *testing.T) {
 	if n := strings.Count(b.String(), "waiting for at least"); n != 9 {
 		t.Errorf("%d still-waiting lines, want 9", n)
 	}
-	golden(t, "locks-diagnostics.txt", b.Bytes())
+	tracetest.Golden(t, "locks-diagnostics.txt", b.Bytes())
 }
 
 func TestLocksPprof(t *testing.T) {
-	res, hdr := locksOf(t, "filtrace__contention.nettrace")
+	res, hdr := locksOf(t, tracetest.CompatPath(t, "filtrace__contention.nettrace"))
 	var b bytes.Buffer
 	if err := WriteLocksPprof(&b, res, hdr.SyncTimeUTC, 121*time.Millisecond); err != nil {
 		t.Fatal(err)

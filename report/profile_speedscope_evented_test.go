@@ -3,18 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// workloadTrace is clrspy's own recording of the workload's mixed mode
-// (scripts/record-report-trace.sh): 8 threads, 1,130 samples.
-const workloadTrace = "../testdata/traces/mixed.nettrace"
 
 type evFile struct {
 	Schema string `json:"$schema"`
@@ -41,29 +36,15 @@ type evFile struct {
 // the thread time the profile gives that frame (a sample at t with weight d
 // holds its stack over [t-d, t]).
 func TestEventedSpeedscope(t *testing.T) {
-	f, err := os.Open(workloadTrace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The workload's mixed mode: 8 sampled threads, 1,130 samples.
+	r := tracetest.Open(t, "mixed.nettrace", nettrace.NewReader)
 	ss, err := NewEventedSpeedscope(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := stacks.New(r.Header(), stacks.Options{OnSample: ss.Sample})
-	for {
-		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Event(ev)
+	if err := tracetest.ReadAll(t, r, b.Event); err != nil {
+		t.Fatal(err)
 	}
 	p := b.Result()
 	var buf bytes.Buffer
@@ -151,5 +132,5 @@ func TestEventedSpeedscope(t *testing.T) {
 		}
 		prevSamples = n
 	}
-	golden(t, "mixed-workload.evented.speedscope.json", buf.Bytes())
+	tracetest.Golden(t, "mixed.evented.speedscope.json", buf.Bytes())
 }

@@ -1,51 +1,20 @@
+//go:build compat
+
 package report
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/stacks"
 )
-
-// buildProfile reads a real trace through a stacks.Builder.
-func buildProfile(t testing.TB, name string, opts stacks.Options) *stacks.Profile {
-	t.Helper()
-	f, err := os.Open(filepath.Join(traces, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := stacks.New(r.Header(), opts)
-	for {
-		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Event(ev)
-	}
-	if st := b.Stats(); st.DecodeErrors != 0 {
-		n, err := st.DecodeErrors, st.FirstError
-		t.Fatalf("%d payloads did not decode, first: %v", n, err)
-	}
-	return b.Result()
-}
 
 // TestDotnetdiagGoldens reproduces the four folded-stack files of
 // pyroscope-io/dotnetdiag byte for byte (CATALOG.md §7.3).
@@ -60,11 +29,11 @@ func TestDotnetdiagGoldens(t *testing.T) {
 		{"dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace", "dotnet-5.0-SampleProfiler-webapp-managed-only.txt", true},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
-			want, err := os.ReadFile(filepath.Join(traces, "golden/dotnetdiag", c.golden))
+			want, err := os.ReadFile(tracetest.CompatPath(t, "golden/dotnetdiag/"+c.golden))
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := buildProfile(t, c.trace, stacks.Options{Compat: stacks.CompatDotnetdiag, ManagedOnly: c.managedOnly})
+			p := buildProfile(t, tracetest.CompatPath(t, c.trace), stacks.Options{Compat: stacks.CompatDotnetdiag, ManagedOnly: c.managedOnly})
 			var got bytes.Buffer
 			if err := WriteFolded(&got, p, FoldedOptions{Weight: WeightWall}); err != nil {
 				t.Fatal(err)
@@ -89,7 +58,7 @@ const mixed = "perfview__mixed_managed_external_samples.nettrace"
 // External ones end in [native code], all but two under Console.ReadLine,
 // and the managed ones are the NoNativeStacks test program's search loop.
 func TestFoldedGolden(t *testing.T) {
-	p := buildProfile(t, mixed, stacks.Options{})
+	p := buildProfile(t, tracetest.CompatPath(t, mixed), stacks.Options{})
 	var buf bytes.Buffer
 	if err := WriteFolded(&buf, p, FoldedOptions{}); err != nil {
 		t.Fatal(err)
@@ -113,7 +82,7 @@ func TestFoldedGolden(t *testing.T) {
 	if total != 6331 || native != 2427 || readLine != 2425 {
 		t.Errorf("folded total %d native %d (in ReadLine %d), want 6331, 2427, 2425", total, native, readLine)
 	}
-	golden(t, "mixed.folded", buf.Bytes())
+	tracetest.Golden(t, "mixed.folded", buf.Bytes())
 
 	// With thread roots and wall time, every line starts with the thread.
 	buf.Reset()
@@ -128,7 +97,7 @@ func TestFoldedGolden(t *testing.T) {
 }
 
 func TestSpeedscopeGolden(t *testing.T) {
-	p := buildProfile(t, mixed, stacks.Options{})
+	p := buildProfile(t, tracetest.CompatPath(t, mixed), stacks.Options{})
 	var buf bytes.Buffer
 	if err := WriteSpeedscope(&buf, p, "mixed"); err != nil {
 		t.Fatal(err)
@@ -161,11 +130,11 @@ func TestSpeedscopeGolden(t *testing.T) {
 	if want := p.DurationNanos + p.PeriodNanos; sum != want {
 		t.Errorf("weights sum %d, want %d", sum, want)
 	}
-	golden(t, "mixed.speedscope.json", buf.Bytes())
+	tracetest.Golden(t, "mixed.speedscope.json", buf.Bytes())
 }
 
 func TestPprof(t *testing.T) {
-	p := buildProfile(t, mixed, stacks.Options{})
+	p := buildProfile(t, tracetest.CompatPath(t, mixed), stacks.Options{})
 	var buf bytes.Buffer
 	if err := WritePprof(&buf, p); err != nil {
 		t.Fatal(err)
@@ -208,7 +177,7 @@ func TestPprof(t *testing.T) {
 }
 
 func TestFlameGraphHTML(t *testing.T) {
-	p := buildProfile(t, mixed, stacks.Options{})
+	p := buildProfile(t, tracetest.CompatPath(t, mixed), stacks.Options{})
 	var buf bytes.Buffer
 	if err := WriteFlameGraph(&buf, p, FlameOptions{Title: "mixed <&>"}); err != nil {
 		t.Fatal(err)

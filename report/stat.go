@@ -1,6 +1,3 @@
-// Package report renders analysis results for people and programs: text
-// tables, JSON documents, CSV, pprof, speedscope, folded stacks and HTML.
-// It owns presentation only; numbers come from the analysis packages.
 package report
 
 import (
@@ -136,7 +133,7 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 		MaxStackDepth:   st.MaxStackDepth,
 		SequencePoints:  st.SequencePoints,
 		CaptureThreads:  st.CaptureThreads,
-		Blocks:          st.Blocks,
+		Blocks:          snakeKeys(st.Blocks),
 		Bytes:           st.Bytes,
 		UnknownMetadata: st.UnknownMetadataRefs,
 		CutEvent:        st.CutEvent,
@@ -149,4 +146,12 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 		d.TruncationReason = end.Truncated.Error()
 	}
 	return d
+}
+
+func snakeKeys(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[SnakeCase(k)] = v
+	}
+	return out
 }

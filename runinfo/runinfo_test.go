@@ -1,31 +1,18 @@
 package runinfo
 
 import (
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-func read(t *testing.T, name string) (Info, uint64) {
+func read(t *testing.T, r *nettrace.Reader) (Info, uint64) {
 	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := New(r.Header())
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		a.Event(ev)
+	if err := tracetest.ReadAll(t, r, a.Event); err != nil {
+		t.Fatal(err)
 	}
 	st := a.Stats()
 	if st.DecodeErrors != 0 {
@@ -38,7 +25,7 @@ func read(t *testing.T, name string) (Info, uint64) {
 // concurrent GC (mixed.workload.json says serverGC false, concurrentGC
 // true), Linux x64.
 func TestMixedTrace(t *testing.T) {
-	info, used := read(t, "../testdata/traces/mixed.nettrace")
+	info, used := read(t, tracetest.Open(t, "mixed.nettrace", nettrace.NewReader))
 	// ProcessInfo once, RuntimeInformation from the runtime provider and
 	// again from the rundown.
 	if used != 3 {
@@ -52,14 +39,5 @@ func TestMixedTrace(t *testing.T) {
 	}
 	if !strings.HasSuffix(info.CommandLine, "/Workload.dll mixed seconds=1.5") {
 		t.Errorf("command line %q", info.CommandLine)
-	}
-}
-
-// A trace without these events (a third-party .NET Core 3.0 recording)
-// says nothing rather than guessing.
-func TestTraceWithoutInfo(t *testing.T) {
-	info, used := read(t, "../../shared/traces/perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace")
-	if used != 0 || info != (Info{}) {
-		t.Errorf("used %d, info %+v", used, info)
 	}
 }

@@ -49,13 +49,11 @@ func (s *Stream) start(spec *Spec) error {
 	}
 	r, err := nettrace.NewReader(s.in)
 	if err != nil {
-		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-			if s.in.n.Load() == 0 {
-				if s.Live() {
-					return fmt.Errorf("%s: the session ended before it sent anything", s.Name)
-				}
-				return fmt.Errorf("%s: empty file", s.Name)
+		if s.in.n.Load() == 0 {
+			if s.Live() {
+				return fmt.Errorf("%s: the session ended before it sent anything", s.Name)
 			}
+			return fmt.Errorf("%s: empty file", s.Name)
 		}
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}

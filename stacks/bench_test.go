@@ -1,3 +1,5 @@
+//go:build compat
+
 package stacks
 
 import (
@@ -5,17 +7,17 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
 const webapp = "dotnetdiag__dotnet-5.0-SampleProfiler-webapp.golden.nettrace"
 
 func readTrace(b *testing.B) []byte {
-	data, err := os.ReadFile(filepath.Join(traces, webapp))
+	data, err := os.ReadFile(tracetest.CompatPath(b, webapp))
 	if err != nil {
 		b.Fatal(err)
 	}

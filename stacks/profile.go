@@ -3,6 +3,7 @@ package stacks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ type Profile struct {
 	// Counters for the summary line.
 	Total, Managed, External, Errors, Dropped int64
 	Methods                                   int // method bodies in the symbol table
+	// FoldedThreads counts threads past Options.MaxThreads whose samples
+	// went to the "[other threads]" thread.
+	FoldedThreads int64
 	// Notes say what makes the profile partial (a truncated trace, lost
 	// events); writers put them where their format allows.
 	Notes      []string
@@ -119,6 +123,9 @@ type Options struct {
 	// stream, fed by the caller; nil gives the builder a table of its own
 	// that it feeds itself.
 	Symbols *Symbols
+	// MaxThreads bounds the threads kept apart (0: DefaultMaxThreads);
+	// samples of later threads go to one "[other threads]" thread.
+	MaxThreads int
 	// OnSample, when set, is called for every sample the profile counts,
 	// in stream order (not in CompatDotnetdiag mode): the profile keeps
 	// aggregates only, so callers that need when samples happened (a
@@ -137,14 +144,18 @@ type rawStack struct {
 	epoch uint32
 }
 
-type accKey struct {
-	thread int32
-	raw    int32
-	typ    clrevents.SampleType
+// acc accumulates the samples of one (thread, raw stack, type).
+type acc struct {
+	thread       int32
+	raw          int32
+	typ          clrevents.SampleType
+	count, nanos int64
 }
 
-type acc struct {
-	count, nanos int64
+// accKey packs (thread, raw stack, type) into one word: a map keyed by it
+// hashes 8 bytes, not a struct, once per sample.
+func accKey(thread, raw int32, typ clrevents.SampleType) uint64 {
+	return uint64(uint32(thread))<<36 | uint64(uint32(raw))<<4 | uint64(typ&15)
 }
 
 type threadState struct {
@@ -166,11 +177,17 @@ type Builder struct {
 	ownSym bool // the builder feeds sym itself
 	dd     *ddSymbols
 
-	raws    []rawStack
-	rawIdx  map[rawKey]int32
-	accs    map[accKey]*acc
-	threads []Thread
-	tstate  map[uint64]*threadState
+	raws   []rawStack
+	rawIdx map[rawKey]int32
+	// byStackID remembers the raw stack of a stream stack id: a stack id
+	// names the same IPs until the reader's stack cache resets, so the
+	// content check is a compare, not a hash.
+	byStackID map[uint32]int32
+	accs      []acc
+	accIdx    map[uint64]int32
+	threads   []Thread
+	tstate    map[uint64]*threadState
+	folded    *threadState // the thread that stands for threads past MaxThreads
 
 	// resolved and nativeFrame are the last Result's stacks per raw stack
 	// and its [native code] frame (-1: none), for StackOf.
@@ -184,6 +201,7 @@ type Builder struct {
 	// latest sample's.
 	ticks, curTick, prevTick, lastSample      int64
 	total, managed, external, errors, dropped int64
+	foldedThreads                             int64
 	stats                                     analysis.Stats
 }
 
@@ -195,11 +213,12 @@ func New(hdr *nettrace.Header, opts Options) *Builder {
 	}
 	b := &Builder{
 		hdr: hdr, opts: opts, period: p,
-		sym:    opts.Symbols,
-		rawIdx: make(map[rawKey]int32),
-		accs:   make(map[accKey]*acc),
-		tstate: make(map[uint64]*threadState),
-		first:  math.MaxInt64, last: math.MinInt64,
+		sym:       opts.Symbols,
+		rawIdx:    make(map[rawKey]int32),
+		byStackID: make(map[uint32]int32),
+		accIdx:    make(map[uint64]int32),
+		tstate:    make(map[uint64]*threadState),
+		first:     math.MaxInt64, last: math.MinInt64,
 		curTick: math.MinInt64, prevTick: math.MinInt64, lastSample: math.MinInt64,
 	}
 	if b.sym == nil {
@@ -279,6 +298,17 @@ func (b *Builder) Event(ev *nettrace.Event) {
 func (b *Builder) thread(tid uint64) *threadState {
 	t := b.tstate[tid]
 	if t == nil {
+		if len(b.threads) >= b.maxThreads() {
+			// Past the bound every new thread is one: memory stays
+			// proportional to the bound, not to the threads a process
+			// ever made.
+			if b.folded == nil {
+				b.folded = &threadState{idx: int32(len(b.threads)), last: math.MinInt64, lastTick: -1}
+				b.threads = append(b.threads, Thread{ID: FoldedThreadID, Name: FoldedThreadName})
+			}
+			b.foldedThreads++
+			return b.folded
+		}
 		t = &threadState{idx: int32(len(b.threads)), last: math.MinInt64, lastTick: -1}
 		b.tstate[tid] = t
 		b.threads = append(b.threads, Thread{ID: tid})
@@ -286,32 +316,62 @@ func (b *Builder) thread(tid uint64) *threadState {
 	return t
 }
 
-func (b *Builder) raw(ips []uint64, ts int64) int32 {
+// Folded threads: the profile's stand-in for threads past MaxThreads.
+const (
+	FoldedThreadID   = math.MaxUint64
+	FoldedThreadName = "[other threads]"
+)
+
+// DefaultMaxThreads bounds the threads a profile keeps apart.
+const DefaultMaxThreads = 1 << 14
+
+func (b *Builder) maxThreads() int {
+	if b.opts.MaxThreads > 0 {
+		return b.opts.MaxThreads
+	}
+	return DefaultMaxThreads
+}
+
+func (b *Builder) raw(ips []uint64, stackID uint32, ts int64) int32 {
+	epoch := b.sym.tab.unloads
+	if stackID != 0 {
+		if i, ok := b.byStackID[stackID]; ok && b.raws[i].epoch == epoch && slices.Equal(b.raws[i].ips, ips) {
+			return i
+		}
+	}
 	var s string
 	if len(ips) > 0 {
 		s = unsafe.String((*byte)(unsafe.Pointer(&ips[0])), len(ips)*8)
 	}
-	k := rawKey{s, b.sym.tab.unloads}
-	if i, ok := b.rawIdx[k]; ok {
-		return i
+	k := rawKey{s, epoch}
+	i, ok := b.rawIdx[k]
+	if !ok {
+		cp := append([]uint64(nil), ips...)
+		if len(cp) > 0 {
+			k.ips = unsafe.String((*byte)(unsafe.Pointer(&cp[0])), len(cp)*8)
+		}
+		i = int32(len(b.raws))
+		b.raws = append(b.raws, rawStack{ips: cp, first: ts, epoch: epoch})
+		b.rawIdx[k] = i
 	}
-	cp := append([]uint64(nil), ips...)
-	if len(cp) > 0 {
-		k.ips = unsafe.String((*byte)(unsafe.Pointer(&cp[0])), len(cp)*8)
+	if stackID != 0 {
+		if len(b.byStackID) >= 1<<20 {
+			clear(b.byStackID) // ids of long-gone cache generations
+		}
+		b.byStackID[stackID] = i
 	}
-	i := int32(len(b.raws))
-	b.raws = append(b.raws, rawStack{ips: cp, first: ts, epoch: k.epoch})
-	b.rawIdx[k] = i
 	return i
 }
 
-func (b *Builder) add(thread, raw int32, typ clrevents.SampleType, count, nanos int64) {
-	k := accKey{thread, raw, typ}
-	a := b.accs[k]
-	if a == nil {
-		a = &acc{}
-		b.accs[k] = a
+func (b *Builder) add(t *threadState, raw int32, typ clrevents.SampleType, count, nanos int64) {
+	k := accKey(t.idx, raw, typ)
+	i, ok := b.accIdx[k]
+	if !ok {
+		i = int32(len(b.accs))
+		b.accs = append(b.accs, acc{thread: t.idx, raw: raw, typ: typ})
+		b.accIdx[k] = i
 	}
+	a := &b.accs[i]
 	a.count += count
 	a.nanos += nanos
 }
@@ -358,8 +418,8 @@ func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
 		b.dropped++
 		return
 	}
-	raw := b.raw(ev.Stack, ts)
-	b.add(t.idx, raw, typ, 1, d)
+	raw := b.raw(ev.Stack, ev.StackID, ts)
+	b.add(t, raw, typ, 1, d)
 	if b.opts.OnSample != nil {
 		b.opts.OnSample(RawSample{Thread: ev.ThreadID, ThreadIndex: int(t.idx), Stack: raw,
 			External: typ == clrevents.SampleExternal, Nanos: ts, Weight: d})
@@ -384,6 +444,7 @@ func (b *Builder) Result() *Profile {
 		Threads: b.threads, Compat: b.opts.Compat, PeriodNanos: b.period,
 		Start: b.hdr.SyncTimeUTC,
 		Total: b.total, Managed: b.managed, External: b.external, Errors: b.errors, Dropped: b.dropped,
+		FoldedThreads: b.foldedThreads,
 	}
 	if b.last >= b.first {
 		p.DurationNanos = b.last - b.first
@@ -407,21 +468,49 @@ func (b *Builder) Result() *Profile {
 			resolved[i], trunc[i] = r.stack(b.sym, b.raws[i].ips, b.raws[i].first)
 		}
 	}
-	// Merge accumulators whose raw stacks resolved to the same frames.
-	type mkey struct {
-		thread int32
-		stack  string
-		typ    clrevents.SampleType
+	// Raw stacks that resolve to the same frames share one stack slice
+	// (rid); accumulators of one (thread, rid, type) merge into a sample.
+	rids := make([]int32, len(resolved))
+	var stacksByRid [][]int32
+	ridOf := make(map[string]int32)
+	for i, st := range resolved {
+		k := stackKey(st)
+		rid, ok := ridOf[k]
+		if !ok {
+			rid = int32(len(stacksByRid))
+			ridOf[k] = rid
+			stacksByRid = append(stacksByRid, st)
+		}
+		rids[i] = rid
 	}
-	b.resolved, b.nativeFrame = resolved, -1
-	merged := make(map[mkey]int)
-	keys := make([]accKey, 0, len(b.accs))
-	for k := range b.accs {
-		keys = append(keys, k)
+	clear(ridOf)
+	// External samples get a [native code] leaf, once per rid.
+	var nf int32 = -1
+	withNative := make(map[int32]int32)
+	nativeOf := func(rid int32) int32 {
+		if r, ok := withNative[rid]; ok {
+			return r
+		}
+		if nf < 0 {
+			nf = r.frame(Frame{Name: NativeFrame, Kind: KindNative})
+		}
+		st := stacksByRid[rid]
+		out := rid
+		if len(st) == 0 || st[0] != nf {
+			out = int32(len(stacksByRid))
+			stacksByRid = append(stacksByRid, append([]int32{nf}, st...))
+		}
+		withNative[rid] = out
+		return out
 	}
-	// Deterministic output whatever the map order.
-	sort.Slice(keys, func(i, j int) bool {
-		a, c := keys[i], keys[j]
+	// Deterministic output whatever the map order: accumulators are in
+	// first-seen order; sort by thread, raw stack, type.
+	order := make([]int32, len(b.accs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, c := &b.accs[order[i]], &b.accs[order[j]]
 		if a.thread != c.thread {
 			return a.thread < c.thread
 		}
@@ -430,37 +519,35 @@ func (b *Builder) Result() *Profile {
 		}
 		return a.typ < c.typ
 	})
-	for _, k := range keys {
-		a := b.accs[k]
-		st := resolved[k.raw]
+	merged := make(map[uint64]int, len(b.accs))
+	for _, ai := range order {
+		a := &b.accs[ai]
+		rid := rids[a.raw]
 		var typ clrevents.SampleType
 		if b.dd == nil {
-			typ = k.typ
+			typ = a.typ
 			if typ == clrevents.SampleExternal {
-				nf := r.frame(Frame{Name: NativeFrame, Kind: KindNative})
-				b.nativeFrame = nf
-				if len(st) == 0 || st[0] != nf {
-					st = append([]int32{nf}, st...)
-				}
+				rid = nativeOf(rid)
 			}
-			for _, f := range st {
+			for _, f := range stacksByRid[rid] {
 				if p.Frames[f].Kind == KindUnknown {
 					p.Unresolved += a.count
 				}
 			}
-			if trunc[k.raw] {
+			if trunc[a.raw] {
 				p.Truncated += a.count
 			}
 		}
-		sk := mkey{k.thread, stackKey(st), typ}
-		if i, ok := merged[sk]; ok {
+		k := accKey(a.thread, rid, typ)
+		if i, ok := merged[k]; ok {
 			p.Samples[i].Count += a.count
 			p.Samples[i].Nanos += a.nanos
 			continue
 		}
-		merged[sk] = len(p.Samples)
-		p.Samples = append(p.Samples, Sample{Thread: int(k.thread), Stack: st, Type: typ, Count: a.count, Nanos: a.nanos})
+		merged[k] = len(p.Samples)
+		p.Samples = append(p.Samples, Sample{Thread: int(a.thread), Stack: stacksByRid[rid], Type: typ, Count: a.count, Nanos: a.nanos})
 	}
+	b.resolved, b.nativeFrame = resolved, nf
 	sort.SliceStable(p.Samples, func(i, j int) bool {
 		a, c := &p.Samples[i], &p.Samples[j]
 		if a.Thread != c.Thread {

@@ -1,12 +1,12 @@
+//go:build compat
+
 package stacks
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -16,29 +16,16 @@ import (
 // AllocateBuffers, CATALOG.md §8.3) is among the leaf-side frames of the
 // System.Byte[] and System.String ticks.
 func TestSymbolsAllocationStacks(t *testing.T) {
-	f, err := os.Open(filepath.Join(traces, "filtrace__alloc.nettrace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := tracetest.OpenCompat(t, "filtrace__alloc.nettrace", nettrace.NewReader)
 	sym := NewSymbols(r.Header())
 	var stacks [][]uint64
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
 		sym.Event(ev)
 		if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDGCAllocationTick {
 			stacks = append(stacks, append([]uint64(nil), ev.Stack...))
 		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if len(stacks) != 254 || sym.Stats().DecodeErrors != 0 {
 		t.Fatalf("%d allocation stacks (want 254), %d decode errors", len(stacks), sym.Stats().DecodeErrors)

@@ -1,9 +1,9 @@
 package stacks
 
 import (
-	"os"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -53,15 +53,7 @@ func TestTimelineBounded(t *testing.T) {
 // Samples seen through OnSample and named with StackOf add up to the
 // profile the builder returns, stack by stack.
 func TestOnSampleStackOf(t *testing.T) {
-	f, err := os.Open("../testdata/traces/mixed.nettrace")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := nettrace.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := tracetest.Open(t, "mixed.nettrace", nettrace.NewReader)
 	type key struct {
 		raw int32
 		ext bool
@@ -69,12 +61,8 @@ func TestOnSampleStackOf(t *testing.T) {
 	seen := map[key]int64{}
 	var weight int64
 	b := New(r.Header(), Options{OnSample: func(s RawSample) { seen[key{s.Stack, s.External}]++; weight += s.Weight }})
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		b.Event(ev)
+	if err := tracetest.ReadAll(t, r, b.Event); err != nil {
+		t.Fatal(err)
 	}
 	p := b.Result()
 	want := map[string]int64{}

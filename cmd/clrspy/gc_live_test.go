@@ -96,7 +96,7 @@ func tail(b []byte) string {
 func (r *gcLiveRun) checkCounts(t *testing.T) {
 	t.Helper()
 	s := r.doc.Summary
-	g := [3]int{s.ByGeneration["0"].Count, s.ByGeneration["1"].Count, s.ByGeneration["2"].Count}
+	g := [3]int{s.ByGeneration["gen0"].Count, s.ByGeneration["gen1"].Count, s.ByGeneration["gen2"].Count}
 	t.Logf("clrspy: %d GCs (%d started) by gen %v by type %v, pause %.3f ms; runtime (server=%v concurrent=%v): gen0 %d gen1 %d gen2 %d, pause %.3f ms; suspensions %+v",
 		s.GCCount, s.Started, g, s.ByType, s.TotalPauseMS, r.wl.ServerGC, r.wl.ConcurrentGC, r.wl.Gen0, r.wl.Gen1, r.wl.Gen2, r.wl.PauseMs, s.Reasons)
 	if s.Started != s.GCCount {

@@ -63,7 +63,7 @@ func BenchmarkHeapMovementPause(b *testing.B) {
 		if err := json.Unmarshal(data, &d); err != nil {
 			b.Fatal(err)
 		}
-		g := d.Summary.ByGeneration["0"]
+		g := d.Summary.ByGeneration["gen0"]
 		if g.Count == 0 {
 			b.Fatalf("%s: no gen0 GC", profile)
 		}

@@ -190,6 +190,9 @@ func profileSummary(p *stacks.Profile, out string) string {
 	if p.Truncated > 0 {
 		fmt.Fprintf(&b, "; %d truncated stacks", p.Truncated)
 	}
+	if p.FoldedThreads > 0 {
+		fmt.Fprintf(&b, "; %d threads past the first %d folded into %s", p.FoldedThreads, stacks.DefaultMaxThreads, stacks.FoldedThreadName)
+	}
 	if out != "" && out != "-" {
 		fmt.Fprintf(&b, "; wrote %s", filepath.Clean(out))
 	}

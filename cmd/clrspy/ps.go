@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -47,27 +48,32 @@ user's, diagnostics disabled, ...) are listed with the reason.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
-			out := cmd.OutOrStdout()
-			if len(entries) == 0 {
-				fmt.Fprintln(out, "no .NET processes found (none runs, or diagnostics are disabled in all: DOTNET_EnableDiagnostics=0)")
-				return nil
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PID\tNAME\tRUNTIME\tARCH\tCOMMAND LINE")
-			for _, e := range entries {
-				if e.Attachable {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", e.Pid, e.Name, e.RuntimeVersion, e.Arch, e.CommandLine)
-				}
-			}
-			tw.Flush()
-			for _, e := range entries {
-				if !e.Attachable {
-					fmt.Fprintf(out, "%d\t%s\tcannot attach: %s\n", e.Pid, e.Name, e.Reason)
-				}
-			}
+			writePs(cmd.OutOrStdout(), entries)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writePs prints the attachable processes as a table, then the others with
+// why they cannot be attached.
+func writePs(out io.Writer, entries []psEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(out, "no .NET processes found (none runs, or diagnostics are disabled in all: DOTNET_EnableDiagnostics=0)")
+		return
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tNAME\tRUNTIME\tARCH\tCOMMAND LINE")
+	for _, e := range entries {
+		if e.Attachable {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", e.Pid, e.Name, e.RuntimeVersion, e.Arch, e.CommandLine)
+		}
+	}
+	tw.Flush()
+	for _, e := range entries {
+		if !e.Attachable {
+			fmt.Fprintf(out, "%d\t%s\tcannot attach: %s\n", e.Pid, e.Name, e.Reason)
+		}
+	}
 }

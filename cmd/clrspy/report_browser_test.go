@@ -19,7 +19,7 @@ import (
 
 // reportTrace is the project's own mixed workload recorded by clrspy (GCs
 // of every generation and type, CPU samples with Workload.Cpu.HotA and
-// HotB, a contended lock, sampled allocations): scripts/record-report-trace.sh.
+// HotB, a contended lock, sampled allocations): testdata/traces/README.md.
 const reportTrace = "../../testdata/traces/mixed.nettrace"
 
 // gcJSONRows are the GCs `clrspy gc --json` reports for a file.

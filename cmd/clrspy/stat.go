@@ -21,7 +21,7 @@ func (c counter) Event(ev *nettrace.Event) { c.Add(ev) }
 func (c counter) Stats() analysis.Stats    { return analysis.Stats{} }
 
 func newStatCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, events bool
 	var out string
 	c := &cobra.Command{
 		Use:   "stat FILE|-",
@@ -51,6 +51,9 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			if err != nil {
 				return err
 			}
+			if events {
+				return statEvents(cmd, st, stopWatch, out, asJSON)
+			}
 			sum := counter{nettrace.NewSummary()}
 			in, err := run(st, stopWatch, sum)
 			if err != nil {
@@ -75,6 +78,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	c.Flags().BoolVar(&events, "events", false, "print every event, one line each, in clrspy's canonical text form")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	return c
 }

@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var updateGolden = flag.Bool("update", false, "rewrite golden files")
+	"github.com/clrspy/clrspy/internal/tracetest"
+)
 
 const traces = "../../../shared/traces"
 
@@ -102,7 +101,7 @@ func TestStatJSON(t *testing.T) {
 	if found != 3 {
 		t.Errorf("expected GC/Start 478, AllocationTick v3 35458 and 35161 samples; got %+v", doc.Events)
 	}
-	golden(t, "stat_objver4.json", out)
+	tracetest.Golden(t, "stat_objver4.json", []byte(out))
 }
 
 func TestStatText(t *testing.T) {
@@ -120,7 +119,7 @@ func TestStatText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	golden(t, "stat_diagnostics.txt", out)
+	tracetest.Golden(t, "stat_diagnostics.txt", []byte(out))
 }
 
 func TestStatStdin(t *testing.T) {
@@ -154,7 +153,7 @@ func TestStatBadInputs(t *testing.T) {
 		{filepath.Join(dir, "missing.nettrace"), "missing.nettrace: no such file"},
 		{dir, "is a directory, not a trace file"},
 		{garbage, "not a nettrace or netperf stream"},
-		{empty, "trace truncated at offset 0"},
+		{empty, "empty.nettrace: empty file"},
 		{filepath.Join(traces, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"),
 			"unsupported trace format NetPerf V2"},
 	}
@@ -163,24 +162,5 @@ func TestStatBadInputs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("stat %s: err = %v, want one line containing %q", c.arg, err, c.want)
 		}
-	}
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run with -update to create it)", path, err)
-	}
-	if string(want) != got {
-		t.Errorf("output differs from %s (run with -update after checking):\n%s", path, got)
 	}
 }

@@ -233,14 +233,14 @@ function renderSummary() {
   if (sum) {
     const bg = sum.by_generation || {};
     const n = sum.gcs_started;
-    const gens = [0, 1, 2].map((g) => 'gen' + g + ' ' + fmtInt((bg[g] || {}).count || 0)).join(' · ');
-    const types = Object.keys(sum.by_type || {}).map((t) => t.replace('NonConcurrent', 'blocking').toLowerCase() + ' ' + sum.by_type[t]).join(' · ');
+    const gens = [0, 1, 2].map((g) => 'gen' + g + ' ' + fmtInt((bg['gen' + g] || {}).count || 0)).join(' · ');
+    const types = Object.keys(sum.by_type || {}).map((t) => t.replace('non_concurrent', 'blocking') + ' ' + sum.by_type[t]).join(' · ');
     cards.push(card('GCs', fmtInt(n) + (sum.incomplete ? ' <span class="small">(' + sum.incomplete + ' incomplete)</span>' : ''), gens + '<br>' + types));
     cards.push(card('Time paused', fmt(sum.pause_time_percent, 2) + '%', fmtMs(sum.total_pause_ms) + ' ms in GC pauses'));
     let t = '<table><tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>total</th></tr>';
     const row = (label, s) => '<tr><td>' + label + '</td>' + (s.count ? '<td>' + fmtInt(s.count) + '</td><td>' + fmtMs(s.p50_ms) + '</td><td>' + fmtMs(s.p90_ms) + '</td><td>' + fmtMs(s.p99_ms) +
       '</td><td><b>' + fmtMs(s.max_pause_ms) + '</b></td><td>' + fmtMs(s.total_pause_ms) + '</td>' : '<td>0</td><td colspan=5 class="small">–</td>') + '</tr>';
-    for (const g of ['0', '1', '2']) t += row('<i style="color:var(--g' + g + ')">&#9679;</i> gen' + g, bg[g] || {});
+    for (const g of ['0', '1', '2']) t += row('<i style="color:var(--g' + g + ')">&#9679;</i> gen' + g, bg['gen' + g] || {});
     t += row('all', { count: sum.gc_count, p50_ms: sum.p50_ms, p90_ms: sum.p90_ms, p99_ms: sum.p99_ms, max_pause_ms: sum.max_pause_ms, total_pause_ms: sum.total_pause_ms });
     t += '</table>';
     cards.push('<div class="card span2"><h3>Pause ms by generation (complete GCs)</h3>' + t + '</div>');
