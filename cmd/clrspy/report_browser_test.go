@@ -138,7 +138,8 @@ func TestReportPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(b.Ctx, chromedp.SendKeys("#flame-search", method)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WaitFor(`document.getElementById('flame-match').hasAttribute('data-match-samples')`, 10*time.Second); err != nil {
+	// The box searches 120 ms after the last key: wait for the whole name.
+	if err := b.WaitFor(`document.getElementById('flame-match').getAttribute('data-query') === `+strconv.Quote(method), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	share := browsertest.MustEval[[3]int64](t, b, `(() => { const m = document.getElementById('flame-match');

@@ -893,7 +893,8 @@ function renderFlame() {
     mi.textContent = fmtInt(hit) + ' of ' + fmtInt(total) + ' samples match (' + fmt(total ? hit * 100 / total : 0, 2) + '%)';
     mi.setAttribute('data-match-samples', String(hit));
     mi.setAttribute('data-total-samples', String(total));
-  } else { mi.textContent = ''; mi.removeAttribute('data-match-samples'); mi.removeAttribute('data-total-samples'); }
+    mi.setAttribute('data-query', S.flame.search);
+  } else { mi.textContent = ''; mi.removeAttribute('data-match-samples'); mi.removeAttribute('data-total-samples'); mi.removeAttribute('data-query'); }
   // breadcrumb back to the root
   let cr = '<a data-z="0">all</a>';
   for (let i = 0; i < anc.length; i++) cr += ' › <a data-z="' + (i + 1) + '">' + esc(shortName(F.frames[T.frame[anc[i]]])) + '</a>';
