@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/google/pprof v0.0.0-20251007162407-5df77e3f7d1d
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/term v0.47.0

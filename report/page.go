@@ -12,6 +12,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -455,4 +456,54 @@ func writePage(w io.Writer, title string, data any, live bool) error {
 	b.WriteString(tpl)
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// Slice returns rows [from, to) as columns of their own (sharing the
+// arrays: neither may change those rows afterwards).
+func (c *GCColumns) Slice(from, to int) *GCColumns {
+	s := &GCColumns{
+		Number: c.Number[from:to], Gen: c.Gen[from:to], Type: c.Type[from:to], Reason: c.Reason[from:to],
+		Complete: c.Complete[from:to], Start: c.Start[from:to], PauseStart: c.PauseStart[from:to],
+		Pause: c.Pause[from:to], Suspend: c.Suspend[from:to], Duration: c.Duration[from:to],
+		PausePct: c.PausePct[from:to], Pauses: c.Pauses[from:to], Alloc: c.Alloc[from:to], Peak: c.Peak[from:to],
+		After: c.After[from:to], Promoted: c.Promoted[from:to], Pinned: c.Pinned[from:to], FinSurv: c.FinSurv[from:to],
+		Heaps: c.Heaps[from:to], Flags: c.Flags[from:to],
+	}
+	for i := range c.Size {
+		s.Size[i] = c.Size[i][from:to]
+	}
+	for i := range c.Surv {
+		s.Surv[i] = c.Surv[i][from:to]
+		s.Frag[i] = c.Frag[i][from:to]
+	}
+	return s
+}
+
+// Slice returns rows [from, to) as columns of their own (sharing the
+// arrays).
+func (c *SuspColumns) Slice(from, to int) *SuspColumns {
+	return &SuspColumns{Start: c.Start[from:to], Pause: c.Pause[from:to], Suspend: c.Suspend[from:to],
+		Reason: c.Reason[from:to], Thread: c.Thread[from:to], Incomplete: c.Incomplete[from:to]}
+}
+
+// Clone copies the columns (new arrays).
+func (c *GCColumns) Clone() *GCColumns {
+	s := c.Slice(0, c.Len())
+	s.Number, s.Gen, s.Type, s.Reason, s.Complete = slices.Clone(s.Number), slices.Clone(s.Gen), slices.Clone(s.Type), slices.Clone(s.Reason), slices.Clone(s.Complete)
+	s.Start, s.PauseStart, s.Pause, s.Suspend, s.Duration = slices.Clone(s.Start), slices.Clone(s.PauseStart), slices.Clone(s.Pause), slices.Clone(s.Suspend), slices.Clone(s.Duration)
+	s.PausePct, s.Pauses, s.Alloc, s.Peak, s.After = slices.Clone(s.PausePct), slices.Clone(s.Pauses), slices.Clone(s.Alloc), slices.Clone(s.Peak), slices.Clone(s.After)
+	s.Promoted, s.Pinned, s.FinSurv, s.Heaps, s.Flags = slices.Clone(s.Promoted), slices.Clone(s.Pinned), slices.Clone(s.FinSurv), slices.Clone(s.Heaps), slices.Clone(s.Flags)
+	for i := range s.Size {
+		s.Size[i] = slices.Clone(s.Size[i])
+	}
+	for i := range s.Surv {
+		s.Surv[i], s.Frag[i] = slices.Clone(s.Surv[i]), slices.Clone(s.Frag[i])
+	}
+	return s
+}
+
+// Clone copies the columns (new arrays).
+func (c *SuspColumns) Clone() *SuspColumns {
+	return &SuspColumns{Start: slices.Clone(c.Start), Pause: slices.Clone(c.Pause), Suspend: slices.Clone(c.Suspend),
+		Reason: slices.Clone(c.Reason), Thread: slices.Clone(c.Thread), Incomplete: slices.Clone(c.Incomplete)}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-
 type evFile struct {
 	Schema string `json:"$schema"`
 	Shared struct {

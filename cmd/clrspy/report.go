@@ -1,16 +1,24 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newReportCmd) }
@@ -152,6 +160,54 @@ func cpuTotal(p *report.Page) int64 {
 	return p.CPU.Total
 }
 
+// runReportLive serves the page live while the session runs (a hidden
+// flag until clrspy serve --web mounts the same handler), then keeps the
+// final page up until interrupted; -o also writes it as a file.
 func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	return fmt.Errorf("--live: not yet")
+	spec, err := t.spec(cmd, args, reportProviders(o.heap))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.live)
+	if err != nil {
+		return fmt.Errorf("--live %s: %w", o.live, err)
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hub := web.NewStreamHub(st, web.StreamOptions{})
+	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	notice(fmt.Sprintf("live view of %s: http://%s/", st.Name, ln.Addr()))
+	end, err := hub.Run()
+	stopWatch()
+	var stats analysis.Stats
+	for _, a := range hub.Analyzers() {
+		stats.Add(a.Stats())
+	}
+	in := report.NewInput(st, end, stats)
+	if err == nil {
+		notice("the stream ended; the page stays up until Ctrl-C")
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		<-sigs
+		signal.Stop(sigs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	srv.Shutdown(ctx)
+	cancel()
+	if err == nil && cmd.Flags().Changed("output") {
+		w, closeOut, oerr := openOutput(cmd, o.out)
+		if oerr != nil {
+			st.Close()
+			return oerr
+		}
+		err = report.WritePage(w, hub.Page())
+		if e := closeOut(); err == nil {
+			err = e
+		}
+	}
+	return finish(st, in, err)
 }

@@ -115,7 +115,9 @@ func TestReportPageInBrowser(t *testing.T) {
 	if err := b.Open(url); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WaitFor(`document.documentElement.getAttribute('data-rendered') >= 1`, 30*time.Second); err != nil {
+	// The page draws its panels over a few frames; data-drawn says all are.
+	drawn := `document.documentElement.dataset.drawn === '1'`
+	if err := b.WaitFor(drawn, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := numbersOf(t, b, "#timeline [data-gc-index]"); !slices.Equal(got, want) {
@@ -139,7 +141,7 @@ func TestReportPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The box searches 120 ms after the last key: wait for the whole name.
-	if err := b.WaitFor(`document.getElementById('flame-match').getAttribute('data-query') === `+strconv.Quote(method), 10*time.Second); err != nil {
+	if err := b.WaitFor(drawn+` && document.getElementById('flame-match').getAttribute('data-query') === `+strconv.Quote(method), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	share := browsertest.MustEval[[3]int64](t, b, `(() => { const m = document.getElementById('flame-match');
@@ -163,7 +165,7 @@ func TestReportPageInBrowser(t *testing.T) {
 	if err := b.Drag(px(from), px(to), box[2], 12); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WaitFor(`document.documentElement.hasAttribute('data-sel-t0') && +document.documentElement.dataset.selT1 < `+fmt.Sprint(axis[1]), 10*time.Second); err != nil {
+	if err := b.WaitFor(drawn+` && +document.documentElement.dataset.selT1 < `+fmt.Sprint(axis[1]), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	sel := browsertest.MustEval[[2]float64](t, b, `[+document.documentElement.dataset.selT0, +document.documentElement.dataset.selT1]`)

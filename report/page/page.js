@@ -36,24 +36,26 @@ function appendGC(g, src) {
 function appendSusp(s, src) { if (src && src.start) for (const c of SCOLS) pushAll(s[c], src[c]); }
 
 const M = {
-  page: {}, g: emptyGC(), s: emptySusp(), t0: 0, t1: 0, cpu: null, live: false, ended: false,
+  page: {}, g: emptyGC(), s: emptySusp(), t0: 0, t1: 0, cpu: null, live: false, ended: false, epoch: 0,
   gcReasons: {}, suspReasons: {}, byNumber: new Map(),
 };
 const S = {
   sel: null, history: [], ylog: false, filt: { gen: [true, true, true], type: [true, true, true], reason: 'all' },
-  sort: { key: 'n', dir: 1 }, tableLimit: 2000, liveWindow: 60000,
+  sort: { key: 'n', dir: 1 }, tableLimit: 1000, liveWindow: 60000,
   flame: { dir: 'callees', orient: 'icicle', color: 'module', zoom: [], search: '' },
 };
-const STATS = { renders: 0, renderMs: 0, maxRenderMs: 0, updates: 0, applyMs: 0, parts: {} };
+const STATS = { renders: 0, renderMs: 0, maxRenderMs: 0, updates: 0, applyMs: 0, parts: {}, marks: 0, markLog: [] };
 window.clrspy = { model: M, state: S, stats: STATS, select: setSelection, reset: resetSelection, search: setSearch };
 
 function loadPage(p) {
   M.page = p;
+  M.epoch++;
   M.g = emptyGC();
   M.s = emptySusp();
   M.byNumber = new Map();
   appendGC(M.g, p.gcs);
   indexRows(0);
+  sortRows(0);
   appendSusp(M.s, p.suspensions);
   M.gcReasons = Object.assign({}, p.gc_reasons || {});
   M.suspReasons = Object.assign({}, p.suspend_reasons || {});
@@ -64,6 +66,21 @@ function loadPage(p) {
   invalidate('all');
 }
 function indexRows(from) { for (let i = from; i < M.g.n.length; i++) M.byNumber.set(M.g.n[i], i); }
+// Live rows come when GCs end: a background GC ends after the GCs that
+// started during it. The panels need start order.
+function sortRows(from) {
+  const st = M.g.start;
+  let sorted = true;
+  for (let i = Math.max(from, 1); i < st.length; i++) if (st[i] < st[i - 1]) { sorted = false; break; }
+  if (sorted) return;
+  M.epoch++; // row indexes change: the timeline redraws
+  const perm = st.map((_, i) => i).sort((a, b) => st[a] - st[b] || M.g.n[a] - M.g.n[b]);
+  const re = (arr) => { const c = arr.slice(); for (let i = 0; i < perm.length; i++) arr[i] = c[perm[i]]; };
+  for (const c of COLS) re(M.g[c]);
+  for (const c in NCOLS) for (const a of M.g[c]) re(a);
+  M.byNumber = new Map();
+  indexRows(0);
+}
 
 // ----------------------------------------------------------- formatting
 
@@ -130,9 +147,19 @@ function el(tag, attrs, parent) {
 
 // ------------------------------------------------------------ selection
 
+// A live page's time axis spans a whole step (5 s, 10 s, 20 s, ... up to
+// the window) so that it only scrolls as time passes, without rescaling
+// at every update.
+const LIVE_SPANS = [5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000];
 function domain() {
   if (S.sel) return S.sel;
-  if (M.live && S.liveWindow > 0) return [Math.max(M.t0, M.t1 - S.liveWindow), Math.max(M.t1, M.t0 + 1)];
+  if (M.live) {
+    const elapsed = M.t1 - M.t0;
+    let span = LIVE_SPANS.find((x) => x >= elapsed) || Math.ceil(elapsed / 3600000) * 3600000;
+    if (S.liveWindow > 0) span = Math.min(span, S.liveWindow);
+    if (M.t0 + span >= M.t1) return [M.t0, M.t0 + span];
+    return [M.t1 - span, M.t1];
+  }
   return [M.t0, Math.max(M.t1, M.t0 + 1)];
 }
 // rows whose GC start is in [a, b] (starts ascend)
@@ -141,7 +168,7 @@ function upperBound(arr, v) { let lo = 0, hi = arr.length; while (lo < hi) { con
 function rowRange() {
   const st = M.g.start;
   if (!S.sel) {
-    if (M.live && S.liveWindow > 0) { const d = domain(); return [lowerBound(st, d[0]), st.length]; }
+    if (M.live) { const d = domain(); return [lowerBound(st, d[0]), st.length]; }
     return [0, st.length];
   }
   return [lowerBound(st, S.sel[0]), upperBound(st, S.sel[1])];
@@ -162,27 +189,43 @@ let dirty = new Set(), scheduled = false;
 const lastRun = {};
 function invalidate() {
   for (const p of arguments) dirty.add(p);
+  rootAttr('drawn', '0');
   if (!scheduled) { scheduled = true; requestAnimationFrame(renderNow); }
 }
+// rootAttr sets a data- attribute of <html> (what tests and scripts read)
+// when it changes.
+const rootAttrs = {};
+function rootAttr(name, v) {
+  if (rootAttrs[name] === v) return;
+  rootAttrs[name] = v;
+  document.documentElement.setAttribute('data-' + name, v);
+}
 const PARTS = [
-  ['header', renderHeader], ['summary', renderSummary], ['selinfo', renderSelInfo], ['timeline', renderTimeline],
+  ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['heaptypes', renderHeapTypes],
 ];
 // In a live page, costly panels render at most this often (ms).
-const LIVE_MIN_GAP = { table: 700, flame: 1000, susp: 1000, locks: 1000, heaptypes: 2000, hist: 300, longest: 300, heap: 250 };
+const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
+// One render pass does the dirty panels in order until it has spent its
+// budget; the rest go to the next frame, so a frame holds at most one
+// costly panel (a live page never freezes for all of them at once).
+const FRAME_BUDGET = 10;
 function renderNow() {
   scheduled = false;
   const t0 = performance.now();
-  const all = dirty.has('all');
-  const todo = dirty;
-  dirty = new Set();
+  if (dirty.has('all')) { dirty.delete('all'); for (const [name] of PARTS) dirty.add(name); lastForced = true; }
+  const force = lastForced;
+  let later = false;
+  measure();
   for (const [name, fn] of PARTS) {
-    if (!all && !todo.has(name)) continue;
-    if (M.live && !all && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name]) {
-      dirty.add(name); // later
+    if (!dirty.has(name)) continue;
+    if (performance.now() - t0 > FRAME_BUDGET) break;
+    if (M.live && !force && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name]) {
+      later = true; // not yet: the panel was drawn moments ago
       continue;
     }
+    dirty.delete(name);
     const a = performance.now();
     try { fn(); } catch (e) { console.error('clrspy: rendering ' + name + ': ' + (e && e.stack || e)); }
     const cost = performance.now() - a;
@@ -191,9 +234,15 @@ function renderNow() {
   }
   const cost = performance.now() - t0;
   STATS.renders++; STATS.renderMs += cost; STATS.maxRenderMs = Math.max(STATS.maxRenderMs, cost);
-  document.documentElement.setAttribute('data-rendered', String(STATS.renders));
-  if (dirty.size && !scheduled) { scheduled = true; setTimeout(() => requestAnimationFrame(renderNow), 120); }
+  let pending = false;
+  for (const [name] of PARTS) if (dirty.has(name) && !(M.live && !force && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name])) pending = true;
+  if (!pending) lastForced = false;
+  // Tests and scripts wait for this: every panel drawn, nothing queued.
+  rootAttr('drawn', dirty.size ? '0' : '1');
+  if (pending && !scheduled) { scheduled = true; requestAnimationFrame(renderNow); }
+  else if (later && !scheduled) { scheduled = true; setTimeout(() => requestAnimationFrame(renderNow), 100); }
 }
+let lastForced = false;
 
 // ---------------------------------------------------------- header/summary
 
@@ -268,16 +317,15 @@ function renderSelInfo() {
   let paused = 0, mx = 0, n = 0, mxi = -1;
   for (let i = a; i < b; i++) { n++; if (g.complete[i]) { paused += g.pause[i]; if (g.pause[i] > mx) { mx = g.pause[i]; mxi = i; } } }
   const span = d[1] - d[0];
-  const what = S.sel ? '<b>Selection</b> ' : (M.live && S.liveWindow > 0 ? '<b>Live window</b> ' : '<b>Whole trace</b> ');
+  const what = S.sel ? '<b>Selection</b> ' : (M.live ? '<b>Live</b> ' : '<b>Whole trace</b> ');
   let s = what + fmtTime(d[0], span) + ' – ' + fmtTime(d[1], span) + ' (' + fmtDur(span) + ') · ' + fmtInt(n) + ' GCs · ' +
     fmtMs(paused) + ' ms paused (' + fmt(span > 0 ? paused * 100 / span : 0, 2) + '%)';
   if (mxi >= 0) s += ' · longest ' + fmtMs(mx) + ' ms (GC ' + g.n[mxi] + ', ' + genName(mxi) + ')';
   const e = $('sel-info');
   e.innerHTML = s;
-  const root = document.documentElement;
-  root.setAttribute('data-sel-t0', String(d[0]));
-  root.setAttribute('data-sel-t1', String(d[1]));
-  root.setAttribute('data-sel-gcs', String(n));
+  rootAttr('sel-t0', String(d[0]));
+  rootAttr('sel-t1', String(d[1]));
+  rootAttr('sel-gcs', String(n));
   $('zoom-reset').disabled = !S.sel;
   $('zoom-back').disabled = !S.history.length;
 }
@@ -285,61 +333,97 @@ function renderSelInfo() {
 // -------------------------------------------------------------- timeline
 
 const TL = { W: 0, H: 230, ml: 58, mr: 18, mt: 12, mb: 26 };
-function plotWidth(node) { return Math.max(200, (node.clientWidth || 900)); }
+// Widths are read once per render pass, before anything is written: a
+// read after a write forces the browser to lay out the page again.
+const WIDTHS = {};
+function measure() { for (const id of ['timeline', 'heapchart', 'hist', 'flame']) WIDTHS[id] = $(id).clientWidth; }
+function widthOf(node, def) { return WIDTHS[node.id] || node.clientWidth || def; }
+function plotWidth(node) { return Math.max(200, widthOf(node, 900)); }
 function xScale(d, w) { const k = (w - TL.ml - TL.mr) / (d[1] - d[0]); return (t) => TL.ml + (t - d[0]) * k; }
 
+// The timeline's marks are drawn at x = (t - origin) * k: a live page
+// scrolls by moving their group and adds only the new GCs' marks; it
+// redraws everything only when the scales change (a new longest pause, a
+// wider span, a resize, a selection, a filter).
+const TLS = { key: '', svg: null, marks: null, bands: null, ax: null, origin: 0, k: 0, next: 0, epoch: -1 };
 function renderTimeline() {
   const node = $('timeline');
   const W = plotWidth(node), H = TL.H;
   const d = domain();
-  const x = xScale(d, W);
   const [a, b] = rowRange();
   const g = M.g;
   let ymax = 0, ymin = Infinity;
   for (let i = a; i < b; i++) { const v = g.pause[i]; if (v > ymax) ymax = v; if (v > 0 && v < ymin) ymin = v; }
   const y0 = H - TL.mb, y1 = TL.mt;
-  let y, yt;
+  let y, yt, ykey;
   if (S.ylog) {
     const lo = Math.pow(10, Math.floor(Math.log10(Math.min(ymin === Infinity ? 0.1 : ymin, 0.1))));
     const hi = niceMax(Math.max(ymax, lo * 10));
     const L0 = Math.log10(lo), L1 = Math.log10(hi);
     y = (v) => y0 - (Math.log10(Math.max(v, lo)) - L0) / (L1 - L0) * (y0 - y1);
     yt = []; for (let e = L0; e <= L1 + 1e-9; e++) yt.push(Math.pow(10, e));
+    ykey = 'log' + lo + '/' + hi;
   } else {
     const hi = niceMax(ymax || 1);
     y = (v) => y0 - v / hi * (y0 - y1);
     yt = ticks(0, hi, 4);
+    ykey = 'lin' + hi;
   }
-  const svg = el('svg', { width: W, height: H, class: 'tl' });
-  const ax = el('g', { class: 'ax' }, svg);
+  const k = (W - TL.ml - TL.mr) / (d[1] - d[0]);
+  const key = [W, d[1] - d[0], ykey, JSON.stringify(S.filt), S.sel ? S.sel.join(',') : 'all', M.epoch].join('|');
+  const incremental = M.live && !S.sel && key === TLS.key && TLS.svg && node.firstChild === TLS.svg && TLS.next <= b;
+  if (!incremental) {
+    const svg = el('svg', { width: W, height: H, class: 'tl' });
+    const defs = el('defs', {}, svg);
+    const clip = el('clipPath', { id: 'tlclip' }, defs);
+    el('rect', { x: TL.ml - 5, y: 0, width: W - TL.ml - TL.mr + 10, height: H }, clip);
+    const lab = el('text', { x: 12, y: (y0 + y1) / 2, class: 'ylabel', transform: 'rotate(-90 12 ' + ((y0 + y1) / 2) + ')', 'text-anchor': 'middle' }, svg);
+    lab.textContent = 'pause ms' + (S.ylog ? ' (log)' : '');
+    TLS.ax = el('g', { class: 'ax' }, svg);
+    const plot = el('g', { 'clip-path': 'url(#tlclip)' }, svg);
+    TLS.bands = el('g', {}, plot);
+    TLS.marks = el('g', { class: 'marks' }, plot);
+    TLS.svg = svg; TLS.key = key; TLS.origin = d[0]; TLS.k = k; TLS.next = a;
+    node.replaceChildren(svg);
+    brush(node, svg, W, y1, y0);
+  } else {
+    // drop the marks that scrolled out (they are in start order)
+    for (let m = TLS.marks.firstChild; m && g.start[+m.getAttribute('data-i')] < d[0];) { const n = m.nextSibling; m.remove(); m = n; }
+    for (let r = TLS.bands.firstChild; r && +r.getAttribute('data-end') < d[0];) { const n = r.nextSibling; r.remove(); r = n; }
+  }
+  // axes (cheap: a few ticks)
+  const ax = TLS.ax;
+  ax.replaceChildren();
   for (const v of yt) {
     const yy = y(v);
     el('line', { x1: TL.ml, x2: W - TL.mr, y1: yy, y2: yy }, ax);
     const t = el('text', { x: TL.ml - 6, y: yy + 3.5, 'text-anchor': 'end' }, ax);
     t.textContent = v >= 1 ? String(+v.toFixed(1)) : String(+v.toPrecision(2));
   }
-  const lab = el('text', { x: 12, y: (y0 + y1) / 2, class: 'ylabel', transform: 'rotate(-90 12 ' + ((y0 + y1) / 2) + ')', 'text-anchor': 'middle' }, svg);
-  lab.textContent = 'pause ms' + (S.ylog ? ' (log)' : '');
+  const x = xScale(d, W);
   timeAxis(ax, d, x, W, y0);
-  // pause spans, when wide enough to see
-  const bands = el('g', {}, svg);
-  const k = (W - TL.ml - TL.mr) / (d[1] - d[0]);
-  const marks = el('g', { class: 'marks' }, svg);
+  // new marks, at x relative to the origin
+  const X = (t) => TL.ml + (t - TLS.origin) * TLS.k;
   const parts = [];
-  for (let i = a; i < b; i++) {
-    const xs = x(g.start[i]);
+  let bandHTML = '';
+  for (let i = Math.max(TLS.next, a); i < b; i++) {
     const w = g.pause[i] * k;
-    if (w >= 1.5 && g.pause[i] > 0) el('rect', { class: 'band g' + gen3(i), x: x(g.pstart[i]), y: y1, width: w, height: y0 - y1 }, bands);
-    parts.push(markPath(i, xs, y0, Math.min(y(g.pause[i]), y0 - 3)));
+    if (w >= 1.5 && g.pause[i] > 0) bandHTML += '<rect class="band g' + gen3(i) + '" data-end="' + (g.pstart[i] + g.pause[i]) + '" x="' + X(g.pstart[i]).toFixed(1) + '" y="' + y1 + '" width="' + w.toFixed(1) + '" height="' + (y0 - y1) + '"/>';
+    parts.push(markPath(i, X(g.start[i]), y0, Math.min(y(g.pause[i]), y0 - 3)));
   }
-  marks.innerHTML = parts.join('');
-  node.replaceChildren(svg);
-  brush(node, svg, d, W, y1, y0);
-  TL.x = x; TL.d = d;
+  if (bandHTML) TLS.bands.insertAdjacentHTML('beforeend', bandHTML);
+  if (parts.length) TLS.marks.insertAdjacentHTML('beforeend', parts.join(''));
+  TLS.next = b;
+  const shift = 'translate(' + (-(d[0] - TLS.origin) * TLS.k).toFixed(2) + ' 0)';
+  TLS.marks.setAttribute('transform', shift);
+  TLS.bands.setAttribute('transform', shift);
+  TL.d = d; TL.W = W;
   node.setAttribute('data-t0', String(d[0]));
   node.setAttribute('data-t1', String(d[1]));
   node.setAttribute('data-plot-left', String(TL.ml));
   node.setAttribute('data-plot-right', String(W - TL.mr));
+  STATS.marks = TLS.marks.childElementCount;
+  if (STATS.markLog.length < 10000) STATS.markLog.push([Date.now(), STATS.marks]);
 }
 function passes(i) {
   const f = S.filt, g = M.g;
@@ -371,9 +455,8 @@ function timeAxis(ax, d, x, W, y0) {
 }
 
 // drag to select a range, on any chart sharing the time axis
-function brush(node, svg, d, W, top, bottom) {
-  const k = (d[1] - d[0]) / (W - TL.ml - TL.mr);
-  const toT = (px) => d[0] + (Math.min(Math.max(px, TL.ml), W - TL.mr) - TL.ml) * k;
+function brush(node, svg, W, top, bottom) {
+  const toT = (px) => { const d = TL.d; return d[0] + (Math.min(Math.max(px, TL.ml), W - TL.mr) - TL.ml) * (d[1] - d[0]) / (W - TL.ml - TL.mr); };
   svg.addEventListener('mousedown', (ev) => {
     if (ev.button !== 0) return;
     const r = svg.getBoundingClientRect();
@@ -490,14 +573,32 @@ function renderHeapChart() {
   el('rect', { x: TL.ml, y: 0, width: W - TL.ml - TL.mr, height: H }, cp);
   const plot = el('g', { 'clip-path': 'url(#' + clipId + ')' }, svg);
   const xEnd = x(d[1]);
+  // More GCs than pixels: one point per pixel column (the column's last
+  // GC for the sizes, its highest peak and lowest after for the heap
+  // line, its highest rate), so the paths stay as long as the chart is
+  // wide whatever the number of GCs.
+  const last = [], hiPeak = [], loAfter = [], hiRate = [], colX = [];
+  let prevCol = -1;
+  for (let i = a; i < b; i++) {
+    const c = Math.floor(x(g.pstart[i]));
+    if (c !== prevCol) { last.push(i); hiPeak.push(-1); loAfter.push(Infinity); hiRate.push(null); colX.push(i); prevCol = c; }
+    const j = last.length - 1;
+    last[j] = i;
+    if (g.peak[i] !== null) hiPeak[j] = Math.max(hiPeak[j], g.peak[i]);
+    if (g.after[i] !== null) loAfter[j] = Math.min(loAfter[j], g.after[i]);
+    const r = rate[i - a];
+    if (r !== null) hiRate[j] = Math.max(hiRate[j] === null ? 0 : hiRate[j], r);
+  }
+  const n = last.length;
   for (let k = 4; k >= 0; k--) {
     let p = '';
     let started = false;
-    for (let i = a; i < b; i++) {
+    for (let j = 0; j < n; j++) {
+      const i = last[j];
       if (g.size[0][i] === null) continue;
-      let s = 0; for (let j = 0; j <= k; j++) s += g.size[j][i] || 0;
+      let s = 0; for (let q = 0; q <= k; q++) s += g.size[q][i] || 0;
       const xs = x(g.pstart[i] + g.pause[i]);
-      const nx = i + 1 < b ? x(g.pstart[i + 1] + g.pause[i + 1]) : xEnd;
+      const nx = j + 1 < n ? x(g.pstart[last[j + 1]] + g.pause[last[j + 1]]) : xEnd;
       if (!started) { p += 'M' + xs.toFixed(1) + ' ' + y0; started = true; }
       p += 'L' + xs.toFixed(1) + ' ' + y(s).toFixed(1) + 'L' + nx.toFixed(1) + ' ' + y(s).toFixed(1);
     }
@@ -505,18 +606,20 @@ function renderHeapChart() {
   }
   // heap size: peak at the GC's start, after at its end (the sawtooth)
   let line = '';
-  for (let i = a; i < b; i++) {
-    if (g.peak[i] === null || g.after[i] === null) continue;
-    const xs = x(g.pstart[i]), xe = x(g.pstart[i] + g.pause[i]);
-    line += (line ? 'L' : 'M') + xs.toFixed(1) + ' ' + y(g.peak[i]).toFixed(1) + 'L' + xe.toFixed(1) + ' ' + y(g.after[i]).toFixed(1);
+  for (let j = 0; j < n; j++) {
+    if (hiPeak[j] < 0 || loAfter[j] === Infinity) continue;
+    const i0 = colX[j], i = last[j];
+    const xs = x(g.pstart[i0]), xe = Math.max(x(g.pstart[i] + g.pause[i]), xs + 0.5);
+    line += (line ? 'L' : 'M') + xs.toFixed(1) + ' ' + y(hiPeak[j]).toFixed(1) + 'L' + xe.toFixed(1) + ' ' + y(loAfter[j]).toFixed(1);
   }
   if (line) el('path', { d: line, class: 'heapline' }, plot);
   if (rmax > 0) {
     let rl = '';
-    for (let i = a + 1; i < b; i++) {
-      const r = rate[i - a];
+    for (let j = 1; j < n; j++) {
+      const r = hiRate[j];
       if (r === null) continue;
-      const xs = x(g.pstart[i - 1] + g.pause[i - 1]), xe = x(g.pstart[i]);
+      const ip = last[j - 1], i = last[j];
+      const xs = x(g.pstart[ip] + g.pause[ip]), xe = x(g.pstart[i]);
       rl += (rl ? 'L' : 'M') + xs.toFixed(1) + ' ' + yr(r).toFixed(1) + 'L' + xe.toFixed(1) + ' ' + yr(r).toFixed(1);
     }
     if (rl) el('path', { d: rl, class: 'rateline' }, plot);
@@ -532,7 +635,7 @@ function renderHeapChart() {
     lx += 22 + name.length * 5.6;
   }
   node.replaceChildren(svg);
-  brush(node, svg, d, W, y1, y0);
+  brush(node, svg, W, y1, y0);
 }
 // allocation rate before GC i: gen0 allocated / time since the previous GC's pause ended (MB/s)
 function allocRate(i) {
@@ -564,7 +667,7 @@ function renderHist() {
   const node = $('hist');
   if (hi < 0) { node.innerHTML = '<div class="empty">No complete GC in this range.</div>'; return; }
   lo = Math.max(0, lo - 1); hi = Math.min(nb - 1, hi + 1);
-  const W = Math.max(260, node.clientWidth || 500), H = 200, ml = 34, mb = 34, mt = 14;
+  const W = Math.max(260, widthOf(node, 500)), H = 200, ml = 34, mb = 34, mt = 14;
   const svg = el('svg', { width: W, height: H, class: 'hist' });
   const n = hi - lo + 1;
   const bw = (W - ml - 6) / n;
@@ -587,12 +690,21 @@ function renderHist() {
       const tt = el('title', {}, r); tt.textContent = 'gen' + gg + ': ' + c + ' GCs ' + histLabel(k);
       const ct = el('text', { x: xx + (gw - 1) / 2, y: y(c) - 2, 'text-anchor': 'middle', class: 'cnt' }, svg); ct.textContent = String(c);
     }
-    const t = el('text', { x: x0 + bw / 2, y: H - mb + 14, 'text-anchor': 'middle' }, svg);
-    t.textContent = histLabel(k);
+    if (k > lo || k > 0) {
+      const t = el('text', { x: x0, y: H - mb + 14, 'text-anchor': 'middle' }, svg);
+      t.textContent = edgeLabel(HIST_EDGES[k - 1]);
+      el('line', { x1: x0, x2: x0, y1: H - mb, y2: H - mb + 4, stroke: '#98a2b3' }, svg);
+    }
   }
+  if (hi < HIST_EDGES.length) {
+    const t = el('text', { x: ml + n * bw, y: H - mb + 14, 'text-anchor': 'middle' }, svg);
+    t.textContent = edgeLabel(HIST_EDGES[hi]);
+  }
+  el('line', { x1: ml, x2: W - 6, y1: H - mb + 0.5, y2: H - mb + 0.5, stroke: '#98a2b3' }, svg);
   const t = el('text', { x: ml + (W - ml) / 2, y: H - 4, 'text-anchor': 'middle' }, svg); t.textContent = 'pause (ms)';
   node.replaceChildren(svg);
 }
+function edgeLabel(v) { return v === undefined ? '' : v >= 1000 ? (v / 1000) + ' s' : String(v); }
 function histLabel(k) {
   if (k === 0) return '<' + HIST_EDGES[0];
   if (k >= HIST_EDGES.length) return '≥' + HIST_EDGES[HIST_EDGES.length - 1];
@@ -667,14 +779,43 @@ function renderFilters() {
   if (box.getAttribute('data-sig') !== h) { box.innerHTML = h; box.setAttribute('data-sig', h); }
 }
 
+function rowHTML(i) {
+  let tr = '<tr class="g' + gen3(i) + '" data-gc-index="' + M.g.n[i] + '" data-i="' + i + '">';
+  for (const c of TCOLS) {
+    const v = c[2](i);
+    const txt = v === null || v === undefined ? '–' : c[3] ? c[3](v) : esc(v);
+    let cls = c[5] || '';
+    if (v === null || v === undefined) cls += ' na';
+    if (c[0] === 'gen' && !M.g.complete[i]) cls += ' warn';
+    tr += '<td' + (cls ? ' class="' + cls.trim() + '"' : '') + '>' + txt + '</td>';
+  }
+  return tr + '</tr>';
+}
+
+// A live table in its default order (newest first) only gains rows at the
+// top: it adds them and drops as many at the bottom.
+const TBL = { key: '', next: 0 };
 function renderTable() {
   renderFilters();
   const [a, b] = rowRange();
+  const key = [S.sort.key, S.sort.dir, JSON.stringify(S.filt), S.sel ? S.sel.join(',') : '', S.tableLimit, M.epoch].join('|');
+  const tbody = $('gctable').tBodies[0];
+  let count = 0;
+  for (let i = a; i < b; i++) if (passes(i)) count++;
+  if (M.live && S.sort.key === 'n' && S.sort.dir < 0 && key === TBL.key && tbody && TBL.next <= b) {
+    let h = '';
+    for (let i = b - 1; i >= Math.max(TBL.next, a); i--) if (passes(i)) h += rowHTML(i);
+    if (h) tbody.insertAdjacentHTML('afterbegin', h);
+    while (tbody.rows.length > S.tableLimit) tbody.lastElementChild.remove();
+    TBL.next = b;
+    tableFooter(count, Math.min(count, S.tableLimit), a, b);
+    return;
+  }
   const rows = [];
   for (let i = a; i < b; i++) if (passes(i)) rows.push(i);
   const col = TCOLS.find((c) => c[0] === S.sort.key) || TCOLS[0];
   const dir = S.sort.dir;
-  if (col[0] !== 'n' || dir !== 1) {
+  if (col[0] !== 'n') {
     const get = col[2];
     const keys = new Map(rows.map((i) => [i, get(i)]));
     rows.sort((x, y) => {
@@ -684,30 +825,24 @@ function renderTable() {
       if (q === null || q === undefined) return -1;
       return (p < q ? -1 : 1) * dir;
     });
-  }
+  } else if (dir < 0) rows.reverse();
   const limit = Math.min(rows.length, S.tableLimit);
   let h = '<thead><tr>' + TCOLS.map((c) => '<th data-k="' + c[0] + '" title="' + esc(c[4] || '') + '" class="' + (c[5] && c[5].startsWith('l') ? 'l ' : '') +
     (c[0] === S.sort.key ? 'sorted' + (S.sort.dir < 0 ? ' desc' : '') : '') + '">' + esc(c[1]) + '</th>').join('') + '</tr></thead><tbody>';
   const parts = [];
-  for (let r = 0; r < limit; r++) {
-    const i = rows[r];
-    let tr = '<tr class="g' + gen3(i) + '" data-gc-index="' + M.g.n[i] + '" data-i="' + i + '">';
-    for (const c of TCOLS) {
-      const v = c[2](i);
-      const txt = v === null || v === undefined ? '–' : c[3] ? c[3](v) : esc(v);
-      let cls = c[5] || '';
-      if (v === null || v === undefined) cls += ' na';
-      if (c[0] === 'gen' && !M.g.complete[i]) cls += ' warn';
-      tr += '<td' + (cls ? ' class="' + cls.trim() + '"' : '') + '>' + txt + '</td>';
-    }
-    parts.push(tr + '</tr>');
-  }
-  const t = $('gctable');
-  t.innerHTML = h + parts.join('') + '</tbody>';
-  t.setAttribute('data-rows', String(rows.length));
+  for (let r = 0; r < limit; r++) parts.push(rowHTML(rows[r]));
+  $('gctable').innerHTML = h + parts.join('') + '</tbody>';
+  TBL.key = key; TBL.next = b;
+  tableFooter(rows.length, limit, a, b);
+}
+function tableFooter(count, shown, a, b) {
+  $('gctable').setAttribute('data-rows', String(count));
   const total = M.g.n.length;
-  $('table-sub').textContent = fmtInt(rows.length) + ' of ' + fmtInt(total) + ' GCs' + (S.sel ? ' (selection' + (rows.length !== b - a ? ', filtered' : '') + ')' : (rows.length !== total ? ' (filtered)' : ''));
-  $('table-more').innerHTML = rows.length > limit ? '<button id="more-rows">show ' + fmtInt(Math.min(rows.length - limit, 5000)) + ' more of ' + fmtInt(rows.length - limit) + ' rows</button>' : '';
+  $('table-sub').textContent = fmtInt(count) + ' of ' + fmtInt(total) + ' GCs' + (S.sel ? ' (selection' + (count !== b - a ? ', filtered' : '') + ')' : (count !== total ? (M.live ? ' (in the live window, filtered)' : ' (filtered)') : '')) +
+    (shown < count ? ' · showing ' + (M.live && S.sort.key === 'n' && S.sort.dir < 0 ? 'the newest ' : 'the first ') + fmtInt(shown) : '');
+  const more = $('table-more');
+  const html = count > shown ? '<button id="more-rows">show ' + fmtInt(Math.min(count - shown, 2000)) + ' more of ' + fmtInt(count - shown) + ' rows</button>' : '';
+  if (more.innerHTML !== html) more.innerHTML = html;
 }
 
 // ------------------------------------------------------------- flame graph
@@ -822,7 +957,7 @@ function renderFlame() {
   const T = displayTree(F, counts, inv);
   FLAME.tree = T;
   const node = $('flame');
-  const W = Math.max(300, node.clientWidth || 1000);
+  const W = Math.max(300, widthOf(node, 1000));
   // zoom: the path of frames from the root
   let z = 0;
   for (const f of S.flame.zoom) {
@@ -900,7 +1035,7 @@ function renderFlame() {
   for (let i = 0; i < anc.length; i++) cr += ' › <a data-z="' + (i + 1) + '">' + esc(shortName(F.frames[T.frame[anc[i]]])) + '</a>';
   $('flame-crumbs').innerHTML = anc.length ? cr : '<span>click a frame to zoom in; ' + (inv ? 'callers view: leaves (the code that ran) at the top, their callers below' : 'callees view: callers above the code they call') + '</span>';
   let sub = fmtInt(total) + ' samples';
-  if (F.from_ms || F.to_ms) sub += ' in the last ' + fmtDur(F.to_ms - F.from_ms) + ' (live)';
+  if (F.to_ms) sub += ' in the last ' + fmtDur((F.to_ms || 0) - (F.from_ms || 0)) + ' (live)';
   else if (S.sel) sub += ' in the selection (of ' + fmtInt(F.total) + ')';
   sub += ' · ' + F.threads + ' threads · sampled every ' + fmt(F.period_ms, 2) + ' ms';
   if (S.sel && !F.bin_ms) sub += ' · no sample times: the whole trace is shown';
@@ -1025,7 +1160,7 @@ function wire() {
     const tr = e.target.closest('tr[data-gc-index]');
     if (tr) highlightRow(tr.getAttribute('data-gc-index'), false);
   });
-  $('table-more').addEventListener('click', (e) => { if (e.target.id === 'more-rows') { S.tableLimit += 5000; invalidate('table'); } });
+  $('table-more').addEventListener('click', (e) => { if (e.target.id === 'more-rows') { S.tableLimit += 2000; invalidate('table'); } });
   $('longest').addEventListener('click', (e) => {
     const tr = e.target.closest('tr[data-i]');
     if (!tr) return;
@@ -1079,11 +1214,12 @@ function wire() {
 function startLive(cfg) {
   M.live = true;
   S.sort = { key: 'n', dir: -1 };
+  S.tableLimit = 100; // the newest; a live table of thousands of rows costs every redraw
   $('live-ctl').hidden = false;
   $('live-window').hidden = false;
   $('foot').textContent = 'clrspy live view';
   let ws = null, current = '';
-  const state = (s, cls) => { const e = $('live-state'); e.textContent = s; e.className = 'live-state ' + (cls || ''); document.documentElement.setAttribute('data-live-state', cls || s); };
+  const state = (s, cls) => { const e = $('live-state'); e.textContent = s; e.className = 'live-state ' + (cls || ''); rootAttr('live-state', cls || s); };
   const loadTargets = () => fetch(cfg.targets, { cache: 'no-store' }).then((r) => r.json()).then((ts) => {
     const sel = $('target');
     const sig = JSON.stringify(ts.map((t) => [t.id, t.name, t.ended]));
@@ -1103,12 +1239,9 @@ function startLive(cfg) {
     u.searchParams.set('target', id);
     state('connecting');
     ws = new WebSocket(u.href);
-    let queue = [];
-    ws.onmessage = (ev) => {
-      queue.push(ev.data);
-      // one batch per frame, however fast updates come
-      if (queue.length === 1) requestAnimationFrame(() => { const q = queue; queue = []; for (const m of q) apply(JSON.parse(m)); });
-    };
+    // Messages are applied as they come (appending rows is cheap); the
+    // drawing they call for happens once per frame, however many came.
+    ws.onmessage = (ev) => apply(JSON.parse(ev.data));
     ws.onopen = () => state('live', 'on');
     ws.onclose = () => { if (!M.ended) state('disconnected', 'ended'); };
   };
@@ -1126,24 +1259,28 @@ function apply(msg) {
   } else if (msg.type === 'update' || msg.type === 'end') {
     const from = M.g.n.length;
     const added = appendGC(M.g, msg.gcs);
-    if (added) indexRows(from);
+    if (added) { indexRows(from); sortRows(from); }
     appendSusp(M.s, msg.suspensions);
     Object.assign(M.gcReasons, msg.gc_reasons || {});
     Object.assign(M.suspReasons, msg.suspend_reasons || {});
     for (const k of ['summary', 'input', 'run', 'locks', 'heap']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
     if (msg.cpu) { M.cpu = prepareFlame(msg.cpu); invalidate('flame'); }
-    invalidate('timeline', 'heap', 'selinfo', 'summary', 'hist', 'longest', 'table', 'susp');
-    if (msg.summary || msg.input || msg.run) invalidate('header');
+    invalidate('timeline', 'selinfo', 'summary');
+    if (added) invalidate('heap', 'hist', 'longest', 'table');
+    if (msg.suspensions) invalidate('susp');
+    const sig = JSON.stringify([M.page.run, (M.page.input || {}).partial, (M.page.input || {}).complete]);
+    if (sig !== M.headerSig) { M.headerSig = sig; invalidate('header'); }
     if (msg.locks) invalidate('locks');
     if (msg.heap) invalidate('heaptypes');
     if (msg.type === 'end') {
       M.ended = true;
+      invalidate('all'); // everything, now: nothing more will come
       const e = $('live-state'); e.textContent = 'ended'; e.className = 'live-state ended';
-      document.documentElement.setAttribute('data-live-state', 'ended');
+      rootAttr('live-state', 'ended');
     }
   }
-  document.documentElement.setAttribute('data-gcs', String(M.g.n.length));
+  rootAttr('gcs', String(M.g.n.length));
   STATS.applyMs += performance.now() - t0;
 }
 
@@ -1153,5 +1290,5 @@ wire();
 let data;
 try { data = JSON.parse($('clrspy-data').textContent); } catch (e) { console.error('clrspy: bad page data: ' + e); data = {}; }
 if (data.live) startLive(data);
-else { loadPage(data); document.documentElement.setAttribute('data-gcs', String(M.g.n.length)); }
+else { loadPage(data); rootAttr('gcs', String(M.g.n.length)); }
 })();
