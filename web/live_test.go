@@ -13,22 +13,9 @@ import (
 
 	"github.com/clrspy/clrspy/internal/browsertest"
 	"github.com/clrspy/clrspy/internal/workload"
-	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
-
-// liveProviders: GC events, CPU samples with method names, contention.
-func liveProviders(t *testing.T) []ipc.Provider {
-	var lists [][]ipc.Provider
-	for _, n := range []string{"gc", "cpu", "contention"} {
-		p, err := ipc.Profile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lists = append(lists, p)
-	}
-	return ipc.Merge(lists...)
-}
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -66,7 +53,7 @@ func startLive(t *testing.T, env []string, mode string, args ...string) *liveRun
 		k, v, _ := bytesCut(e)
 		t.Setenv(k, v)
 	}
-	st, err := source.Open(source.Spec{Argv: workload.Argv(t, mode, args...), Providers: liveProviders(t),
+	st, err := source.Open(source.Spec{Argv: workload.Argv(t, mode, args...), Providers: report.PageProviders(false),
 		ProgramStdout: r.out, ProgramStderr: io.Discard, ProgramStdin: in})
 	if err != nil {
 		t.Fatal(err)

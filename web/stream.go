@@ -73,6 +73,7 @@ type StreamHub struct {
 	locks             *report.PageLocks
 	locksVer          int
 	subs              map[*subscriber]struct{}
+	proc              *source.ProcWatcher // a live target's file mappings name code no event named yet
 	ended             bool
 	end               *Update // the last update, for late subscribers
 	page              *report.Page
@@ -137,6 +138,12 @@ func (h *StreamHub) Analyzers() []analysis.Analyzer { return h.an.Analyzers() }
 // updates every Interval; the last update has End set. It returns what
 // the stream's end said (a cut stream is not an error).
 func (h *StreamHub) Run() (source.End, error) {
+	if h.st.Live() {
+		h.mu.Lock()
+		h.proc = source.WatchProc(h.st.Pid)
+		h.mu.Unlock()
+		defer h.proc.Stop()
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -313,6 +320,9 @@ func reasonNames(g *report.GCColumns, s *report.SuspColumns) map[string]string {
 
 // flame is the flame graph of the last CPUWindow of samples.
 func (h *StreamHub) flame() *report.Flame {
+	if h.proc != nil {
+		h.an.Symbols.SetMappings(h.proc.Mappings())
+	}
 	prof := h.an.Stacks.Result()
 	to := h.last + 1
 	from := to - int64(h.o.CPUWindow)

@@ -14,30 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newReportCmd) }
-
-// reportProviders is every analysis' set at once: GC events (verbose: the
-// allocation ticks too), the sample profiler, method and module events to
-// name stacks, contention with the thread events that map lock owners,
-// sampled allocations with type names; --heap adds survival and movement.
-func reportProviders(movement bool) []ipc.Provider {
-	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
-		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling
-	if movement {
-		kw |= ipc.KeywordGCSurvivalAndMovement
-	}
-	return []ipc.Provider{
-		{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose},
-		{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
-	}
-}
 
 type reportOptions struct {
 	out  string
@@ -93,7 +75,7 @@ objects survive (they make every GC slower).`,
 }
 
 func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	spec, err := t.spec(cmd, args, reportProviders(o.heap))
+	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
 	if err != nil {
 		return err
 	}
@@ -164,7 +146,7 @@ func cpuTotal(p *report.Page) int64 {
 // flag until clrspy serve --web mounts the same handler), then keeps the
 // final page up until interrupted; -o also writes it as a file.
 func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	spec, err := t.spec(cmd, args, reportProviders(o.heap))
+	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,8 @@
 // and error-free.
 //
 // Chromium is the Debian package `chromium` (.ci/run installs it). A test
-// that needs the browser fails, not skips, when it is missing.
+// that needs the browser fails, not skips, when it is missing. Start serves
+// tools outside tests (the screenshots of docs/).
 package browsertest
 
 import (
@@ -58,9 +59,20 @@ type Options struct {
 // the test ends.
 func New(tb testing.TB, o Options) *Browser {
 	tb.Helper()
-	path, err := ExecPath()
+	b, err := Start(o, tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
+	}
+	tb.Cleanup(b.Close)
+	return b
+}
+
+// Start starts a headless Chromium with its profile in profileDir (a
+// fresh, empty directory); Close stops it.
+func Start(o Options, profileDir string) (*Browser, error) {
+	path, err := ExecPath()
+	if err != nil {
+		return nil, err
 	}
 	if o.Width == 0 {
 		o.Width, o.Height = 1400, 1000
@@ -79,7 +91,7 @@ func New(tb testing.TB, o Options) *Browser {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
-		chromedp.UserDataDir(tb.TempDir()),
+		chromedp.UserDataDir(profileDir),
 		chromedp.WindowSize(o.Width, o.Height),
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -87,14 +99,17 @@ func New(tb testing.TB, o Options) *Browser {
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(b.event))
 	b.Ctx = ctx
 	b.cancel = func() { cancel(); acancel() }
-	tb.Cleanup(b.cancel)
 	// Start the browser now, with no deadline on this first run (its
 	// context owns the browser).
 	if err := chromedp.Do(ctx); err != nil {
-		tb.Fatalf("starting %s: %v", path, err)
+		b.cancel()
+		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
-	return b
+	return b, nil
 }
+
+// Close stops the browser.
+func (b *Browser) Close() { b.cancel() }
 
 func (b *Browser) event(ev any) {
 	b.mu.Lock()

@@ -218,8 +218,11 @@ function renderNow() {
   const force = lastForced;
   let later = false;
   measure();
-  for (const [name, fn] of PARTS) {
-    if (!dirty.has(name)) continue;
+  // The timeline first (it is what moves); then the panels drawn longest
+  // ago, so that a busy page still gets to every panel in turn.
+  const order = PARTS.filter(([name]) => dirty.has(name))
+    .sort((p, q) => (p[0] === 'timeline' ? -1 : q[0] === 'timeline' ? 1 : (lastRun[p[0]] || 0) - (lastRun[q[0]] || 0)));
+  for (const [name, fn] of order) {
     if (performance.now() - t0 > FRAME_BUDGET) break;
     if (M.live && !force && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name]) {
       later = true; // not yet: the panel was drawn moments ago
@@ -572,7 +575,7 @@ function renderHeapChart() {
   const cp = el('clipPath', { id: clipId }, defs);
   el('rect', { x: TL.ml, y: 0, width: W - TL.ml - TL.mr, height: H }, cp);
   const plot = el('g', { 'clip-path': 'url(#' + clipId + ')' }, svg);
-  const xEnd = x(d[1]);
+  const xEnd = x(Math.min(d[1], M.t1)); // a live axis runs ahead of now
   // More GCs than pixels: one point per pixel column (the column's last
   // GC for the sizes, its highest peak and lowest after for the heap
   // line, its highest rate), so the paths stay as long as the chart is
@@ -670,7 +673,7 @@ function renderHist() {
   const W = Math.max(260, widthOf(node, 500)), H = 200, ml = 34, mb = 34, mt = 14;
   const svg = el('svg', { width: W, height: H, class: 'hist' });
   const n = hi - lo + 1;
-  const bw = (W - ml - 6) / n;
+  const bw = (W - ml - 18) / n;
   const yh = niceMax(top);
   const y = (v) => (H - mb) - v / yh * (H - mb - mt);
   const ax = el('g', { class: 'ax' }, svg);
@@ -841,7 +844,8 @@ function tableFooter(count, shown, a, b) {
   $('table-sub').textContent = fmtInt(count) + ' of ' + fmtInt(total) + ' GCs' + (S.sel ? ' (selection' + (count !== b - a ? ', filtered' : '') + ')' : (count !== total ? (M.live ? ' (in the live window, filtered)' : ' (filtered)') : '')) +
     (shown < count ? ' · showing ' + (M.live && S.sort.key === 'n' && S.sort.dir < 0 ? 'the newest ' : 'the first ') + fmtInt(shown) : '');
   const more = $('table-more');
-  const html = count > shown ? '<button id="more-rows">show ' + fmtInt(Math.min(count - shown, 2000)) + ' more of ' + fmtInt(count - shown) + ' rows</button>' : '';
+  const next = Math.min(count - shown, 2000);
+  const html = count > shown ? '<button id="more-rows">show ' + fmtInt(next) + ' more rows' + (next < count - shown ? ' (of ' + fmtInt(count - shown) + ')' : '') + '</button>' : '';
   if (more.innerHTML !== html) more.innerHTML = html;
 }
 
@@ -1017,6 +1021,8 @@ function renderFlame() {
   }
   node.style.height = height + 'px';
   node.innerHTML = out.join('');
+  // flame orientation: the root is at the bottom of a scrolled box
+  node.parentNode.scrollTop = flameOrient ? node.parentNode.scrollHeight : 0;
   node.setAttribute('data-total', String(total));
   // search share, from the stacks (independent of what is drawn)
   const mi = $('flame-match');
@@ -1095,7 +1101,7 @@ function renderLocks() {
   let h = '<table class="grid"><thead><tr><th class="l">lock</th><th class="l">type</th><th>waits</th><th>total ms</th><th>mean ms</th><th>max ms</th><th class="l">owners (waits, ms)</th></tr></thead><tbody>';
   for (const l of L.locks) {
     h += '<tr title="' + esc(l.stack.join('\n')) + '"><td class="l mono">' + esc(l.id) + '</td><td class="l">' + esc(l.type || '(unknown)') + '</td><td>' + fmtInt(l.waits) + '</td><td><b>' + fmtMs(l.total_ms) +
-      '</b></td><td>' + fmtMs(l.mean_ms) + '</td><td>' + fmtMs(l.max_ms) + '</td><td class="l">' + esc(l.owners.join(' · ')) + '</td></tr>';
+      '</b></td><td>' + fmtMs(l.mean_ms) + '</td><td>' + fmtMs(l.max_ms) + '</td><td class="l wrap">' + esc(l.owners.join(' · ')) + '</td></tr>';
     if (l.stack.length) h += '<tr><td></td><td colspan="6" class="stack">waiting in ' + esc(l.stack.slice(0, 4).join(' ← ')) + '</td></tr>';
   }
   h += '</tbody></table>';
@@ -1113,7 +1119,7 @@ function renderHeapTypes() {
   const pc = (v) => (v === null || v === undefined ? '<td class="na">–</td>' : '<td>' + fmt(v, 1) + '</td>');
   let h = '<table class="grid"><thead><tr><th class="l">type</th><th>sampled</th><th>est. MB allocated</th><th>survive 1 GC %</th><th>reach gen2 %</th><th>die in gen2 %</th><th>alive at end</th><th>est. live MB</th></tr></thead><tbody>';
   for (const t of H.types) {
-    h += '<tr><td class="l mono">' + esc(t.type) + '</td><td>' + fmtInt(t.sampled) + '</td><td>' + fmt(t.est_mb, 2) + '</td>' + pc(t.survived_pct) + pc(t.gen2_pct) + pc(t.died_gen2_pct) +
+    h += '<tr><td class="l mono wrap">' + esc(t.type) + '</td><td>' + fmtInt(t.sampled) + '</td><td>' + fmt(t.est_mb, 2) + '</td>' + pc(t.survived_pct) + pc(t.gen2_pct) + pc(t.died_gen2_pct) +
       '<td>' + fmtInt(t.alive) + '</td><td>' + fmt(t.live_mb, 3) + '</td></tr>';
   }
   h += '</tbody></table>';
@@ -1266,9 +1272,8 @@ function apply(msg) {
     for (const k of ['summary', 'input', 'run', 'locks', 'heap']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
     if (msg.cpu) { M.cpu = prepareFlame(msg.cpu); invalidate('flame'); }
-    invalidate('timeline', 'selinfo', 'summary');
+    invalidate('timeline', 'selinfo', 'summary', 'susp');
     if (added) invalidate('heap', 'hist', 'longest', 'table');
-    if (msg.suspensions) invalidate('susp');
     const sig = JSON.stringify([M.page.run, (M.page.input || {}).partial, (M.page.input || {}).complete]);
     if (sig !== M.headerSig) { M.headerSig = sig; invalidate('header'); }
     if (msg.locks) invalidate('locks');
