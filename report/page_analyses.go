@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/ipc"
@@ -43,7 +44,7 @@ type PageAnalyses struct {
 	Stacks   *stacks.Builder
 	Timeline *stacks.Timeline
 	Locks    *locks.Analyzer
-	Heap     *heap.Tracker
+	Heap     *movementHeap // nil with NoHeap
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.
@@ -70,7 +71,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols})
 	if !o.NoHeap {
-		a.Heap = heap.New(hdr)
+		a.Heap = &movementHeap{t: heap.New(hdr)}
 	}
 	return a
 }
@@ -89,10 +90,60 @@ func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
 func (a *PageAnalyses) Parts() PageParts {
 	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), Timeline: a.Timeline, Stacks: a.Stacks, Locks: a.Locks.Result()}
 	pp.CPU = a.Stacks.Result()
-	if a.Heap != nil {
-		r := a.Heap.Result()
+	if a.Heap != nil && a.Heap.t != nil {
+		r := a.Heap.t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)
 		pp.HeapMovement = r.Stats.HasMovementEvents
 	}
 	return pp
+}
+
+// heapGiveUp is how many GCs the page's heap analysis waits for a survival
+// or movement event before it gives up.
+const heapGiveUp = 16
+
+// movementHeap feeds the heap analysis only while it can tell survival:
+// without the GC's survival and movement events it learns nothing the
+// page shows, and following every sampled object across thousands of GCs
+// would cost more than all the other analyses together. After heapGiveUp
+// GCs without such an event it drops the tracker and ignores the rest.
+type movementHeap struct {
+	t     *heap.Tracker
+	gcs   int
+	seen  bool
+	stats analysis.Stats // the tracker's, when it was dropped
+}
+
+// Event implements analysis.Analyzer.
+func (m *movementHeap) Event(ev *nettrace.Event) {
+	if m.t == nil {
+		return
+	}
+	if ev.Meta.Runtime == nettrace.Runtime && !m.seen {
+		switch ev.Meta.EventID {
+		case clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges:
+			m.seen = true
+		case clrevents.IDGCStart:
+			if m.gcs++; m.gcs > heapGiveUp {
+				m.stats, m.t = m.t.Stats(), nil
+				return
+			}
+		}
+	}
+	m.t.Event(ev)
+}
+
+// Stats implements analysis.Analyzer.
+func (m *movementHeap) Stats() analysis.Stats {
+	if m.t == nil {
+		return m.stats
+	}
+	return m.t.Stats()
+}
+
+// Finish implements analysis.Finisher.
+func (m *movementHeap) Finish() {
+	if m.t != nil {
+		m.t.Finish()
+	}
 }

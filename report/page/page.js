@@ -41,10 +41,10 @@ const M = {
 };
 const S = {
   sel: null, history: [], ylog: false, filt: { gen: [true, true, true], type: [true, true, true], reason: 'all' },
-  sort: { key: 'n', dir: 1 }, tableLimit: 1000, liveWindow: 60000,
+  sort: { key: 'n', dir: 1 }, tableLimit: 500, liveWindow: 60000,
   flame: { dir: 'callees', orient: 'icicle', color: 'module', zoom: [], search: '' },
 };
-const STATS = { renders: 0, renderMs: 0, maxRenderMs: 0, updates: 0, applyMs: 0, parts: {}, marks: 0, markLog: [] };
+const STATS = { renders: 0, renderMs: 0, maxRenderMs: 0, updates: 0, applyMs: 0, parts: {}, marks: 0, markLog: [], drawnAt: 0, firstPassAt: 0 };
 window.clrspy = { model: M, state: S, stats: STATS, select: setSelection, reset: resetSelection, search: setSearch };
 
 function loadPage(p) {
@@ -211,6 +211,7 @@ const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, heapty
 // budget; the rest go to the next frame, so a frame holds at most one
 // costly panel (a live page never freezes for all of them at once).
 const FRAME_BUDGET = 10;
+const TOP_PARTS = ['timeline', 'selinfo', 'header', 'summary'];
 function renderNow() {
   scheduled = false;
   const t0 = performance.now();
@@ -223,7 +224,11 @@ function renderNow() {
   const order = PARTS.filter(([name]) => dirty.has(name))
     .sort((p, q) => (p[0] === 'timeline' ? -1 : q[0] === 'timeline' ? 1 : (lastRun[p[0]] || 0) - (lastRun[q[0]] || 0)));
   for (const [name, fn] of order) {
-    if (performance.now() - t0 > FRAME_BUDGET) break;
+    // A live page stops at its budget. An offline page draws the top of
+    // the page in its first frame (the summary and the timeline show
+    // sooner), then everything else in one more (fewer frames, sooner
+    // done than in slices).
+    if (M.live ? performance.now() - t0 > FRAME_BUDGET : !STATS.renders && TOP_PARTS.indexOf(name) < 0) break;
     if (M.live && !force && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name]) {
       later = true; // not yet: the panel was drawn moments ago
       continue;
@@ -236,12 +241,14 @@ function renderNow() {
     STATS.parts[name] = (STATS.parts[name] || 0) + cost;
   }
   const cost = performance.now() - t0;
+  if (!STATS.firstPassAt) STATS.firstPassAt = performance.now(); // the timeline is drawn
   STATS.renders++; STATS.renderMs += cost; STATS.maxRenderMs = Math.max(STATS.maxRenderMs, cost);
   let pending = false;
   for (const [name] of PARTS) if (dirty.has(name) && !(M.live && !force && LIVE_MIN_GAP[name] && lastRun[name] && t0 - lastRun[name] < LIVE_MIN_GAP[name])) pending = true;
   if (!pending) lastForced = false;
   // Tests and scripts wait for this: every panel drawn, nothing queued.
   rootAttr('drawn', dirty.size ? '0' : '1');
+  if (!dirty.size && !STATS.drawnAt) STATS.drawnAt = performance.now(); // ms since navigation
   if (pending && !scheduled) { scheduled = true; requestAnimationFrame(renderNow); }
   else if (later && !scheduled) { scheduled = true; setTimeout(() => requestAnimationFrame(renderNow), 100); }
 }
@@ -893,48 +900,97 @@ function stackCounts(F) {
   }
   return out;
 }
-// display tree: arrays of frame, value and children (index 0 = root)
+// The flame graph's trees, in typed arrays (a trace can have millions of
+// call-tree nodes): node 0 is the root, children are linked lists
+// (first/next), a parent's index is below its children's. The callees
+// tree is the data's own call tree; the callers tree (inverted) is built
+// the first time it is shown. Values are recomputed for each time range.
+function grow(a, n) { const b = new a.constructor(Math.max(n, a.length * 2)); b.set(a); return b; }
+function calleesTree(F) {
+  if (F.callees) return F.callees;
+  const n = F.n + 1;
+  const T = { n, frame: new Int32Array(n), parent: new Int32Array(n), first: new Int32Array(n).fill(-1), next: new Int32Array(n).fill(-1),
+    depth: new Int32Array(n), value: new Float64Array(n), inverted: false };
+  const last = new Int32Array(n).fill(-1);
+  T.frame[0] = -1; T.parent[0] = -1;
+  for (let i = 0; i < F.n; i++) {
+    const k = i + 1, p = F.parent[i] + 1;
+    T.frame[k] = F.node_frame[i]; T.parent[k] = p; T.depth[k] = F.node_depth[i] + 1;
+    if (last[p] < 0) T.first[p] = k; else T.next[last[p]] = k;
+    last[p] = k;
+  }
+  T.leaf = new Int32Array(F.stack_node.length);
+  for (let s = 0; s < T.leaf.length; s++) T.leaf[s] = F.stack_node[s] + 1;
+  F.callees = T;
+  return T;
+}
+function callersTree(F) {
+  if (F.callers) return F.callers;
+  const nf = F.frames.length + 1;
+  let cap = 1024, n = 1;
+  let frame = new Int32Array(cap), parent = new Int32Array(cap), first = new Int32Array(cap).fill(-1), next = new Int32Array(cap).fill(-1), depth = new Int32Array(cap);
+  let last = new Int32Array(cap).fill(-1);
+  frame[0] = -1; parent[0] = -1;
+  const ids = new Map(); // parent * frames + frame -> node
+  const ns = F.stack_node.length;
+  const pathStart = new Int32Array(ns + 1);
+  let path = new Int32Array(1024), np = 0;
+  for (let s = 0; s < ns; s++) {
+    pathStart[s] = np;
+    let cur = 0;
+    for (let nd = F.stack_node[s]; nd >= 0; nd = F.parent[nd]) {
+      const f = F.node_frame[nd];
+      const key = cur * nf + f;
+      let k = ids.get(key);
+      if (k === undefined) {
+        if (n === cap) {
+          cap *= 2;
+          frame = grow(frame, cap); parent = grow(parent, cap); depth = grow(depth, cap);
+          const f2 = new Int32Array(cap).fill(-1); f2.set(first); first = f2;
+          const n2 = new Int32Array(cap).fill(-1); n2.set(next); next = n2;
+          const l2 = new Int32Array(cap).fill(-1); l2.set(last); last = l2;
+        }
+        k = n++;
+        frame[k] = f; parent[k] = cur; depth[k] = depth[cur] + 1;
+        if (last[cur] < 0) first[cur] = k; else next[last[cur]] = k;
+        last[cur] = k;
+        ids.set(key, k);
+      }
+      if (np === path.length) path = grow(path, np * 2);
+      path[np++] = k;
+      cur = k;
+    }
+  }
+  pathStart[ns] = np;
+  F.callers = { n, frame, parent, first, next, depth, value: new Float64Array(n), inverted: true, pathStart, path };
+  return F.callers;
+}
+// displayTree fills the tree's values with the samples of counts.
 function displayTree(F, counts, inverted) {
-  const dFrame = [-1], dValue = [0], dKids = [[]], dParent = [-1], dDepth = [0];
+  const T = inverted ? callersTree(F) : calleesTree(F);
+  const v = T.value;
+  v.fill(0);
   let total = 0;
   for (let s = 0; s < counts.length; s++) total += counts[s];
-  dValue[0] = total;
   if (!inverted) {
-    const val = new Float64Array(F.n);
-    for (let s = 0; s < counts.length; s++) if (F.stack_node[s] >= 0) val[F.stack_node[s]] += counts[s];
-    for (let i = F.n - 1; i >= 0; i--) { const p = F.parent[i]; if (p >= 0) val[p] += val[i]; }
-    const map = new Int32Array(F.n).fill(-1);
-    for (let i = 0; i < F.n; i++) {
-      if (!(val[i] > 0)) continue;
-      const p = F.parent[i];
-      const dp = p < 0 ? 0 : map[p];
-      if (dp < 0) continue;
-      const k = dFrame.length;
-      map[i] = k;
-      dFrame.push(F.node_frame[i]); dValue.push(val[i]); dKids.push([]); dParent.push(dp); dDepth.push(dDepth[dp] + 1);
-      dKids[dp].push(k);
-    }
+    for (let s = 0; s < counts.length; s++) v[T.leaf[s]] += counts[s];
+    for (let k = T.n - 1; k > 0; k--) v[T.parent[k]] += v[k];
   } else {
-    const kidMap = [new Map()];
     for (let s = 0; s < counts.length; s++) {
       const c = counts[s];
       if (!(c > 0)) continue;
-      let cur = 0;
-      for (let nd = F.stack_node[s]; nd >= 0; nd = F.parent[nd]) {
-        const f = F.node_frame[nd];
-        let k = kidMap[cur].get(f);
-        if (k === undefined) {
-          k = dFrame.length;
-          dFrame.push(f); dValue.push(0); dKids.push([]); dParent.push(cur); dDepth.push(dDepth[cur] + 1); kidMap.push(new Map());
-          kidMap[cur].set(f, k); dKids[cur].push(k);
-        }
-        dValue[k] += c;
-        cur = k;
-      }
+      for (let r = T.pathStart[s]; r < T.pathStart[s + 1]; r++) v[T.path[r]] += c;
     }
   }
-  for (const k of dKids) if (k.length > 1) k.sort((x, y) => dValue[y] - dValue[x] || dFrame[x] - dFrame[y]);
-  return { frame: dFrame, value: dValue, kids: dKids, parent: dParent, depth: dDepth, total };
+  v[0] = total;
+  T.total = total;
+  return T;
+}
+function kidsOf(T, k) {
+  const kids = [];
+  for (let c = T.first[k]; c >= 0; c = T.next[c]) if (T.value[c] > 0) kids.push(c);
+  if (kids.length > 1) kids.sort((x, y) => T.value[y] - T.value[x] || T.frame[x] - T.frame[y]);
+  return kids;
 }
 function hashHue(s) { let h = 2166136261; for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); } return (h >>> 0) % 360; }
 const colorCache = new Map();
@@ -965,8 +1021,9 @@ function renderFlame() {
   // zoom: the path of frames from the root
   let z = 0;
   for (const f of S.flame.zoom) {
-    const k = T.kids[z].find((c) => T.frame[c] === f);
-    if (k === undefined) { S.flame.zoom = []; z = 0; break; }
+    let k = -1;
+    for (let c = T.first[z]; c >= 0; c = T.next[c]) if (T.frame[c] === f && T.value[c] > 0) { k = c; break; }
+    if (k < 0) { S.flame.zoom = []; z = 0; break; }
     z = k;
   }
   const q = S.flame.search.trim().toLowerCase();
@@ -981,7 +1038,7 @@ function renderFlame() {
   items.push([0, 0, W, 0, false]);
   for (const p of anc) items.push([p, 0, W, T.depth[p], false, true]);
   const walk = (k, x0, depth, inMatch) => {
-    const kids = T.kids[k];
+    const kids = kidsOf(T, k);
     let x = x0;
     for (const c of kids) {
       const w = T.value[c] / zv * W;
@@ -1058,7 +1115,7 @@ function flameTip(k) {
   const mod = F.frame_mod[f] >= 0 ? F.modules[F.frame_mod[f]] : '';
   const v = T.value[k];
   let self = v;
-  for (const c of T.kids[k]) self -= T.value[c];
+  for (let c = T.first[k]; c >= 0; c = T.next[c]) self -= T.value[c];
   return '<div class="mono"><b>' + esc(F.frames[f]) + '</b></div>' + (mod ? '<div><span class="k">module</span> ' + esc(mod) + '</div>' : '') +
     '<div><span class="k">samples</span> ' + fmtInt(v) + ' (' + fmt(T.total ? v * 100 / T.total : 0, 2) + '%) · self ' + fmtInt(self) + '</div>';
 }
@@ -1291,9 +1348,12 @@ function apply(msg) {
 
 // ------------------------------------------------------------------ start
 
+STATS.scriptAt = performance.now();
 wire();
 let data;
 try { data = JSON.parse($('clrspy-data').textContent); } catch (e) { console.error('clrspy: bad page data: ' + e); data = {}; }
+STATS.parsedAt = performance.now();
 if (data.live) startLive(data);
 else { loadPage(data); rootAttr('gcs', String(M.g.n.length)); }
+STATS.loadedAt = performance.now();
 })();
