@@ -46,7 +46,9 @@ from MethodLoadVerbose events and the rundown at the end of the session.
 
 Formats:
   pprof       gzipped protobuf for 'go tool pprof' (samples/count, wall/nanoseconds)
-  speedscope  JSON for https://www.speedscope.app (one profile per thread)
+  speedscope  JSON for https://www.speedscope.app: one time-ordered (evented)
+              profile per thread, each sample holding its stack for the time
+              it stands for
   folded      collapsed stacks for flamegraph.pl and friends
   html        a self-contained interactive flame graph (no network)
 
