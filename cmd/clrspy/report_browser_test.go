@@ -202,4 +202,21 @@ func TestReportPageInBrowser(t *testing.T) {
 	if reqs := b.Requests(); len(reqs) != 1 || reqs[0] != url {
 		t.Errorf("network requests: %q, want only the page itself", reqs)
 	}
+
+	// A cut trace: the page says so first, above everything.
+	cut := filepath.Join(dir, "cut.html")
+	if _, err := runGCCmd(t, "report", "../../testdata/traces/gc-wks.truncated.nettrace", "-o", cut); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Open("file://" + cut); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(drawn, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	banner := browsertest.MustEval[string](t, b, `(() => { const p = document.getElementById('partial'); const r = p.getBoundingClientRect();
+		return p.hidden || r.height === 0 || r.top > document.getElementById('summary').getBoundingClientRect().top ? '' : p.textContent; })()`)
+	if !strings.Contains(banner, "Partial report: the trace is truncated at offset 25648 (inside EventBlock)") {
+		t.Errorf("cut trace: banner %q", banner)
+	}
 }
