@@ -223,6 +223,7 @@ func BenchmarkPageLoad(b *testing.B) {
 	b.ReportMetric(first/float64(b.N), "ms-timeline-drawn")
 	b.ReportMetric(drawn/float64(b.N), "ms-all-drawn")
 	b.ReportMetric(float64(fi.Size())/1e6, "MB-page")
+	b.ReportMetric(float64(len(page.CPU.NodeDepth)), "tree-nodes")
 	if errs := br.Errors(); len(errs) > 0 {
 		b.Errorf("console errors: %q", errs)
 	}
