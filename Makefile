@@ -8,7 +8,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit compat demo workload e2e-runtimes bench scale fuzz clean screenshots
+.PHONY: all build test lint unit compat demo workload e2e-runtimes bench scale fuzz fuzz-corpus hostile clean screenshots
 
 all: build
 
@@ -44,7 +44,7 @@ workload:
 # The live end-to-end tests again against self-contained .NET 8 and .NET 9
 # builds of the workload (runtime packs from NuGet; internal/workload builds
 # them when CLRSPY_WORKLOAD_TFM is set).
-E2E_TESTS := ^(TestRecordLaunch|TestRunExitCode|TestRecordAttachSignalAndName|TestKilledClrspyLeavesTargetUnharmed|TestPs|TestBadTargets|TestOtherUsersProcess|TestNamespacedProcess|TestRecordLaunchSIGTERM|TestRunCtrlC)$$
+E2E_TESTS := ^(TestRecordLaunch|TestRunExitCode|TestRecordAttachSignalAndName|TestKilledClrspyLeavesTargetUnharmed|TestPs|TestBadTargets|TestOtherUsersProcess|TestNamespacedProcess|TestRecordLaunchSIGTERM|TestRunCtrlC|TestRecordRefusesPlantedSocket|TestRootAttachNotice)$$
 e2e-runtimes:
 	for v in net8.0 net9.0; do \
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m ./ipc/ || exit 1; \
@@ -58,13 +58,30 @@ bench:
 	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -run '^$$' -bench . -benchmem ./nettrace/
 
 # scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
-# prints peak RSS. FUZZTIME bounds `make fuzz`.
+# prints peak RSS.
 scale: build
 	$(BIN) gentrace --size 1GiB | /usr/bin/time -f "peak RSS %M KB, %e s wall, %U s user" $(BIN) stat - | head -8
 
-FUZZTIME ?= 10m
+# fuzz: every fuzz target of the module in turn, each for FUZZEXECS
+# executions (a count, not a duration: golang/go#75804), repeated until it
+# has run FUZZMIN seconds; FUZZ=regexp picks targets, FUZZPARALLEL=N limits
+# the workers (default: one per CPU). The checked-in seed
+# corpora (testdata/fuzz/*/real-*) are rebuilt by `make fuzz-corpus`.
+FUZZEXECS ?= 200000
+FUZZMIN ?= 0
+FUZZ ?= .
+FUZZPARALLEL ?=
 fuzz:
-	$(GO) test ./nettrace/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) -fuzzminimizetime 3s
+	GO=$(GO) FUZZEXECS=$(FUZZEXECS) FUZZMIN=$(FUZZMIN) FUZZ='$(FUZZ)' FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh
+
+FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/
+fuzz-corpus:
+	$(GO) test -count 1 -run '^TestFuzzCorpus$$' $(FUZZ_CORPUS_PKGS) -update-corpus
+
+# hostile: the crafted-file table of docs/PERFORMANCE.md (exit, message,
+# peak RSS of each command on each file; about 3 minutes, 0.5 GB in /tmp).
+hostile:
+	GO=$(GO) scripts/hostile.sh
 
 clean:
 	rm -rf bin out

@@ -1,5 +1,7 @@
 package clrevents
 
+import "github.com/clrspy/clrspy/nettrace"
+
 // Allocation kinds of GCAllocationTick and AllocationSampled: which heap the
 // object went to.
 const (
@@ -31,7 +33,19 @@ type AllocationTick struct {
 
 // DecodeAllocationTick decodes GCAllocationTick v0–v4.
 func DecodeAllocationTick(payload []byte, version uint32, ptrSize int) (AllocationTick, error) {
-	var a AllocationTick
+	a, name, err := DecodeAllocationTickRaw(payload, version, ptrSize)
+	if err == nil && a.HasType {
+		a.TypeName, _, _ = nettrace.DecodeUTF16Z(name)
+	}
+	return a, err
+}
+
+// DecodeAllocationTickRaw is DecodeAllocationTick without the name's
+// conversion: TypeName stays empty and name is the UTF-16LE type name with
+// its terminating NUL, a slice of payload (nil before v2). A consumer that
+// caches names by type decodes one only when it is new, so the event costs
+// no allocation.
+func DecodeAllocationTickRaw(payload []byte, version uint32, ptrSize int) (a AllocationTick, name []byte, err error) {
 	r := reader{b: payload}
 	a.AllocationAmount = uint64(r.u32())
 	a.AllocationKind = r.u32()
@@ -41,7 +55,7 @@ func DecodeAllocationTick(payload []byte, version uint32, ptrSize int) (Allocati
 	if version >= 2 {
 		a.AllocationAmount = r.u64()
 		a.TypeID = r.ptr(ptrSize)
-		a.TypeName = r.str()
+		name = r.rawStr()
 		a.HeapIndex = r.u32()
 		a.HasType = true
 	}
@@ -54,9 +68,9 @@ func DecodeAllocationTick(payload []byte, version uint32, ptrSize int) (Allocati
 		a.HasSize = true
 	}
 	if !r.ok() {
-		return AllocationTick{}, short("GCAllocationTick", version, len(payload))
+		return AllocationTick{}, nil, short("GCAllocationTick", version, len(payload))
 	}
-	return a, nil
+	return a, name, nil
 }
 
 // AllocationSampled is the .NET 10 AllocationSampled event (id 303): a
@@ -74,19 +88,29 @@ type AllocationSampled struct {
 
 // DecodeAllocationSampled decodes AllocationSampled v0.
 func DecodeAllocationSampled(payload []byte, version uint32, ptrSize int) (AllocationSampled, error) {
-	var a AllocationSampled
+	a, name, err := DecodeAllocationSampledRaw(payload, version, ptrSize)
+	if err == nil {
+		a.TypeName, _, _ = nettrace.DecodeUTF16Z(name)
+	}
+	return a, err
+}
+
+// DecodeAllocationSampledRaw is DecodeAllocationSampled leaving TypeName
+// empty and returning the UTF-16LE name with its NUL, a slice of payload
+// (see DecodeAllocationTickRaw).
+func DecodeAllocationSampledRaw(payload []byte, version uint32, ptrSize int) (a AllocationSampled, name []byte, err error) {
 	r := reader{b: payload}
 	a.AllocationKind = r.u32()
 	r.u16() // ClrInstanceID
 	a.TypeID = r.ptr(ptrSize)
-	a.TypeName = r.str()
+	name = r.rawStr()
 	a.Address = r.ptr(ptrSize)
 	a.ObjectSize = r.u64()
 	a.SampledByteOffset = r.u64()
 	if !r.ok() {
-		return AllocationSampled{}, short("AllocationSampled", version, len(payload))
+		return AllocationSampled{}, nil, short("AllocationSampled", version, len(payload))
 	}
-	return a, nil
+	return a, name, nil
 }
 
 // SampledObjectAllocation is GCSampledObjectAllocationHigh (id 20) or Low

@@ -159,6 +159,23 @@ func (r *reader) guid() nettrace.GUID {
 }
 
 // str reads a NUL-terminated UTF-16LE string.
+// rawStr returns a NUL-terminated UTF-16LE string's bytes, the NUL
+// included, without converting them (nettrace.DecodeUTF16Z converts them).
+func (r *reader) rawStr() []byte {
+	if r.bad {
+		return nil
+	}
+	for i := r.p; i+1 < len(r.b); i += 2 {
+		if r.b[i] == 0 && r.b[i+1] == 0 {
+			s := r.b[r.p : i+2]
+			r.p = i + 2
+			return s
+		}
+	}
+	r.bad = true
+	return nil
+}
+
 func (r *reader) str() string {
 	if r.bad {
 		return ""

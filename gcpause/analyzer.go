@@ -15,6 +15,11 @@ type Options struct {
 	// GC's and not SuspendOther (debugger, profiler, shutdown, ReJIT, ...),
 	// and for GC suspensions during which no GC started.
 	OnSuspension func(*Suspension)
+	// OnStop is called for each stop of the runtime that a GC is credited
+	// with, when it ends (RestartEEEnd): a blocking GC's one pause, a
+	// background GC's initial and later stops. Samplers use it to label
+	// what threads did while the runtime was stopped. Called from Handle.
+	OnStop func(*Stop)
 	// KeepGCs bounds how many GC records Result returns (the most recent
 	// ones); 0 keeps all. Counts, percentiles and the histogram stay exact.
 	KeepGCs int
@@ -138,6 +143,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		for _, g := range [2]*GC{a.last, a.currentBGC} {
 			if g != nil && g.Number == e.Count && g.DurationNanos < 0 {
 				g.DurationNanos = a.nanos(ev.Timestamp) - g.StartNanos
+				g.rt.end, g.rt.endThread = ev.Timestamp, ev.ThreadID
 				break
 			}
 		}
@@ -166,6 +172,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if g := a.current(); g != nil {
 			g.HasPerHeap = true
 			g.Heaps++
+			g.rt.perHeap, g.rt.perHeapThread = ev.Timestamp, ev.ThreadID
 			for i := range e.Gens {
 				if i >= len(g.Gens) {
 					break
@@ -237,7 +244,7 @@ func (a *Analyzer) restartEnd(ev *nettrace.Event) {
 		// A GC that began before the session (no suspension seen) ends its
 		// pause on its own thread.
 		if g := a.current(); g != nil && g.NoSuspension && g.ThreadID == ev.ThreadID && g.Type != clrevents.GCBackground && g.PauseEndNanos == 0 {
-			a.endPause(g, ev.Timestamp)
+			a.endPause(g, ev.Timestamp, ev.Timestamp)
 		}
 		return
 	}
@@ -261,6 +268,10 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	rs.add(pause, suspend, incomplete)
 
 	isGC := s.reason.IsGC() || s.gc != nil
+	rb := s.restartBegin // the runtime reads its clock just before RestartEE
+	if rb == 0 {
+		rb = ts
+	}
 	if isGC && !incomplete {
 		bgc := a.currentBGC
 		if bgc != nil && bgc.done() {
@@ -269,6 +280,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 		g := a.current()
 		switch {
 		case bgc != nil && s.reason == clrevents.SuspendForGCPrep && s.gc == nil:
+			a.stop(bgc, s, ts)
 			// A background GC's later stop: add it whole.
 			bgc.PauseNanos += pause
 			if suspend > 0 {
@@ -276,23 +288,37 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 			}
 			bgc.Pauses++
 			bgc.PauseEndNanos = a.nanos(ts)
+			start := a.nanos(s.begin)
+			bgc.rt.stops = append(bgc.rt.stops, span{start, start + pause})
+			if bgc.rt.prepStops == 0 {
+				bgc.rt.final = a.dur(rb - s.begin) // the final-mark stop
+			}
+			bgc.rt.prepStops++
 			return
 		case g == nil:
 		case g.Type == clrevents.GCBackground && s.gc == g:
+			a.stop(g, s, ts)
 			// The background GC's initial stop, with no ephemeral GC in it.
 			g.PauseNanos = a.dur(ts - g.pauseStartTS)
 			g.PauseEndNanos = a.nanos(ts)
+			g.rt.bgcInit = g.PauseNanos
+			g.rt.restart = rb
 			if g.HasHeapStats {
 				// It ran whole inside this stop (the runtime reports the
 				// first GC of a process as Background before its BGC
-				// thread exists).
+				// thread exists, then falls back to a blocking GC).
+				g.rt.wholeStop = true
 				a.finish(g)
 			}
 			return
 		case g.Type != clrevents.GCBackground && (s.gc == g || s.gc != nil && s.gc == bgc):
 			// A blocking or foreground GC, or the ephemeral GC that ran in
 			// a background GC's initial stop.
-			a.endPause(g, ts)
+			if s.gc == bgc && bgc != nil {
+				bgc.rt.restart, bgc.rt.eph = rb, g
+			}
+			a.stop(g, s, ts)
+			a.endPause(g, ts, rb)
 			return
 		}
 	}
@@ -329,8 +355,22 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	}
 }
 
-// endPause closes a blocking or foreground GC's pause at ts.
-func (a *Analyzer) endPause(g *GC, ts int64) {
+// stop reports suspension s, ending at ts, as a stop of g.
+func (a *Analyzer) stop(g *GC, s *susp, ts int64) {
+	if a.opts.OnStop == nil {
+		return
+	}
+	st := Stop{GC: g, StartNanos: a.nanos(s.begin), SuspendEndNanos: -1, EndNanos: a.nanos(ts), ThreadID: s.thread}
+	if s.hasEnd {
+		st.SuspendEndNanos = a.nanos(s.end)
+	}
+	a.opts.OnStop(&st)
+}
+
+// endPause closes a blocking or foreground GC's pause at ts; rb is the
+// RestartEEBegin of that stop.
+func (a *Analyzer) endPause(g *GC, ts, rb int64) {
+	g.rt.restart = rb
 	g.PauseNanos = a.dur(ts - g.pauseStartTS)
 	g.PauseEndNanos = a.nanos(ts)
 	g.Pauses = 1
@@ -365,6 +405,9 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 		StartNanos:    a.nanos(ev.Timestamp),
 		DurationNanos: -1,
 		ThreadID:      ev.ThreadID,
+		// Known once it completes.
+		PauseRuntimeNanos: -1,
+		rt:                rtMarks{start: ev.Timestamp, final: -1},
 	}
 	a.nGC++
 	s := a.gcSuspension(ev.ThreadID)
@@ -372,8 +415,10 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	switch {
 	case ephAtBGCStart || e.Reason == clrevents.ReasonPMFullGC:
 		// PerfView: this GC's pause starts at its GCStart; the suspension
-		// before it belongs to the background GC.
+		// before it belongs to the background GC. The runtime counts it
+		// from there too.
 		g.pauseStartTS = ev.Timestamp
+		g.rt.fromStart = true
 	case s != nil:
 		g.pauseStartTS = s.begin
 		if s.hasEnd {
@@ -389,11 +434,13 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 		g.NoSuspension = true
 		g.pauseStartTS = ev.Timestamp
 	}
+	g.StartSeen = !g.NoSuspension
 	g.PauseStartNanos = a.nanos(g.pauseStartTS)
 	g.PauseStartUTC = a.hdr.Time(g.pauseStartTS)
 	if e.Type == clrevents.GCBackground {
 		a.currentBGC = g
 		g.PauseNanos = g.SuspendNanos
+		g.rt.bgcInit = g.PauseNanos
 		g.Pauses = 1
 	}
 	a.last = g
@@ -486,6 +533,7 @@ func (a *Analyzer) finish(g *GC) {
 		a.currentBGC = nil
 	}
 	if g.Complete {
+		g.PauseRuntimeNanos = a.runtimePause(g)
 		end := g.PauseEndNanos
 		if end == 0 {
 			end = g.PauseStartNanos + g.PauseNanos
@@ -510,12 +558,29 @@ func (a *Analyzer) finish(g *GC) {
 			}
 			a.prevGen0, a.hasPrevGen = after, true
 		}
-		a.roll.add(g)
+		a.roll.add(g, a.horizon())
 	} else {
+		g.PauseRuntimeNanos = -1
 		a.roll.incomplete++
 	}
 	g.emitted = true
 	if a.opts.OnGC != nil {
 		a.opts.OnGC(g)
 	}
+}
+
+// horizon is the earliest time a stop not yet added to the rollup can
+// start: the pause start of an open GC or the start of an open suspension
+// (a GC may yet start in it).
+func (a *Analyzer) horizon() int64 {
+	h := a.nanos(a.lastTS)
+	for _, g := range [2]*GC{a.last, a.currentBGC} {
+		if g != nil && !g.done() {
+			h = min(h, g.PauseStartNanos)
+		}
+	}
+	for _, s := range a.active {
+		h = min(h, a.nanos(s.begin))
+	}
+	return h
 }

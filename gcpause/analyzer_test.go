@@ -2,6 +2,8 @@ package gcpause
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -69,6 +71,9 @@ func (f *feed) end(at float64, th uint64, n, gen uint32) {
 }
 func (f *feed) heapStats(at float64, th uint64) {
 	f.ev(clrevents.IDGCHeapStats, 2, at, th, make([]byte, 110), 0)
+}
+func (f *feed) perHeap(at float64, th uint64) {
+	f.ev(clrevents.IDGCPerHeapHistory, 3, at, th, make([]byte, 86), 0)
 }
 
 // blocking runs one whole blocking GC on thread th.
@@ -355,6 +360,8 @@ func TestBGCWithinOneStop(t *testing.T) {
 		t.Fatalf("gcs %+v", f.gcs)
 	}
 	near(t, "pause", f.gcs[0].PauseNanos, 430.7014-391.3771)
+	// The runtime fell back to a blocking GC: SuspendEEBegin → GCEnd.
+	near(t, "runtime pause", f.gcs[0].PauseRuntimeNanos, 430.6297-391.3771)
 }
 
 // FuzzAnalyzer feeds arbitrary event sequences (ids, threads, times and
@@ -399,6 +406,11 @@ func FuzzAnalyzer(f *testing.F) {
 				t.Fatalf("negative pause %+v", g)
 			}
 		}
+		for _, s := range append(res.ByGen[:], res.All) {
+			if s.TotalNanos > s.SumNanos || s.TotalNanos < 0 || s.RuntimeNanos < 0 || s.StartUnseen > s.Count {
+				t.Fatalf("stopped time %d, sum %d, runtime %d, unseen %d of %d", s.TotalNanos, s.SumNanos, s.RuntimeNanos, s.StartUnseen, s.Count)
+			}
+		}
 	})
 }
 
@@ -430,4 +442,202 @@ func TestDistBounded(t *testing.T) {
 			t.Errorf("bucket(%d) = %d, lowest %d", v, b, lowest(b))
 		}
 	}
+}
+
+// TestOverlappingStopsCountedOnce: a foreground GC suspends (on its own
+// thread) while the background GC's final stop is still on, as GC 1855
+// does inside BGC 1794's stop in the diagnostics trace. Each GC keeps its
+// own pause; the total counts the stopped time once, whichever GC finishes
+// first (here the foreground GC, so the BGC's stops join later).
+func TestOverlappingStopsCountedOnce(t *testing.T) {
+	f := newFeed(t)
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspended(11, tGC)
+	f.start(11.5, tGC, 10, 2, clrevents.GCBackground, clrevents.ReasonAllocSmall)
+	f.restart(12, tGC) // first stop: 2 ms
+	f.suspend(100, tBGC, clrevents.SuspendForGCPrep)
+	f.suspended(101, tBGC)
+	f.suspend(104, tOther, clrevents.SuspendForGC) // waits for the BGC's stop
+	f.restart(130, tBGC)                           // BGC stop: 30 ms
+	f.suspended(131, tOther)
+	f.start(132, tOther, 11, 0, clrevents.GCForeground, clrevents.ReasonAllocSmall)
+	f.end(133, tOther, 11, 0)
+	f.heapStats(133.5, tOther)
+	f.restart(140, tOther)      // foreground: 104 → 140 = 36 ms, 26 of them inside the BGC's stop
+	f.blocking(200, tGC, 12, 1) // 3 ms, alone
+	f.end(300, tBGC, 10, 2)
+	f.heapStats(301, tBGC)
+	res := f.a.Result()
+	if res.Complete != 3 {
+		t.Fatalf("%d complete", res.Complete)
+	}
+	near(t, "sum of pauses (PerfView)", res.All.SumNanos, 2+30+36+3)
+	near(t, "stopped time", res.All.TotalNanos, 2+30+36+3-26)
+	// Per generation each row counts its own GCs' stops once; the 26 ms
+	// stopped by a gen2 and a gen0 GC at once belong to both rows.
+	near(t, "gen0", res.ByGen[0].TotalNanos, 36)
+	near(t, "gen1", res.ByGen[1].TotalNanos, 3)
+	near(t, "gen2", res.ByGen[2].TotalNanos, 32)
+	if p, want := res.All.PausePercent, float64(45)*100/(301-10); p < want-1e-9 || p > want+1e-9 {
+		t.Errorf("%% paused %.6f, want %.6f (stopped time over the session)", p, want)
+	}
+	near(t, "mean (of the pauses)", res.All.MeanNanos, float64(2+30+36+3)/3)
+}
+
+// TestSpanSet checks the union against a brute-force count over random
+// stops added in random order, with pruning behind a moving horizon.
+func TestSpanSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		var u spanSet
+		covered := make([]bool, 2000)
+		var want int64
+		// Stops arrive in batches; a batch's stops start after the
+		// previous batch's horizon but may overlap it.
+		base := int64(0)
+		for batch := 0; batch < 5; batch++ {
+			var ss []span
+			for i := 0; i < 1+r.IntN(6); i++ {
+				s := base + int64(r.IntN(150))
+				ss = append(ss, span{s, s + int64(r.IntN(80))})
+			}
+			for _, s := range ss {
+				for x := s.start; x < s.end; x++ {
+					if !covered[x] {
+						covered[x] = true
+						want++
+					}
+				}
+				u.add(s)
+			}
+			base += 150
+			u.prune(base)
+		}
+		if u.total != want {
+			t.Fatalf("round %d: union %d, brute force %d", round, u.total, want)
+		}
+	}
+}
+
+// TestStartUnseen: the session begins inside a GC's stop (GCStart, no
+// SuspendEEBegin before it). Its 50 ms so far are a lower bound: counted in
+// the totals, kept out of max, mean, percentiles, histogram and longest.
+func TestStartUnseen(t *testing.T) {
+	f := newFeed(t)
+	f.start(1, tGC, 5, 0, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.end(40, tGC, 5, 0)
+	f.heapStats(41, tGC)
+	f.restart(51, tGC)
+	for i := 0; i < 3; i++ {
+		f.blocking(100+float64(i)*10, tGC, uint32(6+i), 0) // 3 ms each
+	}
+	res := f.a.Result()
+	g := res.GCs[0]
+	if g.StartSeen || !g.Complete || !g.NoSuspension || res.GCs[1].StartSeen != true {
+		t.Fatalf("first GC %+v", g)
+	}
+	near(t, "lower-bound pause", g.PauseNanos, 50)
+	a := res.All
+	if a.Count != 4 || a.StartUnseen != 1 || res.ByGen[0].StartUnseen != 1 || res.Complete != 4 {
+		t.Errorf("count %d unseen %d", a.Count, a.StartUnseen)
+	}
+	near(t, "total", a.TotalNanos, 50+9)
+	near(t, "max", a.MaxNanos, 3)
+	near(t, "mean", a.MeanNanos, 3)
+	near(t, "p99", a.P99, 3)
+	n := 0
+	for _, b := range res.Histogram {
+		n += b.Count
+	}
+	if n != 3 || len(res.Longest) != 3 || slices.Contains(res.Longest, g) {
+		t.Errorf("histogram holds %d, longest %d", n, len(res.Longest))
+	}
+}
+
+// TestRuntimePause: the runtime's own definition (runtime.go) per kind of
+// GC, beside PerfView's, from events placed where gc.cpp reads its clock.
+func TestRuntimePause(t *testing.T) {
+	f := newFeed(t)
+	// Workstation blocking GC: one thread; end_gc_time just before GCEnd.
+	f.suspend(10, tGC, clrevents.SuspendForGC)
+	f.suspended(10.5, tGC)
+	f.start(10.6, tGC, 1, 0, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.perHeap(11.8, tGC)
+	f.end(12, tGC, 1, 0)
+	f.heapStats(12.1, tGC)
+	f.restart(13, tGC)
+	// Server blocking GC: heap 0 (tGC) suspends and fires GCEnd after
+	// waking from the join whose last thread (tOther) fired the heap
+	// histories and read end_gc_time.
+	f.suspend(20, tGC, clrevents.SuspendForGC)
+	f.suspended(20.5, tGC)
+	f.start(20.6, tOther, 2, 1, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.perHeap(21.7, tOther)
+	f.perHeap(21.8, tOther)
+	f.end(24, tGC, 2, 1)
+	f.heapStats(24.1, tGC)
+	f.restart(25, tGC)
+	// Background GC with the ephemeral GC at its start, its final-mark
+	// stop, and a later GCPrep stop (heap walk) the runtime does not count.
+	f.suspend(30, tGC, clrevents.SuspendForGC)
+	f.suspended(30.5, tGC)
+	f.start(30.6, tGC, 3, 2, clrevents.GCBackground, clrevents.ReasonAllocSmall)
+	f.start(30.7, tGC, 4, 1, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.perHeap(31.5, tGC)
+	f.end(31.7, tGC, 4, 1)
+	f.heapStats(31.8, tGC)
+	f.ev(clrevents.IDGCRestartEEBegin, 1, 34, tGC, []byte{0, 0}, 0)
+	f.ev(clrevents.IDGCRestartEEEnd, 1, 34.5, tGC, []byte{0, 0}, 0)
+	// A foreground GC during the BGC: the runtime counts to its restart.
+	f.suspend(50, tOther, clrevents.SuspendForGC)
+	f.suspended(50.5, tOther)
+	f.start(51, tOther, 5, 0, clrevents.GCForeground, clrevents.ReasonAllocSmall)
+	f.perHeap(52, tOther)
+	f.end(52.2, tOther, 5, 0)
+	f.heapStats(52.3, tOther)
+	f.ev(clrevents.IDGCRestartEEBegin, 1, 53, tOther, []byte{0, 0}, 0)
+	f.ev(clrevents.IDGCRestartEEEnd, 1, 54, tOther, []byte{0, 0}, 0)
+	f.suspend(60, tBGC, clrevents.SuspendForGCPrep)
+	f.suspended(60.5, tBGC)
+	f.ev(clrevents.IDGCRestartEEBegin, 1, 62, tBGC, []byte{0, 0}, 0)
+	f.ev(clrevents.IDGCRestartEEEnd, 1, 62.6, tBGC, []byte{0, 0}, 0)
+	f.suspend(70, tBGC, clrevents.SuspendForGCPrep)
+	f.suspended(70.2, tBGC)
+	f.restart(71, tBGC)
+	f.end(80, tBGC, 3, 2)
+	f.heapStats(80.1, tBGC)
+	// A blocking GC whose GCEnd was lost: unknown.
+	f.suspend(90, tGC, clrevents.SuspendForGC)
+	f.suspended(90.5, tGC)
+	f.start(90.6, tGC, 6, 0, clrevents.GCNonConcurrent, clrevents.ReasonAllocSmall)
+	f.heapStats(91, tGC)
+	f.restart(92, tGC)
+
+	res := f.a.Result()
+	if res.Complete != 6 {
+		t.Fatalf("%d complete", res.Complete)
+	}
+	byNum := map[uint32]*GC{}
+	for _, g := range res.GCs {
+		byNum[g.Number] = g
+	}
+	for _, c := range []struct {
+		n                 uint32
+		perfView, runtime float64
+	}{
+		{1, 3, 12 - 10},                       // SuspendEEBegin → GCEnd
+		{2, 5, 21.8 - 20},                     // SuspendEEBegin → last GCPerHeapHistory
+		{4, 34.5 - 30.7, 31.7 - 30.7},         // GCStart → GCEnd
+		{3, 0.5 + 2.6 + 1, (34 - 30) - 1 + 2}, // first stop less the ephemeral GC's share, + final mark
+		{5, 4, 53 - 50},                       // SuspendEEBegin → RestartEEBegin
+	} {
+		g := byNum[c.n]
+		near(t, fmt.Sprintf("GC %d pause", c.n), g.PauseNanos, c.perfView)
+		near(t, fmt.Sprintf("GC %d runtime pause", c.n), g.PauseRuntimeNanos, c.runtime)
+	}
+	if g := byNum[6]; g.PauseRuntimeNanos != -1 || g.PauseNanos != msT(2) {
+		t.Errorf("GC without GCEnd: runtime %d, pause %d", g.PauseRuntimeNanos, g.PauseNanos)
+	}
+	near(t, "runtime total", res.All.RuntimeNanos, 2+1.8+1+5+3)
+	near(t, "gen2 runtime total", res.ByGen[2].RuntimeNanos, 5)
 }

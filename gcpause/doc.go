@@ -13,5 +13,14 @@
 // (reason SuspendOther, about one per millisecond) cannot overwrite the
 // timestamps of a GC's suspension as they do in PerfView.
 //
+// Beside PerfView's pause each GC carries the runtime's own
+// (GC.PauseRuntimeNanos: what GC.GetTotalPauseDuration adds for it, rebuilt
+// from the events next to gc.cpp's clock reads, see runtime.go). Totals and
+// "% paused" count stopped wall time once: where the stops of two GCs
+// overlap, the overlap is counted once (the sum of the pauses, PerfView's
+// total, is kept beside it). A GC whose start preceded the session has a
+// lower-bound pause: it counts in the totals, not in max, mean or
+// percentiles.
+//
 // The Analyzer does no I/O: feed it events from a file or a live session.
 package gcpause

@@ -28,9 +28,21 @@ type GC struct {
 	// previous GC's pause ended.
 	PausePercentSinceLastGC float64
 
+	// PauseRuntimeNanos is the pause as the runtime itself counts it for
+	// GC.GetTotalPauseDuration and GCMemoryInfo.PauseDurations, rebuilt
+	// from the events that mark the runtime's timestamps (runtime.go); -1
+	// when those events are missing.
+	PauseRuntimeNanos int64
+
 	// Complete is set when both the pause end and the heap statistics
 	// arrived (for a background GC: its heap statistics).
 	Complete bool
+	// StartSeen is false when the GC's pause began before the session (or
+	// its suspension was lost): no SuspendEEBegin preceded its GCStart, so
+	// PauseNanos and PauseRuntimeNanos run from GCStart and are lower
+	// bounds. Such a GC counts in the totals (the stopped time inside the
+	// session is real) but not in max, mean, percentiles or the histogram.
+	StartSeen bool
 	// Flags describing what was missing or doubtful.
 	NoSuspension      bool // GCStart without a tracked SuspendEEBegin
 	MissingSuspendEnd bool // suspension measured to GCStart instead
@@ -55,6 +67,8 @@ type GC struct {
 	pauseStartTS int64 // event clock
 	orphaned     bool  // its end can no longer be seen
 	emitted      bool
+
+	rt rtMarks
 }
 
 // GenSums are one generation's GCPerHeapHistory values summed over heaps.
@@ -167,6 +181,17 @@ func (g *GC) GenerationName() string {
 		b = append(b, 'i')
 	}
 	return string(b)
+}
+
+// Stop is one stretch during which the runtime was stopped for a GC
+// (Options.OnStop): from SuspendEEBegin to RestartEEEnd. Times are
+// nanoseconds since the session start.
+type Stop struct {
+	GC              *GC
+	StartNanos      int64  // SuspendEEBegin
+	SuspendEndNanos int64  // SuspendEEEnd: threads stopped from here on; -1 unknown
+	EndNanos        int64  // RestartEEEnd
+	ThreadID        uint64 // the thread that suspended the runtime
 }
 
 // Suspension is one runtime suspension that was not a GC's, or a GC

@@ -9,10 +9,28 @@ import (
 )
 
 // Stats summarize the pauses of a set of complete GCs.
+//
+// Count, the totals and PausePercent cover every complete GC; MaxNanos,
+// MeanNanos, the percentiles and MaxSuspend only those whose start was
+// seen (GC.StartSeen): the others' pauses are lower bounds.
 type Stats struct {
-	Count        int
-	Induced      int
-	TotalNanos   int64
+	Count   int
+	Induced int
+	// TotalNanos is the time the runtime was stopped by these GCs, each
+	// moment counted once: when the stops of two GCs overlap (a foreground
+	// GC suspending while a background GC's stop is on), the overlap is
+	// counted once. Per generation, overlaps between GCs of that generation
+	// are counted once; a moment stopped by GCs of two generations belongs
+	// to both rows, so the rows can add up to more than all.
+	TotalNanos int64
+	// SumNanos is the sum of the GCs' pauses (PerfView's total); SumNanos −
+	// TotalNanos is the time counted twice there.
+	SumNanos int64
+	// RuntimeNanos is the sum of PauseRuntimeNanos: what these GCs add to
+	// GC.GetTotalPauseDuration (which sums, so overlaps count twice).
+	RuntimeNanos int64
+	// StartUnseen counts the GCs whose start preceded the session.
+	StartUnseen  int
 	MaxNanos     int64
 	MeanNanos    int64
 	P50, P90     int64
@@ -76,6 +94,8 @@ type Result struct {
 type rollup struct {
 	pauses     [4]dist // per generation 0..2, and [3] all
 	stats      [4]Stats
+	union      [4]spanSet
+	seenSum    [4]int64 // pauses of the GCs whose start was seen
 	byType     map[clrevents.GCType]int
 	hist       []int
 	longest    []*GC
@@ -84,7 +104,8 @@ type rollup struct {
 
 const longestKept = 10
 
-func (r *rollup) add(g *GC) {
+// add counts complete GC g; no stop added later starts before horizon.
+func (r *rollup) add(g *GC, horizon int64) {
 	if r.byType == nil {
 		r.byType = make(map[clrevents.GCType]int)
 		r.hist = make([]int, len(histBounds)+1)
@@ -100,12 +121,24 @@ func (r *rollup) add(g *GC) {
 		if g.Induced {
 			s.Induced++
 		}
-		s.TotalNanos += g.PauseNanos
-		s.MaxNanos = max(s.MaxNanos, g.PauseNanos)
+		s.SumNanos += g.PauseNanos
+		s.RuntimeNanos += max(g.PauseRuntimeNanos, 0)
 		s.TotalSuspend += g.SuspendNanos
-		s.MaxSuspend = max(s.MaxSuspend, g.SuspendNanos)
 		s.MaxPeakMB = max(s.MaxPeakMB, g.HeapSizePeakMB())
+		u := &r.union[i]
+		g.eachStop(func(sp span) { u.add(sp) })
+		u.prune(horizon)
+		if !g.StartSeen {
+			s.StartUnseen++
+			continue
+		}
+		r.seenSum[i] += g.PauseNanos
+		s.MaxNanos = max(s.MaxNanos, g.PauseNanos)
+		s.MaxSuspend = max(s.MaxSuspend, g.SuspendNanos)
 		r.pauses[i].add(g.PauseNanos)
+	}
+	if !g.StartSeen {
+		return // a lower bound: kept out of the histogram and the longest
 	}
 	r.hist[sort.Search(len(histBounds), func(i int) bool { return histBounds[i] > g.PauseNanos })]++
 	if len(r.longest) < longestKept || g.PauseNanos > r.longest[len(r.longest)-1].PauseNanos {
@@ -137,7 +170,10 @@ func (r *rollup) finish(i int, session int64) Stats {
 		s.MaxPeakMB = -1
 		return s
 	}
-	s.MeanNanos = s.TotalNanos / int64(s.Count)
+	s.TotalNanos = r.union[i].total
+	if n := s.Count - s.StartUnseen; n > 0 {
+		s.MeanNanos = r.seenSum[i] / int64(n)
+	}
 	p := r.pauses[i].percentiles(50, 90, 99, 99.9)
 	s.P50, s.P90, s.P99, s.P999 = p[0], p[1], p[2], p[3]
 	if session > 0 {
@@ -219,4 +255,17 @@ func (r *Result) Reason(reason clrevents.SuspendReason) ReasonStats {
 		}
 	}
 	return ReasonStats{Reason: reason}
+}
+
+// eachStop calls f with each stop g's PauseNanos is made of, in nanoseconds
+// since the session start.
+func (g *GC) eachStop(f func(span)) {
+	if g.Type != clrevents.GCBackground {
+		f(span{g.PauseStartNanos, g.PauseStartNanos + g.PauseNanos})
+		return
+	}
+	f(span{g.PauseStartNanos, g.PauseStartNanos + g.rt.bgcInit})
+	for _, s := range g.rt.stops {
+		f(s)
+	}
 }

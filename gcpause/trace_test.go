@@ -5,6 +5,7 @@ package gcpause
 import (
 	"bytes"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -145,6 +146,11 @@ func TestObjver4FirstGC(t *testing.T) {
 	if g.PauseNanos <= g.DurationNanos || g.SuspendNanos <= 0 || g.SuspendNanos >= g.PauseNanos {
 		t.Errorf("pause %d suspend %d duration %d", g.PauseNanos, g.SuspendNanos, g.DurationNanos)
 	}
+	// The runtime's definition: SuspendEEBegin (5455.2013) → GCEnd
+	// (5475.9763), one thread; PerfView's runs on to RestartEEEnd (20.8652).
+	if d := float64(g.PauseRuntimeNanos) / 1e6; d < 20.7749 || d > 20.7751 || g.PauseNanos != 20865215 {
+		t.Errorf("runtime pause %.4f ms, want 20.7750; pause %d", d, g.PauseNanos)
+	}
 	if got := g.GenerationName(); got != "0N" {
 		t.Errorf("gen name %q", got)
 	}
@@ -267,4 +273,96 @@ func BenchmarkObjver4WithReader(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// TestDiagnosticsOverlapCountedOnce: foreground GC 1855 (gen0) suspended at
+// 5323.2507 ms, while background GC 1794's (gen2) last GCPrep stop,
+// 5316.1561 → 5378.0979 on another thread, was on; its pause runs to its
+// RestartEEEnd at 5387.9156. Each keeps its pause (PerfView's rule), but
+// the 5378.0979 − 5323.2507 = 54.8472 ms stopped by both count once in the
+// totals and in % paused. It is the trace's only overlap, and it is between
+// generations: each generation's row counts its own stops once and equals
+// its sum, and the rows add up to all's total plus the overlap.
+func TestDiagnosticsOverlapCountedOnce(t *testing.T) {
+	res, _ := analyze(t, "diagnostics__trace.nettrace", Options{})
+	near := func(name string, got int64, wantMS float64) {
+		t.Helper()
+		if d := float64(got)/1e6 - wantMS; d > 0.0002 || d < -0.0002 {
+			t.Errorf("%s = %.4f ms, want %.4f", name, float64(got)/1e6, wantMS)
+		}
+	}
+	const overlap = 5378.0979 - 5323.2507
+	var sum int64
+	for _, g := range res.GCs {
+		if g.Complete {
+			sum += g.PauseNanos
+		}
+	}
+	if res.All.SumNanos != sum {
+		t.Errorf("sum of pauses %d, rows add up to %d", res.All.SumNanos, sum)
+	}
+	near("time counted twice by the sum", res.All.SumNanos-res.All.TotalNanos, overlap)
+	near("stopped time", res.All.TotalNanos, 5917.7925-overlap)
+	if p, want := res.All.PausePercent, float64(res.All.TotalNanos)*100/float64(res.SessionNanos); p != want || p < 23.428 || p > 23.429 {
+		t.Errorf("%% paused %.4f, want %.4f (23.43, not the sum's 23.65)", p, want)
+	}
+	var gens int64
+	for i, s := range res.ByGen {
+		if s.TotalNanos != s.SumNanos {
+			t.Errorf("gen%d: total %d, sum %d: no overlap within a generation", i, s.TotalNanos, s.SumNanos)
+		}
+		gens += s.TotalNanos
+	}
+	near("generations' totals beyond all's", gens-res.All.TotalNanos, overlap)
+}
+
+// TestDiagnosticsStartUnseen: GC 1767's GCStart (0.8454 ms) is the trace's
+// first GC event, with no SuspendEEBegin before it: its 6.8296 ms (to its
+// RestartEEEnd at 7.6750) are a lower bound. It counts in the totals (that
+// stopped time is inside the session) but not in max, mean, percentiles or
+// the histogram.
+func TestDiagnosticsStartUnseen(t *testing.T) {
+	res, _ := analyze(t, "diagnostics__trace.nettrace", Options{})
+	var seen []int64
+	var seenSum, all int64
+	for _, g := range res.GCs {
+		if !g.Complete || g.Generation != 0 {
+			continue
+		}
+		all += g.PauseNanos
+		if g.Number == 1767 {
+			if g.StartSeen || g.PauseNanos != 6829600 {
+				t.Errorf("GC 1767 start seen %v, pause %d", g.StartSeen, g.PauseNanos)
+			}
+			continue
+		}
+		if !g.StartSeen {
+			t.Errorf("GC %d: start not seen", g.Number)
+		}
+		seen = append(seen, g.PauseNanos)
+		seenSum += g.PauseNanos
+	}
+	s := res.ByGen[0]
+	if res.All.StartUnseen != 1 || s.StartUnseen != 1 || s.Count != 324 || len(seen) != 323 {
+		t.Fatalf("unseen %d/%d, gen0 count %d, %d seen", res.All.StartUnseen, s.StartUnseen, s.Count, len(seen))
+	}
+	if s.SumNanos != all || s.MeanNanos != seenSum/323 {
+		t.Errorf("gen0 sum %d (want %d with GC 1767), mean %d (want %d without)", s.SumNanos, all, s.MeanNanos, seenSum/323)
+	}
+	slices.Sort(seen)
+	if s.P50 != percentile(seen, 50) || s.P90 != percentile(seen, 90) || s.P99 != percentile(seen, 99) {
+		t.Errorf("gen0 p50/p90/p99 %d %d %d, want %d %d %d", s.P50, s.P90, s.P99, percentile(seen, 50), percentile(seen, 90), percentile(seen, 99))
+	}
+	with := append(slices.Clone(seen), 6829600)
+	slices.Sort(with)
+	if percentile(with, 50) == s.P50 {
+		t.Errorf("p50 does not tell GC 1767 in or out: the check proves nothing")
+	}
+	n := 0
+	for _, b := range res.Histogram {
+		n += b.Count
+	}
+	if n != res.All.Count-1 {
+		t.Errorf("histogram holds %d GCs, want %d", n, res.All.Count-1)
+	}
 }

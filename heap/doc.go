@@ -13,6 +13,49 @@
 // until the GC is over and then applied at once: covered objects move or
 // stay and are promoted, condemned objects no range covers die.
 //
+// # Cost
+//
+// Live objects are kept sorted by address, so a GC is one walk of the
+// objects against the ranges sorted by old address, survivors written back
+// in place. When the ranges kept the objects' order that is all; else the
+// moved ones are counting-sorted by the destination order of their ranges
+// and merged back: time linear in objects + ranges, no search per object,
+// no allocation per GC once the scratch buffers have grown. A GC without
+// any range (the movement keyword off) costs O(1): only the objects' age
+// changes, and ages are kept as a clock.
+//
+// # Bounded memory: the reservoir
+//
+// Options.MaxObjects bounds the live objects followed at once. Every sample
+// gets a priority w/u (w the bytes it stands for, u uniform in (0,1]) and is
+// followed while its priority is above the threshold T; when the followed
+// set outgrows MaxObjects, T rises to the priority that keeps 7/8 of it and
+// the followed objects at or below it are evicted (priority sampling,
+// Duffield, Lund and Thorup). An object followed to its death or to the end
+// was kept with probability p = min(1, w/T_max), T_max the highest threshold
+// it passed, independently of its fate, so weighting it by 1/p (Object.
+// Weight) makes every sum over objects an unbiased estimate of the sum over
+// all samples: per-type and per-site sampled counts, survival of one GC,
+// promotion to gen2, death in gen2, bytes allocated, objects and bytes alive
+// at the end, and the age-at-death histogram. The percentages are ratios of
+// two such estimates (consistent, not exactly unbiased). Objects whose
+// weight is above the threshold are always kept, so live-byte estimates
+// stay tight where the bytes are. When the followed set falls under half
+// its bound, T halves at each GC, so a quieter phase is sampled densely
+// again. The error is that of a sample of size n from the population of
+// samples: a proportion's standard error is about sqrt(P(1-P)/n) with n the
+// followed samples of the group, e.g. ±1.6 points for 1,000 samples at 50 %;
+// docs/PERFORMANCE.md measures it against the unbounded replay.
+//
+// Dead objects are folded into per-(type, stack) tallies when they die, so
+// Result's tables do not need them; Result.Objects lists the live objects
+// and the most recent MaxObjects dead ones (none with SkipObjects, for
+// reports and live views made of the tables). Distinct stacks (MaxStacks),
+// types (MaxTypes) and GC records (MaxGCs) are bounded too; what did not
+// fit is counted in Stats and named as such in the tables, never
+// attributed to another stack or type. With every limit at -1 the tracker
+// keeps everything, as exact replays and tests need.
+//
 // The design follows PerfView's GCHeapSimulator (see
 // shared/docs/field-survey.md §2.3); the code is clrspy's own.
 package heap

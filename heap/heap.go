@@ -1,9 +1,8 @@
 package heap
 
 import (
-	"fmt"
 	"math"
-	"slices"
+	"math/rand/v2"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
@@ -36,6 +35,10 @@ const (
 	FromSampledObjectAllocation
 )
 
+// StackNotKept is Object.Stack (and Tally.Stack) for an object whose stack
+// was not kept because the stack table was full (Options.MaxStacks).
+const StackNotKept = -2
+
 // Object is one sampled object and what happened to it.
 type Object struct {
 	ID       int
@@ -44,7 +47,7 @@ type Object struct {
 	Size     uint64 // 0 when the event did not give it (AllocationTick v3)
 	Source   Source
 	AllocNs  int64 // allocation time, ns since session start
-	Stack    int   // index into Result.Stacks; -1 without a stack
+	Stack    int   // index into Result.Stacks; -1 without a stack, StackNotKept
 	Address  uint64
 	Gen      int // current generation (or the one it died in)
 	MaxGen   int // highest generation reached
@@ -57,6 +60,10 @@ type Object struct {
 	// objects allocated that it represents.
 	EstBytes float64
 	EstCount float64
+	// Weight is the reservoir's upscaling, 1/p for an object followed with
+	// probability p (see the package documentation); 1 when nothing was
+	// evicted. Estimates multiply EstBytes and EstCount by it.
+	Weight float64
 
 	Alive    bool
 	DeathGC  int   // GCStart.Count of the GC that found it dead
@@ -124,7 +131,7 @@ type Stats struct {
 	AllocationTicks  int // every GCAllocationTick seen
 	Untracked        int // samples without an address (AllocationTick v0–v2)
 	IgnoredTicks     int // AllocationTicks not followed because AllocationSampled is on
-	Tracked          int // objects followed
+	Tracked          int // objects followed (evicted ones included)
 	RangeEvents      int
 	MovedRanges      int
 	SurvivingRanges  int
@@ -141,52 +148,173 @@ type Stats struct {
 	CorruptRangeEvents int
 	Contradictions     Contradictions
 	HasMovementEvents  bool
+
+	// GCs counts replayed GCs (Result.GCs keeps the last MaxGCs); Remapped,
+	// InPlace and Died add up their counts.
+	GCs      int
+	Remapped int
+	InPlace  int
+	Died     int
+
+	// What the limits of Options cost; all zero when nothing hit a limit.
+	//
+	// NotFollowed counts samples with an address that the reservoir did
+	// not follow (priority at or below its threshold); Evicted counts
+	// followed objects it dropped while they were alive. Neither enters
+	// any table; the followed ones are weighted to stand for them.
+	NotFollowed int
+	Evicted     int
+	// DeadDropped counts dead objects whose record Result.Objects no
+	// longer lists (their tallies still count them).
+	DeadDropped int
+	// StacksNotKept counts followed objects whose stack was new when the
+	// stack table was full (Object.Stack is StackNotKept).
+	StacksNotKept int
+	// TypesNotKept counts followed objects whose type was new when the
+	// type table was full (named "[type not kept: table full]").
+	TypesNotKept int
+	// TypeNamesNotKept counts BulkType names not stored for that reason.
+	TypeNamesNotKept int
+	// GCRecordsDropped counts GCs no longer listed in Result.GCs.
+	GCRecordsDropped int
 }
 
 // Result is everything the tracker learned.
 type Result struct {
+	// Objects lists the objects alive at the end and the last MaxObjects
+	// to die, by ID; Complete says whether that is every followed object.
 	Objects []Object
-	GCs     []GC
+	// Tallies add up every followed object (evicted ones excepted) per
+	// type and stack, weighted by the reservoir: what tables are made of.
+	Tallies []Tally
+	// Ages is the age-at-death histogram of objects killed by a GC (the
+	// replaced ones excepted), buckets 1, 2, 3–4, 5–8, ..., 2049+ GCs,
+	// weighted.
+	Ages    []AgeBucket
+	GCs     []GC // the last MaxGCs GCs, in order
 	Stacks  [][]uint64
 	Stats   Stats
 	EndNs   int64 // time of the last event
 	PtrSize int
+	// MaxObjects is the reservoir size in force (0: unbounded).
+	MaxObjects int
+	// NoObjects is set when Objects was left empty (Options.SkipObjects).
+	NoObjects bool
 }
 
-// Tracker replays a trace. Create it with New, feed every event to Event
-// (or drive it through the typed methods), then call Finish.
+// Complete reports whether Objects lists every followed object with
+// weight 1: no sample skipped or evicted, no dead record dropped.
+func (r *Result) Complete() bool {
+	s := &r.Stats
+	return !r.NoObjects && s.NotFollowed == 0 && s.Evicted == 0 && s.DeadDropped == 0
+}
+
+// Tally is the weighted sum of the followed objects of one type allocated
+// at one stack.
+type Tally struct {
+	TypeID uint64
+	Stack  int // index into Result.Stacks; -1 without a stack, StackNotKept
+	Group      // Key is the type's name
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxObjects = 100_000
+	DefaultMaxStacks  = 1 << 15
+	DefaultMaxTypes   = 1 << 16
+	DefaultMaxGCs     = 10_000
+)
+
+// Options bound the tracker's memory. The zero value gives the defaults; a
+// negative limit means none.
+type Options struct {
+	// MaxObjects bounds the live objects followed at once (the reservoir,
+	// see the package documentation) and, separately, the dead objects
+	// Result.Objects lists. Default DefaultMaxObjects.
+	MaxObjects int
+	// MaxStacks bounds distinct allocation stacks (and per-(type, stack)
+	// tallies at twice that). Default DefaultMaxStacks.
+	MaxStacks int
+	// MaxTypes bounds distinct types and BulkType names. Default
+	// DefaultMaxTypes.
+	MaxTypes int
+	// MaxGCs bounds the GC records Result.GCs lists. Default DefaultMaxGCs.
+	MaxGCs int
+	// Seed seeds the reservoir's random keys: the same events and seed give
+	// the same result.
+	Seed uint64
+	// SkipObjects leaves Result.Objects empty and keeps no dead records:
+	// for reports and live views made of the tables only, it saves a copy
+	// of every listed object per Result and MaxObjects dead records.
+	SkipObjects bool
+}
+
+// limit resolves one Options limit: 0 → def, negative → 0 (none).
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// Tracker replays a trace. Create it with New or NewWithOptions, feed every
+// event to Event (or drive it through the typed methods), then call Finish.
 type Tracker struct {
 	hdr      *nettrace.Header
 	ptrSize  int
 	used     uint64
 	firstErr error
 
-	objs  []Object
-	live  []int32           // indices of objects believed alive
-	byAdr map[uint64]int32  // live object by address
-	types map[uint64]string // TypeID → name (BulkType and named samples)
+	// limits (0: none)
+	maxObjects, maxStacks, maxTypes, maxGCs int
+	skipObjects                             bool
 
-	stacks   [][]uint64
-	stackIdx map[string]int
-	keyBuf   []byte
+	// Object slots; freed slots are reused. An object's slot is freed when
+	// its entry leaves live/pend (see replay.go).
+	objs []obj
+	free []int32
+	// live holds entries sorted by address; pend those allocated since the
+	// last merge, unsorted, with pendAt indexing them by address. Entries
+	// of objects no longer alive (replaced, evicted) stay until the next
+	// merge; tombs counts them.
+	live   []ent
+	pend   []ent
+	pendAt map[uint64]int32
+	tombs  int
+	liveN  int // alive objects
+	nextID int
 
-	gcs    []GC
-	cur    *pendingGC // the blocking/foreground GC being collected
-	bgc    *pendingGC // an unfinished background GC
-	lastNs int64
+	// ageClock counts GCs that aged every live object; an object's age is
+	// the clock now (or at its death) minus the clock at its allocation.
+	ageClock uint32
+
+	// reservoir
+	rng    *rand.Rand
+	thresh float64 // priority threshold T
+	prios  []float64
+
+	// dead records, a ring of the most recent maxObjects deaths
+	dead     []obj
+	deadNext int
+
+	tables
+
+	gcs     []GC // ring of the last maxGCs
+	gcsNext int
+	cur     *pendingGC // the blocking/foreground GC being collected
+	bgc     *pendingGC // an unfinished background GC
+	spare   []*pendingGC
+	lastNs  int64
 
 	stats Stats
 	// sampledSeen is set by the first AllocationSampled event; later
 	// AllocationTicks are then not followed.
 	sampledSeen bool
 
-	// scratch reused across GCs
-	moved     []clrevents.MovedRange
-	surviving []clrevents.SurvivingRange
-	newLive   []int32
-	movedIDs  []int32
-	movedOld  []uint64 // old address of movedIDs[i]
-	deadIDs   []int32
+	scratch
 }
 
 // pendingGC collects one GC's reports until it is over.
@@ -224,16 +352,22 @@ func (p *pendingGC) nothingSurvived(depth int) bool {
 	return n == 0
 }
 
-// New returns a tracker for a trace with header h (nil: 64-bit pointers,
-// nanosecond clock).
-func New(h *nettrace.Header) *Tracker {
+// New returns a tracker with the given limits (the zero Options: the
+// defaults) for a trace with header h (nil: 64-bit pointers, nanosecond
+// clock).
+func New(h *nettrace.Header, o Options) *Tracker {
 	t := &Tracker{
-		hdr:      h,
-		ptrSize:  8,
-		byAdr:    make(map[uint64]int32),
-		types:    make(map[uint64]string),
-		stackIdx: make(map[string]int),
+		hdr:         h,
+		ptrSize:     8,
+		maxObjects:  limit(o.MaxObjects, DefaultMaxObjects),
+		maxStacks:   limit(o.MaxStacks, DefaultMaxStacks),
+		maxTypes:    limit(o.MaxTypes, DefaultMaxTypes),
+		maxGCs:      limit(o.MaxGCs, DefaultMaxGCs),
+		skipObjects: o.SkipObjects,
+		pendAt:      make(map[uint64]int32),
+		rng:         rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
 	}
+	t.tables.init()
 	if h != nil && (h.PointerSize == 4 || h.PointerSize == 8) {
 		t.ptrSize = h.PointerSize
 	}
@@ -295,7 +429,9 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 		}
 		t.HeapStats()
 	case clrevents.IDGCAllocationTick:
-		a, err := clrevents.DecodeAllocationTick(ev.Payload, m.Version, t.ptrSize)
+		// The raw decoder leaves the name as bytes: the type table decodes
+		// it only for a type it has not seen.
+		a, name, err := clrevents.DecodeAllocationTickRaw(ev.Payload, m.Version, t.ptrSize)
 		if err != nil {
 			t.decodeError(err)
 			return
@@ -315,11 +451,11 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 		if a.HasSize && a.ObjectSize > 0 {
 			count = math.Max(1, float64(a.AllocationAmount)/float64(a.ObjectSize))
 		}
-		t.Allocate(Alloc{Ns: ns, Address: a.Address, Size: a.ObjectSize, Kind: int(a.AllocationKind),
-			TypeID: a.TypeID, Type: a.TypeName, Source: FromAllocationTick,
-			EstBytes: float64(a.AllocationAmount), EstCount: count, Stack: ev.Stack})
+		t.allocate(&Alloc{Ns: ns, Address: a.Address, Size: a.ObjectSize, Kind: int(a.AllocationKind),
+			TypeID: a.TypeID, Source: FromAllocationTick,
+			EstBytes: float64(a.AllocationAmount), EstCount: count, Stack: ev.Stack}, name)
 	case clrevents.IDAllocationSampled:
-		a, err := clrevents.DecodeAllocationSampled(ev.Payload, m.Version, t.ptrSize)
+		a, name, err := clrevents.DecodeAllocationSampledRaw(ev.Payload, m.Version, t.ptrSize)
 		if err != nil {
 			t.decodeError(err)
 			return
@@ -330,9 +466,9 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 			return
 		}
 		b, c := poissonWeight(a.ObjectSize)
-		t.Allocate(Alloc{Ns: ns, Address: a.Address, Size: a.ObjectSize, Kind: int(a.AllocationKind),
-			TypeID: a.TypeID, Type: a.TypeName, Source: FromAllocationSampled,
-			EstBytes: b, EstCount: c, Stack: ev.Stack})
+		t.allocate(&Alloc{Ns: ns, Address: a.Address, Size: a.ObjectSize, Kind: int(a.AllocationKind),
+			TypeID: a.TypeID, Source: FromAllocationSampled,
+			EstBytes: b, EstCount: c, Stack: ev.Stack}, name)
 	case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
 		s, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, t.ptrSize)
 		if err != nil {
@@ -351,9 +487,9 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 		if size >= LargeObjectSize {
 			kind = clrevents.AllocLarge
 		}
-		t.Allocate(Alloc{Ns: ns, Address: s.Address, Size: size, Kind: kind, TypeID: s.TypeID,
+		t.allocate(&Alloc{Ns: ns, Address: s.Address, Size: size, Kind: kind, TypeID: s.TypeID,
 			Source: FromSampledObjectAllocation, EstBytes: float64(s.TotalSize),
-			EstCount: float64(max(s.ObjectCount, 1)), Stack: ev.Stack})
+			EstCount: float64(max(s.ObjectCount, 1)), Stack: ev.Stack}, nil)
 	case clrevents.IDBulkType:
 		bt, err := clrevents.DecodeBulkType(ev.Payload, m.Version, t.ptrSize)
 		if err != nil {
@@ -362,7 +498,7 @@ func (t *Tracker) Event(ev *nettrace.Event) {
 		}
 		for _, e := range bt.Types {
 			if e.Name != "" {
-				t.types[e.TypeID] = e.Name
+				t.nameType(e.TypeID, e.Name)
 			}
 		}
 	case clrevents.IDGCBulkMovedObjectRanges:
@@ -419,19 +555,20 @@ type Alloc struct {
 	Stack    []uint64 // leaf first; copied
 }
 
-// Allocate starts following a sampled object.
-func (t *Tracker) Allocate(a Alloc) {
-	if i, ok := t.byAdr[a.Address]; ok {
-		// The runtime put a new object where we believe a live one is: its
-		// death (or a move) was missed. Retire it so replay stays sound.
-		o := &t.objs[i]
-		o.Alive = false
-		o.Replaced = true
-		o.DeathNs = a.Ns
-		o.DeathGen = o.Gen
-		t.stats.Contradictions.AddressReused++
-		delete(t.byAdr, a.Address)
-		t.live = slices.DeleteFunc(t.live, func(j int32) bool { return j == i })
+// Allocate starts following a sampled object (if the reservoir takes it).
+func (t *Tracker) Allocate(a Alloc) { t.allocate(&a, nil) }
+
+// allocate is Allocate with the type's name, when the event gave one, as
+// raw UTF-16 (with its NUL) instead of a.Type.
+func (t *Tracker) allocate(a *Alloc, rawName []byte) {
+	t.retireAt(a.Address, a.Ns)
+	// The reservoir's key is drawn for every sample, followed or not, so
+	// the keys depend only on the order of the samples.
+	w := max(a.EstBytes, 1)
+	prio := w / (1 - t.rng.Float64()) // u in (0, 1]
+	if t.maxObjects > 0 && prio <= t.thresh {
+		t.stats.NotFollowed++
+		return
 	}
 	gen := Gen0
 	switch {
@@ -440,57 +577,102 @@ func (t *Tracker) Allocate(a Alloc) {
 	case a.Kind == clrevents.AllocPinned:
 		gen = POH
 	}
-	if a.Type != "" && a.TypeID != 0 {
-		if _, ok := t.types[a.TypeID]; !ok {
-			t.types[a.TypeID] = a.Type
-		}
+	var ty int32
+	if rawName != nil {
+		ty = t.typeOfRaw(a.TypeID, rawName)
+	} else {
+		ty = t.typeOf(a.TypeID, a.Type)
 	}
-	id := len(t.objs)
-	t.objs = append(t.objs, Object{
-		ID: id, TypeID: a.TypeID, Type: a.Type, Size: a.Size, Source: a.Source,
-		AllocNs: a.Ns, Stack: t.internStack(a.Stack), Address: a.Address,
-		Gen: gen, MaxGen: gen, EstBytes: a.EstBytes, EstCount: a.EstCount, Alive: true,
-	})
-	t.live = append(t.live, int32(id))
-	t.byAdr[a.Address] = int32(id)
+	stack := t.internStack(a.Stack)
+	if stack == StackNotKept {
+		t.stats.StacksNotKept++
+	}
+	if ty == typeNotKept {
+		t.stats.TypesNotKept++
+	}
+	idx := t.newSlot()
+	t.objs[idx] = obj{
+		id: t.nextID, addr: a.Address, size: a.Size, allocNs: a.Ns,
+		estBytes: a.EstBytes, estCount: a.EstCount, prio: prio, tau: t.thresh,
+		ty: ty, stack: int32(stack), tally: t.tallyOf(ty, int32(stack)),
+		ageBase: t.ageClock, gen: int8(gen), source: a.Source, state: alive,
+	}
+	t.nextID++
+	t.pendAt[a.Address] = int32(len(t.pend))
+	t.pend = append(t.pend, ent{addr: a.Address, idx: idx, gen: int8(gen), maxGen: int8(gen)})
+	t.liveN++
 	t.stats.Tracked++
+	switch {
+	case t.maxObjects > 0 && t.liveN > t.maxObjects:
+		t.thin()
+	case len(t.pend) >= 1024 && len(t.pend) > len(t.live)/2:
+		// Without GCs that merge them, pending entries (and the
+		// tombstones among them) would grow without bound.
+		t.merge()
+	}
 }
 
-func (t *Tracker) internStack(s []uint64) int {
-	if len(s) == 0 {
-		return -1
+// retireAt handles a new sample on the address of an object believed
+// alive: the runtime put a new object there, so the old one's death (or a
+// move) was missed. It is retired so the replay stays sound.
+func (t *Tracker) retireAt(addr uint64, ns int64) {
+	var e *ent
+	if i, ok := t.pendAt[addr]; ok && t.objs[t.pend[i].idx].state == alive {
+		e = &t.pend[i]
+	} else {
+		e = t.findLive(addr)
 	}
-	t.keyBuf = t.keyBuf[:0]
-	for _, ip := range s {
-		t.keyBuf = append(t.keyBuf, byte(ip), byte(ip>>8), byte(ip>>16), byte(ip>>24),
-			byte(ip>>32), byte(ip>>40), byte(ip>>48), byte(ip>>56))
+	if e == nil {
+		return
 	}
-	if i, ok := t.stackIdx[string(t.keyBuf)]; ok {
-		return i
-	}
-	i := len(t.stacks)
-	t.stacks = append(t.stacks, slices.Clone(s))
-	t.stackIdx[string(t.keyBuf)] = i
-	return i
+	o := t.settle(e)
+	o.state = replaced
+	o.gen = e.gen
+	o.deathNs = ns
+	o.deathGen = e.gen
+	o.gcsSeen = int32(t.ageClock - o.ageBase)
+	t.stats.Contradictions.AddressReused++
+	t.liveN--
+	t.tombs++
+	t.buried(o)
 }
 
 // GCStart begins a GC. A still-open blocking GC is applied first (its
 // RestartEEEnd was lost or never comes, e.g. a trace that starts mid-GC).
 func (t *Tracker) GCStart(ns int64, count uint32, depth int, typ uint32) {
 	if t.cur != nil {
-		t.apply(t.cur)
+		t.done(t.cur)
 		t.cur = nil
 	}
-	p := &pendingGC{gc: GC{Count: count, Depth: depth, Type: typ, StartNs: ns}}
+	p := t.newPending()
+	p.gc = GC{Count: count, Depth: depth, Type: typ, StartNs: ns}
 	if typ == gcTypeBackground {
 		if t.bgc != nil {
-			t.apply(t.bgc)
+			t.done(t.bgc)
 		}
 		p.initial = true
 		t.bgc = p
 		return
 	}
 	t.cur = p
+}
+
+// newPending returns a cleared pendingGC, reusing a spare one so a GC
+// allocates nothing once the range buffers have grown.
+func (t *Tracker) newPending() *pendingGC {
+	if n := len(t.spare); n > 0 {
+		p := t.spare[n-1]
+		t.spare = t.spare[:n-1]
+		return p
+	}
+	return &pendingGC{}
+}
+
+// done applies a finished GC and keeps its buffers for the next one.
+func (t *Tracker) done(p *pendingGC) {
+	t.apply(p)
+	*p = pendingGC{moved: p.moved[:0], surviving: p.surviving[:0], genStart: p.genStart[:0], genEnd: p.genEnd[:0]}
+	t.spare = append(t.spare, p)
 }
 
 // GC types of GCStart.
@@ -522,7 +704,7 @@ func (t *Tracker) GCEnd(count uint32) {
 // RestartEEEnd ends the pause: an ended blocking GC is applied now.
 func (t *Tracker) RestartEEEnd() {
 	if t.cur != nil && t.cur.ended {
-		t.apply(t.cur)
+		t.done(t.cur)
 		t.cur = nil
 	}
 	if t.cur == nil && t.bgc != nil && t.bgc.initial {
@@ -545,7 +727,7 @@ func (t *Tracker) Promoted(bytes [5]uint64) {
 // (PerfView's rule); its surviving ranges have arrived by then.
 func (t *Tracker) HeapStats() {
 	if t.cur == nil && t.bgc != nil && t.bgc.ended {
-		t.apply(t.bgc)
+		t.done(t.bgc)
 		t.bgc = nil
 	}
 }
@@ -557,7 +739,7 @@ func (t *Tracker) Moved(r []clrevents.MovedRange) {
 	if p == nil {
 		return
 	}
-	slices.SortFunc(r, func(a, b clrevents.MovedRange) int { return cmpU64(a.OldBase, b.OldBase) })
+	t.sortMoved(r)
 	if !validMoved(r) {
 		t.corrupt(p)
 		return
@@ -621,7 +803,7 @@ func (t *Tracker) Surviving(r []clrevents.SurvivingRange) {
 	if p == nil {
 		return
 	}
-	slices.SortFunc(r, func(a, b clrevents.SurvivingRange) int { return cmpU64(a.Base, b.Base) })
+	t.sortSurviving(r)
 	if !validSurviving(r) {
 		t.corrupt(p)
 		return
@@ -649,70 +831,13 @@ func (t *Tracker) GenerationRange(g clrevents.GenerationRange) {
 // calls it when the stream ends; a live snapshot does not).
 func (t *Tracker) Finish() {
 	if t.cur != nil {
-		t.apply(t.cur)
+		t.done(t.cur)
 		t.cur = nil
 	}
 	if t.bgc != nil {
-		t.apply(t.bgc)
+		t.done(t.bgc)
 		t.bgc = nil
 	}
-}
-
-// Result returns the replay so far (GCs still open are not applied until
-// Finish).
-func (t *Tracker) Result() *Result {
-	for i := range t.objs {
-		o := &t.objs[i]
-		if o.Type == "" {
-			if n, ok := t.types[o.TypeID]; ok {
-				o.Type = n
-			} else {
-				o.Type = fmt.Sprintf("type 0x%x", o.TypeID)
-			}
-		}
-	}
-	st := t.stats
-	return &Result{Objects: t.objs, GCs: t.gcs, Stacks: t.stacks, Stats: st, EndNs: t.lastNs, PtrSize: t.ptrSize}
-}
-
-// genIndex answers "which generation holds this address" from one set of
-// GCGenerationRange events, sorted by start.
-type genIndex []clrevents.GenerationRange
-
-func newGenIndex(rs []clrevents.GenerationRange) genIndex {
-	if len(rs) == 0 {
-		return nil
-	}
-	g := genIndex(slices.Clone(rs))
-	slices.SortFunc(g, func(a, b clrevents.GenerationRange) int { return cmpU64(a.Start, b.Start) })
-	return g
-}
-
-func (g genIndex) lookup(addr uint64) (int, bool) {
-	i, _ := slices.BinarySearchFunc(g, addr, func(r clrevents.GenerationRange, a uint64) int { return cmpU64(r.Start, a) })
-	// i is the first range starting after addr (or at it); step back to the
-	// range that starts at or before addr.
-	if i < len(g) && g[i].Start == addr {
-		return int(g[i].Generation), true
-	}
-	if i == 0 {
-		return 0, false
-	}
-	r := g[i-1]
-	if addr-r.Start < r.UsedLength {
-		return int(r.Generation), true
-	}
-	return 0, false
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // condemned reports whether generation gen is collected by a GC whose
@@ -749,7 +874,32 @@ func (t *Tracker) apply(p *pendingGC) {
 	if gc.NoRanges {
 		t.stats.GCsWithoutRanges++
 	}
-	t.gcs = append(t.gcs, gc)
+	t.addGC(gc)
+	t.relax()
+}
+
+// addGC records a GC, keeping the last maxGCs records.
+func (t *Tracker) addGC(gc GC) {
+	st := &t.stats
+	st.GCs++
+	st.Remapped += gc.Remapped
+	st.InPlace += gc.InPlace
+	st.Died += gc.Died
+	if t.maxGCs == 0 || len(t.gcs) < t.maxGCs {
+		t.gcs = append(t.gcs, gc)
+		return
+	}
+	t.gcs[t.gcsNext] = gc
+	t.gcsNext = (t.gcsNext + 1) % len(t.gcs)
+	st.GCRecordsDropped++
+}
+
+// lastGC returns the most recent GC record (tests and benchmarks).
+func (t *Tracker) lastGC() GC {
+	if t.gcsNext > 0 {
+		return t.gcs[t.gcsNext-1]
+	}
+	return t.gcs[len(t.gcs)-1]
 }
 
 // endInitialPause handles the end of a background GC's first pause. The
@@ -767,215 +917,4 @@ func (t *Tracker) endInitialPause(p *pendingGC) {
 	p.moved, p.surviving = p.moved[:0], p.surviving[:0]
 	p.genStart, p.genEnd = p.genStart[:0], p.genEnd[:0]
 	p.rangeSeen = false
-}
-
-// replay applies p's collected ranges as a GC condemning depth (gen2 only
-// when background) and adds its counts to gc. age says whether this GC
-// counts towards the objects' age (once per GC).
-func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) {
-	gc.Moved += len(p.moved)
-	gc.Surviving += len(p.surviving)
-	c := &t.stats.Contradictions
-
-	slices.SortFunc(p.moved, func(a, b clrevents.MovedRange) int { return cmpU64(a.OldBase, b.OldBase) })
-	slices.SortFunc(p.surviving, func(a, b clrevents.SurvivingRange) int { return cmpU64(a.Base, b.Base) })
-	ov, dov := countOverlaps(p.moved, p.surviving), countDestOverlaps(p.moved)
-	gc.Overlaps += ov + dov
-	c.OverlappingRanges += ov
-	c.OverlappingDest += dov
-	noRanges := !p.rangeSeen
-
-	startIdx := newGenIndex(p.genStart)
-	endIdx := newGenIndex(p.genEnd)
-
-	// Objects are re-keyed only when they move or die, so a gen0 GC costs
-	// a search per object, not a rebuild of the address index.
-	newLive := t.newLive[:0]
-	movedIDs := t.movedIDs[:0]
-	t.movedOld = t.movedOld[:0]
-	t.deadIDs = t.deadIDs[:0]
-	for _, idx := range t.live {
-		o := &t.objs[idx]
-		if age {
-			o.GCsSeen++
-		}
-		gen := o.Gen
-		if g, ok := startIdx.lookup(o.Address); ok {
-			if g != gen {
-				t.stats.GenCorrections++
-				gen = g
-			} else {
-				t.stats.GenConfirmed++
-			}
-		}
-		isCondemned := condemned(gen, depth, background)
-		newAddr, hits := lookupMoved(p.moved, o.Address)
-		survHits := lookupSurviving(p.surviving, o.Address)
-		if hits+survHits > 1 {
-			c.MappedTwice++
-		}
-		switch {
-		case hits > 0:
-			if newAddr != o.Address {
-				t.movedOld = append(t.movedOld, o.Address)
-				o.Address = newAddr
-				movedIDs = append(movedIDs, idx)
-				gc.Remapped++
-			} else {
-				gc.InPlace++
-			}
-		case survHits > 0:
-			gc.InPlace++
-		case isCondemned && !noRanges && !gc.Incomplete:
-			o.Alive = false
-			o.DeathGC = int(gc.Count)
-			o.DeathNs = gc.StartNs
-			o.DeathGen = gen
-			o.Gen = gen
-			gc.Died++
-			gc.Examined++
-			t.deadIDs = append(t.deadIDs, idx)
-			continue
-		default:
-			// Not condemned (or no data): untouched.
-			o.Gen = gen
-			newLive = append(newLive, idx)
-			continue
-		}
-		// A survivor: promoted if its generation was condemned.
-		if isCondemned {
-			gc.Examined++
-			o.Survived++
-			if gen < Gen2 {
-				gen++
-			}
-		}
-		if g, ok := endIdx.lookup(o.Address); ok {
-			gen = g
-		} else if len(endIdx) > 0 {
-			c.Unplaced++
-		}
-		o.Gen = gen
-		o.MaxGen = max(o.MaxGen, gen)
-		newLive = append(newLive, idx)
-	}
-	t.reindex(newLive, movedIDs)
-	t.newLive = t.live
-	t.live = newLive
-}
-
-// reindex brings the address index up to date after a GC. When most
-// objects moved or died it is rebuilt from scratch: deleting and
-// re-inserting most keys of a hash map every GC leaves it full of
-// tombstones and makes every later probe slow.
-func (t *Tracker) reindex(live, moved []int32) {
-	c := &t.stats.Contradictions
-	if len(moved)+len(t.deadIDs) > len(live)/4 {
-		clear(t.byAdr)
-		for _, idx := range live {
-			a := t.objs[idx].Address
-			if _, ok := t.byAdr[a]; ok {
-				c.Collisions++
-			}
-			t.byAdr[a] = idx
-		}
-		t.movedIDs = moved
-		return
-	}
-	for _, idx := range t.deadIDs {
-		if a := t.objs[idx].Address; t.byAdr[a] == idx {
-			delete(t.byAdr, a)
-		}
-	}
-	for i, idx := range moved {
-		if a := t.movedOld[i]; t.byAdr[a] == idx {
-			delete(t.byAdr, a)
-		}
-	}
-	for _, idx := range moved {
-		a := t.objs[idx].Address
-		if j, ok := t.byAdr[a]; ok && j != idx {
-			c.Collisions++
-		}
-		t.byAdr[a] = idx
-	}
-	t.movedIDs = moved
-}
-
-// lookupMoved finds the moved range covering addr in ranges sorted by old
-// base and returns the new address and how many ranges cover it (more than
-// one only if ranges overlap).
-func lookupMoved(rs []clrevents.MovedRange, addr uint64) (uint64, int) {
-	// First range whose base is above addr; candidates are before it.
-	i, _ := slices.BinarySearchFunc(rs, addr+1, func(r clrevents.MovedRange, a uint64) int { return cmpU64(r.OldBase, a) })
-	var out uint64
-	hits := 0
-	for j := i - 1; j >= 0; j-- {
-		r := rs[j]
-		if addr-r.OldBase < r.Length {
-			if hits == 0 {
-				out = r.NewBase + (addr - r.OldBase)
-			}
-			hits++
-			continue
-		}
-		// Ranges are sorted by base; an earlier range can still cover addr
-		// only if ranges overlap, which countOverlaps reports. Stop at the
-		// first miss to keep the search logarithmic.
-		break
-	}
-	return out, hits
-}
-
-func lookupSurviving(rs []clrevents.SurvivingRange, addr uint64) int {
-	i, _ := slices.BinarySearchFunc(rs, addr+1, func(r clrevents.SurvivingRange, a uint64) int { return cmpU64(r.Base, a) })
-	hits := 0
-	for j := i - 1; j >= 0; j-- {
-		r := rs[j]
-		if addr-r.Base >= r.Length {
-			break
-		}
-		hits++
-	}
-	return hits
-}
-
-// countOverlaps counts pairs of adjacent (by old address) ranges that share
-// bytes, over moved and surviving ranges together.
-func countOverlaps(m []clrevents.MovedRange, s []clrevents.SurvivingRange) int {
-	type span struct{ lo, n uint64 }
-	all := make([]span, 0, len(m)+len(s))
-	for _, r := range m {
-		all = append(all, span{r.OldBase, r.Length})
-	}
-	for _, r := range s {
-		all = append(all, span{r.Base, r.Length})
-	}
-	slices.SortFunc(all, func(a, b span) int { return cmpU64(a.lo, b.lo) })
-	n := 0
-	var end uint64
-	for i, r := range all {
-		if i > 0 && r.lo < end {
-			n++
-		}
-		end = max(end, r.lo+r.n)
-	}
-	return n
-}
-
-func countDestOverlaps(m []clrevents.MovedRange) int {
-	if len(m) < 2 {
-		return 0
-	}
-	d := slices.Clone(m)
-	slices.SortFunc(d, func(a, b clrevents.MovedRange) int { return cmpU64(a.NewBase, b.NewBase) })
-	n := 0
-	var end uint64
-	for i, r := range d {
-		if i > 0 && r.NewBase < end {
-			n++
-		}
-		end = max(end, r.NewBase+r.Length)
-	}
-	return n
 }

@@ -44,7 +44,7 @@ func split(r *Result) (live, dead map[uint64]*Object) {
 // TestTenObjectExample replays the documented compaction example: ten
 // objects at 08..19, three die, seven survivors slide down in three blocks.
 func TestTenObjectExample(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	for _, a := range []uint64{0x08, 0x09, 0x10, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19} {
 		alloc(tr, a, "T")
 	}
@@ -90,7 +90,7 @@ func TestTenObjectExample(t *testing.T) {
 // TestSweepingGC: a non-compacting GC reports survivors in place; what no
 // range covers in the condemned generation is dead.
 func TestSweepingGC(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	for _, a := range []uint64{100, 110, 120, 130} {
 		alloc(tr, a, "T")
 	}
@@ -114,7 +114,7 @@ func TestSweepingGC(t *testing.T) {
 // TestGen0GCLeavesGen2Alone: objects promoted to gen2 survive a gen0 GC
 // that reports no range for them; a fresh gen0 object without a range dies.
 func TestGen0GCLeavesGen2Alone(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 1000, "Old")
 	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 1000, NewBase: 500, Length: 8}}, nil)
 	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 500, NewBase: 200, Length: 8}}, nil)
@@ -145,7 +145,7 @@ func TestGen0GCLeavesGen2Alone(t *testing.T) {
 // TestSeveralRangeEventsOutOfOrder: under server GC each heap sends its own
 // bulk events (Index restarting at 0) in any order; the union applies.
 func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	addrs := []uint64{0x1000, 0x1100, 0x9000, 0x9100, 0x5000}
 	for _, a := range addrs {
 		alloc(tr, a, "T")
@@ -179,7 +179,7 @@ func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
 // TestLargeObjectsGoWithGen2: LOH objects ignore gen0/gen1 GCs and die in
 // the first gen2 GC that does not report them.
 func TestLargeObjectsGoWithGen2(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	tr.Allocate(Alloc{Address: 0x10000, Size: 100000, Kind: clrevents.AllocLarge, Type: "Big"})
 	tr.Allocate(Alloc{Address: 0x20000, Size: 100000, Type: "Big"}) // size alone says LOH
 	gc(tr, 1, 1, []clrevents.MovedRange{}, nil)
@@ -198,7 +198,7 @@ func TestLargeObjectsGoWithGen2(t *testing.T) {
 // address and a range outside any GC are counted, not silently accepted; an
 // event overlapping itself is dropped as corrupt and its GC kills nothing.
 func TestContradictions(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x118, "T") // covered by both ranges below
 	alloc(tr, 0x900, "T")
 	tr.GCStart(1, 1, 0, 0)
@@ -227,7 +227,7 @@ func TestContradictions(t *testing.T) {
 // TestNoRangesKillsNothing: a GC without any range event (keyword off or
 // events lost) declares nothing dead.
 func TestNoRangesKillsNothing(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 2, nil, nil)
 	tr.Finish()
@@ -240,7 +240,7 @@ func TestNoRangesKillsNothing(t *testing.T) {
 // TestGenerationRangeCorrectsModel: GCGenerationRange at GC start says which
 // generation an address is in, overriding the promotion model.
 func TestGenerationRangeCorrectsModel(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x5000, "T") // modelled gen0, but the runtime says gen1 region
 	tr.GCStart(1, 1, 0, 0)
 	tr.GenerationRange(clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x2000})
@@ -286,7 +286,7 @@ func rtEvent(id, version uint32, ts int64, payload []byte) *nettrace.Event {
 // TestEventDispatch drives the tracker through encoded payloads: an
 // AllocationTick v4 object moved by one GC and a second one dying.
 func TestEventDispatch(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000})
+	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
 	tick := func(addr uint64, name string) []byte {
 		return pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str(name).u32(0).u64(addr).u64(24)
 	}
@@ -326,7 +326,7 @@ func FuzzTracker(f *testing.F) {
 		clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange, clrevents.IDBulkType,
 		clrevents.IDAllocationSampled, clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd}
 	f.Fuzz(func(t *testing.T, which uint8, p []byte, v uint32) {
-		tr := New(nil)
+		tr := New(nil, Options{})
 		for i, id := range ids {
 			// Each id once in a fixed order, then the fuzzed one again.
 			tr.Event(rtEvent(id, v%5, int64(i), p))
@@ -340,7 +340,7 @@ func FuzzTracker(f *testing.F) {
 // TestBackgroundGCLeavesEphemeralAlone: a background GC condemns gen2 only;
 // a gen0 object it does not report is neither dead nor promoted.
 func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x100, "Young")
 	alloc(tr, 0x200, "Young")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -365,7 +365,7 @@ func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
 // collection the BGC starts with: gen0 objects they do not cover die, the
 // covered ones are promoted; the later sweep touches gen2 only.
 func TestBackgroundGCInitialEphemeral(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x100, "Young")
 	alloc(tr, 0x200, "Young")
 	alloc(tr, 0x300, "Young")
@@ -401,7 +401,7 @@ func TestBackgroundGCInitialEphemeral(t *testing.T) {
 // pause are still the ephemeral collection, so an uncovered gen0 object
 // dies even though a background GC condemns only gen2.
 func TestBackgroundGCEndingInFirstPause(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x100, "Dead")
 	alloc(tr, 0x200, "Moved")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -426,7 +426,7 @@ func TestBackgroundGCEndingInFirstPause(t *testing.T) {
 // heap stats show zero promoted bytes killed every condemned object; with
 // promoted bytes it is missing data and kills nothing.
 func TestNothingSurvived(t *testing.T) {
-	tr := New(nil)
+	tr := New(nil, Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x100, Length: 8}}, nil) // movement on; now gen1
 	alloc(tr, 0x200, "T")
@@ -454,7 +454,7 @@ func TestNothingSurvived(t *testing.T) {
 // type id, named by a BulkType event (even one arriving later); once
 // AllocationSampled is seen, AllocationTicks are no longer followed.
 func TestSampledObjectsNamedByBulkType(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000})
+	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
 	sampled := pb{}.u64(0x5000).u64(0x77).u32(10).u64(320).u16(0)
 	bulk := pb{}.u32(1).u16(0).u64(0x77).u64(0x1).u32(0x02000001).u32(0).u8(0x12).str("My.Type").u32(0)
 	as := pb{}.u32(0).u16(0).u64(0x88).str("Other").u64(0x6000).u64(32).u64(0)

@@ -1,12 +1,16 @@
 package heap
 
 import (
-	"github.com/clrspy/clrspy/stacks"
 	"slices"
 	"strings"
+
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // Group aggregates the sampled objects of one type or one allocation site.
+// The counts are of followed samples; W holds the same counts weighted by
+// the reservoir (equal to them when nothing was evicted), and the
+// estimates and percentages use the weighted ones.
 type Group struct {
 	Key      string
 	Sampled  int     // sampled objects
@@ -22,49 +26,55 @@ type Group struct {
 	DiedInGen2  int // died in gen2, LOH or POH: the expensive mid-life objects
 	AliveAtEnd  int
 	LiveBytes   float64 // estimated bytes still alive at the end
+	LiveCount   float64 // estimated objects still alive at the end
+	W           Weighted
 }
 
-func pct(n, d int) float64 {
+// Weighted are a Group's counts, each sample weighted by the reservoir:
+// estimates of the counts over every sample, followed or not.
+type Weighted struct {
+	Sampled, Decided, SurvivedOne, ReachedGen2, DiedInGen2, AliveAtEnd float64
+}
+
+func pct(n, d float64) float64 {
 	if d == 0 {
 		return 0
 	}
-	return 100 * float64(n) / float64(d)
+	return 100 * n / d
 }
 
 // SurvivedOnePct is the share of decided samples that survived a GC.
-func (g *Group) SurvivedOnePct() float64 { return pct(g.SurvivedOne, g.Decided) }
+func (g *Group) SurvivedOnePct() float64 { return pct(g.W.SurvivedOne, g.W.Decided) }
 
 // ReachedGen2Pct is the share of decided samples that reached gen2.
-func (g *Group) ReachedGen2Pct() float64 { return pct(g.ReachedGen2, g.Decided) }
+func (g *Group) ReachedGen2Pct() float64 { return pct(g.W.ReachedGen2, g.W.Decided) }
 
 // DiedInGen2Pct is the share of decided samples that died in gen2.
-func (g *Group) DiedInGen2Pct() float64 { return pct(g.DiedInGen2, g.Decided) }
+func (g *Group) DiedInGen2Pct() float64 { return pct(g.W.DiedInGen2, g.W.Decided) }
 
-func (g *Group) add(o *Object) {
-	g.Sampled++
+// Add adds another group's counts to g.
+func (g *Group) Add(o *Group) {
+	g.Sampled += o.Sampled
 	g.EstBytes += o.EstBytes
 	g.EstCount += o.EstCount
-	if o.Alive {
-		g.AliveAtEnd++
-		g.LiveBytes += o.EstBytes
-	}
-	if !o.Decided() {
-		return
-	}
-	g.Decided++
-	if o.Survived > 0 {
-		g.SurvivedOne++
-	}
-	if o.MaxGen >= Gen2 {
-		g.ReachedGen2++
-	}
-	if !o.Alive && o.DeathGen >= Gen2 {
-		g.DiedInGen2++
-	}
+	g.Decided += o.Decided
+	g.SurvivedOne += o.SurvivedOne
+	g.ReachedGen2 += o.ReachedGen2
+	g.DiedInGen2 += o.DiedInGen2
+	g.AliveAtEnd += o.AliveAtEnd
+	g.LiveBytes += o.LiveBytes
+	g.LiveCount += o.LiveCount
+	g.W.Sampled += o.W.Sampled
+	g.W.Decided += o.W.Decided
+	g.W.SurvivedOne += o.W.SurvivedOne
+	g.W.ReachedGen2 += o.W.ReachedGen2
+	g.W.DiedInGen2 += o.W.DiedInGen2
+	g.W.AliveAtEnd += o.W.AliveAtEnd
 }
 
 // AgeBucket counts objects that died after between Min and Max GCs
-// (inclusive; Max 0 means no upper bound).
+// (inclusive; Max 0 means no upper bound), weighted by the reservoir and
+// rounded.
 type AgeBucket struct {
 	Min, Max int
 	Objects  int
@@ -78,7 +88,13 @@ type Summary struct {
 	Total Group
 }
 
-// Summarize groups r's objects by type and by allocation site; site names
+// Site names of stacks that are not in Result.Stacks.
+const (
+	SiteNoStack      = "[no stack]"
+	SiteStackNotKept = "[stack not kept: table full]"
+)
+
+// Summarize groups r's tallies by type and by allocation site; site names
 // a stack (nil: the leaf address).
 func Summarize(r *Result, sym *stacks.Symbols) *Summary {
 	s := &Summary{}
@@ -88,41 +104,33 @@ func Summarize(r *Result, sym *stacks.Symbols) *Summary {
 	for i, st := range r.Stacks {
 		siteNames[i] = siteName(sym, st)
 	}
-	ages := []AgeBucket{{Min: 1, Max: 1}, {Min: 2, Max: 2}}
-	for lo := 3; lo < 1<<12; lo = lo*2 - 1 {
-		ages = append(ages, AgeBucket{Min: lo, Max: lo*2 - 2})
-	}
-	ages[len(ages)-1].Max = 0
-	for i := range r.Objects {
-		o := &r.Objects[i]
-		s.Total.add(o)
-		g := types[o.Type]
+	for i := range r.Tallies {
+		tl := &r.Tallies[i]
+		s.Total.Add(&tl.Group)
+		g := types[tl.Key]
 		if g == nil {
-			g = &Group{Key: o.Type}
-			types[o.Type] = g
+			g = &Group{Key: tl.Key}
+			types[tl.Key] = g
 		}
-		g.add(o)
-		site := "[no stack]"
-		if o.Stack >= 0 {
-			site = siteNames[o.Stack]
+		g.Add(&tl.Group)
+		site := SiteNoStack
+		switch {
+		case tl.Stack >= 0:
+			site = siteNames[tl.Stack]
+		case tl.Stack == StackNotKept:
+			site = SiteStackNotKept
 		}
 		g = sites[site]
 		if g == nil {
 			g = &Group{Key: site}
 			sites[site] = g
 		}
-		g.add(o)
-		if !o.Alive && !o.Replaced {
-			for j := range ages {
-				if o.GCsSeen >= ages[j].Min && (ages[j].Max == 0 || o.GCsSeen <= ages[j].Max) {
-					ages[j].Objects++
-					break
-				}
-			}
-		}
+		g.Add(&tl.Group)
 	}
+	s.Total.Key = ""
 	s.Types = sorted(types)
 	s.Sites = sorted(sites)
+	ages := slices.Clone(r.Ages)
 	// Trim empty buckets at the end (all of them when nothing died).
 	for len(ages) > 0 && ages[len(ages)-1].Objects == 0 {
 		ages = ages[:len(ages)-1]

@@ -13,7 +13,7 @@ import (
 func replay(tb testing.TB, path string) *Result {
 	tb.Helper()
 	r := tracetest.OpenFile(tb, path, nettrace.NewReader)
-	tr := New(r.Header())
+	tr := New(r.Header(), Options{})
 	if err := tracetest.ReadAll(tb, r, tr.Event); err != nil && !errors.Is(err, nettrace.ErrTruncated) {
 		tb.Fatal(err)
 	}

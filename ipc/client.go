@@ -15,6 +15,9 @@ import (
 type Client struct {
 	Pid    int
 	Socket string
+	// Notice is Endpoint.Notice for a client made by Dial: one line for
+	// the user when root attaches to another user's process.
+	Notice string
 	dial   func() (net.Conn, error)
 }
 

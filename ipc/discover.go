@@ -27,6 +27,10 @@ type Endpoint struct {
 	Pid    int    // process id in clrspy's pid namespace
 	NsPid  int    // process id inside the target's own pid namespace
 	Socket string // path of the socket as clrspy reaches it
+	Owner  int    // uid the process runs as (the socket has the same owner)
+	// Notice, when set, is one line the caller should show the user once:
+	// clrspy runs as root and attaches to another user's process.
+	Notice string
 }
 
 // AttachError says why clrspy cannot attach to a process. Its message is
@@ -68,10 +72,15 @@ func Find(pid int) (*Endpoint, error) {
 	if sock == "" {
 		return nil, &AttachError{pid, noSocketReason(pid, sdir, envErr)}
 	}
-	if err := checkOwner(sock); err != nil {
+	owner := procOwner(pid)
+	if err := checkOwner(sock, owner); err != nil {
 		return nil, &AttachError{pid, err.Error()}
 	}
-	return &Endpoint{Pid: pid, NsPid: nspid, Socket: sock}, nil
+	ep := &Endpoint{Pid: pid, NsPid: nspid, Socket: sock, Owner: owner}
+	if os.Geteuid() == 0 && owner != 0 {
+		ep.Notice = fmt.Sprintf("pid %d runs as %s; clrspy runs as root and attaches to it", pid, ownerName(owner))
+	}
+	return ep, nil
 }
 
 // nsPid returns the pid inside the target's innermost pid namespace (the
@@ -82,17 +91,47 @@ func nsPid(pid int) (int, bool) {
 	if err != nil {
 		return pid, false
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f, ok := strings.CutPrefix(l, "NSpid:"); ok {
-			vals := strings.Fields(f)
-			if len(vals) > 1 {
-				if n, err := strconv.Atoi(vals[len(vals)-1]); err == nil {
-					return n, true
-				}
-			}
-		}
+	if n, ok := parseNSpid(b); ok {
+		return n, true
 	}
 	return pid, false
+}
+
+// statusField returns the values of one "Name:\tv1\tv2" line of
+// /proc/PID/status.
+func statusField(status []byte, name string) []string {
+	for _, l := range strings.Split(string(status), "\n") {
+		if f, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.Fields(f)
+		}
+	}
+	return nil
+}
+
+// parseNSpid reads the innermost pid of an NSpid line with more than one
+// value (a process in a nested pid namespace).
+func parseNSpid(status []byte) (int, bool) {
+	vals := statusField(status, "NSpid")
+	if len(vals) > 1 {
+		if n, err := strconv.Atoi(vals[len(vals)-1]); err == nil && n > 0 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// parseEuid reads the effective uid (the second value of the Uid line)
+// from /proc/PID/status: the uid the runtime creates its socket as.
+func parseEuid(status []byte) (int, bool) {
+	vals := statusField(status, "Uid")
+	if len(vals) < 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(vals[1], 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return int(n), true
 }
 
 // sameMountNs reports whether pid shares clrspy's mount namespace (true
@@ -127,6 +166,12 @@ func envFlag(pid int, name string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	return parseEnvFlag(b, name)
+}
+
+// parseEnvFlag finds a DOTNET_/COMPlus_ variable in a NUL-separated
+// environment block.
+func parseEnvFlag(b []byte, name string) (string, bool) {
 	var val string
 	found := false
 	for _, kv := range bytes.Split(b, []byte{0}) {
@@ -146,6 +191,12 @@ func startTicks(pid int) string {
 	if err != nil {
 		return ""
 	}
+	return parseStartTicks(b)
+}
+
+// parseStartTicks reads field 22 of a /proc/PID/stat line; "" when the
+// line is malformed.
+func parseStartTicks(b []byte) string {
 	// comm may contain spaces and parentheses: fields start after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
@@ -154,6 +205,9 @@ func startTicks(pid int) string {
 	f := strings.Fields(string(b[i+1:]))
 	// f[0] is field 3 (state), so field 22 is f[19].
 	if len(f) < 20 {
+		return ""
+	}
+	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
 		return ""
 	}
 	return f[19]
@@ -244,7 +298,15 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
+// procOwner is the effective uid of pid, -1 when it cannot be read. The
+// status file says it even for a process that is not dumpable (whose
+// /proc entries belong to root); the directory's owner is the fallback.
 func procOwner(pid int) int {
+	if b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status")); err == nil {
+		if uid, ok := parseEuid(b); ok {
+			return uid
+		}
+	}
 	st, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
 	if err != nil {
 		return -1
@@ -265,10 +327,16 @@ func ownerName(uid int) string {
 	return fmt.Sprintf("uid %d", uid)
 }
 
-// checkOwner refuses, in one line, a socket clrspy cannot open: the runtime
-// makes it 0600, so only its owner (and root) may connect.
-func checkOwner(sock string) error {
-	st, err := os.Stat(sock)
+// checkOwner refuses, in one line, a socket clrspy must not or cannot
+// use. The runtime creates its socket as the process's user, mode 0600, in
+// a directory (usually /tmp) where anyone may create files: a socket owned
+// by anyone else, or anything but a socket (a symbolic link), was put there
+// by someone else and is refused whoever clrspy runs as (root included,
+// who could otherwise be made to talk to, and save the data of, a listener
+// that user controls). A genuine socket of another user is refused to a
+// non-root clrspy, which could not connect anyway.
+func checkOwner(sock string, procUid int) error {
+	st, err := os.Lstat(sock)
 	if err != nil {
 		if os.IsPermission(err) {
 			return fmt.Errorf("cannot reach the diagnostics socket %s: permission denied", sock)
@@ -279,10 +347,64 @@ func checkOwner(sock string) error {
 	if !ok {
 		return nil
 	}
+	if st.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s is not a socket but a %s owned by %s: refusing it (another user may have planted it)",
+			sock, fileKind(st.Mode()), ownerName(int(s.Uid)))
+	}
+	if procUid < 0 {
+		return fmt.Errorf("cannot tell which user the process runs as, so the diagnostics socket %s (owned by %s) cannot be trusted", sock, ownerName(int(s.Uid)))
+	}
+	if int(s.Uid) != procUid {
+		return fmt.Errorf("the diagnostics socket %s is owned by %s but the process runs as %s: refusing it (another user may have planted it)",
+			sock, ownerName(int(s.Uid)), ownerName(procUid))
+	}
 	me := os.Geteuid()
 	if me != 0 && int(s.Uid) != me {
 		return fmt.Errorf("the diagnostics socket %s is owned by %s; clrspy runs as %s: run it as that user or as root",
 			sock, ownerName(int(s.Uid)), ownerName(me))
+	}
+	return nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "directory"
+	case m.IsRegular():
+		return "regular file"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	}
+	return "special file"
+}
+
+// checkPeer verifies, once connected, that the listening end is the target
+// process itself (the kernel records who called listen): it closes the gap
+// between checkOwner and connect, in which a socket could be swapped in a
+// directory without the sticky bit.
+func checkPeer(c net.Conn, pid, uid int, sock string) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return nil
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil || credErr != nil {
+		return nil // no credentials to compare (not expected on Linux)
+	}
+	// A pid of 0 is a listener in a pid namespace clrspy cannot see into
+	// (the kernel cannot name it): only the uid can be compared then.
+	if int(cred.Uid) != uid || (cred.Pid != 0 && int(cred.Pid) != pid) {
+		return fmt.Errorf("the process listening on %s is pid %d of %s, not pid %d of %s: refusing it (another user may have planted it)",
+			sock, cred.Pid, ownerName(int(cred.Uid)), pid, ownerName(uid))
 	}
 	return nil
 }
@@ -311,10 +433,14 @@ func Dial(pid int) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Pid: pid, Socket: ep.Socket, dial: func() (net.Conn, error) {
+	return &Client{Pid: pid, Socket: ep.Socket, Notice: ep.Notice, dial: func() (net.Conn, error) {
 		c, err := dialUnix(ep.Socket, 5*time.Second)
 		if err != nil {
 			return nil, connectError(pid, ep.Socket, err)
+		}
+		if err := checkPeer(c, pid, ep.Owner, ep.Socket); err != nil {
+			c.Close()
+			return nil, &AttachError{pid, err.Error()}
 		}
 		return c, nil
 	}}, nil
@@ -496,3 +622,6 @@ func nameMatches(pid int, name string) bool {
 
 // oPath is Linux's O_PATH: open a directory only to name it.
 const oPath = 0x200000
+
+// ProcessUID is the effective uid pid runs as, -1 when it cannot be read.
+func ProcessUID(pid int) int { return procOwner(pid) }

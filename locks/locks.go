@@ -43,10 +43,13 @@ type Analyzer struct {
 	typeNames  map[uint64]string     // type id → name
 	objects    map[uint64]objectInfo // object address → its last sampled allocation
 
-	threadObj map[uint64]clrevents.Thread // Thread* → thread
-	managed   map[uint32]uint32           // managed thread id → OS thread id
-	osManaged map[uint64]uint32           // OS thread id → managed thread id
-	osThreads map[uint64]bool             // OS thread ids seen in the stream
+	threadObj *fifoMap[uint64, clrevents.Thread] // Thread* → thread
+	managed   *fifoMap[uint32, uint32]           // managed thread id → OS thread id
+	osManaged *fifoMap[uint64, uint32]           // OS thread id → managed thread id
+	osThreads *fifoMap[uint64, bool]             // OS thread ids seen in the stream
+
+	maxThreads  int
+	foldedWaits int64 // waits of threads past maxThreads
 
 	stackIDs map[string]int
 	stacks   [][]uint64
@@ -115,6 +118,9 @@ type Options struct {
 	// Symbols names the waiting stacks (the profiler's symbol table, fed
 	// by the caller with the same stream); nil leaves them as addresses.
 	Symbols *stacks.Symbols
+	// MaxThreads bounds the waiting threads kept apart (0:
+	// DefaultMaxThreads); later ones share an "[other threads]" entry.
+	MaxThreads int
 }
 
 // New returns an analyzer for a stream with header hdr (for the clock and
@@ -123,6 +129,9 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	ps := hdr.PointerSize
 	if ps != 4 {
 		ps = 8
+	}
+	if opts.MaxThreads <= 0 {
+		opts.MaxThreads = DefaultMaxThreads
 	}
 	return &Analyzer{
 		hdr:        hdr,
@@ -136,10 +145,11 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		lockType:   make(map[uint64]objectInfo),
 		typeNames:  make(map[uint64]string),
 		objects:    make(map[uint64]objectInfo),
-		threadObj:  make(map[uint64]clrevents.Thread),
-		managed:    make(map[uint32]uint32),
-		osManaged:  make(map[uint64]uint32),
-		osThreads:  make(map[uint64]bool),
+		threadObj:  newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
+		managed:    newFIFOMap[uint32, uint32](maxThreadFacts),
+		osManaged:  newFIFOMap[uint64, uint32](maxThreadFacts),
+		osThreads:  newFIFOMap[uint64, bool](maxThreadFacts),
+		maxThreads: opts.MaxThreads,
 		stackIDs:   make(map[string]int),
 	}
 }
@@ -165,7 +175,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	// that never waited itself can still be recognised as one.
 	if ev.ThreadID != a.lastTID {
 		a.lastTID = ev.ThreadID
-		a.osThreads[ev.ThreadID] = true
+		a.osThreads.set(ev.ThreadID, true)
 	}
 	switch m.Runtime {
 	case nettrace.Runtime:
@@ -239,11 +249,11 @@ func (a *Analyzer) thread(ev *nettrace.Event) {
 	if !a.check(err) {
 		return
 	}
-	a.threadObj[e.ThreadObject] = e
+	a.threadObj.set(e.ThreadObject, e)
 	if e.OSThreadID != 0 {
-		a.osThreads[uint64(e.OSThreadID)] = true
-		a.managed[e.ManagedID] = e.OSThreadID
-		a.osManaged[uint64(e.OSThreadID)] = e.ManagedID
+		a.osThreads.set(uint64(e.OSThreadID), true)
+		a.managed.set(e.ManagedID, e.OSThreadID)
+		a.osManaged.set(uint64(e.OSThreadID), e.ManagedID)
 	}
 }
 
@@ -253,7 +263,7 @@ func (a *Analyzer) start(ev *nettrace.Event) {
 		return
 	}
 	a.anyStart = true
-	a.osThreads[ev.ThreadID] = true
+	a.osThreads.set(ev.ThreadID, true)
 	if old := a.open[ev.ThreadID]; old != nil {
 		// A thread waits for one lock at a time: the earlier start's stop
 		// was lost.
@@ -278,7 +288,7 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 	if !a.check(err) {
 		return
 	}
-	a.osThreads[ev.ThreadID] = true
+	a.osThreads.set(ev.ThreadID, true)
 	p := a.open[ev.ThreadID]
 	var d int64
 	if e.HasDuration {
@@ -350,8 +360,13 @@ func (a *Analyzer) record(tid uint64, p *pending, d int64) {
 	l.hist[bucket(d)]++
 	addAgg(l.stacks, p.stack, d)
 	if p.hasV2 {
-		addAgg(l.owners, p.owner, d)
+		owner := p.owner
+		if _, ok := l.owners[owner]; !ok && len(l.owners) >= maxOwners {
+			owner = FoldedThreadID
+		}
+		addAgg(l.owners, owner, d)
 	}
+	tid = a.foldThread(tid)
 	t := a.threads[tid]
 	if t == nil {
 		t = &threadAcc{}

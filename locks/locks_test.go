@@ -221,3 +221,32 @@ func TestObjectType(t *testing.T) {
 		t.Errorf("locks %+v", r.Locks)
 	}
 }
+
+// TestMaxThreads: waiting threads past the bound share one "[other
+// threads]" entry; no wait is lost and the result says how many were
+// folded. (600,000 threads that each waited once made the analyzer hold
+// 677 MB.)
+func TestMaxThreads(t *testing.T) {
+	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
+	a := New(hdr, Options{MaxThreads: 3})
+	for i := uint64(1); i <= 10; i++ {
+		a.Event(start2(int64(i*100), i, 0xA, 0xB, 42))
+		a.Event(stop1(int64(i*100+50), i, 1000))
+	}
+	r := a.Result()
+	if r.Summary.Contentions != 10 || r.Summary.FoldedWaits != 7 || len(r.Threads) != 4 {
+		t.Fatalf("%d waits, %d folded, %d threads", r.Summary.Contentions, r.Summary.FoldedWaits, len(r.Threads))
+	}
+	var other *Thread
+	for i := range r.Threads {
+		if r.Threads[i].OSThreadID == FoldedThreadID {
+			other = &r.Threads[i]
+		}
+	}
+	if other == nil || other.Name != FoldedThreadName || other.Contentions != 7 || other.TotalNs != 7000 {
+		t.Errorf("folded thread %+v", other)
+	}
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "7 waits of threads past the first 3 are counted under [other threads]") {
+		t.Errorf("notes %q", r.Notes)
+	}
+}

@@ -46,6 +46,9 @@ type Summary struct {
 	FirstError   string
 	// LockIDs is true when the runtime named locks (ContentionStart v2).
 	LockIDs bool
+	// FoldedWaits counts waits of threads past Options.MaxThreads, kept
+	// under one "[other threads]" thread.
+	FoldedWaits int64
 }
 
 // MeanNs is the mean completed wait.
@@ -144,6 +147,7 @@ func (a *Analyzer) Result() *Result {
 		s.FirstError = a.firstErr.Error()
 	}
 	s.LockIDs = a.hasV2
+	s.FoldedWaits = a.foldedWaits
 
 	r.Stacks = make([]Stack, max(len(a.stacks), 1))
 	for i, ips := range a.stacks {
@@ -276,8 +280,11 @@ func (a *Analyzer) Result() *Result {
 	sort.Slice(r.StillWaiting, func(i, j int) bool { return r.StillWaiting[i].Thread < r.StillWaiting[j].Thread })
 
 	for tid, t := range a.threads {
-		r.Threads = append(r.Threads, Thread{OSThreadID: tid, ManagedID: a.managedOf(tid),
-			Contentions: t.count, TotalNs: t.totalNs, MaxNs: t.maxNs})
+		th := Thread{OSThreadID: tid, ManagedID: a.managedOf(tid), Contentions: t.count, TotalNs: t.totalNs, MaxNs: t.maxNs}
+		if tid == FoldedThreadID {
+			th.Name = FoldedThreadName
+		}
+		r.Threads = append(r.Threads, th)
 	}
 	sort.Slice(r.Threads, func(i, j int) bool {
 		x, y := &r.Threads[i], &r.Threads[j]
@@ -336,6 +343,9 @@ func (a *Analyzer) notes(r *Result, unmapped int) []string {
 	if a.anyStart && !a.hasV2 {
 		n = append(n, "the runtime reported no lock ids or owners (ContentionStart before v2, .NET 7 or older): waits are grouped under one unknown lock")
 	}
+	if a.foldedWaits > 0 {
+		n = append(n, fmt.Sprintf("%d waits of threads past the first %d are counted under %s", a.foldedWaits, a.maxThreads, FoldedThreadName))
+	}
 	if unmapped > 0 {
 		n = append(n, fmt.Sprintf("%d owner value(s) could not be mapped to an OS thread: no ThreadCreated/ThreadDC event or waiting thread matched them", unmapped))
 	}
@@ -371,16 +381,20 @@ func (a *Analyzer) resolveOwner(raw uint64) Owner {
 	if raw == 0 {
 		return o
 	}
-	if t, ok := a.threadObj[raw]; ok && t.OSThreadID != 0 {
+	if raw == FoldedThreadID {
+		o.Name = FoldedThreadName
+		return o
+	}
+	if t, ok := a.threadObj.get(raw); ok && t.OSThreadID != 0 {
 		o.OSThreadID, o.ManagedID, o.Mapped, o.Via = uint64(t.OSThreadID), t.ManagedID, true, "thread-object"
 		return o
 	}
-	if a.osThreads[raw] {
+	if _, ok := a.osThreads.get(raw); ok {
 		o.OSThreadID, o.ManagedID, o.Mapped, o.Via = raw, a.managedOf(raw), true, "os-tid"
 		return o
 	}
 	if raw <= math32 {
-		if tid, ok := a.managed[uint32(raw)]; ok {
+		if tid, ok := a.managed.get(uint32(raw)); ok {
 			o.OSThreadID, o.ManagedID, o.Mapped, o.Via = uint64(tid), uint32(raw), true, "managed-id"
 		}
 	}
@@ -389,7 +403,10 @@ func (a *Analyzer) resolveOwner(raw uint64) Owner {
 
 const math32 = 1<<32 - 1
 
-func (a *Analyzer) managedOf(tid uint64) uint32 { return a.osManaged[tid] }
+func (a *Analyzer) managedOf(tid uint64) uint32 {
+	m, _ := a.osManaged.get(tid)
+	return m
+}
 
 // lockTypeName is the type found when the lock was first seen or, failing
 // that, the type of its last known object address now.

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
+	"unicode"
 	"unicode/utf16"
 )
 
@@ -36,7 +38,7 @@ func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
 	c := &cursor{b: payload, budget: maxDecodedValues}
 	vals, err := decodeFields(c, m.Fields, ptrSize, 0)
 	if err != nil {
-		return vals, fmt.Errorf("%s/%s payload: %v", m.Provider, m.Name, err)
+		return vals, fmt.Errorf("%s/%s payload: %v", printable(m.Provider), printable(m.Name), err)
 	}
 	return vals, nil
 }
@@ -46,7 +48,7 @@ func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
 	for _, f := range fields {
 		v, err := decodeValue(c, &f.Type, ptr, depth)
 		if err != nil {
-			return out, fmt.Errorf("field %s: %v", f.Name, err)
+			return out, fmt.Errorf("field %s: %v", printable(f.Name), err)
 		}
 		out = append(out, Value{Name: f.Name, V: v})
 	}
@@ -170,4 +172,15 @@ func elemMinSize(t *FieldType) int {
 		return 2
 	}
 	return 1
+}
+
+// printable is s, quoted when it holds a character that is not printable
+// (a newline in a hostile field name must not split an error message).
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

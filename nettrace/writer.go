@@ -491,7 +491,7 @@ func encodeMetadataV4(m *Metadata) ([]byte, error) {
 	for i := range m.Fields {
 		need, err := fieldNeedsV2(&m.Fields[i].Type, 0)
 		if err != nil {
-			return nil, fmt.Errorf("nettrace writer: %s/%d field %q: %v", m.Provider, m.EventID, m.Fields[i].Name, err)
+			return nil, fmt.Errorf("nettrace writer: %s/%d field %q: %v", printable(m.Provider), m.EventID, m.Fields[i].Name, err)
 		}
 		v2 = v2 || need
 	}
@@ -590,10 +590,10 @@ func encodeMetadataV6(m *Metadata) ([]byte, error) {
 	b = appendUTF8(b, m.EventName)
 	var err error
 	if b, err = appendV6Fields(b, m.Fields, 0); err != nil {
-		return nil, fmt.Errorf("nettrace writer: %s/%d: %v", m.Provider, m.EventID, err)
+		return nil, fmt.Errorf("nettrace writer: %s/%d: %v", printable(m.Provider), m.EventID, err)
 	}
 	if m.Version > 255 {
-		return nil, fmt.Errorf("nettrace writer: %s/%d: version %d does not fit V6 metadata (0-255)", m.Provider, m.EventID, m.Version)
+		return nil, fmt.Errorf("nettrace writer: %s/%d: version %d does not fit V6 metadata (0-255)", printable(m.Provider), m.EventID, m.Version)
 	}
 	var o []byte
 	if m.Opcode != 0 {
@@ -667,7 +667,7 @@ func (w *Writer) appendMetadataRow(id uint32, m *Metadata, body []byte) {
 		row := binary.AppendUvarint(nil, uint64(id))
 		row = append(row, body...)
 		if len(row) > 0xFFFF {
-			w.err = fmt.Errorf("nettrace writer: metadata for %s/%d exceeds 64 KB", m.Provider, m.EventID)
+			w.err = fmt.Errorf("nettrace writer: metadata for %s/%d exceeds 64 KB", printable(m.Provider), m.EventID)
 			return
 		}
 		w.metaBuf = appendU16(w.metaBuf, uint16(len(row)))

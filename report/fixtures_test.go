@@ -133,7 +133,7 @@ func TestGCCSVFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := tracetest.Workload(t, "gc-server.nettrace")
-	if len(rows) != 1+w.Gen0 || len(rows[0]) != 28 || rows[0][0] != "Num" {
+	if len(rows) != 1+w.Gen0 || len(rows[0]) != 30 || rows[0][0] != "Num" {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
 	}
 	gens := map[string]int{}

@@ -85,10 +85,10 @@ func WriteGCText(w io.Writer, in Input, res *gcpause.Result) error {
 
 func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
+	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\truntime ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
 	row := func(name string, s gcpause.Stats) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", name, s.Count, s.Induced,
-			fmtMS(s.TotalNanos), fmtMS(s.MeanNanos), fmtMS(s.MaxNanos), fmtMS(s.P50), fmtMS(s.P90),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", name, s.Count, s.Induced,
+			fmtMS(s.TotalNanos), fmtMS(s.RuntimeNanos), fmtMS(s.MeanNanos), fmtMS(s.MaxNanos), fmtMS(s.P50), fmtMS(s.P90),
 			fmtMS(s.P99), fmtMS(s.P999), s.PausePercent, fmtMS(s.TotalSuspend), fmtMS(s.MaxSuspend))
 	}
 	row("all", res.All)
@@ -96,6 +96,7 @@ func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 		row(fmt.Sprint(g), s)
 	}
 	tw.Flush()
+	writeGCNotes(b, res)
 	if len(res.ByType) > 0 {
 		b.WriteString("\nby type:")
 		for _, t := range []clrevents.GCType{clrevents.GCNonConcurrent, clrevents.GCBackground, clrevents.GCForeground} {
@@ -111,14 +112,18 @@ func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 		writeHistogram(b, res.Histogram)
 		b.WriteString("\nlongest pauses\n")
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\tafter MB\t")
+		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\truntime ms\tafter MB\t")
 		for _, g := range res.Longest {
 			after := "-"
 			if v := g.HeapSizeAfterMB(); v >= 0 {
 				after = fmt.Sprintf("%.1f", v)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", g.Number, g.GenerationName(), g.Reason,
-				float64(g.PauseStartNanos)/1e9, fmtMS(g.SuspendNanos), fmtMS(g.PauseNanos), after)
+			rt := "-"
+			if g.PauseRuntimeNanos >= 0 {
+				rt = fmtMS(g.PauseRuntimeNanos)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t\n", g.Number, g.GenerationName(), g.Reason,
+				float64(g.PauseStartNanos)/1e9, fmtMS(g.SuspendNanos), fmtMS(g.PauseNanos), rt, after)
 		}
 		tw.Flush()
 		b.WriteString(GCLegend + "\n")
@@ -182,4 +187,26 @@ func writeHistogram(b *strings.Builder, h []gcpause.Bucket) {
 		fmt.Fprintf(tw, "  %s\t%6d\t%s\n", label, k.Count, strings.Repeat("█", bar))
 	}
 	tw.Flush()
+}
+
+// writeGCNotes explains the rollup's two definitions and what it left out:
+// overlapping stops counted once, GCs whose start preceded the trace.
+func writeGCNotes(b *strings.Builder, res *gcpause.Result) {
+	if res.All.Count == 0 {
+		return
+	}
+	b.WriteString("total: stopped time, overlapping GC stops counted once; runtime: the runtime's own definition (GC.GetTotalPauseDuration)\n")
+	if o := res.All.SumNanos - res.All.TotalNanos; o > 0 {
+		fmt.Fprintf(b, "overlapping GC stops: %s ms counted once (the GCs' pauses add up to %s ms)\n", fmtMS(o), fmtMS(res.All.SumNanos))
+	}
+	if res.All.StartUnseen == 0 {
+		return
+	}
+	var ids []string
+	for _, g := range res.GCs {
+		if g.Complete && !g.StartSeen {
+			ids = append(ids, fmt.Sprintf("GC %d (>= %s ms)", g.Number, fmtMS(g.PauseNanos)))
+		}
+	}
+	fmt.Fprintf(b, "began before the trace: %s; counted in total, not in mean, max or percentiles\n", strings.Join(ids, ", "))
 }

@@ -27,7 +27,10 @@ type GCSummary struct {
 	GCsStarted          int                 `json:"gcs_started"`
 	Incomplete          int                 `json:"incomplete"`
 	SessionMS           float64             `json:"session_ms"`
-	TotalPauseMS        float64             `json:"total_pause_ms"`
+	TotalPauseMS        float64             `json:"total_pause_ms"` // stopped time, overlaps once
+	OverlapMS           float64             `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
+	TotalPauseRuntimeMS float64             `json:"total_pause_runtime_ms"`
+	StartUnseen         int                 `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
 	MaxPauseMS          float64             `json:"max_pause_ms"`
 	MeanPauseMS         float64             `json:"mean_pause_ms"`
 	P50MS               float64             `json:"p50_ms"`
@@ -48,6 +51,9 @@ type GenStats struct {
 	Count          int     `json:"count"`
 	Induced        int     `json:"induced"`
 	TotalPauseMS   float64 `json:"total_pause_ms"`
+	OverlapMS      float64 `json:"overlap_ms"`
+	RuntimeMS      float64 `json:"total_pause_runtime_ms"`
+	StartUnseen    int     `json:"start_unseen"`
 	MeanPauseMS    float64 `json:"mean_pause_ms"`
 	MaxPauseMS     float64 `json:"max_pause_ms"`
 	P50MS          float64 `json:"p50_ms"`
@@ -81,12 +87,14 @@ type GCRow struct {
 	Reason           string     `json:"reason"`
 	Induced          bool       `json:"induced"`
 	Complete         bool       `json:"complete"`
+	StartSeen        bool       `json:"start_seen"` // false: the pause began before the trace, pause_ms is a lower bound
 	PauseStartMS     float64    `json:"pause_start_ms"`
 	PauseStartUTC    time.Time  `json:"pause_start_utc"`
 	GCStartMS        float64    `json:"gc_start_ms"`
 	PauseEndMS       float64    `json:"pause_end_ms"`
 	SuspendMS        float64    `json:"suspend_ms"`
 	PauseMS          float64    `json:"pause_ms"`
+	PauseRuntimeMS   *float64   `json:"pause_runtime_ms"` // the runtime's own definition (GC.GetTotalPauseDuration)
 	Pauses           int        `json:"pauses"`
 	GCDurationMS     *float64   `json:"gc_duration_ms"`
 	PausePercent     float64    `json:"pause_time_percent"`
@@ -138,7 +146,8 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 func genStats(s gcpause.Stats) GenStats {
 	return GenStats{
 		Count: s.Count, Induced: s.Induced,
-		TotalPauseMS: ms(s.TotalNanos), MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
+		TotalPauseMS: ms(s.TotalNanos), OverlapMS: ms(s.SumNanos - s.TotalNanos), RuntimeMS: ms(s.RuntimeNanos),
+		StartUnseen: s.StartUnseen, MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
 		P50MS: ms(s.P50), P90MS: ms(s.P90), P99MS: ms(s.P99), P999MS: ms(s.P999),
 		PausePercent:   round6(s.PausePercent),
 		TotalSuspendMS: ms(s.TotalSuspend), MaxSuspendMS: ms(s.MaxSuspend),
@@ -171,7 +180,9 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 	sum := GCSummary{
 		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
 		SessionMS:    ms(res.SessionNanos),
-		TotalPauseMS: ms(a.TotalNanos), MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
+		TotalPauseMS: ms(a.TotalNanos), OverlapMS: ms(a.SumNanos - a.TotalNanos),
+		TotalPauseRuntimeMS: ms(a.RuntimeNanos), StartUnseen: a.StartUnseen,
+		MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
 		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
 		PauseTimePercent: round6(a.PausePercent),
 		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
@@ -199,7 +210,7 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 func gcRow(g *gcpause.GC) GCRow {
 	r := GCRow{
 		Index: g.Index, Number: g.Number, Generation: g.Generation, Gen: g.GenerationName(),
-		Type: g.Type.String(), Reason: g.Reason.String(), Induced: g.Induced, Complete: g.Complete,
+		Type: g.Type.String(), Reason: g.Reason.String(), Induced: g.Induced, Complete: g.Complete, StartSeen: g.StartSeen,
 		PauseStartMS: ms(g.PauseStartNanos), PauseStartUTC: g.PauseStartUTC.UTC(),
 		GCStartMS: ms(g.StartNanos), PauseEndMS: ms(g.PauseEndNanos),
 		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), Pauses: g.Pauses,
@@ -211,6 +222,9 @@ func gcRow(g *gcpause.GC) GCRow {
 	}
 	if g.DurationNanos >= 0 {
 		r.GCDurationMS = opt(ms(g.DurationNanos))
+	}
+	if g.PauseRuntimeNanos >= 0 {
+		r.PauseRuntimeMS = opt(ms(g.PauseRuntimeNanos))
 	}
 	for gen := 0; gen < 5; gen++ {
 		r.GenSizeMB = append(r.GenSizeMB, opt(g.GenSizeAfterMB(gen)))
@@ -236,10 +250,13 @@ func WriteGCJSON(w io.Writer, in Input, res *gcpause.Result) error {
 var gcCSVHeader = []string{"Num", "PauseStart", "Reason", "Gen", "PauseMSec", "Time In GC", "AllocMB",
 	"Alloc MB/sec", "PeakMB", "AfterMB", "Peak/After Ratio", "PromotedMB", "Gen0 Size", "Gen0 Surv%",
 	"Gen0 Frag%", "Gen1 Size", "Gen1 Surv%", "Gen1 Frag%", "Gen2 Size", "Gen2 Surv%", "Gen2 Frag%",
-	"LOH Size", "LOH Surv%", "LOH Frag%", "FinalizeSurviveMB", "Pinned Object", "% Pause Time", "Suspend Msec"}
+	"LOH Size", "LOH Surv%", "LOH Frag%", "FinalizeSurviveMB", "Pinned Object", "% Pause Time", "Suspend Msec",
+	// clrspy's: the pause by the runtime's definition, and whether the
+	// GC's start was seen (false: PauseMSec is a lower bound).
+	"PauseRuntimeMSec", "StartSeen"}
 
-// WriteGCCSV writes one row per complete GC with PerfView's columns.
-// Unknown values are empty. "Time In GC" is the GC's work time (GCStart to
+// WriteGCCSV writes one row per complete GC with PerfView's columns, then
+// clrspy's PauseRuntimeMSec and StartSeen. Unknown values are empty. "Time In GC" is the GC's work time (GCStart to
 // GCEnd) as a share of the time since the previous GC's pause ended — clrspy
 // has no CPU data, so this replaces PerfView's CPU-based figure.
 func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
@@ -282,7 +299,11 @@ func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
 		for gen := 0; gen < 4; gen++ {
 			row = append(row, f(g.GenSizeAfterMB(gen)), f(g.SurvivalPercent(gen)), f(g.FragmentationPercent(gen)))
 		}
-		row = append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)))
+		rt := -1.0
+		if g.PauseRuntimeNanos >= 0 {
+			rt = ms(g.PauseRuntimeNanos)
+		}
+		row = append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)), f(rt), strconv.FormatBool(g.StartSeen))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -57,9 +57,25 @@ type HeapDocument struct {
 	Types           []HeapTypeJSON     `json:"types"`
 	Sites           []HeapSiteJSON     `json:"sites"`
 	AgeAtDeath      []HeapAgeJSON      `json:"age_at_death"`
+	Limits          HeapLimitsJSON     `json:"limits"`
 	Notes           []string           `json:"notes,omitempty"`
-	// Objects lists every followed object (only with --objects).
+	// Objects lists the followed objects (only with --objects): those
+	// alive at the end and the most recent deaths (limits say how many
+	// records were dropped).
 	Objects []HeapObjectJSON `json:"objects,omitempty"`
+}
+
+// HeapLimitsJSON says what the tracker's memory bounds cost: all zero but
+// max_objects when nothing hit a bound (heap.Stats documents each).
+type HeapLimitsJSON struct {
+	MaxObjects         int `json:"max_objects"` // reservoir size, 0: unbounded
+	NotFollowed        int `json:"samples_not_followed"`
+	Evicted            int `json:"evicted"`
+	DeadRecordsDropped int `json:"dead_records_dropped"`
+	StacksNotKept      int `json:"stacks_not_kept"`
+	TypesNotKept       int `json:"types_not_kept"`
+	TypeNamesNotKept   int `json:"type_names_not_kept"`
+	GCRecordsDropped   int `json:"gc_records_dropped"`
 }
 
 // HeapObjectJSON is one followed object.
@@ -75,6 +91,8 @@ type HeapObjectJSON struct {
 	DeathGC     int     `json:"death_gc,omitempty"`
 	DeathMs     float64 `json:"death_ms,omitempty"`
 	DeathGen    int     `json:"death_gen,omitempty"`
+	// Weight is the reservoir's upscaling of this sample (absent: 1).
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // AddHeapObjects fills d.Objects from r.
@@ -89,6 +107,9 @@ func AddHeapObjects(d *HeapDocument, r *heap.Result, sym *stacks.Symbols) {
 		}
 		if !o.Alive {
 			j.DeathGC, j.DeathMs, j.DeathGen = o.DeathGC, float64(o.DeathNs)/1e6, o.DeathGen
+		}
+		if o.Weight != 1 {
+			j.Weight = o.Weight
 		}
 		d.Objects = append(d.Objects, j)
 	}
@@ -122,15 +143,17 @@ func heapContradictions(c heap.Contradictions) HeapContradictions {
 
 // NewHeapDocument builds the JSON document.
 func NewHeapDocument(in Input, r *heap.Result, s *heap.Summary) *HeapDocument {
-	d := &HeapDocument{Input: in, GCs: len(r.GCs), TrackedObjects: r.Stats.Tracked, Untracked: r.Stats.Untracked,
+	st := &r.Stats
+	d := &HeapDocument{Input: in, GCs: st.GCs, TrackedObjects: st.Tracked, Untracked: st.Untracked,
 		AliveAtEnd: s.Total.AliveAtEnd, Dead: s.Total.Sampled - s.Total.AliveAtEnd,
-		MovementEvents: r.Stats.HasMovementEvents, RangeEvents: r.Stats.RangeEvents, MovedRanges: r.Stats.MovedRanges,
-		SurvivingRanges: r.Stats.SurvivingRanges, GCsWithoutData: r.Stats.GCsWithoutRanges,
-		CorruptEvents: r.Stats.CorruptRangeEvents, Contradictions: heapContradictions(r.Stats.Contradictions),
+		MovementEvents: st.HasMovementEvents, RangeEvents: st.RangeEvents, MovedRanges: st.MovedRanges,
+		SurvivingRanges: st.SurvivingRanges, GCsWithoutData: st.GCsWithoutRanges,
+		CorruptEvents: st.CorruptRangeEvents, Contradictions: heapContradictions(st.Contradictions),
+		Remapped: st.Remapped,
+		Limits: HeapLimitsJSON{MaxObjects: r.MaxObjects, NotFollowed: st.NotFollowed, Evicted: st.Evicted,
+			DeadRecordsDropped: st.DeadDropped, StacksNotKept: st.StacksNotKept, TypesNotKept: st.TypesNotKept,
+			TypeNamesNotKept: st.TypeNamesNotKept, GCRecordsDropped: st.GCRecordsDropped},
 		Types: []HeapTypeJSON{}, Sites: []HeapSiteJSON{}, AgeAtDeath: []HeapAgeJSON{}}
-	for _, g := range r.GCs {
-		d.Remapped += g.Remapped
-	}
 	for i := range s.Types {
 		d.Types = append(d.Types, heapGroupJSON(&s.Types[i]))
 	}
@@ -156,7 +179,19 @@ func HeapNotes(r *heap.Result) []string {
 	if st.Untracked > 0 {
 		n = append(n, fmt.Sprintf("%d allocation samples carry no address (AllocationTick before v3): counted as untracked, not followed", st.Untracked))
 	}
-	if !st.HasMovementEvents && len(r.GCs) > 0 {
+	if st.NotFollowed > 0 || st.Evicted > 0 {
+		n = append(n, fmt.Sprintf("at most %d objects followed at once: %d samples not followed and %d evicted by the reservoir; "+
+			"the tables weight the followed ones to stand for them (estimates: a proportion over n followed samples is within about ±100/sqrt(n) points)",
+			r.MaxObjects, st.NotFollowed, st.Evicted))
+	}
+	if st.DeadDropped > 0 || st.GCRecordsDropped > 0 {
+		n = append(n, fmt.Sprintf("records dropped to bound memory: %d dead objects (the tables still count them), %d GCs", st.DeadDropped, st.GCRecordsDropped))
+	}
+	if st.StacksNotKept > 0 || st.TypesNotKept > 0 || st.TypeNamesNotKept > 0 {
+		n = append(n, fmt.Sprintf("tables full: %d objects without their stack (%q), %d without their type, %d type names not kept",
+			st.StacksNotKept, heap.SiteStackNotKept, st.TypesNotKept, st.TypeNamesNotKept))
+	}
+	if !st.HasMovementEvents && st.GCs > 0 {
 		n = append(n, "no GCBulkMovedObjectRanges/GCBulkSurvivingObjectRanges events (GCHeapSurvivalAndMovement keyword off): survival cannot be followed and no object is declared dead")
 	} else if st.GCsWithoutRanges > 0 {
 		n = append(n, fmt.Sprintf("%d GCs reported no ranges: nothing was declared dead in them", st.GCsWithoutRanges))
@@ -188,8 +223,11 @@ func WriteHeapText(w io.Writer, d *HeapDocument, top int) error {
 	if l := d.PartialLine(); l != "" {
 		b.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&b, "%s: %d GCs, %d sampled objects followed (%d dead, %d alive at end), %d moves replayed",
-		d.Source, d.GCs, d.TrackedObjects, d.Dead, d.AliveAtEnd, d.Remapped)
+	fmt.Fprintf(&b, "%s: %d GCs, %d sampled objects followed (%d dead, %d alive at end", d.Source, d.GCs, d.TrackedObjects, d.Dead, d.AliveAtEnd)
+	if d.Limits.Evicted > 0 {
+		fmt.Fprintf(&b, ", %d evicted by the reservoir", d.Limits.Evicted)
+	}
+	fmt.Fprintf(&b, "), %d moves replayed", d.Remapped)
 	if d.Untracked > 0 {
 		fmt.Fprintf(&b, ", %d samples untracked", d.Untracked)
 	}

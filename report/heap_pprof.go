@@ -13,7 +13,9 @@ import (
 // alloc_space, inuse_objects and inuse_space (estimates upscaled from the
 // samples), one sample per sampled object, its allocation stack with the
 // object's type as a leaf pseudo-frame, as `go tool pprof` reads Go heap
-// profiles. durationNs is the stream's span.
+// profiles. When the result does not list every followed object (the
+// tracker's reservoir or record limit was reached), one sample per type and
+// stack from the weighted tallies instead. durationNs is the stream's span.
 func WriteHeapPprof(w io.Writer, r *heap.Result, sym *stacks.Symbols, durationNs int64) error {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -47,21 +49,34 @@ func WriteHeapPprof(w io.Writer, r *heap.Result, sym *stacks.Symbols, durationNs
 	for i, st := range r.Stacks {
 		stackFrames[i] = sym.Frames(st)
 	}
-	for i := range r.Objects {
-		o := &r.Objects[i]
-		ls := []*profile.Location{loc("[type] " + o.Type)}
-		if o.Stack >= 0 {
-			for _, f := range stackFrames[o.Stack] {
+	sample := func(typ string, stack int, v []int64) *profile.Sample {
+		ls := []*profile.Location{loc("[type] " + typ)}
+		switch {
+		case stack >= 0:
+			for _, f := range stackFrames[stack] {
 				ls = append(ls, loc(f))
 			}
+		case stack == heap.StackNotKept:
+			ls = append(ls, loc(heap.SiteStackNotKept))
 		}
+		return &profile.Sample{Location: ls, Value: v, Label: map[string][]string{"type": {typ}}}
+	}
+	if !r.Complete() {
+		for i := range r.Tallies {
+			tl := &r.Tallies[i]
+			p.Sample = append(p.Sample, sample(tl.Key, tl.Stack, []int64{int64(tl.EstCount + 0.5), int64(tl.EstBytes + 0.5),
+				int64(tl.LiveCount + 0.5), int64(tl.LiveBytes + 0.5)}))
+		}
+		return p.Write(w)
+	}
+	for i := range r.Objects {
+		o := &r.Objects[i]
 		count, bytes := int64(o.EstCount+0.5), int64(o.EstBytes+0.5)
 		var inCount, inBytes int64
 		if o.Alive {
 			inCount, inBytes = count, bytes
 		}
-		s := &profile.Sample{Location: ls, Value: []int64{count, bytes, inCount, inBytes},
-			Label: map[string][]string{"type": {o.Type}}}
+		s := sample(o.Type, o.Stack, []int64{count, bytes, inCount, inBytes})
 		if o.Size > 0 {
 			s.NumLabel = map[string][]int64{"bytes": {int64(o.Size)}}
 		}

@@ -71,7 +71,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols})
 	if !o.NoHeap {
-		a.Heap = &movementHeap{t: heap.New(hdr)}
+		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
 	}
 	return a
 }

@@ -56,8 +56,11 @@ func (n *flameNode) MarshalJSON() ([]byte, error) {
 type flameFrame struct {
 	Name   string `json:"n"`
 	Module string `json:"m,omitempty"`
-	Kind   int    `json:"k"` // 0 managed, 1 native, 2 unknown, 3 truncated, 4 thread
+	Kind   int    `json:"k"` // stacks.FrameKind: 0 managed, 1 native, 2 unknown, 3 truncated, 4 kernel; flameThread
 }
+
+// flameThread is the kind of the root and per-thread frames.
+const flameThread = 9
 
 // WriteFlameGraph writes a self-contained HTML page (inline script and
 // style, no network) with an interactive flame graph of p: click to zoom,
@@ -68,7 +71,7 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 		frames[i] = flameFrame{Name: f.Name, Module: f.Module, Kind: int(f.Kind)}
 	}
 	rootIdx := int32(len(frames))
-	frames = append(frames, flameFrame{Name: "all", Kind: 4})
+	frames = append(frames, flameFrame{Name: "all", Kind: flameThread})
 	root := &flameNode{frame: rootIdx}
 	threadFrame := make(map[int]int32)
 	for i := range p.Samples {
@@ -83,7 +86,7 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 			tf, ok := threadFrame[s.Thread]
 			if !ok {
 				tf = int32(len(frames))
-				frames = append(frames, flameFrame{Name: p.Threads[s.Thread].Label(), Kind: 4})
+				frames = append(frames, flameFrame{Name: p.Threads[s.Thread].Label(), Kind: flameThread})
 				threadFrame[s.Thread] = tf
 			}
 			n = n.child(tf)
@@ -137,7 +140,7 @@ body{font:12px system-ui,sans-serif;margin:0;padding:8px;background:#fff;color:#
 const D={{.Data}};
 const F=D.frames,chart=document.getElementById("chart"),tip=document.getElementById("tip");
 const H=18;
-function hue(s,k){if(k===1)return"#b0b0b0";if(k===2)return"#d9d9d9";if(k===3)return"#ffcccc";if(k===4)return"#c8d8f0";
+function hue(s,k){if(k===1)return"#b0b0b0";if(k===2)return"#d9d9d9";if(k===3)return"#ffcccc";if(k===9)return"#c8d8f0";if(k===4)return"#f0b070";
  let h=0;for(let i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return"hsl("+(10+h%45)+","+(60+h%30)+"%,"+(55+h%15)+"%)";}
 function depth(n){let d=0;for(const c of n[2])d=Math.max(d,depth(c));return d+1;}
 let focus=D.root,re=null;

@@ -14,13 +14,17 @@ import (
 // frame (the module as the function's file name), and thread and sample
 // kind as labels.
 func PprofProfile(p *stacks.Profile) *profile.Profile {
+	value := "wall"
+	if p.CPUTime {
+		value = "cpu"
+	}
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "samples", Unit: "count"},
-			{Type: "wall", Unit: "nanoseconds"},
+			{Type: value, Unit: "nanoseconds"},
 		},
-		DefaultSampleType: "wall",
-		PeriodType:        &profile.ValueType{Type: "wall", Unit: "nanoseconds"},
+		DefaultSampleType: value,
+		PeriodType:        &profile.ValueType{Type: value, Unit: "nanoseconds"},
 		Period:            p.PeriodNanos,
 		DurationNanos:     p.DurationNanos,
 	}
@@ -52,15 +56,23 @@ func PprofProfile(p *stacks.Profile) *profile.Profile {
 		if s.Type != 0 {
 			ps.Label["kind"] = []string{s.Type.String()}
 		}
+		for _, l := range s.Labels {
+			if l.Str != "" {
+				ps.Label[l.Key] = append(ps.Label[l.Key], l.Str)
+			} else {
+				ps.NumLabel[l.Key] = append(ps.NumLabel[l.Key], l.Num)
+			}
+		}
 		for j, f := range s.Stack {
 			ps.Location[j] = locs[f]
 		}
 		pp.Sample = append(pp.Sample, ps)
 	}
 	pp.Comments = []string{"clrspy profile: " + strconv.FormatInt(p.Total, 10) + " samples"}
-	for _, n := range p.Notes {
-		pp.Comments = append(pp.Comments, "PARTIAL: "+n)
+	if p.Lost > 0 {
+		pp.Comments = append(pp.Comments, strconv.FormatInt(p.Lost, 10)+" samples lost")
 	}
+	pp.Comments = append(pp.Comments, p.Notes...)
 	return pp
 }
 

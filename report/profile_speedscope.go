@@ -81,11 +81,11 @@ func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 	return enc.Encode(&doc)
 }
 
-// partialName appends what makes a profile partial to its name, the one
-// text every viewer shows.
+// partialName appends the profile's notes (what makes it partial first) to
+// its name, the one text every viewer shows.
 func partialName(name string, notes []string) string {
 	if len(notes) == 0 {
 		return name
 	}
-	return name + " (PARTIAL: " + strings.Join(notes, "; ") + ")"
+	return name + " (" + strings.Join(notes, "; ") + ")"
 }

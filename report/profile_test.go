@@ -214,3 +214,58 @@ func TestFlameGraphHTML(t *testing.T) {
 		t.Error("no [native code] frame in the page")
 	}
 }
+
+// TestPprofMixedMode: a CPU-time profile with kernel frames and GC labels
+// (what package perf produces) is written with the cpu value, numeric gc
+// and string gc_phase labels, and its notes as comments; the flame graph
+// marks kernel frames as their own kind, apart from the thread roots.
+func TestPprofMixedMode(t *testing.T) {
+	p := &stacks.Profile{
+		Frames: []stacks.Frame{
+			{Name: "do_syscall_64", Module: "[kernel]", Kind: stacks.KindKernel},
+			{Name: "memset", Module: "libc.so.6", Kind: stacks.KindNative},
+			{Name: "App.Fill()", Module: "App.dll", Kind: stacks.KindManaged},
+		},
+		Threads: []stacks.Thread{{ID: 7, Samples: 3}},
+		Samples: []stacks.Sample{
+			{Thread: 0, Stack: []int32{1, 2}, Count: 2, Nanos: 20e6, Labels: []stacks.Label{{Key: "gc", Num: 12}, {Key: "gc_phase", Str: "pause"}}},
+			{Thread: 0, Stack: []int32{0, 1, 2}, Count: 1, Nanos: 10e6},
+		},
+		PeriodNanos: 10e6, Total: 3, CPUTime: true, Lost: 4,
+		Notes: []string{"kernel frames omitted: perf_event_paranoid is 2 and clrspy has no CAP_PERFMON"},
+	}
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp.SampleType[1].Type != "cpu" || pp.DefaultSampleType != "cpu" || pp.PeriodType.Type != "cpu" || pp.Period != 10e6 {
+		t.Errorf("types %v %q %v %d", pp.SampleType, pp.DefaultSampleType, pp.PeriodType, pp.Period)
+	}
+	var labelled int
+	for _, s := range pp.Sample {
+		if g := s.NumLabel["gc"]; len(g) == 1 {
+			labelled++
+			if g[0] != 12 || len(s.Label["gc_phase"]) != 1 || s.Label["gc_phase"][0] != "pause" || s.Value[0] != 2 {
+				t.Errorf("labelled sample %v %v %v", s.Label, s.NumLabel, s.Value)
+			}
+		}
+	}
+	if labelled != 1 {
+		t.Errorf("%d labelled samples", labelled)
+	}
+	if len(pp.Comments) != 3 || pp.Comments[1] != "4 samples lost" || pp.Comments[2] != p.Notes[0] {
+		t.Errorf("comments %q", pp.Comments)
+	}
+	buf.Reset()
+	if err := WriteFlameGraph(&buf, p, FlameOptions{Threads: true}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if !strings.Contains(page, `{"n":"do_syscall_64","m":"[kernel]","k":4}`) || !strings.Contains(page, `{"n":"all","k":9}`) {
+		t.Errorf("flame graph frames: kernel kind 4 and root kind 9 expected")
+	}
+}

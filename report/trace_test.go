@@ -56,7 +56,7 @@ func replayHeap(t *testing.T, path string) (*heap.Result, *stacks.Symbols) {
 	var tr *heap.Tracker
 	var sym *stacks.Symbols
 	readTrace(t, path, func(h *nettrace.Header) func(*nettrace.Event) {
-		tr, sym = heap.New(h), stacks.NewSymbols(h)
+		tr, sym = heap.New(h, heap.Options{}), stacks.NewSymbols(h)
 		return func(ev *nettrace.Event) {
 			tr.Event(ev)
 			sym.Event(ev)

@@ -45,7 +45,7 @@ cut() {
 	fi
 }
 
-all=(gc-wks gc-server gc-induced heap-alloc cpu recursion contention mixed gc-wks.truncated)
+all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
 for n in "${want[@]}"; do
@@ -68,6 +68,13 @@ for n in "${want[@]}"; do
 	gc-induced) rec gc-induced gc-verbose,movement -- induced gen0=3 gen1=3 gen2=3 ;;
 	# Sampled allocations with type names and stacks, and movement.
 	heap-alloc) rec heap-alloc alloc,movement -- churn iterations=600 window=100 ;;
+	# The heap reservoir's test trace: five times heap-alloc's samples and
+	# a few hundred alive at once. Gzipped (9.5 MB raw), which also keeps
+	# it out of the tests that read every *.nettrace fixture.
+	heap-churn)
+		rec heap-churn alloc,movement -- churn iterations=3000 window=200000
+		gzip -9f "$D/heap-churn.nettrace"
+		;;
 	# Managed stack samples: HotA and HotB in a 3:1 work ratio.
 	cpu) rec cpu cpu -- cpu seconds=1 ;;
 	# Stacks deeper than the runtime's 100-frame walk limit.
@@ -77,7 +84,7 @@ for n in "${want[@]}"; do
 	contention) rec contention contention,cpu -- contention threads=4 iterations=5 holdMs=10 ;;
 	# Everything at once (churn, cpu and contention on their own threads,
 	# then an induced gen2 GC): the report page's test trace.
-	mixed) rec mixed gc,cpu,contention,alloc -- mixed seconds=1.5 ;;
+	composite) rec composite gc,cpu,contention,alloc -- composite seconds=1.5 ;;
 	# A copy of gc-wks cut in the middle of an event block, among its GCs.
 	gc-wks.truncated) cut gc-wks.nettrace gc-wks.truncated.nettrace 30000 ;;
 	*)

@@ -15,6 +15,10 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 )
 
+// exitGrace is how long Close waits for a launched program to exit once
+// its stream has ended.
+var exitGrace = 30 * time.Second
+
 // program is a process clrspy started.
 type program struct {
 	cmd     *exec.Cmd
@@ -169,7 +173,16 @@ func launch(spec *Spec) (*Stream, error) {
 			if timer != nil {
 				timer.Stop()
 			}
-			<-prog.exited
+			// The program's exit status is the command's, so wait for it;
+			// but a program that hangs in its exit (seen with .NET 10 after
+			// a metrics session) must not hang clrspy forever.
+			select {
+			case <-prog.exited:
+			case <-time.After(exitGrace):
+				spec.notice("%s (pid %d) has not exited %v after its session ended: killing it", argv[0], child.Process.Pid, exitGrace)
+				child.Process.Kill()
+				<-prog.exited
+			}
 			err = sess.Close()
 			port.Close()
 		})

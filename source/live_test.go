@@ -3,6 +3,8 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,4 +169,60 @@ func TestAttachStop(t *testing.T) {
 	if end.TargetExited || end.Truncated != nil || c.rundown == 0 || p.Exited() {
 		t.Errorf("end %+v, %d rundown, target exited %v", end, c.rundown, p.Exited())
 	}
+}
+
+// TestLaunchHangAtExit: a launched program that does not exit after its
+// session ended (here it ignores the SIGTERM passed on to it; a runtime bug
+// can hang it in its exit) does not hang clrspy: it is killed after the
+// grace period, and its status says so (128+SIGKILL).
+func TestLaunchHangAtExit(t *testing.T) {
+	defer func(g time.Duration) { exitGrace = g }(exitGrace)
+	exitGrace = 2 * time.Second
+	var notes []string
+	stderr := &lockedBuffer{}
+	st, err := Open(Spec{Argv: workload.Argv(t, "idle", "seconds=60", "ignoreTerm=1"), Providers: gcProviders,
+		Notice: func(s string) { notes = append(notes, s) }, ProgramStderr: stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only once the program ignores SIGTERM (a loaded machine may take
+	// seconds to get there).
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "ignoring SIGTERM") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workload never got to ignore SIGTERM: %q", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st.Interrupt(syscall.SIGTERM)
+	if _, err := st.Run(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	st.Close()
+	waited := time.Since(start)
+	if code := st.ExitCode(); code != 128+int(syscall.SIGKILL) || waited < exitGrace || waited > exitGrace+10*time.Second {
+		t.Errorf("exit %d after waiting %v, want 137 after about %v", code, waited, exitGrace)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "has not exited 2s after its session ended: killing it") {
+		t.Errorf("notices %q", notes)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a poller.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -108,6 +108,10 @@ func attach(spec *Spec) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Notice != "" {
+		// Root attaching to another user's process: say so, once.
+		spec.notice("%s", c.Notice)
+	}
 	sess, err := c.StartSession(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)

@@ -34,6 +34,7 @@ const (
 	KindNative                     // code the runtime does not walk
 	KindUnknown                    // an address no method map covers
 	KindTruncated                  // the stack continued past the walk limit
+	KindKernel                     // kernel code (perf_event samples)
 )
 
 // Frame is one distinct frame of a profile.
@@ -63,6 +64,16 @@ type Sample struct {
 	Type   clrevents.SampleType
 	Count  int64 // samples
 	Nanos  int64 // thread time the samples stand for
+	// Labels become pprof labels (mixed-mode samples taken during a GC:
+	// gc, gc_phase). Samples with different labels are separate entries.
+	Labels []Label
+}
+
+// Label is a key with a string value, or a numeric one when Str is "".
+type Label struct {
+	Key string
+	Str string
+	Num int64
 }
 
 // Profile is the result of a Builder.
@@ -78,15 +89,25 @@ type Profile struct {
 
 	// Counters for the summary line.
 	Total, Managed, External, Errors, Dropped int64
-	Methods                                   int // method bodies in the symbol table
+	Methods                                   int   // method bodies in the symbol table
+	Unresolved                                int64 // frames that matched no method (samples-weighted)
+	Truncated                                 int64 // samples whose stack hit the depth limit
 	// FoldedThreads counts threads past Options.MaxThreads whose samples
 	// went to the "[other threads]" thread.
 	FoldedThreads int64
-	// Notes say what makes the profile partial (a truncated trace, lost
-	// events); writers put them where their format allows.
-	Notes      []string
-	Unresolved int64 // frames that matched no method (samples-weighted)
-	Truncated  int64 // samples whose stack hit the depth limit
+
+	// CPUTime is set when the samples measure CPU time (a perf_event
+	// cpu-clock sampler) rather than thread time between runtime samples:
+	// pprof then names the value cpu/nanoseconds.
+	CPUTime bool
+	// Lost counts samples the source dropped (perf ring buffers that
+	// overflowed).
+	Lost int64
+	// Notes are one-line remarks on what the profile could not do
+	// ("kernel frames omitted: perf_event_paranoid is 2") and, first,
+	// what makes it partial ("PARTIAL: the trace is truncated ..."):
+	// writers put them where their format allows.
+	Notes []string
 }
 
 // Compat selects output semantics of another tool.

@@ -209,9 +209,6 @@ func (s *Symbols) Event(ev *nettrace.Event) {
 // Stats implements analysis.Analyzer.
 func (s *Symbols) Stats() analysis.Stats { return s.stats }
 
-// Methods is the number of method bodies in the table.
-func (s *Symbols) Methods() int { return len(s.tab.methods) }
-
 // Frames names a stack (leaf first) as it stands at the end of the stream:
 // "Namespace.Type.Method(signature)", or the address in hex when no method
 // covers it. Callers' return addresses are moved back one byte so a call at
@@ -233,6 +230,46 @@ func (s *Symbols) Frames(stack []uint64) []string {
 		}
 	}
 	return out
+}
+
+// Method is a body of code Lookup found.
+type Method struct {
+	Name   string // "Namespace.Type.Method(signature)"; "" if unnamed
+	Module string // file name of the IL image, "" if unknown
+	Start  uint64 // code start
+	End    uint64
+	Tier   clrevents.OptimizationTier
+}
+
+// Lookup finds the method whose code contained addr at time nanos
+// (nanoseconds since the session start, as nettrace.Header.Nanos counts):
+// of code ranges reused after an unload, the body valid then. Callers
+// adjust return addresses themselves. It must not run concurrently with
+// Event.
+func (s *Symbols) Lookup(addr uint64, nanos int64) (Method, bool) {
+	if s == nil {
+		return Method{}, false
+	}
+	if !s.tab.frozen {
+		s.tab.freeze()
+	}
+	m := s.tab.lookup(addr, nanos)
+	if m == nil {
+		return Method{}, false
+	}
+	name := m.name
+	if name == "" {
+		name = fmt.Sprintf("method@%#x", m.start)
+	}
+	return Method{Name: name, Module: s.tab.modules[m.module].name, Start: m.start, End: m.end, Tier: m.tier}, true
+}
+
+// Len is the number of method bodies in the table.
+func (s *Symbols) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.tab.methods)
 }
 
 // freeze sorts the table and fills names of non-verbose records from

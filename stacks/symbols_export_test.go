@@ -59,3 +59,40 @@ func TestSymbolsAllocationStacks(t *testing.T) {
 		t.Errorf("nil table: %v", got)
 	}
 }
+
+// TestSymbolsLookup names an address by time: the code of
+// TraceQ.Fixtures.HotLoopBench.AllocLoop.AllocateBuffers(int32) is found
+// at any time with its module and tier, an address past every method is
+// not, and a nil table knows nothing.
+func TestSymbolsLookup(t *testing.T) {
+	r := tracetest.OpenCompat(t, "filtrace__alloc.nettrace", nettrace.NewReader)
+	sym := NewSymbols(r.Header())
+	var start uint64
+	tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
+		sym.Event(ev)
+		if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDMethodLoadVerbose ||
+			ev.Meta.Runtime == nettrace.Rundown && ev.Meta.EventID == clrevents.IDRundownMethodDCEndVerbose {
+			m, err := clrevents.DecodeMethodVerbose(ev.Payload, ev.Meta.Version, r.Header().PointerSize)
+			if err == nil && m.Name == "AllocateBuffers" {
+				start = m.StartAddress
+			}
+		}
+	})
+	if start == 0 {
+		t.Fatal("no method event for AllocateBuffers")
+	}
+	m, ok := sym.Lookup(start+3, 1<<62)
+	if !ok || m.Name != "TraceQ.Fixtures.HotLoopBench.AllocLoop.AllocateBuffers(int32)" || m.Start != start || m.End <= start || m.Module == "" {
+		t.Errorf("Lookup = %+v %v", m, ok)
+	}
+	if _, ok := sym.Lookup(^uint64(0)-16, 0); ok {
+		t.Error("an address past every method was named")
+	}
+	if sym.Len() < 1000 {
+		t.Errorf("%d method bodies", sym.Len())
+	}
+	var none *Symbols
+	if _, ok := none.Lookup(start, 0); ok || none.Len() != 0 {
+		t.Error("nil table")
+	}
+}

@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -201,7 +202,7 @@ func TestRecordAttachSignalAndName(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	waitForPartial(t, out)
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	if err := cmd.Wait(); err != nil {
@@ -275,6 +276,45 @@ func copyWorkload(t *testing.T, name string) string {
 	return filepath.Join(dir, name)
 }
 
+// readTruncated counts the events of a trace cut short (or complete).
+func readTruncated(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := nettrace.NewReader(f)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF || errors.Is(err, nettrace.ErrTruncated) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// waitForPartial waits until record's out.partial-XXXXXXXX (where the
+// stream goes until the session ends) has bytes, and returns its name.
+func waitForPartial(t *testing.T, out string) string {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if m, _ := filepath.Glob(out + ".partial-*"); len(m) == 1 {
+			waitForBytes(t, m[0])
+			return m[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %s.partial-* file", out)
+	return ""
+}
+
 func waitForBytes(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -296,12 +336,29 @@ func TestKilledClrspyLeavesTargetUnharmed(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForBytes(t, out)
+	partial := waitForPartial(t, out)
+	// Kill once the partial file holds complete events (the workload's GC
+	// every 50 ms makes some within a second, even on a loaded machine).
+	before := 0
+	for i := 0; i < 400 && before == 0; i++ {
+		before, _ = readTruncated(partial)
+		if before == 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(300 * time.Millisecond)
 	if p.Exited() {
 		t.Fatal("the target died with clrspy")
+	}
+	// The killed clrspy left what it received in the partial file (a
+	// stream cut short: it reads as truncated) and nothing under out.
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a killed record left %s", out)
+	}
+	if n, err := readTruncated(partial); err != nil || n == 0 || n < before {
+		t.Errorf("%s: %d events (%d before the kill), %v", partial, n, before, err)
 	}
 	out2 := filepath.Join(t.TempDir(), "again.nettrace")
 	if _, serr, code := clrspyRun(t, "record", "--pid", strconv.Itoa(p.Pid), "--duration", "500ms", "-o", out2); code != 0 {
@@ -665,4 +722,33 @@ func waitFor(t *testing.T, b *syncBuffer, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no %q in %q", want, b.String())
+}
+
+// TestRecordTargetDies: the process being recorded is killed mid-session.
+// record says so and when, exits 0, and its file reads as complete (no
+// truncation) up to the death: the block the kill cut is dropped and the
+// stream's end marker written.
+func TestRecordTargetDies(t *testing.T) {
+	p := workload.Start(t, nil, "idle", "seconds=60", "gcEveryMs=20", "stdin=1")
+	out := filepath.Join(t.TempDir(), "dies.nettrace")
+	cmd := exec.Command(e2eBinary(t), "record", "--pid", strconv.Itoa(p.Pid), "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForPartial(t, out)
+	time.Sleep(time.Second)
+	p.Cmd.Process.Kill()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record after the target's death: %v: %s", err, stderr.String())
+	}
+	want := regexp.MustCompile(fmt.Sprintf(`clrspy: target exited \(pid %d\) after \d+\.\ds: the recording ends there\n`, p.Pid))
+	if !want.MatchString(stderr.String()) {
+		t.Errorf("stderr %q lacks %s", stderr.String(), want)
+	}
+	c := readBack(t, out) // fails the test on a truncated file
+	if c.gcStarts == 0 || c.pid != p.Pid {
+		t.Errorf("the file up to the death: %d GCs, pid %d", c.gcStarts, c.pid)
+	}
 }

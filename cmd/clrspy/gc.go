@@ -63,7 +63,12 @@ as text, --json, or --csv (one row per GC, PerfView's columns).
 
 Pauses follow PerfView's GCStats rules: pause = SuspendEEBegin to RestartEEEnd,
 suspend = SuspendEEBegin to SuspendEEEnd; a background GC's pause is the sum
-of its short stops; a GC is complete once its heap statistics arrived.
+of its short stops; a GC is complete once its heap statistics arrived. Beside
+it, "runtime" is the runtime's own definition, what GC.GetTotalPauseDuration
+adds up (from just before the suspension to the end of the GC, without the
+restart). Totals and "% paused" count stopped wall time once: overlapping
+stops of two GCs are not added twice. A GC that began before the trace has a
+lower-bound pause and stays out of max, mean and percentiles.
 The gen column reads 0N, 1N, 2B, 2F...: the generation collected, then N
 non-concurrent (blocking), B background or F foreground; I marks an induced
 GC (GC.Collect), i an induced one the runtime was free to skip.`,
@@ -162,7 +167,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 			// In the pause log, so --log-json readers see the saves too.
 			say = func(m string) { log.Logger().Warn(m) }
 		}
-		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, say, nil)
+		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, tracePerm(st), say, nil)
 		as = append([]analysis.Analyzer{trig}, as...)
 	}
 	in, err := run(st, stopWatch, as...)
@@ -187,9 +192,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	default:
 		err = report.WriteGCText(w, in, res)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	if trig != nil && len(trig.Errors()) > 0 && err == nil {
 		err = trig.Errors()[0]
 	}

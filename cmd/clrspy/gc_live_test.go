@@ -26,10 +26,12 @@ type gcLiveRun struct {
 
 type gcDoc struct {
 	Summary struct {
-		GCCount      int     `json:"gc_count"`
-		Started      int     `json:"gcs_started"`
-		TotalPauseMS float64 `json:"total_pause_ms"`
-		ByGeneration map[string]struct {
+		GCCount        int     `json:"gc_count"`
+		Started        int     `json:"gcs_started"`
+		TotalPauseMS   float64 `json:"total_pause_ms"`
+		OverlapMS      float64 `json:"overlap_ms"`
+		RuntimePauseMS float64 `json:"total_pause_runtime_ms"`
+		ByGeneration   map[string]struct {
 			Count int `json:"count"`
 		} `json:"by_generation"`
 		ByType  map[string]int `json:"by_type"`
@@ -44,13 +46,18 @@ type gcDoc struct {
 }
 
 type gcRowJSON struct {
-	Number       uint32  `json:"number"`
-	PauseStartMS float64 `json:"pause_start_ms"`
-	GCStartMS    float64 `json:"gc_start_ms"`
-	PauseEndMS   float64 `json:"pause_end_ms"`
-	Gen          int     `json:"generation"`
-	Type         string  `json:"type"`
-	PauseMS      float64 `json:"pause_ms"`
+	Number         uint32   `json:"number"`
+	Complete       bool     `json:"complete"`
+	StartSeen      bool     `json:"start_seen"`
+	PauseStartMS   float64  `json:"pause_start_ms"`
+	GCStartMS      float64  `json:"gc_start_ms"`
+	PauseEndMS     float64  `json:"pause_end_ms"`
+	GCDurationMS   *float64 `json:"gc_duration_ms"`
+	Gen            int      `json:"generation"`
+	Type           string   `json:"type"`
+	PauseMS        float64  `json:"pause_ms"`
+	PauseRuntimeMS *float64 `json:"pause_runtime_ms"`
+	Pauses         int      `json:"pauses"`
 }
 
 func runGCLive(t *testing.T, flags []string, mode string, args ...string) *gcLiveRun {
@@ -92,13 +99,14 @@ func tail(b []byte) string {
 
 // checkCounts compares clrspy's GC counts with GC.CollectionCount, which
 // is cumulative (gen0 counts every GC, gen1 counts gen1 and gen2 GCs), and
-// the total pause with GC.GetTotalPauseDuration.
+// the pauses by the runtime's definition with GC.GetTotalPauseDuration and
+// GCMemoryInfo (checkRuntimePauses).
 func (r *gcLiveRun) checkCounts(t *testing.T) {
 	t.Helper()
 	s := r.doc.Summary
 	g := [3]int{s.ByGeneration["gen0"].Count, s.ByGeneration["gen1"].Count, s.ByGeneration["gen2"].Count}
-	t.Logf("clrspy: %d GCs (%d started) by gen %v by type %v, pause %.3f ms; runtime (server=%v concurrent=%v): gen0 %d gen1 %d gen2 %d, pause %.3f ms; suspensions %+v",
-		s.GCCount, s.Started, g, s.ByType, s.TotalPauseMS, r.wl.ServerGC, r.wl.ConcurrentGC, r.wl.Gen0, r.wl.Gen1, r.wl.Gen2, r.wl.PauseMs, s.Reasons)
+	t.Logf("clrspy: %d GCs (%d started) by gen %v by type %v, pause %.3f ms (overlaps %.3f), by the runtime's definition %.3f ms; runtime (server=%v concurrent=%v): gen0 %d gen1 %d gen2 %d, pause %.3f ms; suspensions %+v",
+		s.GCCount, s.Started, g, s.ByType, s.TotalPauseMS, s.OverlapMS, s.RuntimePauseMS, r.wl.ServerGC, r.wl.ConcurrentGC, r.wl.Gen0, r.wl.Gen1, r.wl.Gen2, r.wl.PauseMs, s.Reasons)
 	if s.Started != s.GCCount {
 		t.Errorf("%d GCs started, %d complete", s.Started, s.GCCount)
 	}
@@ -111,60 +119,16 @@ func (r *gcLiveRun) checkCounts(t *testing.T) {
 	if r.wl.Gen0 < 1 {
 		t.Errorf("no GC: the workload did not exercise the GC")
 	}
-	if r.wl.ServerGC {
-		// Under server GC the runtime's own figure starts a GC's pause once
-		// its GC threads have joined, after the threads are stopped, not at
-		// SuspendEEBegin as PerfView and clrspy do. On an idle machine the
-		// two agree within 0.1%; under CPU load stopping and joining take
-		// longer and clrspy's total runs up to ~13% above the runtime's
-		// (measured here). So: clrspy never reports less than the runtime
-		// (2% slack), nor more than the definitional difference allows.
-		t.Logf("server GC: total pause %.1f%% above GetTotalPauseDuration (suspension %.3f ms)",
-			(s.TotalPauseMS/r.wl.PauseMs-1)*100, s.TotalSuspendMS)
-		if r.wl.PauseMs > s.TotalPauseMS*1.02 || r.wl.PauseMs < s.TotalPauseMS*0.85 {
-			t.Errorf("server GC: runtime total pause %.3f ms against clrspy's %.3f ms: outside the 85%%..102%% band",
-				r.wl.PauseMs, s.TotalPauseMS)
-		}
-		return
-	}
-	// Per GC: the runtime's GCMemoryInfo gives the pause of the last GC of
-	// each kind (a background GC's stops separately). Its accounting
-	// differs from PerfView's in two documented ways, accepted here:
-	// before the first background GC a blocking GC's pause starts at its
-	// GCStart, not at SuspendEEBegin (gc.cpp, do_post_gc); and a background
-	// GC's first stop includes the ephemeral GC run in it, which PerfView
-	// (and clrspy) give to that ephemeral GC.
-	for kind, info := range r.wl.GCInfo {
-		var want float64
-		for _, p := range info.PauseDurationsMs {
-			want += p
-		}
-		var got []float64
-		for i, g := range r.doc.GCs {
-			if int64(g.Number) != info.Index {
-				continue
-			}
-			got = append(got, g.PauseMS, g.PauseEndMS-g.GCStartMS)
-			if g.Type == "Background" && i+1 < len(r.doc.GCs) && r.doc.GCs[i+1].Type == "NonConcurrent" {
-				got = append(got, g.PauseMS+r.doc.GCs[i+1].PauseMS)
-			}
-		}
-		ok := false
-		for _, v := range got {
-			ok = ok || math.Abs(v-want) <= math.Max(0.1, want/100)
-		}
-		if !ok {
-			t.Errorf("%s GC %d: pause %v ms, runtime's GCMemoryInfo says %.3f ms", kind, info.Index, got, want)
-		}
-	}
-	if d := math.Abs(s.TotalPauseMS-r.wl.PauseMs) / r.wl.PauseMs; d > 0.02 {
-		t.Errorf("total pause %.3f ms, runtime says %.3f ms (%.1f%% off, limit 2%%)", s.TotalPauseMS, r.wl.PauseMs, d*100)
-	}
+	r.checkRuntimePauses(t)
 }
 
 // TestGCLiveFlavours: the churn workload under workstation and server GC,
-// concurrent on and off; counts exact, total pause within 2%.
-func TestGCLiveFlavours(t *testing.T) {
+// concurrent on and off; counts exact, pauses by the runtime's definition
+// as the runtime reports them (checkRuntimePauses). TestGCLiveFlavoursLoaded
+// runs the same with a CPU hog on every core.
+func TestGCLiveFlavours(t *testing.T) { testGCLiveFlavours(t) }
+
+func testGCLiveFlavours(t *testing.T) {
 	for _, c := range []struct {
 		name               string
 		server, concurrent string
@@ -178,7 +142,7 @@ func TestGCLiveFlavours(t *testing.T) {
 			t.Setenv("DOTNET_gcServer", c.server)
 			t.Setenv("DOTNET_gcConcurrent", c.concurrent)
 			t.Setenv("DOTNET_GCHeapCount", "2")
-			r := runGCLive(t, nil, "churn", "seconds=2")
+			r := runGCLive(t, nil, "churn", "seconds=2", "pauselog=1")
 			if r.wl.ServerGC != (c.server == "1") || r.wl.ConcurrentGC != (c.concurrent == "1") {
 				t.Fatalf("workload ran with server=%v concurrent=%v", r.wl.ServerGC, r.wl.ConcurrentGC)
 			}
@@ -188,9 +152,14 @@ func TestGCLiveFlavours(t *testing.T) {
 }
 
 // TestGCLiveWithSampling: the sample profiler's ~1 ms suspensions run at
-// the same time and must not change the GC figures.
-func TestGCLiveWithSampling(t *testing.T) {
-	r := runGCLive(t, []string{"--sample"}, "churn", "seconds=2")
+// the same time and must not change the GC figures. It once failed under
+// load comparing a background GC's PerfView pause with GCMemoryInfo's
+// (checkRuntimePauses says why those differ); TestGCLiveWithSamplingLoaded
+// runs it with a CPU hog on every core.
+func TestGCLiveWithSampling(t *testing.T) { testGCLiveWithSampling(t) }
+
+func testGCLiveWithSampling(t *testing.T) {
+	r := runGCLive(t, []string{"--sample"}, "churn", "seconds=2", "pauselog=1")
 	r.checkCounts(t)
 	other := 0
 	for _, x := range r.doc.Summary.Reasons {

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newGentraceCmd) }
@@ -31,21 +30,16 @@ func newGentraceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return source.FileError(err)
-				}
-				defer f.Close()
-				w = f
+			f, err := createOutput(out, cmd.OutOrStdout(), 0o644)
+			if err != nil {
+				return err
 			}
-			bw := bufio.NewWriterSize(w, 1<<20)
+			bw := bufio.NewWriterSize(f, 1<<20)
 			st, err := nettrace.GenerateLarge(bw, n, seed)
 			if err == nil {
 				err = bw.Flush()
 			}
-			if err != nil {
+			if err := f.Finish(err); err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "gentrace: %d bytes, %d events (%d with stack), %d samples, %d GCs\n",

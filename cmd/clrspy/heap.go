@@ -32,7 +32,7 @@ const movementNote = "note: the GC survival and movement keyword makes every GC 
 func newHeapCmd() *cobra.Command {
 	var asJSON bool
 	var format, out string
-	var top int
+	var top, maxObjects int
 	var objects bool
 	c := &cobra.Command{
 		Use:   "heap [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
@@ -64,6 +64,7 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
 	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
+	c.Flags().IntVar(&maxObjects, "max-objects", 100_000, "sampled objects followed at once; past it a weighted reservoir keeps the estimates unbiased (0: no bound)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
@@ -72,15 +73,21 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 		if top < 0 {
 			return fmt.Errorf("--top must be 0 or more")
 		}
+		if maxObjects < 0 {
+			return fmt.Errorf("--max-objects must be 0 (no bound) or more")
+		}
 		if objects && format != "json" {
 			return fmt.Errorf("--objects needs --json")
 		}
-		return runHeap(cmd, t, args, format, out, top, objects)
+		if maxObjects == 0 {
+			maxObjects = -1 // heap.Options: negative is unbounded
+		}
+		return runHeap(cmd, t, args, format, out, top, objects, maxObjects)
 	}
 	return c
 }
 
-func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out string, top int, objects bool) error {
+func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out string, top int, objects bool, maxObjects int) error {
 	spec, err := t.spec(cmd, args, heapProviders())
 	if err != nil {
 		return err
@@ -93,7 +100,8 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 		notice(movementNote)
 	}
 	sym := stacks.NewSymbols(st.Header())
-	tr := heap.New(st.Header())
+	// Only --objects and pprof read the object list; the tables do not.
+	tr := heap.New(st.Header(), heap.Options{MaxObjects: maxObjects, SkipObjects: !objects && format != "pprof"})
 	in, err := run(st, stopWatch, tr, sym)
 	if err != nil {
 		st.Close()
@@ -118,8 +126,6 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 	default:
 		err = report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	return finish(st, in, err)
 }

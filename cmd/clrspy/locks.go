@@ -126,8 +126,6 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out str
 	default:
 		err = report.WriteLocksText(w, in, res)
 	}
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(err)
 	return finish(st, in, err)
 }

@@ -6,20 +6,21 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/clrspy/clrspy/source"
 )
 
-// openOutput returns stdout or the -o file.
-func openOutput(cmd *cobra.Command, path string) (io.Writer, func() error, error) {
-	if path == "" || path == "-" {
-		return cmd.OutOrStdout(), func() error { return nil }, nil
+// openOutput returns stdout or the -o file. closeOut(err) completes the
+// file when the report was written without error (err == nil) and drops it
+// otherwise, returning the first error: a failed report never leaves a
+// partial file under the name asked for.
+func openOutput(cmd *cobra.Command, path string) (w io.Writer, closeOut func(error) error, err error) {
+	if path == "" {
+		path = "-"
 	}
-	f, err := os.Create(path)
+	f, err := createOutput(path, cmd.OutOrStdout(), 0o644)
 	if err != nil {
-		return nil, nil, source.FileError(err)
+		return nil, nil, err
 	}
-	return f, f.Close, nil
+	return f, f.Finish, nil
 }
 
 // reportFormat resolves --json and --format (text, json or pprof) of the

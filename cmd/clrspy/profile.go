@@ -27,14 +27,29 @@ var profileProviders = []ipc.Provider{
 }
 
 func newProfileCmd() *cobra.Command {
-	var format, out, compat, weight string
+	var format, out, compat, weight, sampler string
 	var managedOnly, threads bool
 	c := &cobra.Command{
 		Use:   "profile [FILE|-] [--pid PID|--name NAME] [-- COMMAND ARGS]",
 		Short: "Managed stack samples to pprof, speedscope, folded stacks or an HTML flame graph",
-		Long: `profile turns the runtime's sample profiler (every managed thread's stack,
-about once a millisecond) into a profile.
+		Long: `profile samples stacks of a .NET process, or reads the samples of a trace file,
+into a profile.
 
+Two samplers (--sampler, live targets):
+  perf       Linux perf_event: every thread, managed and native frames (libc,
+             P/Invoke targets, the JIT, the GC) walked through frame pointers
+             and DWARF unwind tables, kernel frames when permitted, samples
+             taken during a GC labelled gc and gc_phase; --hz per thread
+             (default 99). It never stops the process: under 2 % overhead.
+  eventpipe  the runtime's sample profiler: managed frames only, every
+             managed thread about once a millisecond, by suspending the
+             runtime each time (20-25 % of a busy process's throughput).
+  auto       perf when the kernel permits it for this target (perf_event_paranoid,
+             CAP_PERFMON, the target's owner), else eventpipe with a note saying
+             why. The default.
+Trace files hold the runtime sample profiler's samples (eventpipe).
+
+EventPipe samples:
 Every sample has two values: a count, and the thread time it stands for: the
 interval since the thread's previous sample, or one sampler tick when the
 thread was not sampled in the previous tick (it had no managed frames).
@@ -46,9 +61,9 @@ from MethodLoadVerbose events and the rundown at the end of the session.
 
 Formats:
   pprof       gzipped protobuf for 'go tool pprof' (samples/count, wall/nanoseconds)
-  speedscope  JSON for https://www.speedscope.app: one time-ordered (evented)
-              profile per thread, each sample holding its stack for the time
-              it stands for
+  speedscope  JSON for https://www.speedscope.app: one profile per thread,
+              time-ordered (evented: each sample holds its stack for the time
+              it stands for) from the EventPipe sampler
   folded      collapsed stacks for flamegraph.pl and friends
   html        a self-contained interactive flame graph (no network)
 
@@ -68,6 +83,7 @@ frames, its time accounting) for comparison with that tool.`,
 	f.StringVar(&compat, "compat", "", "reproduce another tool's output: dotnetdiag")
 	f.StringVar(&weight, "weight", "", "value of folded and html output: samples or wall (default samples; wall with --compat dotnetdiag)")
 	f.BoolVar(&threads, "threads", false, "folded and html: one root frame per thread")
+	po := addPerfFlags(c, &sampler)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		mode, err := stacks.ParseCompat(compat)
 		if err != nil {
@@ -103,76 +119,119 @@ frames, its time accounting) for comparison with that tool.`,
 		if out == "" && ext != "" {
 			out = "profile." + ext
 		}
-		spec, err := tgt.spec(cmd, args, profileProviders)
+		o := &profileOutput{format: format, out: out, weight: w, threads: threads}
+		live := tgt.live(cmd)
+		use, err := chooseSampler(sampler, live, tgt, cmd, args, po.options())
 		if err != nil {
 			return err
 		}
-		st, stopWatch, err := openTarget(spec)
-		if err != nil {
-			return err
-		}
-		opts := stacks.Options{ManagedOnly: managedOnly, Compat: mode}
-		ss, err := eventedSpeedscope(format, &opts)
-		if err != nil {
-			st.Close()
-			return err
-		}
-		defer ss.Close()
-		b := stacks.New(st.Header(), opts)
-		var proc *source.ProcWatcher
-		if st.Live() {
-			// Events carry no thread names; the OS has them while the
-			// threads live, so read them during the session.
-			proc = source.WatchProc(st.Pid)
-		}
-		in, err := run(st, stopWatch, b)
-		if err != nil {
-			st.Close()
-			return err
-		}
-		if proc != nil {
-			proc.Stop()
-			b.SetMappings(proc.Mappings())
-		}
-		p := b.Result()
-		if proc != nil {
-			names := proc.ThreadNames()
-			for i := range p.Threads {
-				p.Threads[i].Name = names[p.Threads[i].ID]
+		if use == "perf" {
+			if managedOnly || mode != stacks.CompatNone {
+				return fmt.Errorf("--managed-only and --compat apply to the EventPipe sampler: add --sampler eventpipe")
 			}
+			return profilePerf(cmd, tgt, args, po, o)
 		}
-		p.Notes = in.Partial
-		if in.Truncated {
-			p.Notes = append(p.Notes, "names from the missing rundown are [unknown]")
-		}
-		dst, closeOut, err := openOutput(cmd, out)
-		if err != nil {
-			st.Close()
-			return err
-		}
-		switch format {
-		case "pprof":
-			err = report.WritePprof(dst, p)
-		case "speedscope":
-			err = ss.Write(dst, b, p, st.Name)
-		case "folded":
-			err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: w, Threads: threads})
-		case "html":
-			err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: w, Threads: threads, Title: st.Name})
-		}
-		if cerr := closeOut(); err == nil {
-			err = cerr
-		}
-		if err := finish(st, in, err); err != nil {
-			return err
-		}
-		if p.Total == 0 {
-			warn("%s has no stack samples (was %s enabled?)", st.Name, nettrace.ProviderSampleProfiler)
-		}
-		fmt.Fprintln(os.Stderr, profileSummary(p, out))
-		return nil
+		return profileEventPipe(cmd, tgt, args, stacks.Options{ManagedOnly: managedOnly, Compat: mode}, o)
 	}
 	return c
+}
+
+// profileOutput is where and how a profile is written.
+type profileOutput struct {
+	format, out string
+	weight      report.Weight
+	threads     bool
+	// evented holds the samples of a time-ordered speedscope file, named
+	// through builder (the EventPipe sampler; nil: the sampled form).
+	evented *speedscopeSpill
+	builder *stacks.Builder
+}
+
+// profileEventPipe profiles with the runtime's sample profiler (files, and
+// live targets with --sampler eventpipe).
+func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts stacks.Options, o *profileOutput) error {
+	spec, err := tgt.spec(cmd, args, profileProviders)
+	if err != nil {
+		return err
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	ss, err := eventedSpeedscope(o.format, &opts)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	defer ss.Close()
+	b := stacks.New(st.Header(), opts)
+	o.evented, o.builder = ss, b
+	var proc *source.ProcWatcher
+	if st.Live() {
+		// Events carry no thread names; the OS has them while the
+		// threads live, so read them during the session.
+		proc = source.WatchProc(st.Pid)
+	}
+	in, err := run(st, stopWatch, b)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if proc != nil {
+		proc.Stop()
+		b.SetMappings(proc.Mappings())
+	}
+	p := b.Result()
+	if proc != nil {
+		names := proc.ThreadNames()
+		for i := range p.Threads {
+			p.Threads[i].Name = names[p.Threads[i].ID]
+		}
+	}
+	return writeProfile(cmd, st, in, p, o)
+}
+
+// writeProfile writes p in the chosen format and closes the stream.
+func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *stacks.Profile, o *profileOutput) error {
+	var partial []string
+	for _, n := range in.Partial {
+		partial = append(partial, "PARTIAL: "+n)
+	}
+	if in.Truncated {
+		partial = append(partial, "names from the missing rundown are [unknown]")
+	}
+	p.Notes = append(partial, p.Notes...)
+	dst, closeOut, err := openOutput(cmd, o.out)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	switch o.format {
+	case "pprof":
+		err = report.WritePprof(dst, p)
+	case "speedscope":
+		if o.evented != nil {
+			err = o.evented.Write(dst, o.builder, p, st.Name)
+		} else {
+			err = report.WriteSpeedscope(dst, p, st.Name)
+		}
+	case "folded":
+		err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: o.weight, Threads: o.threads})
+	case "html":
+		err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: o.weight, Threads: o.threads, Title: st.Name})
+	}
+	err = closeOut(err)
+	if err := finish(st, in, err); err != nil {
+		return err
+	}
+	if p.Total == 0 {
+		warn("%s has no stack samples", st.Name)
+	}
+	for _, n := range p.Notes[len(partial):] {
+		notice(n)
+	}
+	fmt.Fprintln(os.Stderr, profileSummary(p, o.out))
+	return nil
 }
 
 func profileSummary(p *stacks.Profile, out string) string {
@@ -191,6 +250,9 @@ func profileSummary(p *stacks.Profile, out string) string {
 	}
 	if p.Truncated > 0 {
 		fmt.Fprintf(&b, "; %d truncated stacks", p.Truncated)
+	}
+	if p.Lost > 0 {
+		fmt.Fprintf(&b, "; %d samples lost (the kernel's ring buffer was full)", p.Lost)
 	}
 	if p.FoldedThreads > 0 {
 		fmt.Fprintf(&b, "; %d threads past the first %d folded into %s", p.FoldedThreads, stacks.DefaultMaxThreads, stacks.FoldedThreadName)

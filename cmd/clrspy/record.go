@@ -12,6 +12,7 @@ import (
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
@@ -70,7 +71,11 @@ starts suspended) and writes the runtime's nettrace stream to a file, byte for
 byte. The session ends with a rundown (so every method can be named) when
 --duration passes, on Ctrl-C/SIGTERM, or when the process exits. A target that
 exits during the recording ends it: the file is closed with a proper end, so it
-reads as complete up to the target's death.
+reads as complete up to the target's death. Until the end the stream goes to
+FILE.partial-XXXXXXXX beside FILE, renamed to FILE at the end: FILE is never a
+partial trace, and a clrspy killed outright leaves everything it received in
+the .partial file (a trace cut short, readable up to the cut). The file is
+readable by its owner only (0600) when the process runs as another user.
 
 With --stop-on-pause-over D, record keeps only a bounded ring of the stream in
 memory (metadata, stacks and method loads kept valid) and, when a GC pause
@@ -147,35 +152,28 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 	if err != nil {
 		return err
 	}
-	var file *os.File
-	created := false
-	if out == "-" {
-		spec.Tee = os.Stdout
-	} else if out != "" {
-		// Only a file this run creates is removed when the target cannot
-		// be opened (never an existing one, let alone /dev/null).
-		_, statErr := os.Stat(out)
-		created = os.IsNotExist(statErr)
-		file, err = os.Create(out)
+	var file *outfile.File
+	if out != "" {
+		// Opened before the target, so that a bad -o fails before a
+		// session starts. The stream goes to FILE.partial-XXXXXXXX,
+		// renamed to FILE when the session ends: a killed clrspy leaves
+		// everything received there, and never a partial FILE. The copy
+		// is faithful: every chunk read from the session goes to it,
+		// unbuffered, before the reader sees it.
+		file, err = createOutput(out, os.Stdout, 0o644)
 		if err != nil {
-			return source.FileError(err)
+			return err
 		}
-		defer file.Close()
-		// The file is a faithful copy: every chunk read from the session
-		// goes to it, unbuffered (so a killed clrspy leaves everything
-		// received), before the reader sees it.
+		defer file.Abort() // a no-op once closed
 		spec.Tee = file
 	}
 	start := time.Now()
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
-		if file != nil {
-			file.Close()
-			if created {
-				os.Remove(out)
-			}
-		}
 		return err
+	}
+	if file != nil {
+		file.SetPerm(tracePerm(st))
 	}
 	var events, gcs uint64
 	var readErr error
@@ -198,6 +196,16 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 	if err := st.Drain(); err != nil && readErr == nil {
 		readErr = err
 	}
+	if file != nil && file.Err() != nil {
+		// The file cannot take more (a full disk): drop the session first
+		// (a runtime whose stream nobody reads blocks, and a launched
+		// program could not exit), then end.
+		if s := st.Session(); s != nil {
+			s.Close()
+		}
+		st.Close()
+		return file.Err() // "writing FILE: ..." (the partial file is removed)
+	}
 	end := st.End()
 	closeErr := st.Close()
 	where := ""
@@ -209,14 +217,14 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 		if file != nil && end.Truncated != nil {
 			// Close the copy where its last complete block ends, with the
 			// stream's end marker, so it reads as complete up to the death.
-			if err := sealTrace(file, end.Truncated.Offset); err != nil {
+			if err := file.Seal(end.Truncated.Offset, nettrace.EndOfStreamV4); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
 		}
 	}
 	if file != nil {
 		if err := file.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", out, err)
+			return err
 		}
 	}
 	var bytes int64
@@ -235,16 +243,6 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// sealTrace cuts a trace copy at offset (the start of the object the
-// stream was cut in) and ends it with the end-of-stream tag.
-func sealTrace(f *os.File, offset int64) error {
-	if err := f.Truncate(offset); err != nil {
-		return err
-	}
-	_, err := f.WriteAt(nettrace.EndOfStreamV4, offset)
-	return err
 }
 
 // recordTriggered runs a live session through the GC pause analysis and the
@@ -267,7 +265,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 		st.Name, o.over, o.before, o.after, o.maxMB))
 	// Stop waits for the runtime to end the session, which needs the read
 	// loop to go on: Stream.Stop stops in the background.
-	trig := o.newTrigger(st.Header(), out, notice, st.Stop)
+	trig := o.newTrigger(st.Header(), out, tracePerm(st), notice, st.Stop)
 	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, KeepGCs: 1, KeepSuspensions: 1})
 	_, err = run(st, stopWatch, trig, a)
 	trig.Finish()

@@ -106,10 +106,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		st.Close()
 		return err
 	}
-	err = report.WritePage(w, page)
-	if e := closeOut(); err == nil {
-		err = e
-	}
+	err = closeOut(report.WritePage(w, page))
 	if err := finish(st, in, err); err != nil {
 		return err
 	}
@@ -186,10 +183,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 			st.Close()
 			return oerr
 		}
-		err = report.WritePage(w, hub.Page())
-		if e := closeOut(); err == nil {
-			err = e
-		}
+		err = closeOut(report.WritePage(w, hub.Page()))
 	}
 	return finish(st, in, err)
 }

@@ -16,6 +16,7 @@ func newRootCmd() *cobra.Command {
 file) and reports, precisely, what the runtime does to it:
 
   gc       every stop-the-world pause: GC generation, reason, suspend and pause time
+  top      a live terminal view of one process: pauses, heap, counters, locks, CPU
   profile  managed stack samples to pprof, speedscope, folded stacks, flame graphs
   heap     sampled objects followed across compacting GCs
   locks    lock contention: which lock, how long, behind which owner

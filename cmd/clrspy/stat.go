@@ -71,9 +71,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			} else {
 				err = report.WriteStatText(w, doc)
 			}
-			if cerr := closeOut(); err == nil {
-				err = cerr
-			}
+			err = closeOut(err)
 			return finish(st, in, err)
 		},
 	}

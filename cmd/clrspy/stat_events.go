@@ -54,8 +54,6 @@ func statEvents(cmd *cobra.Command, st *source.Stream, stopWatch func(), out str
 	if ferr := d.w.Flush(); err == nil {
 		err = ferr
 	}
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
+	err = closeOut(err)
 	return finish(st, in, err)
 }

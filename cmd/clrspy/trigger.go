@@ -12,8 +12,8 @@ import (
 
 	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/source"
 )
 
 // triggerFlags are the flags of the "save the trace around a long GC
@@ -76,16 +76,18 @@ func numbered(path string, n int) string {
 	return fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), n, ext)
 }
 
-// newTrigger builds the trigger writing to out; notices go to say, and
-// done is called after the last save.
-func (t *triggerFlags) newTrigger(hdr *nettrace.Header, out string, say func(string), done func()) *flightrec.PauseTrigger {
+// newTrigger builds the trigger writing to out (files with perm); notices
+// go to say, and done is called after the last save.
+func (t *triggerFlags) newTrigger(hdr *nettrace.Header, out string, perm os.FileMode, say func(string), done func()) *flightrec.PauseTrigger {
 	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerConfig{
 		Over: t.over, Before: t.before, After: t.after, Rearm: t.rearm, MaxBytes: t.maxMB << 20,
 		Create: func(n int, _ *gcpause.GC) (io.WriteCloser, string, error) {
 			name := numbered(out, n)
-			f, err := os.Create(name)
+			// Written beside name and renamed into place once complete;
+			// a failed save is aborted (flightrec calls Abort).
+			f, err := outfile.Create(name, outfile.Options{Perm: perm})
 			if err != nil {
-				return nil, name, source.FileError(err)
+				return nil, name, err
 			}
 			return f, name, nil
 		},

@@ -8,7 +8,8 @@ namespace Workload;
 // Options: seconds (default 3) or iterations (outer loops; wins over
 // seconds), window (live objects kept, 20000), loh (every Nth iteration
 // allocates an 100 KB array, 50). GC flavour comes from DOTNET_gcServer and
-// DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress).
+// DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress);
+// with pauselog=1 it records the runtime's pause per GC (PauseLog).
 public sealed class Churn : IWorkload
 {
     public string Name => "churn";
@@ -28,18 +29,21 @@ public sealed class Churn : IWorkload
         var ring = new Node?[window];
         var old = new List<Node>();
         long objects = 0, loh = 0, i = 0, sink = 0;
+        PauseLog.Start(opt);
         var sw = Stopwatch.StartNew();
         while (Progress.Phased ? !Progress.Ended : iterations > 0 ? i < iterations : sw.Elapsed.TotalSeconds < seconds)
         {
             Progress.Count = i;
             for (int k = 0; k < 1000; k++)
             {
+                if (PauseLog.On) PauseLog.Check();
                 var n = new Node();
                 objects++;
                 // Every 10th survives for a while in the ring.
                 if (k % 10 == 0) ring[(objects / 10) % window] = n;
                 sink += n.Data.Length;
             }
+            if (PauseLog.On) PauseLog.Check();
             if (i % 200 == 0)
             {
                 // Renew the old generation: what was old dies in gen2.
@@ -57,6 +61,8 @@ public sealed class Churn : IWorkload
             i++;
         }
         sw.Stop();
+        if (PauseLog.On) PauseLog.Check();
+        PauseLog.Save(work);
         work["iterations"] = i;
         work["objects"] = objects;
         work["lohAllocations"] = loh;

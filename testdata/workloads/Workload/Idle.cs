@@ -4,6 +4,8 @@ namespace Workload;
 // 50 ms for seconds (default 30) or until a line (or EOF) arrives on stdin
 // when stdin=1, allocating a little each step (allocKB, default 64) so a
 // session has some GC traffic. gcEveryMs>0 also induces a gen0 GC that often.
+// ignoreTerm=1 ignores SIGTERM, so the process outlives a tool's request to
+// end it (as a process hung in its exit would): tools must not wait forever.
 public sealed class Idle : IWorkload
 {
     public string Name => "idle";
@@ -14,6 +16,11 @@ public sealed class Idle : IWorkload
         int allocKB = opt.Int("allocKB", 64);
         int gcEvery = opt.Int("gcEveryMs", 0);
         var stop = new ManualResetEventSlim();
+        using var term = opt.Int("ignoreTerm", 0) != 0
+            ? System.Runtime.InteropServices.PosixSignalRegistration.Create(
+                System.Runtime.InteropServices.PosixSignal.SIGTERM, ctx => ctx.Cancel = true)
+            : null;
+        if (term != null) Console.Error.WriteLine("ignoring SIGTERM");
         if (opt.Int("stdin", 0) != 0)
             new Thread(() => { Console.In.ReadLine(); stop.Set(); }) { IsBackground = true }.Start();
         var sw = System.Diagnostics.Stopwatch.StartNew();

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/internal/outfile"
+	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/top"
+	"github.com/clrspy/clrspy/tui"
+)
+
+func init() { commands = append(commands, newTopCmd) }
+
+// topOptions are the flags of clrspy top.
+type topOptions struct {
+	info, warn, slowSuspend time.Duration
+	locks, cpu              bool
+	programOutput           string
+	snapshotEvery           time.Duration
+	out                     string
+	record                  string
+	refresh                 time.Duration
+}
+
+// errTopNoTerminal is top's one line when standard output is not a
+// terminal.
+var errTopNoTerminal = errors.New("top needs a terminal (standard output is not one): use clrspy gc for a pause log and report, or clrspy serve for metrics")
+
+func newTopCmd() *cobra.Command {
+	o := &topOptions{}
+	c := &cobra.Command{
+		Use:   "top [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "A live terminal view of a process's GC pauses, heap, locks, CPU and counters",
+		Long: `top shows a .NET process live, refreshed every second: the runtime version and
+GC flavour, the allocation rate, each generation's size after the last GC, GCs
+per generation, the share of time paused over the last 1, 10 and 60 s and since
+attach, the longest pause; the latest GCs (colored with clrspy gc's --info and
+--warn thresholds, slow suspensions marked "!", non-GC suspensions as rows of
+their own); a pause histogram per generation and a timeline; the runtime's
+counters (thread pool, exceptions, JIT, working set); the most contended locks
+with --locks and the methods with the most CPU samples with --cpu.
+
+Keys: q quit (the session stops cleanly, the target keeps running), space
+freeze/unfreeze the display (collection goes on), g/l/c the GC table, locks or
+methods, s the GC table's sort (time, pause, generation), / filter it by a
+generation or a reason, ? help.
+
+A program started with -- gets no terminal: its output goes to
+--program-output FILE (default: discarded). When the target exits, the last
+screen stays, with its exit status, until q. --snapshot-every D -o FILE
+appends each screen's data as a JSON line for scripts; --record FILE saves the
+session's events (the other commands read the same events the screen showed).
+top needs a terminal; without one, use clrspy gc or clrspy serve.`,
+		Example: `  clrspy top --pid 1234
+  clrspy top --name MyService --locks --cpu
+  clrspy top --program-output app.log -- dotnet app.dll
+  clrspy top --pid 1234 --snapshot-every 5s -o top.jsonl
+  clrspy top --pid 1234 --record seen.nettrace && clrspy gc seen.nettrace`,
+	}
+	t := addTargetFlags(c)
+	f := c.Flags()
+	f.DurationVar(&o.info, "info", 10*time.Millisecond, "pauses from this long are colored as Info (yellow), as clrspy gc logs them")
+	f.DurationVar(&o.warn, "warn", 100*time.Millisecond, "pauses from this long are colored as Warn (red)")
+	f.DurationVar(&o.slowSuspend, "slow-suspend", 5*time.Millisecond, `mark suspensions (time to stop threads) longer than this with "!"`)
+	f.BoolVar(&o.locks, "locks", false, "also collect lock contention (the l panel)")
+	f.BoolVar(&o.cpu, "cpu", false, "also run the sample profiler clrspy profile uses (the c panel: top methods)")
+	f.StringVar(&o.programOutput, "program-output", "", "write a program started with -- its stdout and stderr to this file (default: discarded)")
+	f.DurationVar(&o.snapshotEvery, "snapshot-every", 0, "append the screen's data to -o FILE as a JSON line this often")
+	f.StringVarP(&o.out, "output", "o", "", "the file --snapshot-every appends to")
+	f.StringVar(&o.record, "record", "", "also save the session's event stream to this .nettrace file, as clrspy record does (what the screen showed, for clrspy gc, profile, locks...)")
+	f.DurationVar(&o.refresh, "refresh", time.Second, "how often the screen is refreshed")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case o.info > o.warn:
+			return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", o.info, o.warn)
+		case o.snapshotEvery < 0 || o.refresh < 0:
+			return fmt.Errorf("--snapshot-every and --refresh must not be negative")
+		case o.snapshotEvery > 0 && o.out == "":
+			return fmt.Errorf("--snapshot-every needs -o FILE")
+		case o.snapshotEvery == 0 && o.out != "":
+			return fmt.Errorf("-o FILE takes the --snapshot-every lines: give --snapshot-every too")
+		case o.programOutput != "" && cmd.ArgsLenAtDash() < 0:
+			return fmt.Errorf("--program-output applies to a program started with -- COMMAND")
+		case o.out == "-" || o.record == "-" || o.programOutput == "-":
+			return fmt.Errorf("standard output is the screen: give -o, --record and --program-output a file")
+		case o.record != "" && !t.live(cmd):
+			return fmt.Errorf("--record applies to live sessions (--pid, --name or -- COMMAND)")
+		}
+		if !isTerminal(os.Stdout) {
+			return errTopNoTerminal
+		}
+		return runTop(cmd, t, args, o)
+	}
+	return c
+}
+
+// openLive opens a file that is written as things happen (the
+// --snapshot-every lines, appended; a launched program's output): scripts
+// may follow it, so unlike the other outputs it is not written beside and
+// renamed into place; like them, never through a symbolic link.
+func openLive(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		to, _ := os.Readlink(path)
+		return nil, fmt.Errorf("%s is a symbolic link (to %s): not writing through it (remove it, or name the file it points to)", path, to)
+	}
+	if err != nil {
+		return nil, source.FileError(err)
+	}
+	return f, nil
+}
+
+func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
+	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu}
+	spec, err := t.spec(cmd, args, monitor.Providers(&mopts))
+	if err != nil {
+		return err
+	}
+	notes := &top.Notes{}
+	spec.Notice = notes.Add
+	var view []string
+	if len(spec.Argv) > 0 {
+		// The terminal is the screen's: the program reads nothing and
+		// writes to a file or nowhere.
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer null.Close()
+		spec.ProgramStdin, spec.ProgramStdinIsTerminal = null, false
+		spec.ProgramStdout, spec.ProgramStderr = null, null
+		if o.programOutput != "" {
+			po, err := openLive(o.programOutput, os.O_TRUNC)
+			if err != nil {
+				return err
+			}
+			defer po.Close()
+			spec.ProgramStdout, spec.ProgramStderr = po, po
+			view = append(view, "the program's output goes to "+o.programOutput)
+		} else {
+			view = append(view, "the program's output is discarded (--program-output FILE keeps it)")
+		}
+	}
+	var snaps *os.File
+	if o.out != "" {
+		if snaps, err = openLive(o.out, os.O_APPEND); err != nil {
+			return err
+		}
+		defer snaps.Close()
+	}
+	var rec *outfile.File
+	if o.record != "" {
+		// As clrspy record writes it: beside the final name, renamed into
+		// place at the end; every byte of the stream, before the screen's
+		// reader sees it.
+		if rec, err = outfile.Create(o.record, outfile.Options{}); err != nil {
+			return err
+		}
+		defer rec.Abort() // a no-op once closed
+		spec.Tee = rec
+	}
+	st, err := source.Open(spec)
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		rec.SetPerm(tracePerm(st))
+	}
+	mon := monitor.New(st.Header(), mopts)
+	cfg := top.Config{
+		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
+		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu,
+			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
+	}
+	if snaps != nil {
+		cfg.SnapshotOut = snaps
+	}
+	res, err := top.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		if tr := res.End.Truncated; res.End.TargetExited && tr != nil {
+			// The target died mid-block: end the copy after its last
+			// complete block, as clrspy record does.
+			if err := rec.Seal(tr.Offset, nettrace.EndOfStreamV4); err != nil {
+				return err
+			}
+		}
+		if err := rec.Close(); err != nil {
+			return err
+		}
+	}
+	// The screen is gone: what it said that matters afterwards goes to
+	// stderr.
+	if res.TargetRunning {
+		msg := fmt.Sprintf("%s (pid %d) keeps running", source.ProcName(st.Pid), st.Pid)
+		if o.programOutput != "" {
+			msg += "; its output goes to " + o.programOutput
+		}
+		notice(msg)
+	}
+	if n := res.End.EventsLost; n > 0 {
+		warn("%s: %d events lost (the runtime's buffer overflowed): the figures missed what they carried", st.Name, n)
+	}
+	if res.Err != nil {
+		return res.Err
+	}
+	if res.SnapshotErr != nil {
+		return res.SnapshotErr
+	}
+	if st.Kind == source.Launch && !res.TargetRunning && res.ExitCode != 0 {
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
+}

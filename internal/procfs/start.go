@@ -1,0 +1,52 @@
+package procfs
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times:
+// 100 on every Linux architecture Go runs on.
+const clockTicks = 100
+
+// StartTime is when a process started: its start time in /proc/PID/stat
+// (clock ticks after boot) plus the boot time in /proc/stat.
+func StartTime(pid int) (time.Time, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return time.Time{}, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: fields
+	// are counted from the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// Field 22 (starttime) is the 20th after the command.
+	if len(f) < 20 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: starttime: %v", pid, err)
+	}
+	st, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, l := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("/proc/stat: btime: %v", err)
+			}
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("/proc/stat: no btime")
+}

@@ -1,0 +1,484 @@
+package monitor
+
+import (
+	"sync"
+	"time"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// Options configure a Monitor. The zero value monitors GCs, suspensions,
+// lock contention totals and the runtime's counters.
+type Options struct {
+	// KeepGCs bounds the GC rows kept (0: 256); counts and histograms
+	// cover every GC.
+	KeepGCs int
+	// KeepSuspensions bounds the non-GC suspension rows kept (0: 128).
+	KeepSuspensions int
+	// TopLocks is how many locks Snapshot lists (0: 10). Lock totals and the
+	// wait histogram are kept whenever contention events arrive.
+	TopLocks int
+	// Locks asks the session for contention events (Providers).
+	Locks bool
+	// CPU asks for the sample profiler and keeps the samples of the last
+	// CPUWindow for top methods and a flame graph.
+	CPU bool
+	// CPUWindow is the time the top methods and the flame graph cover
+	// (0: 10 s; at most 5 min).
+	CPUWindow time.Duration
+	// TopMethods is how many methods Snapshot lists (0: 25).
+	TopMethods int
+	// FlameMaxNodes bounds the flame graph (0: 5000 nodes); the lightest
+	// subtrees are cut first.
+	FlameMaxNodes int
+	// NoCounters leaves out the runtime's counters.
+	NoCounters bool
+	// Counters configure the counters (interval, meter session).
+	Counters counters.Options
+
+	// OnGC is called for each GC once it is complete, or given up as
+	// incomplete (GC.Complete false). OnSuspension is called for each
+	// runtime suspension that is not a GC's (except the sample profiler's).
+	// Both run on the goroutine that calls Event, after the monitor's
+	// state includes the GC (Snapshot may be called from them); the record
+	// must not be changed, and stays valid (it is not reused).
+	OnGC         func(*gcpause.GC)
+	OnSuspension func(*gcpause.Suspension)
+}
+
+func (o *Options) keepGCs() int         { return def(o.KeepGCs, 256) }
+func (o *Options) keepSuspensions() int { return def(o.KeepSuspensions, 128) }
+func (o *Options) topLocks() int        { return def(o.TopLocks, 10) }
+func (o *Options) topMethods() int      { return def(o.TopMethods, 25) }
+func (o *Options) flameMaxNodes() int   { return def(o.FlameMaxNodes, 5000) }
+func (o *Options) cpuWindowSec() int {
+	s := int(o.CPUWindow / time.Second)
+	if s <= 0 {
+		return 10
+	}
+	return min(s, maxCPUWindowSec)
+}
+
+func def(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Providers returns what a session must enable for a Monitor with these
+// options: the runtime's GC events (GCTriggered among them, which tells
+// server from workstation GC), contention events, the sample profiler with
+// the method events that name its frames, and the counters' providers
+// (with Counters.Meter, which sets Counters.SessionID when empty: give the
+// same Options to New).
+func Providers(opts *Options) []ipc.Provider {
+	kw := ipc.KeywordGC
+	if opts.Locks {
+		kw |= ipc.KeywordContention
+	}
+	var ps []ipc.Provider
+	if opts.CPU {
+		kw |= ipc.KeywordSymbols
+		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+	}
+	ps = append([]ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}, ps...)
+	if !opts.NoCounters {
+		ps = append(ps, counters.Providers(&opts.Counters)...)
+	}
+	return ps
+}
+
+// Monitor is the live model of one target, fed one stream. Event must be
+// called from one goroutine (the reader's); Snapshot and the setters may
+// be called from any goroutine at any time.
+type Monitor struct {
+	mu   sync.Mutex
+	hdr  *nettrace.Header
+	opts Options
+
+	gc   *gcpause.Analyzer
+	ctr  *counters.Analyzer
+	cpu  *cpuWindow
+	lock lockState
+
+	// Filled by gcpause's callbacks during Event (under mu), handed to the
+	// caller's callbacks after mu is released (reader goroutine only).
+	pendingGCs   []*gcpause.GC
+	pendingSusps []*gcpause.Suspension
+
+	gcs   ring[GCRow]
+	susps ring[SuspensionRow]
+	gen   [3]genAcc
+	all   genAcc
+	// byType counts complete GCs by type (NonConcurrent, Background, Foreground).
+	byType      [3]int
+	incomplete  int
+	suspendHist hist
+	longest     GCRow
+	hasLongest  bool
+	last        GCRow
+	hasLast     bool
+	promoted    [5]uint64
+	gen0Alloc   allocWindow
+
+	// Every runtime suspension, by thread while open.
+	open       []openSusp
+	gcStopped  *stopped // suspensions for a GC (reasons GC and GCPrep)
+	anyStopped *stopped // every suspension
+	reasons    map[clrevents.SuspendReason]*reasonAcc
+
+	flavor flavorState
+	proc   Process
+	sess   sessionState
+
+	first, now int64 // ns since the session start: first and latest event
+	seen       bool
+	events     uint64
+	lost       uint64
+	stats      analysis.Stats
+}
+
+type genAcc struct {
+	count, induced int
+	totalPause     int64 // sum of the pauses (PerfView's)
+	totalRuntime   int64 // sum of the runtime's pauses
+	maxPause       int64
+	hist           hist
+}
+
+type openSusp struct {
+	thread       uint64
+	reason       clrevents.SuspendReason
+	begin, ended int64 // ns; ended: SuspendEEEnd (0: not yet)
+}
+
+type reasonAcc struct {
+	count, incomplete int
+	total, max        int64
+	suspendTotal      int64
+}
+
+// windowKeep is how far back the stopped-time windows reach.
+const windowKeep = int64(60 * time.Second)
+
+// maxStopIntervals bounds each stopped-time union: 1<<16 intervals of 24
+// bytes (1.5 MB), a minute of the sample profiler's 1 kHz suspensions.
+const maxStopIntervals = 1 << 16
+
+// New returns a Monitor for a stream with header hdr.
+func New(hdr *nettrace.Header, opts Options) *Monitor {
+	m := &Monitor{
+		hdr:         hdr,
+		opts:        opts,
+		gcs:         newRing[GCRow](opts.keepGCs()),
+		susps:       newRing[SuspensionRow](opts.keepSuspensions()),
+		suspendHist: newHist(PauseBounds),
+		gcStopped:   newStopped(windowKeep, maxStopIntervals),
+		anyStopped:  newStopped(windowKeep, maxStopIntervals),
+		reasons:     make(map[clrevents.SuspendReason]*reasonAcc),
+		lock:        newLockState(),
+		open:        make([]openSusp, 0, 8),
+	}
+	for i := range m.gen {
+		m.gen[i].hist = newHist(PauseBounds)
+	}
+	m.all.hist = newHist(PauseBounds)
+	m.gc = gcpause.New(hdr, gcpause.Options{
+		// gcpause keeps twice this between trims; the monitor's rows are
+		// its own, gcpause's only need to outlive a running GC.
+		KeepGCs: 8, KeepSuspensions: 8,
+		OnGC:         m.onGC,
+		OnSuspension: m.onSuspension,
+	})
+	if !opts.NoCounters {
+		m.ctr = counters.New(hdr, opts.Counters)
+	}
+	if opts.CPU {
+		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
+	}
+	m.proc.Pid = hdr.ProcessID
+	m.sess.state = StateRunning
+	return m
+}
+
+// Stats implements analysis.Analyzer: every event the monitor's analyses
+// used, and payloads that did not decode.
+func (m *Monitor) Stats() analysis.Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.stats
+	st.Add(m.gc.Stats())
+	if m.ctr != nil {
+		st.Add(m.ctr.Stats())
+	}
+	if m.cpu != nil {
+		st.Add(m.cpu.stats())
+	}
+	return st
+}
+
+// Event feeds one event (analysis.Analyzer). Call it from one goroutine.
+func (m *Monitor) Event(ev *nettrace.Event) {
+	m.mu.Lock()
+	m.event(ev)
+	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	gcs, susps := m.pendingGCs, m.pendingSusps
+	m.pendingGCs, m.pendingSusps = nil, nil
+	m.mu.Unlock()
+	// The callbacks run unlocked (they may take a Snapshot); the slices
+	// are this goroutine's alone until handed back.
+	if f := m.opts.OnGC; f != nil {
+		for _, g := range gcs {
+			f(g)
+		}
+	}
+	if f := m.opts.OnSuspension; f != nil {
+		for _, s := range susps {
+			f(s)
+		}
+	}
+	clear(gcs)
+	clear(susps)
+	m.mu.Lock()
+	m.pendingGCs, m.pendingSusps = gcs[:0], susps[:0]
+	m.mu.Unlock()
+}
+
+func (m *Monitor) event(ev *nettrace.Event) {
+	ts := m.hdr.Nanos(ev.Timestamp)
+	if !m.seen {
+		m.first, m.seen = ts, true
+	}
+	if ts > m.now {
+		m.now = ts
+	}
+	m.events++
+	if ev.LostBefore > 0 {
+		m.lost += uint64(ev.LostBefore)
+	}
+	m.gc.Event(ev)
+	meta := ev.Meta
+	switch meta.Runtime {
+	case nettrace.Runtime:
+		m.runtimeEvent(ev, ts)
+	case nettrace.Rundown:
+		if meta.EventID == idRuntimeInformation {
+			m.runtimeInformation(ev)
+		}
+	case nettrace.EventPipe:
+		if meta.EventName == "ProcessInfo" {
+			m.processInfoEvent(ev)
+		}
+	case nettrace.NotRuntime:
+		if m.ctr != nil {
+			m.ctr.Event(ev)
+		}
+		return
+	}
+	if m.cpu != nil {
+		m.cpu.event(ev, ts)
+	}
+}
+
+func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
+	meta := ev.Meta
+	switch meta.EventID {
+	case clrevents.IDGCSuspendEEBegin:
+		e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, meta.Version, m.hdr.PointerSize)
+		if m.stats.Failed(err) {
+			return
+		}
+		m.stats.Used()
+		m.suspendBegin(ev.ThreadID, e.Reason, ts)
+	case clrevents.IDGCSuspendEEEnd:
+		if s := m.openOn(ev.ThreadID); s != nil && s.ended == 0 {
+			s.ended = ts
+		}
+	case clrevents.IDGCRestartEEEnd:
+		m.stats.Used()
+		if i := m.openIndex(ev.ThreadID); i >= 0 {
+			m.closeSusp(i, ts, false)
+		}
+	case clrevents.IDGCTriggered:
+		m.flavor.triggered(ev.ThreadID)
+	case clrevents.IDGCStart:
+		e, err := clrevents.DecodeGCStart(ev.Payload, meta.Version, m.hdr.PointerSize)
+		if err == nil {
+			m.flavor.gcStart(ev.ThreadID, e.Type)
+		}
+	case clrevents.IDGCGlobalHeapHistory:
+		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, meta.Version, m.hdr.PointerSize)
+		if err == nil {
+			m.flavor.globalHistory(e, meta.Version)
+		}
+	case clrevents.IDContentionStart:
+		m.lock.start(ev, m.hdr.PointerSize, ts, &m.stats)
+	case clrevents.IDContentionStop:
+		m.lock.stop(ev, m.hdr.PointerSize, ts, &m.stats)
+	}
+}
+
+func (m *Monitor) openIndex(tid uint64) int {
+	for i := range m.open {
+		if m.open[i].thread == tid {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Monitor) openOn(tid uint64) *openSusp {
+	if i := m.openIndex(tid); i >= 0 {
+		return &m.open[i]
+	}
+	return nil
+}
+
+func (m *Monitor) suspendBegin(tid uint64, reason clrevents.SuspendReason, ts int64) {
+	if i := m.openIndex(tid); i >= 0 {
+		// The thread's previous suspension never saw its RestartEEEnd.
+		m.closeSusp(i, ts, true)
+	}
+	if len(m.open) >= 64 {
+		// Suspensions whose ends were lost pile up only with lost events:
+		// give the oldest up.
+		m.closeSusp(0, ts, true)
+	}
+	m.open = append(m.open, openSusp{thread: tid, reason: reason, begin: ts})
+}
+
+func (m *Monitor) closeSusp(i int, ts int64, incomplete bool) {
+	s := m.open[i]
+	m.open = append(m.open[:i], m.open[i+1:]...)
+	r := m.reasons[s.reason]
+	if r == nil {
+		r = &reasonAcc{}
+		m.reasons[s.reason] = r
+	}
+	d := max(ts-s.begin, 0)
+	r.count++
+	r.total += d
+	r.max = max(r.max, d)
+	if s.ended > 0 {
+		r.suspendTotal += s.ended - s.begin
+	}
+	if incomplete {
+		// Where it really ended is unknown: it does not count as stopped.
+		r.incomplete++
+		return
+	}
+	m.anyStopped.add(s.begin, ts, m.now)
+	if s.reason.IsGC() {
+		m.gcStopped.add(s.begin, ts, m.now)
+	}
+}
+
+// openSince is the earliest begin of the suspensions in progress that
+// match gcOnly (-1: none).
+func (m *Monitor) openSince(gcOnly bool) int64 {
+	t := int64(-1)
+	for _, s := range m.open {
+		if gcOnly && !s.reason.IsGC() {
+			continue
+		}
+		if t < 0 || s.begin < t {
+			t = s.begin
+		}
+	}
+	return t
+}
+
+// onGC runs inside gcpause.Event (m.mu held).
+func (m *Monitor) onGC(g *gcpause.GC) {
+	row := newGCRow(g)
+	m.gcs.push(row)
+	m.last, m.hasLast = row, true
+	if !g.Complete {
+		m.incomplete++
+	} else {
+		gen := min(max(g.Generation, 0), 2)
+		for _, a := range [2]*genAcc{&m.gen[gen], &m.all} {
+			a.count++
+			if g.Induced {
+				a.induced++
+			}
+			a.totalPause += g.PauseNanos
+			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
+			if g.StartSeen {
+				// A GC begun before the session has a lower-bound pause:
+				// in the totals, not in maxima and histograms.
+				a.maxPause = max(a.maxPause, g.PauseNanos)
+				a.hist.add(g.PauseNanos)
+			}
+		}
+		if int(g.Type) < len(m.byType) {
+			m.byType[g.Type]++
+		}
+		if g.StartSeen {
+			m.suspendHist.add(g.SuspendNanos)
+			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
+				m.longest, m.hasLongest = row, true
+			}
+		}
+		if g.HasHeapStats {
+			for i := range m.promoted {
+				m.promoted[i] += g.HeapStats.TotalPromotedSize[i]
+			}
+		}
+		if g.HasPerHeap {
+			m.gen0Alloc.add(g.PauseEndNanos, g.Gen0Allocated)
+		}
+	}
+	if m.opts.OnGC != nil {
+		m.pendingGCs = append(m.pendingGCs, g)
+	}
+}
+
+func (m *Monitor) onSuspension(s *gcpause.Suspension) {
+	m.susps.push(SuspensionRow{
+		Reason: s.Reason.String(), Code: uint32(s.Reason), ThreadID: s.ThreadID,
+		StartUTC: s.StartUTC.UTC(), StartMS: ms(s.StartNanos), PauseMS: ms(s.PauseNanos),
+		SuspendMS: optNanos(s.SuspendNanos), Incomplete: s.Incomplete,
+	})
+	if m.opts.OnSuspension != nil {
+		m.pendingSusps = append(m.pendingSusps, s)
+	}
+}
+
+func optNanos(ns int64) Opt {
+	if ns < 0 {
+		return None
+	}
+	return Opt(ms(ns))
+}
+
+// SymbolEvent feeds the CPU window's symbol table a method or module
+// rundown event from another session on the same process: a live session
+// only sees the methods compiled after it began, and a short rundown
+// session (started and stopped at once) names those compiled before.
+func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cpu != nil && ev.Meta.Runtime == nettrace.Rundown {
+		m.cpu.sym.Event(ev)
+	}
+}
+
+// Finish implements analysis.Finisher: the stream ended (suspensions still
+// open stay open; GCs still running stay unreported).
+func (m *Monitor) Finish() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sess.state == StateRunning {
+		m.sess.state = StateEnded
+	}
+}

@@ -1,0 +1,260 @@
+package monitor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// Process is what is known about the target.
+type Process struct {
+	Pid            int    `json:"pid"`
+	Name           string `json:"name"`
+	CommandLine    string `json:"command_line,omitempty"`
+	RuntimeVersion string `json:"runtime_version,omitempty"` // "10.0.12"
+	OS             string `json:"os,omitempty"`
+	Arch           string `json:"arch,omitempty"`
+	// StartUTC is when the process started (zero: unknown).
+	StartUTC time.Time `json:"start_utc"`
+	// UptimeSec is the process' age at the latest event; the session's
+	// age when the process start is unknown (UptimeFromStart false).
+	UptimeSec       float64  `json:"uptime_s"`
+	UptimeFromStart bool     `json:"uptime_from_start"`
+	GC              GCFlavor `json:"gc"`
+}
+
+// GCFlavor is the GC's configuration, as far as the events tell.
+type GCFlavor struct {
+	// Kind is "server", "workstation", or "" while unknown.
+	Kind string `json:"kind"`
+	// KindFrom says how Kind is known: "startup_flags" (the runtime's own
+	// configuration, in the rundown at the session's end or in a trace
+	// file), "heap_count" (a GC ran on more than one heap: server), or
+	// "gc_thread" (whether GCs run on the thread that triggered them, as
+	// workstation GCs do, or on dedicated GC threads, as server GCs do;
+	// decided by the majority of the GCs seen).
+	KindFrom string `json:"kind_from,omitempty"`
+	// Concurrent: background GCs are enabled; null while unknown.
+	Concurrent *bool `json:"concurrent"`
+	// ConcurrentFrom: "startup_flags", "pause_mode" (the latency mode of
+	// the last GC: Batch means no background GCs, which is how the runtime
+	// applies gcConcurrent=0, and also what GCSettings.LatencyMode = Batch
+	// does), or "background_gc" (one was seen).
+	ConcurrentFrom string `json:"concurrent_from,omitempty"`
+	// Heaps is the number of GC heaps in the last GC (server GC with
+	// dynamic adaptation starts with one).
+	Heaps int `json:"heaps"`
+	// LatencyMode of the last GC: Batch, Interactive, LowLatency,
+	// SustainedLowLatency, NoGCRegion.
+	LatencyMode string `json:"latency_mode,omitempty"`
+}
+
+// String is "server, concurrent" and the like ("unknown" before any GC).
+func (f GCFlavor) String() string {
+	k := f.Kind
+	if k == "" {
+		k = "unknown"
+	}
+	switch {
+	case f.Concurrent == nil:
+		return k
+	case *f.Concurrent:
+		return k + ", concurrent"
+	}
+	return k + ", non-concurrent"
+}
+
+// flavorState collects the evidence for GCFlavor.
+type flavorState struct {
+	startupFlags             bool
+	server, concurrent       bool
+	maxHeaps, heaps          int
+	pauseMode                uint32
+	hasPauseMode, background bool
+	// Thread evidence: GCTriggered's thread vs the next GCStart's.
+	trigger                 uint64
+	hasTrigger              bool
+	sameThread, otherThread int
+}
+
+func (f *flavorState) triggered(tid uint64) { f.trigger, f.hasTrigger = tid, true }
+
+func (f *flavorState) gcStart(tid uint64, typ clrevents.GCType) {
+	if typ == clrevents.GCBackground {
+		f.background = true
+	}
+	if f.hasTrigger && typ != clrevents.GCBackground {
+		if tid == f.trigger {
+			f.sameThread++
+		} else {
+			f.otherThread++
+		}
+	}
+	f.hasTrigger = false
+}
+
+func (f *flavorState) globalHistory(e clrevents.GCGlobalHeapHistory, version uint32) {
+	f.heaps = int(e.NumHeaps)
+	f.maxHeaps = max(f.maxHeaps, f.heaps)
+	if version >= 1 {
+		f.pauseMode, f.hasPauseMode = e.PauseMode, true
+	}
+}
+
+var latencyModes = []string{"Batch", "Interactive", "LowLatency", "SustainedLowLatency", "NoGCRegion"}
+
+func (f *flavorState) result() GCFlavor {
+	var g GCFlavor
+	g.Heaps = f.heaps
+	yes, no := true, false
+	switch {
+	case f.startupFlags:
+		g.Kind, g.KindFrom = kindName(f.server), "startup_flags"
+	case f.maxHeaps > 1:
+		g.Kind, g.KindFrom = "server", "heap_count"
+	case f.sameThread+f.otherThread > 0:
+		g.Kind, g.KindFrom = kindName(f.otherThread > f.sameThread), "gc_thread"
+	}
+	switch {
+	case f.startupFlags:
+		g.Concurrent, g.ConcurrentFrom = &no, "startup_flags"
+		if f.concurrent {
+			g.Concurrent = &yes
+		}
+	case f.background:
+		g.Concurrent, g.ConcurrentFrom = &yes, "background_gc"
+	case f.hasPauseMode:
+		g.Concurrent, g.ConcurrentFrom = &yes, "pause_mode"
+		if f.pauseMode == 0 {
+			g.Concurrent = &no
+		}
+	}
+	if f.hasPauseMode && int(f.pauseMode) < len(latencyModes) {
+		g.LatencyMode = latencyModes[f.pauseMode]
+	}
+	return g
+}
+
+func kindName(server bool) string {
+	if server {
+		return "server"
+	}
+	return "workstation"
+}
+
+// idRuntimeInformation is the rundown's RuntimeInformationDCStart.
+const idRuntimeInformation = 187
+
+// Startup flags of RuntimeInformation (the runtime's STARTUP_FLAGS).
+const (
+	startupConcurrentGC = 0x1
+	startupServerGC     = 0x1000
+)
+
+// runtimeInformation reads RuntimeInformationDCStart: ClrInstanceID, Sku,
+// the BCL version (four u16), the VM version (four u16), StartupFlags,
+// StartupMode, CommandLine, ...
+func (m *Monitor) runtimeInformation(ev *nettrace.Event) {
+	p := ev.Payload
+	if len(p) < 24 {
+		return
+	}
+	u16 := func(o int) uint16 { return binary.LittleEndian.Uint16(p[o:]) }
+	if m.proc.RuntimeVersion == "" {
+		m.proc.RuntimeVersion = fmt.Sprintf("%d.%d.%d", u16(4), u16(6), u16(8))
+	}
+	flags := binary.LittleEndian.Uint32(p[20:])
+	m.flavor.startupFlags = true
+	m.flavor.server = flags&startupServerGC != 0
+	m.flavor.concurrent = flags&startupConcurrentGC != 0
+}
+
+// processInfoEvent reads the EventPipe's ProcessInfo event (a trace file's
+// only record of the command line).
+func (m *Monitor) processInfoEvent(ev *nettrace.Event) {
+	if m.proc.CommandLine != "" {
+		return
+	}
+	vals, err := nettrace.DecodePayload(ev.Meta, ev.Payload, m.hdr.PointerSize)
+	if err != nil {
+		return
+	}
+	for _, v := range vals {
+		s, _ := v.V.(string)
+		switch v.Name {
+		case "CommandLine":
+			m.proc.CommandLine = s
+		case "OSInformation":
+			m.proc.OS = s
+		case "ArchInformation":
+			m.proc.Arch = s
+		}
+	}
+	if m.proc.Name == "" {
+		m.proc.Name = nameFromCommandLine(m.proc.CommandLine)
+	}
+}
+
+// nameFromCommandLine is the program's file name, the app's for
+// "dotnet app.dll".
+func nameFromCommandLine(cl string) string {
+	f := strings.Fields(cl)
+	if len(f) == 0 {
+		return ""
+	}
+	n := path.Base(f[0])
+	if (n == "dotnet" || n == "dotnet.exe") && len(f) > 1 && strings.HasSuffix(f[1], ".dll") {
+		return strings.TrimSuffix(path.Base(f[1]), ".dll")
+	}
+	return n
+}
+
+// SetProcessInfo records what the diagnostics IPC's ProcessInfo said (a
+// live target; package source's Stream.ProcessInfo asks for it).
+func (m *Monitor) SetProcessInfo(info *ipc.ProcessInfo) {
+	if info == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if info.Pid != 0 {
+		m.proc.Pid = int(info.Pid)
+	}
+	if info.CommandLine != "" {
+		m.proc.CommandLine = info.CommandLine
+	}
+	if info.RuntimeVersion != "" {
+		m.proc.RuntimeVersion = info.RuntimeVersion
+	}
+	if info.OS != "" {
+		m.proc.OS = info.OS
+	}
+	if info.Arch != "" {
+		m.proc.Arch = info.Arch
+	}
+	if m.proc.Name == "" {
+		m.proc.Name = nameFromCommandLine(info.CommandLine)
+	}
+}
+
+// SetProcess sets the target's pid, name and start time (zero values are
+// ignored).
+func (m *Monitor) SetProcess(pid int, name string, start time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pid != 0 {
+		m.proc.Pid = pid
+	}
+	if name != "" {
+		m.proc.Name = name
+	}
+	if !start.IsZero() {
+		m.proc.StartUTC = start.UTC()
+	}
+}

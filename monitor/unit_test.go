@@ -1,0 +1,73 @@
+package monitor
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// TestFlamePrune: a call tree over FlameMaxNodes keeps its heaviest nodes
+// and never more than the limit; children come heaviest first.
+func TestFlamePrune(t *testing.T) {
+	w := &cpuWindow{frames: frameTable{idx: map[stacks.Frame]int32{}}}
+	// Arena: name, parent, total (parents before children).
+	nodes := []struct {
+		name   string
+		parent int32
+		total  int64
+	}{{"all", -1, 100}, {"a", 0, 10}, {"a1", 1, 4}, {"a2", 1, 6}, {"b", 0, 90}, {"b1", 4, 50}, {"b11", 5, 50}, {"b2", 4, 1}, {"b3", 4, 39}}
+	for _, n := range nodes {
+		w.tree = append(w.tree, treeNode{frame: w.frames.id(stacks.Frame{Name: n.name}), parent: n.parent, total: n.total})
+	}
+	shape := func(root *FlameNode) string {
+		var names []string
+		var walk func(*FlameNode, string)
+		walk = func(n *FlameNode, indent string) {
+			names = append(names, indent+n.Name)
+			for _, k := range n.Children {
+				walk(k, indent+" ")
+			}
+		}
+		walk(root, "")
+		return strings.Join(names, "|")
+	}
+	root := &FlameNode{Name: "all"}
+	w.materialise(root, w.cutoff(5))
+	// Totals 100, 90, 50, 50, 39 are kept; 10 and below go.
+	if got := shape(root); got != "all| b|  b1|   b11|  b3" {
+		t.Errorf("pruned tree %q", got)
+	}
+	root = &FlameNode{Name: "all"}
+	w.materialise(root, w.cutoff(5000))
+	if got := shape(root); got != "all| b|  b1|   b11|  b3|  b2| a|  a2|  a1" {
+		t.Errorf("whole tree %q", got)
+	}
+}
+
+// TestSnapshotJSON: a fresh monitor's snapshot serialises with snake_case
+// keys and nulls for what no event said yet.
+func TestSnapshotJSON(t *testing.T) {
+	m := New(&nettrace.Header{QPCFrequency: 1_000_000_000, PointerSize: 8}, Options{CPU: true})
+	b, err := json.Marshal(m.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{`"heap_size_after_bytes":[null,null,null,null,null]`, `"alloc_rate_bytes_per_sec":null`,
+		`"state":"running"`, `"longest":null`, `"windows":[{"seconds":1,`, `"concurrent":null`, `"counters":{"metrics":[]`,
+		`"top_methods":[]`, `"wait_histogram":{"upper_ns":[10000,20000,50000,`, `"suspensions_by_reason":[]`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("snapshot JSON lacks %s:\n%s", want, s)
+		}
+	}
+	var back Snapshot
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.GC.HeapSizeAfterBytes[0].Valid() || back.Session.State != StateRunning {
+		t.Errorf("round trip: %+v", back.GC.HeapSizeAfterBytes)
+	}
+}

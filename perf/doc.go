@@ -1,0 +1,39 @@
+// Package perf is clrspy's mixed-mode CPU sampler on Linux's perf_event
+// interface (x86-64, no cgo). It samples every thread of a target process
+// without stopping it, unwinds each sample's user stack through JIT'd code
+// (frame pointers) and native libraries (DWARF CFI, package unwind), names
+// managed frames from an EventPipe session's method events (the shared
+// stacks.Symbols table) and native ones from ELF files (package symtab),
+// labels samples taken while a GC held the runtime stopped, and produces a
+// *stacks.Profile that every profile writer in package report accepts.
+//
+// It owns:
+//   - permission probing (Check): whether perf_event_open may sample a pid,
+//     and a one-line reason when it may not (perf_event_paranoid, missing
+//     CAP_PERFMON, another user's process, seccomp);
+//   - the Sampler: per thread × CPU events (cpu-clock by default, cycles
+//     where the hardware has it) writing into one mmapped ring buffer per
+//     CPU, read in place; threads that appear later are picked up from
+//     fork records and /proc/PID/task; lost records are counted; the
+//     target's exit ends the run;
+//   - the Builder: unwinding (allocation-free per sample), aggregation,
+//     GC labels, symbolization at Result;
+//   - Profile / Start: the whole thing for one pid, EventPipe session
+//     included.
+//
+// Sample times are CLOCK_MONOTONIC (perf_event_attr.use_clockid), the clock
+// the .NET runtime's EventPipe timestamps use on Linux, so samples line up
+// with GC events without conversion beyond the session's start.
+//
+// Use it whole:
+//
+//	p, err := perf.Profile(ctx, pid, perf.Config{Duration: 30 * time.Second})
+//	// err is an *UnavailableError (one-line reason) when perf_event cannot
+//	// sample pid; p is a *stacks.Profile for report.WritePprof & co.
+//
+// or in parts, next to an EventPipe stream opened elsewhere with
+// SessionProviders: Open a Sampler, NewBuilder(pid, header, symbols, ...),
+// run Sampler.Run(ctx, builder.Sample) on one goroutine while the stream
+// feeds the symbols and builder.Event on another, then builder.Finish and
+// builder.Result. Check(pid, opts) alone answers "can perf sample this?".
+package perf
