@@ -35,11 +35,11 @@ func pageOf(t *testing.T, name string) *Page {
 	return NewPage(pp)
 }
 
-// The mixed workload's page: every section but the heap (no movement
+// The composite workload's page: every section but the heap (no movement
 // events), with the recording's facts (testdata/traces/README.md).
 func TestPageMixed(t *testing.T) {
-	p := pageOf(t, "mixed.nettrace")
-	if p.GCs.Len() != 134 || p.Summary.GCsStarted != 134 || p.Summary.ByGeneration["gen2"].Count != 21 {
+	p := pageOf(t, "composite.nettrace")
+	if p.GCs.Len() != 175 || p.Summary.GCsStarted != 175 || p.Summary.ByGeneration["gen2"].Count != 27 {
 		t.Errorf("%d GC rows, summary %d started, %d gen2", p.GCs.Len(), p.Summary.GCsStarted, p.Summary.ByGeneration["gen2"].Count)
 	}
 	for i := 1; i < p.GCs.Len(); i++ {
@@ -47,7 +47,7 @@ func TestPageMixed(t *testing.T) {
 			t.Fatalf("row %d: GC %d at %.3f ms after GC %d at %.3f", i, p.GCs.Number[i], p.GCs.Start[i], p.GCs.Number[i-1], p.GCs.Start[i-1])
 		}
 	}
-	if p.Run.Runtime != "10.0.12" || p.Run.GC != "workstation, concurrent" || !strings.HasSuffix(p.Run.CommandLine, "mixed seconds=1.5") {
+	if p.Run.Runtime != "10.0.12" || p.Run.GC != "workstation, concurrent" || !strings.HasSuffix(p.Run.CommandLine, "composite seconds=1.5") {
 		t.Errorf("run %+v", p.Run)
 	}
 	if p.Locks == nil || p.Locks.Contentions != 29 || len(p.Locks.Locks) != 1 {
@@ -59,7 +59,7 @@ func TestPageMixed(t *testing.T) {
 	if !p.Input.Complete || p.T1MS <= p.T0MS {
 		t.Errorf("input %+v, axis %.3f–%.3f", p.Input, p.T0MS, p.T1MS)
 	}
-	checkFlame(t, p.CPU, 1130)
+	checkFlame(t, p.CPU, 1283)
 }
 
 // checkFlame checks the call tree encoding: depths in depth-first order,

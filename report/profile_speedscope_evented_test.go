@@ -35,8 +35,8 @@ type evFile struct {
 // the thread time the profile gives that frame (a sample at t with weight d
 // holds its stack over [t-d, t]).
 func TestEventedSpeedscope(t *testing.T) {
-	// The workload's mixed mode: 8 sampled threads, 1,130 samples.
-	r := tracetest.Open(t, "mixed.nettrace", nettrace.NewReader)
+	// The workload's composite mode: 8 sampled threads, 1,283 samples.
+	r := tracetest.Open(t, "composite.nettrace", nettrace.NewReader)
 	ss, err := NewEventedSpeedscope(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestEventedSpeedscope(t *testing.T) {
 	}
 	p := b.Result()
 	var buf bytes.Buffer
-	if err := ss.Write(&buf, b, p, "mixed.nettrace"); err != nil {
+	if err := ss.Write(&buf, b, p, "composite.nettrace"); err != nil {
 		t.Fatal(err)
 	}
 	if err := ss.Close(); err != nil {
@@ -131,5 +131,5 @@ func TestEventedSpeedscope(t *testing.T) {
 		}
 		prevSamples = n
 	}
-	tracetest.Golden(t, "mixed.evented.speedscope.json", buf.Bytes())
+	tracetest.Golden(t, "composite.evented.speedscope.json", buf.Bytes())
 }

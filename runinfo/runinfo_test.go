@@ -22,10 +22,10 @@ func read(t *testing.T, r *nettrace.Reader) (Info, uint64) {
 }
 
 // The workload recording: launched by clrspy on .NET 10.0.12, workstation
-// concurrent GC (mixed.workload.json says serverGC false, concurrentGC
+// concurrent GC (composite.workload.json says serverGC false, concurrentGC
 // true), Linux x64.
 func TestMixedTrace(t *testing.T) {
-	info, used := read(t, tracetest.Open(t, "mixed.nettrace", nettrace.NewReader))
+	info, used := read(t, tracetest.Open(t, "composite.nettrace", nettrace.NewReader))
 	// ProcessInfo once, RuntimeInformation from the runtime provider and
 	// again from the rundown.
 	if used != 3 {
@@ -37,7 +37,7 @@ func TestMixedTrace(t *testing.T) {
 	if info.OS != "Linux" || info.Arch != "x64" {
 		t.Errorf("OS %q arch %q", info.OS, info.Arch)
 	}
-	if !strings.HasSuffix(info.CommandLine, "/Workload.dll mixed seconds=1.5") {
+	if !strings.HasSuffix(info.CommandLine, "/Workload.dll composite seconds=1.5") {
 		t.Errorf("command line %q", info.CommandLine)
 	}
 }

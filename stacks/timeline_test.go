@@ -53,7 +53,7 @@ func TestTimelineBounded(t *testing.T) {
 // Samples seen through OnSample and named with StackOf add up to the
 // profile the builder returns, stack by stack.
 func TestOnSampleStackOf(t *testing.T) {
-	r := tracetest.Open(t, "mixed.nettrace", nettrace.NewReader)
+	r := tracetest.Open(t, "composite.nettrace", nettrace.NewReader)
 	type key struct {
 		raw int32
 		ext bool
@@ -77,7 +77,7 @@ func TestOnSampleStackOf(t *testing.T) {
 		st := b.StackOf(k.raw, k.ext)
 		got[p.Folded(&Sample{Stack: st}, ";")] += c
 	}
-	if n != 1130 || len(got) != len(want) {
+	if n != 1283 || len(got) != len(want) {
 		t.Fatalf("%d samples; %d stacks named, profile has %d", n, len(got), len(want))
 	}
 	for k, v := range want {

@@ -83,7 +83,7 @@ func read(t *testing.T, c *websocket.Conn) (message, bool) {
 // trace exactly once, in snapshot and updates, and the last update's
 // rollup is the offline report's (clrspy gc on the same file).
 func TestStreamHubOverWebsocket(t *testing.T) {
-	hub, srv := hubOver(t, "mixed.nettrace")
+	hub, srv := hubOver(t, "composite.nettrace")
 	c := dial(t, srv, "1")
 	first, _ := read(t, c)
 	if first.Type != "snapshot" || first.Page == nil || first.Page.GCs.Len() != 0 {
@@ -116,16 +116,16 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	if last.Type != "end" || last.Summary == nil || last.Input == nil {
 		t.Fatalf("last message %q", last.Type)
 	}
-	// 134 GCs, numbered 1–134 (testdata/traces/README.md).
-	if len(seen) != 134 {
+	// 175 GCs, numbered 1–175 (testdata/traces/README.md).
+	if len(seen) != 175 {
 		t.Errorf("%d distinct GCs over %d updates", len(seen), updates)
 	}
-	for n := uint32(1); n <= 134; n++ {
+	for n := uint32(1); n <= 175; n++ {
 		if seen[n] != 1 {
 			t.Errorf("GC %d sent %d times", n, seen[n])
 		}
 	}
-	off := offline(t, "mixed.nettrace")
+	off := offline(t, "composite.nettrace")
 	got, _ := json.Marshal(last.Summary)
 	want, _ := json.Marshal(off.Summary)
 	if string(got) != string(want) {
@@ -141,7 +141,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	c2 := dial(t, srv, "1")
 	snap, _ := read(t, c2)
 	end, _ := read(t, c2)
-	if snap.Type != "snapshot" || snap.Page.GCs.Len() != 134 || end.Type != "end" {
+	if snap.Type != "snapshot" || snap.Page.GCs.Len() != 175 || end.Type != "end" {
 		t.Errorf("late page: %q with %d GCs, then %q", snap.Type, snap.Page.GCs.Len(), end.Type)
 	}
 	if _, ok := read(t, c2); ok {

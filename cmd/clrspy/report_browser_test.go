@@ -17,10 +17,10 @@ import (
 	"github.com/clrspy/clrspy/internal/browsertest"
 )
 
-// reportTrace is the project's own mixed workload recorded by clrspy (GCs
+// reportTrace is the project's own composite workload recorded by clrspy (GCs
 // of every generation and type, CPU samples with Workload.Cpu.HotA and
 // HotB, a contended lock, sampled allocations): testdata/traces/README.md.
-const reportTrace = "../../testdata/traces/mixed.nettrace"
+const reportTrace = "../../testdata/traces/composite.nettrace"
 
 // gcJSONRows are the GCs `clrspy gc --json` reports for a file.
 func gcJSONRows(t *testing.T, trace string) []struct {
@@ -95,14 +95,14 @@ func TestReportPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A few hundred KB for a typical trace (this one: 134 GCs, 1,130
-	// samples, 7,755 sampled allocations).
+	// A few hundred KB for a typical trace (this one: 175 GCs, 1,283
+	// samples, 10,205 sampled allocations).
 	if st.Size() > 400<<10 {
 		t.Errorf("page is %d bytes", st.Size())
 	}
 	gcs := gcJSONRows(t, reportTrace)
-	if len(gcs) != 134 {
-		t.Fatalf("clrspy gc --json: %d GCs, the recording has 134", len(gcs))
+	if len(gcs) != 175 {
+		t.Fatalf("clrspy gc --json: %d GCs, the recording has 175", len(gcs))
 	}
 	var want []uint32
 	for _, g := range gcs {

@@ -1,7 +1,7 @@
 // Command screenshots regenerates the pictures of the report page in docs/
-// (make screenshots): the offline page of testdata/traces/mixed.nettrace,
+// (make screenshots): the offline page of testdata/traces/composite.nettrace,
 // the same page with a range selected and a method searched, and the live
-// page of the workload's mixed mode while it runs. It needs chromium and
+// page of the workload's composite mode while it runs. It needs chromium and
 // the built workload (make workload).
 package main
 
@@ -28,7 +28,7 @@ import (
 
 func main() {
 	out := flag.String("o", "docs", "directory to write the PNG files to")
-	trace := flag.String("trace", "testdata/traces/mixed.nettrace", "trace of the offline page")
+	trace := flag.String("trace", "testdata/traces/composite.nettrace", "trace of the offline page")
 	wl := flag.String("workload", "testdata/workloads/bin/net10.0/Workload", "workload executable of the live page")
 	flag.Parse()
 	if err := run(*out, *trace, *wl); err != nil {
@@ -114,10 +114,10 @@ func stats(an *report.PageAnalyses) (s analysis.Stats) {
 	return s
 }
 
-// livePage serves the live view of the mixed workload and takes the
+// livePage serves the live view of the composite workload and takes the
 // picture a few seconds into its run.
 func livePage(b *browsertest.Browser, wl, png string) error {
-	st, err := source.Open(source.Spec{Argv: []string{wl, "mixed", "seconds=12"}, Providers: report.PageProviders(false),
+	st, err := source.Open(source.Spec{Argv: []string{wl, "composite", "seconds=12"}, Providers: report.PageProviders(false),
 		ProgramStdout: io.Discard, ProgramStderr: io.Discard})
 	if err != nil {
 		return err
