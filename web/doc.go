@@ -5,10 +5,11 @@
 // the lock table and a flame graph of the last seconds.
 //
 // The handler reads from a Source: the targets to choose from and, per
-// target, a subscription of Updates. `clrspy serve --web` mounts the
-// handler over its own Source (the monitored processes); StreamHub is a
-// Source of one source.Stream run in process (`clrspy report --live`, the
-// tests).
+// target, a subscription of Updates. Monitors is a Source over targets
+// each followed by a monitor.Monitor (`clrspy serve --web` mounts the
+// handler over one, fed by its own monitors, so no second session);
+// StreamHub is a Monitors of one source.Stream run in process (`clrspy
+// report --live`, the tests).
 //
 // Routes, relative to where the handler is mounted (the page uses relative
 // URLs, so any prefix works when the page is reached with a trailing

@@ -302,7 +302,7 @@ function renderSummary() {
     for (const g of ['0', '1', '2']) t += row('<i style="color:var(--g' + g + ')">&#9679;</i> gen' + g, bg['gen' + g] || {});
     t += row('all', { count: sum.gc_count, p50_ms: sum.p50_ms, p90_ms: sum.p90_ms, p99_ms: sum.p99_ms, max_pause_ms: sum.max_pause_ms, total_pause_ms: sum.total_pause_ms });
     t += '</table>';
-    cards.push('<div class="card span2"><h3>Pause ms by generation (complete GCs)</h3>' + t + '</div>');
+    cards.push('<div class="card span2"><h3>Pause ms by generation (complete GCs' + (M.live ? '; percentiles from 1-2-5 buckets' : '') + ')</h3>' + t + '</div>');
   }
   const lost = inp.events_lost || 0;
   const evBad = lost > 0 || inp.truncated;
@@ -1100,7 +1100,9 @@ function renderFlame() {
   let sub = fmtInt(total) + ' samples';
   if (F.to_ms) sub += ' in the last ' + fmtDur((F.to_ms || 0) - (F.from_ms || 0)) + ' (live)';
   else if (S.sel) sub += ' in the selection (of ' + fmtInt(F.total) + ')';
-  sub += ' · ' + F.threads + ' threads · sampled every ' + fmt(F.period_ms, 2) + ' ms';
+  if (F.threads) sub += ' · ' + F.threads + ' threads';
+  if (F.period_ms) sub += ' · sampled every ' + fmt(F.period_ms, 2) + ' ms';
+  if (F.notes && F.notes.length) sub += ' · ' + F.notes.join('; ');
   if (S.sel && !F.bin_ms) sub += ' · no sample times: the whole trace is shown';
   $('flame-sub').textContent = sub;
 }
