@@ -8,7 +8,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit compat demo workload e2e-runtimes bench scale fuzz fuzz-corpus hostile clean screenshots
+.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile clean screenshots
 
 all: build
 
@@ -41,6 +41,13 @@ workload:
 		-o $(WORKLOAD_DIR)/bin/net10.0 --artifacts-path $(WORKLOAD_DIR)/obj/net10.0 \
 		-p:WorkloadTfm=net10.0 -nologo -v quiet
 
+# The TraceEvent program the GC equality tests and
+# scripts/compare-traceevent.sh run (internal/traceevent builds the same).
+TRACEEVENT_DIR := testdata/traceevent
+traceevent:
+	DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 dotnet build $(TRACEEVENT_DIR)/TraceEventBench -c Release \
+		-o $(TRACEEVENT_DIR)/bin --artifacts-path $(TRACEEVENT_DIR)/obj -nologo -v quiet
+
 # The live end-to-end tests again against self-contained .NET 8 and .NET 9
 # builds of the workload (runtime packs from NuGet; internal/workload builds
 # them when CLRSPY_WORKLOAD_TFM is set).
@@ -57,10 +64,10 @@ demo: build workload
 bench:
 	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -run '^$$' -bench . -benchmem ./nettrace/
 
-# scale: a generated 1 GiB trace streamed through `clrspy stat -` (no disk);
-# prints peak RSS.
+# scale: every command on a generated 1 GiB trace (peak RSS, wall, CPU),
+# then the reader on one thread against all cores (scripts/scale.sh).
 scale: build
-	$(BIN) gentrace --size 1GiB | /usr/bin/time -f "peak RSS %M KB, %e s wall, %U s user" $(BIN) stat - | head -8
+	scripts/scale.sh 1GiB
 
 # fuzz: every fuzz target of the module in turn, each for FUZZEXECS
 # executions (a count, not a duration: golang/go#75804), repeated until it

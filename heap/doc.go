@@ -13,6 +13,16 @@
 // until the GC is over and then applied at once: covered objects move or
 // stay and are promoted, condemned objects no range covers die.
 //
+// # Background GCs
+//
+// A background GC condemns gen2, the LOH and the POH only; at its end the
+// runtime walks every region's objects that are not free and reports them
+// as surviving ranges, in a pause of its own before its GCEnd. The
+// ephemeral GC it may start with, and the foreground GCs during it, have
+// GCStarts of their own. A GC whose GCStart says Background but that ends
+// inside the pause that started it ran as a blocking gen2 GC (the runtime
+// could not start the background GC; GC.Blocking) and is replayed as one.
+//
 // # Cost
 //
 // Live objects are kept sorted by address, so a GC is one walk of the

@@ -105,6 +105,11 @@ type GC struct {
 	// NoRanges is set when the GC reported no range at all: nothing is
 	// declared dead then, since the data is missing rather than empty.
 	NoRanges bool
+	// Blocking is set for a GC announced as background (Type 1) that ended
+	// within its first pause: the runtime could not start the background
+	// collection and ran a blocking, compacting GC of gen2 instead, LOH and
+	// POH included (see GCEnd).
+	Blocking bool
 }
 
 // Contradictions count replay results that cannot happen if the ranges and
@@ -329,8 +334,9 @@ type pendingGC struct {
 	anyRanges bool                        // a range event at all
 	// initial is set for a background GC until its first pause ends.
 	initial bool
-	// aged is set once a replay counted this GC towards objects' ages.
-	aged bool
+	// blocking is set for a background GC that ended within its first
+	// pause: it ran as a blocking GC.
+	blocking bool
 	// promoted is GCHeapStats' TotalPromotedSize per generation.
 	promoted    [5]uint64
 	hasPromoted bool
@@ -692,12 +698,28 @@ func (t *Tracker) target() *pendingGC {
 }
 
 // GCEnd marks the end of the GC's work; its ranges are complete.
+//
+// A background GC that ends before its first pause does was not one: the
+// runtime fires GCStart (do_pre_gc) before it decides, in garbage_collect,
+// whether the background GC can run; when its BGC thread is not running
+// yet (the first background GC of a process, typically) or the mark array
+// cannot be committed, it clears settings.concurrent, sets compaction and
+// runs gc1 as a blocking gen2 GC in the same pause. A real background GC
+// ends on its own thread after the concurrent phase, never inside the
+// pause that started it, and the ephemeral GC it may start with has a
+// GCStart of its own. So such a GC is replayed as the blocking gen2 GC it
+// was: gen2, LOH and POH condemned, not only what a background sweep
+// touches.
 func (t *Tracker) GCEnd(count uint32) {
 	switch {
 	case t.cur != nil && (t.cur.gc.Count == count || count == 0):
 		t.cur.ended = true
 	case t.bgc != nil && t.bgc.gc.Count == count:
 		t.bgc.ended = true
+		if t.bgc.initial {
+			t.bgc.initial, t.bgc.blocking = false, true
+			t.bgc.gc.Blocking = true
+		}
 	}
 }
 
@@ -709,6 +731,11 @@ func (t *Tracker) RestartEEEnd() {
 	}
 	if t.cur == nil && t.bgc != nil && t.bgc.initial {
 		t.endInitialPause(t.bgc)
+		if t.bgc.blocking {
+			// Its pause is over, so is the GC.
+			t.done(t.bgc)
+			t.bgc = nil
+		}
 	}
 }
 
@@ -857,19 +884,20 @@ func condemned(gen, depth int, background bool) bool {
 // apply replays one finished GC over every live tracked object.
 func (t *Tracker) apply(p *pendingGC) {
 	if p.initial {
-		// A background GC that ended within its first pause (or whose
-		// restart was lost): what it reported is the ephemeral part.
+		// Applied before its first pause ended (a GC began or the stream
+		// ended): it ran blocking if it reported ranges.
 		t.endInitialPause(p)
 	}
 	gc := p.gc
-	if !p.anyRanges && t.stats.HasMovementEvents && gc.Type != gcTypeBackground && p.nothingSurvived(gc.Depth) {
+	background := gc.Type == gcTypeBackground && !p.blocking
+	if !p.anyRanges && t.stats.HasMovementEvents && !background && p.nothingSurvived(gc.Depth) {
 		// Movement events are on and nothing survived: the absence of
 		// ranges is the answer, not missing data.
 		p.rangeSeen, p.anyRanges = true, true
 		gc.NothingSurvived = true
 		t.stats.GCsNothingSurvived++
 	}
-	t.replay(p, &gc, gc.Depth, gc.Type == gcTypeBackground, !p.aged)
+	t.replay(p, &gc, gc.Depth, background)
 	gc.NoRanges = !p.anyRanges
 	if gc.NoRanges {
 		t.stats.GCsWithoutRanges++
@@ -903,18 +931,15 @@ func (t *Tracker) lastGC() GC {
 }
 
 // endInitialPause handles the end of a background GC's first pause. The
-// runtime collects the ephemeral generations (gen0 and gen1) in that pause
-// and, on current runtimes, reports their ranges under the background GC's
-// own GCStart; those are replayed now as the ephemeral GC they are, and
-// what arrives later is the background sweep of gen2.
+// runtime reports no range of a real background GC in it: the ephemeral GC
+// a background GC may start with has a GCStart of its own (its ranges go to
+// that GC), and the background GC's own survivors are walked at its end
+// (walk_survivors_for_bgc, in a later pause). Ranges reported under the
+// background GCStart in its first pause therefore come from a GC that ran
+// blocking (see GCEnd) whose GCEnd was lost: it is marked so.
 func (t *Tracker) endInitialPause(p *pendingGC) {
 	p.initial = false
-	if !p.rangeSeen {
-		return
+	if p.rangeSeen {
+		p.blocking, p.gc.Blocking = true, true
 	}
-	t.replay(p, &p.gc, Gen1, false, true)
-	p.aged = true
-	p.moved, p.surviving = p.moved[:0], p.surviving[:0]
-	p.genStart, p.genEnd = p.genStart[:0], p.genEnd[:0]
-	p.rangeSeen = false
 }

@@ -138,8 +138,7 @@ func sortGens(r []clrevents.GenerationRange) {
 }
 
 // replay applies p's collected ranges as a GC condemning depth (gen2 only
-// when background) and adds its counts to gc. age says whether this GC
-// counts towards the objects' age (once per GC).
+// when background) and adds its counts to gc; every GC ages the objects.
 //
 // The live entries are walked in address order against the ranges sorted
 // by old address: a pointer into each list, no search per object.
@@ -148,7 +147,7 @@ func sortGens(r []clrevents.GenerationRange) {
 // common case) that is the new order and the GC is over; otherwise the
 // moved ones are taken out, ordered by a counting sort on the destination
 // rank of their range (a range keeps its objects' order) and merged back.
-func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) {
+func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background bool) {
 	gc.Moved += len(p.moved)
 	gc.Surviving += len(p.surviving)
 	c := &t.stats.Contradictions
@@ -160,9 +159,7 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background, age bool) 
 	gc.Overlaps += ov + dov
 	c.OverlappingRanges += ov
 	c.OverlappingDest += dov
-	if age {
-		t.ageClock++
-	}
+	t.ageClock++
 	noRanges := !p.rangeSeen
 	if noRanges && len(p.genStart) == 0 {
 		// Nothing moves, dies or changes generation: only the age, which

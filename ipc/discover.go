@@ -42,6 +42,31 @@ type AttachError struct {
 
 func (e *AttachError) Error() string { return fmt.Sprintf("pid %d: %s", e.Pid, e.Reason) }
 
+// Kind classifies the cause in one word, for counting (clrspy serve's
+// clrspy_attach_errors_total): "gone" (no such process, or it exited),
+// "permission", "disabled" (diagnostics turned off in the process),
+// "no_socket" (no diagnostics socket: not .NET, not started yet, or
+// removed), "refused" (a stale socket nothing listens on), "timeout" (a
+// reverse-port runtime did not connect in time) or "other".
+func (e *AttachError) Kind() string {
+	r := e.Reason
+	switch {
+	case strings.Contains(r, "no such process"), strings.Contains(r, "(exited)"):
+		return "gone"
+	case strings.Contains(r, "permission denied"), strings.Contains(r, " is owned by "), strings.Contains(r, "belongs to "):
+		return "permission"
+	case strings.Contains(r, "disabled in this process"):
+		return "disabled"
+	case strings.Contains(r, "no diagnostics socket"):
+		return "no_socket"
+	case strings.Contains(r, "nothing listens"):
+		return "refused"
+	case strings.Contains(r, "did not connect"):
+		return "timeout"
+	}
+	return "other"
+}
+
 // Find locates the diagnostics socket of pid. The error is an *AttachError
 // naming the cause: no such process, not a .NET process, diagnostics
 // disabled, or a socket owned by another user.
@@ -597,6 +622,11 @@ func FindByName(name string) (int, error) {
 	}
 	return 0, fmt.Errorf("%d .NET processes are named %q (pids %s): pick one with --pid", len(pids), name, strings.Join(s, ", "))
 }
+
+// NameMatches reports whether process pid is called name, as FindByName
+// understands it: its process name, the base name of its executable, or
+// its entry assembly (as in "dotnet app.dll").
+func NameMatches(pid int, name string) bool { return nameMatches(pid, name) }
 
 func nameMatches(pid int, name string) bool {
 	if comm(pid) == name {

@@ -4,22 +4,24 @@ import (
 	"context"
 	"errors"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 )
 
-// Run reads s to its end into the monitor, on the calling goroutine, and
-// records how it ended (Session.State). For a live stream it first asks
+// Run reads s to its end into the monitor (and into also, analyses that
+// ride along on the same stream: serve's pause-triggered capture), on the
+// calling goroutine, and records how it ended (Session.State). For a live stream it first asks
 // the target for its ProcessInfo and start time. Cancelling ctx stops the
 // session (Stream.Stop): the runtime's rundown still arrives and is read,
 // so Run returns once the stream has ended cleanly. The caller closes s;
 // for a launched program, SetExitCode after Close records its status.
-func (m *Monitor) Run(ctx context.Context, s *source.Stream) (source.End, error) {
+func (m *Monitor) Run(ctx context.Context, s *source.Stream, also ...analysis.Analyzer) (source.End, error) {
 	m.mu.Lock()
 	m.sess.name, m.sess.kind = s.Name, s.Kind.String()
 	m.mu.Unlock()
 	if s.Live() {
-		m.SetProcess(s.Pid, source.ProcName(s.Pid), s.ProcessStart())
+		m.SetProcess(s.Pid, s.ProcName(), s.ProcessStart())
 		if info, err := s.ProcessInfo(); err == nil {
 			m.SetProcessInfo(info)
 		}
@@ -33,7 +35,7 @@ func (m *Monitor) Run(ctx context.Context, s *source.Stream) (source.End, error)
 		case <-done:
 		}
 	}()
-	end, err := s.Run(m)
+	end, err := s.Run(append([]analysis.Analyzer{m}, also...)...)
 	m.ended(end, err, ctx.Err() != nil)
 	return end, err
 }

@@ -5,7 +5,6 @@ package nettrace
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
 	"os"
 	"testing"
 
@@ -31,38 +30,7 @@ func benchFile(b *testing.B, name string) []byte {
 // pass (Reset), which is the steady state of a long stream: queues and
 // buffers are grown once. Without it each pass pays a new Reader's set-up.
 func benchRead(b *testing.B, name string, reuse bool) {
-	data := benchFile(b, name)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var events, stackIPs int
-	var r *Reader
-	src := bytes.NewReader(data)
-	for b.Loop() {
-		src.Reset(data)
-		var err error
-		if reuse && r != nil {
-			err = r.Reset(src)
-		} else {
-			r, err = NewReader(src)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		events = 0
-		for {
-			ev, err := r.Next()
-			if err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-			events++
-			stackIPs += len(ev.Stack)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
-	b.ReportMetric(float64(events), "events")
+	benchReadData(b, benchFile(b, name), reuse, Options{})
 }
 
 func benchFloor(b *testing.B, name string) {
@@ -93,7 +61,10 @@ func benchFloor(b *testing.B, name string) {
 
 const trace30 = "perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"
 
-func BenchmarkRead30(b *testing.B)      { benchRead(b, trace30, true) }
+func BenchmarkRead30(b *testing.B) { benchRead(b, trace30, true) }
+func BenchmarkRead30Threads2(b *testing.B) {
+	benchReadData(b, benchFile(b, trace30), true, Options{Threads: 2})
+}
 func BenchmarkRead30Fresh(b *testing.B) { benchRead(b, trace30, false) }
 func BenchmarkFloor30(b *testing.B)     { benchFloor(b, trace30) }
 func BenchmarkReadVoiceMemo(b *testing.B) {

@@ -7,74 +7,130 @@ import (
 	"unsafe"
 )
 
-// rec is one queued event: the Event as Next will return it, built in
-// place when the event is decoded so that delivery copies nothing, plus its
-// file order (the tie-breaker for equal timestamps; see also blockBuf).
+// rec is one event as Next will return it, built in place by a decoder
+// (in a recChunk) so that delivery copies nothing, plus its file order (the
+// tie-breaker for equal timestamps; see also blockBuf) and the capture
+// thread key its queue and sequence numbers go by.
 type rec struct {
 	order uint64
 	Event
+	key uint64 // capture thread id (V4) or index (V6); ^0 for V3
 }
 
+// seg is a stretch of a recChunk the consumer handles at once: a run of
+// one capture thread's delivered events (the runtime writes each thread's
+// events together), or a single sorted event, or a single event whose
+// metadata is unknown (counted, not delivered).
+type seg struct {
+	start int32 // it ends where the next one starts
+	kind  uint8
+}
+
+const (
+	segRun     = iota
+	segRunGaps // a run whose sequence numbers do not follow each other
+	segSorted
+	segUnknown
+)
+
 // threadQueue holds the not-yet-delivered events of one capture thread, in
-// timestamp order (the writer guarantees per-thread order), in a list of
-// fixed-size chunks shared through the Reader's free list: memory follows
-// the events held, whichever threads hold them, and a Reader that read a
-// stream once allocates no more queue memory.
+// timestamp order (the writer guarantees per-thread order), as runs of
+// records in the decoders' chunks: queueing a run costs one entry, not
+// one per event.
 type threadQueue struct {
 	id          uint64
 	lastSeq     uint32
 	seqInit     bool
 	pendingLost uint32
-	head, tail  *chunk
-	hi, ti      int  // next record to pop in head; records used in tail
-	lim         int  // ti at which enqueue must take its slow path
-	listed      bool // in Reader.active
+	runs        []run // runs[rh:] are queued
+	rh          int
+	// n events are queued; vh is where the first of them would sit in a
+	// chunk of chunkRecs if the queue were made of such chunks, as it once
+	// was: the queue cap is counted in those chunks, so it drains at the
+	// same events as it always did.
+	n, vh  int
+	fts    int64 // the first queued event's timestamp (when n > 0)
+	listed bool  // in Reader.active
 }
 
+// run is records c.recs[i:j] of one thread.
+type run struct {
+	c    *recChunk
+	i, j int32
+}
+
+// chunkRecs is the size of the (notional) chunks the queue cap counts;
+// chunkBytes what such a chunk of records costs.
 const (
 	chunkRecs  = 128
-	chunkBytes = int64(unsafe.Sizeof(chunk{}))
+	chunkBytes = int64(chunkRecs * (unsafe.Sizeof(rec{}) + 8))
 )
 
-type chunk struct {
-	recs [chunkRecs]rec
-	next *chunk
-}
+// maxChunks caps the events held for sorting (in chunks of chunkRecs:
+// 4,096 chunks, 512 k events, 82 MB). Runtime streams stay far below it (a
+// sequence point every ~10 MB); a stream without sort flags or sequence
+// points would otherwise grow without bound.
+var maxChunks = 1 << 19 / chunkRecs // a variable for tests
 
-func (q *threadQueue) empty() bool { return q.head == q.tail && q.hi == q.ti }
-func (q *threadQueue) front() *rec { return &q.head.recs[q.hi] }
+func (q *threadQueue) empty() bool { return q.n == 0 }
+func (q *threadQueue) front() *rec { ru := &q.runs[q.rh]; return &ru.c.recs[ru.i] }
 
-func (r *Reader) addChunk(q *threadQueue) {
-	r.chunks++
-	c := r.free
-	if c != nil {
-		r.free = c.next
-		c.next = nil
-	} else {
-		c = new(chunk)
+// chunksHeld is how many chunks q would hold.
+func (q *threadQueue) chunksHeld() int {
+	if q.n == 0 {
+		return 0
 	}
-	if q.tail == nil {
-		q.head, q.hi = c, 0
-	} else {
-		q.tail.next = c
-	}
-	q.tail, q.ti = c, 0
+	return (q.vh + q.n + chunkRecs - 1) / chunkRecs
 }
 
-func (r *Reader) freeChunk(c *chunk) {
-	r.chunks--
-	c.next = r.free
-	r.free = c
-}
-
-// releaseQueue returns every chunk of q to the free list.
+// releaseQueue forgets every queued event of q.
 func (r *Reader) releaseQueue(q *threadQueue) {
-	for c := q.head; c != nil; {
-		n := c.next
-		r.freeChunk(c)
-		c = n
+	r.chunks -= q.chunksHeld()
+	clear(q.runs)
+	q.runs, q.rh, q.n, q.vh = q.runs[:0], 0, 0, 0
+}
+
+// enqueueRun queues records c.recs[i:j] on q. When the queue cap is hit,
+// it stops after the event that went over (as queueing one event at a time
+// did) and returns how many it queued; the caller drains before the rest.
+func (r *Reader) enqueueRun(q *threadQueue, c *recChunk, i, j int32) int32 {
+	if !q.listed {
+		q.listed = true
+		r.active = append(r.active, q)
 	}
-	q.head, q.tail, q.hi, q.ti = nil, nil, 0, 0
+	m := int(j - i)
+	if q.n == 0 {
+		q.vh = 0
+		q.fts = c.recs[i].Timestamp
+	}
+	// Chunks start at multiples of chunkRecs from the head's position.
+	p0 := q.vh + q.n
+	before := q.chunksHeld()
+	after := (p0 + m + chunkRecs - 1) / chunkRecs
+	if r.chunks+after-before > maxChunks {
+		// The k-th new chunk, at position first+(k-1)*chunkRecs, is the
+		// one that goes over: queue up to the event that takes it.
+		first := (p0 + chunkRecs - 1) / chunkRecs * chunkRecs
+		k := maxChunks - r.chunks + 1
+		m = first + (k-1)*chunkRecs - p0 + 1
+		after = (p0 + m + chunkRecs - 1) / chunkRecs
+		r.forced = true
+		r.stats.ForcedFlushes++
+	}
+	if q.rh > 0 && q.rh == len(q.runs) {
+		q.runs, q.rh = q.runs[:0], 0
+	} else if q.rh > 32 && q.rh*2 > len(q.runs) {
+		n := copy(q.runs, q.runs[q.rh:])
+		clear(q.runs[n:])
+		q.runs, q.rh = q.runs[:n], 0
+	}
+	q.runs = append(q.runs, run{c, i, i + int32(m)})
+	q.n += m
+	r.chunks += after - before
+	if b := int64(r.chunks) * chunkBytes; b > r.stats.PeakQueueBytes {
+		r.stats.PeakQueueBytes = b
+	}
+	return int32(m)
 }
 
 // collect moves the events that may go out now into r.ready, in order:
@@ -83,14 +139,14 @@ func (r *Reader) releaseQueue(q *threadQueue) {
 // sorted event itself.
 func (r *Reader) collect() {
 	all := r.flushAll || r.forced
-	if all || r.hasSorted {
+	if all || r.sorted != nil {
 		r.merge(all, r.limit)
 	}
 	r.forced = false
-	if r.hasSorted {
-		r.hasSorted = false
+	if r.sorted != nil {
+		r.ready = append(r.ready, r.sorted)
+		r.sorted = nil
 		r.limit = math.MinInt64
-		r.ready = append(r.ready, &r.sorted)
 	}
 }
 
@@ -103,7 +159,7 @@ type sortKey struct {
 // noKey sorts after every event: an exhausted queue.
 var noKey = sortKey{math.MaxInt64, math.MaxUint64}
 
-func (rc *rec) key() sortKey { return sortKey{rc.Timestamp, rc.order} }
+func (rc *rec) skey() sortKey { return sortKey{rc.Timestamp, rc.order} }
 
 func (a sortKey) before(b sortKey) bool {
 	return a.ts < b.ts || (a.ts == b.ts && a.order < b.order)
@@ -113,18 +169,27 @@ func (a sortKey) before(b sortKey) bool {
 // all of them, or those before limit. It runs a tournament (loser) tree
 // over the non-empty queues: taking an event and replaying its queue's new
 // front costs one comparison per level, log2 of the number of queues.
+// When a replay leaves the same queue winning, the losers on its path give
+// the runner-up, and its events that sort before that go out without a
+// replay: a thread's run, common when one thread writes most events (the
+// sample profiler's).
 func (r *Reader) merge(all bool, limit int64) {
-	// Leaves: the non-empty queues (emptied ones leave the list here).
-	qs := r.active[:0]
+	// Leaves: the queues with an event before limit (the others' events
+	// all come after it: a thread's events are in order). Emptied queues
+	// leave the list here.
+	active, qs := r.active[:0], r.mqs[:0]
 	for _, q := range r.active {
-		if !q.empty() {
+		if q.n == 0 {
+			q.listed = false // enqueueRun lists it again
+			continue
+		}
+		active = append(active, q)
+		if all || q.fts < limit {
 			qs = append(qs, q)
-		} else {
-			q.listed, q.lim = false, 0 // enqueue lists it again
 		}
 	}
-	clear(r.active[len(qs):])
-	r.active = qs
+	clear(r.active[len(active):])
+	r.active, r.mqs = active, qs
 	k := len(qs)
 	if k == 0 {
 		return
@@ -142,7 +207,7 @@ func (r *Reader) merge(all bool, limit int64) {
 		win = append(win, node{})
 	}
 	for i, q := range qs {
-		win = append(win, node{q.front().key(), int32(i)})
+		win = append(win, node{q.front().skey(), int32(i)})
 	}
 	r.mwin = win
 	for n := k - 1; n >= 1; n-- {
@@ -153,34 +218,50 @@ func (r *Reader) merge(all bool, limit int64) {
 		win[n], nodes[n] = a, b
 	}
 
-	ready := r.ready
 	cur := win[1] // the winner: next event out (win[k] itself when k is 1)
+	second := cur.key
+	ready := r.ready
 	for cur.key != noKey && (all || cur.key.ts < limit) {
 		q := qs[cur.leaf]
-		c, i := q.head, q.hi
-		ready = append(ready, &c.recs[i])
-		i++
-		if c == q.tail && i == q.ti {
-			// Emptied: its chunk goes back to the free list (an idle
-			// thread holds no memory). The records stay intact until a
-			// decoder takes the chunk again, and Next only decodes more
-			// once every collected record went out.
-			r.freeChunk(c)
-			q.head, q.tail, q.hi, q.ti, q.lim = nil, nil, 0, 0, 0
-			cur.key = noKey
-		} else {
-			if i == chunkRecs {
-				next := c.next
-				r.freeChunk(c)
-				c, i = next, 0
+		ru := &q.runs[q.rh]
+		c, i, j := ru.c, ru.i, ru.j
+		n, vh := q.n, q.vh
+		for {
+			ready = append(ready, &c.recs[i])
+			i++
+			n--
+			if vh++; n == 0 || vh == chunkRecs {
+				vh = 0
+				r.chunks--
 			}
-			q.head, q.hi = c, i
-			cur.key = c.recs[i].key()
+			if i == j {
+				if q.rh++; q.rh == len(q.runs) {
+					// Emptied (an idle thread holds no memory).
+					clear(q.runs)
+					q.runs, q.rh = q.runs[:0], 0
+					cur.key = noKey
+					break
+				}
+				ru = &q.runs[q.rh]
+				c, i, j = ru.c, ru.i, ru.j
+			}
+			next := c.recs[i].skey()
+			if !next.before(second) || !all && next.ts >= limit {
+				ru.i = i
+				cur.key = next
+				q.fts = next.ts
+				break
+			}
 		}
+		q.n, q.vh = n, vh
 		// Replay the leaf's path to the root with its new key.
+		second = noKey
 		for n := (k + int(cur.leaf)) / 2; n >= 1; n /= 2 {
 			if nd := &nodes[n]; nd.key.before(cur.key) {
 				*nd, cur = cur, *nd
+				second = cur.key // another queue won: no runner-up known
+			} else if nd.key.before(second) {
+				second = nd.key
 			}
 		}
 	}
@@ -193,71 +274,6 @@ type node struct {
 	leaf int32
 }
 
-// stackCache maps stack ids (valid until the next sequence point) to IPs.
-// Entries are slices of ips made when a stack is added, so a lookup is one
-// load; when ips grows, older entries keep pointing at the old array, whose
-// values do not change.
-type stackCache struct {
-	base    uint32     // id of entries[0]
-	entries [][]uint64 // by id - base
-	ips     []uint64
-	extra   map[uint32][]uint64 // ids outside the dense range
-}
-
-func (c *stackCache) reset() {
-	c.base = 0
-	clear(c.entries) // let go of arrays ips outgrew
-	c.entries = c.entries[:0]
-	c.ips = c.ips[:0]
-	c.extra = nil
-}
-
-// get returns the IPs of stack id. Stack ids come in runs, so nearly all
-// lookups hit the dense table.
-func (c *stackCache) get(id uint32) []uint64 {
-	if i := int(id) - int(c.base); id != 0 && uint(i) < uint(len(c.entries)) {
-		return c.entries[i]
-	}
-	return c.getSparse(id)
-}
-
-func (c *stackCache) getSparse(id uint32) []uint64 {
-	if id == 0 {
-		return nil
-	}
-	return c.extra[id]
-}
-
-// add stores one stack of raw pointer-sized IPs.
-func (c *stackCache) add(id uint32, raw []byte, ptr int) {
-	off := len(c.ips)
-	n := len(raw) / ptr
-	if ptr == 8 {
-		for i := 0; i < n; i++ {
-			c.ips = append(c.ips, le64(raw[i*8:]))
-		}
-	} else {
-		for i := 0; i < n; i++ {
-			c.ips = append(c.ips, uint64(le32(raw[i*4:])))
-		}
-	}
-	st := c.ips[off : off+n : off+n]
-	if len(c.entries) == 0 && c.extra == nil {
-		c.base = id
-	}
-	switch i := int64(id) - int64(c.base); {
-	case i == int64(len(c.entries)):
-		c.entries = append(c.entries, st)
-	case i >= 0 && i < int64(len(c.entries)):
-		c.entries[i] = st
-	default:
-		if c.extra == nil {
-			c.extra = make(map[uint32][]uint64)
-		}
-		c.extra[id] = st
-	}
-}
-
 // stackBlock parses a StackBlock (V4/V6 share the layout).
 func (r *Reader) stackBlock(b []byte, start int64) error {
 	if len(b) < 8 {
@@ -266,6 +282,7 @@ func (r *Reader) stackBlock(b []byte, start int64) error {
 	first, count := le32(b), le32(b[4:])
 	p := 8
 	ptr := r.hdr.PointerSize
+	drained := false
 	for i := uint32(0); i < count; i++ {
 		if len(b)-p < 4 {
 			return &FormatError{Offset: start, Msg: fmt.Sprintf("stack block declares %d stacks but ends after %d", count, i)}
@@ -275,14 +292,53 @@ func (r *Reader) stackBlock(b []byte, start int64) error {
 		if n < 0 || n > len(b)-p {
 			return &FormatError{Offset: start, Msg: fmt.Sprintf("stack %d size %d overruns its block", first+i, n)}
 		}
-		r.stacks.add(first+i, b[p:p+n], ptr)
-		if d := n / ptr; d > r.stats.MaxStackDepth {
-			r.stats.MaxStackDepth = d
+		r.addStack(first+i, b[p:p+n], ptr, &drained)
+		if d := n / ptr; d > r.fc.maxDepth {
+			r.fc.maxDepth = d
 		}
 		p += n
-		r.stats.Stacks++
+		r.fc.stacks++
 	}
 	return nil
+}
+
+// addStack adds one stack to the cache's young generation, first making it
+// the old one (and evicting the old one) when it holds half the budget.
+// Changes other than growth at the end wait for the decoders (drain, once
+// per block: nothing new is decoded while the framer parses this block).
+func (r *Reader) addStack(id uint32, raw []byte, ptr int, drained *bool) {
+	c := &r.stacks
+	g := c.young
+	if g.count > 0 && g.bytes >= c.max/2 {
+		if o := c.old; o != nil {
+			c.evicted += uint64(o.count)
+			r.fc.evicted += uint64(o.count)
+			r.releaseGen(o)
+		}
+		c.old = g
+		g = r.newGen()
+		c.young = g
+	}
+	if !*drained && !g.appendable(id) {
+		r.drain()
+		*drained = true
+	}
+	g.add(id, raw, ptr, r.slab)
+}
+
+// resetStacks empties the stack cache at a sequence point: stack ids
+// restart. Events already decoded keep their stacks: the generations are
+// recycled only once they were delivered.
+func (r *Reader) resetStacks() {
+	c := &r.stacks
+	if c.young.count == 0 && c.old == nil {
+		return
+	}
+	r.releaseGen(c.young)
+	if c.old != nil {
+		r.releaseGen(c.old)
+	}
+	c.young, c.old = r.newGen(), nil
 }
 
 // spBlockV4 parses a V4 sequence point: every queued event goes out first.
@@ -299,10 +355,9 @@ func (r *Reader) spBlockV4(b []byte, start int64) error {
 		p := 12 + i*12
 		sp.threads[i] = spThread{capture: le64(b[p:]), seq: le32(b[p+8:])}
 	}
-	r.stats.SequencePoints++
-	r.pendingSP = sp
-	r.flushAll = true
-	return nil
+	r.fc.sps++
+	r.resetStacks()
+	return r.emit(item{kind: itemSP, sp: sp})
 }
 
 // rawHeader is the decoded (possibly compressed) event blob header.
@@ -316,6 +371,7 @@ type rawHeader struct {
 	ts       int64
 	activity GUID
 	related  GUID
+	hasAct   bool   // activity or related was set in this block (else both are zero)
 	label    uint32 // V6 label list id (replaces the activity ids)
 	sorted   bool
 	size     uint32
@@ -338,7 +394,10 @@ func blockHeader(b []byte, start int64) (int, uint16, error) {
 // position. Compressed headers update h in place (they are deltas).
 func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	if compressed {
-		return readCompressed(b, p, false, h)
+		if p = readCompressed(b, p, false, h); p > len(b) {
+			return len(b), errShortHeader
+		}
+		return p, nil
 	}
 	// 80 bytes: size, id, seq, thread, capture, proc, stack, ts, two GUIDs,
 	// payload size.
@@ -348,6 +407,7 @@ func readHeader(b []byte, p int, compressed bool, h *rawHeader) (int, error) {
 	readFixed(b, p, h)
 	copy(h.activity[:], b[p+44:p+60])
 	copy(h.related[:], b[p+60:p+76])
+	h.hasAct = true
 	h.size = le32(b[p+76:])
 	return p + 80, nil
 }
@@ -371,9 +431,9 @@ func readFixed(b []byte, p int, h *rawHeader) {
 // the V4/V5 rules or, with v6, the V6 ones: the sequence number always
 // advances by one, and flag 0x10 carries a label list id instead of the
 // activity id (0x20 is unused).
-func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
+func readCompressed(b []byte, p int, v6 bool, h *rawHeader) int {
 	if p >= len(b) {
-		return p, errShortHeader
+		return len(b) + 1
 	}
 	flags := b[p]
 	p++
@@ -448,6 +508,7 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
 				h.label = uint32(v)
 			}
 		} else {
+			h.hasAct = true
 			if flags&0x10 != 0 {
 				if p >= 0 && len(b)-p >= 16 {
 					copy(h.activity[:], b[p:])
@@ -472,88 +533,62 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) (int, error) {
 		}
 		h.size = uint32(v)
 	}
-	if p > len(b) {
-		return len(b), errShortHeader
-	}
-	return p, nil
+	return p
 }
 
 var errShortHeader = fmt.Errorf("event header runs past the end of its block")
 
-// beginEventBlock starts incremental parsing of an EventBlock.
-func (r *Reader) beginEventBlock(b *blockBuf, start int64) error {
-	hs, flags, err := blockHeader(b.data, start)
-	if err != nil {
-		r.putBuf(b)
-		if t := r.blkTrunc; t != nil {
-			r.blkTrunc = nil
-			return t
+// emitBlock hands an event block to the decoders and the consumer with
+// what decoding it needs: its header, and the tables as they are now (the
+// framer only adds to them at their end until no decoder runs; see drain).
+// A block whose header is bad ends the stream (with the truncation, if the
+// input was cut inside it).
+func (r *Reader) emitBlock(b *blockBuf, kind uint8, start int64, cut *TruncatedError) error {
+	b.kind, b.start, b.trunc = kind, start, cut
+	b.pos, b.flags, b.prev, b.finished, b.err, b.cut, b.fc = 0, 0, rawHeader{}, false, nil, "", counts{}
+	if kind != kindV3 {
+		hs, flags, err := blockHeader(b.data, start)
+		if err != nil {
+			r.putBuf(b)
+			if cut != nil {
+				return cut
+			}
+			return err
 		}
-		return err
+		b.pos, b.flags = hs, flags
 	}
-	r.blk = b
-	r.inflight = append(r.inflight, b)
-	r.blkPos = hs
-	r.blkFlags = flags
-	r.prev = rawHeader{}
-	r.blkStart = start
-	return nil
-}
-
-// endBlock releases the used-up current block and returns its truncation,
-// if the end of input cut it.
-func (r *Reader) endBlock() error {
-	r.retire()
-	if t := r.blkTrunc; t != nil {
-		r.blkTrunc = nil
-		return t
-	}
-	return nil
+	b.metas, b.metaMap = r.metas, r.metaMap
+	b.stk = [2]stackView{r.stacks.young.view(), r.stacks.old.view()}
+	r.blkSeq++
+	b.ord = r.blkSeq << 32
+	r.lastBlk = b
+	return r.emit(item{kind: itemBlock, b: b})
 }
 
 func payloadOverrun(size uint32) error {
 	return fmt.Errorf("event payload of %d bytes overruns its block", size)
 }
 
-// eventError turns a bad event of the current block into the error to
-// return: the block's truncation when the end of input cut it there (naming
-// the event if its header survived), else a FormatError. p is where header
-// decoding stopped.
-func (r *Reader) eventError(err error, p int) error {
-	b := r.blk.data
-	if t := r.blkTrunc; t != nil {
-		r.blkTrunc = nil
-		if m := r.metadata(r.prev.metaID); m != nil && p <= len(b) && err != errShortHeader {
+// eventError turns a bad event of block b into the error that ends it: the
+// block's truncation when the end of input cut it there (naming the event
+// if its header survived), else a FormatError. p is where header decoding
+// stopped.
+func eventError(b *blockBuf, err error, p int) error {
+	if t := b.trunc; t != nil {
+		if m := lookupMeta(b.metas, b.metaMap, b.prev.metaID); m != nil && p <= len(b.data) && err != errShortHeader {
 			// The header survived but the payload did not: say which
 			// event was lost to the cut rather than deliver half of it.
-			r.stats.CutEvent = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b)-p, r.prev.size)
+			b.cut = fmt.Sprintf("%s (%d of %d payload bytes present)", m.FullName(), len(b.data)-p, b.prev.size)
 		}
 		return t // the cut fell inside this event
 	}
-	return &FormatError{Offset: r.blkStart, Msg: err.Error()}
-}
-
-// sequence records an event's sequence number for its capture thread and
-// returns how many events of that thread were lost just before it (a gap,
-// plus gaps a sequence point found). noGap skips the gap check.
-func (r *Reader) sequence(q *threadQueue, seq uint32, noGap bool) uint32 {
-	var lost uint32
-	if q.seqInit && !noGap {
-		if d := int32(seq - q.lastSeq - 1); d > 0 {
-			lost = uint32(d)
-			r.stats.LostEvents += uint64(d)
-		}
-	}
-	q.lastSeq = seq
-	q.seqInit = true
-	lost += q.pendingLost
-	q.pendingLost = 0
-	return lost
+	return &FormatError{Offset: b.start, Msg: err.Error()}
 }
 
 // metadataBlockV4 parses a MetadataBlock: blobs with event headers whose
 // payloads are metadata records.
 func (r *Reader) metadataBlockV4(b []byte, start int64) error {
+	r.drain()
 	p, flags, err := blockHeader(b, start)
 	if err != nil {
 		return err
@@ -568,11 +603,11 @@ func (r *Reader) metadataBlockV4(b []byte, start int64) error {
 		if uint64(h.size) > uint64(len(b)-q) {
 			return &FormatError{Offset: start, Msg: "metadata payload overruns its block"}
 		}
-		m, err := parseMetadataRecord(b[q:q+int(h.size)], &r.stats)
+		m, err := parseMetadataRecord(b[q:q+int(h.size)], &r.fc.v5tags)
 		if err != nil {
 			return &FormatError{Offset: start, Msg: err.Error()}
 		}
-		r.defineMetadata(m)
+		r.defineMetadata(m, &r.fc)
 		q += int(h.size)
 		if !compressed {
 			q = p + 4 + int(le32(b[p:]))

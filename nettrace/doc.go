@@ -10,6 +10,8 @@
 // decoded here, from their metadata.
 //
 // The Reader is a streaming pull parser: memory is bounded by the runtime's
-// buffering (events between two sequence points), not by the stream length,
-// and the hot path does not allocate per event.
+// buffering (events between two sequence points) and by Options (block size,
+// stack cache), not by the stream length, and the hot path does not allocate
+// per event. With Options.Threads > 1 (files) it decodes event blocks on
+// several goroutines and delivers exactly what a one-goroutine read would.
 package nettrace

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"encoding/binary"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -14,14 +15,21 @@ type GenStats struct {
 	EventsWithStack int64 // events with a non-empty stack
 	Samples         int64 // SampleProfiler ThreadSample events
 	GCs             int64 // GCStart events
+	AllocTicks      int64 // GC/AllocationTick events
+	Contentions     int64 // Contention/Start events (each has its Stop)
+	ContentionNanos int64 // sum of the Stops' DurationNs
 	Bytes           int64 // stream bytes
 }
 
 // GenerateLarge streams a synthetic but realistic NetTrace V4 trace of about
-// approxBytes bytes to w: method loads for a set of fake JIT'd methods, then
-// 1 ms sample-profiler ticks over many threads with stacks made of those
-// methods, allocation ticks and contention on application threads, and
-// regular GCs with the runtime's suspend/start/heap-stats/end/restart
+// approxBytes bytes to w, with the runtime's payload layouts: method loads
+// (MethodLoadVerbose) for a set of fake JIT'd methods, then 1 ms
+// sample-profiler ticks (each a SuspendEE/RestartEE pair for reason
+// SuspendOther on the sampler thread, then ThreadSample events for a
+// random subset of 64 threads, with stacks made of those methods),
+// allocation ticks of a dozen types, lock contention (ContentionStart, then
+// ContentionStop with the wait's duration) on 16 locks, and GCs every 20–80
+// ms with the runtime's triggered/suspend/start/end/heap-stats/restart
 // sequence. Memory use does not depend on the size: events go out block by
 // block. The same seed gives the same bytes.
 func GenerateLarge(w io.Writer, approxBytes int64, seed uint64) (GenStats, error) {
@@ -65,11 +73,18 @@ type gen struct {
 	gcCount uint32
 	nextGC  int64
 	m       map[string]*Metadata
+	types   []uint64 // type ids of genTypes
+	locks   []uint64 // lock ids
 }
+
+// genTypes are the allocated types, the first most often.
+var genTypes = [...]string{"System.Byte[]", "System.String", "System.Object[]", "System.Char[]",
+	"System.Collections.Generic.List`1[System.Int32]", "System.Int32[]", "Synthetic.Namespace.Order",
+	"Synthetic.Namespace.Customer", "System.Text.StringBuilder", "System.Collections.Generic.Dictionary`2[System.String,System.Object]",
+	"System.Threading.Tasks.Task", "System.Action"}
 
 const (
 	genSampler = 900 // sampler thread id
-	genGCTid   = 901
 )
 
 func newGen(seed uint64) *gen {
@@ -90,6 +105,12 @@ func newGen(seed uint64) *gen {
 	meta("contstart", ProviderRuntime, 81, 2, 0x4000, 4, 1)
 	meta("contstop", ProviderRuntime, 91, 1, 0x4000, 4, 2)
 	meta("methodload", ProviderRuntime, 143, 2, 0x18, 4, 37)
+	for i := range genTypes {
+		g.types = append(g.types, uint64(0x7f0000b00000+i*0x100))
+	}
+	for i := 0; i < 16; i++ {
+		g.locks = append(g.locks, uint64(0x7e0000100000+i*0x80))
+	}
 	for i := 0; i < 64; i++ {
 		g.threads = append(g.threads, uint64(10000+i*7))
 	}
@@ -112,9 +133,14 @@ func (g *gen) u16(v uint16) { g.buf = binary.LittleEndian.AppendUint16(g.buf, v)
 func (g *gen) u32(v uint32) { g.buf = binary.LittleEndian.AppendUint32(g.buf, v) }
 func (g *gen) u64(v uint64) { g.buf = binary.LittleEndian.AppendUint64(g.buf, v) }
 
-// emit writes the event built in g.buf.
+// emit writes the event built in g.buf, 1–2,000 ns after the last one.
 func (g *gen) emit(meta string, thread, capture uint64, stack []uint64) {
-	g.now += 1 + int64(g.rng.IntN(2000))
+	g.emitAfter(meta, thread, capture, stack, 1+int64(g.rng.IntN(2000)))
+}
+
+// emitAfter writes the event built in g.buf, d ns after the last one.
+func (g *gen) emitAfter(meta string, thread, capture uint64, stack []uint64, d int64) {
+	g.now += d
 	ev := &g.ev
 	ev.Meta = g.m[meta]
 	ev.Timestamp = g.now
@@ -169,7 +195,14 @@ func (g *gen) stack() []uint64 { return g.stacks[g.rng.IntN(len(g.stacks))] }
 
 // tick writes one millisecond of activity.
 func (g *gen) tick() {
-	// Samples of a random subset of threads from the sampler thread.
+	// The sampler suspends the runtime (reason SuspendOther), then writes
+	// a sample for each thread it walked.
+	g.u32(0)          // SuspendOther
+	g.u32(0xFFFFFFFF) // no GC count, as the runtime writes it
+	g.u16(0)
+	g.emit("suspendbegin", genSampler, genSampler, nil)
+	g.u16(0)
+	g.emit("suspendend", genSampler, genSampler, nil)
 	n := 8 + g.rng.IntN(24)
 	for i := 0; i < n; i++ {
 		t := g.threads[g.rng.IntN(len(g.threads))]
@@ -177,33 +210,52 @@ func (g *gen) tick() {
 		g.emit("sample", t, genSampler, g.stack())
 		g.st.Samples++
 	}
+	g.u16(0)
+	g.emit("restartbegin", genSampler, genSampler, nil)
+	g.u16(0)
+	g.emit("restartend", genSampler, genSampler, nil)
 	// Allocation ticks.
 	for i := g.rng.IntN(4); i > 0; i-- {
 		t := g.threads[g.rng.IntN(len(g.threads))]
-		g.u32(100_000 + uint32(g.rng.IntN(5000)))
-		g.u32(uint32(g.rng.IntN(10) / 9))
+		ty := g.rng.IntN(len(genTypes))
+		if g.rng.IntN(2) == 0 {
+			ty = 0
+		}
+		amount := 100_000 + uint32(g.rng.IntN(5000))
+		g.u32(amount)
+		g.u32(uint32(g.rng.IntN(10) / 9)) // small, now and then large
 		g.u16(0)
-		g.u64(100_000 + uint64(g.rng.IntN(5000)))
-		g.u64(0x7f0000b00000 + uint64(g.rng.IntN(50))*0x100)
-		g.buf = appendUTF16Z(g.buf, "System.Byte[]")
+		g.u64(uint64(amount))
+		g.u64(g.types[ty])
+		g.buf = appendUTF16Z(g.buf, genTypes[ty])
 		g.u32(0)
-		g.u64(0x7e0000000000 + uint64(g.rng.Uint32()))
+		g.u64(0x7e0000000000 + uint64(g.rng.Uint32())&^7)
 		g.u64(24 + uint64(g.rng.IntN(100000)))
 		g.emit("alloc", t, t, g.stack())
+		g.st.AllocTicks++
 	}
-	// Occasional lock contention: start and stop on the same thread.
+	// Lock contention now and then: a start, then the stop on the same
+	// thread once the wait is over, with its duration.
 	if g.rng.IntN(10) == 0 {
-		t := g.threads[g.rng.IntN(len(g.threads))]
-		g.buf = append(g.buf, 0)
+		t := g.threads[1+g.rng.IntN(len(g.threads)-1)]
+		lk := g.rng.IntN(len(g.locks))
+		owner := g.threads[(lk*5)%len(g.threads)]
+		g.buf = append(g.buf, 0) // managed
 		g.u16(0)
-		g.u64(0x7e0000100000)
-		g.u64(0x7e0000100040)
-		g.u64(uint64(g.threads[0]))
+		g.u64(g.locks[lk])
+		g.u64(g.locks[lk] + 0x40) // the object locked on
+		g.u64(owner)
 		g.emit("contstart", t, t, g.stack())
+		wait := int64(1_000 + g.rng.IntN(400_000))
+		start := g.now
+		g.now += wait
 		g.buf = append(g.buf, 0)
 		g.u16(0)
-		g.u64(uint64(g.rng.IntN(2_000_000)))
-		g.emit("contstop", t, t, nil)
+		d := float64(g.now + 1 - start) // emit adds at least 1 tick
+		g.u64(math.Float64bits(d))
+		g.emitAfter("contstop", t, t, nil, 1)
+		g.st.Contentions++
+		g.st.ContentionNanos += int64(d)
 	}
 	if g.now >= g.nextGC {
 		g.gc()
@@ -213,7 +265,7 @@ func (g *gen) tick() {
 }
 
 // gc writes one GC as the runtime reports it: triggered on an application
-// thread, suspension, start, heap stats, end, restart.
+// thread, suspension, start, end, heap stats, restart.
 func (g *gen) gc() {
 	g.gcCount++
 	t := g.threads[g.rng.IntN(len(g.threads))]
@@ -240,6 +292,10 @@ func (g *gen) gc() {
 	g.u64(0)
 	g.emit("gcstart", t, t, nil)
 	g.now += int64(200_000 + g.rng.IntN(3_000_000))
+	g.u32(g.gcCount)
+	g.u32(depth)
+	g.u16(0)
+	g.emit("gcend", t, t, nil)
 	for i := 0; i < 10; i++ {
 		g.u64(uint64(g.rng.IntN(100 << 20)))
 	}
@@ -249,11 +305,7 @@ func (g *gen) gc() {
 	g.u16(0)
 	g.u64(uint64(g.rng.IntN(1 << 20)))
 	g.u64(0)
-	g.emit("heapstats", genGCTid, genGCTid, nil)
-	g.u32(g.gcCount)
-	g.u32(depth)
-	g.u16(0)
-	g.emit("gcend", t, t, nil)
+	g.emit("heapstats", t, t, nil)
 	g.u16(0)
 	g.emit("restartbegin", t, t, nil)
 	g.u16(0)

@@ -84,27 +84,18 @@ func BenchmarkGenerateLarge(b *testing.B) {
 	}
 }
 
-// BenchmarkReadGenerated measures reader throughput on a generated trace.
-func BenchmarkReadGenerated(b *testing.B) {
+// BenchmarkReadGenerated measures reader throughput on a generated trace;
+// the Threads variants read it with a pipeline.
+func BenchmarkReadGenerated(b *testing.B)         { benchGenerated(b, 1) }
+func BenchmarkReadGeneratedThreads2(b *testing.B) { benchGenerated(b, 2) }
+func BenchmarkReadGeneratedThreads3(b *testing.B) { benchGenerated(b, 3) }
+
+func benchGenerated(b *testing.B, threads int) {
 	var buf bytes.Buffer
 	if _, err := GenerateLarge(&buf, 32<<20, 1); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(buf.Len()))
-	for b.Loop() {
-		rd, err := NewReader(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			if _, err := rd.Next(); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
-	}
+	benchReadData(b, buf.Bytes(), false, Options{Threads: threads})
 }
 
 // BenchmarkReadGeneratedV6 measures reader throughput on the generated
@@ -130,4 +121,39 @@ func BenchmarkReadGeneratedV6(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchReadData is benchRead on data in memory, read with opt.
+func benchReadData(b *testing.B, data []byte, reuse bool, opt Options) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var events, stackIPs int
+	var r *Reader
+	src := bytes.NewReader(data)
+	for b.Loop() {
+		src.Reset(data)
+		var err error
+		if reuse && r != nil {
+			err = r.Reset(src)
+		} else {
+			r, err = NewReaderOptions(src, opt)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = 0
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+			events++
+			stackIPs += len(ev.Stack)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+	b.ReportMetric(float64(events), "events")
 }

@@ -144,7 +144,7 @@ const maxFieldDepth = 16
 
 // parseMetadataRecord decodes a V3/V4/V5 metadata record: id, provider and
 // the event's metadata blob with optional V5 tags.
-func parseMetadataRecord(b []byte, st *Stats) (*Metadata, error) {
+func parseMetadataRecord(b []byte, v5 *bool) (*Metadata, error) {
 	c := &cursor{b: b}
 	m := &Metadata{}
 	m.ID = c.u32()
@@ -152,7 +152,7 @@ func parseMetadataRecord(b []byte, st *Stats) (*Metadata, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("metadata record: %v", c.err)
 	}
-	if err := parseEventMetadataBlob(c, m, st); err != nil {
+	if err := parseEventMetadataBlob(c, m, v5); err != nil {
 		return nil, fmt.Errorf("metadata %d (%q): %v", m.ID, m.Provider, err)
 	}
 	return m, nil
@@ -160,7 +160,7 @@ func parseMetadataRecord(b []byte, st *Stats) (*Metadata, error) {
 
 // parseEventMetadataBlob decodes the blob a provider registers for an event:
 // EventId, name, keywords, version, level, V1 fields, then V5 tags.
-func parseEventMetadataBlob(c *cursor, m *Metadata, st *Stats) error {
+func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
 	if c.rest() == 0 {
 		// Some writers emit an empty blob for events without metadata.
 		return nil
@@ -196,8 +196,8 @@ func parseEventMetadataBlob(c *cursor, m *Metadata, st *Stats) error {
 		if c.err != nil {
 			return fmt.Errorf("metadata tag of %d bytes overruns the record", size)
 		}
-		if st != nil {
-			st.V5Tags = true
+		if v5 != nil {
+			*v5 = true
 		}
 		switch kind {
 		case 1: // OpCode

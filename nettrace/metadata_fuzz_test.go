@@ -15,8 +15,8 @@ import (
 func FuzzMetadataPayload(f *testing.F) {
 	f.Add(append(binary.LittleEndian.AppendUint32(nil, 1), appendUTF16Z(nil, "P")...), []byte{}, true)
 	f.Fuzz(func(t *testing.T, record, payload []byte, ptr8 bool) {
-		var st Stats
-		m, err := parseMetadataRecord(record, &st)
+		var v5 bool
+		m, err := parseMetadataRecord(record, &v5)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -38,26 +38,30 @@ func (r *Reader) parseNetPerfObject() error {
 		r.putBuf(b)
 		return nil
 	}
-	r.inflight = append(r.inflight, b)
-	err = r.netperfEvents(b, start)
-	b.done, b.last = true, r.order
-	return err
+	return r.emitBlock(b, kindV3, start, nil)
 }
 
-// netperfEvents queues every event of a V3 EventBlock in stream order.
-func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
+// fillNetPerf decodes events of a V3 EventBlock, in stream order, into c.
+// Metadata comes inline (MetadataId 0) and is defined as it is met, so V3
+// blocks are decoded on the framer's goroutine, in order.
+func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 	d := b.data
-	p := 0
-	// Every event of the previous block went out before this one was read.
-	r.v3stacks = r.v3stacks[:0]
-	for p < len(d) {
+	p := b.pos
+	c.act = true // V3 headers carry activity ids
+	fail := func(msg string) {
+		b.pos, b.err, b.finished = p, &FormatError{Offset: b.start, Msg: msg}, true
+		c.last = b.ord - 1
+	}
+	for p < len(d) && c.n < recChunkLen {
 		if len(d)-p < 56 {
-			return &FormatError{Offset: start, Msg: "event header runs past the end of its block"}
+			fail("event header runs past the end of its block")
+			return
 		}
 		evSize := int(le32(d[p:]))
 		next := p + 4 + evSize
 		if evSize < 52 || next > len(d) || next < p {
-			return &FormatError{Offset: start, Msg: fmt.Sprintf("event size %d inconsistent with its block", evSize)}
+			fail(fmt.Sprintf("event size %d inconsistent with its block", evSize))
+			return
 		}
 		metaID := le32(d[p+4:])
 		thread := uint64(le32(d[p+8:]))
@@ -68,58 +72,72 @@ func (r *Reader) netperfEvents(b *blockBuf, start int64) error {
 		psize := int(le32(d[p+52:]))
 		q := p + 56
 		if psize < 0 || psize > next-q {
-			return &FormatError{Offset: start, Msg: fmt.Sprintf("payload of %d bytes overruns its event", psize)}
+			fail(fmt.Sprintf("payload of %d bytes overruns its event", psize))
+			return
 		}
 		payload := d[q : q+psize : q+psize]
 		q += psize
-		var stOff, stLen uint32
+		var stack []uint64
 		if next-q >= 4 {
 			ss := int(le32(d[q:]))
 			q += 4
 			if ss < 0 || ss > next-q {
-				return &FormatError{Offset: start, Msg: fmt.Sprintf("stack of %d bytes overruns its event", ss)}
+				fail(fmt.Sprintf("stack of %d bytes overruns its event", ss))
+				return
 			}
 			if ss > 0 {
-				r.stats.Stacks++
+				b.fc.stacks++
 				ptr := r.hdr.PointerSize
 				n := ss / ptr
-				if n > r.stats.MaxStackDepth {
-					r.stats.MaxStackDepth = n
+				if n > b.fc.maxDepth {
+					b.fc.maxDepth = n
 				}
-				stOff, stLen = uint32(len(r.v3stacks)), uint32(n)
+				off := len(c.ips)
 				for i := 0; i < n; i++ {
 					if ptr == 8 {
-						r.v3stacks = append(r.v3stacks, le64(d[q+i*8:]))
+						c.ips = append(c.ips, le64(d[q+i*8:]))
 					} else {
-						r.v3stacks = append(r.v3stacks, uint64(le32(d[q+i*4:])))
+						c.ips = append(c.ips, uint64(le32(d[q+i*4:])))
 					}
 				}
+				stack = c.ips[off : off+n : off+n]
 			}
 		}
 		p = next
 		if metaID == 0 {
-			m, err := parseMetadataRecord(payload, &r.stats)
+			m, err := parseMetadataRecord(payload, &b.fc.v5tags)
 			if err != nil {
-				return &FormatError{Offset: start, Msg: err.Error()}
+				fail(err.Error())
+				return
 			}
-			r.defineMetadata(m)
+			r.defineMetadata(m, &b.fc)
 			continue
 		}
-		m := r.metadata(metaID)
-		if m == nil {
-			r.stats.UnknownMetadataRefs++
-			continue
+		// One queue (key ^0) keeps stream order: V3 has no sort flags.
+		rc := &c.recs[c.n]
+		c.n++
+		*rc = rec{order: b.ord, key: ^uint64(0)}
+		b.ord++
+		rc.Meta = r.metadata(metaID) // nil: counted, not delivered
+		n := int32(c.n)
+		switch ls := len(c.segs) - 1; {
+		case rc.Meta == nil:
+			c.segs = append(c.segs, seg{n - 1, segUnknown})
+		case ls >= 0 && c.segs[ls].kind == segRun:
+		default:
+			c.segs = append(c.segs, seg{n - 1, segRun})
 		}
-		q2 := r.thread(^uint64(0)) // one queue keeps stream order
-		r.order++
-		rc := r.enqueue(q2)
-		*rc = rec{order: r.order}
-		rc.Meta, rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = m, ts, thread, thread
+		rc.Timestamp, rc.ThreadID, rc.CaptureThreadID = ts, thread, thread
 		rc.ProcessorNumber, rc.ActivityID, rc.RelatedActivityID = 0xFFFFFFFF, act, rel
-		rc.Stack = r.v3stacks[stOff : stOff+stLen : stOff+stLen]
+		rc.Stack = stack
 		rc.Payload = payload
+		if len(stack) > 0 && rc.Meta != nil {
+			c.withStack++
+		}
 	}
-	// Everything read so far may go out before the next block.
-	r.flushAll = true
-	return nil
+	b.pos = p
+	if p >= len(d) {
+		b.finished = true
+	}
+	c.last = b.ord - 1
 }

@@ -2,9 +2,11 @@ package nettrace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"sync"
 )
 
 // Stats describes what a Reader has seen so far. It is complete once Next
@@ -39,6 +41,14 @@ type Stats struct {
 	// CutEvent names the event whose header was read but whose payload the
 	// truncation cut off (not delivered); empty otherwise.
 	CutEvent string
+	// StacksEvicted counts stacks the bounded stack cache dropped
+	// (Options.StackCacheBytes) before a sequence point would have; never
+	// happens with runtime-written streams.
+	StacksEvicted uint64
+	// UnresolvedStacks counts delivered events whose stack id named no
+	// stack the reader holds (evicted, or never defined): their StackID is
+	// set and their Stack empty.
+	UnresolvedStacks uint64
 }
 
 // EffectiveVersion is the version the catalog of real traces uses: the
@@ -50,54 +60,87 @@ func (s *Stats) effective(container int) int {
 	return container
 }
 
+// Options configures a Reader.
+type Options struct {
+	// Threads is how many cores the reader may keep busy. With 0 or 1
+	// everything happens inside Next, on the caller's goroutine (what a
+	// live session wants: no event waits in a pipeline). With more, one
+	// goroutine reads blocks ahead and Threads goroutines decode event
+	// blocks in parallel while Next merges and delivers: the events, their
+	// order, the counts, lost events and truncation are exactly those of a
+	// one-goroutine read. Such a Reader must be read to its end, or
+	// stopped with Close or Reset, to end its goroutines.
+	Threads int
+	// StackCacheBytes bounds the memory of stacks held between two
+	// sequence points; 0 means DefaultStackCacheBytes.
+	StackCacheBytes int64
+}
+
 // Reader decodes one trace stream. Create it with NewReader, then call Next
 // until it returns an error: io.EOF at a clean end, a *TruncatedError (after
 // every complete event was delivered) when the stream was cut, or another
 // error for corrupt or unsupported input.
+//
+// Inside, three roles hand work on in stream order: the framer reads
+// objects and blocks, keeps the tables (metadata, stacks, V6 threads and
+// labels) and emits items (event blocks, sequence points, the end); the
+// decoder turns an event block into records in file order (recChunk); the
+// consumer (Next) keeps per-thread sequence numbers, queues the records by
+// capture thread, merges them in timestamp order and delivers them. With
+// Options.Threads > 1 the framer and the decoders run on goroutines of their
+// own (pipeline.go); the fields below are grouped by the role that owns
+// them.
 type Reader struct {
-	src    *source
-	hdr    Header
-	stats  Stats
-	parse  func() error // reads and processes the next object/block
-	done   bool         // end of stream reached (clean or not)
-	endErr error        // io.EOF or the error that ended the stream
+	opt Options
+	hdr Header // set before any goroutine starts, read-only after
 
-	metas   []*Metadata // by id; ids are small and dense
+	// Framer.
+	src     *source
+	parse   func() error // reads and processes the next object/block
+	metas   []*Metadata  // by id; ids are small and dense
 	metaMap map[uint32]*Metadata
+	stacks  stackCache
+	v6      *v6State  // NetTrace V6 tables (threads, label lists); nil otherwise
+	fc      counts    // counters since the last emitted item
+	pend    []item    // items emitted, not yet taken (one goroutine)
+	lastBlk *blockBuf // the last event block emitted
+	blkSeq  uint64    // event blocks emitted
 
-	stacks stackCache
-
+	// Consumer.
+	stats      Stats  // Events counts the batches delivered before ready
+	statsOut   Stats  // what Stats returns
+	cnt        counts // the framer's counters, as of the last item taken
+	done       bool   // end of stream reached (clean or not)
+	endErr     error  // io.EOF or the error that ended the stream
 	threads    map[uint64]*threadQueue
 	lastThread *threadQueue
 	active     []*threadQueue // queues that may hold events
 	mtree      []node         // merge scratch: the tournament tree
 	mwin       []node         // merge scratch: winners while building it
-	order      uint64         // tie-breaker: file order
+	mqs        []*threadQueue // merge scratch: its leaves
+	cur        *blockBuf      // event block being consumed
+	chunk      *recChunk      // its chunk being consumed
+	ci         int            // next segment of chunk
+	ri         int32          // next record of segment ci, when a drain split it; -1 otherwise
+	limit      int64          // queued events below this timestamp may go out
+	flushAll   bool           // every queued event may go out (sequence point, end)
+	forced     bool           // the queue cap was hit: drain before reading on
+	chunks     int            // queue chunks holding events (the sort queue's size)
+	ready      []*rec         // events in delivery order, from r.rpos on
+	rpos       int
+	sorted     *rec // a sorted event waiting for older queued events
+	pendingSP  *spState
+	inflight   []*blockBuf // event blocks with events not yet delivered
+	inchunks   []*recChunk // their record chunks, in file order
+	freedAt    uint64      // Events when freeDelivered last looked
 
-	// Incremental event-block state.
-	blk       *blockBuf
-	blkPos    int
-	blkFlags  uint16
-	blkStart  int64
-	blkTrunc  *TruncatedError // the current block was cut by the end of input
-	prev      rawHeader       // previous header for compression
-	limit     int64           // queued events below this timestamp may go out
-	flushAll  bool            // every queued event may go out (sequence point, end)
-	forced    bool            // the queue cap was hit: drain before reading on
-	chunks    int             // queue chunks holding events (the sort queue's size)
-	ready     []*rec          // events in delivery order, from r.rpos on
-	rpos      int
-	free      *chunk // queue chunks not in use
-	sorted    rec    // a sorted event waiting for older queued events
-	hasSorted bool
-	pendingSP *spState
-
-	inflight []*blockBuf // event blocks with events not yet delivered
-	pool     []*blockBuf
-
-	v3stacks []uint64 // inline stacks of the current NetPerf V3 block
-
-	v6 *v6State // NetTrace V6 tables (threads, label lists); nil otherwise
+	// Shared by the roles: pools and the pipeline (nil with one goroutine).
+	mu      sync.Mutex
+	pool    []*blockBuf
+	rfree   *recChunk
+	genPool []*stackGen
+	slabs   slabPool
+	pipe    *pipeline
 }
 
 // spState is a sequence point to apply once queued events drained.
@@ -110,11 +153,18 @@ type spThread struct {
 	seq     uint32
 }
 
-// NewReader reads the stream header and trace object. The returned error is
-// an *UnsupportedVersionError for formats outside V3–V6, a *FormatError or
+// NewReader reads the stream header and trace object, for reading on the
+// caller's goroutine only (Options{}). The returned error is an
+// *UnsupportedVersionError for formats outside V3–V6, a *FormatError or
 // *TruncatedError for bad input.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{}
+	return NewReaderOptions(r, Options{})
+}
+
+// NewReaderOptions is NewReader with options (Options.Threads > 1 for
+// files: decoding in parallel with the caller's work).
+func NewReaderOptions(r io.Reader, opt Options) (*Reader, error) {
+	rd := &Reader{opt: opt}
 	if err := rd.Reset(r); err != nil {
 		return nil, err
 	}
@@ -127,6 +177,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 // nothing. Events, metadata and stacks of the previous stream must no
 // longer be used. The error is NewReader's.
 func (r *Reader) Reset(src io.Reader) error {
+	r.Close()
 	if r.src == nil {
 		r.src = newSource(src)
 	} else {
@@ -135,6 +186,15 @@ func (r *Reader) Reset(src io.Reader) error {
 	}
 	for _, b := range r.inflight {
 		r.putBuf(b)
+	}
+	r.putChunks(r.inchunks)
+	if r.chunk != nil {
+		r.putChunks([]*recChunk{r.chunk})
+	}
+	for _, it := range r.pend {
+		if it.b != nil && it.b != r.cur {
+			r.putBuf(it.b)
+		}
 	}
 	// Queue chunks stay on the free list for the next stream.
 	for _, q := range r.threads {
@@ -151,42 +211,100 @@ func (r *Reader) Reset(src io.Reader) error {
 	} else {
 		clear(blocks)
 	}
+	if r.stacks.young != nil {
+		r.recycleGen(r.stacks.young)
+	}
+	if r.stacks.old != nil {
+		r.recycleGen(r.stacks.old)
+	}
 	clear(r.metas)
+	clear(r.ready)
 	*r = Reader{
+		opt:      r.opt,
 		src:      r.src,
 		stats:    Stats{Blocks: blocks},
 		metas:    r.metas[:0],
-		stacks:   r.stacks,
 		threads:  r.threads,
 		active:   r.active[:0],
 		mtree:    r.mtree,
 		mwin:     r.mwin,
+		mqs:      r.mqs[:0],
 		ready:    r.ready[:0],
-		free:     r.free,
 		limit:    math.MinInt64,
 		pool:     r.pool,
+		rfree:    r.rfree,
+		genPool:  r.genPool,
+		slabs:    r.slabs,
+		pend:     r.pend[:0],
 		inflight: r.inflight[:0],
-		v3stacks: r.v3stacks[:0],
+		inchunks: r.inchunks[:0],
 	}
-	r.stacks.reset()
-	return r.start()
+	r.stacks.max = r.opt.StackCacheBytes
+	if r.stacks.max <= 0 {
+		r.stacks.max = DefaultStackCacheBytes
+	}
+	r.stacks.young = r.newGen()
+	if err := r.start(); err != nil {
+		return err
+	}
+	if r.opt.Threads > 1 {
+		r.startPipeline()
+	}
+	return nil
 }
+
+// Close stops the goroutines of a Reader made with Options.Threads > 1
+// that was not read to its end (Next also stops them when the stream
+// ends). It waits for the read under way to return. Next then reports the
+// end. A Reader without goroutines needs no Close. The error is always nil.
+func (r *Reader) Close() error {
+	if r.pipe != nil {
+		r.stopPipeline()
+		if !r.done {
+			r.done, r.endErr = true, errReaderClosed
+			r.stats.Events += uint64(r.rpos)
+			r.ready, r.rpos = r.ready[:0], 0
+		}
+	}
+	return nil
+}
+
+// errReaderClosed ends a stream whose Reader was closed before its end.
+var errReaderClosed = errors.New("nettrace: reader closed")
 
 // Header returns the trace header.
 func (r *Reader) Header() *Header { return &r.hdr }
 
-// Stats returns counters about what was read so far.
+// Stats returns counters about what was read so far. With Options.Threads
+// > 1 the counts of blocks, metadata and stacks follow the events Next
+// delivered, not the reading ahead.
 func (r *Reader) Stats() *Stats {
-	r.stats.Bytes = r.src.off
-	r.stats.CaptureThreads = len(r.threads)
-	return &r.stats
+	c := &r.cnt
+	s := &r.stats
+	s.Metadata, s.Stacks, s.SequencePoints = c.metadata, c.stacks, c.sps
+	s.MaxStackDepth, s.V5Tags, s.StacksEvicted, s.Bytes = c.maxDepth, c.v5tags, c.evicted, c.bytes
+	clear(s.Blocks)
+	for k, n := range c.blocks {
+		if n > 0 {
+			s.Blocks[blockKindNames[k]] = n
+		}
+	}
+	for _, o := range c.other {
+		s.Blocks[o.name] += o.n
+	}
+	s.CaptureThreads = len(r.threads)
+	r.statsOut = *s
+	r.statsOut.Events += uint64(r.rpos) // delivered from the batch under way
+	return &r.statsOut
 }
 
 // FormatVersion is the container version, reported as 5 for a V4 container
 // whose metadata used V5 tags (known for certain only at the end).
-func (r *Reader) FormatVersion() int { return r.stats.effective(r.hdr.FormatVersion) }
+func (r *Reader) FormatVersion() int { return r.Stats().effective(r.hdr.FormatVersion) }
 
-// Metadata returns every metadata record defined so far, by id order.
+// Metadata returns every metadata record defined so far, by id order. With
+// Options.Threads > 1, call it once Next returned an error (the framer
+// owns the table while it reads ahead).
 func (r *Reader) Metadata() []*Metadata {
 	var out []*Metadata
 	for _, m := range r.metas {
@@ -360,7 +478,7 @@ func (r *Reader) startFastSerialization(netperf bool) error {
 	if end != tagEndObject {
 		return &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of Trace object, found 0x%02x", end)}
 	}
-	r.stats.Blocks["Trace"]++
+	r.fc.block("Trace")
 	if netperf {
 		r.parse = r.parseNetPerfObject
 	} else {
@@ -425,7 +543,7 @@ func (r *Reader) objectBody(oh objectHeader, start int64) (b *blockBuf, cut *Tru
 		return nil, nil, r.eofAs(err, start, oh.name)
 	}
 	if size > maxBlockSize {
-		return nil, nil, &FormatError{Offset: s.off - 4, Msg: fmt.Sprintf("%q size %d exceeds %d", oh.name, size, maxBlockSize)}
+		return nil, nil, &FormatError{Offset: s.off - 4, Msg: fmt.Sprintf("%q of %d bytes is larger than the %d a block may have", oh.name, size, maxBlockSize)}
 	}
 	if pad := int((4 - s.off%4) % 4); pad > 0 {
 		if err := s.skip(pad); err != nil {
@@ -448,7 +566,7 @@ func (r *Reader) objectBody(oh objectHeader, start int64) (b *blockBuf, cut *Tru
 		r.putBuf(b)
 		return nil, nil, err
 	}
-	r.stats.Blocks[oh.name]++
+	r.fc.block(oh.name)
 	return b, nil, nil
 }
 
@@ -462,16 +580,15 @@ func (r *Reader) v4Body(oh objectHeader, start int64) error {
 	if cut != nil {
 		if oh.name == "EventBlock" {
 			// Deliver the complete events of the cut block, then report.
-			r.stats.Blocks[oh.name]++
-			r.blkTrunc = cut
-			return r.beginEventBlock(b, start)
+			r.fc.block(oh.name)
+			return r.emitBlock(b, kindV4, start, cut)
 		}
 		r.putBuf(b)
 		return cut
 	}
 	switch oh.name {
 	case "EventBlock":
-		return r.beginEventBlock(b, start)
+		return r.emitBlock(b, kindV4, start, nil)
 	case "MetadataBlock":
 		err = r.metadataBlockV4(b.data, start)
 	case "StackBlock":
@@ -492,12 +609,9 @@ func (r *Reader) Next() (*Event, error) {
 		if r.rpos < len(r.ready) {
 			rc := r.ready[r.rpos]
 			r.rpos++
-			r.stats.Events++
-			if len(rc.Stack) > 0 {
-				r.stats.EventsWithStack++
-			}
 			return &rc.Event, nil
 		}
+		r.stats.Events += uint64(len(r.ready)) // counted by the batch
 		r.ready, r.rpos = r.ready[:0], 0
 		r.freeDelivered()
 		if r.pendingSP != nil {
@@ -506,24 +620,85 @@ func (r *Reader) Next() (*Event, error) {
 		if r.done {
 			return nil, r.endErr
 		}
-		var err error
-		if r.blk != nil {
-			err = r.decodeEvents(r.v6 != nil)
+		if r.cur != nil {
+			if err := r.consume(); err != nil {
+				r.finish(err)
+			}
 		} else {
-			err = r.parse()
-		}
-		if err != nil {
-			r.finish(err)
+			r.take(r.nextItem())
 		}
 		r.collect()
 	}
 }
 
+// item is what the framer hands the consumer, in stream order.
+type item struct {
+	kind itemKind
+	b    *blockBuf // itemBlock
+	sp   *spState  // itemSP, itemRemoveThreads
+	err  error     // itemEnd: io.EOF or what ended the stream
+	fc   counts    // the framer's counters since the previous item
+}
+
+type itemKind uint8
+
+const (
+	itemBlock itemKind = iota
+	itemSP
+	itemRemoveThreads // V6: threads whose last sequence numbers are final
+	itemEnd
+)
+
+// emit hands an item to the consumer, with the counters of what the framer
+// read since the previous one (so the consumer's Stats follow what it
+// took, not what the framer read ahead).
+func (r *Reader) emit(it item) error {
+	it.fc = r.fc
+	it.fc.bytes = r.src.off
+	r.fc = counts{}
+	if r.pipe != nil {
+		return r.pipe.send(r, it)
+	}
+	r.pend = append(r.pend, it)
+	return nil
+}
+
+// nextItem returns the next item: from the pipeline, or by running the
+// framer until it emits one.
+func (r *Reader) nextItem() item {
+	if r.pipe != nil {
+		return r.pipe.receive()
+	}
+	for len(r.pend) == 0 {
+		if err := r.parse(); err != nil {
+			r.emit(item{kind: itemEnd, err: err})
+		}
+	}
+	it := r.pend[0]
+	r.pend[0] = item{}
+	r.pend = append(r.pend[:0], r.pend[1:]...)
+	return it
+}
+
+// take applies an item in the consumer.
+func (r *Reader) take(it item) {
+	r.cnt.add(&it.fc)
+	switch it.kind {
+	case itemBlock:
+		r.cur, r.chunk, r.ci = it.b, nil, 0
+		r.inflight = append(r.inflight, it.b)
+	case itemSP:
+		r.pendingSP = it.sp
+		r.flushAll = true
+	case itemRemoveThreads:
+		r.removeThreads(it.sp.threads)
+	case itemEnd:
+		r.finish(it.err)
+	}
+}
+
 // finish ends the stream: queued events are still delivered, then err.
 func (r *Reader) finish(err error) {
-	if r.blk != nil {
-		r.retire()
-	}
 	r.done = true
 	r.endErr = err
 	r.flushAll = true
@@ -531,57 +706,208 @@ func (r *Reader) finish(err error) {
 		r.stats.Truncated = true
 		r.stats.TruncatedAt = t.Offset
 	}
+	if r.pipe != nil {
+		// The framer may have read past an error a decoder found.
+		r.stopPipeline()
+	}
 }
 
-// blockBuf holds the bytes of one block while events still point into it.
+// blockBuf holds the bytes of one event block (or of another block while
+// the framer parses it) and, for event blocks, what decoding it needs.
 // Event blocks stay in Reader.inflight, in file order, until every event
 // they hold was delivered: rather than count references per event, the
-// Reader frees the blocks whose last event sorts (in file order) before
+// consumer frees the blocks whose last event sorts (in file order) before
 // every event still queued, once per batch of deliveries.
 type blockBuf struct {
 	data []byte
-	done bool   // fully decoded
+
+	// Set by the framer when it emits the block: the decoder's input.
+	kind    uint8
+	start   int64           // stream offset, for errors
+	trunc   *TruncatedError // the end of input cut the block
+	flags   uint16
+	metas   []*Metadata // the metadata table as of this block
+	metaMap map[uint32]*Metadata
+	stk     [2]stackView // the stack cache as of this block: young, old
+
+	// Decoder state.
+	pos      int       // next event
+	ord      uint64    // file order of the next record: block number << 32 | index
+	prev     rawHeader // previous header (compressed headers are deltas)
+	finished bool
+	err      error          // what ended decoding early (or the truncation)
+	cut      string         // Stats.CutEvent when the cut fell inside an event
+	fc       counts         // counters of a V3 block's inline metadata and stacks
+	ch       chan *recChunk // decoded chunks, then nil (pipeline)
+
+	// Consumer state.
+	done bool   // fully consumed
 	last uint64 // file order of its last event, once done
+
+	// Under Reader.mu: stack generations to recycle once the block is
+	// freed (no event or decoder can reach them then).
+	release []*stackGen
+	freed   bool
 }
 
+const (
+	kindV4 = iota // V4/V5 event block
+	kindV6
+	kindV3 // NetPerf V3 event block
+)
+
+// recChunk holds decoded events in file order: a decoder fills it, the
+// consumer queues pointers to its records, and it is freed (like blocks,
+// by file order) once every record was delivered.
+type recChunk struct {
+	recs       [recChunkLen]rec
+	n          int
+	segs       []seg    // recs[:n] by run
+	withStack  int      // events with a non-empty stack
+	act        bool     // some record may have non-zero activity ids
+	unresolved int      // events whose stack id resolved to nothing
+	ips        []uint64 // inline stacks (V3)
+	last       uint64   // file order of its last record
+	next       *recChunk
+}
+
+const recChunkLen = 256
+
+// getBuf returns an empty block buffer (framer).
 func (r *Reader) getBuf() *blockBuf {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if n := len(r.pool); n > 0 {
 		b := r.pool[n-1]
 		r.pool = r.pool[:n-1]
-		b.done, b.last = false, 0
+		b.done, b.last, b.freed = false, 0, false
+		if b == r.lastBlk {
+			r.lastBlk = nil // freed: no generation needs to wait for it
+		}
 		return b
 	}
 	return &blockBuf{}
 }
 
+// putBuf returns a block buffer to the pool and recycles the stack
+// generations that waited for it.
 func (r *Reader) putBuf(b *blockBuf) {
 	if cap(b.data) > 32<<20 {
 		b.data = nil // do not pin a huge buffer
 	}
+	b.metas, b.metaMap, b.stk, b.err, b.trunc = nil, nil, [2]stackView{}, nil, nil
+	r.mu.Lock()
+	for i, g := range b.release {
+		r.recycleGenLocked(g)
+		b.release[i] = nil
+	}
+	b.release = b.release[:0]
+	b.freed = true
 	r.pool = append(r.pool, b)
+	r.mu.Unlock()
 }
 
-// retire marks the current event block as fully decoded.
-func (r *Reader) retire() {
-	r.blk.done = true
-	r.blk.last = r.order
-	r.blk = nil
+func (r *Reader) getChunk() *recChunk {
+	r.mu.Lock()
+	c := r.rfree
+	if c != nil {
+		r.rfree = c.next
+	}
+	r.mu.Unlock()
+	if c == nil {
+		return new(recChunk)
+	}
+	c.next, c.n, c.withStack, c.unresolved, c.ips, c.segs = nil, 0, 0, 0, c.ips[:0], c.segs[:0]
+	if c.act { // the decoder writes activity ids only when a block has some
+		for i := range c.recs {
+			c.recs[i].ActivityID, c.recs[i].RelatedActivityID = GUID{}, GUID{}
+		}
+		c.act = false
+	}
+	return c
 }
 
-// freeDelivered returns to the pool the event blocks none of whose events
-// is still queued. Called when every collected event was delivered (the
-// consumer is done with the last one: its Next call is under way).
-func (r *Reader) freeDelivered() {
-	if len(r.inflight) == 0 {
+func (r *Reader) putChunks(cs []*recChunk) {
+	if len(cs) == 0 {
 		return
 	}
+	r.mu.Lock()
+	for _, c := range cs {
+		c.next = r.rfree
+		r.rfree = c
+	}
+	r.mu.Unlock()
+}
+
+// newGen returns an empty stack generation (framer).
+func (r *Reader) newGen() *stackGen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.genPool); n > 0 {
+		g := r.genPool[n-1]
+		r.genPool = r.genPool[:n-1]
+		return g
+	}
+	return &stackGen{}
+}
+
+// slab returns a slab for the stack cache (framer).
+func (r *Reader) slab() []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.slabs.get()
+}
+
+// releaseGen retires a generation the framer no longer adds to or looks up
+// in: it is recycled when the last block emitted so far is freed, since
+// only that block and earlier ones can hold its stacks.
+func (r *Reader) releaseGen(g *stackGen) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b := r.lastBlk; b != nil && !b.freed {
+		b.release = append(b.release, g)
+		return
+	}
+	r.recycleGenLocked(g)
+}
+
+func (r *Reader) recycleGen(g *stackGen) {
+	r.mu.Lock()
+	r.recycleGenLocked(g)
+	r.mu.Unlock()
+}
+
+// recycleGenLocked keeps two spare generations (a stream with sequence
+// points alternates between two) and their slabs up to half the cache's
+// budget.
+func (r *Reader) recycleGenLocked(g *stackGen) {
+	r.slabs.max = int(r.stacks.max / 2 / (slabIPs * 8))
+	g.reset(&r.slabs)
+	if len(r.genPool) < 2 {
+		r.genPool = append(r.genPool, g)
+	}
+}
+
+// freeDelivered frees the event blocks and record chunks none of whose
+// events is still queued. Called when every collected event was delivered
+// (the consumer is done with the last one: its Next call is under way).
+//
+// Finding the oldest queued event looks at every listed queue, so it runs
+// once some thousands of events went out (or many blocks wait): a merge
+// that delivers a handful of events does not pay a pass over every thread,
+// and the memory held a little longer is bounded.
+func (r *Reader) freeDelivered() {
+	if r.stats.Events-r.freedAt < 4096 && len(r.inflight) < 16 && len(r.inchunks) < 64 {
+		return
+	}
+	r.freedAt = r.stats.Events
 	pending := uint64(math.MaxUint64) // smallest file order still queued
 	for _, q := range r.active {
 		if !q.empty() {
 			pending = min(pending, q.front().order)
 		}
 	}
-	if r.hasSorted {
+	if r.sorted != nil {
 		pending = min(pending, r.sorted.order)
 	}
 	n := 0
@@ -595,59 +921,46 @@ func (r *Reader) freeDelivered() {
 	if n > 0 {
 		r.inflight = append(r.inflight[:0], r.inflight[n:]...)
 	}
-}
-
-// maxChunks caps the events held for sorting (in chunks of chunkRecs:
-// 4,096 chunks, 512 k events, 78 MB). Runtime streams stay far below it (a
-// sequence point every ~10 MB); a stream without sort flags or sequence
-// points would otherwise grow without bound.
-var maxChunks = 1 << 19 / chunkRecs // a variable for tests
-
-// enqueue returns a new slot in q for an unsorted event; the caller fills
-// it (every field: slots are reused) before anything else touches the
-// queues. The common case is small enough to inline into the decoder:
-// q.lim is where the rare work is due (a new chunk, or listing q).
-func (r *Reader) enqueue(q *threadQueue) *rec {
-	if q.ti == q.lim {
-		r.enqueueRare(q)
-	}
-	rc := &q.tail.recs[q.ti]
-	q.ti++
-	return rc
-}
-
-// enqueueRare lists q among the active queues and gives it a new chunk, as
-// needed, and checks the cap on the sort queue's size.
-func (r *Reader) enqueueRare(q *threadQueue) {
-	if !q.listed {
-		q.listed = true
-		r.active = append(r.active, q)
-	}
-	if q.ti == chunkRecs || q.tail == nil {
-		r.addChunk(q)
-		if b := int64(r.chunks) * chunkBytes; b > r.stats.PeakQueueBytes {
-			r.stats.PeakQueueBytes = b
+	n = 0
+	for _, c := range r.inchunks {
+		if c.last >= pending {
+			break
 		}
+		n++
 	}
-	q.lim = chunkRecs
-	if r.chunks > maxChunks && !r.forced {
-		r.forced = true
-		r.stats.ForcedFlushes++
+	if n > 0 {
+		r.putChunks(r.inchunks[:n])
+		r.inchunks = append(r.inchunks[:0], r.inchunks[n:]...)
 	}
 }
 
 // applySP applies a sequence point once every earlier event went out:
-// lost-event checks against the writer's per-thread counts, and the stack
-// cache reset (stack ids restart after a sequence point).
+// lost-event checks against the writer's per-thread counts. (The framer
+// reset the stack cache when it read the point: stack ids restart.)
 func (r *Reader) applySP() {
 	sp := r.pendingSP
 	r.pendingSP = nil
 	r.flushAll = false
 	r.limit = math.MinInt64
-	r.stacks.reset()
 	for _, t := range sp.threads {
 		q := r.thread(t.capture)
 		if q.seqInit && q.lastSeq != 0 {
+			if d := int32(t.seq - q.lastSeq); d > 0 {
+				r.stats.LostEvents += uint64(d)
+				q.pendingLost += uint32(d)
+			}
+		}
+		q.lastSeq = t.seq
+		q.seqInit = true
+	}
+}
+
+// removeThreads checks each removed V6 thread's final sequence number
+// (lost events).
+func (r *Reader) removeThreads(ts []spThread) {
+	for _, t := range ts {
+		q := r.thread(t.capture)
+		if q.seqInit {
 			if d := int32(t.seq - q.lastSeq); d > 0 {
 				r.stats.LostEvents += uint64(d)
 				q.pendingLost += uint32(d)
@@ -671,15 +984,19 @@ func (r *Reader) thread(capture uint64) *threadQueue {
 	return q
 }
 
-func (r *Reader) metadata(id uint32) *Metadata {
-	if int(id) < len(r.metas) {
-		return r.metas[id]
+func (r *Reader) metadata(id uint32) *Metadata { return lookupMeta(r.metas, r.metaMap, id) }
+
+func lookupMeta(metas []*Metadata, metaMap map[uint32]*Metadata, id uint32) *Metadata {
+	if int(id) < len(metas) {
+		return metas[id]
 	}
-	return r.metaMap[id]
+	return metaMap[id]
 }
 
-func (r *Reader) defineMetadata(m *Metadata) {
-	r.stats.Metadata++
+// defineMetadata adds m to the framer's table (no decoder may be reading
+// it: see drain), counting it in fc.
+func (r *Reader) defineMetadata(m *Metadata, fc *counts) {
+	fc.metadata++
 	m.Runtime = classifyProvider(m.Provider)
 	m.Name = displayName(m)
 	if m.ID < 1<<16 {
@@ -693,4 +1010,62 @@ func (r *Reader) defineMetadata(m *Metadata) {
 		r.metaMap = make(map[uint32]*Metadata)
 	}
 	r.metaMap[m.ID] = m
+}
+
+// counts are the framer's counters. They reach Stats through the items,
+// in stream order, so that a stream ending early (a decoder's error) counts
+// what a one-goroutine read would have read, however far the framer got.
+type counts struct {
+	blocks   [len(blockKindNames)]int
+	other    []blockCount // objects of other kinds (rare)
+	metadata int
+	stacks   int
+	sps      int
+	maxDepth int
+	v5tags   bool
+	evicted  uint64
+	bytes    int64 // stream offset reached (not a delta)
+}
+
+type blockCount struct {
+	name string
+	n    int
+}
+
+var blockKindNames = [...]string{"Trace", "EventBlock", "MetadataBlock", "StackBlock", "SPBlock",
+	"EndOfStream", "ThreadBlock", "RemoveThreadBlock", "LabelListBlock"}
+
+func (c *counts) block(name string) { c.blockN(name, 1) }
+
+func (c *counts) blockN(name string, n int) {
+	for i, k := range blockKindNames {
+		if k == name {
+			c.blocks[i] += n
+			return
+		}
+	}
+	for i := range c.other {
+		if c.other[i].name == name {
+			c.other[i].n += n
+			return
+		}
+	}
+	c.other = append(c.other, blockCount{name, n})
+}
+
+// add adds the counters d of a later item.
+func (c *counts) add(d *counts) {
+	for i, n := range d.blocks {
+		c.blocks[i] += n
+	}
+	for _, o := range d.other {
+		c.blockN(o.name, o.n)
+	}
+	c.metadata += d.metadata
+	c.stacks += d.stacks
+	c.sps += d.sps
+	c.maxDepth = max(c.maxDepth, d.maxDepth)
+	c.v5tags = c.v5tags || d.v5tags
+	c.evicted += d.evicted
+	c.bytes = max(c.bytes, d.bytes)
 }

@@ -104,36 +104,18 @@ func (s *source) u32() (uint32, error) {
 	return le32(b[:]), nil
 }
 
-// readBlock reads n bytes into buf (grown as needed) without trusting n for
-// the allocation: large claims grow the buffer chunk by chunk, so a cut or
-// lying stream allocates no more than the bytes that exist.
+// readBlock reads n bytes into buf, allocating once for the size the block
+// header gave (callers bound it by maxBlockSize): a block costs its size
+// once. A size the input does not back costs address space, not memory:
+// the pages the read never reaches are never touched.
 func (s *source) readBlock(buf []byte, n int) ([]byte, error) {
-	const chunk = 4 << 20
-	if n <= cap(buf) || n <= chunk {
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		m, err := io.ReadFull(s.br, buf)
-		s.off += int64(m)
-		return buf[:m], err // a short read keeps only the bytes that exist
+	if cap(buf) < n {
+		buf = make([]byte, n)
 	}
-	buf = buf[:0]
-	for len(buf) < n {
-		want := min(n-len(buf), chunk)
-		if cap(buf)-len(buf) < want {
-			nb := make([]byte, len(buf), min(n, 2*cap(buf)+want))
-			copy(nb, buf)
-			buf = nb
-		}
-		m, err := io.ReadFull(s.br, buf[len(buf):len(buf)+want])
-		s.off += int64(m)
-		buf = buf[:len(buf)+m]
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
+	buf = buf[:n]
+	m, err := io.ReadFull(s.br, buf)
+	s.off += int64(m)
+	return buf[:m], err // a short read keeps only the bytes that exist
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

@@ -108,7 +108,7 @@ func (r *Reader) startV6() error {
 	if err != nil {
 		return r.eofAs(err, start, "Trace block")
 	}
-	r.stats.Blocks["Trace"]++
+	r.fc.block("Trace")
 	return r.traceBlockV6(b, start)
 }
 
@@ -183,7 +183,7 @@ func (r *Reader) parseV6Block() error {
 		if err := s.skip(size); err != nil {
 			return r.eofAs(err, start, "end-of-stream block")
 		}
-		r.stats.Blocks["EndOfStream"]++
+		r.fc.block("EndOfStream")
 		return io.EOF
 	}
 	name := v6BlockName(kind)
@@ -192,17 +192,16 @@ func (r *Reader) parseV6Block() error {
 	if err != nil {
 		if isEOF(err) && kind == v6Event {
 			// Deliver the complete events of the cut block, then report.
-			r.stats.Blocks[name]++
-			r.blkTrunc = &TruncatedError{Offset: start, What: name}
-			return r.beginEventBlockV6(b, start)
+			r.fc.block(name)
+			return r.emitBlock(b, kindV6, start, &TruncatedError{Offset: start, What: name})
 		}
 		r.putBuf(b)
 		return r.eofAs(err, start, name)
 	}
-	r.stats.Blocks[name]++
+	r.fc.block(name)
 	switch kind {
 	case v6Event:
-		return r.beginEventBlockV6(b, start)
+		return r.emitBlock(b, kindV6, start, nil)
 	case v6Metadata:
 		err = r.metadataBlockV6(b.data, start)
 	case v6Stack:
@@ -222,13 +221,6 @@ func (r *Reader) parseV6Block() error {
 	}
 	r.putBuf(b)
 	return err
-}
-
-func (r *Reader) beginEventBlockV6(b *blockBuf, start int64) error {
-	if err := r.beginEventBlock(b, start); err != nil {
-		return err
-	}
-	return nil
 }
 
 // readHeaderV6 decodes one V6 event header at b[p:] into h.
@@ -299,6 +291,7 @@ func (r *Reader) overridden(m *Metadata, lb *v6Label) *Metadata {
 // metadataBlockV6 parses a V6 metadata block: a sized header to skip, then
 // rows of (size, id, provider, event id, name, fields, optional metadata).
 func (r *Reader) metadataBlockV6(b []byte, start int64) error {
+	r.drain()
 	c := &cursor{b: b}
 	hs := c.u16()
 	c.bytes(int(hs))
@@ -315,7 +308,7 @@ func (r *Reader) metadataBlockV6(b []byte, start int64) error {
 		if err != nil {
 			return &FormatError{Offset: start, Msg: err.Error()}
 		}
-		r.defineMetadata(m)
+		r.defineMetadata(m, &r.fc)
 	}
 	return nil
 }
@@ -468,15 +461,15 @@ func (r *Reader) spBlockV6(b []byte, start int64) error {
 		r.v6.cacheOK = false
 	}
 	if flags&2 != 0 {
+		r.drain()
 		clear(r.metas)
 		r.metas = r.metas[:0]
 		r.metaMap = nil
 		clear(r.v6.overrides)
 	}
-	r.stats.SequencePoints++
-	r.pendingSP = sp
-	r.flushAll = true
-	return nil
+	r.fc.sps++
+	r.resetStacks()
+	return r.emit(item{kind: itemSP, sp: sp})
 }
 
 // threadBlockV6 parses thread rows: size, index, then tagged items.
@@ -516,28 +509,27 @@ func (r *Reader) threadBlockV6(b []byte, start int64) error {
 	return nil
 }
 
-// removeThreadBlockV6 checks each removed thread's final sequence number
-// (lost events) and forgets the index.
+// removeThreadBlockV6 forgets removed thread indexes; the consumer checks
+// their final sequence numbers (lost events) in stream order.
 func (r *Reader) removeThreadBlockV6(b []byte, start int64) error {
 	c := &cursor{b: b}
+	var rm []spThread
 	for c.rest() > 0 {
 		idx, seq := c.uvarint(), uint32(c.uvarint())
 		if c.err != nil {
+			if len(rm) > 0 {
+				r.emit(item{kind: itemRemoveThreads, sp: &spState{threads: rm}})
+			}
 			return &FormatError{Offset: start, Msg: fmt.Sprintf("remove-thread entry: %v", c.err)}
 		}
-		q := r.thread(idx)
-		if q.seqInit {
-			if d := int32(seq - q.lastSeq); d > 0 {
-				r.stats.LostEvents += uint64(d)
-				q.pendingLost += uint32(d)
-			}
-		}
-		q.lastSeq = seq
-		q.seqInit = true
+		rm = append(rm, spThread{capture: idx, seq: seq})
 		delete(r.v6.threads, idx)
 		r.v6.cacheOK = false
 	}
-	return nil
+	if len(rm) == 0 {
+		return nil
+	}
+	return r.emit(item{kind: itemRemoveThreads, sp: &spState{threads: rm}})
 }
 
 // labelListBlockV6 parses label lists: first index, count, then lists of

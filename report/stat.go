@@ -40,6 +40,8 @@ type StatDocument struct {
 	FirstEventNanos  int64                 `json:"first_event_ns"`
 	LastEventNanos   int64                 `json:"last_event_ns"`
 	UnknownMetadata  uint64                `json:"unknown_metadata_refs"`
+	StacksEvicted    uint64                `json:"stacks_evicted,omitempty"`
+	UnresolvedStacks uint64                `json:"unresolved_stacks,omitempty"`
 	TruncationReason string                `json:"truncation,omitempty"`
 	CutEvent         string                `json:"cut_event,omitempty"`
 }
@@ -92,6 +94,12 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	if d.UnknownMetadata > 0 {
 		fmt.Fprintf(w, "  UNDEFINED     %d events referenced metadata that was never defined (skipped)\n", d.UnknownMetadata)
 	}
+	if d.StacksEvicted > 0 {
+		fmt.Fprintf(w, "  EVICTED       %d stacks dropped by the stack cache's bound (no sequence point for too long)\n", d.StacksEvicted)
+	}
+	if d.UnresolvedStacks > 0 {
+		fmt.Fprintf(w, "  UNRESOLVED    %d events named a stack the reader did not hold (evicted or never defined): counted without a stack\n", d.UnresolvedStacks)
+	}
 	if d.Truncated {
 		fmt.Fprintf(w, "  TRUNCATED     %s\n", d.TruncationReason)
 		if d.CutEvent != "" {
@@ -124,19 +132,21 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 	st := r.Stats()
 	h := r.Header()
 	d := &StatDocument{
-		Input:           in,
-		Header:          NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
-		EventCounts:     sum.Counts(),
-		EventsWithStack: st.EventsWithStack,
-		Metadata:        st.Metadata,
-		Stacks:          st.Stacks,
-		MaxStackDepth:   st.MaxStackDepth,
-		SequencePoints:  st.SequencePoints,
-		CaptureThreads:  st.CaptureThreads,
-		Blocks:          snakeKeys(st.Blocks),
-		Bytes:           st.Bytes,
-		UnknownMetadata: st.UnknownMetadataRefs,
-		CutEvent:        st.CutEvent,
+		Input:            in,
+		Header:           NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
+		EventCounts:      sum.Counts(),
+		EventsWithStack:  st.EventsWithStack,
+		Metadata:         st.Metadata,
+		Stacks:           st.Stacks,
+		MaxStackDepth:    st.MaxStackDepth,
+		SequencePoints:   st.SequencePoints,
+		CaptureThreads:   st.CaptureThreads,
+		Blocks:           snakeKeys(st.Blocks),
+		Bytes:            st.Bytes,
+		UnknownMetadata:  st.UnknownMetadataRefs,
+		StacksEvicted:    st.StacksEvicted,
+		UnresolvedStacks: st.UnresolvedStacks,
+		CutEvent:         st.CutEvent,
 	}
 	if end.Events > 0 {
 		d.FirstEventNanos = h.Nanos(end.FirstTimestamp)

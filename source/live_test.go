@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -168,6 +169,81 @@ func TestAttachStop(t *testing.T) {
 	}
 	if end.TargetExited || end.Truncated != nil || c.rundown == 0 || p.Exited() {
 		t.Errorf("end %+v, %d rundown, target exited %v", end, c.rundown, p.Exited())
+	}
+}
+
+// TestListen: two runtimes connect to one diagnostic port, suspended; one
+// gets a session from its first GC on (every GC the runtime counts is in
+// the stream), the other is resumed without one and runs to its end.
+func TestListen(t *testing.T) {
+	l, err := ListenAt(filepath.Join(t.TempDir(), "port.sock"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	env := []string{l.EnvVar()}
+	// workload.Start waits for "ready", printed once resumed: start both
+	// in the background.
+	procs := make(chan *workload.Proc, 2)
+	for _, mode := range []string{"induced", "idle"} {
+		go func() {
+			args := []string{"gen0=4", "gen1=2", "gen2=1"}
+			if mode == "idle" {
+				args = []string{"seconds=1", "gcEveryMs=50"}
+			}
+			procs <- workload.Start(t, env, mode, args...)
+		}()
+	}
+	var streams []*Stream
+	for i := 0; i < 2; i++ {
+		r, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Name() != "Workload" || r.HostPid() != r.Pid {
+			t.Errorf("runtime %d: name %q, host pid %d", r.Pid, r.Name(), r.HostPid())
+		}
+		if i == 1 {
+			// The second is let go unmonitored.
+			if err := r.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		st, err := r.Open(Spec{Providers: gcProviders})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Kind != Listen || st.Pid != r.Pid || st.Name != fmt.Sprintf("pid %d (Workload)", r.Pid) || st.ProcName() != "Workload" || st.ProcessStart().IsZero() {
+			t.Errorf("stream %q %v pid %d, proc name %q, start %v", st.Name, st.Kind, st.Pid, st.ProcName(), st.ProcessStart())
+		}
+		if info, err := st.ProcessInfo(); err != nil || int(info.Pid) != r.Pid {
+			t.Errorf("ProcessInfo over the port: %+v, %v", info, err)
+		}
+		streams = append(streams, st)
+	}
+	p1, p2 := <-procs, <-procs
+	c := &gcCounter{}
+	end, err := streams[0].Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams[0].Close()
+	var induced *workload.Proc
+	for _, p := range []*workload.Proc{p1, p2} {
+		res, err := p.Wait(60 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode == "induced" {
+			induced = p
+			if c.gcs != res.Gen0 || !end.TargetExited || end.EventsLost != 0 || streams[0].Pid != p.Pid {
+				t.Errorf("%d GC starts in the stream of pid %d (runtime %d: %d GCs), end %+v", c.gcs, streams[0].Pid, p.Pid, res.Gen0, end)
+			}
+		}
+	}
+	if induced == nil {
+		t.Error("no induced workload result")
 	}
 }
 

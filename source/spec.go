@@ -57,6 +57,9 @@ type Spec struct {
 	Providers []ipc.Provider
 	// BufferMB is the runtime-side buffer of the session (0: 256).
 	BufferMB uint32
+	// NoStackwalk asks for events without stacks (cheaper for the target;
+	// needs CollectTracing3, .NET 6+).
+	NoStackwalk bool
 	// Duration stops a live session after this long; a launched program is
 	// then sent SIGTERM. 0: until Stop, the target's exit or a signal.
 	Duration time.Duration
@@ -130,5 +133,5 @@ func (s *Spec) sessionConfig() (ipc.SessionConfig, error) {
 	if len(s.Providers) == 0 {
 		return ipc.SessionConfig{}, errors.New("this command names no providers for a live session")
 	}
-	return ipc.SessionConfig{Providers: s.Providers, BufferMB: s.BufferMB}, nil
+	return ipc.SessionConfig{Providers: s.Providers, BufferMB: s.BufferMB, NoStackwalk: s.NoStackwalk}, nil
 }

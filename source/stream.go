@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
@@ -28,6 +29,10 @@ type Stream struct {
 	size int64
 
 	session *ipc.Session
+	// client is a listen-mode runtime's client (its reverse connections);
+	// hostPid its pid in clrspy's namespace when known (0: not visible).
+	client  *ipc.Client
+	hostPid int
 	prog    *program // launched program; nil otherwise
 	stop    func()   // ends a live session early; the rundown still arrives
 	release func() error
@@ -187,6 +192,16 @@ func (s *Stream) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// stopAfter stops the session after d (0: never); the returned function
+// cancels that.
+func (s *Stream) stopAfter(d time.Duration) func() {
+	if d <= 0 {
+		return func() {}
+	}
+	t := time.AfterFunc(d, s.Stop)
+	return func() { t.Stop() }
 }
 
 // ExitCode is a launched program's exit status once Close returned: its

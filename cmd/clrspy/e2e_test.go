@@ -35,7 +35,7 @@ var (
 
 // e2eBinary builds clrspy once into a world-readable directory (the
 // other-user test runs it under another uid).
-func e2eBinary(t *testing.T) string {
+func e2eBinary(t testing.TB) string {
 	t.Helper()
 	e2eOnce.Do(func() {
 		e2eDir, e2eErr = os.MkdirTemp("", "clrspy-e2e-")

@@ -42,8 +42,8 @@ func newGentraceCmd() *cobra.Command {
 			if err := f.Finish(err); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "gentrace: %d bytes, %d events (%d with stack), %d samples, %d GCs\n",
-				st.Bytes, st.Events, st.EventsWithStack, st.Samples, st.GCs)
+			fmt.Fprintf(os.Stderr, "gentrace: %d bytes, %d events (%d with stack), %d samples, %d GCs, %d allocation ticks, %d contentions\n",
+				st.Bytes, st.Events, st.EventsWithStack, st.Samples, st.GCs, st.AllocTicks, st.Contentions)
 			return nil
 		},
 	}

@@ -76,3 +76,13 @@ func Threads(pid int) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// Cmdline is a process's command line with spaces between arguments, or
+// "" when it is gone or unreadable.
+func Cmdline(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}

@@ -15,25 +15,9 @@ const clockTicks = 100
 // StartTime is when a process started: its start time in /proc/PID/stat
 // (clock ticks after boot) plus the boot time in /proc/stat.
 func StartTime(pid int) (time.Time, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	ticks, err := StartTicks(pid)
 	if err != nil {
 		return time.Time{}, err
-	}
-	// The command name (field 2) may hold spaces and parentheses: fields
-	// are counted from the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// Field 22 (starttime) is the 20th after the command.
-	if len(f) < 20 {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("/proc/%d/stat: starttime: %v", pid, err)
 	}
 	st, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -49,4 +33,31 @@ func StartTime(pid int) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("/proc/stat: no btime")
+}
+
+// StartTicks is a process's start time in clock ticks after boot (field
+// 22 of /proc/PID/stat): with the pid, it names one process for good (a
+// pid reused later has another start time).
+func StartTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: fields
+	// are counted from the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// Field 22 (starttime) is the 20th after the command.
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: starttime: %v", pid, err)
+	}
+	return ticks, nil
 }

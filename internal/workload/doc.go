@@ -4,6 +4,10 @@
 // flock next to the project) and starts its modes as real .NET processes,
 // parsing the one JSON line each mode prints on exit.
 //
+// Build is the one way the test tree builds a .NET program (the workload,
+// internal/traceevent's TraceEvent program): dotnet build in Release, skipped
+// when the executable is newer than every source, under a flock.
+//
 // CLRSPY_WORKLOAD_TFM=net8.0 (or net9.0) builds a self-contained workload
 // for that runtime instead of the default framework-dependent net10.0 one,
 // so the end-to-end tests can run against older runtimes.

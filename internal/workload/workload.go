@@ -66,34 +66,59 @@ func Exe(tb testing.TB) string {
 }
 
 func build(tfm string) (string, error) {
+	p := Project{
+		Dir:       "testdata/workloads/Workload",
+		Name:      "Workload",
+		Out:       "testdata/workloads/bin/" + tfm,
+		Artifacts: "testdata/workloads/obj/" + tfm,
+		Lock:      "testdata/workloads/build.lock",
+		Args:      []string{"-p:WorkloadTfm=" + tfm},
+	}
+	if tfm != DefaultTFM {
+		p.Args = append(p.Args, "-r", "linux-x64", "--self-contained")
+	}
+	return Build(p)
+}
+
+// Project is a .NET console program of the test tree. Paths are relative
+// to the module root.
+type Project struct {
+	Dir       string   // the project directory (holds Name.csproj)
+	Name      string   // the executable's name
+	Out       string   // dotnet build -o
+	Artifacts string   // dotnet build --artifacts-path
+	Lock      string   // the flock that serialises builds of this project
+	Args      []string // more dotnet build arguments
+}
+
+// Build builds p in Release (unless its executable is newer than every
+// source) and returns the executable's path. Builds of one project by
+// several test binaries or engineers at once are serialised with a flock.
+func Build(p Project) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	proj := filepath.Join(root, "testdata", "workloads", "Workload")
-	out := filepath.Join(root, "testdata", "workloads", "bin", tfm)
-	exe := filepath.Join(out, "Workload")
-	lock, err := os.OpenFile(filepath.Join(root, "testdata", "workloads", "build.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	proj := filepath.Join(root, p.Dir)
+	out := filepath.Join(root, p.Out)
+	exe := filepath.Join(out, p.Name)
+	lock, err := os.OpenFile(filepath.Join(root, p.Lock), os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		return "", err
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking the workload build: %v", err)
+		return "", fmt.Errorf("locking the %s build: %v", p.Name, err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if upToDate(proj, filepath.Join(out, "Workload.dll")) {
+	if upToDate(proj, filepath.Join(out, p.Name+".dll")) {
 		return exe, nil
 	}
 	if _, err := exec.LookPath("dotnet"); err != nil {
-		return "", errors.New("dotnet is not on PATH: the live tests need the .NET SDK")
+		return "", fmt.Errorf("dotnet is not on PATH: building %s needs the .NET SDK", p.Name)
 	}
-	args := []string{"build", proj, "-c", "Release", "-o", out, "-nologo", "-v", "quiet",
-		"--artifacts-path", filepath.Join(root, "testdata", "workloads", "obj", tfm),
-		"-p:WorkloadTfm=" + tfm}
-	if tfm != DefaultTFM {
-		args = append(args, "-r", "linux-x64", "--self-contained")
-	}
+	args := append([]string{"build", proj, "-c", "Release", "-o", out, "-nologo", "-v", "quiet",
+		"--artifacts-path", filepath.Join(root, p.Artifacts)}, p.Args...)
 	cmd := exec.Command("dotnet", args...)
 	cmd.Env = append(os.Environ(), "DOTNET_CLI_TELEMETRY_OPTOUT=1", "DOTNET_NOLOGO=1",
 		"DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1", "MSBUILDDISABLENODEREUSE=1", "DOTNET_CLI_UI_LANGUAGE=en")

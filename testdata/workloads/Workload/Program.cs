@@ -8,8 +8,10 @@
 // compare clrspy's figures with independent ones.
 //
 // Common options: wait=1 prints "ready <pid>" on stderr and waits for one
-// line on stdin before the mode runs (lets a test attach first); with or
-// without it, "ready <pid>" is printed once the runtime is up. phases=1
+// line on stdin before the mode runs (lets a test attach first), then
+// prints "started gen0=N gen1=N gen2=N pauseMs=X", the runtime's counts at
+// that moment; with or without it, "ready <pid>" is printed once the
+// runtime is up. phases=1
 // measures throughput in phases marked on stdin (see Progress).
 using System.Diagnostics;
 using System.Reflection;
@@ -80,7 +82,15 @@ public static class Program
         // allocates as little as possible.
         Console.Out.Flush();
         Console.Error.WriteLine($"ready {Environment.ProcessId}");
-        if (opt.Int("wait", 0) != 0) Console.In.ReadLine();
+        if (opt.Int("wait", 0) != 0)
+        {
+            Console.In.ReadLine();
+            // What the runtime counted before the mode runs: a tracer that
+            // attached during the wait compares its own counts with the
+            // difference to the final ones.
+            Console.Error.WriteLine(FormattableString.Invariant(
+                $"started gen0={GC.CollectionCount(0)} gen1={GC.CollectionCount(1)} gen2={GC.CollectionCount(2)} pauseMs={GC.GetTotalPauseDuration().TotalMilliseconds}"));
+        }
 
         var work = new Dictionary<string, object>();
         Progress.Start(opt);

@@ -1,0 +1,414 @@
+package ipc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ReverseServer is a reverse diagnostic port that many runtimes connect to
+// (dotnet-monitor's listen mode): every runtime started with
+// DOTNET_DiagnosticPorts=PATH connects, sends its advertise (runtime cookie
+// and pid) and waits for one command on that connection; after each command
+// it connects again for the next. The server tells runtimes apart by their
+// cookie: Accept yields each new one once, as a ReverseRuntime whose Client
+// sends its commands over that runtime's own connections.
+//
+// A runtime's idle connection is watched: when the runtime hangs it up (it
+// exited), the runtime is Gone and forgotten. A runtime that dies between
+// commands (with no idle connection) is given up after ReconnectTimeout
+// without one; should it connect again later, it is taken back silently
+// (not accepted a second time). Each runtime costs one file descriptor and
+// one goroutine while it waits between commands.
+type ReverseServer struct {
+	Path string
+	// DialTimeout bounds the wait for a runtime's next connection when a
+	// command needs one (0: 10 s). The runtime reconnects within about
+	// 500 ms of its previous command.
+	DialTimeout time.Duration
+	// ReconnectTimeout is how long a runtime may stay without an idle
+	// connection before it is taken for gone (0: 10 s; a live runtime
+	// reconnects within 500 ms of its previous command).
+	ReconnectTimeout time.Duration
+
+	ln *net.UnixListener
+
+	mu       sync.Mutex
+	runtimes map[[16]byte]*ReverseRuntime
+	queue    []*ReverseRuntime // new runtimes not yet accepted
+	// given up: runtimes taken for gone without a hang-up, by cookie (a
+	// bounded memory, so they are not accepted twice).
+	givenUp  map[[16]byte]bool
+	givenUpQ [][16]byte
+	ready    chan struct{} // closed and replaced when queue grows
+	closed   bool
+	done     chan struct{}
+}
+
+// ReverseRuntime is one runtime connected to a ReverseServer.
+type ReverseRuntime struct {
+	Advertise
+	// Client sends commands to this runtime over its reverse connections.
+	Client *Client
+
+	srv    *ReverseServer
+	mu     sync.Mutex
+	idle   *idleConn
+	avail  chan struct{} // closed and replaced when idle is set
+	gone   chan struct{}
+	isGone bool
+	// since is when the runtime was last left without an idle connection.
+	since time.Time
+}
+
+// idleConn is a runtime's connection waiting for a command, watched for a
+// hang-up until a command takes it.
+type idleConn struct {
+	c       net.Conn
+	taken   bool          // guarded by the runtime's mu
+	watched chan struct{} // closed when the watcher has let go
+}
+
+// ListenReverseAt creates a reverse diagnostic port at path. A stale
+// socket file there (nothing listening) is replaced; a live one, or any
+// other file, is an error. mode sets the socket file's permissions (0:
+// 0600, as the runtime's own sockets: only this user and root may
+// connect).
+func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
+	if len(path) >= maxSunPath {
+		return nil, fmt.Errorf("diagnostic port %s: %d bytes, over the %d-byte limit of Unix socket paths", path, len(path), maxSunPath-1)
+	}
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("diagnostic port %s: a file that is not a socket is in the way", path)
+		}
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("diagnostic port %s: in use (another server listens on it)", path)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("diagnostic port %s: %v", path, err)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("diagnostic port %s: removing the stale socket: %v", path, err)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return nil, fmt.Errorf("diagnostic port %s: %w", path, errno)
+		}
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
+	}
+	// The listener removes the socket file when closed.
+	ln.SetUnlinkOnClose(true)
+	if mode == 0 {
+		mode = 0o600
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("diagnostic port %s: %v", path, err)
+	}
+	s := &ReverseServer{Path: path, ln: ln, runtimes: make(map[[16]byte]*ReverseRuntime),
+		givenUp: make(map[[16]byte]bool), ready: make(chan struct{}), done: make(chan struct{})}
+	go s.serve()
+	go s.janitor()
+	return s, nil
+}
+
+func (s *ReverseServer) reconnectTimeout() time.Duration {
+	if s.ReconnectTimeout > 0 {
+		return s.ReconnectTimeout
+	}
+	return 10 * time.Second
+}
+
+// janitor gives up runtimes left without an idle connection too long.
+func (s *ReverseServer) janitor() {
+	tick := time.NewTicker(s.reconnectTimeout() / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		var stale []*ReverseRuntime
+		for _, r := range s.runtimes {
+			r.mu.Lock()
+			if r.idle == nil && !r.since.IsZero() && time.Since(r.since) > s.reconnectTimeout() {
+				stale = append(stale, r)
+			}
+			r.mu.Unlock()
+		}
+		for _, r := range stale {
+			s.givenUp[r.Cookie] = true
+			s.givenUpQ = append(s.givenUpQ, r.Cookie)
+			if len(s.givenUpQ) > maxGivenUp {
+				delete(s.givenUp, s.givenUpQ[0])
+				s.givenUpQ = s.givenUpQ[1:]
+			}
+		}
+		s.mu.Unlock()
+		for _, r := range stale {
+			r.setGone()
+		}
+	}
+}
+
+// maxGivenUp bounds the cookies of given-up runtimes remembered.
+const maxGivenUp = 4096
+
+// EnvVar is the environment entry that makes a runtime connect here and
+// wait, suspended, for ResumeRuntime.
+func (s *ReverseServer) EnvVar() string {
+	return "DOTNET_DiagnosticPorts=" + s.Path + ",connect,suspend"
+}
+
+func (s *ReverseServer) dialTimeout() time.Duration {
+	if s.DialTimeout > 0 {
+		return s.DialTimeout
+	}
+	return 10 * time.Second
+}
+
+// serve accepts connections until Close.
+func (s *ReverseServer) serve() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return
+			}
+			// EMFILE and the like: back off rather than spin.
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		go s.greet(c)
+	}
+}
+
+// greet reads a connection's advertise and files the connection under its
+// runtime.
+func (s *ReverseServer) greet(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(replyTimeout))
+	var b [advertiseSize]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	a, err := ParseAdvertise(b[:])
+	if err != nil {
+		c.Close()
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
+	r := s.runtimes[a.Cookie]
+	if r == nil {
+		r = &ReverseRuntime{Advertise: a, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}
+		r.Client = &Client{Pid: int(a.Pid), Socket: s.Path, dial: r.take}
+		s.runtimes[a.Cookie] = r
+		if s.givenUp[a.Cookie] {
+			// Taken for gone, yet alive: kept (and its connections
+			// watched), not accepted again.
+			delete(s.givenUp, a.Cookie)
+		} else {
+			s.queue = append(s.queue, r)
+			close(s.ready)
+			s.ready = make(chan struct{})
+		}
+	}
+	s.mu.Unlock()
+	r.offer(c)
+}
+
+// Accept returns the next runtime that connected for the first time. It
+// blocks until one does or the server is closed (net.ErrClosed).
+func (s *ReverseServer) Accept() (*ReverseRuntime, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, net.ErrClosed
+		}
+		if len(s.queue) > 0 {
+			r := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return r, nil
+		}
+		ready := s.ready
+		s.mu.Unlock()
+		select {
+		case <-ready:
+		case <-s.done:
+		}
+	}
+}
+
+// Runtimes is the number of runtimes connected now.
+func (s *ReverseServer) Runtimes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runtimes)
+}
+
+// Close stops listening, removes the socket and drops every runtime's
+// idle connection (a runtime then keeps trying to reconnect, as it does
+// when no tool listens; sessions already streaming go on).
+func (s *ReverseServer) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	rts := make([]*ReverseRuntime, 0, len(s.runtimes))
+	for _, r := range s.runtimes {
+		rts = append(rts, r)
+	}
+	s.mu.Unlock()
+	err := s.ln.Close()
+	for _, r := range rts {
+		r.drop()
+	}
+	return err
+}
+
+// offer makes c the runtime's idle connection (an older unused one is
+// closed) and watches it for a hang-up.
+func (r *ReverseRuntime) offer(c net.Conn) {
+	ic := &idleConn{c: c, watched: make(chan struct{})}
+	r.mu.Lock()
+	if r.isGone {
+		r.mu.Unlock()
+		c.Close()
+		return
+	}
+	old := r.idle
+	r.idle = ic
+	close(r.avail)
+	r.avail = make(chan struct{})
+	r.mu.Unlock()
+	if old != nil {
+		old.c.Close()
+	}
+	go r.watch(ic)
+}
+
+// watch waits on an idle connection. The runtime never writes on one
+// before it received a command, so a read that returns means either a
+// command took the connection (its deadline was set to interrupt the read)
+// or the runtime hung up: it exited.
+func (r *ReverseRuntime) watch(ic *idleConn) {
+	var b [1]byte
+	_, err := ic.c.Read(b[:])
+	r.mu.Lock()
+	taken := ic.taken
+	current := r.idle == ic
+	if !taken && current {
+		r.idle = nil
+		r.since = time.Now()
+	}
+	r.mu.Unlock()
+	close(ic.watched)
+	if taken {
+		return
+	}
+	ic.c.Close()
+	var ne net.Error
+	if current && !(errors.As(err, &ne) && ne.Timeout()) {
+		// Hung up (or wrote out of turn): the runtime is gone.
+		r.setGone()
+	}
+}
+
+func (r *ReverseRuntime) setGone() {
+	r.mu.Lock()
+	if r.isGone {
+		r.mu.Unlock()
+		return
+	}
+	r.isGone = true
+	close(r.gone)
+	r.mu.Unlock()
+	s := r.srv
+	s.mu.Lock()
+	if s.runtimes[r.Cookie] == r {
+		delete(s.runtimes, r.Cookie)
+	}
+	s.mu.Unlock()
+}
+
+// drop closes the idle connection (server shutdown).
+func (r *ReverseRuntime) drop() {
+	r.mu.Lock()
+	ic := r.idle
+	r.idle = nil
+	r.mu.Unlock()
+	if ic != nil {
+		ic.c.Close()
+	}
+	r.setGone()
+}
+
+// Gone is closed once the runtime hung up its idle connection (it exited)
+// or the server closed.
+func (r *ReverseRuntime) Gone() <-chan struct{} { return r.gone }
+
+// take hands the runtime's next connection to a command (the Client's
+// dial).
+func (r *ReverseRuntime) take() (net.Conn, error) {
+	timer := time.NewTimer(r.srv.dialTimeout())
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		if ic := r.idle; ic != nil {
+			r.idle = nil
+			r.since = time.Now()
+			ic.taken = true
+			r.mu.Unlock()
+			// Interrupt the watcher's read, wait until it let go, then
+			// hand the connection over with no deadline.
+			ic.c.SetReadDeadline(time.Unix(1, 0))
+			<-ic.watched
+			ic.c.SetReadDeadline(time.Time{})
+			return ic.c, nil
+		}
+		if r.isGone {
+			r.mu.Unlock()
+			return nil, &AttachError{int(r.Pid), "the runtime hung up its diagnostic port connection (exited)"}
+		}
+		avail := r.avail
+		r.mu.Unlock()
+		select {
+		case <-avail:
+		case <-r.gone:
+		case <-timer.C:
+			return nil, &AttachError{int(r.Pid), fmt.Sprintf("the runtime did not connect to %s within %v", r.srv.Path, r.srv.dialTimeout())}
+		}
+	}
+}

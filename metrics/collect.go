@@ -1,0 +1,156 @@
+package metrics
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/clrspy/clrspy/monitor"
+)
+
+// Target is one monitored process as the exporter sees it.
+type Target struct {
+	// Pid is the pid label: the process id as clrspy sees it (a runtime in
+	// another pid namespace that connected to the diagnostic port: the pid
+	// it advertised). Process is the process label.
+	Pid     string
+	Process string
+	// Up: a session is open on the process.
+	Up bool
+	// Snapshot is the monitor's model (nil before the first session).
+	Snapshot *monitor.Snapshot
+	// GC holds the pause and suspend histograms (nil: none yet).
+	GC *GCHistograms
+}
+
+// Health is the daemon's own state.
+type Health struct {
+	// Sessions open now.
+	Sessions int
+	// AttachErrors counts failed attaches and sessions by reason.
+	AttachErrors map[string]uint64
+}
+
+// Source is what the exporter reads at each scrape.
+type Source interface {
+	// Targets lists the targets to export now; a target left out has no
+	// series.
+	Targets() []Target
+	Health() Health
+}
+
+// sink receives the samples of one walk.
+type sink interface {
+	value(f *Family, v float64, lv []string)
+	hist(f *Family, h Hist, lv []string)
+}
+
+// walk turns the source's state into samples.
+func walk(src Source, s sink) {
+	for _, t := range src.Targets() {
+		walkTarget(&t, s)
+	}
+	h := src.Health()
+	reasons := make([]string, 0, len(h.AttachErrors))
+	for r := range h.AttachErrors {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
+	}
+	s.value(famSessions, float64(h.Sessions), nil)
+}
+
+func walkTarget(t *Target, s sink) {
+	lv := func(extra ...string) []string { return append([]string{t.Pid, t.Process}, extra...) }
+	up := 0.0
+	if t.Up {
+		up = 1
+	}
+	s.value(famUp, up, lv())
+	snap := t.Snapshot
+	if snap == nil {
+		return
+	}
+	s.value(famInfo, 1, lv(snap.Process.RuntimeVersion, snap.Process.GC.Kind))
+	s.value(famLost, float64(snap.Session.EventsLost), lv())
+	g := &snap.GC
+	for i, gen := range g.Generations {
+		s.value(famCollections, float64(gen.Count), lv(genNames[i]))
+	}
+	s.value(famPauseTime, g.TotalPauseMS/1e3, lv())
+	s.value(famPauseRuntime, g.TotalPauseRuntimeMS/1e3, lv())
+	for i, v := range g.HeapSizeAfterBytes {
+		if v.Valid() {
+			s.value(famHeapSize, float64(v), lv(genNames[i]))
+		} else if c := heapSizeCounter(snap, genNames[i]); c >= 0 {
+			s.value(famHeapSize, c, lv(genNames[i]))
+		}
+	}
+	if t.GC != nil {
+		t.GC.pauses(func(gen, typ string, h Hist) { s.hist(famPause, h, lv(gen, typ)) })
+		s.hist(famSuspend, t.GC.suspendHist(), lv())
+	}
+	for _, r := range snap.SuspensionsByReason {
+		s.value(famSuspensions, float64(r.Count), lv(r.Reason))
+		s.value(famSuspended, r.TotalMS/1e3, lv(r.Reason))
+	}
+	for i, b := range g.PromotedBytes {
+		s.value(famPromoted, float64(b), lv(genNames[i]))
+	}
+	s.value(famContentions, float64(snap.Locks.Contentions), lv())
+	s.hist(famLockWait, fromMonitor(snap.Locks.WaitHistogram), lv())
+	walkCounters(snap, lv, s)
+}
+
+// heapSizeCounter is the runtime counter's size of generation gen, -1
+// when the session has none.
+func heapSizeCounter(snap *monitor.Snapshot, gen string) float64 {
+	if snap.Counters == nil {
+		return -1
+	}
+	for i := range snap.Counters.Metrics {
+		m := &snap.Counters.Metrics[i]
+		if m.SemConv && m.Name == "dotnet.gc.last_collection.heap.size" && m.Attr("dotnet.gc.heap.generation") == gen {
+			return m.Value
+		}
+	}
+	return -1
+}
+
+// walkCounters exports the runtime's counters that have a family.
+func walkCounters(snap *monitor.Snapshot, lv func(...string) []string, s sink) {
+	if snap.Counters == nil {
+		return
+	}
+	for i := range snap.Counters.Metrics {
+		m := &snap.Counters.Metrics[i]
+		if !m.SemConv {
+			continue
+		}
+		cf := counterFamilies[m.Name]
+		if cf == nil || len(m.Attributes) != len(cf.attrs) {
+			continue
+		}
+		vals := make([]string, len(cf.attrs))
+		ok := true
+		for j, a := range cf.attrs {
+			vals[j] = m.Attr(a)
+			ok = ok && vals[j] != ""
+		}
+		if ok {
+			s.value(cf.Family, m.Value, lv(vals...))
+		}
+	}
+}
+
+var counterFamilies = func() map[string]*counterFamily {
+	m := make(map[string]*counterFamily, len(runtimeCounters))
+	for i := range runtimeCounters {
+		m[runtimeCounters[i].semconv] = &runtimeCounters[i]
+	}
+	return m
+}()
+
+// PidLabel formats a pid for the pid label.
+func PidLabel(pid int) string { return strconv.Itoa(pid) }

@@ -1,0 +1,219 @@
+package nettrace
+
+import (
+	"errors"
+	"sync"
+)
+
+// The pipeline of a Reader with Options.Threads > 1. The framer goroutine
+// reads the stream, keeps the tables and emits items in stream order on
+// items; it hands each V4 event block to a decoder goroutine (jobs), which
+// sends the block's decoded chunks on the block's own channel, then nil.
+// V6 and V3 blocks are decoded by the framer itself: their decoding reads
+// (V6 labels, overrides) or writes (V3 inline metadata) the framer's
+// tables. Next, on the caller's goroutine, takes the items and each block's
+// chunks in order, so delivery is exactly that of a one-goroutine read.
+//
+// Decoders read the tables as the framer left them when it emitted their
+// block: the framer only adds at the end of them while decoders run, and
+// waits for every decoder (drain) before any other change (a metadata
+// block, a redefined or out-of-range stack id). Memory ahead of Next is
+// bounded by the item queue's length and by readAhead bytes of blocks.
+
+// readAhead bounds the bytes of event blocks read but not yet taken by Next
+// (one block always goes, however large).
+const readAhead = 16 << 20
+
+type pipeline struct {
+	items chan item
+	jobs  chan *blockBuf
+	stop  chan struct{}
+	wg    sync.WaitGroup // V4 blocks handed to decoders, not fully decoded
+	gor   sync.WaitGroup // the goroutines
+
+	mu    sync.Mutex
+	cond  sync.Cond
+	ahead int64 // block bytes sent on items, not yet received
+}
+
+// errStopped ends the framer when the pipeline is stopped.
+var errStopped = errors.New("nettrace: pipeline stopped")
+
+func (r *Reader) startPipeline() {
+	// As many decoders as threads: decoding is about two thirds of the
+	// reader's work, merging and delivery (on the caller's goroutine) the
+	// rest, and the framer little; idle decoders wait on their channels.
+	workers := r.opt.Threads
+	p := &pipeline{
+		items: make(chan item, 2*workers+4),
+		jobs:  make(chan *blockBuf, workers),
+		stop:  make(chan struct{}),
+	}
+	p.cond.L = &p.mu
+	r.pipe = p
+	p.gor.Add(1 + workers)
+	go r.frame(p)
+	for range workers {
+		go r.decode(p)
+	}
+}
+
+// frame is the framer goroutine.
+func (r *Reader) frame(p *pipeline) {
+	defer p.gor.Done()
+	defer close(p.jobs)
+	for {
+		err := r.parse()
+		if err == errStopped {
+			return
+		}
+		if err != nil {
+			r.emit(item{kind: itemEnd, err: err})
+			return
+		}
+	}
+}
+
+// decode is a decoder goroutine.
+func (r *Reader) decode(p *pipeline) {
+	defer p.gor.Done()
+	for b := range p.jobs {
+		r.decodeAll(b, p.stop)
+		p.wg.Done()
+	}
+}
+
+// decodeAll decodes b chunk by chunk onto b.ch, then sends nil.
+func (r *Reader) decodeAll(b *blockBuf, stop <-chan struct{}) {
+	for !b.finished {
+		c := r.getChunk()
+		r.fill(b, c)
+		if c.n == 0 {
+			r.putChunks([]*recChunk{c})
+			continue
+		}
+		select {
+		case b.ch <- c:
+		case <-stop:
+			r.putChunks([]*recChunk{c})
+			return
+		}
+	}
+	select {
+	case b.ch <- nil:
+	case <-stop:
+	}
+}
+
+// send hands an item from the framer to Next; an event block also goes to a
+// decoder, or is decoded here (V6, V3).
+func (p *pipeline) send(r *Reader, it item) error {
+	var size int64
+	if it.kind == itemBlock {
+		b := it.b
+		if b.ch == nil {
+			b.ch = make(chan *recChunk, 16)
+		}
+		size = int64(len(b.data))
+		p.mu.Lock()
+		for p.ahead > 0 && p.ahead+size > readAhead && !p.stopped() {
+			p.cond.Wait()
+		}
+		p.ahead += size
+		p.mu.Unlock()
+	}
+	select {
+	case p.items <- it:
+	case <-p.stop:
+		if it.b != nil {
+			r.putBuf(it.b)
+		}
+		return errStopped
+	}
+	if it.kind != itemBlock {
+		return nil
+	}
+	if it.b.kind != kindV4 {
+		r.decodeAll(it.b, p.stop)
+		return nil
+	}
+	p.wg.Add(1)
+	select {
+	case p.jobs <- it.b:
+		return nil
+	case <-p.stop:
+		p.wg.Done()
+		return errStopped
+	}
+}
+
+func (p *pipeline) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// receive takes the next item (Next's goroutine).
+func (p *pipeline) receive() item {
+	it := <-p.items
+	if it.kind == itemBlock {
+		p.mu.Lock()
+		p.ahead -= int64(len(it.b.data))
+		p.cond.Signal()
+		p.mu.Unlock()
+	}
+	return it
+}
+
+// drain waits until no decoder runs (framer, before changing its tables
+// other than at their end).
+func (r *Reader) drain() {
+	if r.pipe != nil {
+		r.pipe.wg.Wait()
+	}
+}
+
+// stopPipeline ends the goroutines (waiting for a read under way) and takes
+// back the blocks and chunks they had not handed over.
+func (r *Reader) stopPipeline() {
+	p := r.pipe
+	close(p.stop)
+	p.mu.Lock()
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.gor.Wait()
+	r.pipe = nil // the framer reads it: only once it ended
+	for {
+		select {
+		case it := <-p.items:
+			if it.b != nil {
+				r.dropChunks(it.b)
+				r.putBuf(it.b)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if b := r.cur; b != nil {
+		r.dropChunks(b)
+	}
+}
+
+// dropChunks takes back the chunks decoded into b's channel.
+func (r *Reader) dropChunks(b *blockBuf) {
+	for {
+		select {
+		case c := <-b.ch:
+			if c != nil {
+				r.putChunks([]*recChunk{c})
+			}
+			continue
+		default:
+		}
+		return
+	}
+}

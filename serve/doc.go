@@ -1,0 +1,29 @@
+// Package serve is the long-running form of clrspy (`clrspy serve`): a
+// daemon that finds the .NET processes it may watch, keeps one light
+// EventPipe session and one monitor.Monitor on each, and exposes them over
+// HTTP: Prometheus metrics (package metrics), pull-mode profiles in Go's
+// /debug/pprof convention, the pause log, and pause-triggered captures.
+//
+// What it owns: the supervisor of targets. Discovery (attach mode) lists
+// /proc once a second and watches the diagnostics socket directories with
+// inotify, so a new process is seen within a second or two, in other pid
+// and mount namespaces too when run as root; only processes never seen
+// before are probed, and the socket directory is listed once, then kept
+// up to date from inotify, so an idle host costs next to nothing. Listen
+// mode (Config.DiagnosticPort) accepts runtimes on a reverse diagnostic
+// port, opens each one's session while it waits suspended, then resumes
+// it. Every target gets a session goroutine that opens the session,
+// feeds the monitor, and on a failure retries with backoff while the
+// process lives; a session that fails never affects the others. A target
+// whose process exited is kept (clrspy_target_up 0) for Config.Grace, then
+// dropped with its series; a restarted process is a new target. Stop (the
+// context given to Run) stops every session cleanly: the runtime writes
+// its rundown and the target runs on. A killed daemon leaves its targets
+// running: the runtime ends a session whose reader is gone.
+//
+// HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
+// and /debug/pprof/contention (a second, short session on one target: a
+// CPU profile through the runtime's sample profiler, or its lock waits),
+// and a mount point for the live web view (HandlerOptions.Web). Every
+// endpoint is read-only.
+package serve

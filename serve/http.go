@@ -1,0 +1,250 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/perf"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// HandlerOptions configure the daemon's HTTP handler.
+type HandlerOptions struct {
+	// Registry is what /metrics serves (nil: the daemon's collector alone).
+	Registry *prometheus.Registry
+	// Web, when set, is mounted at /web/ (the live web view's handler; it
+	// sees paths relative to /web/).
+	Web http.Handler
+	// MaxProfile bounds a profile's seconds (0: 5 min).
+	MaxProfile time.Duration
+}
+
+// Handler serves the daemon's read-only endpoints.
+func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
+	reg := o.Registry
+	if reg == nil {
+		var err error
+		if reg, err = metrics.NewRegistry(d, metrics.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	maxProfile := dur(o.MaxProfile, 5*time.Minute)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(reg))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/targets", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(d.List())
+	})
+	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile))
+	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile))
+	if o.Web != nil {
+		mux.Handle("/web/", http.StripPrefix("/web", o.Web))
+	}
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, `clrspy serve
+/metrics                                    Prometheus / OpenMetrics
+/healthz                                    liveness
+/targets                                    monitored processes (JSON)
+/debug/pprof/profile?pid=N&seconds=S        CPU profile of one process (pprof)
+/debug/pprof/contention?pid=N&seconds=S     lock contention profile of one process (pprof)
+`)
+		if o.Web != nil {
+			fmt.Fprintln(w, "/web/                                       live web view")
+		}
+	})
+	return readOnly(mux), nil
+}
+
+// readOnly refuses every method but GET and HEAD.
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "read-only: GET or HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// profileHandler serves a pprof profile of one target, taken by a second
+// session for the seconds asked (30 by default, as Go's handler).
+func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		pid := q.Get("pid")
+		if pid == "" {
+			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+			return
+		}
+		secs := 30.0
+		if s := q.Get("seconds"); s != "" {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v <= 0 || time.Duration(v*float64(time.Second)) > maxDur {
+				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds in (0, %v]", s, maxDur.Seconds()), http.StatusBadRequest)
+				return
+			}
+			secs = v
+		}
+		t := d.lookup(pid)
+		if t == nil || !d.isUp(t) {
+			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+			return
+		}
+		if !t.profiling.CompareAndSwap(false, true) {
+			http.Error(w, fmt.Sprintf("pid %s: a profile is being taken already; one at a time", pid), http.StatusConflict)
+			return
+		}
+		defer t.profiling.Store(false)
+		sampler := d.cfg.sampler()
+		if s := q.Get("sampler"); s != "" {
+			if s != "auto" && s != "perf" && s != "eventpipe" {
+				http.Error(w, fmt.Sprintf("sampler=%s: want auto, perf or eventpipe", s), http.StatusBadRequest)
+				return
+			}
+			sampler = s
+		}
+		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.pb.gz"`, kind, pid))
+		w.Write(b)
+	}
+}
+
+func (d *Daemon) isUp(t *target) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return t.up
+}
+
+// contentionProviders: contention events with their stacks, and method
+// events to name the frames.
+var contentionProviders = []ipc.Provider{{Name: ipc.RuntimeProvider,
+	Keywords: ipc.KeywordContention | ipc.KeywordSymbols, Level: ipc.LevelInformational}}
+
+// profile takes a profile of t: a session of its own for dur (cut short
+// when ctx ends), read through the analysis the CLI uses, written as
+// gzipped pprof. A CPU profile comes from the perf_event sampler when
+// sampler allows it and the kernel permits it for the process (as `clrspy
+// profile --sampler auto`), else from the runtime's sample profiler.
+func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration) ([]byte, error) {
+	ps := contentionProviders
+	if kind == "cpu" {
+		if p, ok, err := d.perfProfile(ctx, t, sampler, dur); ok {
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			err := report.WritePprof(&buf, p)
+			return buf.Bytes(), err
+		}
+		ps, _ = ipc.Profile("cpu")
+	}
+	st, err := t.openSpec(source.Spec{Providers: ps, BufferMB: d.cfg.bufferMB(), Duration: dur})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			st.Stop()
+		case <-done:
+		}
+	}()
+	hdr := st.Header()
+	var buf bytes.Buffer
+	if kind == "cpu" {
+		b := stacks.New(hdr, stacks.Options{})
+		var pw *source.ProcWatcher
+		if t.hostPid > 0 {
+			pw = source.WatchProc(t.hostPid)
+		}
+		_, err := st.Run(b)
+		if pw != nil {
+			pw.Stop()
+			b.SetMappings(pw.Mappings())
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := b.Result()
+		if pw != nil {
+			names := pw.ThreadNames()
+			for i := range p.Threads {
+				p.Threads[i].Name = names[p.Threads[i].ID]
+			}
+		}
+		if p.Total == 0 {
+			return nil, errors.New("no stack samples arrived")
+		}
+		err = report.WritePprof(&buf, p)
+		return buf.Bytes(), err
+	}
+	sym := stacks.NewSymbols(hdr)
+	a := locks.New(hdr, locks.Options{Symbols: sym})
+	end, err := st.Run(a, sym)
+	if err != nil {
+		return nil, err
+	}
+	span := time.Duration(hdr.DurationNanos(end.LastTimestamp - end.FirstTimestamp))
+	err = report.WriteLocksPprof(&buf, a.Result(), hdr.Time(end.FirstTimestamp), span)
+	return buf.Bytes(), err
+}
+
+// perfProfile profiles t with the perf_event sampler when sampler permits
+// it and the kernel allows it for the process (ok false: use the
+// runtime's sampler). The process must be visible in clrspy's pid
+// namespace.
+func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration) (*stacks.Profile, bool, error) {
+	if sampler == "eventpipe" {
+		return nil, false, nil
+	}
+	if t.hostPid <= 0 {
+		if sampler == "perf" {
+			return nil, true, errors.New("the perf sampler needs the process in clrspy's pid namespace")
+		}
+		return nil, false, nil
+	}
+	opts := perf.Options{}
+	if _, err := perf.Check(t.hostPid, opts); err != nil {
+		if sampler == "perf" {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	p, err := perf.Profile(ctx, t.hostPid, perf.Config{Options: opts, Duration: dur})
+	if err != nil {
+		return nil, true, err
+	}
+	if p.Total == 0 {
+		return nil, true, errors.New("no stack samples arrived")
+	}
+	return p, true, nil
+}

@@ -1,0 +1,257 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+// target is one monitored process.
+type target struct {
+	d     *Daemon
+	key   string
+	order uint64
+	kind  source.Kind // Attach or Listen
+	// pid: attach: the host pid; listen: the pid the runtime advertised.
+	// hostPid: the pid in clrspy's namespace (0: not visible).
+	pid, hostPid int
+	ticks        int64           // attach: the process's start ticks
+	rt           *source.Runtime // listen
+	name         string
+	pidLabel     string
+
+	// Guarded by d.mu.
+	mon     *monitor.Monitor
+	hist    *metrics.GCHistograms
+	up      bool
+	state   string
+	lastErr string
+	endedAt time.Time
+	stream  *source.Stream
+	opened  int // sessions opened
+
+	profiling atomic.Bool
+}
+
+// maxFirstAttempts bounds the tries to open a first session on a process
+// that never had one (it may not be a .NET process clrspy can use).
+const maxFirstAttempts = 5
+
+// startLocked files the target and runs its session loop in its own
+// goroutine (d.mu held).
+func (d *Daemon) startLocked(t *target) {
+	ctx := d.ctx
+	t.order = nextOrder()
+	t.state = "attaching"
+	d.targets[t.key] = t
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		t.run(ctx)
+	}()
+}
+
+// alive reports whether the target's process still runs.
+func (t *target) alive() bool {
+	if t.kind == source.Listen {
+		select {
+		case <-t.rt.Gone():
+			return false
+		default:
+			return true
+		}
+	}
+	ticks, err := procfs.StartTicks(t.pid)
+	return err == nil && ticks == t.ticks
+}
+
+// spec is the monitoring session's configuration.
+func (t *target) spec(opts *monitor.Options) source.Spec {
+	ps := monitor.Providers(opts)
+	// The monitor needs no thread events (a ContentionStart names the
+	// owner's OS thread), and a thread pool's wait events are frequent.
+	for i := range ps {
+		if ps[i].Name == ipc.RuntimeProvider {
+			ps[i].Keywords &^= ipc.KeywordThreading
+		}
+	}
+	return source.Spec{Providers: ps, BufferMB: t.d.cfg.bufferMB(), NoStackwalk: true}
+}
+
+// open opens a session on the target (a stackless one when the runtime
+// can, CollectTracing3 and later).
+func (t *target) open(spec source.Spec) (*source.Stream, error) {
+	st, err := t.openSpec(spec)
+	if err != nil && spec.NoStackwalk && isUnknownCommand(err) {
+		spec.NoStackwalk = false
+		st, err = t.openSpec(spec)
+	}
+	return st, err
+}
+
+func (t *target) openSpec(spec source.Spec) (*source.Stream, error) {
+	if t.kind == source.Listen {
+		return t.rt.Open(spec)
+	}
+	spec.Pid = t.pid
+	return source.Open(spec)
+}
+
+func isUnknownCommand(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "this runtime cannot run the session")
+}
+
+// run opens sessions until the process ends or ctx is done.
+func (t *target) run(ctx context.Context) {
+	d := t.d
+	delay := d.cfg.retry()
+	attempts := 0
+	for {
+		opts := monitor.Options{Locks: true}
+		opts.Counters.Interval = d.cfg.counterInterval()
+		spec := t.spec(&opts)
+		st, err := t.open(spec)
+		if err != nil {
+			kind := errKind(err)
+			d.countError(kind)
+			attempts++
+			if ctx.Err() != nil {
+				t.finish("", false)
+				return
+			}
+			if !t.alive() || kind == "gone" || kind == "permission" || kind == "disabled" || (t.opened == 0 && attempts >= maxFirstAttempts) {
+				d.log.Warn("cannot monitor process", "pid", t.pidLabel, "process", t.name, "error", errLine(err))
+				t.finish(errLine(err), true)
+				return
+			}
+			d.log.Warn("session failed, retrying", "pid", t.pidLabel, "process", t.name, "in", delay.String(), "error", errLine(err))
+			t.setState("retrying", errLine(err))
+			if !sleep(ctx, delay) {
+				t.finish("", false)
+				return
+			}
+			delay = min(2*delay, time.Minute)
+			continue
+		}
+		end, runErr := t.session(ctx, st, &opts)
+		if ctx.Err() != nil {
+			t.finish("", false)
+			return
+		}
+		if end.TargetExited || !t.alive() {
+			d.log.Info("process exited", "pid", t.pidLabel, "process", t.name)
+			t.finish("", false)
+			return
+		}
+		// The session ended on its own with the process alive: open
+		// another.
+		msg := "the session ended"
+		if runErr != nil {
+			msg = errLine(runErr)
+		}
+		d.countError("session")
+		d.log.Warn("session ended, reopening", "pid", t.pidLabel, "process", t.name, "in", delay.String(), "error", msg)
+		t.setState("retrying", msg)
+		attempts = 0
+		if !sleep(ctx, delay) {
+			t.finish("", false)
+			return
+		}
+	}
+}
+
+// session runs one open stream into a fresh monitor.
+func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.Options) (source.End, error) {
+	d := t.d
+	hist := metrics.NewGCHistograms()
+	var plog *report.PauseLog
+	if d.cfg.PauseLog != nil {
+		o := *d.cfg.PauseLog
+		o.Attrs = append(append([]slog.Attr(nil), o.Attrs...), slog.String("pid", t.pidLabel), slog.String("process", t.name))
+		plog = report.NewPauseLog(d.out, o)
+	}
+	var also []analysis.Analyzer
+	trig := d.caps.trigger(st.Header(), t, d.log)
+	if trig != nil {
+		also = append(also, trig)
+	}
+	opts.OnGC = func(g *gcpause.GC) {
+		hist.Observe(g)
+		if plog != nil {
+			plog.GC(g)
+		}
+		if trig != nil {
+			trig.GC(g)
+		}
+	}
+	if plog != nil {
+		opts.OnSuspension = plog.Suspension
+	}
+	m := monitor.New(st.Header(), *opts)
+	d.mu.Lock()
+	t.mon, t.hist, t.up, t.stream = m, hist, true, st
+	t.state, t.lastErr = "running", ""
+	t.opened++
+	d.sessions++
+	d.mu.Unlock()
+	d.log.Info("monitoring", "pid", t.pidLabel, "process", t.name, "kind", t.kind.String())
+	end, err := m.Run(ctx, st, also...)
+	st.Close()
+	d.mu.Lock()
+	t.up, t.stream = false, nil
+	d.sessions--
+	d.mu.Unlock()
+	return end, err
+}
+
+// finish records that the target will have no more sessions: exited
+// (failed: no session could be opened) or stopped. A target that never
+// had a session is forgotten at once.
+func (t *target) finish(errMsg string, failed bool) {
+	d := t.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t.up = false
+	t.endedAt = time.Now()
+	t.lastErr = errMsg
+	switch {
+	case d.ctx.Err() != nil:
+		t.state = "stopped"
+	case failed:
+		t.state = "failed"
+	default:
+		t.state = "exited"
+	}
+	if t.mon == nil && d.ctx.Err() == nil {
+		delete(d.targets, t.key)
+	}
+}
+
+func (t *target) setState(state, errMsg string) {
+	t.d.mu.Lock()
+	t.state, t.lastErr = state, errMsg
+	t.d.mu.Unlock()
+}
+
+// sleep waits d or until ctx is done (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
