@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -47,7 +48,17 @@ func (s *Stream) start(spec *Spec) error {
 	if spec.Tee != nil {
 		s.in.r = io.TeeReader(s.in.r, spec.Tee)
 	}
-	r, err := nettrace.NewReader(s.in)
+	// Files (and stdin) are decoded on spec.Threads cores, all by default;
+	// a live session stays on one goroutine: its rate is the runtime's, and
+	// a pipeline would only add latency to what live views show.
+	var opt nettrace.Options
+	if !s.Live() {
+		opt.Threads = spec.Threads
+		if opt.Threads == 0 {
+			opt.Threads = runtime.GOMAXPROCS(0)
+		}
+	}
+	r, err := nettrace.NewReaderOptions(s.in, opt)
 	if err != nil {
 		if s.in.n.Load() == 0 {
 			if s.Live() {

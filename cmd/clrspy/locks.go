@@ -65,6 +65,7 @@ go tool pprof).`,
 		RunE: nil,
 	}
 	t := addTargetFlags(c)
+	addThreadsFlag(c, &t.threads)
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")

@@ -76,13 +76,14 @@ frames, its time accounting) for comparison with that tool.`,
   clrspy profile --format speedscope -o app.speedscope.json -- dotnet run`,
 	}
 	tgt := addTargetFlags(c)
+	addThreadsFlag(c, &tgt.threads)
 	f := c.Flags()
 	f.StringVar(&format, "format", "pprof", "pprof, speedscope, folded or html")
 	f.StringVarP(&out, "output", "o", "", "output file ('-' for stdout; default: stdout for folded, profile.<ext> otherwise)")
 	f.BoolVar(&managedOnly, "managed-only", false, "drop the time threads spent outside managed code")
 	f.StringVar(&compat, "compat", "", "reproduce another tool's output: dotnetdiag")
 	f.StringVar(&weight, "weight", "", "value of folded and html output: samples or wall (default samples; wall with --compat dotnetdiag)")
-	f.BoolVar(&threads, "threads", false, "folded and html: one root frame per thread")
+	f.BoolVar(&threads, "by-thread", false, "folded and html: one root frame per thread")
 	po := addPerfFlags(c, &sampler)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		mode, err := stacks.ParseCompat(compat)

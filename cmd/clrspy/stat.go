@@ -23,6 +23,7 @@ func (c counter) Stats() analysis.Stats    { return analysis.Stats{} }
 func newStatCmd() *cobra.Command {
 	var asJSON, events bool
 	var out string
+	var threads int
 	c := &cobra.Command{
 		Use:   "stat FILE|-",
 		Short: "Describe a trace file: header, event counts, stacks, lost events",
@@ -47,7 +48,10 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			return fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin()})
+			if threads < 0 {
+				return fmt.Errorf("--threads %d: want 0 (all cores) or more", threads)
+			}
+			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: threads})
 			if err != nil {
 				return err
 			}
@@ -78,5 +82,6 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	c.Flags().BoolVar(&events, "events", false, "print every event, one line each, in clrspy's canonical text form")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	addThreadsFlag(c, &threads)
 	return c
 }

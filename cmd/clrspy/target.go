@@ -23,6 +23,7 @@ type targetFlags struct {
 	name     string
 	duration time.Duration
 	bufferMB uint32
+	threads  int
 }
 
 // addTargetFlags registers the target flags on cmd.
@@ -36,6 +37,11 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 	return t
 }
 
+// addThreadsFlag registers --threads on a command that reads trace files.
+func addThreadsFlag(cmd *cobra.Command, n *int) {
+	cmd.Flags().IntVar(n, "threads", 0, "decode a trace file on this many cores (0: all of them; 1: one goroutine); live sessions are read on one")
+}
+
 // live reports whether the flags and arguments name a live target.
 func (t *targetFlags) live(cmd *cobra.Command) bool {
 	return cmd.ArgsLenAtDash() >= 0 || t.pid != 0 || t.name != ""
@@ -44,7 +50,10 @@ func (t *targetFlags) live(cmd *cobra.Command) bool {
 // spec turns flags and arguments (a file, "-", or a command after "--")
 // into a source.Spec.
 func (t *targetFlags) spec(cmd *cobra.Command, args []string, providers []ipc.Provider) (source.Spec, error) {
-	s := source.Spec{Pid: t.pid, Name: t.name, Duration: t.duration, BufferMB: t.bufferMB, Providers: providers,
+	if t.threads < 0 {
+		return source.Spec{}, fmt.Errorf("--threads %d: want 0 (all cores) or more", t.threads)
+	}
+	s := source.Spec{Pid: t.pid, Name: t.name, Duration: t.duration, BufferMB: t.bufferMB, Providers: providers, Threads: t.threads,
 		Stdin: os.Stdin, ProgramStdinIsTerminal: isTerminal(os.Stdin), Notice: notice}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		if dash > 0 {
