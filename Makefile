@@ -8,7 +8,7 @@ GO ?= go
 BIN := bin/clrspy
 export CGO_ENABLED := 0
 
-.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile soak clean
+.PHONY: all build test lint unit compat demo workload traceevent e2e-runtimes bench scale fuzz fuzz-corpus hostile soak clean screenshots
 
 all: build
 
@@ -97,3 +97,8 @@ soak:
 
 clean:
 	rm -rf bin out
+
+# screenshots: the report page (offline, with a selection, and live) as
+# docs/report.png, docs/report-selection.png and docs/live.png; needs chromium.
+screenshots: workload
+	$(GO) run ./scripts/screenshots -o docs

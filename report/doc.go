@@ -1,4 +1,9 @@
 // Package report renders analysis results for people and programs: text
 // tables, JSON documents, CSV, pprof, speedscope, folded stacks and HTML.
 // It owns presentation only; numbers come from the analysis packages.
+//
+// The report page (page*.go, page/) is one self-contained HTML file of
+// every analysis at once (clrspy report); package web serves the same page
+// live. PageAnalyses groups the analyses a page is built from, so the
+// command and the live view feed the same set.
 package report

@@ -156,35 +156,7 @@ func genStats(s gcpause.Stats) GenStats {
 
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Input: in, GCs: []GCRow{}, Suspensions: []SuspRow{}}
-	a := res.All
-	d.Summary = GCSummary{
-		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
-		SessionMS:    ms(res.SessionNanos),
-		TotalPauseMS: ms(a.TotalNanos), OverlapMS: ms(a.SumNanos - a.TotalNanos),
-		TotalPauseRuntimeMS: ms(a.RuntimeNanos), StartUnseen: a.StartUnseen,
-		MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
-		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
-		PauseTimePercent: round6(a.PausePercent),
-		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
-		ByGeneration:        map[string]GenStats{},
-		ByType:              map[string]int{},
-		SuspensionsByReason: []ReasonRow{},
-		UnmatchedRestarts:   res.UnmatchedRestarts,
-	}
-	for g, s := range res.ByGen {
-		d.Summary.ByGeneration["gen"+strconv.Itoa(g)] = genStats(s)
-	}
-	for t, n := range res.ByType {
-		d.Summary.ByType[SnakeCase(t.String())] = n
-	}
-	for _, r := range res.ByReason {
-		d.Summary.SuspensionsByReason = append(d.Summary.SuspensionsByReason, ReasonRow{
-			Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
-			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos),
-			TotalSuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend),
-		})
-	}
+	d := &GCDocument{Input: in, GCs: []GCRow{}, Suspensions: []SuspRow{}, Summary: NewGCSummary(res)}
 	for _, g := range res.GCs {
 		d.GCs = append(d.GCs, gcRow(g))
 	}
@@ -200,6 +172,39 @@ func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
 		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(h.LoNanos), HiMS: ms(h.HiNanos), Count: h.Count})
 	}
 	return d
+}
+
+// NewGCSummary is the rollup of a result (the summary of a GC document).
+func NewGCSummary(res *gcpause.Result) GCSummary {
+	a := res.All
+	sum := GCSummary{
+		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
+		SessionMS:    ms(res.SessionNanos),
+		TotalPauseMS: ms(a.TotalNanos), OverlapMS: ms(a.SumNanos - a.TotalNanos),
+		TotalPauseRuntimeMS: ms(a.RuntimeNanos), StartUnseen: a.StartUnseen,
+		MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
+		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
+		PauseTimePercent: round6(a.PausePercent),
+		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
+		ByGeneration:        map[string]GenStats{},
+		ByType:              map[string]int{},
+		SuspensionsByReason: []ReasonRow{},
+		UnmatchedRestarts:   res.UnmatchedRestarts,
+	}
+	for g, s := range res.ByGen {
+		sum.ByGeneration["gen"+strconv.Itoa(g)] = genStats(s)
+	}
+	for t, n := range res.ByType {
+		sum.ByType[SnakeCase(t.String())] = n
+	}
+	for _, r := range res.ByReason {
+		sum.SuspensionsByReason = append(sum.SuspensionsByReason, ReasonRow{
+			Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
+			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos),
+			TotalSuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend),
+		})
+	}
+	return sum
 }
 
 func gcRow(g *gcpause.GC) GCRow {

@@ -45,7 +45,7 @@ cut() {
 	fi
 }
 
-all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention gc-wks.truncated)
+all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
 for n in "${want[@]}"; do
@@ -82,6 +82,9 @@ for n in "${want[@]}"; do
 	# .NET 10 contention events (lock ids, owner thread ids) and samples of
 	# threads blocked in native code.
 	contention) rec contention contention,cpu -- contention threads=4 iterations=5 holdMs=10 ;;
+	# Everything at once (churn, cpu and contention on their own threads,
+	# then an induced gen2 GC): the report page's test trace.
+	composite) rec composite gc,cpu,contention,alloc -- composite seconds=1.5 ;;
 	# A copy of gc-wks cut in the middle of an event block, among its GCs.
 	gc-wks.truncated) cut gc-wks.nettrace gc-wks.truncated.nettrace 30000 ;;
 	*)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 )
 
@@ -58,6 +60,23 @@ type Config struct {
 	// Logger receives the daemon's own messages (nil: a logger in the
 	// pause log's format on LogOutput, at the pause log's level).
 	Logger *slog.Logger
+	// Sessions, when set, follows every target's monitor (the live web
+	// view's web.Monitors).
+	Sessions Sessions
+}
+
+// Sessions follows the daemon's monitoring sessions, one id per session
+// (a target whose session is reopened gets a new one): Prepare adds its
+// hooks to the session's monitor options before the monitor is made, Add
+// gives it the monitor, Ended says the session's stream has ended, Remove
+// that the session is gone (replaced by the target's next one, or the
+// target dropped after Grace). The calls come from the session's
+// goroutine and the daemon's, never with the daemon's lock held.
+type Sessions interface {
+	Prepare(id string, opts *monitor.Options)
+	Add(id, name string, pid int, hdr *nettrace.Header, mon *monitor.Monitor)
+	Ended(id string)
+	Remove(id string)
 }
 
 // Capture configures pause-triggered captures: the window of `clrspy

@@ -155,11 +155,20 @@ func (d *Daemon) stopAll(timeout time.Duration) {
 
 // expire drops the targets whose process ended more than Grace ago.
 func (d *Daemon) expire(now time.Time) {
+	var gone []string
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for k, t := range d.targets {
 		if !t.endedAt.IsZero() && now.Sub(t.endedAt) >= d.cfg.grace() {
 			delete(d.targets, k)
+			if t.sessID != "" {
+				gone = append(gone, t.sessID)
+			}
+		}
+	}
+	d.mu.Unlock()
+	if d.cfg.Sessions != nil {
+		for _, id := range gone {
+			d.cfg.Sessions.Remove(id)
 		}
 	}
 }

@@ -24,6 +24,7 @@
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
-// and a mount point for the live web view (HandlerOptions.Web). Every
+// and the live web view at / (HandlerOptions.Web, fed through
+// Config.Sessions by the same monitors: no second session). Every
 // endpoint is read-only.
 package serve

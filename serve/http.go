@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,8 +26,10 @@ import (
 type HandlerOptions struct {
 	// Registry is what /metrics serves (nil: the daemon's collector alone).
 	Registry *prometheus.Registry
-	// Web, when set, is mounted at /web/ (the live web view's handler; it
-	// sees paths relative to /web/).
+	// Web, when set, is the live web view's handler (package web), served
+	// at the root: the page at / (to a client that accepts HTML; others
+	// still get the list of endpoints) and /index.html, its target list
+	// /targets.json and its websocket /ws.
 	Web http.Handler
 	// MaxProfile bounds a profile's seconds (0: 5 min).
 	MaxProfile time.Duration
@@ -57,9 +60,16 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile))
 	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile))
 	if o.Web != nil {
-		mux.Handle("/web/", http.StripPrefix("/web", o.Web))
+		for _, p := range []string{"/index.html", "/targets.json", "/ws"} {
+			mux.Handle(p, o.Web)
+		}
 	}
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		// A browser gets the live view; curl the endpoints.
+		if o.Web != nil && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			o.Web.ServeHTTP(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, `clrspy serve
 /metrics                                    Prometheus / OpenMetrics
@@ -69,7 +79,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 /debug/pprof/contention?pid=N&seconds=S     lock contention profile of one process (pprof)
 `)
 		if o.Web != nil {
-			fmt.Fprintln(w, "/web/                                       live web view")
+			fmt.Fprintln(w, "/ (in a browser)                            live web view")
 		}
 	})
 	return readOnly(mux), nil

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,8 @@ type target struct {
 	endedAt time.Time
 	stream  *source.Stream
 	opened  int // sessions opened
+	// sessID is the current session's id for Config.Sessions.
+	sessID string
 
 	profiling atomic.Bool
 }
@@ -198,16 +201,36 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	if plog != nil {
 		opts.OnSuspension = plog.Suspension
 	}
+	obs := d.cfg.Sessions
+	id := strconv.FormatUint(nextOrder(), 10)
+	if obs != nil {
+		obs.Prepare(id, opts)
+	}
 	m := monitor.New(st.Header(), *opts)
 	d.mu.Lock()
 	t.mon, t.hist, t.up, t.stream = m, hist, true, st
 	t.state, t.lastErr = "running", ""
 	t.opened++
 	d.sessions++
+	prev := t.sessID
+	t.sessID = id
 	d.mu.Unlock()
+	if obs != nil {
+		if prev != "" {
+			obs.Remove(prev)
+		}
+		pid := t.hostPid
+		if pid <= 0 {
+			pid = t.pid
+		}
+		obs.Add(id, t.name, pid, st.Header(), m)
+	}
 	d.log.Info("monitoring", "pid", t.pidLabel, "process", t.name, "kind", t.kind.String())
 	end, err := m.Run(ctx, st, also...)
 	st.Close()
+	if obs != nil {
+		obs.Ended(id)
+	}
 	d.mu.Lock()
 	t.up, t.stream = false, nil
 	d.sessions--

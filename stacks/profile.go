@@ -147,6 +147,11 @@ type Options struct {
 	// MaxThreads bounds the threads kept apart (0: DefaultMaxThreads);
 	// samples of later threads go to one "[other threads]" thread.
 	MaxThreads int
+	// OnSample, when set, is called for every sample the profile counts,
+	// in stream order (not in CompatDotnetdiag mode): the profile keeps
+	// aggregates only, so callers that need when samples happened (a
+	// timeline, a time-ordered export) keep it in a form of their own.
+	OnSample func(RawSample)
 }
 
 type rawKey struct {
@@ -204,6 +209,11 @@ type Builder struct {
 	threads   []Thread
 	tstate    map[uint64]*threadState
 	folded    *threadState // the thread that stands for threads past MaxThreads
+
+	// resolved and nativeFrame are the last Result's stacks per raw stack
+	// and its [native code] frame (-1: none), for StackOf.
+	resolved    [][]int32
+	nativeFrame int32
 
 	first, last int64
 	// Sampler ticks: samples of one tick are written in a burst while the
@@ -429,7 +439,12 @@ func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
 		b.dropped++
 		return
 	}
-	b.add(t, b.raw(ev.Stack, ev.StackID, ts), typ, 1, d)
+	raw := b.raw(ev.Stack, ev.StackID, ts)
+	b.add(t, raw, typ, 1, d)
+	if b.opts.OnSample != nil {
+		b.opts.OnSample(RawSample{Thread: ev.ThreadID, ThreadIndex: int(t.idx), Stack: raw,
+			External: typ == clrevents.SampleExternal, Nanos: ts, Weight: d})
+	}
 }
 
 // tick advances the sampler-tick state for a sample of thread t at ts: a
@@ -553,6 +568,7 @@ func (b *Builder) Result() *Profile {
 		merged[k] = len(p.Samples)
 		p.Samples = append(p.Samples, Sample{Thread: int(a.thread), Stack: stacksByRid[rid], Type: typ, Count: a.count, Nanos: a.nanos})
 	}
+	b.resolved, b.nativeFrame = resolved, nf
 	sort.SliceStable(p.Samples, func(i, j int) bool {
 		a, c := &p.Samples[i], &p.Samples[j]
 		if a.Thread != c.Thread {

@@ -61,7 +61,9 @@ from MethodLoadVerbose events and the rundown at the end of the session.
 
 Formats:
   pprof       gzipped protobuf for 'go tool pprof' (samples/count, wall/nanoseconds)
-  speedscope  JSON for https://www.speedscope.app (one profile per thread)
+  speedscope  JSON for https://www.speedscope.app: one profile per thread,
+              time-ordered (evented: each sample holds its stack for the time
+              it stands for) from the EventPipe sampler
   folded      collapsed stacks for flamegraph.pl and friends
   html        a self-contained interactive flame graph (no network)
 
@@ -140,6 +142,10 @@ type profileOutput struct {
 	format, out string
 	weight      report.Weight
 	threads     bool
+	// evented holds the samples of a time-ordered speedscope file, named
+	// through builder (the EventPipe sampler; nil: the sampled form).
+	evented *speedscopeSpill
+	builder *stacks.Builder
 }
 
 // profileEventPipe profiles with the runtime's sample profiler (files, and
@@ -153,7 +159,14 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 	if err != nil {
 		return err
 	}
+	ss, err := eventedSpeedscope(o.format, &opts)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	defer ss.Close()
 	b := stacks.New(st.Header(), opts)
+	o.evented, o.builder = ss, b
 	var proc *source.ProcWatcher
 	if st.Live() {
 		// Events carry no thread names; the OS has them while the
@@ -198,7 +211,11 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 	case "pprof":
 		err = report.WritePprof(dst, p)
 	case "speedscope":
-		err = report.WriteSpeedscope(dst, p, st.Name)
+		if o.evented != nil {
+			err = o.evented.Write(dst, o.builder, p, st.Name)
+		} else {
+			err = report.WriteSpeedscope(dst, p, st.Name)
+		}
 	case "folded":
 		err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: o.weight, Threads: o.threads})
 	case "html":

@@ -17,6 +17,7 @@ import (
 	"github.com/clrspy/clrspy/metrics"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/serve"
+	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newServeCmd) }
@@ -33,6 +34,7 @@ func newServeCmd() *cobra.Command {
 		captureMB, ringMB int
 		otlpURL           string
 		otlpEvery         time.Duration
+		webView           bool
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--pid N]... [--name NAME]... [--diagnostic-port PATH]",
@@ -48,6 +50,7 @@ default; every endpoint is read-only):
   /targets                                 the monitored processes (JSON)
   /debug/pprof/profile?pid=N&seconds=S     a CPU profile of one process (go tool pprof, Parca, Pyroscope)
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
+  /  (with --web, in a browser)            the live web view: every process's GCs as they happen
 
 Metric names follow the OpenTelemetry .NET runtime semantic conventions as the
 OpenTelemetry Prometheus exporter spells them (dotnet_gc_collections_total,
@@ -68,6 +71,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
   clrspy serve --listen 0.0.0.0:9464 --label cluster=prod --name MyService
   clrspy serve --diagnostic-port /diag/clrspy.sock --attach=false
   clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
+  clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
 		Args: cobra.NoArgs,
 	}
@@ -98,8 +102,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&cfg.Sampler, "sampler", "auto", "CPU profiles (/debug/pprof/profile): perf (perf_event, mixed-mode), eventpipe (the runtime's sampler) or auto (perf where the kernel permits it)")
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
-	// TODO(lead): --web mounts package web's handler here once branch
-	// report is on main: serve.HandlerOptions{Web: web.Handler(src, ...)}.
+	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions and locks as they happen, from the same sessions")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
 		if info > warn {
@@ -134,6 +137,14 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 			return fmt.Errorf("--listen %s: %v", listen, listenError(err))
 		}
 		defer ln.Close()
+		var live *web.Monitors
+		if webView {
+			// The page's timeline shows a minute; 10,000 rows per process
+			// is that at over 150 GCs a second, and bounds serve's memory.
+			live = web.NewMonitors(web.MonitorsOptions{MaxRows: 10_000})
+			defer live.Close()
+			cfg.Sessions = live
+		}
 		d, err := serve.New(cfg)
 		if err != nil {
 			return err
@@ -142,7 +153,11 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if err != nil {
 			return err
 		}
-		h, err := d.Handler(serve.HandlerOptions{Registry: reg})
+		ho := serve.HandlerOptions{Registry: reg}
+		if live != nil {
+			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve"})
+		}
+		h, err := d.Handler(ho)
 		if err != nil {
 			return err
 		}
@@ -157,6 +172,9 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		notice(fmt.Sprintf("serving http://%s/metrics", ln.Addr()))
+		if live != nil {
+			notice(fmt.Sprintf("live web view: http://%s/", ln.Addr()))
+		}
 		if env := d.DiagnosticPortEnv(); env != "" {
 			notice("listening for runtimes started with " + env)
 		}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/web"
+)
+
+func init() { commands = append(commands, newReportCmd) }
+
+type reportOptions struct {
+	out  string
+	heap bool
+	live string
+}
+
+func newReportCmd() *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] [-o report.html]",
+		Short: "One self-contained HTML page: GC timeline, heap, GC table, CPU flame graph, locks",
+		Long: `report runs every analysis over one input at once and writes a single HTML
+file to look at: no network, no external files, open it in any browser or
+attach it to a ticket.
+
+  - summary: duration, GCs per generation, % of time paused, p50/p99/max
+    pause per generation, lost events and truncation, runtime version, GC
+    flavour, the command line;
+  - the GC timeline (one mark per GC at its start, height the pause, colour
+    the generation, shape the type: circle blocking, diamond background,
+    triangle foreground) above the heap per generation and the allocation
+    rate; drag across either to select a time range, and every panel
+    follows: the GC table (PerfView's GCStats columns, sortable, filterable
+    by generation, type and reason), the pause histogram per generation,
+    the longest pauses, the runtime's other suspensions, and the CPU flame
+    graph (icicle or flame, callees or callers, search, colours by module or
+    namespace);
+  - lock contention and heap survival by type when the input has them.
+
+Sections appear when their events exist: a trace recorded with the gc
+profile has no flame graph. A live session enables all of them (GC events at
+verbose level, the sample profiler, contention, sampled allocations);
+--heap adds the GC survival and movement events that tell which sampled
+objects survive (they make every GC slower).`,
+		Example: `  clrspy report app.nettrace -o app.html
+  clrspy report --pid 1234 --duration 30s -o app.html
+  clrspy report -o run.html -- dotnet app.dll`,
+	}
+	t := addTargetFlags(c)
+	f := c.Flags()
+	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
+	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")
+	f.StringVar(&o.live, "live", "", "serve the page live on this address (host:port) while the session runs, until interrupted")
+	f.MarkHidden("live")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.live != "" {
+			return runReportLive(cmd, t, args, o)
+		}
+		return runReport(cmd, t, args, o)
+	}
+	return c
+}
+
+func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
+	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	if err != nil {
+		return err
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	if st.Live() && o.heap {
+		notice(movementNote)
+	}
+	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
+	var proc *source.ProcWatcher
+	if st.Live() {
+		proc = source.WatchProc(st.Pid)
+	}
+	in, err := run(st, stopWatch, an.Analyzers()...)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if proc != nil {
+		proc.Stop()
+		an.Symbols.SetMappings(proc.Mappings())
+	}
+	page := report.NewPage(pageParts(st, an, in))
+	w, closeOut, err := openOutput(cmd, o.out)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	err = closeOut(report.WritePage(w, page))
+	if err := finish(st, in, err); err != nil {
+		return err
+	}
+	if o.out != "-" {
+		fmt.Fprintf(os.Stderr, "%s: %d GCs, %d CPU samples; wrote %s\n", st.Name, page.GCs.Len(), cpuTotal(page), filepath.Clean(o.out))
+	}
+	return nil
+}
+
+// pageParts completes the analyses' results with what the stream knows.
+func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) report.PageParts {
+	pp := an.Parts()
+	hdr := st.Header()
+	end := st.End()
+	pp.Title, pp.Input, pp.Start = st.Name, in, hdr.SyncTimeUTC
+	pp.Pid = st.Pid
+	if pp.Pid == 0 {
+		pp.Pid = hdr.ProcessID
+	}
+	if end.Events > 0 {
+		pp.FirstNanos, pp.LastNanos = hdr.Nanos(end.FirstTimestamp), hdr.Nanos(end.LastTimestamp)
+	}
+	return pp
+}
+
+func cpuTotal(p *report.Page) int64 {
+	if p.CPU == nil {
+		return 0
+	}
+	return p.CPU.Total
+}
+
+// runReportLive serves the page live while the session runs (a hidden
+// flag until clrspy serve --web mounts the same handler), then keeps the
+// final page up until interrupted; -o also writes it as a file.
+func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
+	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.live)
+	if err != nil {
+		return fmt.Errorf("--live %s: %w", o.live, err)
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hub := web.NewStreamHub(st, web.StreamOptions{})
+	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	notice(fmt.Sprintf("live view of %s: http://%s/", st.Name, ln.Addr()))
+	end, err := hub.Run()
+	stopWatch()
+	var stats analysis.Stats
+	for _, a := range hub.Analyzers() {
+		stats.Add(a.Stats())
+	}
+	in := report.NewInput(st, end, stats)
+	if err == nil {
+		notice("the stream ended; the page stays up until Ctrl-C")
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		<-sigs
+		signal.Stop(sigs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	srv.Shutdown(ctx)
+	cancel()
+	if err == nil && cmd.Flags().Changed("output") {
+		w, closeOut, oerr := openOutput(cmd, o.out)
+		if oerr != nil {
+			st.Close()
+			return oerr
+		}
+		err = closeOut(report.WritePage(w, hub.Page()))
+	}
+	return finish(st, in, err)
+}

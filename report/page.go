@@ -1,0 +1,509 @@
+package report
+
+// The report page: `clrspy report` writes it as one self-contained HTML
+// file (style, script and data inline; no network), and the live web view
+// serves the same page, fed through a websocket. The data is one JSON
+// document of compact columnar arrays (gzip-friendly, cheap to parse);
+// page/page.js draws it.
+
+import (
+	"embed"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/runinfo"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// Page is everything the report page shows.
+type Page struct {
+	Title string `json:"title"`
+	Input Input  `json:"input"`
+	// Run is what the trace says about the process (command line,
+	// runtime version, GC flavour).
+	Run      runinfo.Info `json:"run"`
+	Pid      int          `json:"pid,omitempty"`
+	StartUTC string       `json:"start_utc,omitempty"`
+	// T0MS and T1MS bound the time axis: the first and last event, in ms
+	// since the session start (the clock of every time below).
+	T0MS float64 `json:"t0_ms"`
+	T1MS float64 `json:"t1_ms"`
+	// Summary is the exact rollup of every GC (the page computes the
+	// same figures for a selected time range from the rows).
+	Summary *GCSummary `json:"summary,omitempty"`
+	GCs     *GCColumns `json:"gcs"`
+	// GCReasons and SuspendReasons name the codes of the rows.
+	GCReasons      map[string]string `json:"gc_reasons"`
+	Suspensions    *SuspColumns      `json:"suspensions"`
+	SuspendReasons map[string]string `json:"suspend_reasons"`
+	CPU            *Flame            `json:"cpu,omitempty"`
+	Locks          *PageLocks        `json:"locks,omitempty"`
+	Heap           *PageHeap         `json:"heap,omitempty"`
+}
+
+// PageParts are the results a page is built from; nil parts are left out.
+type PageParts struct {
+	Title string
+	Input Input
+	Run   runinfo.Info
+	Pid   int
+	Start time.Time
+	// FirstNanos and LastNanos are the first and last event's times (ns
+	// since the session start).
+	FirstNanos, LastNanos int64
+
+	GC *gcpause.Result
+	// CPU is the profile; Stacks the builder that made it (to name the
+	// timeline's raw stacks) and Timeline when its samples happened (nil:
+	// the flame graph cannot follow a time selection).
+	CPU      *stacks.Profile
+	Stacks   *stacks.Builder
+	Timeline *stacks.Timeline
+	Locks    *locks.Result
+	Heap     *heap.Summary
+	// HeapMovement says whether the heap analysis saw survival and
+	// movement events (without them survival is unknown).
+	HeapMovement bool
+}
+
+// NewPage builds the page data.
+func NewPage(pp PageParts) *Page {
+	p := &Page{
+		Title: pp.Title, Input: pp.Input, Run: pp.Run, Pid: pp.Pid,
+		T0MS: round3(ms(pp.FirstNanos)), T1MS: round3(ms(pp.LastNanos)),
+		GCs: &GCColumns{}, Suspensions: &SuspColumns{},
+		GCReasons: map[string]string{}, SuspendReasons: map[string]string{},
+	}
+	if !pp.Start.IsZero() {
+		p.StartUTC = pp.Start.UTC().Format(time.RFC3339Nano)
+	}
+	if res := pp.GC; res != nil {
+		s := NewGCSummary(res)
+		p.Summary = &s
+		for _, g := range res.GCs {
+			p.GCs.Append(g)
+		}
+		for _, s := range res.Suspensions {
+			p.Suspensions.Append(s)
+		}
+		p.AddReasons(p.GCs, p.Suspensions)
+		for _, r := range res.ByReason {
+			p.SuspendReasons[strconv.Itoa(int(r.Reason))] = r.Reason.String()
+		}
+	}
+	if pp.CPU != nil && pp.CPU.Total > 0 && pp.Stacks != nil {
+		p.CPU = NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
+	}
+	if pp.Locks != nil && pp.Locks.Summary.Contentions+int64(pp.Locks.Summary.Unpaired) > 0 {
+		p.Locks = NewPageLocks(pp.Locks, maxTableRows)
+	}
+	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
+		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
+	}
+	return p
+}
+
+// AddReasons names the reason codes of rows in the page's tables.
+func (p *Page) AddReasons(g *GCColumns, s *SuspColumns) {
+	for _, r := range g.Reason {
+		p.GCReasons[strconv.Itoa(int(r))] = clrevents.GCReason(r).String()
+	}
+	for _, r := range s.Reason {
+		p.SuspendReasons[strconv.Itoa(int(r))] = clrevents.SuspendReason(r).String()
+	}
+}
+
+const (
+	maxFlameBins = 2000 // time bins of the flame graph's samples
+	maxTableRows = 100  // rows of the lock and heap tables
+)
+
+func round3(v float64) float64 { return math.Round(v*1e3) / 1e3 }
+
+// numCol is a column of numbers written with at most 3 decimals (ms to the
+// µs, MB to the KB, percentages to 0.001); NaN is written as null.
+type numCol []float64
+
+func (c numCol) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(c)*6)
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, round3(v), 'f', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// unknown maps the analyses' "-1 = unknown" to NaN (null).
+func unknown(v float64) float64 {
+	if v < 0 {
+		return math.NaN()
+	}
+	return v
+}
+
+// GC row flags (GCColumns.Flags).
+const (
+	FlagNoSuspension = 1 << iota
+	FlagMissingSuspendEnd
+	FlagLostEvents
+	FlagInduced
+)
+
+// GCColumns are GC rows, one array per column, in start order. Times are
+// ms since the session start, sizes decimal MB; null is unknown.
+type GCColumns struct {
+	Number     []uint32  `json:"n"`
+	Gen        []int     `json:"gen"`
+	Type       []int     `json:"type"` // 0 blocking, 1 background, 2 foreground
+	Reason     []uint32  `json:"reason"`
+	Complete   []int     `json:"complete"` // 1 complete
+	Start      numCol    `json:"start"`    // GCStart
+	PauseStart numCol    `json:"pstart"`
+	Pause      numCol    `json:"pause"`
+	Suspend    numCol    `json:"susp"`
+	Duration   numCol    `json:"dur"`    // GCStart → GCEnd
+	PausePct   numCol    `json:"pct"`    // pause as % of the time since the previous pause ended
+	Pauses     []int     `json:"npause"` // stops (more than 1 for a background GC)
+	Alloc      numCol    `json:"alloc"`  // allocated in gen0 since the previous GC
+	Peak       numCol    `json:"peak"`   // heap size before
+	After      numCol    `json:"after"`  // heap size after
+	Promoted   numCol    `json:"promo"`
+	Size       [5]numCol `json:"size"` // per generation after: gen0, gen1, gen2, LOH, POH
+	Surv       [4]numCol `json:"surv"` // survival % of gen0, gen1, gen2, LOH
+	Frag       [4]numCol `json:"frag"` // fragmentation %
+	Pinned     numCol    `json:"pinned"`
+	FinSurv    numCol    `json:"fin"` // finalization-promoted MB
+	Heaps      []int     `json:"heaps"`
+	Flags      []int     `json:"flags"` // FlagNoSuspension | ...
+}
+
+// Len is the number of rows.
+func (c *GCColumns) Len() int { return len(c.Number) }
+
+// Append adds one GC.
+func (c *GCColumns) Append(g *gcpause.GC) {
+	c.Number = append(c.Number, g.Number)
+	c.Gen = append(c.Gen, g.Generation)
+	c.Type = append(c.Type, int(g.Type))
+	c.Reason = append(c.Reason, uint32(g.Reason))
+	complete := 0
+	if g.Complete {
+		complete = 1
+	}
+	c.Complete = append(c.Complete, complete)
+	c.Start = append(c.Start, ms(g.StartNanos))
+	c.PauseStart = append(c.PauseStart, ms(g.PauseStartNanos))
+	c.Pause = append(c.Pause, ms(g.PauseNanos))
+	c.Suspend = append(c.Suspend, ms(g.SuspendNanos))
+	dur := math.NaN()
+	if g.DurationNanos >= 0 {
+		dur = ms(g.DurationNanos)
+	}
+	c.Duration = append(c.Duration, dur)
+	c.PausePct = append(c.PausePct, g.PausePercentSinceLastGC)
+	c.Pauses = append(c.Pauses, g.Pauses)
+	c.Alloc = append(c.Alloc, unknown(g.Gen0AllocMB()))
+	c.Peak = append(c.Peak, unknown(g.HeapSizePeakMB()))
+	c.After = append(c.After, unknown(g.HeapSizeAfterMB()))
+	c.Promoted = append(c.Promoted, unknown(g.PromotedMB()))
+	for gen := range c.Size {
+		c.Size[gen] = append(c.Size[gen], unknown(g.GenSizeAfterMB(gen)))
+	}
+	for gen := range c.Surv {
+		c.Surv[gen] = append(c.Surv[gen], unknown(g.SurvivalPercent(gen)))
+		c.Frag[gen] = append(c.Frag[gen], unknown(g.FragmentationPercent(gen)))
+	}
+	pinned, fin := math.NaN(), math.NaN()
+	if g.HasHeapStats {
+		pinned = float64(g.HeapStats.PinnedObjectCount)
+		fin = float64(g.HeapStats.FinalizationPromotedSize) / 1e6
+	}
+	c.Pinned = append(c.Pinned, pinned)
+	c.FinSurv = append(c.FinSurv, fin)
+	c.Heaps = append(c.Heaps, g.Heaps)
+	flags := 0
+	if g.NoSuspension {
+		flags |= FlagNoSuspension
+	}
+	if g.MissingSuspendEnd {
+		flags |= FlagMissingSuspendEnd
+	}
+	if g.LostEvents {
+		flags |= FlagLostEvents
+	}
+	if g.Induced {
+		flags |= FlagInduced
+	}
+	c.Flags = append(c.Flags, flags)
+}
+
+// SuspColumns are the non-GC runtime suspensions, one array per column.
+type SuspColumns struct {
+	Start      numCol   `json:"start"`
+	Pause      numCol   `json:"pause"`
+	Suspend    numCol   `json:"susp"` // null: no SuspendEEEnd
+	Reason     []uint32 `json:"reason"`
+	Thread     []uint64 `json:"thread"`
+	Incomplete []int    `json:"incomplete"`
+}
+
+// Len is the number of rows.
+func (c *SuspColumns) Len() int { return len(c.Start) }
+
+// Append adds one suspension.
+func (c *SuspColumns) Append(s *gcpause.Suspension) {
+	c.Start = append(c.Start, ms(s.StartNanos))
+	c.Pause = append(c.Pause, ms(s.PauseNanos))
+	susp := math.NaN()
+	if s.SuspendNanos >= 0 {
+		susp = ms(s.SuspendNanos)
+	}
+	c.Suspend = append(c.Suspend, susp)
+	c.Reason = append(c.Reason, uint32(s.Reason))
+	c.Thread = append(c.Thread, s.ThreadID)
+	inc := 0
+	if s.Incomplete {
+		inc = 1
+	}
+	c.Incomplete = append(c.Incomplete, inc)
+}
+
+// PageLocks is the lock contention table.
+type PageLocks struct {
+	Contentions int64      `json:"contentions"`
+	TotalMS     float64    `json:"total_ms"`
+	MaxMS       float64    `json:"max_ms"`
+	Waiting     int        `json:"still_waiting"`
+	Locks       []PageLock `json:"locks"` // longest total wait first
+	More        int        `json:"more"`  // locks left out
+	Notes       []string   `json:"notes,omitempty"`
+}
+
+// PageLock is one contended lock.
+type PageLock struct {
+	ID          string   `json:"id"`
+	Type        string   `json:"type"`
+	Contentions int64    `json:"waits"`
+	TotalMS     float64  `json:"total_ms"`
+	MeanMS      float64  `json:"mean_ms"`
+	MaxMS       float64  `json:"max_ms"`
+	Waiting     int      `json:"waiting"`
+	Owners      []string `json:"owners"` // "tid (name): waits, ms", busiest first
+	Stack       []string `json:"stack"`  // the longest-waiting stack, leaf first
+}
+
+// NewPageLocks builds the lock table (at most max locks).
+func NewPageLocks(r *locks.Result, max int) *PageLocks {
+	s := r.Summary
+	pl := &PageLocks{Contentions: s.Contentions, TotalMS: round3(ms(s.TotalNs)), MaxMS: round3(ms(s.MaxNs)),
+		Waiting: len(r.StillWaiting), Locks: []PageLock{}, Notes: r.Notes}
+	for i, l := range r.Locks {
+		if i == max {
+			pl.More = len(r.Locks) - max
+			break
+		}
+		row := PageLock{ID: "-", Type: l.ObjectType, Contentions: l.Contentions,
+			TotalMS: round3(ms(l.TotalNs)), MeanMS: round3(ms(l.MeanNs())), MaxMS: round3(ms(l.MaxNs)), Waiting: l.Waiting,
+			Owners: []string{}, Stack: []string{}}
+		if l.ID != 0 {
+			row.ID = fmt.Sprintf("0x%x", l.ID)
+		}
+		for j, o := range l.Owners {
+			if j == 3 {
+				break
+			}
+			who := "unknown"
+			switch {
+			case o.OSThreadID != 0 && o.Name != "":
+				who = fmt.Sprintf("%d (%s)", o.OSThreadID, o.Name)
+			case o.OSThreadID != 0:
+				who = strconv.FormatUint(o.OSThreadID, 10)
+			case o.Raw != 0:
+				who = fmt.Sprintf("0x%x", o.Raw)
+			}
+			row.Owners = append(row.Owners, fmt.Sprintf("%s: %d, %s ms", who, o.Contentions, fmtMS(o.TotalNs)))
+		}
+		if len(l.Stacks) > 0 && l.Stacks[0].Stack < len(r.Stacks) {
+			fr := r.Stacks[l.Stacks[0].Stack].Frames
+			row.Stack = append(row.Stack, fr[:min(len(fr), 8)]...)
+		}
+		pl.Locks = append(pl.Locks, row)
+	}
+	return pl
+}
+
+// PageHeap is the heap survival table by type.
+type PageHeap struct {
+	// Movement is false when the trace had no survival and movement
+	// events: the survival columns are then null.
+	Movement bool           `json:"movement"`
+	Sampled  int            `json:"sampled"`
+	Types    []PageHeapType `json:"types"` // by estimated bytes allocated
+	More     int            `json:"more"`
+}
+
+// PageHeapType is one type's sampled objects.
+type PageHeapType struct {
+	Type     string   `json:"type"`
+	Sampled  int      `json:"sampled"`
+	EstMB    float64  `json:"est_mb"`
+	Survived *float64 `json:"survived_pct"` // survived at least one GC
+	Gen2     *float64 `json:"gen2_pct"`     // reached gen2
+	DiedGen2 *float64 `json:"died_gen2_pct"`
+	Alive    int      `json:"alive"`
+	LiveMB   float64  `json:"live_mb"`
+}
+
+// NewPageHeap builds the heap table (at most max types).
+func NewPageHeap(s *heap.Summary, movement bool, max int) *PageHeap {
+	ph := &PageHeap{Movement: movement, Sampled: s.Total.Sampled, Types: []PageHeapType{}}
+	pct := func(v float64, g *heap.Group) *float64 {
+		if !movement || g.Decided == 0 {
+			return nil
+		}
+		r := round3(v)
+		return &r
+	}
+	for i := range s.Types {
+		if i == max {
+			ph.More = len(s.Types) - max
+			break
+		}
+		g := &s.Types[i]
+		ph.Types = append(ph.Types, PageHeapType{Type: g.Key, Sampled: g.Sampled, EstMB: round3(g.EstBytes / 1e6),
+			Survived: pct(g.SurvivedOnePct(), g), Gen2: pct(g.ReachedGen2Pct(), g), DiedGen2: pct(g.DiedInGen2Pct(), g),
+			Alive: g.AliveAtEnd, LiveMB: round3(g.LiveBytes / 1e6)})
+	}
+	return ph
+}
+
+//go:embed page/page.html page/page.css page/page.js
+var pageFiles embed.FS
+
+func pageAsset(name string) string {
+	b, err := pageFiles.ReadFile("page/" + name)
+	if err != nil {
+		panic(err) // embedded: cannot happen
+	}
+	return string(b)
+}
+
+// WritePage writes p as one self-contained HTML file.
+func WritePage(w io.Writer, p *Page) error {
+	return writePage(w, p.Title, p, false)
+}
+
+// LivePage is the data of a live page: no rows, only where its updates
+// come from (paths relative to the page, so the page can be mounted under
+// any prefix).
+type LivePage struct {
+	Live    bool   `json:"live"`
+	Title   string `json:"title"`
+	Socket  string `json:"socket"`  // websocket path; ?target=ID is added
+	Targets string `json:"targets"` // path of the JSON target list
+}
+
+// WriteLivePage writes the live form of the page.
+func WriteLivePage(w io.Writer, lp LivePage) error {
+	lp.Live = true
+	return writePage(w, lp.Title, &lp, true)
+}
+
+func writePage(w io.Writer, title string, data any, live bool) error {
+	js, err := marshalCompact(data)
+	if err != nil {
+		return err
+	}
+	// The page may talk to its own server (live) and nothing else.
+	connect := "'none'"
+	if live {
+		connect = "'self'"
+	}
+	var b strings.Builder
+	tpl := pageAsset("page.html")
+	for _, part := range []struct{ mark, value string }{
+		{"{{CSP_CONNECT}}", connect},
+		{"{{TITLE}}", html.EscapeString(title)},
+		{"{{CSS}}", pageAsset("page.css")},
+		{"{{DATA}}", string(js)},
+		{"{{JS}}", pageAsset("page.js")},
+	} {
+		before, after, ok := strings.Cut(tpl, part.mark)
+		if !ok {
+			return fmt.Errorf("page template: no %s", part.mark)
+		}
+		b.WriteString(before)
+		b.WriteString(part.value)
+		tpl = after
+	}
+	b.WriteString(tpl)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// Slice returns rows [from, to) as columns of their own (sharing the
+// arrays: neither may change those rows afterwards).
+func (c *GCColumns) Slice(from, to int) *GCColumns {
+	s := &GCColumns{
+		Number: c.Number[from:to], Gen: c.Gen[from:to], Type: c.Type[from:to], Reason: c.Reason[from:to],
+		Complete: c.Complete[from:to], Start: c.Start[from:to], PauseStart: c.PauseStart[from:to],
+		Pause: c.Pause[from:to], Suspend: c.Suspend[from:to], Duration: c.Duration[from:to],
+		PausePct: c.PausePct[from:to], Pauses: c.Pauses[from:to], Alloc: c.Alloc[from:to], Peak: c.Peak[from:to],
+		After: c.After[from:to], Promoted: c.Promoted[from:to], Pinned: c.Pinned[from:to], FinSurv: c.FinSurv[from:to],
+		Heaps: c.Heaps[from:to], Flags: c.Flags[from:to],
+	}
+	for i := range c.Size {
+		s.Size[i] = c.Size[i][from:to]
+	}
+	for i := range c.Surv {
+		s.Surv[i] = c.Surv[i][from:to]
+		s.Frag[i] = c.Frag[i][from:to]
+	}
+	return s
+}
+
+// Slice returns rows [from, to) as columns of their own (sharing the
+// arrays).
+func (c *SuspColumns) Slice(from, to int) *SuspColumns {
+	return &SuspColumns{Start: c.Start[from:to], Pause: c.Pause[from:to], Suspend: c.Suspend[from:to],
+		Reason: c.Reason[from:to], Thread: c.Thread[from:to], Incomplete: c.Incomplete[from:to]}
+}
+
+// Clone copies the columns (new arrays).
+func (c *GCColumns) Clone() *GCColumns {
+	s := c.Slice(0, c.Len())
+	s.Number, s.Gen, s.Type, s.Reason, s.Complete = slices.Clone(s.Number), slices.Clone(s.Gen), slices.Clone(s.Type), slices.Clone(s.Reason), slices.Clone(s.Complete)
+	s.Start, s.PauseStart, s.Pause, s.Suspend, s.Duration = slices.Clone(s.Start), slices.Clone(s.PauseStart), slices.Clone(s.Pause), slices.Clone(s.Suspend), slices.Clone(s.Duration)
+	s.PausePct, s.Pauses, s.Alloc, s.Peak, s.After = slices.Clone(s.PausePct), slices.Clone(s.Pauses), slices.Clone(s.Alloc), slices.Clone(s.Peak), slices.Clone(s.After)
+	s.Promoted, s.Pinned, s.FinSurv, s.Heaps, s.Flags = slices.Clone(s.Promoted), slices.Clone(s.Pinned), slices.Clone(s.FinSurv), slices.Clone(s.Heaps), slices.Clone(s.Flags)
+	for i := range s.Size {
+		s.Size[i] = slices.Clone(s.Size[i])
+	}
+	for i := range s.Surv {
+		s.Surv[i], s.Frag[i] = slices.Clone(s.Surv[i]), slices.Clone(s.Frag[i])
+	}
+	return s
+}
+
+// Clone copies the columns (new arrays).
+func (c *SuspColumns) Clone() *SuspColumns {
+	return &SuspColumns{Start: slices.Clone(c.Start), Pause: slices.Clone(c.Pause), Suspend: slices.Clone(c.Suspend),
+		Reason: slices.Clone(c.Reason), Thread: slices.Clone(c.Thread), Incomplete: slices.Clone(c.Incomplete)}
+}

@@ -1,0 +1,149 @@
+package report
+
+import (
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/runinfo"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// PageProviders are the events a live session needs for every section of
+// the page: GC events at verbose level (the allocation ticks, and the
+// level at which the runtime names methods as it compiles them, so a live
+// flame graph is named before the rundown), the sample profiler, method
+// and module events, contention with the thread events that map lock
+// owners, sampled allocations with type names; movement adds the GC
+// survival and movement events that tell which sampled objects survive
+// (they make every GC slower).
+func PageProviders(movement bool) []ipc.Provider {
+	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
+		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling
+	if movement {
+		kw |= ipc.KeywordGCSurvivalAndMovement
+	}
+	return []ipc.Provider{
+		{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose},
+		{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
+	}
+}
+
+// PageAnalyses are the analyses a report page is built from, all fed
+// from one stream: the process information, one symbol table shared by
+// the profile and the lock stacks, GC pauses, CPU samples (with when they
+// happened), lock contention and sampled heap objects. Each shows on the
+// page when its events exist.
+type PageAnalyses struct {
+	Run      *runinfo.Analyzer
+	Symbols  *stacks.Symbols
+	GC       *gcpause.Analyzer
+	Stacks   *stacks.Builder
+	Timeline *stacks.Timeline
+	Locks    *locks.Analyzer
+	Heap     *movementHeap // nil with NoHeap
+}
+
+// PageAnalysesOptions configure NewPageAnalyses.
+type PageAnalysesOptions struct {
+	// GC configures the pause analysis (live views bound its rows and
+	// hook OnGC).
+	GC gcpause.Options
+	// TimelineRuns bounds the memory of the sample timeline (0: default).
+	TimelineRuns int
+	// NoHeap leaves the heap analysis out (it keeps every sampled object).
+	NoHeap bool
+	// OnSample is also called for every CPU sample (after the timeline).
+	OnSample func(stacks.RawSample)
+}
+
+// NewPageAnalyses creates the analyses for a stream with header hdr.
+func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
+	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
+	a.GC = gcpause.New(hdr, o.GC)
+	onSample := a.Timeline.Add
+	if f := o.OnSample; f != nil {
+		onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
+	}
+	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
+	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols})
+	if !o.NoHeap {
+		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
+	}
+	return a
+}
+
+// Analyzers lists the analyses to feed, the symbol table first.
+func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
+	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks}
+	if a.Heap != nil {
+		as = append(as, a.Heap)
+	}
+	return as
+}
+
+// Parts returns the results so far as page parts (Title, Input, Pid,
+// Start and the time axis are the caller's).
+func (a *PageAnalyses) Parts() PageParts {
+	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), Timeline: a.Timeline, Stacks: a.Stacks, Locks: a.Locks.Result()}
+	pp.CPU = a.Stacks.Result()
+	if a.Heap != nil && a.Heap.t != nil {
+		r := a.Heap.t.Result()
+		pp.Heap = heap.Summarize(r, a.Symbols)
+		pp.HeapMovement = r.Stats.HasMovementEvents
+	}
+	return pp
+}
+
+// heapGiveUp is how many GCs the page's heap analysis waits for a survival
+// or movement event before it gives up.
+const heapGiveUp = 16
+
+// movementHeap feeds the heap analysis only while it can tell survival:
+// without the GC's survival and movement events it learns nothing the
+// page shows, and following every sampled object across thousands of GCs
+// would cost more than all the other analyses together. After heapGiveUp
+// GCs without such an event it drops the tracker and ignores the rest.
+type movementHeap struct {
+	t     *heap.Tracker
+	gcs   int
+	seen  bool
+	stats analysis.Stats // the tracker's, when it was dropped
+}
+
+// Event implements analysis.Analyzer.
+func (m *movementHeap) Event(ev *nettrace.Event) {
+	if m.t == nil {
+		return
+	}
+	if ev.Meta.Runtime == nettrace.Runtime && !m.seen {
+		switch ev.Meta.EventID {
+		case clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges:
+			m.seen = true
+		case clrevents.IDGCStart:
+			if m.gcs++; m.gcs > heapGiveUp {
+				m.stats, m.t = m.t.Stats(), nil
+				return
+			}
+		}
+	}
+	m.t.Event(ev)
+}
+
+// Stats implements analysis.Analyzer.
+func (m *movementHeap) Stats() analysis.Stats {
+	if m.t == nil {
+		return m.stats
+	}
+	return m.t.Stats()
+}
+
+// Finish implements analysis.Finisher.
+func (m *movementHeap) Finish() {
+	if m.t != nil {
+		m.t.Finish()
+	}
+}

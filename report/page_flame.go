@@ -1,0 +1,265 @@
+package report
+
+// The report page's CPU data: every distinct stack of a profile as one
+// call tree, and for each stack when its samples happened (counts per time
+// bin), so the page can draw the flame graph of any time range.
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"unsafe"
+
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// Flame is a profile's stacks for the page.
+//
+// The call tree's nodes are in depth-first order, children heaviest first:
+// NodeDepth[i] is node i's depth (0 for the root frames) and its parent is
+// the closest node before it one level up. Each stack is the path from a
+// root to node StackNode[i]; it has StackRuns[i] runs of samples, read in
+// order from RunBin (bin index minus the previous run's, so the first is
+// the bin itself) and RunCount. Bin b covers [b*BinMS, (b+1)*BinMS) ms
+// since the session start.
+type Flame struct {
+	Frames    []string `json:"frames"`
+	Modules   []string `json:"modules"`
+	FrameMod  []int32  `json:"frame_mod"`  // index into Modules, -1 none
+	FrameKind []int    `json:"frame_kind"` // stacks.FrameKind
+	NodeDepth []int32  `json:"node_depth"`
+	NodeFrame []int32  `json:"node_frame"`
+
+	StackNode  []int32 `json:"stack_node"`
+	StackCount []int64 `json:"stack_count"`
+	StackRuns  []int32 `json:"stack_runs"`
+	RunBin     []int32 `json:"run_bin"`
+	RunCount   []int32 `json:"run_count"`
+	BinMS      float64 `json:"bin_ms"` // 0: no time data (one bin)
+
+	Total    int64   `json:"total"` // samples
+	Threads  int     `json:"threads"`
+	PeriodMS float64 `json:"period_ms"`
+	// FromMS and ToMS are set when the data covers a window only (the
+	// live view's last seconds).
+	FromMS float64  `json:"from_ms,omitempty"`
+	ToMS   float64  `json:"to_ms,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// flameStack is one resolved stack and its bins while the tree is built.
+type flameStack struct {
+	frames []int32 // leaf first, in the profile's numbering
+	bins   []stacks.Bin
+	count  int64
+}
+
+// NewFlame builds the page's CPU data from a profile, the builder that
+// made it (its last Result) and the timeline fed from the same builder's
+// OnSample. With tl nil, the flame graph has no time data. maxBins bounds
+// the time bins (they widen by powers of two to fit).
+func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins int) *Flame {
+	byKey := map[string]*flameStack{}
+	var list []*flameStack
+	add := func(frames []int32, bins []stacks.Bin, count int64) {
+		k := int32Key(frames)
+		fs := byKey[k]
+		if fs == nil {
+			fs = &flameStack{frames: frames}
+			byKey[k] = fs
+			list = append(list, fs)
+		}
+		fs.bins = append(fs.bins, bins...)
+		fs.count += count
+	}
+	binNanos := int64(0)
+	if tl != nil {
+		binNanos = tl.BinNanos()
+		tl.Each(func(raw int32, external bool, bins []stacks.Bin) {
+			fr := b.StackOf(raw, external)
+			if fr == nil {
+				return // first seen after the profile was taken
+			}
+			var n int64
+			for _, x := range bins {
+				n += int64(x.Count)
+			}
+			add(fr, bins, n)
+		})
+	} else {
+		for i := range p.Samples {
+			s := &p.Samples[i]
+			add(s.Stack, []stacks.Bin{{Index: 0, Count: int32(min(s.Count, 1<<31-1))}}, s.Count)
+		}
+	}
+	// Widen the bins to at most maxBins over the session.
+	factor := int32(1)
+	if binNanos > 0 {
+		var last int32
+		for _, fs := range list {
+			if n := len(fs.bins); n > 0 {
+				last = max(last, slices.MaxFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) }).Index)
+			}
+		}
+		for int64(last/factor) >= int64(maxBins) {
+			factor *= 2
+		}
+	}
+	for _, fs := range list {
+		for i := range fs.bins {
+			fs.bins[i].Index /= factor
+		}
+		slices.SortFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) })
+		out := 0
+		for _, x := range fs.bins {
+			if out > 0 && fs.bins[out-1].Index == x.Index {
+				fs.bins[out-1].Count += x.Count
+				continue
+			}
+			fs.bins[out] = x
+			out++
+		}
+		fs.bins = fs.bins[:out]
+	}
+	f := buildFlame(p, list)
+	f.BinMS = float64(binNanos) * float64(factor) / 1e6
+	return f
+}
+
+// NewFlameWindow builds CPU data from sample counts per raw stack (a
+// window of a timeline), without time bins.
+func NewFlameWindow(b *stacks.Builder, p *stacks.Profile, counts func(yield func(raw int32, external bool, n int64))) *Flame {
+	byKey := map[string]*flameStack{}
+	var list []*flameStack
+	counts(func(raw int32, external bool, n int64) {
+		fr := b.StackOf(raw, external)
+		if fr == nil || n <= 0 {
+			return
+		}
+		k := int32Key(fr)
+		fs := byKey[k]
+		if fs == nil {
+			fs = &flameStack{frames: fr}
+			byKey[k] = fs
+			list = append(list, fs)
+		}
+		fs.count += n
+	})
+	for _, fs := range list {
+		fs.bins = []stacks.Bin{{Index: 0, Count: int32(min(fs.count, 1<<31-1))}}
+	}
+	return buildFlame(p, list)
+}
+
+func int32Key(s []int32) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4))
+}
+
+type treeNode struct {
+	frame    int32 // profile numbering
+	total    int64
+	children map[int32]*treeNode
+	stack    *flameStack // the stack ending here, if any
+}
+
+func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
+	f := &Flame{Threads: len(p.Threads), PeriodMS: float64(p.PeriodNanos) / 1e6, Notes: p.Notes,
+		Frames: []string{}, Modules: []string{}, FrameMod: []int32{}, FrameKind: []int{},
+		NodeDepth: []int32{}, NodeFrame: []int32{}, StackNode: []int32{}, StackCount: []int64{},
+		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}}
+	root := &treeNode{frame: -1}
+	for _, fs := range list {
+		if fs.count == 0 {
+			continue
+		}
+		n := root
+		n.total += fs.count
+		for i := len(fs.frames) - 1; i >= 0; i-- {
+			fr := fs.frames[i]
+			if n.children == nil {
+				n.children = map[int32]*treeNode{}
+			}
+			c := n.children[fr]
+			if c == nil {
+				c = &treeNode{frame: fr}
+				n.children[fr] = c
+			}
+			c.total += fs.count
+			n = c
+		}
+		if n.stack != nil { // an empty stack merges into the root's
+			n.stack.count += fs.count
+			n.stack.bins = append(n.stack.bins, fs.bins...)
+			continue
+		}
+		n.stack = fs
+	}
+	f.Total = root.total
+	frameIdx := map[int32]int32{}
+	modIdx := map[string]int32{}
+	frame := func(fr int32) int32 {
+		if i, ok := frameIdx[fr]; ok {
+			return i
+		}
+		i := int32(len(f.Frames))
+		frameIdx[fr] = i
+		pf := &p.Frames[fr]
+		f.Frames = append(f.Frames, pf.Name)
+		f.FrameKind = append(f.FrameKind, int(pf.Kind))
+		m := int32(-1)
+		if pf.Module != "" {
+			var ok bool
+			if m, ok = modIdx[pf.Module]; !ok {
+				m = int32(len(f.Modules))
+				modIdx[pf.Module] = m
+				f.Modules = append(f.Modules, pf.Module)
+			}
+		}
+		f.FrameMod = append(f.FrameMod, m)
+		return i
+	}
+	emitStack := func(node int32, fs *flameStack) {
+		f.StackNode = append(f.StackNode, node)
+		f.StackCount = append(f.StackCount, fs.count)
+		f.StackRuns = append(f.StackRuns, int32(len(fs.bins)))
+		prev := int32(0)
+		for _, x := range fs.bins {
+			f.RunBin = append(f.RunBin, x.Index-prev)
+			f.RunCount = append(f.RunCount, x.Count)
+			prev = x.Index
+		}
+	}
+	if root.stack != nil {
+		// Samples with no frame at all: the page shows them under the root.
+		emitStack(-1, root.stack)
+	}
+	var walk func(n *treeNode, depth int32)
+	walk = func(n *treeNode, depth int32) {
+		kids := make([]*treeNode, 0, len(n.children))
+		for _, c := range n.children {
+			kids = append(kids, c)
+		}
+		slices.SortFunc(kids, func(a, b *treeNode) int {
+			if a.total != b.total {
+				return cmp.Compare(b.total, a.total)
+			}
+			return cmp.Compare(a.frame, b.frame)
+		})
+		for _, c := range kids {
+			idx := int32(len(f.NodeDepth))
+			f.NodeDepth = append(f.NodeDepth, depth)
+			f.NodeFrame = append(f.NodeFrame, frame(c.frame))
+			if c.stack != nil {
+				emitStack(idx, c.stack)
+			}
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return f
+}
+
+func marshalCompact(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,19 @@
+// Package web is clrspy's live web view: an http.Handler that serves the
+// report page (package report's page, in its live form) at its root and
+// streams each target's updates to it over a websocket, so the page grows
+// as events arrive: new GC rows, the exact rollup, runtime suspensions,
+// the lock table and a flame graph of the last seconds.
+//
+// The handler reads from a Source: the targets to choose from and, per
+// target, a subscription of Updates. Monitors is a Source over targets
+// each followed by a monitor.Monitor (`clrspy serve --web` mounts the
+// handler over one, fed by its own monitors, so no second session);
+// StreamHub is a Monitors of one source.Stream run in process (`clrspy
+// report --live`, the tests).
+//
+// Routes, relative to where the handler is mounted (the page uses relative
+// URLs, so any prefix works when the page is reached with a trailing
+// slash): "" and "index.html" the page, "targets.json" the target list,
+// "ws?target=ID" the websocket. The websocket accepts same-origin pages
+// only.
+package web
