@@ -186,6 +186,3 @@ type stackCache struct {
 	max        int64 // bytes for both generations
 	evicted    uint64
 }
-
-// cost is about what adding a stack of n IPs takes.
-func stackCost(n int) int64 { return int64(n)*8 + entryBytes }

@@ -399,8 +399,10 @@ func TestServePrometheus(t *testing.T) {
 	// the pause. The stopped time (SuspendEEBegin to RestartEEEnd, counted
 	// once) adds the time to suspend and to restart, which load stretches
 	// (a suspended thread waits for a core): it is at least the runtime's
-	// figure, and within 25 % of it here (measured 5-9 %); on an idle
-	// machine the two are within 2 % for workstation GC (docs/PERFORMANCE.md).
+	// figure. It has no upper bound under load: measured 5-9 % above at
+	// load 10, and 3x for server GC at load 15 (its restart wakes a GC
+	// thread per heap); on an idle machine the two are within 2 % for
+	// workstation GC (docs/PERFORMANCE.md).
 	attPause := attRes.PauseMs - pauseBefore
 	attRuntime := last("clrspy_gc_pause_runtime_seconds_total", att.Pid, "") * 1e3
 	attStopped := last("dotnet_gc_pause_time_seconds_total", att.Pid, "") * 1e3
@@ -408,17 +410,20 @@ func TestServePrometheus(t *testing.T) {
 	if math.Abs(attRuntime-attPause) > 0.02*attPause {
 		t.Errorf("workstation pause (runtime's definition) %.2f ms, the runtime counted %.2f ms", attRuntime, attPause)
 	}
-	if attStopped < attRuntime || attStopped > 1.25*attPause {
+	if attStopped < attRuntime {
 		t.Errorf("workstation stopped time %.2f ms against the runtime's %.2f ms", attStopped, attPause)
 	}
 	lstRuntime := last("clrspy_gc_pause_runtime_seconds_total", lst.Pid, "") * 1e3
 	lstStopped := last("dotnet_gc_pause_time_seconds_total", lst.Pid, "") * 1e3
 	t.Logf("server: runtime %.2f ms; clrspy: runtime's definition %.2f ms, stopped %.2f ms", lstRes.PauseMs, lstRuntime, lstStopped)
-	if lstRuntime <= 0 || lstStopped < lstRuntime || lstStopped > 1.25*lstRes.PauseMs || math.Abs(lstRuntime-lstRes.PauseMs) > 0.02*lstRes.PauseMs {
+	if lstRuntime <= 0 || lstStopped < lstRuntime || math.Abs(lstRuntime-lstRes.PauseMs) > 0.02*lstRes.PauseMs {
 		t.Errorf("server pause (runtime's definition) %.2f ms, stopped %.2f ms, the runtime counted %.2f ms", lstRuntime, lstStopped, lstRes.PauseMs)
 	}
 	// Lock waits: the workload times TryEnter+Enter, spinning included;
-	// the events start after the spin.
+	// the events start after the spin, so clrspy's sum is at most the
+	// workload's, give or take the two clocks (the runtime's duration field
+	// against the workload's Stopwatch: a run measured 3237.6 ms against
+	// 3237.3), hence 1 % above.
 	var lk struct {
 		TotalWaitMs float64 `json:"totalWaitMs"`
 	}
@@ -426,7 +431,7 @@ func TestServePrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	waits := last("clrspy_lock_wait_seconds_sum", lst.Pid, "") * 1e3
-	if waits > lk.TotalWaitMs || waits < 0.9*lk.TotalWaitMs {
+	if waits > 1.01*lk.TotalWaitMs || waits < 0.9*lk.TotalWaitMs {
 		t.Errorf("lock waits %.1f ms, the workload measured %.1f ms", waits, lk.TotalWaitMs)
 	}
 	if n := last("dotnet_monitor_lock_contentions_total", lst.Pid, ""); n == 0 {
