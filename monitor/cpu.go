@@ -22,6 +22,10 @@ const maxCPUWindowSec = 300
 type cpuWindow struct {
 	hdr  *nettrace.Header
 	sym  *stacks.Symbols
+	// mappings gives the target's file mappings (nil: none); mapGen counts
+	// the times they were read, so stacks with unknown frames resolve again.
+	mappings func() []stacks.Mapping
+	mapGen   int
 	secs int64
 
 	idx    [2]map[string]int32 // managed, external: raw stack bytes → id
@@ -223,7 +227,7 @@ func (t *frameTable) id(f stacks.Frame) int32 {
 // frame is unknown and the symbol table has grown.
 func (w *cpuWindow) resolve(id int32) []int32 {
 	st := &w.stks[id]
-	if st.resolved != nil && !(st.unknown && w.sym.Len() != st.methods) {
+	if st.resolved != nil && !(st.unknown && w.sym.Len()+w.mapGen != st.methods) {
 		return st.resolved
 	}
 	frames, _ := w.sym.Stack(st.ips, st.first)
@@ -238,7 +242,7 @@ func (w *cpuWindow) resolve(id int32) []int32 {
 		}
 		out = append(out, w.frames.id(f))
 	}
-	st.resolved, st.methods = out, w.sym.Len()
+	st.resolved, st.methods = out, w.sym.Len()+w.mapGen
 	return out
 }
 
@@ -280,6 +284,12 @@ var frameKinds = map[stacks.FrameKind]string{stacks.KindManaged: "managed", stac
 
 func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 	counts, n := w.window(now)
+	if w.mappings != nil && n > 0 {
+		if ms := w.mappings(); len(ms) > 0 {
+			w.sym.SetMappings(ms)
+			w.mapGen++
+		}
+	}
 	p := &CPUProfile{WindowSec: float64(w.secs), Samples: n, Total: w.total, TopMethods: []MethodRow{}}
 	p.Flame = &FlameNode{Name: "all", Kind: "root", Total: n}
 	if n == 0 {

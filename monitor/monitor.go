@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // Options configure a Monitor. The zero value monitors GCs, suspensions,
@@ -33,6 +34,11 @@ type Options struct {
 	CPUWindow time.Duration
 	// TopMethods is how many methods Snapshot lists (0: 25).
 	TopMethods int
+	// Mappings, when set, gives the target's file mappings now (a live
+	// target's /proc/PID/maps, source.ProcWatcher.Mappings): native frames
+	// no event names are shown as module+offset instead of unknown. It is
+	// called when a CPU profile is built, not per event.
+	Mappings func() []stacks.Mapping
 	// FlameMaxNodes bounds the flame graph (0: 5000 nodes); the lightest
 	// subtrees are cut first.
 	FlameMaxNodes int
@@ -201,6 +207,7 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	}
 	if opts.CPU {
 		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
+		m.cpu.mappings = opts.Mappings
 	}
 	m.proc.Pid = hdr.ProcessID
 	m.sess.state = StateRunning

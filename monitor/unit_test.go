@@ -71,3 +71,35 @@ func TestSnapshotJSON(t *testing.T) {
 		t.Errorf("round trip: %+v", back.GC.HeapSizeAfterBytes)
 	}
 }
+
+// TestCPUMappings: a sampled address no method event covers is named from
+// the target's mappings once Options.Mappings gives them (module+offset
+// for a mapped .dll, [native code] for a native library), also for a stack
+// first resolved before the mappings were known.
+func TestCPUMappings(t *testing.T) {
+	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
+	w := newCPUWindow(hdr, 10)
+	dll := "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/System.Private.CoreLib.dll"
+	w.sample([]uint64{0x11234, 0x22345}, false, 1e9)
+	names := func(n *FlameNode) []string {
+		var out []string
+		for n != nil {
+			out = append(out, n.Name)
+			if len(n.Children) == 0 {
+				break
+			}
+			n = n.Children[0]
+		}
+		return out
+	}
+	if got := names(w.profile(1e9, 10, 100).Flame); strings.Join(got, "|") != "all|[unknown]|[unknown]" {
+		t.Errorf("without mappings: %q", got)
+	}
+	w.mappings = func() []stacks.Mapping {
+		return []stacks.Mapping{{Start: 0x10000, End: 0x20000, Offset: 0x3000, Path: dll}, {Start: 0x20000, End: 0x30000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6"}}
+	}
+	got := names(w.profile(1e9, 10, 100).Flame)
+	if strings.Join(got, "|") != "all|[native code]|System.Private.CoreLib.dll+0x4234" {
+		t.Errorf("with mappings: %q", got)
+	}
+}

@@ -27,8 +27,9 @@ type StreamOptions struct {
 // with NewStreamHub, serve Handler(hub, ...) and call Run.
 type StreamHub struct {
 	*Monitors
-	st  *source.Stream
-	mon *monitor.Monitor
+	st   *source.Stream
+	mon  *monitor.Monitor
+	proc *source.ProcWatcher // a live target's mappings name native frames
 }
 
 const streamTarget = "1"
@@ -37,10 +38,15 @@ const streamTarget = "1"
 func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 	ms := NewMonitors(MonitorsOptions{Interval: o.Interval, CPUEvery: o.CPUEvery, MaxRows: o.MaxRows})
 	opts := monitor.Options{CPU: true, Locks: true, CPUWindow: o.CPUWindow, TopLocks: 100, NoCounters: true}
+	var proc *source.ProcWatcher
+	if st.Live() {
+		proc = source.WatchProc(st.Pid)
+		opts.Mappings = proc.Mappings
+	}
 	ms.Prepare(streamTarget, &opts)
 	mon := monitor.New(st.Header(), opts)
 	ms.Add(streamTarget, st.Name, st.Pid, st.Header(), mon)
-	return &StreamHub{Monitors: ms, st: st, mon: mon}
+	return &StreamHub{Monitors: ms, st: st, mon: mon, proc: proc}
 }
 
 // Analyzers is the hub's one analysis, the monitor.
@@ -51,6 +57,9 @@ func (h *StreamHub) Analyzers() []analysis.Analyzer { return []analysis.Analyzer
 // an error).
 func (h *StreamHub) Run() (source.End, error) {
 	end, err := h.mon.Run(context.Background(), h.st)
+	if h.proc != nil {
+		h.proc.Stop()
+	}
 	h.Ended(streamTarget)
 	h.Close()
 	return end, err

@@ -175,6 +175,13 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	if rec != nil {
 		rec.SetPerm(tracePerm(st))
 	}
+	if o.cpu && st.Live() {
+		// Native frames no event names: module+offset from the target's
+		// mappings, read when the CPU view is built.
+		proc := source.WatchProc(st.Pid)
+		defer proc.Stop()
+		mopts.Mappings = proc.Mappings
+	}
 	mon := monitor.New(st.Header(), mopts)
 	cfg := top.Config{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
