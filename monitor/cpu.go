@@ -20,13 +20,13 @@ const maxCPUWindowSec = 300
 // follows the stacks of one window, not the session's length. Frames are
 // named at Snapshot time with the shared symbol table.
 type cpuWindow struct {
-	hdr  *nettrace.Header
-	sym  *stacks.Symbols
+	hdr *nettrace.Header
+	sym *stacks.Symbols
 	// mappings gives the target's file mappings (nil: none); mapGen counts
 	// the times they were read, so stacks with unknown frames resolve again.
 	mappings func() []stacks.Mapping
 	mapGen   int
-	secs int64
+	secs     int64
 
 	idx    [2]map[string]int32 // managed, external: raw stack bytes → id
 	stks   []cpuStack
