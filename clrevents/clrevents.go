@@ -79,7 +79,7 @@ const (
 const IDThreadSample = 0
 
 // Is reports whether m is event id of the runtime provider p.
-func Is(m *nettrace.Metadata, p nettrace.RuntimeProvider, id uint32) bool {
+func Is(m *nettrace.Metadata, p nettrace.ProviderKind, id uint32) bool {
 	return m.Runtime == p && m.EventID == id
 }
 

@@ -16,9 +16,9 @@ import (
 // (event, version) it decodes in every real trace, with the trace's pointer
 // size.
 func TestFuzzCorpus(t *testing.T) {
-	pay := func(target string, ids []uint32, args func(e realtrace.Event) []any, providers ...nettrace.RuntimeProvider) {
+	pay := func(target string, ids []uint32, args func(e realtrace.Event) []any, providers ...nettrace.ProviderKind) {
 		if len(providers) == 0 {
-			providers = []nettrace.RuntimeProvider{nettrace.Runtime}
+			providers = []nettrace.ProviderKind{nettrace.Runtime}
 		}
 		var seeds []fuzzcorpus.Seed
 		for _, p := range providers {

@@ -37,7 +37,7 @@ func wrap[T any](f func([]byte, uint32, int) (T, error)) decodeFunc {
 }
 
 type decodeKey struct {
-	p  nettrace.RuntimeProvider
+	p  nettrace.ProviderKind
 	id uint32
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clrspy/clrspy/internal/fuzzcorpus"
 	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // TestFuzzCorpus keeps the checked-in seeds of the ipc fuzz targets:
@@ -100,7 +101,7 @@ func liveReplies(t *testing.T) []fuzzcorpus.Seed {
 	}
 	// A session: CollectTracing2's reply, the stream's first bytes, then
 	// StopTracing's reply.
-	cfg := SessionConfig{Providers: []Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}}, BufferMB: 16}
+	cfg := SessionConfig{Providers: []Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}, BufferMB: 16}
 	b, conn := rawCommand(t, ep.Socket, setEventPipe, cmdCollectTracing2, collectPayload(2, cfg))
 	add("CollectTracing2", b)
 	head := make([]byte, 256)

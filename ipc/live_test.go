@@ -51,7 +51,7 @@ func readTrace(t *testing.T, r io.Reader) traceCounts {
 	return c
 }
 
-var gcProviders = []Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}}
+var gcProviders = []Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}
 
 // Launch mode: the runtime waits at startup for the session, so the trace
 // holds every GC the program reports, gen2 ones included.
@@ -149,7 +149,7 @@ func TestAttachEveryCommandVersion(t *testing.T) {
 	}
 	s.Close()
 	// A bad request becomes the HRESULT's name.
-	_, err = c.StartSession(SessionConfig{Providers: []Provider{{Name: RuntimeProvider, Level: 9}}})
+	_, err = c.StartSession(SessionConfig{Providers: []Provider{{Name: nettrace.ProviderRuntime, Level: 9}}})
 	var se *ServerError
 	if !errors.As(err, &se) || se.HResult != HRBadEncoding || !strings.Contains(err.Error(), "DS_IPC_E_BAD_ENCODING") {
 		t.Errorf("level 9: err = %v, want DS_IPC_E_BAD_ENCODING", err)

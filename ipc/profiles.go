@@ -5,13 +5,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // Provider names and keywords the profiles use.
 const (
-	RuntimeProvider        = "Microsoft-Windows-DotNETRuntime"
-	SampleProfilerProvider = "Microsoft-DotNETCore-SampleProfiler"
-
 	KeywordGC                            uint64 = 0x1
 	KeywordLoader                        uint64 = 0x8
 	KeywordJit                           uint64 = 0x10
@@ -47,25 +46,25 @@ var profiles = map[string]struct {
 	providers []Provider
 }{
 	"gc": {"GC events at informational level: starts, ends, suspensions, heap stats (cheap)",
-		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}},
 	"gc-verbose": {"GC events at verbose level: adds allocation ticks every ~100 KB",
-		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelVerbose}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelVerbose}}},
 	"cpu": {"managed stack samples every millisecond, with method names",
 		[]Provider{
-			{Name: SampleProfilerProvider, Keywords: SampleProfilerKeywords, Level: LevelInformational},
-			{Name: RuntimeProvider, Keywords: KeywordSymbols, Level: LevelInformational},
+			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
+			{Name: nettrace.ProviderRuntime, Keywords: KeywordSymbols, Level: LevelInformational},
 		}},
 	"alloc": {"allocation ticks and sampled allocations with type names and stacks",
-		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordSymbols, Level: LevelVerbose}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordSymbols, Level: LevelVerbose}}},
 	"movement": {"GC events plus every surviving and moved object range",
-		[]Provider{{Name: RuntimeProvider, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
-		[]Provider{{Name: RuntimeProvider, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
 	"all": {"everything above",
 		[]Provider{
-			{Name: RuntimeProvider, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
+			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
 				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
-			{Name: SampleProfilerProvider, Keywords: SampleProfilerKeywords, Level: LevelInformational},
+			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
 		}},
 }
 

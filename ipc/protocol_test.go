@@ -9,6 +9,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // The CollectTracing2 example of the protocol reference, byte for byte:
@@ -16,7 +18,7 @@ import (
 // level 4.
 func TestCollectTracing2Bytes(t *testing.T) {
 	cfg := SessionConfig{BufferMB: 256, NoRundown: true,
-		Providers: []Provider{{Name: RuntimeProvider, Keywords: 1, Level: 4}}}
+		Providers: []Provider{{Name: nettrace.ProviderRuntime, Keywords: 1, Level: 4}}}
 	msg, err := message(setEventPipe, cmdCollectTracing2, collectPayload(2, cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +170,7 @@ func TestCollectTracingFallback(t *testing.T) {
 	ok := reply(respOK, binary.LittleEndian.AppendUint64(nil, 77))
 	f := &fakeRuntime{replies: [][]byte{unknown, unknown, ok}}
 	c := NewClient(1, f.dial)
-	s, err := c.StartSession(SessionConfig{Command: 5, Providers: []Provider{{Name: RuntimeProvider, Keywords: 1, Level: 4}}})
+	s, err := c.StartSession(SessionConfig{Command: 5, Providers: []Provider{{Name: nettrace.ProviderRuntime, Keywords: 1, Level: 4}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +221,8 @@ func TestParseProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Provider{
-		{Name: RuntimeProvider, Keywords: 0x4001, Level: 4},
-		{Name: SampleProfilerProvider, Keywords: ^uint64(0), Level: 5},
+		{Name: nettrace.ProviderRuntime, Keywords: 0x4001, Level: 4},
+		{Name: nettrace.ProviderSampleProfiler, Keywords: ^uint64(0), Level: 5},
 		{Name: "My-Source", Keywords: 0xff, Level: 5, Args: `Key="a,b";X=1:2`},
 		{Name: "Other", Keywords: ^uint64(0), Level: 2},
 	}
@@ -252,7 +254,7 @@ func TestProfilesAndMerge(t *testing.T) {
 	mv, _ := Profile("movement")
 	cpu, _ := Profile("cpu")
 	m := Merge(gc, mv, cpu)
-	if len(m) != 2 || m[0].Name != RuntimeProvider || m[0].Keywords != KeywordGC|KeywordGCSurvivalAndMovement|KeywordSymbols || m[0].Level != 4 || m[1].Name != SampleProfilerProvider {
+	if len(m) != 2 || m[0].Name != nettrace.ProviderRuntime || m[0].Keywords != KeywordGC|KeywordGCSurvivalAndMovement|KeywordSymbols || m[0].Level != 4 || m[1].Name != nettrace.ProviderSampleProfiler {
 		t.Fatalf("merged %+v", m)
 	}
 }

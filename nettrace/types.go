@@ -128,7 +128,7 @@ type Metadata struct {
 	// Runtime classifies the provider when it is one of the runtime's own,
 	// so consumers can switch on (Runtime, EventID) without string
 	// comparisons.
-	Runtime RuntimeProvider
+	Runtime ProviderKind
 	// Name is the TraceEvent-style display name: "GC/Start" for runtime
 	// events (from the built-in table), the event name for EventSource
 	// events, "Name/<opcode>" when an EventSource event has a non-default
@@ -143,12 +143,14 @@ func (m *Metadata) EventKeywords() uint64 { return m.Keywords &^ 0x0000F00000000
 // FullName is "Provider/Name", the key TraceEvent's baselines use.
 func (m *Metadata) FullName() string { return m.Provider + "/" + m.Name }
 
-// RuntimeProvider identifies the runtime's own providers.
-type RuntimeProvider uint8
+// ProviderKind says which of the runtime's own providers wrote an event
+// (NotRuntime for any other provider): the key, with the event id, of what
+// package clrevents knows about it.
+type ProviderKind uint8
 
 // Runtime providers.
 const (
-	NotRuntime     RuntimeProvider = iota
+	NotRuntime     ProviderKind = iota
 	Runtime                        // Microsoft-Windows-DotNETRuntime
 	Rundown                        // Microsoft-Windows-DotNETRuntimeRundown
 	Private                        // Microsoft-Windows-DotNETRuntimePrivate
@@ -165,7 +167,7 @@ const (
 	ProviderEventPipe      = "Microsoft-DotNETCore-EventPipe"
 )
 
-func classifyProvider(name string) RuntimeProvider {
+func classifyProvider(name string) ProviderKind {
 	switch name {
 	case ProviderRuntime:
 		return Runtime

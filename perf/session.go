@@ -37,7 +37,7 @@ type Config struct {
 // method/module loads (names of JIT'd code), informational level, no
 // stacks; the default rundown at the end names what was compiled before.
 var SessionProviders = []ipc.Provider{
-	{Name: ipc.RuntimeProvider, Keywords: ipc.KeywordGC | ipc.KeywordSymbols, Level: ipc.LevelInformational},
+	{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordGC | ipc.KeywordSymbols, Level: ipc.LevelInformational},
 }
 
 // Session is a running mixed-mode profile of one process: the perf

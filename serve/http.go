@@ -16,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -153,7 +154,7 @@ func (d *Daemon) isUp(t *target) bool {
 
 // contentionProviders: contention events with their stacks, and method
 // events to name the frames.
-var contentionProviders = []ipc.Provider{{Name: ipc.RuntimeProvider,
+var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
 	Keywords: ipc.KeywordContention | ipc.KeywordSymbols, Level: ipc.LevelInformational}}
 
 // profile takes a profile of t: a session of its own for dur (cut short

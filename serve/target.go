@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/metrics"
 	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -85,7 +86,7 @@ func (t *target) spec(opts *monitor.Options) source.Spec {
 	// The monitor needs no thread events (a ContentionStart names the
 	// owner's OS thread), and a thread pool's wait events are frequent.
 	for i := range ps {
-		if ps[i].Name == ipc.RuntimeProvider {
+		if ps[i].Name == nettrace.ProviderRuntime {
 			ps[i].Keywords &^= ipc.KeywordThreading
 		}
 	}

@@ -21,7 +21,7 @@ const Dir = "../../shared/traces"
 // Event is the first event of its kind in one trace.
 type Event struct {
 	Trace    string // file name without extension
-	Provider nettrace.RuntimeProvider
+	Provider nettrace.ProviderKind
 	Name     string
 	ID       uint32
 	Version  uint32
@@ -107,7 +107,7 @@ func Runtime(t testing.TB, max int, ids ...uint32) []Event {
 }
 
 // Of is Runtime for any of the runtime providers.
-func Of(t testing.TB, p nettrace.RuntimeProvider, max int, ids ...uint32) []Event {
+func Of(t testing.TB, p nettrace.ProviderKind, max int, ids ...uint32) []Event {
 	var out []Event
 	n := map[uint32]int{}
 	for _, e := range Events(t) {
