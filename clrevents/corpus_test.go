@@ -3,7 +3,6 @@
 package clrevents
 
 import (
-	"sort"
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/fuzzcorpus"
@@ -48,16 +47,7 @@ func TestFuzzCorpus(t *testing.T) {
 		func(e realtrace.Event) []any { return []any{e.Payload, e.Version} })
 
 	// FuzzDecode picks its decoder by index into the sorted decoder keys.
-	keys := make([]decodeKey, 0, len(decoders))
-	for k := range decoders {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].p != keys[j].p {
-			return keys[i].p < keys[j].p
-		}
-		return keys[i].id < keys[j].id
-	})
+	keys := decoderKeys()
 	var seeds []fuzzcorpus.Seed
 	for i, k := range keys {
 		for _, e := range realtrace.Of(t, k.p, 2, k.id) {

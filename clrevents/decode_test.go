@@ -13,17 +13,8 @@ import (
 // no panic, and a decoded value or an error. Seeds are real payloads, one
 // per (event, version) of the fixture traces.
 func FuzzDecode(f *testing.F) {
-	keys := make([]decodeKey, 0, len(decoders))
-	for k := range decoders {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].p != keys[j].p {
-			return keys[i].p < keys[j].p
-		}
-		return keys[i].id < keys[j].id
-	})
-	index := map[decodeKey]int{}
+	keys := decoderKeys()
+	index := map[specKey]int{}
 	for i, k := range keys {
 		index[k] = i
 	}
@@ -31,7 +22,7 @@ func FuzzDecode(f *testing.F) {
 	for _, name := range tracetest.Fixtures(f) {
 		r := tracetest.Open(f, name, nettrace.NewReader)
 		readAll(f, r, func(ev *nettrace.Event) {
-			k := decodeKey{ev.Meta.Runtime, ev.Meta.EventID}
+			k := specKey{ev.Meta.Runtime, ev.Meta.EventID}
 			i, ok := index[k]
 			s := fmt.Sprint(i, ev.Meta.Version)
 			if !ok || seen[s] {
@@ -47,9 +38,27 @@ func FuzzDecode(f *testing.F) {
 		if ptr4 {
 			ptr = 4
 		}
-		v, err := decoders[k](payload, version%8, ptr)
+		v, err := specIndex[k].decode(payload, version%8, ptr)
 		if err == nil && v == nil {
 			t.Fatalf("%v: nil value without error", k)
 		}
 	})
+}
+
+// decoderKeys are the events with a typed decoder, by provider then id:
+// FuzzDecode's seeds name a decoder by its index here.
+func decoderKeys() []specKey {
+	var keys []specKey
+	Specs(func(s *Spec) {
+		if s.Decodes() {
+			keys = append(keys, specKey{s.Provider, s.ID})
+		}
+	})
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].p != keys[j].p {
+			return keys[i].p < keys[j].p
+		}
+		return keys[i].id < keys[j].id
+	})
+	return keys
 }
