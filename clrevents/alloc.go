@@ -46,28 +46,28 @@ func DecodeAllocationTick(payload []byte, version uint32, ptrSize int) (Allocati
 // caches names by type decodes one only when it is new, so the event costs
 // no allocation.
 func DecodeAllocationTickRaw(payload []byte, version uint32, ptrSize int) (a AllocationTick, name []byte, err error) {
-	r := reader{b: payload}
-	a.AllocationAmount = uint64(r.u32())
-	a.AllocationKind = r.u32()
+	r := nettrace.NewCursor(payload)
+	a.AllocationAmount = uint64(r.U32())
+	a.AllocationKind = r.U32()
 	if version >= 1 {
-		r.u16() // ClrInstanceID
+		r.U16() // ClrInstanceID
 	}
 	if version >= 2 {
-		a.AllocationAmount = r.u64()
-		a.TypeID = r.ptr(ptrSize)
-		name = r.rawStr()
-		a.HeapIndex = r.u32()
+		a.AllocationAmount = r.U64()
+		a.TypeID = r.Ptr(ptrSize)
+		name = r.RawUTF16Z()
+		a.HeapIndex = r.U32()
 		a.HasType = true
 	}
 	if version >= 3 {
-		a.Address = r.ptr(ptrSize)
+		a.Address = r.Ptr(ptrSize)
 		a.HasAddress = true
 	}
 	if version >= 4 {
-		a.ObjectSize = r.u64()
+		a.ObjectSize = r.U64()
 		a.HasSize = true
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return AllocationTick{}, nil, short("GCAllocationTick", version, len(payload))
 	}
 	return a, name, nil
@@ -99,15 +99,15 @@ func DecodeAllocationSampled(payload []byte, version uint32, ptrSize int) (Alloc
 // empty and returning the UTF-16LE name with its NUL, a slice of payload
 // (see DecodeAllocationTickRaw).
 func DecodeAllocationSampledRaw(payload []byte, version uint32, ptrSize int) (a AllocationSampled, name []byte, err error) {
-	r := reader{b: payload}
-	a.AllocationKind = r.u32()
-	r.u16() // ClrInstanceID
-	a.TypeID = r.ptr(ptrSize)
-	name = r.rawStr()
-	a.Address = r.ptr(ptrSize)
-	a.ObjectSize = r.u64()
-	a.SampledByteOffset = r.u64()
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	a.AllocationKind = r.U32()
+	r.U16() // ClrInstanceID
+	a.TypeID = r.Ptr(ptrSize)
+	name = r.RawUTF16Z()
+	a.Address = r.Ptr(ptrSize)
+	a.ObjectSize = r.U64()
+	a.SampledByteOffset = r.U64()
+	if !r.OK() {
 		return AllocationSampled{}, nil, short("AllocationSampled", version, len(payload))
 	}
 	return a, name, nil
@@ -127,13 +127,13 @@ type SampledObjectAllocation struct {
 // DecodeSampledObjectAllocation decodes GCSampledObjectAllocationHigh/Low v0.
 func DecodeSampledObjectAllocation(payload []byte, version uint32, ptrSize int) (SampledObjectAllocation, error) {
 	var s SampledObjectAllocation
-	r := reader{b: payload}
-	s.Address = r.ptr(ptrSize)
-	s.TypeID = r.ptr(ptrSize)
-	s.ObjectCount = r.u32()
-	s.TotalSize = r.u64()
-	r.u16() // ClrInstanceID
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	s.Address = r.Ptr(ptrSize)
+	s.TypeID = r.Ptr(ptrSize)
+	s.ObjectCount = r.U32()
+	s.TotalSize = r.U64()
+	r.U16() // ClrInstanceID
+	if !r.OK() {
 		return SampledObjectAllocation{}, short("GCSampledObjectAllocation", version, len(payload))
 	}
 	return s, nil

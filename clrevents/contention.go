@@ -1,5 +1,7 @@
 package clrevents
 
+import "github.com/clrspy/clrspy/nettrace"
+
 // Contention events: the runtime fires ContentionStart on a thread that has
 // finished spinning on a held Monitor (or native lock) and starts to wait,
 // and ContentionStop on the same thread once it owns the lock. Version 2 of
@@ -36,16 +38,16 @@ func DecodeContentionStart(payload []byte, version uint32, ptrSize int) (Content
 	if version == 0 {
 		return e, nil
 	}
-	r := reader{b: payload}
-	e.Flags = r.u8()
-	e.ClrInstanceID = r.u16()
+	r := nettrace.NewCursor(payload)
+	e.Flags = r.U8()
+	e.ClrInstanceID = r.U16()
 	if version >= 2 {
-		e.LockID = r.ptr(ptrSize)
-		e.AssociatedObjectID = r.ptr(ptrSize)
-		e.LockOwnerThreadID = r.u64()
+		e.LockID = r.Ptr(ptrSize)
+		e.AssociatedObjectID = r.Ptr(ptrSize)
+		e.LockOwnerThreadID = r.U64()
 		e.HasLock = true
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return ContentionStart{}, short("ContentionStart", version, len(payload))
 	}
 	return e, nil
@@ -68,14 +70,14 @@ func DecodeContentionStop(payload []byte, version uint32, ptrSize int) (Contenti
 	if version == 0 && len(payload) == 0 {
 		return e, nil
 	}
-	r := reader{b: payload}
-	e.Flags = r.u8()
-	e.ClrInstanceID = r.u16()
+	r := nettrace.NewCursor(payload)
+	e.Flags = r.U8()
+	e.ClrInstanceID = r.U16()
 	if version >= 1 {
-		e.DurationNs = r.f64()
+		e.DurationNs = r.F64()
 		e.HasDuration = true
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return ContentionStop{}, short("ContentionStop", version, len(payload))
 	}
 	if e.DurationNs != e.DurationNs || e.DurationNs < 0 || e.DurationNs > maxDurationNs {
@@ -98,13 +100,13 @@ type ContentionLockCreated struct {
 
 // DecodeContentionLockCreated decodes ContentionLockCreated v0.
 func DecodeContentionLockCreated(payload []byte, version uint32, ptrSize int) (ContentionLockCreated, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	e := ContentionLockCreated{
-		LockID:             r.ptr(ptrSize),
-		AssociatedObjectID: r.ptr(ptrSize),
-		ClrInstanceID:      r.u16(),
+		LockID:             r.Ptr(ptrSize),
+		AssociatedObjectID: r.Ptr(ptrSize),
+		ClrInstanceID:      r.U16(),
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return ContentionLockCreated{}, short("ContentionLockCreated", version, len(payload))
 	}
 	return e, nil
@@ -126,13 +128,13 @@ type WaitHandleWaitStart struct {
 
 // DecodeWaitHandleWaitStart decodes WaitHandleWaitStart v0.
 func DecodeWaitHandleWaitStart(payload []byte, version uint32, ptrSize int) (WaitHandleWaitStart, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	e := WaitHandleWaitStart{
-		WaitSource:         r.u8(),
-		AssociatedObjectID: r.ptr(ptrSize),
-		ClrInstanceID:      r.u16(),
+		WaitSource:         r.U8(),
+		AssociatedObjectID: r.Ptr(ptrSize),
+		ClrInstanceID:      r.U16(),
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return WaitHandleWaitStart{}, short("WaitHandleWaitStart", version, len(payload))
 	}
 	return e, nil
@@ -145,9 +147,9 @@ type WaitHandleWaitStop struct {
 
 // DecodeWaitHandleWaitStop decodes WaitHandleWaitStop v0.
 func DecodeWaitHandleWaitStop(payload []byte, version uint32, ptrSize int) (WaitHandleWaitStop, error) {
-	r := reader{b: payload}
-	e := WaitHandleWaitStop{ClrInstanceID: r.u16()}
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	e := WaitHandleWaitStop{ClrInstanceID: r.U16()}
+	if !r.OK() {
 		return WaitHandleWaitStop{}, short("WaitHandleWaitStop", version, len(payload))
 	}
 	return e, nil

@@ -15,12 +15,12 @@ type GCNoUserData struct {
 
 // DecodeGCNoUserData decodes a ClrInstanceID-only payload (v1; v0 is empty).
 func DecodeGCNoUserData(p []byte, version uint32, _ int) (GCNoUserData, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var v GCNoUserData
 	if version >= 1 {
-		v.ClrInstanceID = r.u16()
+		v.ClrInstanceID = r.U16()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return v, short("GCNoUserData", version, len(p))
 	}
 	return v, nil

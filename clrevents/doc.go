@@ -14,6 +14,13 @@
 //
 // ptrSize is the trace's pointer size (Header.PointerSize, 4 or 8). Fields a
 // version does not carry are left zero and, where a consumer must know,
-// flagged (e.g. HasAddress). Event ids are the constants below; consumers
-// switch on (Metadata.Runtime, Metadata.EventID) and call the decoder.
+// flagged (e.g. HasAddress). Consumers switch on (Metadata.Runtime,
+// Metadata.EventID) with the ID constants and call the decoder.
+//
+// What clrspy knows of each runtime event type is one table (spec.go):
+// provider, id, TraceEvent's name and the decoder (Lookup, Decode). The
+// names reach package nettrace through a hook this package registers when
+// it is linked in, so a trace's events are named in every tool and test
+// that decodes them. Payloads are read with nettrace.Cursor, the one
+// bounds-checked little-endian reader of the code base.
 package clrevents

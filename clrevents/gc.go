@@ -1,6 +1,10 @@
 package clrevents
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // GC event payloads (Microsoft-Windows-DotNETRuntime, keyword GC). Layouts
 // follow the runtime's event manifest; every version only appends fields.
@@ -118,21 +122,21 @@ type GCStart struct {
 
 // DecodeGCStart decodes GCStart v0–v2.
 func DecodeGCStart(p []byte, version uint32, _ int) (GCStart, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCStart
-	e.Count = r.u32()
+	e.Count = r.U32()
 	if version == 0 {
-		e.Reason = GCReason(r.u32())
+		e.Reason = GCReason(r.U32())
 	} else {
-		e.Depth = r.u32()
-		e.Reason = GCReason(r.u32())
-		e.Type = GCType(r.u32())
-		r.u16()
+		e.Depth = r.U32()
+		e.Reason = GCReason(r.U32())
+		e.Type = GCType(r.U32())
+		r.U16()
 		if version >= 2 {
-			e.ClientSequenceNumber = r.u64()
+			e.ClientSequenceNumber = r.U64()
 		}
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCStart{}, short("GCStart", version, len(p))
 	}
 	return e, nil
@@ -146,15 +150,15 @@ type GCEnd struct {
 
 // DecodeGCEnd decodes GCEnd v0 (u16 depth) and v1.
 func DecodeGCEnd(p []byte, version uint32, _ int) (GCEnd, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCEnd
-	e.Count = r.u32()
+	e.Count = r.U32()
 	if version == 0 {
-		e.Depth = uint32(r.u16())
+		e.Depth = uint32(r.U16())
 	} else {
-		e.Depth = r.u32()
+		e.Depth = r.U32()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCEnd{}, short("GCEnd", version, len(p))
 	}
 	return e, nil
@@ -170,16 +174,16 @@ type GCSuspendEEBegin struct {
 
 // DecodeGCSuspendEEBegin decodes v0 (u16 reason) and v1.
 func DecodeGCSuspendEEBegin(p []byte, version uint32, _ int) (GCSuspendEEBegin, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCSuspendEEBegin
 	if version == 0 {
-		e.Reason = SuspendReason(r.u16())
+		e.Reason = SuspendReason(r.U16())
 		e.Count = 0xFFFFFFFF
 	} else {
-		e.Reason = SuspendReason(r.u32())
-		e.Count = r.u32()
+		e.Reason = SuspendReason(r.U32())
+		e.Count = r.U32()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCSuspendEEBegin{}, short("GCSuspendEEBegin", version, len(p))
 	}
 	return e, nil
@@ -218,26 +222,26 @@ func (h *GCHeapStats) TotalPromoted() uint64 {
 
 // DecodeGCHeapStats decodes GCHeapStats v0–v2 (92, 94 and 110 bytes).
 func DecodeGCHeapStats(p []byte, version uint32, _ int) (GCHeapStats, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCHeapStats
 	for g := 0; g < 4; g++ {
-		e.GenerationSize[g] = r.u64()
-		e.TotalPromotedSize[g] = r.u64()
+		e.GenerationSize[g] = r.U64()
+		e.TotalPromotedSize[g] = r.U64()
 	}
-	e.FinalizationPromotedSize = r.u64()
-	e.FinalizationPromotedCount = r.u64()
-	e.PinnedObjectCount = r.u32()
-	e.SinkBlockCount = r.u32()
-	e.GCHandleCount = r.u32()
+	e.FinalizationPromotedSize = r.U64()
+	e.FinalizationPromotedCount = r.U64()
+	e.PinnedObjectCount = r.U32()
+	e.SinkBlockCount = r.U32()
+	e.GCHandleCount = r.U32()
 	if version >= 1 {
-		r.u16()
+		r.U16()
 	}
 	if version >= 2 {
-		e.GenerationSize[4] = r.u64()
-		e.TotalPromotedSize[4] = r.u64()
+		e.GenerationSize[4] = r.U64()
+		e.TotalPromotedSize[4] = r.U64()
 		e.HasPOH = true
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCHeapStats{}, short("GCHeapStats", version, len(p))
 	}
 	return e, nil
@@ -250,9 +254,9 @@ type GCTriggered struct {
 
 // DecodeGCTriggered decodes GCTriggered v0.
 func DecodeGCTriggered(p []byte, version uint32, _ int) (GCTriggered, error) {
-	r := reader{b: p}
-	e := GCTriggered{Reason: GCReason(r.u32())}
-	if !r.ok() {
+	r := nettrace.NewCursor(p)
+	e := GCTriggered{Reason: GCReason(r.U32())}
+	if !r.OK() {
 		return GCTriggered{}, short("GCTriggered", version, len(p))
 	}
 	return e, nil
@@ -289,36 +293,36 @@ const maxGlobalTimes = 64
 
 // DecodeGCGlobalHeapHistory decodes v0–v4.
 func DecodeGCGlobalHeapHistory(p []byte, version uint32, _ int) (GCGlobalHeapHistory, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCGlobalHeapHistory
-	e.FinalYoungestDesired = r.u64()
-	e.NumHeaps = int32(r.u32())
-	e.CondemnedGeneration = r.u32()
-	e.Gen0ReductionCount = r.u32()
-	e.Reason = GCReason(r.u32())
-	e.GlobalMechanisms = r.u32()
-	r.u16()
+	e.FinalYoungestDesired = r.U64()
+	e.NumHeaps = int32(r.U32())
+	e.CondemnedGeneration = r.U32()
+	e.Gen0ReductionCount = r.U32()
+	e.Reason = GCReason(r.U32())
+	e.GlobalMechanisms = r.U32()
+	r.U16()
 	if version >= 1 {
-		e.PauseMode = r.u32()
-		e.MemoryPressure = r.u32()
+		e.PauseMode = r.U32()
+		e.MemoryPressure = r.U32()
 	}
 	if version >= 3 {
-		e.CondemnReasons0 = r.u32()
-		e.CondemnReasons1 = r.u32()
+		e.CondemnReasons0 = r.U32()
+		e.CondemnReasons1 = r.U32()
 	}
 	if version >= 4 {
-		n := r.u32()
-		if r.ok() && (n > maxGlobalTimes || int(n)*4 > r.remaining()) {
+		n := r.U32()
+		if r.OK() && (n > maxGlobalTimes || int(n)*4 > r.Rest()) {
 			return GCGlobalHeapHistory{}, fmt.Errorf("GCGlobalHeapHistory v%d: %d phase times do not fit in %d bytes", version, n, len(p))
 		}
-		if r.ok() && n > 0 {
+		if r.OK() && n > 0 {
 			e.Times = make([]uint32, n)
 			for i := range e.Times {
-				e.Times[i] = r.u32()
+				e.Times[i] = r.U32()
 			}
 		}
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCGlobalHeapHistory{}, short("GCGlobalHeapHistory", version, len(p))
 	}
 	return e, nil
@@ -389,48 +393,48 @@ func DecodeGCPerHeapHistory(p []byte, version uint32, ptrSize int) (GCPerHeapHis
 	if version < 3 {
 		return GCPerHeapHistory{}, fmt.Errorf("GCPerHeapHistory v%d: unsupported version", version)
 	}
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCPerHeapHistory
-	r.u16()
-	e.FreeListAllocated = r.ptr(ptrSize)
-	e.FreeListRejected = r.ptr(ptrSize)
-	e.EndOfSegAllocated = r.ptr(ptrSize)
-	e.CondemnedAllocated = r.ptr(ptrSize)
-	e.PinnedAllocated = r.ptr(ptrSize)
-	e.PinnedAllocatedAdvance = r.ptr(ptrSize)
-	e.RunningFreeListEfficiency = r.u32()
-	e.CondemnReasons0 = r.u32()
-	e.CondemnReasons1 = r.u32()
-	e.CompactMechanisms = r.u32()
-	e.ExpandMechanisms = r.u32()
-	e.HeapIndex = r.u32()
-	e.ExtraGen0Commit = r.ptr(ptrSize)
-	n := r.u32()
-	if !r.ok() {
+	r.U16()
+	e.FreeListAllocated = r.Ptr(ptrSize)
+	e.FreeListRejected = r.Ptr(ptrSize)
+	e.EndOfSegAllocated = r.Ptr(ptrSize)
+	e.CondemnedAllocated = r.Ptr(ptrSize)
+	e.PinnedAllocated = r.Ptr(ptrSize)
+	e.PinnedAllocatedAdvance = r.Ptr(ptrSize)
+	e.RunningFreeListEfficiency = r.U32()
+	e.CondemnReasons0 = r.U32()
+	e.CondemnReasons1 = r.U32()
+	e.CompactMechanisms = r.U32()
+	e.ExpandMechanisms = r.U32()
+	e.HeapIndex = r.U32()
+	e.ExtraGen0Commit = r.Ptr(ptrSize)
+	n := r.U32()
+	if !r.OK() {
 		return GCPerHeapHistory{}, short("GCPerHeapHistory", version, len(p))
 	}
 	ps := ptrSize
 	if ps != 4 {
 		ps = 8
 	}
-	if n > maxGenData || int(n)*10*ps > r.remaining() {
+	if n > maxGenData || int(n)*10*ps > r.Rest() {
 		return GCPerHeapHistory{}, fmt.Errorf("GCPerHeapHistory v%d: %d generations do not fit in %d bytes", version, n, len(p))
 	}
 	e.Gens = make([]GenData, n)
 	for i := range e.Gens {
 		g := &e.Gens[i]
-		g.SizeBefore = r.ptr(ptrSize)
-		g.FreeListBefore = r.ptr(ptrSize)
-		g.FreeObjBefore = r.ptr(ptrSize)
-		g.SizeAfter = r.ptr(ptrSize)
-		g.FreeListAfter = r.ptr(ptrSize)
-		g.FreeObjAfter = r.ptr(ptrSize)
-		g.In = r.ptr(ptrSize)
-		g.PinnedSurv = r.ptr(ptrSize)
-		g.NonePinnedSurv = r.ptr(ptrSize)
-		g.NewAllocation = r.ptr(ptrSize)
+		g.SizeBefore = r.Ptr(ptrSize)
+		g.FreeListBefore = r.Ptr(ptrSize)
+		g.FreeObjBefore = r.Ptr(ptrSize)
+		g.SizeAfter = r.Ptr(ptrSize)
+		g.FreeListAfter = r.Ptr(ptrSize)
+		g.FreeObjAfter = r.Ptr(ptrSize)
+		g.In = r.Ptr(ptrSize)
+		g.PinnedSurv = r.Ptr(ptrSize)
+		g.NonePinnedSurv = r.Ptr(ptrSize)
+		g.NewAllocation = r.Ptr(ptrSize)
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GCPerHeapHistory{}, short("GCPerHeapHistory", version, len(p))
 	}
 	return e, nil
@@ -457,13 +461,13 @@ func (m GCMarkWithType) TypeName() string {
 
 // DecodeGCMarkWithType decodes GCMarkWithType v0.
 func DecodeGCMarkWithType(p []byte, version uint32, _ int) (GCMarkWithType, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCMarkWithType
-	e.HeapNum = r.u32()
-	r.u16()
-	e.Type = r.u32()
-	e.Bytes = r.u64()
-	if !r.ok() {
+	e.HeapNum = r.U32()
+	r.U16()
+	e.Type = r.U32()
+	e.Bytes = r.U64()
+	if !r.OK() {
 		return GCMarkWithType{}, short("GCMarkWithType", version, len(p))
 	}
 	return e, nil
@@ -478,18 +482,15 @@ type GCDynamicEvent struct {
 
 // DecodeGCDynamicEvent decodes the GCDynamicEvent envelope.
 func DecodeGCDynamicEvent(p []byte, version uint32, _ int) (GCDynamicEvent, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	var e GCDynamicEvent
-	e.Name = r.str()
-	n := r.u32()
-	if r.ok() && int64(n) > int64(r.remaining()) {
+	e.Name = r.UTF16Z()
+	n := r.U32()
+	if r.OK() && int64(n) > int64(r.Rest()) {
 		return GCDynamicEvent{}, fmt.Errorf("GCDynamicEvent v%d: data size %d exceeds the %d-byte payload", version, n, len(p))
 	}
-	if r.need(int(n)) {
-		e.Data = r.b[r.p : r.p+int(n)]
-		r.p += int(n)
-	}
-	if !r.ok() {
+	e.Data = r.Bytes(int(n))
+	if !r.OK() {
 		return GCDynamicEvent{}, short("GCDynamicEvent", version, len(p))
 	}
 	return e, nil

@@ -47,29 +47,29 @@ func DecodeDomainModule(payload []byte, version uint32, ptrSize int) (Module, er
 }
 
 func decodeModule(payload []byte, version uint32, domain bool) (Module, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	var m Module
-	m.ModuleID = r.u64()
-	m.AssemblyID = r.u64()
+	m.ModuleID = r.U64()
+	m.AssemblyID = r.U64()
 	if domain {
-		m.AppDomainID = r.u64()
+		m.AppDomainID = r.U64()
 	}
-	m.Flags = r.u32()
-	r.u32() // Reserved1
-	m.ILPath = r.str()
-	m.NativePath = r.str()
+	m.Flags = r.U32()
+	r.U32() // Reserved1
+	m.ILPath = r.UTF16Z()
+	m.NativePath = r.UTF16Z()
 	if version >= 1 {
-		m.ClrInstanceID = r.u16()
+		m.ClrInstanceID = r.U16()
 	}
 	if version >= 2 && !domain {
-		m.ManagedPdbSignature = r.guid()
-		m.ManagedPdbAge = r.u32()
-		m.ManagedPdbBuildPath = r.str()
-		m.NativePdbSignature = r.guid()
-		m.NativePdbAge = r.u32()
-		m.NativePdbBuildPath = r.str()
+		m.ManagedPdbSignature = r.GUID()
+		m.ManagedPdbAge = r.U32()
+		m.ManagedPdbBuildPath = r.UTF16Z()
+		m.NativePdbSignature = r.GUID()
+		m.NativePdbAge = r.U32()
+		m.NativePdbBuildPath = r.UTF16Z()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		name := "Module"
 		if domain {
 			name = "DomainModule"

@@ -1,5 +1,7 @@
 package clrevents
 
+import "github.com/clrspy/clrspy/nettrace"
+
 // MethodFlags bits of the Method* events.
 const (
 	MethodFlagDynamic            = 0x1
@@ -74,19 +76,19 @@ func (m *Method) End() uint64 { return m.StartAddress + uint64(m.Size) }
 // The ids, MethodStartAddress and sizes are fixed 64/32-bit fields whatever
 // the pointer size.
 func DecodeMethodVerbose(payload []byte, version uint32, ptrSize int) (Method, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	m := decodeMethodHead(&r)
-	m.Namespace = r.str()
-	m.Name = r.str()
-	m.Signature = r.str()
+	m.Namespace = r.UTF16Z()
+	m.Name = r.UTF16Z()
+	m.Signature = r.UTF16Z()
 	m.Verbose = true
 	if version >= 1 {
-		m.ClrInstanceID = r.u16()
+		m.ClrInstanceID = r.U16()
 	}
 	if version >= 2 {
-		m.ReJITID = r.u64()
+		m.ReJITID = r.U64()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Method{}, short("MethodVerbose", version, len(payload))
 	}
 	return m, nil
@@ -95,27 +97,27 @@ func DecodeMethodVerbose(payload []byte, version uint32, ptrSize int) (Method, e
 // DecodeMethod decodes the non-verbose MethodLoad (RT 141) / MethodUnload
 // (RT 142) and rundown MethodDCStart/DCEnd (RD 141/142), versions 0–2.
 func DecodeMethod(payload []byte, version uint32, ptrSize int) (Method, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	m := decodeMethodHead(&r)
 	if version >= 1 {
-		m.ClrInstanceID = r.u16()
+		m.ClrInstanceID = r.U16()
 	}
 	if version >= 2 {
-		m.ReJITID = r.u64()
+		m.ReJITID = r.U64()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Method{}, short("Method", version, len(payload))
 	}
 	return m, nil
 }
 
-func decodeMethodHead(r *reader) Method {
+func decodeMethodHead(r *nettrace.Cursor) Method {
 	var m Method
-	m.MethodID = r.u64()
-	m.ModuleID = r.u64()
-	m.StartAddress = r.u64()
-	m.Size = r.u32()
-	m.Token = r.u32()
-	m.Flags = r.u32()
+	m.MethodID = r.U64()
+	m.ModuleID = r.U64()
+	m.StartAddress = r.U64()
+	m.Size = r.U32()
+	m.Token = r.U32()
+	m.Flags = r.U32()
 	return m
 }

@@ -1,6 +1,10 @@
 package clrevents
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // MovedRange is one element of GCBulkMovedObjectRanges: the bytes
 // [OldBase, OldBase+Length) now live at [NewBase, NewBase+Length).
@@ -33,15 +37,15 @@ type BulkSurvivingRanges struct {
 
 // bulkHeader reads Index, Count and ClrInstanceID and checks that Count
 // elements of elem bytes fit, so a hostile Count cannot make us allocate.
-func bulkHeader(r *reader, event string, version uint32, elem int) (index, count uint32, err error) {
-	index = r.u32()
-	count = r.u32()
-	r.u16() // ClrInstanceID
-	if !r.ok() {
-		return 0, 0, short(event, version, len(r.b))
+func bulkHeader(r *nettrace.Cursor, event string, version uint32, elem int) (index, count uint32, err error) {
+	index = r.U32()
+	count = r.U32()
+	r.U16() // ClrInstanceID
+	if !r.OK() {
+		return 0, 0, short(event, version, r.Pos()+r.Rest())
 	}
-	if uint64(count)*uint64(elem) > uint64(r.remaining()) {
-		return 0, 0, fmt.Errorf("%s v%d: %w (Count %d needs %d bytes, %d left)", event, version, ErrShort, count, uint64(count)*uint64(elem), r.remaining())
+	if uint64(count)*uint64(elem) > uint64(r.Rest()) {
+		return 0, 0, fmt.Errorf("%s v%d: %w (Count %d needs %d bytes, %d left)", event, version, ErrShort, count, uint64(count)*uint64(elem), r.Rest())
 	}
 	return index, count, nil
 }
@@ -65,7 +69,7 @@ func AppendBulkMovedRanges(dst []MovedRange, payload []byte, version uint32, ptr
 
 func decodeBulkMoved(payload []byte, version uint32, ptrSize int, dst []MovedRange) (BulkMovedRanges, error) {
 	const event = "GCBulkMovedObjectRanges"
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	index, count, err := bulkHeader(&r, event, version, 2*ptrSize+8)
 	if err != nil {
 		return BulkMovedRanges{}, err
@@ -75,10 +79,10 @@ func decodeBulkMoved(payload []byte, version uint32, ptrSize int, dst []MovedRan
 		out = make([]MovedRange, 0, count)
 	}
 	for i := uint32(0); i < count; i++ {
-		m := MovedRange{OldBase: r.ptr(ptrSize), NewBase: r.ptr(ptrSize), Length: r.u64()}
+		m := MovedRange{OldBase: r.Ptr(ptrSize), NewBase: r.Ptr(ptrSize), Length: r.U64()}
 		out = append(out, m)
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return BulkMovedRanges{}, short(event, version, len(payload))
 	}
 	return BulkMovedRanges{Index: index, Ranges: out}, nil
@@ -101,7 +105,7 @@ func AppendBulkSurvivingRanges(dst []SurvivingRange, payload []byte, version uin
 
 func decodeBulkSurviving(payload []byte, version uint32, ptrSize int, dst []SurvivingRange) (BulkSurvivingRanges, error) {
 	const event = "GCBulkSurvivingObjectRanges"
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	index, count, err := bulkHeader(&r, event, version, ptrSize+8)
 	if err != nil {
 		return BulkSurvivingRanges{}, err
@@ -111,9 +115,9 @@ func decodeBulkSurviving(payload []byte, version uint32, ptrSize int, dst []Surv
 		out = make([]SurvivingRange, 0, count)
 	}
 	for i := uint32(0); i < count; i++ {
-		out = append(out, SurvivingRange{Base: r.ptr(ptrSize), Length: r.u64()})
+		out = append(out, SurvivingRange{Base: r.Ptr(ptrSize), Length: r.U64()})
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return BulkSurvivingRanges{}, short(event, version, len(payload))
 	}
 	return BulkSurvivingRanges{Index: index, Ranges: out}, nil
@@ -138,13 +142,13 @@ type GenerationRange struct {
 // DecodeGenerationRange decodes GCGenerationRange v0.
 func DecodeGenerationRange(payload []byte, version uint32, ptrSize int) (GenerationRange, error) {
 	var g GenerationRange
-	r := reader{b: payload}
-	g.Generation = r.u8()
-	g.Start = r.ptr(ptrSize)
-	g.UsedLength = r.u64()
-	g.ReservedLength = r.u64()
-	r.u16() // ClrInstanceID
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	g.Generation = r.U8()
+	g.Start = r.Ptr(ptrSize)
+	g.UsedLength = r.U64()
+	g.ReservedLength = r.U64()
+	r.U16() // ClrInstanceID
+	if !r.OK() {
 		return GenerationRange{}, short("GCGenerationRange", version, len(payload))
 	}
 	return g, nil

@@ -1,5 +1,7 @@
 package clrevents
 
+import "github.com/clrspy/clrspy/nettrace"
+
 // What a trace says about the process and its runtime: the runtime's
 // RuntimeInformation event (Runtime/Start, fired by the runtime provider
 // when a session starts and again by the rundown) and the EventPipe
@@ -46,17 +48,17 @@ func (r *RuntimeInformation) ConcurrentGC() bool {
 // DecodeRuntimeInformation decodes RuntimeInformationStart v0 (and the
 // rundown's DCStart, same layout).
 func DecodeRuntimeInformation(p []byte, version uint32, _ int) (RuntimeInformation, error) {
-	r := reader{b: p}
+	r := nettrace.NewCursor(p)
 	v := RuntimeInformation{
-		ClrInstanceID: r.u16(), Sku: r.u16(),
-		BclMajor: r.u16(), BclMinor: r.u16(), BclBuild: r.u16(), BclQfe: r.u16(),
-		VMMajor: r.u16(), VMMinor: r.u16(), VMBuild: r.u16(), VMQfe: r.u16(),
-		StartupFlags: r.u32(), StartupMode: r.u8(),
+		ClrInstanceID: r.U16(), Sku: r.U16(),
+		BclMajor: r.U16(), BclMinor: r.U16(), BclBuild: r.U16(), BclQfe: r.U16(),
+		VMMajor: r.U16(), VMMinor: r.U16(), VMBuild: r.U16(), VMQfe: r.U16(),
+		StartupFlags: r.U32(), StartupMode: r.U8(),
 	}
-	v.CommandLine = r.str()
-	r.guid() // ComObjectGuid
-	v.RuntimeDllPath = r.str()
-	if !r.ok() {
+	v.CommandLine = r.UTF16Z()
+	r.GUID() // ComObjectGuid
+	v.RuntimeDllPath = r.UTF16Z()
+	if !r.OK() {
 		return RuntimeInformation{}, short("RuntimeInformation", version, len(p))
 	}
 	return v, nil
@@ -73,18 +75,18 @@ type ProcessInfo struct {
 // DecodeProcessInfo decodes ProcessInfo; OS and architecture are read
 // when present.
 func DecodeProcessInfo(p []byte, version uint32, _ int) (ProcessInfo, error) {
-	r := reader{b: p}
-	v := ProcessInfo{CommandLine: r.str()}
-	if !r.ok() {
+	r := nettrace.NewCursor(p)
+	v := ProcessInfo{CommandLine: r.UTF16Z()}
+	if !r.OK() {
 		return ProcessInfo{}, short("ProcessInfo", version, len(p))
 	}
-	if r.remaining() > 0 {
-		v.OS = r.str()
+	if r.Rest() > 0 {
+		v.OS = r.UTF16Z()
 	}
-	if r.ok() && r.remaining() > 0 {
-		v.Arch = r.str()
+	if r.OK() && r.Rest() > 0 {
+		v.Arch = r.UTF16Z()
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return ProcessInfo{}, short("ProcessInfo", version, len(p))
 	}
 	return v, nil

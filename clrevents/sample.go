@@ -1,6 +1,10 @@
 package clrevents
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // SampleType is what the sampled thread was doing when the sample profiler
 // stopped it.
@@ -35,9 +39,9 @@ type ThreadSample struct {
 
 // DecodeThreadSample decodes ThreadSample v0.
 func DecodeThreadSample(payload []byte, version uint32, ptrSize int) (ThreadSample, error) {
-	r := reader{b: payload}
-	t := ThreadSample{Type: SampleType(r.u32())}
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	t := ThreadSample{Type: SampleType(r.U32())}
+	if !r.OK() {
 		return ThreadSample{}, short("ThreadSample", version, len(payload))
 	}
 	return t, nil

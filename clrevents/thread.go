@@ -1,6 +1,10 @@
 package clrevents
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // Thread events tie the runtime's Thread object (its address, which
 // ContentionStart v2 may report as the lock owner) to the OS thread id and
@@ -31,16 +35,16 @@ type Thread struct {
 // DecodeThreadCreated decodes ThreadCreated v0; use it for rundown
 // ThreadDC too.
 func DecodeThreadCreated(payload []byte, version uint32, ptrSize int) (Thread, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	e := Thread{
-		ThreadObject:  r.u64(),
-		AppDomainID:   r.u64(),
-		Flags:         r.u32(),
-		ManagedID:     r.u32(),
-		OSThreadID:    r.u32(),
-		ClrInstanceID: r.u16(),
+		ThreadObject:  r.U64(),
+		AppDomainID:   r.U64(),
+		Flags:         r.U32(),
+		ManagedID:     r.U32(),
+		OSThreadID:    r.U32(),
+		ClrInstanceID: r.U16(),
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Thread{}, short("ThreadCreated", version, len(payload))
 	}
 	return e, nil
@@ -55,13 +59,13 @@ type ThreadTerminated struct {
 
 // DecodeThreadTerminated decodes ThreadTerminated v0.
 func DecodeThreadTerminated(payload []byte, version uint32, ptrSize int) (ThreadTerminated, error) {
-	r := reader{b: payload}
+	r := nettrace.NewCursor(payload)
 	e := ThreadTerminated{
-		ThreadObject:  r.u64(),
-		AppDomainID:   r.u64(),
-		ClrInstanceID: r.u16(),
+		ThreadObject:  r.U64(),
+		AppDomainID:   r.U64(),
+		ClrInstanceID: r.U16(),
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return ThreadTerminated{}, short("ThreadTerminated", version, len(payload))
 	}
 	return e, nil

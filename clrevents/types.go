@@ -1,6 +1,10 @@
 package clrevents
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // BulkTypeFlags bits.
 const (
@@ -33,37 +37,37 @@ const minBulkTypeEntry = 8 + 8 + 4 + 4 + 1 + 2 + 4
 // DecodeBulkType decodes BulkType v0. TypeID and ModuleID are 64-bit in
 // every pointer size (the manifest declares them UInt64).
 func DecodeBulkType(payload []byte, version uint32, ptrSize int) (BulkType, error) {
-	r := reader{b: payload}
-	count := r.u32()
-	r.u16() // ClrInstanceID
-	if !r.ok() {
+	r := nettrace.NewCursor(payload)
+	count := r.U32()
+	r.U16() // ClrInstanceID
+	if !r.OK() {
 		return BulkType{}, short("BulkType", version, len(payload))
 	}
-	if uint64(count)*minBulkTypeEntry > uint64(r.remaining()) {
-		return BulkType{}, fmt.Errorf("BulkType v%d: %w (Count %d cannot fit in %d bytes)", version, ErrShort, count, r.remaining())
+	if uint64(count)*minBulkTypeEntry > uint64(r.Rest()) {
+		return BulkType{}, fmt.Errorf("BulkType v%d: %w (Count %d cannot fit in %d bytes)", version, ErrShort, count, r.Rest())
 	}
 	bt := BulkType{Types: make([]BulkTypeEntry, 0, count)}
 	for i := uint32(0); i < count; i++ {
 		var e BulkTypeEntry
-		e.TypeID = r.u64()
-		e.ModuleID = r.u64()
-		e.TypeNameID = r.u32()
-		e.Flags = r.u32()
-		e.CorElementType = r.u8()
-		e.Name = r.str()
-		n := r.u32()
-		if !r.ok() || uint64(n)*8 > uint64(r.remaining()) {
+		e.TypeID = r.U64()
+		e.ModuleID = r.U64()
+		e.TypeNameID = r.U32()
+		e.Flags = r.U32()
+		e.CorElementType = r.U8()
+		e.Name = r.UTF16Z()
+		n := r.U32()
+		if !r.OK() || uint64(n)*8 > uint64(r.Rest()) {
 			return BulkType{}, fmt.Errorf("BulkType v%d: %w (type %d of %d)", version, ErrShort, i, count)
 		}
 		if n > 0 {
 			e.TypeParameters = make([]uint64, n)
 			for j := range e.TypeParameters {
-				e.TypeParameters[j] = r.u64()
+				e.TypeParameters[j] = r.U64()
 			}
 		}
 		bt.Types = append(bt.Types, e)
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return BulkType{}, short("BulkType", version, len(payload))
 	}
 	return bt, nil

@@ -7,104 +7,6 @@ import (
 	"unicode/utf16"
 )
 
-// cursor is a bounds-checked little-endian reader over a byte slice; after
-// the first failure every read returns zero and err stays set.
-type cursor struct {
-	b      []byte
-	p      int
-	err    error
-	budget int // values DecodePayload may still produce
-}
-
-var errShort = errors.New("data ends early")
-
-func (c *cursor) need(n int) bool {
-	if c.err != nil {
-		return false
-	}
-	if n < 0 || len(c.b)-c.p < n {
-		c.err = errShort
-		return false
-	}
-	return true
-}
-
-func (c *cursor) u8() uint8 {
-	if !c.need(1) {
-		return 0
-	}
-	v := c.b[c.p]
-	c.p++
-	return v
-}
-
-func (c *cursor) u16() uint16 {
-	if !c.need(2) {
-		return 0
-	}
-	v := le16(c.b[c.p:])
-	c.p += 2
-	return v
-}
-
-func (c *cursor) u32() uint32 {
-	if !c.need(4) {
-		return 0
-	}
-	v := le32(c.b[c.p:])
-	c.p += 4
-	return v
-}
-
-func (c *cursor) u64() uint64 {
-	if !c.need(8) {
-		return 0
-	}
-	v := le64(c.b[c.p:])
-	c.p += 8
-	return v
-}
-
-func (c *cursor) bytes(n int) []byte {
-	if !c.need(n) {
-		return nil
-	}
-	v := c.b[c.p : c.p+n]
-	c.p += n
-	return v
-}
-
-func (c *cursor) uvarint() uint64 {
-	if c.err != nil {
-		return 0
-	}
-	v, p := uvar(c.b, c.p)
-	if p > len(c.b) {
-		c.err = errShort
-		return 0
-	}
-	c.p = p
-	return v
-}
-
-// utf16z reads a NUL-terminated UTF-16LE string.
-func (c *cursor) utf16z() string {
-	if c.err != nil {
-		return ""
-	}
-	for i := c.p; i+1 < len(c.b); i += 2 {
-		if c.b[i] == 0 && c.b[i+1] == 0 {
-			s := decodeUTF16(c.b[c.p:i])
-			c.p = i + 2
-			return s
-		}
-	}
-	c.err = errors.New("string has no terminating NUL")
-	return ""
-}
-
-func (c *cursor) rest() int { return len(c.b) - c.p }
-
 // decodeUTF16 converts UTF-16LE bytes; an ASCII fast path avoids the
 // intermediate slice for the common case.
 func decodeUTF16(b []byte) string {
@@ -133,8 +35,8 @@ func decodeUTF16(b []byte) string {
 // with the number of bytes consumed (including the terminator). ok is false
 // when b holds no terminator.
 func DecodeUTF16Z(b []byte) (s string, n int, ok bool) {
-	c := cursor{b: b}
-	s = c.utf16z()
+	c := Cursor{b: b}
+	s = c.UTF16Z()
 	return s, c.p, c.err == nil
 }
 
@@ -145,10 +47,10 @@ const maxFieldDepth = 16
 // parseMetadataRecord decodes a V3/V4/V5 metadata record: id, provider and
 // the event's metadata blob with optional V5 tags.
 func parseMetadataRecord(b []byte, v5 *bool) (*Metadata, error) {
-	c := &cursor{b: b}
+	c := &Cursor{b: b}
 	m := &Metadata{}
-	m.ID = c.u32()
-	m.Provider = c.utf16z()
+	m.ID = c.U32()
+	m.Provider = c.UTF16Z()
 	if c.err != nil {
 		return nil, fmt.Errorf("metadata record: %w", c.err)
 	}
@@ -160,22 +62,22 @@ func parseMetadataRecord(b []byte, v5 *bool) (*Metadata, error) {
 
 // parseEventMetadataBlob decodes the blob a provider registers for an event:
 // EventId, name, keywords, version, level, V1 fields, then V5 tags.
-func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
-	if c.rest() == 0 {
+func parseEventMetadataBlob(c *Cursor, m *Metadata, v5 *bool) error {
+	if c.Rest() == 0 {
 		// Some writers emit an empty blob for events without metadata.
 		return nil
 	}
-	m.EventID = c.u32()
-	m.EventName = c.utf16z()
-	m.Keywords = c.u64()
-	m.Version = c.u32()
-	m.Level = uint8(c.u32())
+	m.EventID = c.U32()
+	m.EventName = c.UTF16Z()
+	m.Keywords = c.U64()
+	m.Version = c.U32()
+	m.Level = uint8(c.U32())
 	if c.err != nil {
 		return c.err
 	}
-	if c.rest() >= 4 {
-		n := c.u32()
-		if int64(n) > int64(c.rest()) {
+	if c.Rest() >= 4 {
+		n := c.U32()
+		if int64(n) > int64(c.Rest()) {
 			return fmt.Errorf("field count %d exceeds the record", n)
 		}
 		fields, err := parseV1Fields(c, int(n), 0)
@@ -186,13 +88,13 @@ func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
 		m.HasFields = true
 	}
 	// V5 tags until the end of the record.
-	for c.rest() > 0 {
-		size := c.u32()
-		kind := c.u8()
+	for c.Rest() > 0 {
+		size := c.U32()
+		kind := c.U8()
 		if c.err != nil {
 			return fmt.Errorf("metadata tag: %w", c.err)
 		}
-		body := c.bytes(int(size))
+		body := c.Bytes(int(size))
 		if c.err != nil {
 			return fmt.Errorf("metadata tag of %d bytes overruns the record", size)
 		}
@@ -205,8 +107,8 @@ func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
 				m.Opcode = body[0]
 			}
 		case 2: // V2Params
-			tc := &cursor{b: body}
-			n := tc.u32()
+			tc := &Cursor{b: body}
+			n := tc.U32()
 			if int64(n) > int64(len(body)) {
 				return fmt.Errorf("V2 field count %d exceeds its tag", n)
 			}
@@ -225,18 +127,18 @@ func parseEventMetadataBlob(c *cursor, m *Metadata, v5 *bool) error {
 	return nil
 }
 
-func parseV1Fields(c *cursor, n, depth int) ([]Field, error) {
+func parseV1Fields(c *Cursor, n, depth int) ([]Field, error) {
 	if depth > maxFieldDepth {
 		return nil, errors.New("struct fields nested too deeply")
 	}
 	fields := make([]Field, 0, min(n, 64))
 	for i := 0; i < n; i++ {
-		code := TypeCode(c.u32())
+		code := TypeCode(c.U32())
 		var f Field
 		f.Type.Code = code
 		if code == TypeObject {
-			k := c.u32()
-			if int64(k) > int64(c.rest()) {
+			k := c.U32()
+			if int64(k) > int64(c.Rest()) {
 				return nil, fmt.Errorf("nested field count %d exceeds the record", k)
 			}
 			sub, err := parseV1Fields(c, int(k), depth+1)
@@ -245,7 +147,7 @@ func parseV1Fields(c *cursor, n, depth int) ([]Field, error) {
 			}
 			f.Type.Fields = sub
 		}
-		f.Name = c.utf16z()
+		f.Name = c.UTF16Z()
 		if c.err != nil {
 			return nil, fmt.Errorf("field %d: %w", i, c.err)
 		}
@@ -256,14 +158,14 @@ func parseV1Fields(c *cursor, n, depth int) ([]Field, error) {
 
 // parseV2Field reads one V2Params field: size, name, type code, element type
 // for arrays, nested fields for objects.
-func parseV2Field(c *cursor, depth int) (Field, error) {
+func parseV2Field(c *Cursor, depth int) (Field, error) {
 	var f Field
 	if depth > maxFieldDepth {
 		return f, errors.New("V2 fields nested too deeply")
 	}
 	start := c.p
-	size := int(c.u32())
-	f.Name = c.utf16z()
+	size := int(c.U32())
+	f.Name = c.UTF16Z()
 	t, err := parseV2Type(c, depth)
 	if err != nil {
 		return f, err
@@ -278,9 +180,9 @@ func parseV2Field(c *cursor, depth int) (Field, error) {
 	return f, nil
 }
 
-func parseV2Type(c *cursor, depth int) (FieldType, error) {
+func parseV2Type(c *Cursor, depth int) (FieldType, error) {
 	var t FieldType
-	t.Code = TypeCode(c.u32())
+	t.Code = TypeCode(c.U32())
 	if t.Code == TypeArray {
 		et, err := parseV2Type(c, depth+1)
 		if err != nil {
@@ -290,8 +192,8 @@ func parseV2Type(c *cursor, depth int) (FieldType, error) {
 		return t, nil
 	}
 	if t.Code == TypeObject {
-		n := c.u32()
-		if int64(n) > int64(c.rest()) {
+		n := c.U32()
+		if int64(n) > int64(c.Rest()) {
 			return t, fmt.Errorf("nested field count %d exceeds the record", n)
 		}
 		for i := uint32(0); i < n; i++ {

@@ -35,7 +35,7 @@ func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
 	if !m.HasFields {
 		return nil, ErrNoFields
 	}
-	c := &cursor{b: payload, budget: maxDecodedValues}
+	c := &Cursor{b: payload, budget: maxDecodedValues}
 	vals, err := decodeFields(c, m.Fields, ptrSize, 0)
 	if err != nil {
 		return vals, fmt.Errorf("%s/%s payload: %w", printable(m.Provider), printable(m.Name), err)
@@ -43,7 +43,7 @@ func DecodePayload(m *Metadata, payload []byte, ptrSize int) ([]Value, error) {
 	return vals, nil
 }
 
-func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
+func decodeFields(c *Cursor, fields []Field, ptr, depth int) ([]Value, error) {
 	out := make([]Value, 0, len(fields))
 	for _, f := range fields {
 		v, err := decodeValue(c, &f.Type, ptr, depth)
@@ -55,7 +55,7 @@ func decodeFields(c *cursor, fields []Field, ptr, depth int) ([]Value, error) {
 	return out, nil
 }
 
-func decodeValue(c *cursor, t *FieldType, ptr, depth int) (any, error) {
+func decodeValue(c *Cursor, t *FieldType, ptr, depth int) (any, error) {
 	if depth > maxFieldDepth {
 		return nil, errors.New("nested too deeply")
 	}
@@ -69,65 +69,65 @@ func decodeValue(c *cursor, t *FieldType, ptr, depth int) (any, error) {
 	case TypeObject:
 		return decodeFields(c, t.Fields, ptr, depth+1)
 	case TypeBoolean32:
-		v = c.u32() != 0
+		v = c.U32() != 0
 	case TypeBoolean8:
-		v = c.u8() != 0
+		v = c.U8() != 0
 	case TypeChar:
-		v = rune(c.u16())
+		v = rune(c.U16())
 	case TypeSByte:
-		v = int8(c.u8())
+		v = int8(c.U8())
 	case TypeByte, TypeUTF8CodeUnit:
-		v = c.u8()
+		v = c.U8()
 	case TypeInt16:
-		v = int16(c.u16())
+		v = int16(c.U16())
 	case TypeUInt16:
-		v = c.u16()
+		v = c.U16()
 	case TypeInt32:
-		v = int32(c.u32())
+		v = int32(c.U32())
 	case TypeUInt32:
-		v = c.u32()
+		v = c.U32()
 	case TypeInt64:
-		v = int64(c.u64())
+		v = int64(c.U64())
 	case TypeUInt64:
-		v = c.u64()
+		v = c.U64()
 	case TypeSingle:
-		v = math.Float32frombits(c.u32())
+		v = math.Float32frombits(c.U32())
 	case TypeDouble:
-		v = math.Float64frombits(c.u64())
+		v = math.Float64frombits(c.U64())
 	case TypeDecimal:
-		v = append([]byte(nil), c.bytes(16)...)
+		v = append([]byte(nil), c.Bytes(16)...)
 	case TypeDateTime:
 		// EventSource writes a FILETIME (100 ns since 1601-01-01 UTC).
-		ft := int64(c.u64())
+		ft := int64(c.U64())
 		v = time.Unix(0, 0).UTC().Add(time.Duration(ft-116444736000000000) * 100)
 	case TypeGUID:
 		var g GUID
-		copy(g[:], c.bytes(16))
+		copy(g[:], c.Bytes(16))
 		v = g
 	case TypeString:
-		v = c.utf16z()
+		v = c.UTF16Z()
 	case TypeVarInt:
-		u := c.uvarint()
+		u := c.Uvarint()
 		v = int64(u>>1) ^ -int64(u&1)
 	case TypeVarUInt:
-		v = c.uvarint()
+		v = c.Uvarint()
 	case TypeArray, TypeFixedLengthArray:
 		if t.Elem == nil {
 			return nil, errors.New("array without element type")
 		}
 		n := t.FixedLen
 		if t.Code == TypeArray {
-			n = int(c.u16())
+			n = int(c.U16())
 		}
 		if c.err != nil {
 			return nil, c.err
 		}
-		if n > c.rest() && elemMinSize(t.Elem) > 0 || n > maxArrayElems {
+		if n > c.Rest() && elemMinSize(t.Elem) > 0 || n > maxArrayElems {
 			return nil, fmt.Errorf("array of %d elements exceeds the payload", n)
 		}
 		if t.Elem.Code == TypeChar {
 			// A char array is a counted string (TraceEvent reads it so).
-			b := c.bytes(2 * n)
+			b := c.Bytes(2 * n)
 			if c.err != nil {
 				return nil, c.err
 			}

@@ -151,11 +151,11 @@ type ProviderKind uint8
 // Runtime providers.
 const (
 	NotRuntime     ProviderKind = iota
-	Runtime                        // Microsoft-Windows-DotNETRuntime
-	Rundown                        // Microsoft-Windows-DotNETRuntimeRundown
-	Private                        // Microsoft-Windows-DotNETRuntimePrivate
-	SampleProfiler                 // Microsoft-DotNETCore-SampleProfiler
-	EventPipe                      // Microsoft-DotNETCore-EventPipe
+	Runtime                     // Microsoft-Windows-DotNETRuntime
+	Rundown                     // Microsoft-Windows-DotNETRuntimeRundown
+	Private                     // Microsoft-Windows-DotNETRuntimePrivate
+	SampleProfiler              // Microsoft-DotNETCore-SampleProfiler
+	EventPipe                   // Microsoft-DotNETCore-EventPipe
 )
 
 // Provider names of the runtime.

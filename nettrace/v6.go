@@ -125,12 +125,12 @@ func (r *Reader) traceBlockV6(b []byte, start int64) error {
 	r.hdr.QPCFrequency = int64(le64(b[24:]))
 	r.hdr.PointerSize = int(int32(le32(b[32:])))
 	n := le32(b[36:])
-	c := &cursor{b: b, p: 40}
-	if int64(n) > int64(c.rest()) {
-		return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block declares %d key/value pairs in %d bytes", n, c.rest())}
+	c := &Cursor{b: b, p: 40}
+	if int64(n) > int64(c.Rest()) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block declares %d key/value pairs in %d bytes", n, c.Rest())}
 	}
 	for i := uint32(0); i < n; i++ {
-		k, v := c.utf8(), c.utf8()
+		k, v := c.UTF8(), c.UTF8()
 		if c.err != nil {
 			return &FormatError{Offset: start, Msg: fmt.Sprintf("Trace block key/value pair %d: %v", i, c.err)}
 		}
@@ -155,19 +155,6 @@ func (r *Reader) traceBlockV6(b []byte, start int64) error {
 		r.hdr.KeyValues[k] = v
 	}
 	return r.checkHeader()
-}
-
-// utf8 reads a V6 string: varuint32 byte length, then UTF-8 bytes.
-func (c *cursor) utf8() string {
-	n := c.uvarint()
-	if c.err != nil {
-		return ""
-	}
-	if n > uint64(c.rest()) {
-		c.err = fmt.Errorf("string of %d bytes overruns its data", n)
-		return ""
-	}
-	return string(c.bytes(int(n)))
 }
 
 // parseV6Block reads the next block of a V6 stream.
@@ -292,15 +279,15 @@ func (r *Reader) overridden(m *Metadata, lb *v6Label) *Metadata {
 // rows of (size, id, provider, event id, name, fields, optional metadata).
 func (r *Reader) metadataBlockV6(b []byte, start int64) error {
 	r.drain()
-	c := &cursor{b: b}
-	hs := c.u16()
-	c.bytes(int(hs))
+	c := &Cursor{b: b}
+	hs := c.U16()
+	c.Bytes(int(hs))
 	if c.err != nil {
 		return &FormatError{Offset: start, Msg: "metadata block header overruns its block"}
 	}
-	for c.rest() > 0 {
-		n := c.u16()
-		row := c.bytes(int(n))
+	for c.Rest() > 0 {
+		n := c.U16()
+		row := c.Bytes(int(n))
 		if c.err != nil {
 			return &FormatError{Offset: start, Msg: "metadata row overruns its block"}
 		}
@@ -314,12 +301,12 @@ func (r *Reader) metadataBlockV6(b []byte, start int64) error {
 }
 
 func parseMetadataRowV6(row []byte) (*Metadata, error) {
-	c := &cursor{b: row}
+	c := &Cursor{b: row}
 	m := &Metadata{HasFields: true}
-	id := c.uvarint()
-	m.Provider = c.utf8()
-	ev := c.uvarint()
-	m.EventName = c.utf8()
+	id := c.Uvarint()
+	m.Provider = c.UTF8()
+	ev := c.Uvarint()
+	m.EventName = c.UTF8()
 	if c.err != nil {
 		return nil, fmt.Errorf("metadata row: %w", c.err)
 	}
@@ -332,31 +319,31 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 		return nil, fmt.Errorf("metadata %d (%q): %w", m.ID, m.Provider, err)
 	}
 	m.Fields = fields
-	if c.rest() == 0 {
+	if c.Rest() == 0 {
 		return m, nil // optional metadata absent
 	}
-	n := c.u16()
-	o := &cursor{b: c.bytes(int(n))}
+	n := c.U16()
+	o := &Cursor{b: c.Bytes(int(n))}
 	if c.err != nil {
 		return nil, fmt.Errorf("metadata %d (%q): optional metadata overruns the row", m.ID, m.Provider)
 	}
-	for o.rest() > 0 {
-		switch kind := o.u8(); kind {
+	for o.Rest() > 0 {
+		switch kind := o.U8(); kind {
 		case 1:
-			m.Opcode = o.u8()
+			m.Opcode = o.U8()
 		case 3:
-			m.Keywords = o.u64()
+			m.Keywords = o.U64()
 		case 4, 5: // message template, description
-			o.utf8()
+			o.UTF8()
 		case 6: // key/value
-			o.utf8()
-			o.utf8()
+			o.UTF8()
+			o.UTF8()
 		case 7: // provider GUID
-			o.bytes(16)
+			o.Bytes(16)
 		case 8:
-			m.Level = o.u8()
+			m.Level = o.U8()
 		case 9:
-			m.Version = uint32(o.u8())
+			m.Version = uint32(o.U8())
 		default:
 			return nil, fmt.Errorf("metadata %d (%q): unknown optional metadata kind %d", m.ID, m.Provider, kind)
 		}
@@ -367,26 +354,26 @@ func parseMetadataRowV6(row []byte) (*Metadata, error) {
 	return m, nil
 }
 
-func parseV6Fields(c *cursor, depth int) ([]Field, error) {
+func parseV6Fields(c *Cursor, depth int) ([]Field, error) {
 	if depth > maxFieldDepth {
 		return nil, errors.New("fields nested too deeply")
 	}
-	n := int(c.u16())
+	n := int(c.U16())
 	if c.err != nil {
 		return nil, fmt.Errorf("field count: %w", c.err)
 	}
-	if n*2 > c.rest() {
+	if n*2 > c.Rest() {
 		return nil, fmt.Errorf("field count %d exceeds the row", n)
 	}
 	fields := make([]Field, 0, n)
 	for i := 0; i < n; i++ {
-		size := c.u16()
-		fc := &cursor{b: c.bytes(int(size))}
+		size := c.U16()
+		fc := &Cursor{b: c.Bytes(int(size))}
 		if c.err != nil {
 			return nil, fmt.Errorf("field %d overruns the row", i)
 		}
 		var f Field
-		f.Name = fc.utf8()
+		f.Name = fc.UTF8()
 		if fc.err != nil {
 			return nil, fmt.Errorf("field %d name: %w", i, fc.err)
 		}
@@ -400,12 +387,12 @@ func parseV6Fields(c *cursor, depth int) ([]Field, error) {
 	return fields, nil
 }
 
-func parseV6Type(c *cursor, depth int) (FieldType, error) {
+func parseV6Type(c *Cursor, depth int) (FieldType, error) {
 	var t FieldType
 	if depth > maxFieldDepth {
 		return t, errors.New("types nested too deeply")
 	}
-	t.Code = TypeCode(c.u8())
+	t.Code = TypeCode(c.U8())
 	if c.err != nil {
 		return t, c.err
 	}
@@ -417,7 +404,7 @@ func parseV6Type(c *cursor, depth int) (FieldType, error) {
 		}
 		t.Elem = &et
 		if t.Code == TypeFixedLengthArray {
-			t.FixedLen = int(c.u16())
+			t.FixedLen = int(c.U16())
 		}
 	case TypeObject:
 		fs, err := parseV6Fields(c, depth+1)
@@ -437,19 +424,19 @@ func parseV6Type(c *cursor, depth int) (FieldType, error) {
 // and metadata tables too when the flags say so. References are resolved
 // when events are parsed, so clearing now cannot affect queued events.
 func (r *Reader) spBlockV6(b []byte, start int64) error {
-	c := &cursor{b: b}
-	c.u64() // timestamp
-	flags := c.u32()
-	n := c.u32()
+	c := &Cursor{b: b}
+	c.U64() // timestamp
+	flags := c.U32()
+	n := c.U32()
 	if c.err != nil {
 		return &FormatError{Offset: start, Msg: "sequence point block shorter than 16 bytes"}
 	}
-	if int64(n)*2 > int64(c.rest()) {
+	if int64(n)*2 > int64(c.Rest()) {
 		return &FormatError{Offset: start, Msg: fmt.Sprintf("sequence point lists %d threads in %d bytes", n, len(b))}
 	}
 	sp := &spState{threads: make([]spThread, n)}
 	for i := range sp.threads {
-		idx, seq := c.uvarint(), c.uvarint()
+		idx, seq := c.Uvarint(), c.Uvarint()
 		if c.err != nil {
 			return &FormatError{Offset: start, Msg: fmt.Sprintf("sequence point thread %d: %v", i, c.err)}
 		}
@@ -474,26 +461,26 @@ func (r *Reader) spBlockV6(b []byte, start int64) error {
 
 // threadBlockV6 parses thread rows: size, index, then tagged items.
 func (r *Reader) threadBlockV6(b []byte, start int64) error {
-	c := &cursor{b: b}
-	for c.rest() > 0 {
-		n := c.u16()
-		row := &cursor{b: c.bytes(int(n))}
+	c := &Cursor{b: b}
+	for c.Rest() > 0 {
+		n := c.U16()
+		row := &Cursor{b: c.Bytes(int(n))}
 		if c.err != nil {
 			return &FormatError{Offset: start, Msg: "thread row overruns its block"}
 		}
-		idx := row.uvarint()
+		idx := row.Uvarint()
 		tid, hasTid := uint64(0), false
-		for row.err == nil && row.rest() > 0 {
-			switch kind := row.u8(); kind {
+		for row.err == nil && row.Rest() > 0 {
+			switch kind := row.U8(); kind {
 			case 1: // name
-				row.utf8()
+				row.UTF8()
 			case 2: // OS process id
-				row.uvarint()
+				row.Uvarint()
 			case 3:
-				tid, hasTid = row.uvarint(), true
+				tid, hasTid = row.Uvarint(), true
 			case 4: // key/value
-				row.utf8()
-				row.utf8()
+				row.UTF8()
+				row.UTF8()
 			default:
 				return &FormatError{Offset: start, Msg: fmt.Sprintf("thread %d: unknown thread info kind %d", idx, kind)}
 			}
@@ -512,10 +499,10 @@ func (r *Reader) threadBlockV6(b []byte, start int64) error {
 // removeThreadBlockV6 forgets removed thread indexes; the consumer checks
 // their final sequence numbers (lost events) in stream order.
 func (r *Reader) removeThreadBlockV6(b []byte, start int64) error {
-	c := &cursor{b: b}
+	c := &Cursor{b: b}
 	var rm []spThread
-	for c.rest() > 0 {
-		idx, seq := c.uvarint(), uint32(c.uvarint())
+	for c.Rest() > 0 {
+		idx, seq := c.Uvarint(), uint32(c.Uvarint())
 		if c.err != nil {
 			if len(rm) > 0 {
 				r.emit(item{kind: itemRemoveThreads, sp: &spState{threads: rm}})
@@ -535,44 +522,44 @@ func (r *Reader) removeThreadBlockV6(b []byte, start int64) error {
 // labelListBlockV6 parses label lists: first index, count, then lists of
 // kind-tagged labels, the last of each list marked by the kind's high bit.
 func (r *Reader) labelListBlockV6(b []byte, start int64) error {
-	c := &cursor{b: b}
-	first, n := c.u32(), c.u32()
+	c := &Cursor{b: b}
+	first, n := c.U32(), c.U32()
 	if c.err != nil {
 		return &FormatError{Offset: start, Msg: "label list block shorter than 8 bytes"}
 	}
-	if int64(n) > int64(c.rest()) {
-		return &FormatError{Offset: start, Msg: fmt.Sprintf("label list block declares %d lists in %d bytes", n, c.rest())}
+	if int64(n) > int64(c.Rest()) {
+		return &FormatError{Offset: start, Msg: fmt.Sprintf("label list block declares %d lists in %d bytes", n, c.Rest())}
 	}
 	for i := uint32(0); i < n; i++ {
 		var lb v6Label
 		for {
-			kind := c.u8()
+			kind := c.U8()
 			switch kind & 0x7F {
 			case 1:
-				copy(lb.act[:], c.bytes(16))
+				copy(lb.act[:], c.Bytes(16))
 			case 2:
-				copy(lb.rel[:], c.bytes(16))
+				copy(lb.rel[:], c.Bytes(16))
 			case 3: // trace id
-				c.bytes(16)
+				c.Bytes(16)
 			case 4: // span id
-				c.u64()
+				c.U64()
 			case 5: // string key/value
-				c.utf8()
-				c.utf8()
+				c.UTF8()
+				c.UTF8()
 			case 6: // varint key/value
-				c.utf8()
-				c.uvarint()
+				c.UTF8()
+				c.Uvarint()
 			case 7:
-				lb.opcode = c.u8()
+				lb.opcode = c.U8()
 				lb.has |= labelHasOpcode
 			case 8:
-				lb.keywords = c.u64()
+				lb.keywords = c.U64()
 				lb.has |= labelHasKeywords
 			case 9:
-				lb.level = c.u8()
+				lb.level = c.U8()
 				lb.has |= labelHasLevel
 			case 10:
-				lb.version = c.u8()
+				lb.version = c.U8()
 				lb.has |= labelHasVersion
 			default:
 				if c.err == nil {
