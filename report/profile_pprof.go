@@ -1,7 +1,6 @@
 package report
 
 import (
-	"io"
 	"strconv"
 
 	"github.com/google/pprof/profile"
@@ -9,7 +8,9 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// PprofProfile converts a stack profile to pprof: sample types
+// PprofProfile converts a stack profile to github.com/google/pprof's
+// model (for callers that edit or merge it; WritePprof writes the same
+// profile without holding it): sample types
 // samples/count and wall/nanoseconds, one function and location per
 // frame (the module as the function's file name), and thread and sample
 // kind as labels.
@@ -74,9 +75,4 @@ func PprofProfile(p *stacks.Profile) *profile.Profile {
 	}
 	pp.Comments = append(pp.Comments, p.Notes...)
 	return pp
-}
-
-// WritePprof writes p as a gzipped pprof protobuf.
-func WritePprof(w io.Writer, p *stacks.Profile) error {
-	return PprofProfile(p).Write(w)
 }
