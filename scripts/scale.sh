@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scale.sh: every command on a generated trace (1 GiB by default): peak RSS,
 # wall and CPU time; then `gc` and `profile` with the reader on one thread
-# against the default (all cores), alternating runs. `make scale` runs it.
+# against one per core (--threads 0), alternating runs. `make scale` runs it.
 #
 #   scripts/scale.sh [SIZE]            SIZE as gentrace takes it (1GiB)
 #
@@ -96,12 +96,12 @@ threads=${SCALE_THREADS-gc profile}
 [ -n "$threads" ] || exit 0
 
 echo
-echo "### Reader threads: one against the default, alternating"
+echo "### Reader threads: one goroutine against one per core, alternating"
 echo
 echo "load average before: $(load)"
 echo
 if "$bin" gc --help 2>&1 | grep -q -- '--threads'; then
-	echo "| round | command | --threads 1 wall | default wall | ratio | --threads 1 CPU | default CPU |"
+	echo "| round | command | --threads 1 wall | --threads 0 (one per core) wall | ratio | --threads 1 CPU | --threads 0 CPU |"
 	echo "|---|---|---|---|---|---|---|"
 	for ((i = 1; i <= rounds; i++)); do
 		for c in $threads; do
@@ -109,7 +109,7 @@ if "$bin" gc --help 2>&1 | grep -q -- '--threads'; then
 			run "$c.1" "$bin" ${cmds[$c]} --threads 1
 			w1=$wall c1=$cpu
 			# shellcheck disable=SC2086
-			run "$c.n" "$bin" ${cmds[$c]}
+			run "$c.n" "$bin" ${cmds[$c]} --threads 0
 			printf '| %d | `%s` | %.1f s | %.1f s | %.2f | %.1f s | %.1f s |\n' "$i" "$c" "$w1" "$wall" "$(echo "$wall / $w1" | bc -l)" "$c1" "$cpu"
 		done
 	done

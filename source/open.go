@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -48,15 +47,12 @@ func (s *Stream) start(spec *Spec) error {
 	if spec.Tee != nil {
 		s.in.r = io.TeeReader(s.in.r, spec.Tee)
 	}
-	// Files (and stdin) are decoded on spec.Threads cores, all by default;
-	// a live session stays on one goroutine: its rate is the runtime's, and
-	// a pipeline would only add latency to what live views show.
+	// Files (and stdin) are decoded on spec.Threads goroutines; a live
+	// session stays on one: its rate is the runtime's, and a pipeline
+	// would only add latency to what live views show.
 	var opt nettrace.Options
 	if !s.Live() {
 		opt.Threads = spec.Threads
-		if opt.Threads == 0 {
-			opt.Threads = runtime.GOMAXPROCS(0)
-		}
 	}
 	r, err := nettrace.NewReaderOptions(s.in, opt)
 	if err != nil {

@@ -74,8 +74,8 @@ type Spec struct {
 	// Tee receives every byte of the stream before it is decoded (the
 	// faithful copy `record` writes).
 	Tee io.Writer
-	// Threads decodes a file (or stdin) on this many cores: 0 all of them
-	// (GOMAXPROCS), 1 one goroutine. Live sessions are read on one.
+	// Threads decodes a file (or stdin) on this many goroutines (0 or 1:
+	// one; nettrace.Options.Threads). Live sessions are read on one.
 	Threads int
 
 	// Notice receives one-line notices meant for the user (the duration

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +50,10 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if threads < 0 {
-				return fmt.Errorf("--threads %d: want 0 (all cores) or more", threads)
+				return fmt.Errorf("--threads %d: want 0 (one per core) or more", threads)
+			}
+			if threads == 0 {
+				threads = runtime.GOMAXPROCS(0)
 			}
 			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: threads})
 			if err != nil {
