@@ -44,6 +44,9 @@ func Open(spec Spec) (*Stream, error) {
 
 // start reads the header through the counting (and teeing) reader.
 func (s *Stream) start(spec *Spec) error {
+	if spec.ReadEvery > 0 && s.Live() {
+		s.in.r = &pacedReader{r: s.in.r, every: spec.ReadEvery}
+	}
 	if spec.Tee != nil {
 		s.in.r = io.TeeReader(s.in.r, spec.Tee)
 	}
@@ -172,3 +175,26 @@ type plainError struct {
 
 func (e *plainError) Error() string { return e.msg }
 func (e *plainError) Unwrap() error { return e.err }
+
+// pacedReader waits before a read that follows one that drained its
+// source (returned less than asked), until every has passed since then:
+// a busy stream is read at full speed, a trickle in batches.
+type pacedReader struct {
+	r       io.Reader
+	every   time.Duration
+	drained time.Time // when the last short read returned (zero: none)
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if !p.drained.IsZero() {
+		if wait := p.every - time.Since(p.drained); wait > 0 {
+			time.Sleep(wait)
+		}
+		p.drained = time.Time{}
+	}
+	n, err := p.r.Read(b)
+	if n < len(b) {
+		p.drained = time.Now()
+	}
+	return n, err
+}

@@ -57,6 +57,13 @@ type Spec struct {
 	Providers []ipc.Provider
 	// BufferMB is the runtime-side buffer of the session (0: 256).
 	BufferMB uint32
+	// ReadEvery paces a live session's reads: after a read that drained
+	// the connection, the next waits until ReadEvery has passed, so the
+	// runtime's flushes (about ten a second) arrive in one read instead of
+	// one wake-up each; the session's buffer holds what comes in between.
+	// For daemons watching many processes (clrspy serve: 500 ms); 0 reads
+	// as data comes.
+	ReadEvery time.Duration
 	// NoStackwalk asks for events without stacks (cheaper for the target;
 	// needs CollectTracing3, .NET 6+).
 	NoStackwalk bool
