@@ -28,8 +28,9 @@ COMPAT_TRACES ?= $(abspath ../shared/traces)
 compat:
 	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -timeout 20m ./...
 
-# compat runs every unit test too.
-test: lint compat e2e-runtimes
+# compat runs every unit test too; soak is the 5-minute memory check of
+# every command on an endless stream (issue 17).
+test: lint compat e2e-runtimes soak
 
 WORKLOAD_DIR := testdata/workloads
 WORKLOAD := $(WORKLOAD_DIR)/bin/net10.0/Workload

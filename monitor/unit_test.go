@@ -96,10 +96,26 @@ func TestCPUMappings(t *testing.T) {
 		t.Errorf("without mappings: %q", got)
 	}
 	w.mappings = func() []stacks.Mapping {
-		return []stacks.Mapping{{Start: 0x10000, End: 0x20000, Offset: 0x3000, Path: dll}, {Start: 0x20000, End: 0x30000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6"}}
+		return []stacks.Mapping{{Start: 0x10000, End: 0x20000, Offset: 0x3000, Path: dll}, {Start: 0x20000, End: 0x30000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+			{Start: 0x40000, End: 0x50000, Path: "/memfd:doublemapper (deleted)"}}
 	}
 	got := names(w.profile(1e9, 10, 100).Flame)
 	if strings.Join(got, "|") != "all|[native code]|System.Private.CoreLib.dll+0x4234" {
 		t.Errorf("with mappings: %q", got)
+	}
+	// JIT-compiled code (the runtime's double mapping) stays unknown, so
+	// the stack is named again once its method's event arrives.
+	w.sample([]uint64{0x41234}, false, 1e9)
+	var all []string
+	var walk func(n *FlameNode)
+	walk = func(n *FlameNode) {
+		all = append(all, n.Name)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(w.profile(1e9, 10, 100).Flame)
+	if got := strings.Join(all, "|"); strings.Count(got, "[unknown]") != 1 || strings.Count(got, "[native code]") != 1 {
+		t.Errorf("JIT code in a memfd mapping: flame nodes %q", got)
 	}
 }

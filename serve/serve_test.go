@@ -537,10 +537,34 @@ func TestNamespacedDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	_, name := alias(t, dir)
+	// A copy of the workload's directory under the alias's name, not a
+	// symbolic link: the checkout may be under /tmp, which the namespace
+	// replaces, and a link would point into what it hides.
+	link, name := alias(t, dir)
+	os.Remove(link)
+	bin := filepath.Dir(workload.Exe(t))
+	ents, err := os.ReadDir(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(bin, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := e.Name()
+		if to == filepath.Base(workload.Exe(t)) {
+			to = name
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	d, _ := run(t, Config{Names: []string{name}})
-	// The alias directory (outside /tmp, which the namespace replaces) is
-	// bound onto /mnt inside the namespace only.
+	// The directory is bound onto /mnt inside the namespace only.
 	w := exec.Command("unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
 		"mount --bind \"$0\" /mnt && mount -t tmpfs tmpfs /tmp && exec /mnt/\"$1\" idle seconds=60 gcEveryMs=50 stdin=1", dir, name)
 	p := workload.StartCmd(t, w, nil)

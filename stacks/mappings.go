@@ -22,8 +22,18 @@ func isNative(m *Mapping) bool {
 
 // SetMappings gives the symbol table the target's file mappings, to name
 // addresses no method covers. Overlapping or unsorted input is fine.
+// Shared-memory mappings (/memfd:..., /dev/shm/...) are left out: the
+// runtime's W^X double mapping puts JIT-compiled code there, which is
+// managed code whose method event may simply not have arrived yet, not
+// native code.
 func (s *Symbols) SetMappings(ms []Mapping) {
-	s.maps = append(s.maps[:0], ms...)
+	s.maps = s.maps[:0]
+	for _, m := range ms {
+		if strings.HasPrefix(m.Path, "/memfd:") || strings.HasPrefix(m.Path, "/dev/shm/") {
+			continue
+		}
+		s.maps = append(s.maps, m)
+	}
 	sort.Slice(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
 }
 

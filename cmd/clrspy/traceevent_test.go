@@ -258,6 +258,7 @@ func TestGCEqualsTraceEvent(t *testing.T) {
 		"cpu.nettrace":        {},
 		"recursion.nettrace":  {},
 		"contention.nettrace": {},
+		"composite.nettrace":  {rows: 175, complete: 175},
 		// The cut falls in the block at offset 25,648: clrspy delivers 464
 		// events (25 GCs started, 24 complete), TraceEvent 149: GCs 1–8,
 		// background GC 7 without its end.
