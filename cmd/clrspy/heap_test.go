@@ -65,6 +65,9 @@ func TestHeapBadInput(t *testing.T) {
 		{[]string{"heap", "--format", "svg", "x"}, `unknown --format "svg"`},
 		{[]string{"heap", "--json", "--format", "pprof", "x"}, "contradict"},
 		{[]string{"heap", "--top", "-1", "x"}, "--top must be 0 or more"},
+		// --threads is shared by every command that reads files.
+		{[]string{"heap", "--threads", "-1", "x"}, "--threads -1: want 0 (one per core) or more"},
+		{[]string{"stat", "--threads", "-2", "x"}, "--threads -2: want 0 (one per core) or more"},
 	} {
 		_, err := runCLI(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -49,13 +48,11 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			return fmt.Errorf("one trace file at a time (got %d arguments)", len(args))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if threads < 0 {
-				return fmt.Errorf("--threads %d: want 0 (one per core) or more", threads)
+			n, err := readerThreads(threads)
+			if err != nil {
+				return err
 			}
-			if threads == 0 {
-				threads = runtime.GOMAXPROCS(0)
-			}
-			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: threads})
+			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: n})
 			if err != nil {
 				return err
 			}

@@ -47,6 +47,17 @@ func addThreadsFlag(cmd *cobra.Command, n *int) {
 	cmd.Flags().IntVar(n, "threads", 1, "decode a trace file on this many goroutines (0: one per core); live sessions are read on one")
 }
 
+// readerThreads is the decoder count a --threads value asks for.
+func readerThreads(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("--threads %d: want 0 (one per core) or more", n)
+	case n == 0:
+		return runtime.GOMAXPROCS(0), nil
+	}
+	return n, nil
+}
+
 // live reports whether the flags and arguments name a live target.
 func (t *targetFlags) live(cmd *cobra.Command) bool {
 	return cmd.ArgsLenAtDash() >= 0 || t.pid != 0 || t.name != ""
@@ -55,12 +66,9 @@ func (t *targetFlags) live(cmd *cobra.Command) bool {
 // spec turns flags and arguments (a file, "-", or a command after "--")
 // into a source.Spec.
 func (t *targetFlags) spec(cmd *cobra.Command, args []string, providers []ipc.Provider) (source.Spec, error) {
-	if t.threads < 0 {
-		return source.Spec{}, fmt.Errorf("--threads %d: want 0 (one per core) or more", t.threads)
-	}
-	threads := t.threads
-	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads, err := readerThreads(t.threads)
+	if err != nil {
+		return source.Spec{}, err
 	}
 	s := source.Spec{Pid: t.pid, Name: t.name, Duration: t.duration, BufferMB: t.bufferMB, Providers: providers, Threads: threads,
 		Stdin: os.Stdin, ProgramStdinIsTerminal: isTerminal(os.Stdin), Notice: notice}
