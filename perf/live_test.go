@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"golang.org/x/sys/unix"
 
 	"github.com/clrspy/clrspy/internal/workload"
@@ -215,8 +216,8 @@ func TestMixedModeStacks(t *testing.T) {
 	if err := report.WritePprof(&buf, prof); err != nil {
 		t.Fatal(err)
 	}
-	if pp := report.PprofProfile(prof); pp.SampleType[1].Type != "cpu" || pp.PeriodType.Type != "cpu" {
-		t.Errorf("pprof sample types %v %v", pp.SampleType[1], pp.PeriodType)
+	if pp, err := profile.Parse(&buf); err != nil || pp.SampleType[1].Type != "cpu" || pp.PeriodType.Type != "cpu" {
+		t.Errorf("pprof: %v; sample types %v", err, pp)
 	}
 }
 
@@ -324,7 +325,14 @@ func TestGCLabels(t *testing.T) {
 		}
 	}
 	// pprof carries the labels.
-	pp := report.PprofProfile(prof)
+	var buf bytes.Buffer
+	if err := report.WritePprof(&buf, prof); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	found := false
 	for _, s := range pp.Sample {
 		if len(s.NumLabel["gc"]) == 1 && s.NumLabel["gc"][0] == gcs[1].Index && len(s.Label["gc_phase"]) == 1 {

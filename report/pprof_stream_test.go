@@ -12,7 +12,7 @@ import (
 )
 
 // TestWritePprofEqualsModel: the streamed encoder writes the profile that
-// github.com/google/pprof's own model of it (PprofProfile) writes: both
+// github.com/google/pprof's own model of it (pprofModel) writes: both
 // parsed back by pprof print the same, sample for sample, on every
 // complete fixture (with and without samples, with notes).
 func TestWritePprofEqualsModel(t *testing.T) {
@@ -26,7 +26,7 @@ func TestWritePprofEqualsModel(t *testing.T) {
 		if err := WritePprof(&got, p); err != nil {
 			t.Fatal(err)
 		}
-		if err := PprofProfile(p).Write(&want); err != nil {
+		if err := pprofModel(p).Write(&want); err != nil {
 			t.Fatal(err)
 		}
 		gp, err := profile.Parse(&got)

@@ -8,13 +8,14 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// PprofProfile converts a stack profile to github.com/google/pprof's
-// model (for callers that edit or merge it; WritePprof writes the same
-// profile without holding it): sample types
+// pprofModel converts a stack profile to github.com/google/pprof's model,
+// the library's own way of building a profile: the oracle WritePprof's
+// streamed encoding is tested against (TestWritePprofEqualsModel). Sample
+// types
 // samples/count and wall/nanoseconds, one function and location per
 // frame (the module as the function's file name), and thread and sample
 // kind as labels.
-func PprofProfile(p *stacks.Profile) *profile.Profile {
+func pprofModel(p *stacks.Profile) *profile.Profile {
 	value := "wall"
 	if p.CPUTime {
 		value = "cpu"
