@@ -47,40 +47,42 @@ func (c *Cursor) Rest() int { return len(c.b) - c.p }
 // Pos is the number of bytes read.
 func (c *Cursor) Pos() int { return c.p }
 
-func (c *Cursor) U8() uint8 {
-	if !c.Need(1) {
-		return 0
+// take returns the next n bytes, or nil (and the cursor fails) when
+// fewer are left.
+func (c *Cursor) take(n int) []byte {
+	if !c.Need(n) {
+		return nil
 	}
-	v := c.b[c.p]
-	c.p++
-	return v
+	c.p += n
+	return c.b[c.p-n : c.p]
+}
+
+func (c *Cursor) U8() uint8 {
+	if b := c.take(1); b != nil {
+		return b[0]
+	}
+	return 0
 }
 
 func (c *Cursor) U16() uint16 {
-	if !c.Need(2) {
-		return 0
+	if b := c.take(2); b != nil {
+		return le16(b)
 	}
-	v := le16(c.b[c.p:])
-	c.p += 2
-	return v
+	return 0
 }
 
 func (c *Cursor) U32() uint32 {
-	if !c.Need(4) {
-		return 0
+	if b := c.take(4); b != nil {
+		return le32(b)
 	}
-	v := le32(c.b[c.p:])
-	c.p += 4
-	return v
+	return 0
 }
 
 func (c *Cursor) U64() uint64 {
-	if !c.Need(8) {
-		return 0
+	if b := c.take(8); b != nil {
+		return le64(b)
 	}
-	v := le64(c.b[c.p:])
-	c.p += 8
-	return v
+	return 0
 }
 
 // Ptr reads a pointer of size bytes (4, else 8).
@@ -95,22 +97,12 @@ func (c *Cursor) F64() float64 { return math.Float64frombits(c.U64()) }
 
 func (c *Cursor) GUID() GUID {
 	var g GUID
-	if c.Need(16) {
-		copy(g[:], c.b[c.p:])
-		c.p += 16
-	}
+	copy(g[:], c.take(16))
 	return g
 }
 
 // Bytes returns the next n bytes (not a copy).
-func (c *Cursor) Bytes(n int) []byte {
-	if !c.Need(n) {
-		return nil
-	}
-	v := c.b[c.p : c.p+n]
-	c.p += n
-	return v
-}
+func (c *Cursor) Bytes(n int) []byte { return c.take(n) }
 
 // Uvarint reads an unsigned LEB128 value.
 func (c *Cursor) Uvarint() uint64 {
