@@ -62,7 +62,7 @@ type cpuStack struct {
 	first    int64 // ns: symbols are resolved as of this time
 	lastSec  int64
 	resolved []int32 // frame ids, root last (nil: not yet)
-	methods  int     // symbol table size when resolved
+	symVer   int     // symVersion when resolved
 	unknown  bool    // some frame did not resolve
 }
 
@@ -223,11 +223,15 @@ func (t *frameTable) id(f stacks.Frame) int32 {
 	return i
 }
 
+// symVersion changes whenever a frame unknown so far may now resolve: the
+// symbol table grew or the mappings were read again.
+func (w *cpuWindow) symVersion() int { return w.sym.Len() + w.mapGen }
+
 // resolve names stack id's frames (leaf first), once, again while some
-// frame is unknown and the symbol table has grown.
+// frame is unknown and symVersion has changed.
 func (w *cpuWindow) resolve(id int32) []int32 {
 	st := &w.stks[id]
-	if st.resolved != nil && !(st.unknown && w.sym.Len()+w.mapGen != st.methods) {
+	if st.resolved != nil && !(st.unknown && w.symVersion() != st.symVer) {
 		return st.resolved
 	}
 	frames, _ := w.sym.Stack(st.ips, st.first)
@@ -242,7 +246,7 @@ func (w *cpuWindow) resolve(id int32) []int32 {
 		}
 		out = append(out, w.frames.id(f))
 	}
-	st.resolved, st.methods = out, w.sym.Len()+w.mapGen
+	st.resolved, st.symVer = out, w.symVersion()
 	return out
 }
 
