@@ -39,13 +39,15 @@ type Analyzer struct {
 	open    map[uint64]*pending // by waiting OS thread id
 	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
 	threads map[uint64]*threadAcc
-	samples map[sampleKey]*Sample
+	// samples holds the sums inline: no pointers for the collector to
+	// walk, no object per triple (a quarter of a million here is common).
+	samples map[sampleKey]sampleSum
 
 	lockObject map[uint64]uint64            // lock id → object, from LockCreated / Start v2
 	lockType   map[uint64]objectInfo        // lock id → the object's type, once known
 	typeNames  map[uint64]string            // type id → name
-	objects    *fifoMap[uint64, objectInfo] // object address → its last sampled allocation (the most recent maxObjects)
-	allocNames map[string]string            // allocation events' type names, interned
+	objects    *fifoMap[uint64, uint64] // object address → the type id of its last sampled allocation (the most recent maxObjects)
+	allocNames map[uint64]string        // type id → the name allocation events gave it
 
 	threadObj *fifoMap[uint64, clrevents.Thread] // Thread* → thread
 	managed   *fifoMap[uint32, uint32]           // managed thread id → OS thread id
@@ -81,10 +83,12 @@ type pending struct {
 	hasV2  bool
 }
 
+type sampleSum struct{ contentions, delayNs int64 }
+
 type sampleKey struct {
-	stack  int
 	lock   uint64
 	thread uint64
+	stack  int32
 }
 
 // Sample is one aggregated contention sample: waits with the same stack,
@@ -145,12 +149,12 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		open:       make(map[uint64]*pending),
 		locks:      make(map[uint64]*lockAcc),
 		threads:    make(map[uint64]*threadAcc),
-		samples:    make(map[sampleKey]*Sample),
+		samples:    make(map[sampleKey]sampleSum),
 		lockObject: make(map[uint64]uint64),
 		lockType:   make(map[uint64]objectInfo),
 		typeNames:  make(map[uint64]string),
-		objects:    newFIFOMap[uint64, objectInfo](maxObjects),
-		allocNames: make(map[string]string),
+		objects:    newFIFOMap[uint64, uint64](maxObjects),
+		allocNames: make(map[uint64]string),
 		threadObj:  newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
 		managed:    newFIFOMap[uint32, uint32](maxThreadFacts),
 		osManaged:  newFIFOMap[uint64, uint32](maxThreadFacts),
@@ -216,19 +220,19 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 				}
 			}
 		case clrevents.IDGCAllocationTick:
-			e, err := clrevents.DecodeAllocationTick(ev.Payload, m.Version, a.ptrSize)
+			e, name, err := clrevents.DecodeAllocationTickRaw(ev.Payload, m.Version, a.ptrSize)
 			if a.check(err) && e.HasType && e.HasAddress {
-				a.allocated(e.Address, e.TypeID, e.TypeName)
+				a.allocated(e.Address, e.TypeID, name)
 			}
 		case clrevents.IDAllocationSampled:
-			e, err := clrevents.DecodeAllocationSampled(ev.Payload, m.Version, a.ptrSize)
+			e, name, err := clrevents.DecodeAllocationSampledRaw(ev.Payload, m.Version, a.ptrSize)
 			if a.check(err) {
-				a.allocated(e.Address, e.TypeID, e.TypeName)
+				a.allocated(e.Address, e.TypeID, name)
 			}
 		case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
 			e, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, a.ptrSize)
 			if a.check(err) {
-				a.allocated(e.Address, e.TypeID, "")
+				a.allocated(e.Address, e.TypeID, nil)
 			}
 		}
 	case nettrace.Rundown:
@@ -325,8 +329,8 @@ func (a *Analyzer) setObject(lock, obj uint64) {
 	if _, ok := a.lockType[lock]; ok {
 		return
 	}
-	if o, ok := a.objects.get(obj); ok {
-		a.lockType[lock] = o
+	if t, ok := a.objects.get(obj); ok {
+		a.lockType[lock] = objectInfo{typeID: t, name: a.allocNames[t]}
 	}
 }
 
@@ -338,17 +342,17 @@ type objectInfo struct {
 }
 
 // allocated records an object allocation event; the latest allocation at
-// an address replaces older ones (the earlier object died or moved).
-func (a *Analyzer) allocated(addr, typeID uint64, name string) {
-	if name != "" {
-		// One copy per type, not one per allocation held.
-		if n, ok := a.allocNames[name]; ok {
-			name = n
-		} else if len(a.allocNames) < maxObjects {
-			a.allocNames[name] = name
+// an address replaces older ones (the earlier object died or moved). name
+// is the event's UTF-16 type name (nil when it has none): a type id names
+// one type, so the name is decoded once per type, not per event, and
+// objects hold only the type id.
+func (a *Analyzer) allocated(addr, typeID uint64, name []byte) {
+	if len(name) > 2 && len(a.allocNames) < maxObjects {
+		if _, ok := a.allocNames[typeID]; !ok {
+			a.allocNames[typeID], _, _ = nettrace.DecodeUTF16Z(name)
 		}
 	}
-	a.objects.set(addr, objectInfo{typeID: typeID, name: name})
+	a.objects.set(addr, typeID)
 }
 
 func (a *Analyzer) lock(id uint64) *lockAcc {
@@ -388,20 +392,17 @@ func (a *Analyzer) record(tid uint64, p *pending, d int64) {
 	if d > t.maxNs {
 		t.maxNs = d
 	}
-	k := sampleKey{p.stack, p.lock, tid}
-	s := a.samples[k]
-	if s == nil && len(a.samples) >= maxSamples {
+	k := sampleKey{lock: p.lock, thread: tid, stack: int32(p.stack)}
+	s, ok := a.samples[k]
+	if !ok && len(a.samples) >= maxSamples {
 		// Past the bound the stack and lock stay exact, the thread folds.
 		a.foldedTriples++
 		k.thread = FoldedThreadID
 		s = a.samples[k]
 	}
-	if s == nil {
-		s = &Sample{Stack: p.stack, LockID: p.lock, Thread: tid}
-		a.samples[k] = s
-	}
-	s.Contentions++
-	s.DelayNs += d
+	s.contentions++
+	s.delayNs += d
+	a.samples[k] = s
 }
 
 func addAgg[K comparable](m map[K]*agg, k K, d int64) {

@@ -1,7 +1,9 @@
 package locks
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -294,32 +296,38 @@ func (a *Analyzer) Result() *Result {
 		return x.OSThreadID < y.OSThreadID
 	})
 
-	mergedSamples := map[sampleKey]*Sample{}
-	for k, smp := range a.samples {
-		k.stack = canon[k.stack]
-		m := mergedSamples[k]
-		if m == nil {
-			m = &Sample{Stack: k.stack, LockID: k.lock, Thread: k.thread}
-			mergedSamples[k] = m
+	// Samples whose stacks are the same once named merge: sorted by
+	// (stack, lock, thread), equal neighbours add up (no second map).
+	r.Samples = make([]Sample, 0, len(a.samples))
+	for k, v := range a.samples {
+		r.Samples = append(r.Samples, Sample{Stack: canon[k.stack], LockID: k.lock, Thread: k.thread,
+			Contentions: v.contentions, DelayNs: v.delayNs})
+	}
+	byKey := func(x, y *Sample) int {
+		if c := cmp.Compare(x.Stack, y.Stack); c != 0 {
+			return c
 		}
-		m.Contentions += smp.Contentions
-		m.DelayNs += smp.DelayNs
+		if c := cmp.Compare(x.LockID, y.LockID); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Thread, y.Thread)
 	}
-	for _, smp := range mergedSamples {
-		r.Samples = append(r.Samples, *smp)
+	slices.SortFunc(r.Samples, func(x, y Sample) int { return byKey(&x, &y) })
+	out := r.Samples[:0]
+	for i := range r.Samples {
+		if n := len(out); n > 0 && byKey(&out[n-1], &r.Samples[i]) == 0 {
+			out[n-1].Contentions += r.Samples[i].Contentions
+			out[n-1].DelayNs += r.Samples[i].DelayNs
+			continue
+		}
+		out = append(out, r.Samples[i])
 	}
-	sort.Slice(r.Samples, func(i, j int) bool {
-		x, y := &r.Samples[i], &r.Samples[j]
+	r.Samples = out
+	slices.SortFunc(r.Samples, func(x, y Sample) int {
 		if x.DelayNs != y.DelayNs {
-			return x.DelayNs > y.DelayNs
+			return cmp.Compare(y.DelayNs, x.DelayNs)
 		}
-		if x.Stack != y.Stack {
-			return x.Stack < y.Stack
-		}
-		if x.LockID != y.LockID {
-			return x.LockID < y.LockID
-		}
-		return x.Thread < y.Thread
+		return byKey(&x, &y)
 	})
 
 	switch len(kinds) {
@@ -420,8 +428,8 @@ func (a *Analyzer) lockTypeName(lock, obj uint64) string {
 	if obj == 0 {
 		return ""
 	}
-	if o, ok := a.objects.get(obj); ok {
-		return a.typeName(o)
+	if t, ok := a.objects.get(obj); ok {
+		return a.typeName(objectInfo{typeID: t, name: a.allocNames[t]})
 	}
 	return ""
 }

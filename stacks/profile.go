@@ -1,10 +1,10 @@
 package stacks
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -165,13 +165,16 @@ type rawStack struct {
 	epoch uint32
 }
 
-// acc accumulates the samples of one (thread, raw stack, type).
+// acc is the sum of the samples of one (thread, raw stack, type), the three
+// packed into key by accKey.
 type acc struct {
-	thread       int32
-	raw          int32
-	typ          clrevents.SampleType
+	key          uint64
 	count, nanos int64
 }
+
+func (a *acc) thread() int32              { return int32(a.key >> 36) }
+func (a *acc) raw() int32                 { return int32(uint32(a.key >> 4)) }
+func (a *acc) typ() clrevents.SampleType { return clrevents.SampleType(a.key & 15) }
 
 // accKey packs (thread, raw stack, type) into one word: a map keyed by it
 // hashes 8 bytes, not a struct, once per sample.
@@ -204,8 +207,7 @@ type Builder struct {
 	// names the same IPs until the reader's stack cache resets, so the
 	// content check is a compare, not a hash.
 	byStackID map[uint32]int32
-	accs      []acc
-	accIdx    map[uint64]int32
+	accs      accTable
 	threads   []Thread
 	tstate    map[uint64]*threadState
 	folded    *threadState // the thread that stands for threads past MaxThreads
@@ -237,7 +239,6 @@ func New(hdr *nettrace.Header, opts Options) *Builder {
 		sym:       opts.Symbols,
 		rawIdx:    make(map[rawKey]int32),
 		byStackID: make(map[uint32]int32),
-		accIdx:    make(map[uint64]int32),
 		tstate:    make(map[uint64]*threadState),
 		first:     math.MaxInt64, last: math.MinInt64,
 		curTick: math.MinInt64, prevTick: math.MinInt64, lastSample: math.MinInt64,
@@ -385,16 +386,7 @@ func (b *Builder) raw(ips []uint64, stackID uint32, ts int64) int32 {
 }
 
 func (b *Builder) add(t *threadState, raw int32, typ clrevents.SampleType, count, nanos int64) {
-	k := accKey(t.idx, raw, typ)
-	i, ok := b.accIdx[k]
-	if !ok {
-		i = int32(len(b.accs))
-		b.accs = append(b.accs, acc{thread: t.idx, raw: raw, typ: typ})
-		b.accIdx[k] = i
-	}
-	a := &b.accs[i]
-	a.count += count
-	a.nanos += nanos
+	b.accs.add(accKey(t.idx, raw, typ), count, nanos)
 }
 
 func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
@@ -524,29 +516,21 @@ func (b *Builder) Result() *Profile {
 		withNative[rid] = out
 		return out
 	}
-	// Deterministic output whatever the map order: accumulators are in
-	// first-seen order; sort by thread, raw stack, type.
-	order := make([]int32, len(b.accs))
-	for i := range order {
-		order[i] = int32(i)
+	// Deterministic output: accumulators sorted by thread, raw stack, type.
+	// Accumulators of raw stacks that resolve to the same frames merge;
+	// when no two raw stacks do, keys stay distinct and need no map.
+	accs := b.accs.sorted()
+	var merged map[uint64]int
+	if len(stacksByRid) < len(resolved) {
+		merged = make(map[uint64]int, len(accs))
 	}
-	sort.Slice(order, func(i, j int) bool {
-		a, c := &b.accs[order[i]], &b.accs[order[j]]
-		if a.thread != c.thread {
-			return a.thread < c.thread
-		}
-		if a.raw != c.raw {
-			return a.raw < c.raw
-		}
-		return a.typ < c.typ
-	})
-	merged := make(map[uint64]int, len(b.accs))
-	for _, ai := range order {
-		a := &b.accs[ai]
-		rid := rids[a.raw]
+	p.Samples = make([]Sample, 0, len(accs))
+	for i := range accs {
+		a := &accs[i]
+		rid := rids[a.raw()]
 		var typ clrevents.SampleType
 		if b.dd == nil {
-			typ = a.typ
+			typ = a.typ()
 			if typ == clrevents.SampleExternal {
 				rid = nativeOf(rid)
 			}
@@ -555,29 +539,30 @@ func (b *Builder) Result() *Profile {
 					p.Unresolved += a.count
 				}
 			}
-			if trunc[a.raw] {
+			if trunc[a.raw()] {
 				p.Truncated += a.count
 			}
 		}
-		k := accKey(a.thread, rid, typ)
-		if i, ok := merged[k]; ok {
-			p.Samples[i].Count += a.count
-			p.Samples[i].Nanos += a.nanos
-			continue
+		if merged != nil {
+			k := accKey(a.thread(), rid, typ)
+			if i, ok := merged[k]; ok {
+				p.Samples[i].Count += a.count
+				p.Samples[i].Nanos += a.nanos
+				continue
+			}
+			merged[k] = len(p.Samples)
 		}
-		merged[k] = len(p.Samples)
-		p.Samples = append(p.Samples, Sample{Thread: int(a.thread), Stack: stacksByRid[rid], Type: typ, Count: a.count, Nanos: a.nanos})
+		p.Samples = append(p.Samples, Sample{Thread: int(a.thread()), Stack: stacksByRid[rid], Type: typ, Count: a.count, Nanos: a.nanos})
 	}
 	b.resolved, b.nativeFrame = resolved, nf
-	sort.SliceStable(p.Samples, func(i, j int) bool {
-		a, c := &p.Samples[i], &p.Samples[j]
+	slices.SortStableFunc(p.Samples, func(a, c Sample) int {
 		if a.Thread != c.Thread {
-			return a.Thread < c.Thread
+			return cmp.Compare(a.Thread, c.Thread)
 		}
 		if a.Nanos != c.Nanos {
-			return a.Nanos > c.Nanos
+			return cmp.Compare(c.Nanos, a.Nanos)
 		}
-		return a.Count > c.Count
+		return cmp.Compare(c.Count, a.Count)
 	})
 	return p
 }

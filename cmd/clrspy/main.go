@@ -8,7 +8,9 @@ import (
 
 func main() {
 	root := newRootCmd()
+	stop := startDevProfile()
 	err := root.Execute()
+	stop()
 	if err == nil {
 		return
 	}

@@ -1,0 +1,87 @@
+package stacks
+
+import (
+	"cmp"
+	"slices"
+)
+
+// accTable holds the profile's accumulators, one per distinct (thread, raw
+// stack, type), keyed by accKey. It is an open-addressing table with the
+// key and both sums in one 24-byte slot: adding a sample touches one cache
+// line, where a Go map to an index into a slice of accumulators touched two
+// or three, and that was the profile's hottest line on traces with many
+// distinct stacks (1.2 s of 6.4 s on a 128 MiB generated trace).
+type accTable struct {
+	slots []accSlot
+	n     int
+	shift uint8 // 64 - log2(len(slots))
+}
+
+// accSlot is one accumulator; key is accKey+1, so 0 marks an empty slot.
+type accSlot struct {
+	key          uint64
+	count, nanos int64
+}
+
+const accMinSlots = 1 << 10
+
+func (t *accTable) add(k uint64, count, nanos int64) {
+	if t.n >= len(t.slots)*3/4 {
+		t.grow()
+	}
+	k++
+	mask := uint64(len(t.slots) - 1)
+	// Fibonacci hashing: keys differ in their middle bits (the raw stack).
+	for i := (k * 0x9e3779b97f4a7c15) >> t.shift; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.key == k {
+			s.count += count
+			s.nanos += nanos
+			return
+		}
+		if s.key == 0 {
+			*s = accSlot{key: k, count: count, nanos: nanos}
+			t.n++
+			return
+		}
+	}
+}
+
+func (t *accTable) grow() {
+	old := t.slots
+	size := max(2*len(old), accMinSlots)
+	t.slots = make([]accSlot, size)
+	t.shift = uint8(64 - log2(size))
+	t.n = 0
+	for _, s := range old {
+		if s.key != 0 {
+			t.add(s.key-1, s.count, s.nanos)
+		}
+	}
+}
+
+func log2(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}
+
+// len is the number of accumulators.
+func (t *accTable) len() int { return t.n }
+
+// sorted returns the accumulators ordered by key: by thread, raw stack,
+// then type (the order accKey packs them in).
+func (t *accTable) sorted() []acc {
+	out := make([]acc, 0, t.n)
+	for _, s := range t.slots {
+		if s.key != 0 {
+			k := s.key - 1
+			out = append(out, acc{key: k, count: s.count, nanos: s.nanos})
+		}
+	}
+	slices.SortFunc(out, func(a, b acc) int { return cmp.Compare(a.key, b.key) })
+	return out
+}
