@@ -43,9 +43,9 @@ type Analyzer struct {
 	// walk, no object per triple (a quarter of a million here is common).
 	samples map[sampleKey]sampleSum
 
-	lockObject map[uint64]uint64            // lock id → object, from LockCreated / Start v2
-	lockType   map[uint64]objectInfo        // lock id → the object's type, once known
-	typeNames  map[uint64]string            // type id → name
+	lockObject map[uint64]uint64        // lock id → object, from LockCreated / Start v2
+	lockType   map[uint64]objectInfo    // lock id → the object's type, once known
+	typeNames  map[uint64]string        // type id → name
 	objects    *fifoMap[uint64, uint64] // object address → the type id of its last sampled allocation (the most recent maxObjects)
 	allocNames map[uint64]string        // type id → the name allocation events gave it
 

@@ -172,8 +172,8 @@ type acc struct {
 	count, nanos int64
 }
 
-func (a *acc) thread() int32              { return int32(a.key >> 36) }
-func (a *acc) raw() int32                 { return int32(uint32(a.key >> 4)) }
+func (a *acc) thread() int32             { return int32(a.key >> 36) }
+func (a *acc) raw() int32                { return int32(uint32(a.key >> 4)) }
 func (a *acc) typ() clrevents.SampleType { return clrevents.SampleType(a.key & 15) }
 
 // accKey packs (thread, raw stack, type) into one word: a map keyed by it
