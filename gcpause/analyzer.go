@@ -25,6 +25,11 @@ type Options struct {
 	KeepGCs int
 	// KeepSuspensions bounds the individually kept suspensions the same way.
 	KeepSuspensions int
+	// OnRetire, with KeepGCs, is handed the GC records that leave the kept
+	// ones, oldest first, once they are final: a writer spools them so
+	// that a file's every row is written while memory stays bounded.
+	// Result's GCs then continue where the retired ones end.
+	OnRetire func(*GC)
 }
 
 // Analyzer is the state machine. Create it with New, call Event for every
@@ -446,9 +451,25 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	a.last = g
 	a.gcs = append(a.gcs, g)
 	if k := a.opts.KeepGCs; k > 0 && len(a.gcs) > 2*k {
-		// Keep open GCs reachable through last/currentBGC; drop old rows.
-		a.gcs = append(a.gcs[:0], a.gcs[len(a.gcs)-k:]...)
+		if a.opts.OnRetire == nil {
+			// Keep open GCs reachable through last/currentBGC; drop old rows.
+			a.gcs = append(a.gcs[:0], a.gcs[len(a.gcs)-k:]...)
+		} else if n := a.retire(len(a.gcs) - k); n > 0 {
+			a.gcs = append(a.gcs[:0], a.gcs[n:]...)
+		}
 	}
+}
+
+// retire hands up to n of the oldest kept records to OnRetire, stopping at
+// the first that is not final (a background GC still running: the rows
+// after it wait, so they go out in start order), and returns how many went.
+func (a *Analyzer) retire(n int) int {
+	i := 0
+	for i < n && a.gcs[i].done() {
+		a.opts.OnRetire(a.gcs[i])
+		i++
+	}
+	return i
 }
 
 // gcSuspension picks the open suspension a starting GC belongs to: a GC

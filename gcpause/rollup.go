@@ -195,7 +195,7 @@ func (a *Analyzer) Result() *Result {
 		DecodeErrors:      a.decodeErrors,
 		ByType:            make(map[clrevents.GCType]int),
 	}
-	if k := a.opts.KeepGCs; k > 0 && len(res.GCs) > k {
+	if k := a.opts.KeepGCs; k > 0 && len(res.GCs) > k && a.opts.OnRetire == nil {
 		res.GCs = res.GCs[len(res.GCs)-k:]
 	}
 	if k := a.opts.KeepSuspensions; k > 0 && len(res.Suspensions) > k {

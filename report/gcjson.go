@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -241,9 +243,59 @@ func gcRow(g *gcpause.GC) GCRow {
 
 // WriteGCJSON writes the document, indented.
 func WriteGCJSON(w io.Writer, in Input, res *gcpause.Result) error {
-	enc := json.NewEncoder(w)
+	return WriteGCJSONSpooled(w, in, res, nil)
+}
+
+// WriteGCJSONSpooled writes the document of a bounded analysis: the rows
+// sp holds (the GCs the analyzer retired) come first, then res.GCs. The
+// bytes are those WriteGCJSON would write for the whole list.
+func WriteGCJSONSpooled(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool) error {
+	d := NewGCDocument(in, res)
+	if sp.Len() == 0 {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	// The document without rows, split where they go; each row indented
+	// as the encoder indents an element of "gcs".
+	rows := d.GCs
+	d.GCs = []GCRow{}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(NewGCDocument(in, res))
+	if err := enc.Encode(d); err != nil {
+		return err
+	}
+	const empty = `"gcs": []`
+	i := bytes.Index(buf.Bytes(), []byte(empty))
+	if i < 0 {
+		return fmt.Errorf("report: no %s in the GC document", empty)
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(buf.Bytes()[:i])
+	bw.WriteString(`"gcs": [`)
+	n := 0
+	elem := func(b []byte) {
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+		n++
+	}
+	if err := sp.each(elem); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		b, err := json.MarshalIndent(r, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		elem(b)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(buf.Bytes()[i+len(empty):])
+	return bw.Flush()
 }
 
 // gcCSVHeader is PerfView's GCStats CSV column set (ToCsv).
@@ -260,52 +312,37 @@ var gcCSVHeader = []string{"Num", "PauseStart", "Reason", "Gen", "PauseMSec", "T
 // GCEnd) as a share of the time since the previous GC's pause ended — clrspy
 // has no CPU data, so this replaces PerfView's CPU-based figure.
 func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
+	return WriteGCCSVSpooled(w, res, nil)
+}
+
+// WriteGCCSVSpooled is WriteGCCSV for a bounded analysis: sp's rows (the
+// GCs the analyzer retired), then those of res.GCs.
+func WriteGCCSVSpooled(w io.Writer, res *gcpause.Result, sp *GCSpool) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(gcCSVHeader); err != nil {
 		return err
 	}
-	f := func(v float64) string {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return ""
+	cw.Flush()
+	var werr error
+	if err := sp.each(func(b []byte) {
+		if werr == nil {
+			_, werr = w.Write(b)
 		}
-		return strconv.FormatFloat(v, 'f', 3, 64)
+	}); err != nil {
+		return err
 	}
-	var prevEnd int64
+	if werr != nil {
+		return fmt.Errorf("writing CSV: %w", werr)
+	}
+	var rows csvRows
+	if sp != nil {
+		rows = sp.rows
+	}
 	for _, g := range res.GCs {
-		if !g.Complete {
-			continue
-		}
-		since := g.PauseStartNanos - prevEnd
-		prevEnd = g.PauseEndNanos
-		timeInGC, rate := -1.0, -1.0
-		if since > 0 && g.DurationNanos >= 0 {
-			timeInGC = float64(g.DurationNanos) * 100 / float64(since+g.PauseNanos)
-		}
-		if since > 0 && g.Gen0AllocMB() >= 0 {
-			rate = g.Gen0AllocMB() * 1e9 / float64(since)
-		}
-		ratio := -1.0
-		if p, a := g.HeapSizePeakMB(), g.HeapSizeAfterMB(); p >= 0 && a > 0 {
-			ratio = p / a
-		}
-		fin, pinned := "", ""
-		if g.HasHeapStats {
-			fin = f(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
-			pinned = strconv.FormatUint(uint64(g.HeapStats.PinnedObjectCount), 10)
-		}
-		row := []string{strconv.FormatUint(uint64(g.Number), 10), f(ms(g.PauseStartNanos)), g.Reason.String(),
-			g.GenerationName(), f(ms(g.PauseNanos)), f(timeInGC), f(g.Gen0AllocMB()), f(rate),
-			f(g.HeapSizePeakMB()), f(g.HeapSizeAfterMB()), f(ratio), f(g.PromotedMB())}
-		for gen := 0; gen < 4; gen++ {
-			row = append(row, f(g.GenSizeAfterMB(gen)), f(g.SurvivalPercent(gen)), f(g.FragmentationPercent(gen)))
-		}
-		rt := -1.0
-		if g.PauseRuntimeNanos >= 0 {
-			rt = ms(g.PauseRuntimeNanos)
-		}
-		row = append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)), f(rt), strconv.FormatBool(g.StartSeen))
-		if err := cw.Write(row); err != nil {
-			return err
+		if row := rows.row(g); row != nil {
+			if err := cw.Write(row); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()
@@ -313,4 +350,50 @@ func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
 	return nil
+}
+
+// csvRows makes the CSV rows of GCs in start order; the time since the
+// previous complete GC's pause carries from row to row.
+type csvRows struct{ prevEnd int64 }
+
+// row is g's CSV row, nil for an incomplete GC (not listed).
+func (c *csvRows) row(g *gcpause.GC) []string {
+	if !g.Complete {
+		return nil
+	}
+	f := func(v float64) string {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	since := g.PauseStartNanos - c.prevEnd
+	c.prevEnd = g.PauseEndNanos
+	timeInGC, rate := -1.0, -1.0
+	if since > 0 && g.DurationNanos >= 0 {
+		timeInGC = float64(g.DurationNanos) * 100 / float64(since+g.PauseNanos)
+	}
+	if since > 0 && g.Gen0AllocMB() >= 0 {
+		rate = g.Gen0AllocMB() * 1e9 / float64(since)
+	}
+	ratio := -1.0
+	if p, a := g.HeapSizePeakMB(), g.HeapSizeAfterMB(); p >= 0 && a > 0 {
+		ratio = p / a
+	}
+	fin, pinned := "", ""
+	if g.HasHeapStats {
+		fin = f(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
+		pinned = strconv.FormatUint(uint64(g.HeapStats.PinnedObjectCount), 10)
+	}
+	row := []string{strconv.FormatUint(uint64(g.Number), 10), f(ms(g.PauseStartNanos)), g.Reason.String(),
+		g.GenerationName(), f(ms(g.PauseNanos)), f(timeInGC), f(g.Gen0AllocMB()), f(rate),
+		f(g.HeapSizePeakMB()), f(g.HeapSizeAfterMB()), f(ratio), f(g.PromotedMB())}
+	for gen := 0; gen < 4; gen++ {
+		row = append(row, f(g.GenSizeAfterMB(gen)), f(g.SurvivalPercent(gen)), f(g.FragmentationPercent(gen)))
+	}
+	rt := -1.0
+	if g.PauseRuntimeNanos >= 0 {
+		rt = ms(g.PauseRuntimeNanos)
+	}
+	return append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)), f(rt), strconv.FormatBool(g.StartSeen))
 }

@@ -63,6 +63,9 @@ type PageParts struct {
 	FirstNanos, LastNanos int64
 
 	GC *gcpause.Result
+	// RetiredGCs are the rows of the GCs before GC.GCs (a bounded pause
+	// analysis retired them as they ended); nil when GC.GCs has them all.
+	RetiredGCs *GCColumns
 	// CPU is the profile; Stacks the builder that made it (to name the
 	// timeline's raw stacks) and Timeline when its samples happened (nil:
 	// the flame graph cannot follow a time selection).
@@ -90,6 +93,9 @@ func NewPage(pp PageParts) *Page {
 	if res := pp.GC; res != nil {
 		s := NewGCSummary(res)
 		p.Summary = &s
+		if pp.RetiredGCs != nil {
+			p.GCs = pp.RetiredGCs.clone()
+		}
 		for _, g := range res.GCs {
 			p.GCs.Append(g)
 		}
@@ -252,6 +258,26 @@ func (c *GCColumns) Append(g *gcpause.GC) {
 		flags |= FlagInduced
 	}
 	c.Flags = append(c.Flags, flags)
+}
+
+// clone is a copy whose appends leave c as it is.
+func (c *GCColumns) clone() *GCColumns {
+	d := &GCColumns{
+		Number: slices.Clone(c.Number), Gen: slices.Clone(c.Gen), Type: slices.Clone(c.Type),
+		Reason: slices.Clone(c.Reason), Complete: slices.Clone(c.Complete),
+		Start: slices.Clone(c.Start), PauseStart: slices.Clone(c.PauseStart), Pause: slices.Clone(c.Pause),
+		Suspend: slices.Clone(c.Suspend), Duration: slices.Clone(c.Duration), PausePct: slices.Clone(c.PausePct),
+		Pauses: slices.Clone(c.Pauses), Alloc: slices.Clone(c.Alloc), Peak: slices.Clone(c.Peak),
+		After: slices.Clone(c.After), Promoted: slices.Clone(c.Promoted), Pinned: slices.Clone(c.Pinned),
+		FinSurv: slices.Clone(c.FinSurv), Heaps: slices.Clone(c.Heaps), Flags: slices.Clone(c.Flags),
+	}
+	for i := range c.Size {
+		d.Size[i] = slices.Clone(c.Size[i])
+	}
+	for i := range c.Surv {
+		d.Surv[i], d.Frag[i] = slices.Clone(c.Surv[i]), slices.Clone(c.Frag[i])
+	}
+	return d
 }
 
 // SuspColumns are the non-GC runtime suspensions, one array per column.

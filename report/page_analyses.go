@@ -45,6 +45,9 @@ type PageAnalyses struct {
 	Timeline *stacks.Timeline
 	Locks    *locks.Analyzer
 	Heap     *movementHeap // nil with NoHeap
+	// retired holds, as page rows, the GCs a file's pause analysis let
+	// go of: a GC record is ~670 bytes, its row ~270.
+	retired *GCColumns
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.
@@ -60,9 +63,19 @@ type PageAnalysesOptions struct {
 	OnSample func(stacks.RawSample)
 }
 
+// retiredGCsAfter is how many GC records a page's unbounded pause analysis
+// keeps; older ones become page rows.
+const retiredGCsAfter = 1024
+
 // NewPageAnalyses creates the analyses for a stream with header hdr.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
 	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
+	if o.GC.KeepGCs == 0 && o.GC.OnRetire == nil {
+		// Every row goes on the page: the analysis keeps the recent ones,
+		// the page the rest.
+		a.retired = &GCColumns{}
+		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.Append
+	}
 	a.GC = gcpause.New(hdr, o.GC)
 	onSample := a.Timeline.Add
 	if f := o.OnSample; f != nil {
@@ -88,7 +101,7 @@ func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
 // Parts returns the results so far as page parts (Title, Input, Pid,
 // Start and the time axis are the caller's).
 func (a *PageAnalyses) Parts() PageParts {
-	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), Timeline: a.Timeline, Stacks: a.Stacks, Locks: a.Locks.Result()}
+	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks, Locks: a.Locks.Result()}
 	pp.CPU = a.Stacks.Result()
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/clrspy/clrspy/gcpause"
+)
+
+// GCSpool holds the rows of the GCs a bounded gcpause analysis retired
+// (Options.OnRetire), encoded as WriteGCJSONSpooled or WriteGCCSVSpooled
+// will write them, in an unlinked temporary file: `clrspy gc --json` on a
+// trace of millions of GCs writes every row with memory that does not grow
+// with them (a GC record is ~670 bytes). The file is made at the first row
+// and is gone once the spool is closed (or the process ends).
+type GCSpool struct {
+	csv  bool
+	f    *os.File
+	w    *bufio.Writer
+	cw   *csv.Writer
+	rows csvRows
+	n    int
+	err  error
+}
+
+// NewGCSpool returns a spool of JSON rows, or of CSV rows with asCSV.
+func NewGCSpool(asCSV bool) *GCSpool { return &GCSpool{csv: asCSV} }
+
+// Add spools g's row. The first error is kept and returned by the writer.
+func (s *GCSpool) Add(g *gcpause.GC) {
+	if s.err != nil {
+		return
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "clrspy-gc-*.spool")
+		if err != nil {
+			s.err = fmt.Errorf("spooling GC rows: %w", err)
+			return
+		}
+		os.Remove(f.Name()) // the open file lives on; nothing is left behind
+		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
+		s.cw = csv.NewWriter(s.w)
+	}
+	s.n++
+	if s.csv {
+		if row := s.rows.row(g); row != nil {
+			s.err = s.cw.Write(row)
+		}
+		return
+	}
+	b, err := json.MarshalIndent(gcRow(g), "    ", "  ")
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.w.Write(binary.AppendUvarint(nil, uint64(len(b))))
+	s.w.Write(b)
+}
+
+// Len is how many GCs were spooled (0 for a nil spool).
+func (s *GCSpool) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// Close removes the spool's file.
+func (s *GCSpool) Close() error {
+	if s == nil || s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// each hands the spooled rows to fn in order: each JSON row, or the CSV
+// text in pieces.
+func (s *GCSpool) each(fn func([]byte)) error {
+	if s == nil || s.f == nil {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	s.cw.Flush()
+	if err := s.cw.Error(); err != nil {
+		return fmt.Errorf("spooling GC rows: %w", err)
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("spooling GC rows: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("reading spooled GC rows: %w", err)
+	}
+	r := bufio.NewReaderSize(s.f, 64<<10)
+	if s.csv {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				fn(buf[:n])
+			}
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("reading spooled GC rows: %w", err)
+			}
+		}
+	}
+	var b []byte
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			if uint64(cap(b)) < n {
+				b = make([]byte, n)
+			}
+			b = b[:n]
+			_, err = io.ReadFull(r, b)
+		}
+		if err != nil {
+			return fmt.Errorf("reading spooled GC rows: %w", err)
+		}
+		fn(b)
+	}
+}
