@@ -39,7 +39,7 @@ func wrap[T any](f func([]byte, uint32, int) (T, error)) decodeFunc {
 // HasDecoder reports whether Decode knows the event type of m.
 func HasDecoder(m *nettrace.Metadata) bool {
 	s := Lookup(m.Runtime, m.EventID)
-	return s != nil && s.decode != nil
+	return s != nil && s.dec.f != nil
 }
 
 // Decode decodes any runtime event this package knows into its typed value
@@ -47,8 +47,8 @@ func HasDecoder(m *nettrace.Metadata) bool {
 // generically (dumps, tests). Analyses call the specific decoders.
 func Decode(ev *nettrace.Event, ptrSize int) (any, error) {
 	s := Lookup(ev.Meta.Runtime, ev.Meta.EventID)
-	if s == nil || s.decode == nil {
+	if s == nil || s.dec.f == nil {
 		return nil, ErrNoDecoder
 	}
-	return s.decode(ev.Payload, ev.Meta.Version, ptrSize)
+	return s.dec.f(ev.Payload, ev.Meta.Version, ptrSize)
 }

@@ -38,7 +38,7 @@ func FuzzDecode(f *testing.F) {
 		if ptr4 {
 			ptr = 4
 		}
-		v, err := specIndex[k].decode(payload, version%8, ptr)
+		v, err := specIndex[k].dec.f(payload, version%8, ptr)
 		if err == nil && v == nil {
 			t.Fatalf("%v: nil value without error", k)
 		}

@@ -18,7 +18,9 @@
 // Metadata.EventID) with the ID constants and call the decoder.
 //
 // What clrspy knows of each runtime event type is one table (spec.go):
-// provider, id, TraceEvent's name and the decoder (Lookup, Decode). The
+// provider, id, TraceEvent's name, the decoder and the newest payload
+// version it reads, the runtime manifest's (Lookup, Decode; Newer finds
+// events written in a later version, which `clrspy stat` reports). The
 // names reach package nettrace through a hook this package registers when
 // it is linked in, so a trace's events are named in every tool and test
 // that decodes them. Payloads are read with nettrace.Cursor, the one

@@ -12,6 +12,8 @@ type EventCount struct {
 	Name      string `json:"name"`
 	Count     uint64 `json:"count"`
 	WithStack uint64 `json:"with_stack"`
+	// Kind is the provider's kind (the runtime's own or not), for lookups.
+	Kind ProviderKind `json:"-"`
 }
 
 // Summary counts events by (provider, id, version). Metadata records of one
@@ -38,7 +40,7 @@ func (s *Summary) Add(ev *Event) {
 		k := countKey{ev.Meta.Provider, ev.Meta.EventID, ev.Meta.Version}
 		c = s.byKey[k]
 		if c == nil {
-			c = &EventCount{Provider: k.provider, ID: k.id, Version: k.version, Name: ev.Meta.Name}
+			c = &EventCount{Provider: k.provider, ID: k.id, Version: k.version, Name: ev.Meta.Name, Kind: ev.Meta.Runtime}
 			s.byKey[k] = c
 		}
 		s.byMeta[ev.Meta] = c

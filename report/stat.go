@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 )
@@ -44,6 +45,20 @@ type StatDocument struct {
 	UnresolvedStacks uint64                `json:"unresolved_stacks,omitempty"`
 	TruncationReason string                `json:"truncation,omitempty"`
 	CutEvent         string                `json:"cut_event,omitempty"`
+	// NewerVersions are event types whose payload version is newer than
+	// the one clrspy's decoder reads: the fields added since are not read.
+	NewerVersions []NewerVersion `json:"newer_versions,omitempty"`
+}
+
+// NewerVersion is an event type written in a newer version than clrspy
+// decodes.
+type NewerVersion struct {
+	Provider       string `json:"provider"`
+	ID             uint32 `json:"id"`
+	Name           string `json:"name"`
+	Version        uint32 `json:"version"`
+	DecoderVersion uint32 `json:"decoder_version"`
+	Count          uint64 `json:"count"`
 }
 
 // NewStatHeader converts a reader's header.
@@ -100,6 +115,9 @@ func WriteStatText(w io.Writer, d *StatDocument) error {
 	if d.UnresolvedStacks > 0 {
 		fmt.Fprintf(w, "  UNRESOLVED    %d events named a stack the reader did not hold (evicted or never defined): counted without a stack\n", d.UnresolvedStacks)
 	}
+	for _, n := range d.NewerVersions {
+		fmt.Fprintf(w, "  NEWER         %s v%d (%d events): clrspy reads v%d, the fields added since are not read\n", n.Name, n.Version, n.Count, n.DecoderVersion)
+	}
 	if d.Truncated {
 		fmt.Fprintf(w, "  TRUNCATED     %s\n", d.TruncationReason)
 		if d.CutEvent != "" {
@@ -147,6 +165,12 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end source.E
 		StacksEvicted:    st.StacksEvicted,
 		UnresolvedStacks: st.UnresolvedStacks,
 		CutEvent:         st.CutEvent,
+	}
+	for _, c := range d.EventCounts {
+		if known, newer := clrevents.Newer(c.Kind, c.ID, c.Version); newer {
+			d.NewerVersions = append(d.NewerVersions, NewerVersion{Provider: c.Provider, ID: c.ID, Name: c.Name,
+				Version: c.Version, DecoderVersion: known, Count: c.Count})
+		}
 	}
 	if end.Events > 0 {
 		d.FirstEventNanos = h.Nanos(end.FirstTimestamp)

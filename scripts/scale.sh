@@ -6,8 +6,8 @@
 #   scripts/scale.sh [SIZE]            SIZE as gentrace takes it (1GiB)
 #
 # Environment: SCALE_DIR (where the trace and outputs go, /tmp/clrspy-scale),
-# SCALE_COMMANDS (the commands of the first table, "stat gc profile heap
-# locks pipe"; pipe is gentrace | stat -), SCALE_THREADS ("gc profile": the
+# SCALE_COMMANDS (the commands of the first table, "stat gc gcjson profile
+# heap locks report pipe"; gcjson is gc --json, pipe is gentrace | stat -), SCALE_THREADS ("gc profile": the
 # commands compared; empty skips the comparison),
 # SCALE_ROUNDS (alternating rounds of the threads comparison, 3),
 # SCALE_TIMEOUT (seconds a command may run, 900), SCALE_MAX_RSS_MB (a
@@ -79,8 +79,10 @@ declare -A cmds=(
 	[profile]="profile $trace -o $dir/profile.pb.gz"
 	[heap]="heap $trace"
 	[locks]="locks $trace"
+	[report]="report $trace -o $dir/report.html"
+	[gcjson]="gc $trace --json -o $dir/gc.json"
 )
-for c in ${SCALE_COMMANDS:-stat gc profile heap locks pipe}; do
+for c in ${SCALE_COMMANDS:-stat gc gcjson profile heap locks report pipe}; do
 	if [ "$c" = pipe ]; then
 		run pipe bash -c "'$bin' gentrace --size '$size' 2>/dev/null | '$bin' stat -"
 		printf '| `clrspy gentrace | clrspy stat -` (both processes) | %d MB | %.1f s | %.1f s | %s |\n' $((rss / 1024)) "$wall" "$cpu" "$status"
@@ -88,7 +90,9 @@ for c in ${SCALE_COMMANDS:-stat gc profile heap locks pipe}; do
 	fi
 	# shellcheck disable=SC2086
 	run "$c" "$bin" ${cmds[$c]}
-	printf '| `clrspy %s` | %d MB | %.1f s | %.1f s | %s |\n' "$c" $((rss / 1024)) "$wall" "$cpu" "$status"
+	label=$c
+	[ "$c" = gcjson ] && label="gc --json"
+	printf '| `clrspy %s` | %d MB | %.1f s | %.1f s | %s |\n' "$label" $((rss / 1024)) "$wall" "$cpu" "$status"
 done
 echo
 echo "load average after: $(load)"

@@ -450,6 +450,16 @@ func (b *Builder) tick(ts int64, t *threadState) {
 	b.lastSample = ts
 }
 
+// Release lets go of the accumulated samples once the last Result was
+// made; what StackOf needs stays. The Builder takes no more events.
+func (b *Builder) Release() {
+	b.accs = accTable{}
+	b.rawIdx, b.byStackID, b.tstate = nil, nil, nil
+	for i := range b.raws {
+		b.raws[i].ips = nil
+	}
+}
+
 // Result resolves every stack and returns the profile so far. It may be
 // called at any time; stacks are named with the symbols known then.
 func (b *Builder) Result() *Profile {
