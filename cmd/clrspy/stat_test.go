@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 const traces = "../../../shared/traces"
@@ -162,5 +164,71 @@ func TestStatBadInputs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("stat %s: err = %v, want one line containing %q", c.arg, err, c.want)
 		}
+	}
+}
+
+// A trace whose GC/Start events a later runtime wrote as v3 (the gc-wks
+// fixture rewritten with that version): stat names them, with the version
+// clrspy reads, in the text and the JSON.
+func TestStatNewerVersion(t *testing.T) {
+	r := tracetest.Open(t, "gc-wks.nettrace", nettrace.NewReader)
+	var buf bytes.Buffer
+	w, err := nettrace.NewWriter(&buf, *r.Header(), nettrace.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bumped := map[*nettrace.Metadata]*nettrace.Metadata{}
+	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
+		e := *ev
+		if m := ev.Meta; m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCStart {
+			if bumped[m] == nil {
+				c := *m
+				c.Version = 3
+				bumped[m] = &c
+			}
+			e.Meta = bumped[m]
+		}
+		if err := w.WriteEvent(&e); err != nil {
+			t.Fatal(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v3.nettrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, "stat", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "NEWER         GC/Start v3 (40 events): clrspy reads v2, the fields added since are not read"; !strings.Contains(out, want) {
+		t.Fatalf("no %q in:\n%s", want, out)
+	}
+	out, err = runCLI(t, "stat", "--json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Newer []struct {
+			Name           string `json:"name"`
+			Version        uint32 `json:"version"`
+			DecoderVersion uint32 `json:"decoder_version"`
+			Count          uint64 `json:"count"`
+		} `json:"newer_versions"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Newer) != 1 || doc.Newer[0].Name != "GC/Start" || doc.Newer[0].Version != 3 || doc.Newer[0].DecoderVersion != 2 || doc.Newer[0].Count != 40 {
+		t.Fatalf("newer_versions %+v, want GC/Start v3 read as v2, 40 events", doc.Newer)
+	}
+	// The fixture itself has none.
+	out, err = runCLI(t, "stat", tracetest.Path(t, "gc-wks.nettrace"))
+	if err != nil || strings.Contains(out, "NEWER") {
+		t.Fatalf("NEWER on the fixture itself (%v):\n%s", err, out)
 	}
 }
