@@ -243,6 +243,16 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	}
 }
 
+// Release lets go of the analysis' state once its last Result was made
+// (only Stats still answers): a caller that builds more from the result,
+// such as a report page, does so without it.
+func (a *Analyzer) Release() {
+	a.open, a.locks, a.threads, a.samples = nil, nil, nil, nil
+	a.lockObject, a.lockType, a.typeNames, a.objects, a.allocNames = nil, nil, nil, nil, nil
+	a.threadObj, a.managed, a.osManaged, a.osThreads = nil, nil, nil, nil
+	a.stackIDs, a.stacks, a.stackTS = nil, nil, nil
+}
+
 func (a *Analyzer) check(err error) bool {
 	if err != nil {
 		a.decodeErrors++

@@ -451,7 +451,8 @@ func (b *Builder) tick(ts int64, t *threadState) {
 }
 
 // Release lets go of the accumulated samples once the last Result was
-// made; what StackOf needs stays. The Builder takes no more events.
+// made; what StackOf and Stats need stays. The Builder takes no more
+// events and makes no more Results.
 func (b *Builder) Release() {
 	b.accs = accTable{}
 	b.rawIdx, b.byStackID, b.tstate = nil, nil, nil
