@@ -112,7 +112,8 @@ func (a *PageAnalyses) Parts() PageParts {
 		pp.Heap = heap.Summarize(r, a.Symbols)
 		pp.HeapMovement = r.Stats.HasMovementEvents
 	}
-	pp.CPU = a.Stacks.Result()
+	// The page's flame graph counts from the timeline, not the samples.
+	pp.CPU = a.Stacks.ResultStacks()
 	a.Stacks.Release()
 	return pp
 }

@@ -463,7 +463,15 @@ func (b *Builder) Release() {
 
 // Result resolves every stack and returns the profile so far. It may be
 // called at any time; stacks are named with the symbols known then.
-func (b *Builder) Result() *Profile {
+func (b *Builder) Result() *Profile { return b.result(true) }
+
+// ResultStacks is Result without Samples: the frames, threads, counters
+// and the stacks StackOf names, for a caller that takes its counts from a
+// Timeline (the report page: its 384,000 samples on a 1 GiB trace were
+// 31 MB it did not read).
+func (b *Builder) ResultStacks() *Profile { return b.result(false) }
+
+func (b *Builder) result(withSamples bool) *Profile {
 	p := &Profile{
 		Threads: b.threads, Compat: b.opts.Compat, PeriodNanos: b.period,
 		Start: b.hdr.SyncTimeUTC,
@@ -532,10 +540,12 @@ func (b *Builder) Result() *Profile {
 	// when no two raw stacks do, keys stay distinct and need no map.
 	accs := b.accs.sorted()
 	var merged map[uint64]int
-	if len(stacksByRid) < len(resolved) {
+	if withSamples && len(stacksByRid) < len(resolved) {
 		merged = make(map[uint64]int, len(accs))
 	}
-	p.Samples = make([]Sample, 0, len(accs))
+	if withSamples {
+		p.Samples = make([]Sample, 0, len(accs))
+	}
 	for i := range accs {
 		a := &accs[i]
 		rid := rids[a.raw()]
@@ -553,6 +563,9 @@ func (b *Builder) Result() *Profile {
 			if trunc[a.raw()] {
 				p.Truncated += a.count
 			}
+		}
+		if !withSamples {
+			continue
 		}
 		if merged != nil {
 			k := accKey(a.thread(), rid, typ)
