@@ -314,6 +314,7 @@ func (r *Reader) addStack(id uint32, raw []byte, ptr int, drained *bool) {
 			c.evicted += uint64(o.count)
 			r.fc.evicted += uint64(o.count)
 			r.releaseGen(o)
+			c.gen++ // an evicted id may be defined again
 		}
 		c.old = g
 		g = r.newGen()
@@ -322,6 +323,13 @@ func (r *Reader) addStack(id uint32, raw []byte, ptr int, drained *bool) {
 	if !*drained && !g.appendable(id) {
 		r.drain()
 		*drained = true
+	}
+	if !g.appendable(id) || c.old != nil {
+		// An id defined again names other IPs from here on.
+		yv, ov := g.view(), c.old.view()
+		if yv.get(id) != nil || ov.get(id) != nil {
+			c.gen++
+		}
 	}
 	g.add(id, raw, ptr, r.slab)
 }
@@ -339,6 +347,7 @@ func (r *Reader) resetStacks() {
 		r.releaseGen(c.old)
 	}
 	c.young, c.old = r.newGen(), nil
+	c.gen++
 }
 
 // spBlockV4 parses a V4 sequence point: every queued event goes out first.
@@ -559,6 +568,7 @@ func (r *Reader) emitBlock(b *blockBuf, kind uint8, start int64, cut *TruncatedE
 	}
 	b.metas, b.metaMap = r.metas, r.metaMap
 	b.stk = [2]stackView{r.stacks.young.view(), r.stacks.old.view()}
+	b.stkGen = r.stacks.gen
 	r.blkSeq++
 	b.ord = r.blkSeq << 32
 	r.lastBlk = b

@@ -110,7 +110,7 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 				c.act = true
 			}
 		}
-		rc.Timestamp, rc.ProcessorNumber, rc.StackID = h.ts, h.proc, h.stackID
+		rc.Timestamp, rc.ProcessorNumber, rc.StackID, rc.StackGen = h.ts, h.proc, h.stackID, b.stkGen
 		var st []uint64
 		if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
 			st = yent[i]

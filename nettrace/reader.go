@@ -244,6 +244,7 @@ func (r *Reader) Reset(src io.Reader) error {
 		r.stacks.max = DefaultStackCacheBytes
 	}
 	r.stacks.young = r.newGen()
+	r.stacks.gen = 1
 	if err := r.start(); err != nil {
 		return err
 	}
@@ -729,6 +730,7 @@ type blockBuf struct {
 	metas   []*Metadata // the metadata table as of this block
 	metaMap map[uint32]*Metadata
 	stk     [2]stackView // the stack cache as of this block: young, old
+	stkGen  uint32       // and its Event.StackGen
 
 	// Decoder state.
 	pos      int       // next event
@@ -795,7 +797,7 @@ func (r *Reader) putBuf(b *blockBuf) {
 	if cap(b.data) > 32<<20 {
 		b.data = nil // do not pin a huge buffer
 	}
-	b.metas, b.metaMap, b.stk, b.err, b.trunc = nil, nil, [2]stackView{}, nil, nil
+	b.metas, b.metaMap, b.stk, b.stkGen, b.err, b.trunc = nil, nil, [2]stackView{}, 0, nil, nil
 	r.mu.Lock()
 	for i, g := range b.release {
 		r.recycleGenLocked(g)

@@ -185,4 +185,7 @@ type stackCache struct {
 	young, old *stackGen
 	max        int64 // bytes for both generations
 	evicted    uint64
+	// gen is Event.StackGen: it moves on whenever an id may come to name
+	// other IPs (a reset, an eviction, a redefinition).
+	gen uint32
 }

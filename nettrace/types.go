@@ -207,6 +207,12 @@ type Event struct {
 	ProcessorNumber uint32 // CPU of the capturing thread; 0xFFFFFFFF unknown
 	SequenceNumber  uint32 // per capture thread; 0 where the format has none
 	StackID         uint32 // 0 = no stack
+	// StackGen numbers the reader's stack-cache generations: within one,
+	// a StackID always names the same instruction pointers (it changes at
+	// a sequence point, where ids restart, when the cache evicts, and when
+	// a stream redefines an id). A consumer that caches by stack may key
+	// on (StackGen, StackID) instead of comparing Stack. 0: unknown (V3).
+	StackGen uint32
 
 	// Stack holds the resolved instruction pointers, leaf first; empty when
 	// the event has no stack or an empty one.

@@ -76,7 +76,7 @@ func (b *Builder) ddSample(ev *nettrace.Event, typ clrevents.SampleType) {
 	b.first = min(b.first, rel)
 	b.last = max(b.last, rel)
 	if credited {
-		b.add(t, b.raw(ev.Stack, ev.StackID, rel), 0, 1, credit)
+		b.add(t, b.raw(ev.Stack, ev.StackID, ev.StackGen, rel), 0, 1, credit)
 	}
 }
 

@@ -159,6 +159,16 @@ type rawKey struct {
 	epoch uint32
 }
 
+// idRaw is the raw stack a stack id of generation gen named.
+type idRaw struct {
+	gen uint32
+	raw int32
+}
+
+// maxByID bounds byID: ids past it (a stream with over a million stacks
+// between sequence points) take the hashed path.
+const maxByID = 1 << 20
+
 type rawStack struct {
 	ips   []uint64
 	first int64 // ns of the first sample: the time symbols are resolved at
@@ -203,9 +213,12 @@ type Builder struct {
 
 	raws   []rawStack
 	rawIdx map[rawKey]int32
-	// byStackID remembers the raw stack of a stream stack id: a stack id
-	// names the same IPs until the reader's stack cache resets, so the
-	// content check is a compare, not a hash.
+	// byID remembers the raw stack of a stream stack id of one reader
+	// stack generation (Event.StackGen), indexed by id: within a
+	// generation an id names one list of IPs, so a sample costs an index,
+	// not a hash of its IPs. byStackID does the same for streams without
+	// generations (V3), with a compare of the IPs.
+	byID      []idRaw
 	byStackID map[uint32]int32
 	accs      accTable
 	threads   []Thread
@@ -354,9 +367,16 @@ func (b *Builder) maxThreads() int {
 	return DefaultMaxThreads
 }
 
-func (b *Builder) raw(ips []uint64, stackID uint32, ts int64) int32 {
+func (b *Builder) raw(ips []uint64, stackID, gen uint32, ts int64) int32 {
 	epoch := b.sym.tab.unloads
-	if stackID != 0 {
+	byGen := gen != 0 && stackID != 0 && stackID < maxByID && len(ips) > 0
+	if byGen {
+		if int(stackID) < len(b.byID) {
+			if x := b.byID[stackID]; x.gen == gen && b.raws[x.raw].epoch == epoch {
+				return x.raw
+			}
+		}
+	} else if stackID != 0 {
 		if i, ok := b.byStackID[stackID]; ok && b.raws[i].epoch == epoch && slices.Equal(b.raws[i].ips, ips) {
 			return i
 		}
@@ -376,7 +396,13 @@ func (b *Builder) raw(ips []uint64, stackID uint32, ts int64) int32 {
 		b.raws = append(b.raws, rawStack{ips: cp, first: ts, epoch: epoch})
 		b.rawIdx[k] = i
 	}
-	if stackID != 0 {
+	switch {
+	case byGen:
+		if int(stackID) >= len(b.byID) {
+			b.byID = append(b.byID, make([]idRaw, int(stackID)+1-len(b.byID))...)
+		}
+		b.byID[stackID] = idRaw{gen, i}
+	case stackID != 0:
 		if len(b.byStackID) >= 1<<20 {
 			clear(b.byStackID) // ids of long-gone cache generations
 		}
@@ -431,7 +457,7 @@ func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
 		b.dropped++
 		return
 	}
-	raw := b.raw(ev.Stack, ev.StackID, ts)
+	raw := b.raw(ev.Stack, ev.StackID, ev.StackGen, ts)
 	b.add(t, raw, typ, 1, d)
 	if b.opts.OnSample != nil {
 		b.opts.OnSample(RawSample{Thread: ev.ThreadID, ThreadIndex: int(t.idx), Stack: raw,
@@ -455,7 +481,7 @@ func (b *Builder) tick(ts int64, t *threadState) {
 // events and makes no more Results.
 func (b *Builder) Release() {
 	b.accs = accTable{}
-	b.rawIdx, b.byStackID, b.tstate = nil, nil, nil
+	b.rawIdx, b.byStackID, b.byID, b.tstate = nil, nil, nil, nil
 	for i := range b.raws {
 		b.raws[i].ips = nil
 	}
