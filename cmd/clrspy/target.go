@@ -29,7 +29,7 @@ type targetFlags struct {
 
 // addTargetFlags registers the target flags on cmd.
 func addTargetFlags(cmd *cobra.Command) *targetFlags {
-	t := &targetFlags{}
+	t := &targetFlags{threads: 1} // addThreadsFlag lets a command change it
 	f := cmd.Flags()
 	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
 	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
@@ -41,9 +41,10 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 // addThreadsFlag registers --threads on a command that reads trace files.
 func addThreadsFlag(cmd *cobra.Command, n *int) {
 	// One by default: on this project's 2-core machine decoding on both
-	// cores was measured no faster (0.91-1.19x the wall time of one,
+	// cores was measured slower (1.18-1.38x the wall time of one,
 	// docs/PERFORMANCE.md): merging and the analyses, on one goroutine,
-	// are the larger share.
+	// are the larger share, and records decoded on one core are read on
+	// the other.
 	cmd.Flags().IntVar(n, "threads", 1, "decode a trace file on this many goroutines (0: one per core); live sessions are read on one")
 }
 
