@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -50,7 +51,7 @@ func (t *accTable) flush() {
 	}
 	var sink uint64
 	for i := range p {
-		sink += t.slots[((p[i].key+1)*0x9e3779b97f4a7c15)>>t.shift].key
+		sink += t.slots[t.home(p[i].key+1)].key
 	}
 	t.sink += sink
 	for i := range p {
@@ -58,11 +59,14 @@ func (t *accTable) flush() {
 	}
 }
 
+// home is the slot a stored key (accKey+1) is looked for first. Fibonacci
+// hashing: keys differ in their middle bits (the raw stack).
+func (t *accTable) home(stored uint64) uint64 { return (stored * 0x9e3779b97f4a7c15) >> t.shift }
+
 func (t *accTable) insert(k uint64, count, nanos int64) {
 	k++
 	mask := uint64(len(t.slots) - 1)
-	// Fibonacci hashing: keys differ in their middle bits (the raw stack).
-	for i := (k * 0x9e3779b97f4a7c15) >> t.shift; ; i = (i + 1) & mask {
+	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.key == k {
 			s.count += count
@@ -81,22 +85,13 @@ func (t *accTable) grow() {
 	old := t.slots
 	size := max(2*len(old), accMinSlots)
 	t.slots = make([]accSlot, size)
-	t.shift = uint8(64 - log2(size))
+	t.shift = uint8(64 - bits.TrailingZeros(uint(size))) // size is a power of two
 	t.n = 0
 	for _, s := range old {
 		if s.key != 0 {
 			t.insert(s.key-1, s.count, s.nanos)
 		}
 	}
-}
-
-func log2(n int) int {
-	l := 0
-	for n > 1 {
-		n >>= 1
-		l++
-	}
-	return l
 }
 
 // len is the number of accumulators.
