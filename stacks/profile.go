@@ -216,14 +216,13 @@ type Builder struct {
 	// byID remembers the raw stack of a stream stack id of one reader
 	// stack generation (Event.StackGen), indexed by id: within a
 	// generation an id names one list of IPs, so a sample costs an index,
-	// not a hash of its IPs. byStackID does the same for streams without
-	// generations (V3), with a compare of the IPs.
-	byID      []idRaw
-	byStackID map[uint32]int32
-	accs      accTable
-	threads   []Thread
-	tstate    map[uint64]*threadState
-	folded    *threadState // the thread that stands for threads past MaxThreads
+	// not a hash of its IPs. Other samples (V3's inline stacks, stacks the
+	// reader could not resolve) go by rawIdx.
+	byID    []idRaw
+	accs    accTable
+	threads []Thread
+	tstate  map[uint64]*threadState
+	folded  *threadState // the thread that stands for threads past MaxThreads
 
 	// resolved and nativeFrame are the last Result's stacks per raw stack
 	// and its [native code] frame (-1: none), for StackOf.
@@ -249,11 +248,10 @@ func New(hdr *nettrace.Header, opts Options) *Builder {
 	}
 	b := &Builder{
 		hdr: hdr, opts: opts, period: p,
-		sym:       opts.Symbols,
-		rawIdx:    make(map[rawKey]int32),
-		byStackID: make(map[uint32]int32),
-		tstate:    make(map[uint64]*threadState),
-		first:     math.MaxInt64, last: math.MinInt64,
+		sym:    opts.Symbols,
+		rawIdx: make(map[rawKey]int32),
+		tstate: make(map[uint64]*threadState),
+		first:  math.MaxInt64, last: math.MinInt64,
 		curTick: math.MinInt64, prevTick: math.MinInt64, lastSample: math.MinInt64,
 	}
 	if b.sym == nil {
@@ -370,15 +368,9 @@ func (b *Builder) maxThreads() int {
 func (b *Builder) raw(ips []uint64, stackID, gen uint32, ts int64) int32 {
 	epoch := b.sym.tab.unloads
 	byGen := gen != 0 && stackID != 0 && stackID < maxByID && len(ips) > 0
-	if byGen {
-		if int(stackID) < len(b.byID) {
-			if x := b.byID[stackID]; x.gen == gen && b.raws[x.raw].epoch == epoch {
-				return x.raw
-			}
-		}
-	} else if stackID != 0 {
-		if i, ok := b.byStackID[stackID]; ok && b.raws[i].epoch == epoch && slices.Equal(b.raws[i].ips, ips) {
-			return i
+	if byGen && int(stackID) < len(b.byID) {
+		if x := b.byID[stackID]; x.gen == gen && b.raws[x.raw].epoch == epoch {
+			return x.raw
 		}
 	}
 	var s string
@@ -396,17 +388,11 @@ func (b *Builder) raw(ips []uint64, stackID, gen uint32, ts int64) int32 {
 		b.raws = append(b.raws, rawStack{ips: cp, first: ts, epoch: epoch})
 		b.rawIdx[k] = i
 	}
-	switch {
-	case byGen:
+	if byGen {
 		if int(stackID) >= len(b.byID) {
 			b.byID = append(b.byID, make([]idRaw, int(stackID)+1-len(b.byID))...)
 		}
 		b.byID[stackID] = idRaw{gen, i}
-	case stackID != 0:
-		if len(b.byStackID) >= 1<<20 {
-			clear(b.byStackID) // ids of long-gone cache generations
-		}
-		b.byStackID[stackID] = i
 	}
 	return i
 }
@@ -481,7 +467,7 @@ func (b *Builder) tick(ts int64, t *threadState) {
 // events and makes no more Results.
 func (b *Builder) Release() {
 	b.accs = accTable{}
-	b.rawIdx, b.byStackID, b.byID, b.tstate = nil, nil, nil, nil
+	b.rawIdx, b.byID, b.tstate = nil, nil, nil
 	for i := range b.raws {
 		b.raws[i].ips = nil
 	}
