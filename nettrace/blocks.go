@@ -320,11 +320,12 @@ func (r *Reader) addStack(id uint32, raw []byte, ptr int, drained *bool) {
 		g = r.newGen()
 		c.young = g
 	}
-	if !*drained && !g.appendable(id) {
+	app := g.appendable(id)
+	if !*drained && !app {
 		r.drain()
 		*drained = true
 	}
-	if !g.appendable(id) || c.old != nil {
+	if !app || c.old != nil {
 		// An id defined again names other IPs from here on.
 		yv, ov := g.view(), c.old.view()
 		if yv.get(id) != nil || ov.get(id) != nil {
