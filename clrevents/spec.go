@@ -35,11 +35,8 @@ func dec[T any](version uint32, f func([]byte, uint32, int) (T, error)) decoder 
 func (s *Spec) Decodes() bool { return s.dec.f != nil }
 
 // Version is the newest payload version the decoder reads (ok false: there
-// is no decoder).
-func (s *Spec) Version() (v uint32, ok bool) { return s.version() }
-
-// version is Version on a spec that may be nil.
-func (s *Spec) version() (uint32, bool) {
+// is no decoder, or s is nil: Lookup found no spec).
+func (s *Spec) Version() (v uint32, ok bool) {
 	if s == nil {
 		return 0, false
 	}
@@ -50,11 +47,8 @@ func (s *Spec) version() (uint32, bool) {
 // the one clrspy's decoder reads (the fields added since are not read),
 // with the version the decoder reads.
 func Newer(p nettrace.ProviderKind, id, version uint32) (known uint32, newer bool) {
-	s := Lookup(p, id)
-	if s == nil || s.dec.f == nil {
-		return 0, false
-	}
-	return s.dec.version, version > s.dec.version
+	known, ok := Lookup(p, id).Version()
+	return known, ok && version > known
 }
 
 // specs is the one table of runtime events. Ids that code refers to have

@@ -35,7 +35,7 @@ func TestCompatVersionsKnown(t *testing.T) {
 		read++
 		err = tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
 			m := ev.Meta
-			if v, ok := Lookup(m.Runtime, m.EventID).version(); ok {
+			if v, ok := Lookup(m.Runtime, m.EventID).Version(); ok {
 				decoded++
 				if m.Version > v {
 					t.Errorf("%s: %s v%d, the decoder reads v%d", filepath.Base(path), m.Name, m.Version, v)

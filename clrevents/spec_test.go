@@ -41,7 +41,7 @@ func TestFixtureVersionsKnown(t *testing.T) {
 		r := tracetest.Open(t, name, nettrace.NewReader)
 		err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
 			m := ev.Meta
-			if v, ok := Lookup(m.Runtime, m.EventID).version(); ok {
+			if v, ok := Lookup(m.Runtime, m.EventID).Version(); ok {
 				decoded++
 				if m.Version > v {
 					t.Errorf("%s: %s v%d, the decoder reads v%d", name, m.Name, m.Version, v)
