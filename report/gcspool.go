@@ -22,7 +22,7 @@ type GCSpool struct {
 	csv  bool
 	f    *os.File
 	w    *bufio.Writer
-	cw   *csv.Writer
+	cw   *csv.Writer // CSV spools only
 	rows csvRows
 	n    int
 	err  error
@@ -44,7 +44,9 @@ func (s *GCSpool) Add(g *gcpause.GC) {
 		}
 		os.Remove(f.Name()) // the open file lives on; nothing is left behind
 		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
-		s.cw = csv.NewWriter(s.w)
+		if s.csv {
+			s.cw = csv.NewWriter(s.w)
+		}
 	}
 	s.n++
 	if s.csv {
@@ -89,9 +91,11 @@ func (s *GCSpool) each(fn func([]byte)) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.cw.Flush()
-	if err := s.cw.Error(); err != nil {
-		return fmt.Errorf("spooling GC rows: %w", err)
+	if s.cw != nil {
+		s.cw.Flush()
+		if err := s.cw.Error(); err != nil {
+			return fmt.Errorf("spooling GC rows: %w", err)
+		}
 	}
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("spooling GC rows: %w", err)
