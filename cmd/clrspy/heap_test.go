@@ -68,6 +68,7 @@ func TestHeapBadInput(t *testing.T) {
 		// --threads is shared by every command that reads files.
 		{[]string{"heap", "--threads", "-1", "x"}, "--threads -1: want 0 (one per core) or more"},
 		{[]string{"stat", "--threads", "-2", "x"}, "--threads -2: want 0 (one per core) or more"},
+		{[]string{"report", "--threads", "-3", "x"}, "--threads -3: want 0 (one per core) or more"},
 	} {
 		_, err := runCLI(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
