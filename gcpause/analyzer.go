@@ -96,8 +96,24 @@ func (a *Analyzer) dur(d int64) int64 {
 	return a.hdr.DurationNanos(d)
 }
 
-// Event feeds one event. Events other than the runtime's GC events are
-// only used for the session's time span and lost-event accounting.
+// Wants reports whether the analysis uses events of m for more than the
+// session's time span and lost-event accounting: the runtime's GC and
+// suspension events. A file source may skip the others (source.Spec.Keep).
+func Wants(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDGCSuspendEEBegin, clrevents.IDGCSuspendEEEnd, clrevents.IDGCRestartEEBegin,
+		clrevents.IDGCRestartEEEnd, clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCHeapStats,
+		clrevents.IDGCGlobalHeapHistory, clrevents.IDGCPerHeapHistory:
+		return true
+	}
+	return false
+}
+
+// Event feeds one event. Events Wants rejects are only used for the
+// session's time span and lost-event accounting.
 func (a *Analyzer) Event(ev *nettrace.Event) {
 	if !a.seen {
 		a.first = ev.Timestamp
@@ -113,7 +129,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 	}
 	m := ev.Meta
-	if m.Runtime != nettrace.Runtime {
+	if !Wants(m) {
 		return
 	}
 	a.used++

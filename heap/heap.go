@@ -400,6 +400,11 @@ func (t *Tracker) Stats() analysis.Stats {
 	return analysis.Stats{Events: t.used, DecodeErrors: uint64(t.stats.DecodeErrors), FirstError: t.firstErr}
 }
 
+// Wants reports whether the tracker uses events of m: the runtime
+// provider's (its clock is the last of them). A file source may skip the
+// others (source.Spec.Keep).
+func Wants(m *nettrace.Metadata) bool { return m.Runtime == nettrace.Runtime }
+
 // Event feeds one event. Undecodable payloads are counted (Stats.Decode-
 // Errors) and skipped, so one bad event does not end an analysis.
 func (t *Tracker) Event(ev *nettrace.Event) {

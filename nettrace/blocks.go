@@ -26,6 +26,12 @@ type seg struct {
 	kind  uint8
 }
 
+// Event.run values.
+const (
+	runHead = 1 + iota
+	runTail
+)
+
 const (
 	segRun     = iota
 	segRunGaps // a run whose sequence numbers do not follow each other

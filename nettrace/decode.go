@@ -77,26 +77,50 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 		if newMeta {
 			m = lookupMeta(metas, metaMap, h.metaID)
 		}
-		rc := &c.recs[n]
-		n++
-		rc.order, rc.key, rc.SequenceNumber, rc.LostBefore = obase+uint64(n-1), h.capture, h.seq, 0
-		switch {
-		case m == nil:
-			rc.Meta = nil // counted by the consumer, not delivered
-			c.segs = append(c.segs, seg{int32(n - 1), segUnknown})
-			lastRun = false
-			continue
-		case h.sorted:
-			c.segs = append(c.segs, seg{int32(n - 1), segSorted})
-			lastRun = false
-		case lastRun && c.recs[n-2].key == h.capture:
-			if h.seq != c.recs[n-2].SequenceNumber+1 {
-				c.segs[len(c.segs)-1].kind = segRunGaps
+		var rc *rec
+		var run uint8
+		if m != nil && m.skip && !h.sorted {
+			// A rejected event: it becomes the head of a run, its tail, or
+			// the tail's replacement (the old tail is dropped). A run stays
+			// in one chunk and one thread, its sequence numbers consecutive:
+			// no gap (lost events) can hide inside it.
+			run = runHead
+			if n > 0 {
+				t := &c.recs[n-1]
+				if t.run != 0 && t.key == h.capture && h.seq == t.SequenceNumber+1 {
+					run = runTail
+					if t.run == runTail {
+						c.dropped++
+						rc = t
+						rc.SequenceNumber = h.seq
+						rc.ActivityID, rc.RelatedActivityID = GUID{}, GUID{}
+					}
+				}
 			}
-		default:
-			c.segs = append(c.segs, seg{int32(n - 1), segRun})
-			lastRun = true
 		}
+		if rc == nil {
+			rc = &c.recs[n]
+			n++
+			rc.order, rc.key, rc.SequenceNumber, rc.LostBefore = obase+uint64(n-1), h.capture, h.seq, 0
+			switch {
+			case m == nil:
+				rc.Meta = nil // counted by the consumer, not delivered
+				c.segs = append(c.segs, seg{int32(n - 1), segUnknown})
+				lastRun = false
+				continue
+			case h.sorted:
+				c.segs = append(c.segs, seg{int32(n - 1), segSorted})
+				lastRun = false
+			case lastRun && c.recs[n-2].key == h.capture:
+				if h.seq != c.recs[n-2].SequenceNumber+1 {
+					c.segs[len(c.segs)-1].kind = segRunGaps
+				}
+			default:
+				c.segs = append(c.segs, seg{int32(n - 1), segRun})
+				lastRun = true
+			}
+		}
+		rc.run = run
 		// Field by field: a composite literal would build a temporary and
 		// copy it. Every field but LostBefore (the consumer's) is set:
 		// records are reused.
@@ -115,11 +139,11 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 		if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
 			st = yent[i]
 		} else if h.stackID != 0 {
-			if st = lookupStack(&b.stk, h.stackID); st == nil {
+			if st = lookupStack(&b.stk, h.stackID); st == nil && run == 0 {
 				c.unresolved++
 			}
 		}
-		if len(st) > 0 {
+		if len(st) > 0 && run == 0 {
 			c.withStack++
 		}
 		rc.Stack = st
@@ -203,6 +227,7 @@ func (r *Reader) consume() error {
 			r.chunk, r.ci, r.ri = c, 0, -1
 			r.stats.UnresolvedStacks += uint64(c.unresolved)
 			r.stats.EventsWithStack += uint64(c.withStack)
+			r.stats.Skipped += uint64(c.dropped)
 		}
 		if r.consumeChunk() {
 			return nil
@@ -244,8 +269,10 @@ func (r *Reader) consumeChunk() bool {
 			rc.LostBefore = r.sequence(q, rc.SequenceNumber, !v6 && q.lastSeq == 0)
 			if s.kind == segRunGaps {
 				for k := s.start + 1; k < end; k++ {
+					// A tail follows its run's last event (dropped or
+					// the head) without a gap.
 					e := &c.recs[k]
-					e.LostBefore = r.sequence(q, e.SequenceNumber, !v6 && q.lastSeq == 0)
+					e.LostBefore = r.sequence(q, e.SequenceNumber, e.run == runTail || !v6 && q.lastSeq == 0)
 				}
 			}
 			q.lastSeq = c.recs[end-1].SequenceNumber

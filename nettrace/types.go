@@ -134,6 +134,8 @@ type Metadata struct {
 	// events, "Name/<opcode>" when an EventSource event has a non-default
 	// opcode, and "EventID(N)" when nothing names it.
 	Name string
+
+	skip bool // Options.Keep rejected it
 }
 
 // EventKeywords returns Keywords without the per-session bits (44-47) that
@@ -224,6 +226,10 @@ type Event struct {
 	// IsSorted is the writer's flag that every earlier event of the stream
 	// has a timestamp at or below this one.
 	IsSorted bool
+	// run marks the ends of a run of events Options.Keep rejected (the
+	// reader's, in padding): runHead, or runTail, which stands for every
+	// event of the run after the head (the records between were dropped).
+	run uint8
 
 	// LostBefore counts events of this capture thread that were lost
 	// immediately before this one (a sequence-number gap).

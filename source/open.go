@@ -55,7 +55,7 @@ func (s *Stream) start(spec *Spec) error {
 	// would only add latency to what live views show.
 	var opt nettrace.Options
 	if !s.Live() {
-		opt.Threads = spec.Threads
+		opt.Threads, opt.Keep = spec.Threads, spec.Keep
 	}
 	r, err := nettrace.NewReaderOptions(s.in, opt)
 	if err != nil {

@@ -198,3 +198,55 @@ func TestTee(t *testing.T) {
 		t.Errorf("tee copied %d of %d bytes", copyBuf.Len(), len(data))
 	}
 }
+
+// TestRunKeep: with Spec.Keep rejecting every event, a file's analyses see
+// only the ends of each thread's runs, and End still counts every event,
+// the lost ones and the whole stream's first and last timestamps.
+func TestRunKeep(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := nettrace.NewWriter(&buf, hdr, nettrace.WriterOptions{BlockSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Thread 1 writes 300 events, then thread 2 200, with 7 lost before its
+	// last one (a gap no run may hide).
+	for i := 0; i < 500; i++ {
+		th, seq := uint64(1), uint32(i+1)
+		if i >= 300 {
+			th, seq = 2, uint32(i-299)
+			if i == 499 {
+				seq += 7
+			}
+		}
+		ev := nettrace.Event{Meta: meta, Timestamp: 2000 + int64(i)*100, ThreadID: th, CaptureThreadID: th,
+			SequenceNumber: seq, Payload: []byte{byte(i), 0, 0, 0}}
+		if err := w.WriteEvent(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "t.nettrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2} {
+		st, err := Open(Spec{File: path, Threads: threads, Keep: func(*nettrace.Metadata) bool { return false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &countingAnalyzer{}
+		end, err := st.Run(a)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end.Events != 500 || end.Skipped == 0 || a.n != end.Events-end.Skipped || a.n > 100 {
+			t.Errorf("%d threads: end %+v, the analysis saw %d", threads, end, a.n)
+		}
+		if end.EventsLost != 7 || end.FirstTimestamp != 2000 || end.LastTimestamp != 2000+499*100 {
+			t.Errorf("%d threads: end %+v: want 7 lost, timestamps 2000..51900", threads, end)
+		}
+	}
+}

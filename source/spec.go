@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // Kind says where a stream comes from.
@@ -84,6 +85,11 @@ type Spec struct {
 	// Threads decodes a file (or stdin) on this many goroutines (0 or 1:
 	// one; nettrace.Options.Threads). Live sessions are read on one.
 	Threads int
+	// Keep says which events the analyses use (nettrace.Options.Keep):
+	// of the others a file's reader delivers only the ends of each run,
+	// enough for the stream's clock and lost-event counts. nil: every
+	// event. Live sessions deliver every event.
+	Keep func(*nettrace.Metadata) bool
 
 	// Notice receives one-line notices meant for the user (the duration
 	// ran out, the target exited); nil drops them.

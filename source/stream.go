@@ -47,8 +47,10 @@ type Stream struct {
 
 // End is what a stream's end says about its events.
 type End struct {
-	// Events counts the events delivered.
-	Events uint64
+	// Events counts the events read: delivered, or skipped (Skipped of
+	// them) because Spec.Keep rejected them.
+	Events  uint64
+	Skipped uint64
 	// EventsLost is the reader's total of events the runtime dropped
 	// (sequence-number gaps): a result built from a stream with
 	// EventsLost > 0 is incomplete.
@@ -102,7 +104,10 @@ func (s *Stream) finish(err error) {
 		return
 	}
 	s.ended = true
-	s.end.EventsLost = s.r.Stats().LostEvents
+	rs := s.r.Stats()
+	s.end.EventsLost = rs.LostEvents
+	s.end.Skipped = rs.Skipped
+	s.end.Events += rs.Skipped
 	var te *nettrace.TruncatedError
 	if errors.As(err, &te) {
 		s.end.Truncated = te

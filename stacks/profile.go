@@ -278,6 +278,13 @@ func (b *Builder) fail(err error) { b.stats.Failed(err) }
 // Symbols is the symbol table the builder resolves with.
 func (b *Builder) Symbols() *Symbols { return b.sym }
 
+// Wants reports whether the profile uses events of m: stack samples and
+// the symbol table's events (SymbolsWant). A file source may skip the
+// others (source.Spec.Keep).
+func Wants(m *nettrace.Metadata) bool {
+	return m.Runtime == nettrace.SampleProfiler && m.EventID == clrevents.IDThreadSample || SymbolsWant(m)
+}
+
 // Event consumes one event; events the profile does not use are ignored.
 func (b *Builder) Event(ev *nettrace.Event) {
 	m := ev.Meta

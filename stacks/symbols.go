@@ -129,6 +129,27 @@ func (s *symtab) addModule(m *clrevents.Module) {
 	s.modules[m.ModuleID] = module{path: p, name: base}
 }
 
+// SymbolsWant reports whether the symbol table uses events of m (method
+// and module events of the runtime and rundown providers): what a file
+// source may keep for it (source.Spec.Keep).
+func SymbolsWant(m *nettrace.Metadata) bool {
+	switch m.Runtime {
+	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDMethodLoadVerbose, clrevents.IDMethodUnloadVerbose, clrevents.IDMethodLoad,
+			clrevents.IDMethodUnload, clrevents.IDModuleLoad, clrevents.IDDomainModuleLoad:
+			return true
+		}
+	case nettrace.Rundown:
+		switch m.EventID {
+		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose, clrevents.IDRundownModuleDCStart,
+			clrevents.IDRundownModuleDCEnd, clrevents.IDRundownDomainModuleDCEnd, clrevents.IDRundownDomainModuleDCStart:
+			return true
+		}
+	}
+	return false
+}
+
 // event adds a method or module event of the runtime or rundown provider
 // to the table (MethodLoad/Unload[Verbose] while recording, rundown
 // DCStart/DCEnd for what existed before); other events are ignored.

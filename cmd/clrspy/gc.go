@@ -136,6 +136,11 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	if err != nil {
 		return err
 	}
+	if o.trigger.over == 0 {
+		// The analysis reads GC events only: a file's reader may skip the
+		// rest (the trigger's ring records every event).
+		spec.Keep = gcpause.Wants
+	}
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err

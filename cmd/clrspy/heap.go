@@ -93,6 +93,7 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 	if err != nil {
 		return err
 	}
+	spec.Keep = func(m *nettrace.Metadata) bool { return heap.Wants(m) || stacks.SymbolsWant(m) }
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err

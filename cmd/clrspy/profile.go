@@ -155,6 +155,7 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 	if err != nil {
 		return err
 	}
+	spec.Keep = stacks.Wants
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err
