@@ -90,12 +90,26 @@ func BenchmarkReadGenerated(b *testing.B)         { benchGenerated(b, 1) }
 func BenchmarkReadGeneratedThreads2(b *testing.B) { benchGenerated(b, 2) }
 func BenchmarkReadGeneratedThreads3(b *testing.B) { benchGenerated(b, 3) }
 
-func benchGenerated(b *testing.B, threads int) {
+// BenchmarkReadGeneratedKeepGC keeps what `clrspy gc` uses (GC and
+// suspension events, 16 % of this trace): the others are skipped in the
+// decoder but for each run's ends.
+func BenchmarkReadGeneratedKeepGC(b *testing.B) { benchGenerated(b, 1, keepGCBench) }
+func BenchmarkReadGeneratedKeepGCThreads2(b *testing.B) {
+	benchGenerated(b, 2, keepGCBench)
+}
+
+func keepGCBench(m *Metadata) bool { return m.Runtime == Runtime && m.EventID <= 9 }
+
+func benchGenerated(b *testing.B, threads int, keep ...func(*Metadata) bool) {
 	var buf bytes.Buffer
 	if _, err := GenerateLarge(&buf, 32<<20, 1); err != nil {
 		b.Fatal(err)
 	}
-	benchReadData(b, buf.Bytes(), false, Options{Threads: threads})
+	opt := Options{Threads: threads}
+	if len(keep) > 0 {
+		opt.Keep = keep[0]
+	}
+	benchReadData(b, buf.Bytes(), false, opt)
 }
 
 // BenchmarkReadGeneratedV6 measures reader throughput on the generated
