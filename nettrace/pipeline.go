@@ -62,6 +62,16 @@ func (r *Reader) startPipeline() {
 func (r *Reader) frame(p *pipeline) {
 	defer p.gor.Done()
 	defer close(p.jobs)
+	// What the header's parse emitted before the pipeline started goes
+	// first: a stream without a Trace object reads its first block to
+	// find that out, and that block must be decoded like any other.
+	for i, it := range r.pend {
+		r.pend[i] = item{}
+		if err := p.send(r, it); err != nil {
+			return
+		}
+	}
+	r.pend = r.pend[:0]
 	for {
 		err := r.parse()
 		if err == errStopped {
