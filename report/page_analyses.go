@@ -81,7 +81,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	if f := o.OnSample; f != nil {
 		onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
 	}
-	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
+	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
 	if !o.NoHeap {
 		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}

@@ -152,6 +152,12 @@ type Options struct {
 	// aggregates only, so callers that need when samples happened (a
 	// timeline, a time-ordered export) keep it in a form of their own.
 	OnSample func(RawSample)
+	// StacksOnly sums samples per raw stack and kind, not per (thread,
+	// stack, kind), for a caller that reads ResultStacks and records its
+	// samples itself through OnSample (the report page): the sums are
+	// then one per stack instead of one per thread that ran it (384,000
+	// on a 1 GiB trace, 12 MB). Result's Samples all name thread 0.
+	StacksOnly bool
 }
 
 type rawKey struct {
@@ -398,7 +404,11 @@ func (b *Builder) raw(ips []uint64, stackID, gen uint32, ts int64) int32 {
 }
 
 func (b *Builder) add(t *threadState, raw int32, typ clrevents.SampleType, count, nanos int64) {
-	b.accs.add(accKey(t.idx, raw, typ), count, nanos)
+	thread := t.idx
+	if b.opts.StacksOnly {
+		thread = 0
+	}
+	b.accs.add(accKey(thread, raw, typ), count, nanos)
 }
 
 func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
