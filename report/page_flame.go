@@ -6,7 +6,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 	"unsafe"
 
@@ -265,5 +264,3 @@ func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
 	walk(root, 0)
 	return f
 }
-
-func marshalCompact(v any) ([]byte, error) { return json.Marshal(v) }
