@@ -162,6 +162,23 @@ func (t *Timeline) Each(f func(stack int32, external bool, bins []Bin)) {
 	}
 }
 
+// AppendBins appends the bins of raw stack id (external or not) to dst,
+// in time order: Each's bins of one stack, without the walk.
+func (t *Timeline) AppendBins(dst []Bin, id int32, external bool) []Bin {
+	k := int(id) * 2
+	if external {
+		k++
+	}
+	if id < 0 || k >= len(t.series) || t.series[k].lastCount == 0 {
+		return dst
+	}
+	sr := &t.series[k]
+	for j := range sr.bins {
+		dst = append(dst, Bin{sr.bins[j], sr.counts[j]})
+	}
+	return append(dst, Bin{sr.last, sr.lastCount})
+}
+
 // Window calls f for every raw stack with samples in [from, to) (ns since
 // the session start; bins count when they start in it) with their count.
 func (t *Timeline) Window(from, to int64, f func(stack int32, external bool, count int64)) {

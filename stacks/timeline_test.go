@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/tracetest"
@@ -34,7 +35,16 @@ func TestTimelineBounded(t *testing.T) {
 			}
 		}
 		ext[s] = external
+		if got := tl.AppendBins([]Bin{{7, 7}}, s, external); len(got) != len(bins)+1 || got[0] != (Bin{7, 7}) || !slices.Equal(got[1:], bins) {
+			t.Errorf("AppendBins(%d, %v) = %v, Each gave %v", s, external, got, bins)
+		}
+		if got := tl.AppendBins(nil, s, !external); len(got) != 0 {
+			t.Errorf("AppendBins(%d, %v) = %v for a series with no samples", s, !external, got)
+		}
 	})
+	if got := tl.AppendBins(nil, 99, false); got != nil {
+		t.Errorf("AppendBins of an unknown stack: %v", got)
+	}
 	for s := int32(0); s < 3; s++ {
 		if total[s] != 10_000 || ext[s] != (s == 2) {
 			t.Errorf("stack %d: %d samples, external %v", s, total[s], ext[s])
