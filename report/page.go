@@ -129,6 +129,11 @@ func (p *Page) AddReasons(g *GCColumns, s *SuspColumns) {
 	for _, r := range g.Reason {
 		p.GCReasons[strconv.Itoa(int(r))] = clrevents.GCReason(r).String()
 	}
+	if g.spool != nil {
+		for r := range g.spool.reasons {
+			p.GCReasons[strconv.Itoa(int(r))] = clrevents.GCReason(r).String()
+		}
+	}
 	for _, r := range s.Reason {
 		p.SuspendReasons[strconv.Itoa(int(r))] = clrevents.SuspendReason(r).String()
 	}
@@ -152,13 +157,17 @@ func (c numCol) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			b = append(b, "null"...)
-			continue
-		}
-		b = strconv.AppendFloat(b, round3(v), 'f', -1, 64)
+		b = appendNum(b, v)
 	}
 	return append(b, ']'), nil
+}
+
+// appendNum appends one value of a numCol.
+func appendNum(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, round3(v), 'f', -1, 64)
 }
 
 // unknown maps the analyses' "-1 = unknown" to NaN (null).
@@ -203,10 +212,20 @@ type GCColumns struct {
 	FinSurv    numCol    `json:"fin"` // finalization-promoted MB
 	Heaps      []int     `json:"heaps"`
 	Flags      []int     `json:"flags"` // FlagNoSuspension | ...
+
+	// spool holds the rows before those in the columns when a report
+	// page's retired rows were spooled (page_gcspool.go): only the page's
+	// JSON, Len and AddReasons read them.
+	spool *gcColSpool
 }
 
 // Len is the number of rows.
-func (c *GCColumns) Len() int { return len(c.Number) }
+func (c *GCColumns) Len() int {
+	if c.spool != nil {
+		return c.spool.rows + len(c.Number)
+	}
+	return len(c.Number)
+}
 
 // Append adds one GC.
 func (c *GCColumns) Append(g *gcpause.GC) {

@@ -46,7 +46,8 @@ type PageAnalyses struct {
 	Locks    *locks.Analyzer
 	Heap     *movementHeap // nil with NoHeap
 	// retired holds, as page rows, the GCs a file's pause analysis let
-	// go of: a GC record is ~670 bytes, its row ~270.
+	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
+	// in chunks.
 	retired *GCColumns
 }
 
@@ -65,7 +66,7 @@ type PageAnalysesOptions struct {
 
 // retiredGCsAfter is how many GC records a page's unbounded pause analysis
 // keeps; older ones become page rows.
-const retiredGCsAfter = 1024
+var retiredGCsAfter = 1024 // a variable for the tests
 
 // NewPageAnalyses creates the analyses for a stream with header hdr.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
@@ -74,7 +75,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
 		a.retired = &GCColumns{}
-		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.Append
+		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
 	a.GC = gcpause.New(hdr, o.GC)
 	onSample := a.Timeline.Add

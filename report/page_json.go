@@ -16,6 +16,11 @@ import (
 // Marshaler, embedded fields, options other than omitempty), is marshaled
 // whole. TestPageJSONStreamIsMarshal holds the two equal.
 func writeJSONStream(w *bufio.Writer, v reflect.Value, depth int) error {
+	if v.Kind() == reflect.Pointer && !v.IsNil() && v.CanInterface() {
+		if jw, ok := v.Interface().(jsonWriter); ok {
+			return jw.writeJSON(w)
+		}
+	}
 	if depth > 0 && streamable(v.Type()) {
 		if v.Kind() == reflect.Pointer {
 			if v.IsNil() {
@@ -38,6 +43,10 @@ func writeJSONStream(w *bufio.Writer, v reflect.Value, depth int) error {
 	_, err = w.Write(b)
 	return err
 }
+
+// jsonWriter is a value that writes its own JSON, as json.Marshal would
+// write it (GCColumns with spooled rows).
+type jsonWriter interface{ writeJSON(w *bufio.Writer) error }
 
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
