@@ -78,7 +78,10 @@ type PageParts struct {
 	Stacks   *stacks.Builder
 	Timeline *stacks.Timeline
 	Locks    *locks.Result
-	Heap     *heap.Summary
+	// PageLocks is the lock table already made from the result (Locks is
+	// then nil).
+	PageLocks *PageLocks
+	Heap      *heap.Summary
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
@@ -115,8 +118,9 @@ func NewPage(pp PageParts) *Page {
 	if pp.CPU != nil && pp.CPU.Total > 0 && pp.Stacks != nil {
 		p.CPU = NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
 	}
-	if pp.Locks != nil && pp.Locks.Summary.Contentions+int64(pp.Locks.Summary.Unpaired) > 0 {
-		p.Locks = NewPageLocks(pp.Locks, maxTableRows)
+	p.Locks = pp.PageLocks
+	if p.Locks == nil {
+		p.Locks = pageLocks(pp.Locks)
 	}
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
@@ -337,6 +341,14 @@ type PageLock struct {
 	Waiting     int      `json:"waiting"`
 	Owners      []string `json:"owners"` // "tid (name): waits, ms", busiest first
 	Stack       []string `json:"stack"`  // the longest-waiting stack, leaf first
+}
+
+// pageLocks is the page's lock table, nil without contention.
+func pageLocks(r *locks.Result) *PageLocks {
+	if r == nil || r.Summary.Contentions+int64(r.Summary.Unpaired) == 0 {
+		return nil
+	}
+	return NewPageLocks(r, maxTableRows)
 }
 
 // NewPageLocks builds the lock table (at most max locks).
