@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // Result is the analysis of a whole stream. Times are nanoseconds; JSON
@@ -152,6 +154,7 @@ func (a *Analyzer) Result() *Result {
 	s.FoldedWaits = a.foldedWaits
 
 	r.Stacks = make([]Stack, max(len(a.stacks), 1))
+	var frameBuf []stacks.Frame // reused: only the names are kept
 	for i, ips := range a.stacks {
 		r.Stacks[i].IPs = ips
 		if len(ips) == 0 {
@@ -163,7 +166,8 @@ func (a *Analyzer) Result() *Result {
 			if i < len(a.stackTS) {
 				ts = a.hdr.Nanos(a.stackTS[i])
 			}
-			fs, _ := a.sym.Stack(ips, ts)
+			fs, _ := a.sym.AppendStack(frameBuf[:0], ips, ts)
+			frameBuf = fs
 			if len(fs) == 0 {
 				continue
 			}

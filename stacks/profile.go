@@ -624,6 +624,7 @@ func stackKey(st []int32) string {
 type resolver struct {
 	p        *Profile
 	frameIdx map[Frame]int32
+	buf      []Frame // the frames of the stack being resolved
 }
 
 func (r *resolver) frame(f Frame) int32 {
@@ -638,7 +639,8 @@ func (r *resolver) frame(f Frame) int32 {
 
 // stack resolves raw IPs (leaf first) to interned frames (leaf first).
 func (r *resolver) stack(sym *Symbols, ips []uint64, ts int64) ([]int32, bool) {
-	fs, trunc := sym.Stack(ips, ts)
+	fs, trunc := sym.AppendStack(r.buf[:0], ips, ts)
+	r.buf = fs
 	out := make([]int32, len(fs))
 	for i := range fs {
 		out[i] = r.frame(fs[i])
