@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -33,6 +34,9 @@ func writeJSONStream(w *bufio.Writer, v reflect.Value, depth int) error {
 			return writeStructStream(w, v, depth)
 		}
 	}
+	if writeNumbers(w, v) {
+		return nil
+	}
 	if v.CanAddr() {
 		v = v.Addr() // a field's pointer-receiver methods apply as they do inside the struct
 	}
@@ -47,6 +51,85 @@ func writeJSONStream(w *bufio.Writer, v reflect.Value, depth int) error {
 // jsonWriter is a value that writes its own JSON, as json.Marshal would
 // write it (GCColumns with spooled rows).
 type jsonWriter interface{ writeJSON(w *bufio.Writer) error }
+
+// writeNumbers writes a numCol, a slice of integers or an array of
+// either, value by value, as json.Marshal would (it builds each whole, and
+// the flame graph's run columns are a million values on a 1 GiB trace); it
+// says false for any other value.
+func writeNumbers(w *bufio.Writer, v reflect.Value) bool {
+	t := v.Type()
+	if t == reflect.TypeFor[numCol]() {
+		w.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.Write(appendNum(w.AvailableBuffer(), v.Index(i).Float()))
+		}
+		w.WriteByte(']')
+		return true
+	}
+	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||
+		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		if et := t.Elem(); et != reflect.TypeFor[numCol]() && !intKind(et) {
+			return false
+		}
+		w.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeNumbers(w, v.Index(i))
+		}
+		w.WriteByte(']')
+		return true
+	case reflect.Slice:
+		if !intKind(t.Elem()) {
+			return false
+		}
+		if v.IsNil() {
+			w.WriteString("null")
+			return true
+		}
+		w.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeNumbers(w, v.Index(i))
+		}
+		w.WriteByte(']')
+		return true
+	}
+	if !intKind(t) {
+		return false
+	}
+	if v.CanInt() {
+		w.Write(strconv.AppendInt(w.AvailableBuffer(), v.Int(), 10))
+	} else {
+		w.Write(strconv.AppendUint(w.AvailableBuffer(), v.Uint(), 10))
+	}
+	return true
+}
+
+// intKind says whether json writes t's values as plain integers ([]byte is
+// base64; a type with methods of its own may marshal itself).
+func intKind(t reflect.Type) bool {
+	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) ||
+		t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
 
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,11 +41,23 @@ func TestPageJSONStreamIsMarshal(t *testing.T) {
 		Esc   string       `json:"esc"`
 		F     float64      `json:"f,omitempty"`
 		PM    ptrMarshaler `json:"pm"`
+		I32   []int32      `json:"i32"`
+		NilI  []int        `json:"nil_i"`
+		U64   []uint64     `json:"u64"`
+		Bytes []uint8      `json:"bytes"`
+		Arr   [3]uint8     `json:"arr"`
+		Cols  [2]numCol    `json:"cols"`
+		NilC  numCol       `json:"nil_c"`
+		Self  []selfInt    `json:"self"`
+		I8    int8         `json:"i8"`
+		U     uint         `json:"u"`
 		hid   int
 	}
 	values := []any{
 		&odd{Str: withString{7}, Skip: 1, Dash: 2, Ptr: &inner{B: "<b>"}, Col: numCol{1.23456, nan()}, Emb: embeds{inner{1, "x"}, 2},
-			Deep: &odd{Esc: "&"}, Esc: "</script>", hid: 3},
+			Deep: &odd{Esc: "&"}, Esc: "</script>", hid: 3,
+			I32: []int32{-1, 2}, U64: []uint64{1 << 63}, Bytes: []byte{1, 2}, Arr: [3]uint8{1, 2, 3},
+			Cols: [2]numCol{{0.0005, 1e21}, nil}, Self: []selfInt{1, 2}, I8: -3, U: 7},
 		&LivePage{Title: "t"},
 	}
 	for _, name := range []string{"composite.nettrace", "heap-alloc.nettrace", "gc-server.nettrace", "cpu.nettrace"} {
@@ -78,6 +91,11 @@ func TestPageJSONStreamIsMarshal(t *testing.T) {
 type ptrMarshaler struct{ X int }
 
 func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(`"ptr"`), nil }
+
+// selfInt marshals itself.
+type selfInt int
+
+func (s selfInt) MarshalJSON() ([]byte, error) { return []byte(`"s` + strconv.Itoa(int(s)) + `"`), nil }
 
 func nan() float64 { var z float64; return z / z }
 
