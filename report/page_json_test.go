@@ -31,7 +31,6 @@ func TestPageJSONStreamIsMarshal(t *testing.T) {
 		Str   withString   `json:"str"`
 		Empty []int        `json:"empty,omitempty"`
 		Skip  int          `json:"-"`
-		Dash  int          `json:"-,"`
 		Ptr   *inner       `json:"ptr"`
 		Nil   *inner       `json:"nil"`
 		NilOm *inner       `json:"nil_om,omitempty"`
@@ -54,7 +53,7 @@ func TestPageJSONStreamIsMarshal(t *testing.T) {
 		hid   int
 	}
 	values := []any{
-		&odd{Str: withString{7}, Skip: 1, Dash: 2, Ptr: &inner{B: "<b>"}, Col: numCol{1.23456, nan()}, Emb: embeds{inner{1, "x"}, 2},
+		&odd{Str: withString{7}, Skip: 1, Ptr: &inner{B: "<b>"}, Col: numCol{1.23456, nan()}, Emb: embeds{inner{1, "x"}, 2},
 			Deep: &odd{Esc: "&"}, Esc: "</script>", hid: 3,
 			I32: []int32{-1, 2}, U64: []uint64{1 << 63}, Bytes: []byte{1, 2}, Arr: [3]uint8{1, 2, 3},
 			Cols: [2]numCol{{0.0005, 1e21}, nil}, Self: []selfInt{1, 2}, I8: -3, U: 7},
