@@ -43,11 +43,11 @@ type Analyzer struct {
 	// walk, no object per triple (a quarter of a million here is common).
 	samples map[sampleKey]sampleSum
 
-	lockObject map[uint64]uint64        // lock id → object, from LockCreated / Start v2
-	lockType   map[uint64]objectInfo    // lock id → the object's type, once known
-	typeNames  map[uint64]string        // type id → name
-	objects    *fifoMap[uint64, uint64] // object address → the type id of its last sampled allocation (the most recent maxObjects)
-	allocNames map[uint64]string        // type id → the name allocation events gave it
+	lockObject map[uint64]uint64     // lock id → object, from LockCreated / Start v2
+	lockType   map[uint64]objectInfo // lock id → the object's type, once known
+	typeNames  map[uint64]string     // type id → name
+	objects    *addrMap              // object address → the type id of its last sampled allocation (the most recent maxObjects)
+	allocNames map[uint64]string     // type id → the name allocation events gave it
 
 	threadObj *fifoMap[uint64, clrevents.Thread] // Thread* → thread
 	managed   *fifoMap[uint32, uint32]           // managed thread id → OS thread id
@@ -159,7 +159,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		lockObject: make(map[uint64]uint64),
 		lockType:   make(map[uint64]objectInfo),
 		typeNames:  make(map[uint64]string),
-		objects:    newFIFOMap[uint64, uint64](maxObjects),
+		objects:    newAddrMap(maxObjects),
 		allocNames: make(map[uint64]string),
 		threadObj:  newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
 		managed:    newFIFOMap[uint32, uint32](maxThreadFacts),

@@ -46,7 +46,8 @@ type PageAnalyses struct {
 	Locks    *locks.Analyzer
 	Heap     *movementHeap // nil with NoHeap
 	// retired holds, as page rows, the GCs a file's pause analysis let
-	// go of: a GC record is ~670 bytes, its row ~270.
+	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
+	// in chunks.
 	retired *GCColumns
 }
 
@@ -65,7 +66,7 @@ type PageAnalysesOptions struct {
 
 // retiredGCsAfter is how many GC records a page's unbounded pause analysis
 // keeps; older ones become page rows.
-const retiredGCsAfter = 1024
+var retiredGCsAfter = 1024 // a variable for the tests
 
 // NewPageAnalyses creates the analyses for a stream with header hdr.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
@@ -74,14 +75,14 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
 		a.retired = &GCColumns{}
-		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.Append
+		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
 	a.GC = gcpause.New(hdr, o.GC)
 	onSample := a.Timeline.Add
 	if f := o.OnSample; f != nil {
 		onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
 	}
-	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample})
+	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
 	if !o.NoHeap {
 		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
@@ -105,7 +106,9 @@ func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
 // held ~35 MB); their Stats still answer.
 func (a *PageAnalyses) Parts() PageParts {
 	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks}
-	pp.Locks = a.Locks.Result()
+	// The lock table is made now: the result names every waiting stack
+	// (7 MB on a 1 GiB trace), the table a hundred.
+	pp.PageLocks = pageLocks(a.Locks.Result())
 	a.Locks.Release()
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()

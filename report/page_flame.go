@@ -6,7 +6,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 	"unsafe"
 
@@ -47,11 +46,52 @@ type Flame struct {
 	Notes  []string `json:"notes,omitempty"`
 }
 
-// flameStack is one resolved stack and its bins while the tree is built.
+// flameStack is one resolved stack and its bins while the tree is built:
+// the timeline series it reads them from, or (without a timeline) bins.
 type flameStack struct {
 	frames []int32 // leaf first, in the profile's numbering
+	series []int32 // timeline series: 2*raw stack + external
 	bins   []stacks.Bin
 	count  int64
+}
+
+// flameBins reads a stack's runs from the timeline when the page's data is
+// written, widened by factor, instead of copying every run (a million on a
+// 1 GiB trace) into the stacks first: the copy and the growing run columns
+// were the report's peak.
+type flameBins struct {
+	tl     *stacks.Timeline
+	factor int32
+	buf    []stacks.Bin
+}
+
+// of returns fs's bins in time order, one per widened bin; the slice is
+// reused by the next call.
+func (fb *flameBins) of(fs *flameStack) []stacks.Bin {
+	if fs.series == nil {
+		return fs.bins
+	}
+	b := fb.buf[:0]
+	for _, k := range fs.series {
+		b = fb.tl.AppendBins(b, k/2, k%2 == 1)
+	}
+	for i := range b {
+		b[i].Index /= fb.factor
+	}
+	if len(fs.series) > 1 {
+		slices.SortFunc(b, func(x, y stacks.Bin) int { return cmp.Compare(x.Index, y.Index) })
+	}
+	out := 0
+	for _, x := range b {
+		if out > 0 && b[out-1].Index == x.Index {
+			b[out-1].Count += x.Count
+			continue
+		}
+		b[out] = x
+		out++
+	}
+	fb.buf = b
+	return b[:out]
 }
 
 // NewFlame builds the page's CPU data from a profile, the builder that
@@ -61,7 +101,7 @@ type flameStack struct {
 func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins int) *Flame {
 	byKey := map[string]*flameStack{}
 	var list []*flameStack
-	add := func(frames []int32, bins []stacks.Bin, count int64) {
+	stack := func(frames []int32) *flameStack {
 		k := int32Key(frames)
 		fs := byKey[k]
 		if fs == nil {
@@ -69,12 +109,13 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 			byKey[k] = fs
 			list = append(list, fs)
 		}
-		fs.bins = append(fs.bins, bins...)
-		fs.count += count
+		return fs
 	}
 	binNanos := int64(0)
+	fb := &flameBins{tl: tl, factor: 1}
 	if tl != nil {
 		binNanos = tl.BinNanos()
+		var last int32
 		tl.Each(func(raw int32, external bool, bins []stacks.Bin) {
 			fr := b.StackOf(raw, external)
 			if fr == nil {
@@ -84,45 +125,42 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 			for _, x := range bins {
 				n += int64(x.Count)
 			}
-			add(fr, bins, n)
+			last = max(last, bins[len(bins)-1].Index) // bins are in time order
+			fs := stack(fr)
+			k := 2 * raw
+			if external {
+				k++
+			}
+			fs.series = append(fs.series, k)
+			fs.count += n
 		})
+		// Widen the bins to at most maxBins over the session.
+		for int64(last/fb.factor) >= int64(maxBins) {
+			fb.factor *= 2
+		}
 	} else {
 		for i := range p.Samples {
 			s := &p.Samples[i]
-			add(s.Stack, []stacks.Bin{{Index: 0, Count: int32(min(s.Count, 1<<31-1))}}, s.Count)
+			fs := stack(s.Stack)
+			fs.bins = append(fs.bins, stacks.Bin{Index: 0, Count: int32(min(s.Count, 1<<31-1))})
+			fs.count += s.Count
 		}
-	}
-	// Widen the bins to at most maxBins over the session.
-	factor := int32(1)
-	if binNanos > 0 {
-		var last int32
 		for _, fs := range list {
-			if n := len(fs.bins); n > 0 {
-				last = max(last, slices.MaxFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) }).Index)
+			slices.SortFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) })
+			out := 0
+			for _, x := range fs.bins {
+				if out > 0 && fs.bins[out-1].Index == x.Index {
+					fs.bins[out-1].Count += x.Count
+					continue
+				}
+				fs.bins[out] = x
+				out++
 			}
-		}
-		for int64(last/factor) >= int64(maxBins) {
-			factor *= 2
+			fs.bins = fs.bins[:out]
 		}
 	}
-	for _, fs := range list {
-		for i := range fs.bins {
-			fs.bins[i].Index /= factor
-		}
-		slices.SortFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) })
-		out := 0
-		for _, x := range fs.bins {
-			if out > 0 && fs.bins[out-1].Index == x.Index {
-				fs.bins[out-1].Count += x.Count
-				continue
-			}
-			fs.bins[out] = x
-			out++
-		}
-		fs.bins = fs.bins[:out]
-	}
-	f := buildFlame(p, list)
-	f.BinMS = float64(binNanos) * float64(factor) / 1e6
+	f := buildFlame(p, list, fb)
+	f.BinMS = float64(binNanos) * float64(fb.factor) / 1e6
 	return f
 }
 
@@ -148,7 +186,7 @@ func NewFlameWindow(b *stacks.Builder, p *stacks.Profile, counts func(yield func
 	for _, fs := range list {
 		fs.bins = []stacks.Bin{{Index: 0, Count: int32(min(fs.count, 1<<31-1))}}
 	}
-	return buildFlame(p, list)
+	return buildFlame(p, list, &flameBins{})
 }
 
 func int32Key(s []int32) string {
@@ -180,7 +218,7 @@ func (n *treeNode) child(fr int32) *treeNode {
 	return c
 }
 
-func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
+func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 	f := &Flame{Threads: len(p.Threads), PeriodMS: float64(p.PeriodNanos) / 1e6, Notes: p.Notes,
 		Frames: []string{}, Modules: []string{}, FrameMod: []int32{}, FrameKind: []int{},
 		NodeDepth: []int32{}, NodeFrame: []int32{}, StackNode: []int32{}, StackCount: []int64{},
@@ -199,12 +237,21 @@ func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
 		}
 		if n.stack != nil { // an empty stack merges into the root's
 			n.stack.count += fs.count
+			n.stack.series = append(n.stack.series, fs.series...)
 			n.stack.bins = append(n.stack.bins, fs.bins...)
 			continue
 		}
 		n.stack = fs
 	}
 	f.Total = root.total
+	// The run columns are the flame's bulk: sized once, not grown.
+	runs := 0
+	for _, fs := range list {
+		if fs.count != 0 {
+			runs += len(fb.of(fs))
+		}
+	}
+	f.RunBin, f.RunCount = make([]int32, 0, runs), make([]int32, 0, runs)
 	frameIdx := map[int32]int32{}
 	modIdx := map[string]int32{}
 	frame := func(fr int32) int32 {
@@ -231,9 +278,10 @@ func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
 	emitStack := func(node int32, fs *flameStack) {
 		f.StackNode = append(f.StackNode, node)
 		f.StackCount = append(f.StackCount, fs.count)
-		f.StackRuns = append(f.StackRuns, int32(len(fs.bins)))
+		bins := fb.of(fs)
+		f.StackRuns = append(f.StackRuns, int32(len(bins)))
 		prev := int32(0)
-		for _, x := range fs.bins {
+		for _, x := range bins {
 			f.RunBin = append(f.RunBin, x.Index-prev)
 			f.RunCount = append(f.RunCount, x.Count)
 			prev = x.Index
@@ -265,5 +313,3 @@ func buildFlame(p *stacks.Profile, list []*flameStack) *Flame {
 	walk(root, 0)
 	return f
 }
-
-func marshalCompact(v any) ([]byte, error) { return json.Marshal(v) }

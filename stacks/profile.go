@@ -152,6 +152,12 @@ type Options struct {
 	// aggregates only, so callers that need when samples happened (a
 	// timeline, a time-ordered export) keep it in a form of their own.
 	OnSample func(RawSample)
+	// StacksOnly sums samples per raw stack and kind, not per (thread,
+	// stack, kind), for a caller that reads ResultStacks and records its
+	// samples itself through OnSample (the report page): the sums are
+	// then one per stack instead of one per thread that ran it (384,000
+	// on a 1 GiB trace, 12 MB). Result's Samples all name thread 0.
+	StacksOnly bool
 }
 
 type rawKey struct {
@@ -405,7 +411,11 @@ func (b *Builder) raw(ips []uint64, stackID, gen uint32, ts int64) int32 {
 }
 
 func (b *Builder) add(t *threadState, raw int32, typ clrevents.SampleType, count, nanos int64) {
-	b.accs.add(accKey(t.idx, raw, typ), count, nanos)
+	thread := t.idx
+	if b.opts.StacksOnly {
+		thread = 0
+	}
+	b.accs.add(accKey(thread, raw, typ), count, nanos)
 }
 
 func (b *Builder) sample(ev *nettrace.Event, typ clrevents.SampleType) {
@@ -621,6 +631,7 @@ func stackKey(st []int32) string {
 type resolver struct {
 	p        *Profile
 	frameIdx map[Frame]int32
+	buf      []Frame // the frames of the stack being resolved
 }
 
 func (r *resolver) frame(f Frame) int32 {
@@ -635,7 +646,8 @@ func (r *resolver) frame(f Frame) int32 {
 
 // stack resolves raw IPs (leaf first) to interned frames (leaf first).
 func (r *resolver) stack(sym *Symbols, ips []uint64, ts int64) ([]int32, bool) {
-	fs, trunc := sym.Stack(ips, ts)
+	fs, trunc := sym.AppendStack(r.buf[:0], ips, ts)
+	r.buf = fs
 	out := make([]int32, len(fs))
 	for i := range fs {
 		out[i] = r.frame(fs[i])

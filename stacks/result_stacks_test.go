@@ -9,19 +9,23 @@ import (
 )
 
 // ResultStacks is Result without the sample list: the same frames, threads
-// and counters, and StackOf names every raw stack alike (on the CPU
+// and counters, and StackOf names every raw stack alike (on the composite
 // fixture, whose samples are managed and external). Release keeps StackOf
-// and Stats.
+// and Stats. StacksOnly (the report page's) changes none of it and keeps
+// fewer sums.
 func TestResultStacksIsResultWithoutSamples(t *testing.T) {
-	read := func() *Builder {
-		r := tracetest.Open(t, "cpu.nettrace", nettrace.NewReader)
-		b := New(r.Header(), Options{})
+	read := func(o Options) *Builder {
+		r := tracetest.Open(t, "composite.nettrace", nettrace.NewReader)
+		b := New(r.Header(), o)
 		if err := tracetest.ReadAll(t, r, b.Event); err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	whole, part := read(), read()
+	whole, part := read(Options{}), read(Options{StacksOnly: true})
+	if n, m := whole.accs.len(), part.accs.len(); m >= n || m == 0 {
+		t.Fatalf("StacksOnly keeps %d sums, per thread %d", m, n)
+	}
 	w, p := whole.Result(), part.ResultStacks()
 	if len(w.Samples) == 0 || p.Samples != nil {
 		t.Fatalf("%d samples in Result, %d in ResultStacks", len(w.Samples), len(p.Samples))

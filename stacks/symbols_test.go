@@ -3,6 +3,7 @@ package stacks
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 	"unicode/utf16"
 
@@ -215,6 +216,15 @@ garbage line
 		if got[i] != want[i] {
 			t.Errorf("frame %d %q, want %q", i, got[i], want[i])
 		}
+	}
+	// AppendStack names it alike after what dst holds, even after a
+	// native frame there: the run of native frames starts afresh.
+	ips := []uint64{0x7f0000000011, 0x7f1000000100, 0x7f0000000011}
+	whole, _ := b.Symbols().Stack(ips, 1_000_000)
+	dst := []Frame{{Name: NativeFrame, Kind: KindNative}}
+	got2, _ := b.Symbols().AppendStack(dst, ips, 1_000_000)
+	if len(whole) != 3 || !slices.Equal(got2, append(dst, whole...)) {
+		t.Errorf("AppendStack %v after %v; Stack %v", got2, dst, whole)
 	}
 	// An External sample whose walk already ends in native code gets no
 	// second [native code] leaf.

@@ -1,6 +1,9 @@
 package stacks
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // RawSample is one counted sample as Options.OnSample sees it.
 type RawSample struct {
@@ -46,29 +49,75 @@ type Timeline struct {
 
 // tlSeries is one raw stack's runs. The latest run is kept in the header
 // (last, lastCount; none when lastCount is 0): a sample nearly always adds
-// to it, and the header array stays in cache where the run slices, one pair
-// per stack, do not (this was 28 % of `clrspy report`'s time).
+// to it, and the header array stays in cache where the runs do not (this
+// was 28 % of `clrspy report`'s time). The earlier runs are varints, the
+// bin as the distance from the previous run's then the count: ~3 bytes a
+// run where two int32 slices took 8 and, grown by appending and halved by
+// coarsen, twice that (the largest part of `clrspy report`'s memory).
 type tlSeries struct {
-	bins      []int32 // bin index of each earlier run, ascending
-	counts    []int32
+	runs      []byte
+	prev      int32 // bin of the last run in runs (0 before the first)
 	last      int32
 	lastCount int32
 }
 
-// settle moves the latest run into the slices.
+// settle moves the latest run into runs.
 func (sr *tlSeries) settle() {
 	if sr.lastCount > 0 {
-		sr.bins, sr.counts = append(sr.bins, sr.last), append(sr.counts, sr.lastCount)
-		sr.lastCount = 0
+		sr.runs = binary.AppendUvarint(sr.runs, uint64(sr.last-sr.prev))
+		sr.runs = binary.AppendUvarint(sr.runs, uint64(uint32(sr.lastCount)))
+		sr.prev, sr.lastCount = sr.last, 0
 	}
 }
 
-// unsettle takes the latest run back out of the slices.
-func (sr *tlSeries) unsettle() {
-	if n := len(sr.bins); n > 0 {
-		sr.last, sr.lastCount = sr.bins[n-1], sr.counts[n-1]
-		sr.bins, sr.counts = sr.bins[:n-1], sr.counts[:n-1]
+// each calls f for every run of runs, in bin order.
+func (sr *tlSeries) each(f func(bin, count int32)) {
+	bin := int32(0)
+	for r := 0; r < len(sr.runs); {
+		d, n := binary.Uvarint(sr.runs[r:])
+		r += n
+		c, n := binary.Uvarint(sr.runs[r:])
+		r += n
+		bin += int32(d)
+		f(bin, int32(uint32(c)))
 	}
+}
+
+// halve merges the runs into bins twice as wide, in place (a merged run
+// never takes more bytes than the runs it replaces, and is written after
+// they are read), the latest run back in the header. It returns the runs
+// kept.
+func (sr *tlSeries) halve() int {
+	sr.settle()
+	if len(sr.runs) == 0 {
+		return 0
+	}
+	var (
+		w, n          int
+		prevOut       int32
+		cur, curCount int32
+		have          bool
+	)
+	emit := func() {
+		w += binary.PutUvarint(sr.runs[w:], uint64(cur-prevOut))
+		w += binary.PutUvarint(sr.runs[w:], uint64(uint32(curCount)))
+		prevOut = cur
+	}
+	sr.each(func(bin, count int32) {
+		h := bin / 2
+		if have && h == cur {
+			curCount += count
+			return
+		}
+		if have {
+			emit()
+		}
+		cur, curCount, have = h, count, true
+		n++
+	})
+	sr.runs = sr.runs[:w]
+	sr.prev, sr.last, sr.lastCount = prevOut, cur, curCount
+	return n
 }
 
 // Bin is one time bin of a raw stack's samples.
@@ -77,7 +126,8 @@ type Bin struct {
 	Count int32 // samples in it
 }
 
-// DefaultTimelineRuns bounds a Timeline to about 8 MB.
+// DefaultTimelineRuns bounds a Timeline to a few MB (a run takes 2 to 10
+// bytes, typically 3).
 const DefaultTimelineRuns = 1 << 20
 
 // NewTimeline returns a Timeline of at most maxRuns runs (0: the default)
@@ -123,21 +173,7 @@ func (t *Timeline) coarsen() {
 	t.binNanos *= 2
 	t.runs = 0
 	for i := range t.series {
-		sr := &t.series[i]
-		sr.settle()
-		out := 0
-		for j := range sr.bins {
-			b := sr.bins[j] / 2
-			if out > 0 && sr.bins[out-1] == b {
-				sr.counts[out-1] += sr.counts[j]
-				continue
-			}
-			sr.bins[out], sr.counts[out] = b, sr.counts[j]
-			out++
-		}
-		sr.bins, sr.counts = sr.bins[:out], sr.counts[:out]
-		t.runs += out
-		sr.unsettle()
+		t.runs += t.series[i].halve()
 	}
 }
 
@@ -149,17 +185,27 @@ func (t *Timeline) Runs() int { return t.runs }
 func (t *Timeline) Each(f func(stack int32, external bool, bins []Bin)) {
 	var buf []Bin
 	for k := range t.series {
-		sr := &t.series[k]
-		if sr.lastCount == 0 {
+		if t.series[k].lastCount == 0 {
 			continue
 		}
-		buf = buf[:0]
-		for j := range sr.bins {
-			buf = append(buf, Bin{sr.bins[j], sr.counts[j]})
-		}
-		buf = append(buf, Bin{sr.last, sr.lastCount})
+		buf = t.AppendBins(buf[:0], int32(k/2), k%2 == 1)
 		f(int32(k/2), k%2 == 1, buf)
 	}
+}
+
+// AppendBins appends the bins of raw stack id (external or not) to dst,
+// in time order: Each's bins of one stack, without the walk.
+func (t *Timeline) AppendBins(dst []Bin, id int32, external bool) []Bin {
+	k := int(id) * 2
+	if external {
+		k++
+	}
+	if id < 0 || k >= len(t.series) || t.series[k].lastCount == 0 {
+		return dst
+	}
+	sr := &t.series[k]
+	sr.each(func(bin, count int32) { dst = append(dst, Bin{bin, count}) })
+	return append(dst, Bin{sr.last, sr.lastCount})
 }
 
 // Window calls f for every raw stack with samples in [from, to) (ns since
@@ -172,15 +218,11 @@ func (t *Timeline) Window(from, to int64, f func(stack int32, external bool, cou
 		if sr.lastCount > 0 && int64(sr.last) >= lo && int64(sr.last) < hi {
 			n += int64(sr.lastCount)
 		}
-		for j := len(sr.bins) - 1; j >= 0; j-- {
-			b := int64(sr.bins[j])
-			if b < lo {
-				break
+		sr.each(func(bin, count int32) {
+			if b := int64(bin); b >= lo && b < hi {
+				n += int64(count)
 			}
-			if b < hi {
-				n += int64(sr.counts[j])
-			}
-		}
+		})
 		if n > 0 {
 			f(int32(k/2), k%2 == 1, n)
 		}
