@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # scale.sh: every command on a generated trace (1 GiB by default): peak RSS,
-# wall and CPU time; then `gc` and `profile` with the reader on one thread
+# wall and CPU time; then `gc`, `profile` and `heap` with the reader on one thread
 # against one per core (--threads 0), alternating runs. `make scale` runs it.
 #
 #   scripts/scale.sh [SIZE]            SIZE as gentrace takes it (1GiB)
 #
 # Environment: SCALE_DIR (where the trace and outputs go, /tmp/clrspy-scale),
 # SCALE_COMMANDS (the commands of the first table, "stat gc gcjson profile
-# heap locks report pipe"; gcjson is gc --json, pipe is gentrace | stat -), SCALE_THREADS ("gc profile": the
+# heap locks report pipe"; gcjson is gc --json, pipe is gentrace | stat -), SCALE_THREADS ("gc profile heap": the
 # commands compared; empty skips the comparison),
 # SCALE_ROUNDS (alternating rounds of the threads comparison, 3),
 # SCALE_TIMEOUT (seconds a command may run, 900), SCALE_MAX_RSS_MB (a
@@ -96,7 +96,7 @@ for c in ${SCALE_COMMANDS:-stat gc gcjson profile heap locks report pipe}; do
 done
 echo
 echo "load average after: $(load)"
-threads=${SCALE_THREADS-gc profile}
+threads=${SCALE_THREADS-gc profile heap}
 [ -n "$threads" ] || exit 0
 
 echo

@@ -41,10 +41,9 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 // addThreadsFlag registers --threads on a command that reads trace files.
 func addThreadsFlag(cmd *cobra.Command, n *int) {
 	// One by default: on this project's 2-core machine decoding on both
-	// cores was measured slower (1.18-1.38x the wall time of one,
-	// docs/PERFORMANCE.md): merging and the analyses, on one goroutine,
-	// are the larger share, and records decoded on one core are read on
-	// the other.
+	// cores saves 7-20 % of the wall time for 40-45 % more CPU
+	// (docs/PERFORMANCE.md, Scale): merging and the analysis stay on one
+	// goroutine, and records decoded on one core are read on the other.
 	cmd.Flags().IntVar(n, "threads", 1, "decode a trace file on this many goroutines (0: one per core); live sessions are read on one")
 }
 
