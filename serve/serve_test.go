@@ -250,11 +250,20 @@ func TestListen(t *testing.T) {
 	if err := res.Get("contention", &lk); err != nil {
 		t.Fatal(err)
 	}
-	// The workload times TryEnter+Enter, spinning included; the events
-	// time the wait after the spin: a little less, never more.
-	got := tg.Snapshot.Locks.TotalWaitMS
-	if got > lk.TotalWaitMs || got < 0.9*lk.TotalWaitMs {
-		t.Errorf("lock waits %.1f ms, the workload measured %.1f ms", got, lk.TotalWaitMs)
+	// The workload times TryEnter+Enter on its one lock, spinning
+	// included; the events time the wait after the spin: a little less,
+	// never more. The process total may hold more: under load the
+	// runtime's and the libraries' own locks contend too (a CI run saw
+	// 2.7 ms over 1,332), so the check is on the lock that waited longest,
+	// the workload's, when the runtime names locks (.NET 8+).
+	ls := tg.Snapshot.Locks
+	got := ls.TotalWaitMS
+	if len(ls.Top) > 0 && ls.Top[0].LockID != 0 {
+		got = ls.Top[0].TotalWaitMS
+	}
+	t.Logf("lock waits: top lock %.1f ms, process %.1f ms, the workload %.1f ms (%d locks)", got, ls.TotalWaitMS, lk.TotalWaitMs, len(ls.Top))
+	if got > lk.TotalWaitMs || got < 0.9*lk.TotalWaitMs || ls.TotalWaitMS < got {
+		t.Errorf("lock waits %.1f ms (process total %.1f, top %+v), the workload measured %.1f ms", got, ls.TotalWaitMS, ls.Top, lk.TotalWaitMs)
 	}
 }
 
