@@ -87,12 +87,21 @@ func Find(pid int) (*Endpoint, error) {
 		base = filepath.Join(dir, "root")
 	}
 	sdir := filepath.Join(base, tmp)
-	sock, err := socketIn(sdir, nspid, startTicks(pid))
+	key := startTicks(pid)
+	sock, err := socketIn(sdir, nspid, key)
 	if err != nil {
 		if os.IsPermission(err) {
 			return nil, &AttachError{pid, fmt.Sprintf("cannot search %s for its diagnostics socket: permission denied", sdir)}
 		}
 		return nil, &AttachError{pid, err.Error()}
+	}
+	if sock != "" && key != "" && filepath.Base(sock) != fmt.Sprintf("dotnet-diagnostic-%d-%s-socket", nspid, key) {
+		// Not named for this process's start: the socket of an earlier
+		// process with the same pid. A process known not to run .NET has
+		// none of its own.
+		if isNet, known := isDotnet(pid); known && !isNet {
+			sock = ""
+		}
 	}
 	if sock == "" {
 		return nil, &AttachError{pid, noSocketReason(pid, sdir, envErr)}

@@ -234,6 +234,26 @@ func TestStaleSocketIgnored(t *testing.T) {
 	p.Release()
 }
 
+// A process that is not .NET, whose pid an exited .NET process used
+// before (its socket left in /tmp), is reported as not .NET, not as a
+// stale socket nothing listens on (a CI run met this by chance).
+func TestReusedPidNotDotnet(t *testing.T) {
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	stale := "/tmp/dotnet-diagnostic-" + itoa(sleep.Process.Pid) + "-1-socket"
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(stale)
+	_, err := Find(sleep.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), "sleep is not a .NET process") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // stopLater stops s after d, while the caller reads the stream.
