@@ -8,7 +8,15 @@ import (
 // The table against a Go map: keys with few distinct bits (thread 0, raw
 // 0, type 0 is key 0) and enough of them to grow it eight times.
 func TestAccTableMatchesMap(t *testing.T) {
-	var tab accTable
+	for _, conc := range []bool{false, true} {
+		t.Run(map[bool]string{false: "serial", true: "concurrent"}[conc], func(t *testing.T) {
+			testAccTable(t, conc)
+		})
+	}
+}
+
+func testAccTable(t *testing.T, conc bool) {
+	tab := accTable{conc: conc}
 	want := map[uint64][2]int64{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 200_000 {

@@ -158,6 +158,11 @@ type Options struct {
 	// then one per stack instead of one per thread that ran it (384,000
 	// on a 1 GiB trace, 12 MB). Result's Samples all name thread 0.
 	StacksOnly bool
+	// Concurrent sums the samples on a second goroutine, batch by batch,
+	// for a caller with a core to spare (a file read with several
+	// decoders): the goroutine that feeds the builder is then the
+	// profile's bottleneck. Results are the same either way.
+	Concurrent bool
 }
 
 type rawKey struct {
@@ -228,7 +233,10 @@ type Builder struct {
 	accs    accTable
 	threads []Thread
 	tstate  map[uint64]*threadState
-	folded  *threadState // the thread that stands for threads past MaxThreads
+	// tcache is a direct-mapped cache in front of tstate: a map lookup per
+	// sample was a fifth of the builder's time (22 ns on 64 threads).
+	tcache *[256]tcacheEntry
+	folded *threadState // the thread that stands for threads past MaxThreads
 
 	// resolved and nativeFrame are the last Result's stacks per raw stack
 	// and its [native code] frame (-1: none), for StackOf.
@@ -263,6 +271,7 @@ func New(hdr *nettrace.Header, opts Options) *Builder {
 	if b.sym == nil {
 		b.sym, b.ownSym = NewSymbols(hdr), true
 	}
+	b.accs.conc = opts.Concurrent
 	if opts.Compat == CompatDotnetdiag {
 		b.dd = newDDSymbols()
 	}
@@ -341,7 +350,19 @@ func (b *Builder) Event(ev *nettrace.Event) {
 	}
 }
 
+type tcacheEntry struct {
+	tid uint64
+	t   *threadState
+}
+
 func (b *Builder) thread(tid uint64) *threadState {
+	if b.tcache == nil {
+		b.tcache = new([256]tcacheEntry)
+	}
+	e := &b.tcache[(tid*0x9e3779b97f4a7c15)>>56]
+	if e.t != nil && e.tid == tid {
+		return e.t
+	}
 	t := b.tstate[tid]
 	if t == nil {
 		if len(b.threads) >= b.maxThreads() {
@@ -359,6 +380,8 @@ func (b *Builder) thread(tid uint64) *threadState {
 		b.tstate[tid] = t
 		b.threads = append(b.threads, Thread{ID: tid})
 	}
+	// (Folded threads are not cached: each of their samples counts.)
+	e.tid, e.t = tid, t
 	return t
 }
 
@@ -483,8 +506,9 @@ func (b *Builder) tick(ts int64, t *threadState) {
 // made; what StackOf and Stats need stays. The Builder takes no more
 // events and makes no more Results.
 func (b *Builder) Release() {
+	b.accs.wg.Wait() // a concurrent batch still writes the table
 	b.accs = accTable{}
-	b.rawIdx, b.byID, b.tstate = nil, nil, nil
+	b.rawIdx, b.byID, b.tstate, b.tcache = nil, nil, nil, nil
 	for i := range b.raws {
 		b.raws[i].ips = nil
 	}

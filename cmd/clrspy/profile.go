@@ -156,6 +156,9 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 		return err
 	}
 	spec.Keep = stacks.Wants
+	// Decoders on other cores leave this goroutine the bottleneck: the
+	// sums go to one more.
+	opts.Concurrent = spec.Threads > 1
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err
