@@ -289,8 +289,17 @@ type Tracker struct {
 	pend   []ent
 	pendAt map[uint64]int32
 	tombs  int
-	liveN  int // alive objects
-	nextID int
+	// Every allocation looks for a followed object at its address
+	// (retireAt), and nearly always finds none. pendBits answers most of
+	// those for pend without the map (a bit per hashed address, set for
+	// every pending entry, cleared with pend); addrs is what findLive
+	// searches in live. The map and a search of live itself cost 650 ns
+	// per allocation on a 1 GiB generated trace, a third of heap's time.
+	pendBits *[pendBitWords]uint64
+	addrs    []uint64
+	addrsOK  bool
+	liveN    int // alive objects
+	nextID   int
 
 	// ageClock counts GCs that aged every live object; an object's age is
 	// the clock now (or at its death) minus the clock at its allocation.
@@ -371,6 +380,7 @@ func New(h *nettrace.Header, o Options) *Tracker {
 		maxGCs:      limit(o.MaxGCs, DefaultMaxGCs),
 		skipObjects: o.SkipObjects,
 		pendAt:      make(map[uint64]int32),
+		pendBits:    new([pendBitWords]uint64),
 		rng:         rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
 	}
 	t.tables.init()
@@ -610,6 +620,8 @@ func (t *Tracker) allocate(a *Alloc, rawName []byte) {
 	}
 	t.nextID++
 	t.pendAt[a.Address] = int32(len(t.pend))
+	h := pendHash(a.Address)
+	t.pendBits[h/64] |= 1 << (h % 64)
 	t.pend = append(t.pend, ent{addr: a.Address, idx: idx, gen: int8(gen), maxGen: int8(gen)})
 	t.liveN++
 	t.stats.Tracked++
@@ -628,9 +640,13 @@ func (t *Tracker) allocate(a *Alloc, rawName []byte) {
 // move) was missed. It is retired so the replay stays sound.
 func (t *Tracker) retireAt(addr uint64, ns int64) {
 	var e *ent
-	if i, ok := t.pendAt[addr]; ok && t.objs[t.pend[i].idx].state == alive {
-		e = &t.pend[i]
-	} else {
+	h := pendHash(addr)
+	if t.pendBits[h/64]&(1<<(h%64)) != 0 {
+		if i, ok := t.pendAt[addr]; ok && t.objs[t.pend[i].idx].state == alive {
+			e = &t.pend[i]
+		}
+	}
+	if e == nil {
 		e = t.findLive(addr)
 	}
 	if e == nil {

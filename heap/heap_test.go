@@ -448,3 +448,39 @@ func TestSampledObjectsNamedByBulkType(t *testing.T) {
 		t.Errorf("AllocationSampled object %+v", b)
 	}
 }
+
+// A sample on the address of a followed object retires it, whether that
+// object is still pending (allocated since the last merge) or in the
+// sorted live set: 5,000 objects (merges at 1,024 pending entries and at
+// half the live set), then a sample on every seventh address, and on as
+// many addresses nothing was allocated at.
+func TestAddressReusedPendingAndLive(t *testing.T) {
+	tr := New(nil, Options{})
+	const n = 5000
+	for i := range n {
+		alloc(tr, 0x10000+uint64(i)*0x40, "T")
+	}
+	if len(tr.pend) == 0 || len(tr.live) == 0 {
+		t.Fatalf("%d pending, %d live: the test wants both", len(tr.pend), len(tr.live))
+	}
+	reused := 0
+	for i := 0; i < n; i += 7 {
+		alloc(tr, 0x10000+uint64(i)*0x40, "T")
+		alloc(tr, 0x10000+uint64(i)*0x40+0x20, "T") // between two objects
+		reused++
+	}
+	tr.Finish()
+	r := tr.Result()
+	if c := r.Stats.Contradictions.AddressReused; c != reused {
+		t.Fatalf("%d addresses reused, want %d", c, reused)
+	}
+	alive := 0
+	for _, o := range r.Objects {
+		if o.Alive {
+			alive++
+		}
+	}
+	if want := n + reused; alive != want || tr.liveN != want {
+		t.Fatalf("%d alive (%d counted), want %d", alive, tr.liveN, want)
+	}
+}

@@ -105,13 +105,33 @@ func (t *Tracker) merge() {
 	t.live = out
 	t.pend = t.pend[:0]
 	clear(t.pendAt)
+	clear(t.pendBits[:])
+	t.addrsOK = false
 	t.tombs = 0
 }
 
+// pendBits is 16 KB: pend holds at most 1/8 of the followed set between
+// merges in the bounded mode (thin merges), 12,500 entries by default, so
+// about one lookup in ten that finds nothing still goes to the map.
+const pendBitWords = 2048
+
+func pendHash(addr uint64) uint64 { return (addr * 0x9e3779b97f4a7c15) >> (64 - 17) }
+
 // findLive returns the entry of an alive object at addr in live, or nil.
+// It searches addrs, live's addresses alone (8 bytes an entry, not 24: the
+// search's last steps touch a third of the cache lines), rebuilt on the
+// first search after live changed: a copy, cheaper than the replay or
+// merge that changed it.
 func (t *Tracker) findLive(addr uint64) *ent {
-	i, _ := slices.BinarySearchFunc(t.live, addr, func(e ent, a uint64) int { return cmp.Compare(e.addr, a) })
-	for ; i < len(t.live) && t.live[i].addr == addr; i++ {
+	if !t.addrsOK {
+		t.addrs = t.addrs[:0]
+		for i := range t.live {
+			t.addrs = append(t.addrs, t.live[i].addr)
+		}
+		t.addrsOK = true
+	}
+	i, _ := slices.BinarySearch(t.addrs, addr)
+	for ; i < len(t.addrs) && t.addrs[i] == addr; i++ {
 		if t.objs[t.live[i].idx].state == alive {
 			return &t.live[i]
 		}
@@ -169,6 +189,7 @@ func (t *Tracker) replay(p *pendingGC, gc *GC, depth int, background bool) {
 	kill := !noRanges && !gc.Incomplete
 
 	t.merge()
+	t.addrsOK = false // addresses change below
 	sortGens(p.genStart)
 	sortGens(p.genEnd)
 	start := genWalker{g: p.genStart}

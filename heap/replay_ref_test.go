@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // refObj is an object of the reference replay: the per-object lookups the
@@ -317,6 +318,53 @@ func TestReplayMatchesReference(t *testing.T) {
 			}
 			for range rng.IntN(30) {
 				alloc()
+			}
+		}
+	}
+}
+
+// findLive through addrs finds what a scan of live finds: the first alive
+// entry at the address, with repeated addresses (dead entries stay until a
+// merge), addresses before the first and past the last, and after live
+// changed (addrs is rebuilt).
+func TestFindLiveAddrs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 63, 1000, 20_000} {
+		tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
+		for round := range 3 {
+			tr.live, tr.objs = tr.live[:0], tr.objs[:0]
+			for i := range n {
+				addr := 0x1000 + uint64(rng.IntN(4*n+1))*8
+				st := uint8(alive)
+				if rng.IntN(4) == 0 {
+					st = replaced
+				}
+				tr.objs = append(tr.objs, obj{state: st})
+				tr.live = append(tr.live, ent{addr: addr, idx: int32(i)})
+			}
+			slices.SortStableFunc(tr.live, cmpEnt)
+			tr.addrsOK = false // what merge, replay and thin do
+			scan := func(addr uint64) *ent {
+				for i := range tr.live {
+					if e := &tr.live[i]; e.addr == addr && tr.objs[e.idx].state == alive {
+						return e
+					}
+				}
+				return nil
+			}
+			found := 0
+			for q := range 4*n + 20 {
+				addr := 0x1000 + uint64(q)*8 - 64
+				got, want := tr.findLive(addr), scan(addr)
+				if got != want {
+					t.Fatalf("n %d round %d: findLive(%#x) = %p, scan %p", n, round, addr, got, want)
+				}
+				if got != nil {
+					found++
+				}
+			}
+			if n > 1 && (found == 0 || !tr.addrsOK || len(tr.addrs) != n) {
+				t.Fatalf("n %d: %d addresses found, addrs built %v (%d)", n, found, tr.addrsOK, len(tr.addrs))
 			}
 		}
 	}

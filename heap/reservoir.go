@@ -30,6 +30,7 @@ func (t *Tracker) thin() {
 	if len(t.live) <= keep {
 		return
 	}
+	t.addrsOK = false
 	ps := t.prios[:0]
 	for _, e := range t.live {
 		ps = append(ps, t.objs[e.idx].prio)
