@@ -3,6 +3,8 @@ package locks
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // addrMap answers as fifoMap does (the same entries forgotten in the same
@@ -32,5 +34,32 @@ func TestAddrMapIsFIFOMap(t *testing.T) {
 		if len(got.ring) != len(want.m) || len(got.index) > 4*max+64 {
 			t.Fatalf("max %d: %d entries (fifoMap %d), index of %d slots", max, len(got.ring), len(want.m), len(got.index))
 		}
+	}
+}
+
+// The cache in front of osThreads never hides an id osThreads forgot: a
+// thread seen, pushed out by maxThreadFacts newer ones, then seen again is
+// known again.
+func TestSawThreadAfterEviction(t *testing.T) {
+	a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
+	a.sawThread(1)
+	a.sawThread(1)
+	if _, ok := a.osThreads.get(1); !ok || len(a.osThreads.order) != 1 {
+		t.Fatalf("thread 1 not recorded once (%d ids)", len(a.osThreads.order))
+	}
+	// (The newer ones avoid thread 1's cache slot, which still holds it.)
+	slot := func(tid uint64) uint64 { return (tid * 0x9e3779b97f4a7c15) >> 56 }
+	for tid, n := uint64(2), 0; n < maxThreadFacts; tid++ {
+		if slot(tid) != slot(1) {
+			a.sawThread(tid)
+			n++
+		}
+	}
+	if _, ok := a.osThreads.get(1); ok || a.osThreads.evictions != 1 {
+		t.Fatalf("thread 1 still known after %d newer ones (%d evictions)", maxThreadFacts, a.osThreads.evictions)
+	}
+	a.sawThread(1)
+	if _, ok := a.osThreads.get(1); !ok {
+		t.Fatal("thread 1 seen again but not known: the cache hid the eviction")
 	}
 }

@@ -65,6 +65,7 @@ type Analyzer struct {
 
 	lastTS         int64
 	lastTID        uint64
+	seen           seenThreads
 	decodeErrors   int
 	firstErr       error
 	stopsNoStart   int
@@ -192,7 +193,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	// that never waited itself can still be recognised as one.
 	if ev.ThreadID != a.lastTID {
 		a.lastTID = ev.ThreadID
-		a.osThreads.set(ev.ThreadID, true)
+		a.sawThread(ev.ThreadID)
 	}
 	switch m.Runtime {
 	case nettrace.Runtime:
