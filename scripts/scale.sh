@@ -10,6 +10,9 @@
 # heap locks report pipe"; gcjson is gc --json, pipe is gentrace | stat -), SCALE_THREADS ("gc profile heap": the
 # commands compared; empty skips the comparison),
 # SCALE_ROUNDS (alternating rounds of the threads comparison, 3),
+# SCALE_BASE (an earlier clrspy binary: a last table times it against this
+# build, alternating, both --threads 1, on SCALE_BASE_COMMANDS, "stat gc
+# profile heap locks report"),
 # SCALE_TIMEOUT (seconds a command may run, 900), SCALE_MAX_RSS_MB (a
 # command above it is killed, 8192: a command that grows with the trace
 # must not take the machine down). Prints Markdown tables for
@@ -97,8 +100,8 @@ done
 echo
 echo "load average after: $(load)"
 threads=${SCALE_THREADS-gc profile heap}
-[ -n "$threads" ] || exit 0
 
+threads_table() {
 echo
 echo "### Reader threads: one goroutine against one per core, alternating"
 echo
@@ -133,5 +136,31 @@ else
 			if (th == "threads=1") { one[name] = s } else { r = s / one[name]; printf "| %s | %.2f s | %.2f s | %.2f |\n", name, one[name], s, r }
 		}'
 fi
+echo
+echo "load average after: $(load)"
+}
+[ -z "$threads" ] || threads_table
+
+# SCALE_BASE=BINARY: that (earlier) build against this one, alternating,
+# both on one decoder, so that a change's gain is measured in one run.
+base=${SCALE_BASE:-}
+[ -n "$base" ] || exit 0
+echo
+echo "### $(basename "$base") against this build, alternating, --threads 1"
+echo
+echo "load average before: $(load)"
+echo
+echo "| round | command | base wall | this wall | ratio | base RSS | this RSS |"
+echo "|---|---|---|---|---|---|---|"
+for ((i = 1; i <= rounds; i++)); do
+	for c in ${SCALE_BASE_COMMANDS:-stat gc profile heap locks report}; do
+		# shellcheck disable=SC2086
+		run "$c.base" "$base" ${cmds[$c]} --threads 1
+		w0=$wall r0=$rss
+		# shellcheck disable=SC2086
+		run "$c.this" "$bin" ${cmds[$c]} --threads 1
+		printf '| %d | `%s` | %.1f s | %.1f s | %.2f | %d MB | %d MB |\n' "$i" "$c" "$w0" "$wall" "$(echo "$wall / $w0" | bc -l)" $((r0 / 1024)) $((rss / 1024))
+	done
+done
 echo
 echo "load average after: $(load)"

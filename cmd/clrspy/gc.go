@@ -78,7 +78,7 @@ GC (GC.Collect), i an induced one the runtime was free to skip.`,
   clrspy gc --fail-on-pause-over 200ms -- dotnet test.dll   # exit 3 on a long pause`,
 	}
 	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads)
+	addThreadsFlag(c, &t.threads, 0)
 	f := c.Flags()
 	f.DurationVar(&o.info, "info", 10*time.Millisecond, "pauses from this long are logged at Info level (shorter: Debug)")
 	f.DurationVar(&o.warn, "warn", 100*time.Millisecond, "pauses from this long are logged at Warn level")

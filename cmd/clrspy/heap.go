@@ -59,7 +59,7 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
   clrspy heap --format pprof -o heap.pb.gz --pid 1234 --duration 30s && go tool pprof -top heap.pb.gz`,
 	}
 	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads)
+	addThreadsFlag(c, &t.threads, 0)
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")

@@ -65,7 +65,7 @@ go tool pprof).`,
 		RunE: nil,
 	}
 	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads)
+	addThreadsFlag(c, &t.threads, 1)
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")

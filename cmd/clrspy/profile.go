@@ -76,7 +76,7 @@ frames, its time accounting) for comparison with that tool.`,
   clrspy profile --format speedscope -o app.speedscope.json -- dotnet run`,
 	}
 	tgt := addTargetFlags(c)
-	addThreadsFlag(c, &tgt.threads)
+	addThreadsFlag(c, &tgt.threads, 0)
 	f := c.Flags()
 	f.StringVar(&format, "format", "pprof", "pprof, speedscope, folded or html")
 	f.StringVarP(&out, "output", "o", "", "output file ('-' for stdout; default: stdout for folded, profile.<ext> otherwise)")

@@ -60,7 +60,7 @@ objects survive (they make every GC slower).`,
   clrspy report -o run.html -- dotnet app.dll`,
 	}
 	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads)
+	addThreadsFlag(c, &t.threads, 1)
 	f := c.Flags()
 	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
 	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")

@@ -83,6 +83,6 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	c.Flags().BoolVar(&events, "events", false, "print every event, one line each, in clrspy's canonical text form")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
-	addThreadsFlag(c, &threads)
+	addThreadsFlag(c, &threads, 1)
 	return c
 }

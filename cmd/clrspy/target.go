@@ -38,13 +38,20 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 	return t
 }
 
-// addThreadsFlag registers --threads on a command that reads trace files.
-func addThreadsFlag(cmd *cobra.Command, n *int) {
-	// One by default: on this project's 2-core machine decoding on both
-	// cores saves 7-20 % of the wall time for 40-45 % more CPU
-	// (docs/PERFORMANCE.md, Scale): merging and the analysis stay on one
-	// goroutine, and records decoded on one core are read on the other.
-	cmd.Flags().IntVar(n, "threads", 1, "decode a trace file on this many goroutines (0: one per core); live sessions are read on one")
+// addThreadsFlag registers --threads on a command that reads trace files,
+// with the default def: 0 (one decoder per core) for the commands that
+// skip most events (gc, heap, profile: a quarter less wall time on this
+// project's 2-core machine for a fifth more CPU), 1 for those that take
+// every event, whose one goroutine merging and analysing is the
+// bottleneck (stat, locks, report: no gain measured). docs/PERFORMANCE.md,
+// Scale.
+func addThreadsFlag(cmd *cobra.Command, n *int, def int) {
+	usage := "decode a trace file on this many goroutines (0: one per core); live sessions are read on one"
+	if def == 0 {
+		// (cobra prints no "(default 0)")
+		usage = "decode a trace file on this many goroutines (default 0: one per core; 1 leaves the other cores alone); live sessions are read on one"
+	}
+	cmd.Flags().IntVar(n, "threads", def, usage)
 }
 
 // readerThreads is the decoder count a --threads value asks for.
