@@ -484,3 +484,43 @@ func TestAddressReusedPendingAndLive(t *testing.T) {
 		t.Fatalf("%d alive (%d counted), want %d", alive, tr.liveN, want)
 	}
 }
+
+// A background GC sweeps gen0 and gen1 in its last pause without reporting
+// ranges: a sample on the address of an object allocated before it ended,
+// with no GC since, means the sweep freed it (it dies at that GC, no
+// contradiction). The same sample after another GC, or on an object
+// allocated after the background GC ended, is still a contradiction.
+func TestSweptByBackgroundGC(t *testing.T) {
+	tr := New(nil, Options{})
+	alloc(tr, 0x1000, "T")
+	tr.GCStart(1000, 1, 2, gcTypeBackground)
+	tr.RestartEEEnd() // the first pause ends
+	tr.GCEnd(1)
+	tr.HeapStats() // the background GC ends and is applied
+	tr.lastNs = 1500
+	tr.Allocate(Alloc{Ns: 2000, Address: 0x3000, Size: 1, Type: "T", TypeID: 1, EstBytes: 1, EstCount: 1})
+	alloc(tr, 0x1000, "T") // swept
+	tr.Allocate(Alloc{Ns: 2100, Address: 0x3000, Size: 1, Type: "T", TypeID: 1, EstBytes: 1, EstCount: 1})
+	st := tr.Result().Stats
+	if st.SweptByBackgroundGC != 1 || st.Contradictions.AddressReused != 1 {
+		t.Fatalf("swept %d, reused %d: want the object of before the background GC swept, the one after it a contradiction",
+			st.SweptByBackgroundGC, st.Contradictions.AddressReused)
+	}
+	alloc(tr, 0x2000, "T")
+	gc(tr, 2, 0, nil, []clrevents.SurvivingRange{{Base: 0x1000, Length: 0x10}, {Base: 0x2000, Length: 0x10}, {Base: 0x3000, Length: 0x10}})
+	alloc(tr, 0x2000, "T") // a GC since the background one: contradiction
+	tr.Finish()
+	r := tr.Result()
+	if r.Stats.SweptByBackgroundGC != 1 || r.Stats.Contradictions.AddressReused != 2 {
+		t.Fatalf("after a blocking GC: swept %d, reused %d, want 1 and 2", r.Stats.SweptByBackgroundGC, r.Stats.Contradictions.AddressReused)
+	}
+	var first *Object
+	for i := range r.Objects {
+		if o := &r.Objects[i]; o.ID == 0 {
+			first = o
+		}
+	}
+	if first == nil || first.Alive || first.Replaced || first.DeathGC != 1 || first.DeathNs != 1000 || first.DeathGen != 0 {
+		t.Fatalf("the swept object: %+v, want dead at background GC 1 (1000 ns) in gen0", first)
+	}
+}

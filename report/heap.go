@@ -41,24 +41,27 @@ type HeapAgeJSON struct {
 // HeapDocument is `clrspy heap --json`.
 type HeapDocument struct {
 	Input
-	GCs             int                `json:"gcs"`
-	TrackedObjects  int                `json:"tracked_objects"`
-	Untracked       int                `json:"untracked_samples"`
-	Dead            int                `json:"dead"`
-	AliveAtEnd      int                `json:"alive_at_end"`
-	Remapped        int                `json:"remapped"`
-	MovementEvents  bool               `json:"movement_events"`
-	RangeEvents     int                `json:"range_events"`
-	MovedRanges     int                `json:"moved_ranges"`
-	SurvivingRanges int                `json:"surviving_ranges"`
-	GCsWithoutData  int                `json:"gcs_without_ranges"`
-	CorruptEvents   int                `json:"corrupt_range_events"`
-	Contradictions  HeapContradictions `json:"contradictions"`
-	Types           []HeapTypeJSON     `json:"types"`
-	Sites           []HeapSiteJSON     `json:"sites"`
-	AgeAtDeath      []HeapAgeJSON      `json:"age_at_death"`
-	Limits          HeapLimitsJSON     `json:"limits"`
-	Notes           []string           `json:"notes,omitempty"`
+	GCs             int  `json:"gcs"`
+	TrackedObjects  int  `json:"tracked_objects"`
+	Untracked       int  `json:"untracked_samples"`
+	Dead            int  `json:"dead"`
+	AliveAtEnd      int  `json:"alive_at_end"`
+	Remapped        int  `json:"remapped"`
+	MovementEvents  bool `json:"movement_events"`
+	RangeEvents     int  `json:"range_events"`
+	MovedRanges     int  `json:"moved_ranges"`
+	SurvivingRanges int  `json:"surviving_ranges"`
+	GCsWithoutData  int  `json:"gcs_without_ranges"`
+	CorruptEvents   int  `json:"corrupt_range_events"`
+	// SweptByBGC: objects found dead by a background GC's sweep of gen0
+	// and gen1 (heap.Stats.SweptByBackgroundGC).
+	SweptByBGC     int                `json:"swept_by_background_gc"`
+	Contradictions HeapContradictions `json:"contradictions"`
+	Types          []HeapTypeJSON     `json:"types"`
+	Sites          []HeapSiteJSON     `json:"sites"`
+	AgeAtDeath     []HeapAgeJSON      `json:"age_at_death"`
+	Limits         HeapLimitsJSON     `json:"limits"`
+	Notes          []string           `json:"notes,omitempty"`
 	// Objects lists the followed objects (only with --objects): those
 	// alive at the end and the most recent deaths (limits say how many
 	// records were dropped).
@@ -148,7 +151,7 @@ func NewHeapDocument(in Input, r *heap.Result, s *heap.Summary) *HeapDocument {
 		AliveAtEnd: s.Total.AliveAtEnd, Dead: s.Total.Sampled - s.Total.AliveAtEnd,
 		MovementEvents: st.HasMovementEvents, RangeEvents: st.RangeEvents, MovedRanges: st.MovedRanges,
 		SurvivingRanges: st.SurvivingRanges, GCsWithoutData: st.GCsWithoutRanges,
-		CorruptEvents: st.CorruptRangeEvents, Contradictions: heapContradictions(st.Contradictions),
+		CorruptEvents: st.CorruptRangeEvents, SweptByBGC: st.SweptByBackgroundGC, Contradictions: heapContradictions(st.Contradictions),
 		Remapped: st.Remapped,
 		Limits: HeapLimitsJSON{MaxObjects: r.MaxObjects, NotFollowed: st.NotFollowed, Evicted: st.Evicted,
 			DeadRecordsDropped: st.DeadDropped, StacksNotKept: st.StacksNotKept, TypesNotKept: st.TypesNotKept,
@@ -198,6 +201,9 @@ func HeapNotes(r *heap.Result) []string {
 	}
 	if st.CorruptRangeEvents > 0 {
 		n = append(n, fmt.Sprintf("%d range events were impossible (overlapping or zero-length ranges, seen where a trace was cut) and were dropped", st.CorruptRangeEvents))
+	}
+	if st.SweptByBackgroundGC > 0 {
+		n = append(n, fmt.Sprintf("%d objects died in a background GC's sweep of gen0/gen1, seen when a new sample reused their address (the runtime reports no ranges for that sweep)", st.SweptByBackgroundGC))
 	}
 	if c := st.Contradictions.Total(); c > 0 {
 		n = append(n, fmt.Sprintf("%d contradictions in the replay (%+v): lost events or an unexpected runtime behaviour", c, st.Contradictions))

@@ -42,7 +42,10 @@ AllocationSampled on .NET 10, GCSampledObjectAllocationHigh/Low) across GCs by
 replaying the runtime's movement reports: a compacting GC reports moved address
 ranges, a sweeping GC surviving ranges; an object in a condemned generation
 that no range covers is dead at that GC. Objects are promoted when they
-survive; generation bounds from GCGenerationRange check the model.
+survive; generation bounds from GCGenerationRange check the model. A
+background GC sweeps gen0 and gen1 at its end without reporting ranges: an
+object whose address a new sample reuses before the next GC died in that
+sweep (counted as swept_by_background_gc).
 
 Per type and per allocation site: sampled objects, estimated bytes allocated,
 % surviving one GC, % reaching gen2, % dying in gen2 (the costly mid-life
