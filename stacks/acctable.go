@@ -63,7 +63,7 @@ func (t *accTable) add(k uint64, count, nanos int64) {
 			full := t.batch
 			t.batch, t.spare = t.spare[:0], full
 			t.wg.Add(1)
-			go t.sumBatch(full)
+			go t.sumAsync(full)
 		}
 		return
 	}
@@ -73,9 +73,14 @@ func (t *accTable) add(k uint64, count, nanos int64) {
 	}
 }
 
-// sumBatch is the concurrent goroutine: it adds b in groups of len(pend).
-func (t *accTable) sumBatch(b []accSlot) {
+// sumAsync is the concurrent goroutine.
+func (t *accTable) sumAsync(b []accSlot) {
 	defer t.wg.Done()
+	t.sumBatch(b)
+}
+
+// sumBatch adds b in groups of len(pend).
+func (t *accTable) sumBatch(b []accSlot) {
 	for len(b) > 0 {
 		n := min(len(b), len(t.pend))
 		t.addGroup(b[:n])
@@ -86,11 +91,8 @@ func (t *accTable) sumBatch(b []accSlot) {
 // settle adds every pending accumulator: the table is then complete.
 func (t *accTable) settle() {
 	t.wg.Wait()
-	if len(t.batch) > 0 {
-		t.wg.Add(1)
-		t.sumBatch(t.batch)
-		t.batch = t.batch[:0]
-	}
+	t.sumBatch(t.batch)
+	t.batch = t.batch[:0]
 	t.flush()
 }
 

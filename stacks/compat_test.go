@@ -3,6 +3,7 @@
 package stacks
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,6 +105,28 @@ func TestWeights(t *testing.T) {
 	for name := range incl {
 		if strings.Contains(name, "!") {
 			t.Errorf("default names carry no module prefix: %q", name)
+		}
+	}
+}
+
+// Concurrent sums give the one-goroutine profile on real traces too: the
+// 3.0 objver4 trace's 35,161 samples (CATALOG.md) fill four batches, the
+// mixed trace's 6,331 stay in the one the end sums.
+func TestConcurrentSameProfileCompat(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		total int64
+	}{
+		{"perfview__eventpipe-dotnetcore3.0-win-x64-objver4.nettrace", 35161},
+		{"perfview__mixed_managed_external_samples.nettrace", 6331},
+	} {
+		path := tracetest.CompatPath(t, c.name)
+		one, conc := build(t, path, Options{}), build(t, path, Options{Concurrent: true})
+		if one.Total != c.total {
+			t.Fatalf("%s: %d samples", c.name, one.Total)
+		}
+		if !reflect.DeepEqual(one, conc) {
+			t.Fatalf("%s: concurrent profile differs: %d/%d samples, %d/%d sums", c.name, one.Total, conc.Total, len(one.Samples), len(conc.Samples))
 		}
 	}
 }

@@ -2,7 +2,6 @@ package stacks
 
 import (
 	"bytes"
-	"io"
 	"reflect"
 	"slices"
 	"testing"
@@ -70,18 +69,14 @@ func TestConcurrentSameProfile(t *testing.T) {
 		}
 		b := New(r.Header(), o)
 		n := 0
-		for {
-			ev, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		err = tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
 			b.Event(ev)
 			if n++; n == 100_000 {
 				mid = b.Result()
 			}
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		return mid, b.Result()
 	}
