@@ -660,30 +660,18 @@ func (t *Tracker) retireAt(addr uint64, ns int64) {
 	if e == nil {
 		return
 	}
-	o := t.settle(e)
-	o.gen = e.gen
-	o.deathGen = e.gen
-	o.gcsSeen = int32(t.ageClock - o.ageBase)
-	if s := &t.swept; e.gen <= 1 && s.clock == t.ageClock+1 && o.allocNs <= s.endNs {
+	if s := &t.swept; e.gen <= 1 && s.clock == t.ageClock+1 && t.objs[e.idx].allocNs <= s.endNs {
 		// Allocated before the background GC that was the last GC
 		// ended: its ephemeral sweep freed this address (a CI run met
 		// one in the lifetimes workload: gen0 reused 2 ms after the
-		// background GC's end, no GCStart between). As die does, but
-		// the entry stays until the next merge.
-		o.state = dead
-		o.deathGC, o.deathNs = s.count, s.startNs
+		// background GC's end, no GCStart between).
+		t.endLife(e, dead, int(e.gen), s.count, s.startNs)
 		t.stats.SweptByBackgroundGC++
-		if b := ageBucket(int(o.gcsSeen)); b >= 0 {
-			t.ages[b] += o.weight()
-		}
 	} else {
-		o.state = replaced
-		o.deathNs = ns
+		t.endLife(e, replaced, int(e.gen), 0, ns)
 		t.stats.Contradictions.AddressReused++
 	}
-	t.liveN--
 	t.tombs++
-	t.buried(o)
 }
 
 // sweptBy is a background GC applied as the last GC so far: clock is

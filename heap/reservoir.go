@@ -72,19 +72,25 @@ func (t *Tracker) relax() {
 // slot is free at once.
 func (t *Tracker) die(e *ent, gen int, gc *GC) {
 	idx := e.idx
+	t.endLife(e, dead, gen, int32(gc.Count), gc.StartNs)
+	t.free = append(t.free, idx)
+}
+
+// endLife records the end of e's object: dead at GC count (its age goes in
+// the histogram) or replaced (count 0), in generation gen at ns. The
+// caller frees the slot, now (die) or at the next merge (retireAt: the
+// entry stays in live or pend until then).
+func (t *Tracker) endLife(e *ent, state uint8, gen int, count int32, ns int64) {
 	o := t.settle(e)
-	o.state = dead
-	o.deathGC = int32(gc.Count)
-	o.deathNs = gc.StartNs
-	o.deathGen = int8(gen)
-	o.gen = int8(gen)
+	o.state = state
+	o.deathGC, o.deathNs = count, ns
+	o.deathGen, o.gen = int8(gen), int8(gen)
 	o.gcsSeen = int32(t.ageClock - o.ageBase)
 	t.liveN--
 	t.buried(o)
-	if b := ageBucket(int(o.gcsSeen)); b >= 0 {
+	if b := ageBucket(int(o.gcsSeen)); state == dead && b >= 0 {
 		t.ages[b] += o.weight()
 	}
-	t.free = append(t.free, idx)
 }
 
 // settle copies what an entry holds into the object's slot, for an object
