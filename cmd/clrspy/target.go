@@ -46,12 +46,11 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 // bottleneck (stat, locks, report: no gain measured). docs/PERFORMANCE.md,
 // Scale.
 func addThreadsFlag(cmd *cobra.Command, n *int, def int) {
-	usage := "decode a trace file on this many goroutines (0: one per core); live sessions are read on one"
+	zero := "0: one per core"
 	if def == 0 {
-		// (cobra prints no "(default 0)")
-		usage = "decode a trace file on this many goroutines (default 0: one per core; 1 leaves the other cores alone); live sessions are read on one"
+		zero = "default 0: one per core; 1 leaves the other cores alone" // cobra prints no "(default 0)"
 	}
-	cmd.Flags().IntVar(n, "threads", def, usage)
+	cmd.Flags().IntVar(n, "threads", def, "decode a trace file on this many goroutines ("+zero+"); live sessions are read on one")
 }
 
 // readerThreads is the decoder count a --threads value asks for.
