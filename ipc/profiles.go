@@ -28,6 +28,13 @@ const (
 	// SampleProfilerKeywords enables the sample profiler's events.
 	SampleProfilerKeywords uint64 = 0xF00000000000
 
+	// KeywordLocks is what lock analysis needs: contention events, the
+	// thread events that map lock owners to OS threads and the method
+	// events that name waiting stacks. `clrspy locks` and `record --profile
+	// contention` (which adds wait-handle waits) both use it, so a recorded
+	// trace names the same owners as a live session.
+	KeywordLocks = KeywordContention | KeywordAppDomainResourceManagement | KeywordThreading | KeywordSymbols
+
 	// KeywordSymbols names code: method and module load events, so stacks
 	// of a live session resolve without waiting for the rundown.
 	KeywordSymbols = KeywordLoader | KeywordJit | KeywordNGen
@@ -59,11 +66,11 @@ var profiles = map[string]struct {
 	"movement": {"GC events plus every surviving and moved object range",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordLocks | KeywordWaitHandle, Level: LevelInformational}}},
 	"all": {"everything above",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
-				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
+				KeywordLocks | KeywordWaitHandle, Level: LevelVerbose},
 			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
 		}},
 }

@@ -23,7 +23,7 @@ func init() { commands = append(commands, newLocksCmd) }
 // by address. The runtime names types in BulkType only when
 // GCHeapAndTypeNames is on; it forces no GC by itself.
 func locksProviders(objectTypes bool) []ipc.Provider {
-	kw := ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement | ipc.KeywordThreading | ipc.KeywordSymbols
+	kw := ipc.KeywordLocks
 	if objectTypes {
 		kw |= ipc.KeywordType | ipc.KeywordGCSampledObjectAllocationHigh | ipc.KeywordGCHeapAndTypeNames
 	}

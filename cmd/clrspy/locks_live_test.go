@@ -29,9 +29,10 @@ type locksDoc struct {
 		Contentions int64   `json:"contentions"`
 		TotalWaitMs float64 `json:"total_wait_ms"`
 		Owners      []struct {
-			OSThreadID  *uint64 `json:"os_thread_id"`
-			OwnerValue  uint64  `json:"owner_value"`
-			Contentions int64   `json:"contentions"`
+			OSThreadID      *uint64 `json:"os_thread_id"`
+			ManagedThreadID uint32  `json:"managed_thread_id"`
+			OwnerValue      uint64  `json:"owner_value"`
+			Contentions     int64   `json:"contentions"`
 		} `json:"owners"`
 		TopStacks []struct {
 			Frames []string `json:"frames"`
@@ -217,4 +218,69 @@ func TestLocksLiveAttach(t *testing.T) {
 		t.Fatalf("locks %+v; workload: %d contended acquisitions, %.3f ms", d.Locks, n, measured)
 	}
 	t.Logf("attached: %d waits, %.3f ms; workload %.3f ms", n, d.Locks[0].TotalWaitMs, measured)
+}
+
+// TestRecordContentionNamesOwners: a trace recorded with `record --profile
+// contention` must carry the thread events (ThreadCreated) `locks` maps
+// owners with, so the file names owners as fully as a live `locks` does:
+// OS thread id and managed thread id. Before the profile shared locks'
+// keywords, the recorded owners had no managed thread id.
+func TestRecordContentionNamesOwners(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "contention.nettrace")
+	argv := workload.Argv(t, "contention", "threads=4", "iterations=10", "holdMs=20")
+	stdout, stderr, err := runCaptured(t, append([]string{"record", "--profile", "contention", "-o", trace, "--"}, argv...)...)
+	if err != nil {
+		t.Fatalf("clrspy record: %v\nstderr:\n%s", err, tail(stderr))
+	}
+	wl, err := workload.ParseResult(stdout)
+	if err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, tail(stderr))
+	}
+	var tids []uint64
+	var contended []int64
+	if err := wl.Get("tids", &tids); err != nil {
+		t.Fatal(err)
+	}
+	if err := wl.Get("contended", &contended); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range contended {
+		n += c
+	}
+	out := filepath.Join(dir, "locks.json")
+	if _, stderr, err := runCaptured(t, "locks", "--json", "-o", out, trace); err != nil {
+		t.Fatalf("clrspy locks: %v\nstderr:\n%s", err, tail(stderr))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d locksDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Summary.OwnerKind != "os-tid" || len(d.Locks) == 0 {
+		t.Fatalf("owner kind %q, %d locks: want os-tid owners of the workload's lock", d.Summary.OwnerKind, len(d.Locks))
+	}
+	var owned int64
+	for _, o := range d.Locks[0].Owners {
+		if o.OSThreadID == nil {
+			continue
+		}
+		owned += o.Contentions
+		if !slices.Contains(tids, *o.OSThreadID) {
+			t.Errorf("owner %d is not one of the workload's threads %v", *o.OSThreadID, tids)
+		}
+		// The workload's threads start after the session: their
+		// ThreadCreated events are in the trace.
+		if o.ManagedThreadID == 0 {
+			t.Errorf("owner %d has no managed thread id: the trace lacks the thread events", *o.OSThreadID)
+		}
+	}
+	t.Logf("recorded trace: %d of %d contended acquisitions have an owner thread", owned, n)
+	if d.Locks[0].Contentions != n || owned < n*9/10 {
+		t.Errorf("lock has %d waits (workload: %d), %d with an owner thread: want every wait, 90%% named", d.Locks[0].Contentions, n, owned)
+	}
 }
