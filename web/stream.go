@@ -56,6 +56,11 @@ func (h *StreamHub) Analyzers() []analysis.Analyzer { return []analysis.Analyzer
 // last update. It returns what the stream's end said (a cut stream is not
 // an error).
 func (h *StreamHub) Run() (source.End, error) {
+	if h.st.Live() {
+		// An attached target's methods compiled before the session are
+		// named by a second session's rundown, not only at the end.
+		go h.st.Rundown(h.mon.SymbolEvent)
+	}
 	end, err := h.mon.Run(context.Background(), h.st)
 	if h.proc != nil {
 		h.proc.Stop()

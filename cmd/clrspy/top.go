@@ -183,6 +183,16 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		mopts.Mappings = proc.Mappings
 	}
 	mon := monitor.New(st.Header(), mopts)
+	if o.cpu && st.Live() {
+		// The methods an attached target compiled before the session are
+		// named by its rundown, which the stream brings only at its end:
+		// a second session's rundown names them now.
+		go func() {
+			if err := st.Rundown(mon.SymbolEvent); err != nil {
+				notes.Add("methods compiled before attaching are named when the session ends (" + err.Error() + ")")
+			}
+		}()
+	}
 	cfg := top.Config{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
 		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu,

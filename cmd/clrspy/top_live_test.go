@@ -515,6 +515,30 @@ func TestTopLaunch(t *testing.T) {
 	}
 }
 
+// TestTopCPUAttach: attached to a process whose hot methods were compiled
+// before the session, --cpu names them while the session runs (a second
+// session's rundown), not only once it ends: before, the pane showed
+// [unknown] and CoreLib+offset rows until q.
+func TestTopCPUAttach(t *testing.T) {
+	p := workload.Start(t, nil, "cpu", "seconds=60")
+	// Let HotA and HotB be compiled (and re-compiled at tier 1) before
+	// the session opens; on a loaded machine 3 s is ample for a loop that
+	// calls them continuously.
+	time.Sleep(3 * time.Second)
+	tm := startTop(t, 160, 48, "top", "--cpu", "--pid", strconv.Itoa(p.Pid))
+	tm.keys("c")
+	s := tm.waitScreen("HotA among the top methods while attached", func(s string) bool {
+		return strings.Contains(s, "top methods by samples") && strings.Contains(s, "Workload.Cpu.HotA(")
+	})
+	if strings.Contains(s, "process exited") {
+		t.Errorf("the method was named only after the session ended:\n%s", s)
+	}
+	tm.keys("q")
+	if rc, stderr := tm.exit(); rc != 0 {
+		t.Errorf("exit %d, stderr %q", rc, stderr)
+	}
+}
+
 // TestTopNeedsTerminal: without a terminal on stdout top refuses in one
 // line that points to gc and serve; bad flag combinations are one line
 // each.
