@@ -228,8 +228,15 @@ func (a *Analyzer) Result() *Result {
 			b.Count = r.hist[i]
 		}
 	}
-	// Suspensions still open at the end count as incomplete, without
-	// changing the analyzer (Result may be called mid-session).
+	res.ByReason = a.ByReason()
+	return res
+}
+
+// ByReason is Result's ByReason alone, cheap enough for a live view's
+// every refresh: every suspension so far, GC or not, by reason, sorted by
+// reason code. Suspensions still open count as incomplete, without
+// changing the analyzer (it may be called mid-session).
+func (a *Analyzer) ByReason() []ReasonStats {
 	reasons := make(map[clrevents.SuspendReason]ReasonStats, len(a.reasons))
 	for k, v := range a.reasons {
 		reasons[k] = *v
@@ -240,11 +247,12 @@ func (a *Analyzer) Result() *Result {
 		rs.add(a.dur(a.lastTS-s.begin), -1, true)
 		reasons[s.reason] = rs
 	}
+	out := make([]ReasonStats, 0, len(reasons))
 	for _, v := range reasons {
-		res.ByReason = append(res.ByReason, v)
+		out = append(out, v)
 	}
-	slices.SortFunc(res.ByReason, func(x, y ReasonStats) int { return int(x.Reason) - int(y.Reason) })
-	return res
+	slices.SortFunc(out, func(x, y ReasonStats) int { return int(x.Reason) - int(y.Reason) })
+	return out
 }
 
 // Reason returns the aggregate for one suspension reason (zero if none).

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/clrspy/clrspy/clrevents"
 	"sort"
 	"strconv"
 
@@ -92,6 +93,10 @@ func walkTarget(t *Target, s sink) {
 		s.hist(famSuspend, t.GC.suspendHist(), lv())
 	}
 	for _, r := range snap.SuspensionsByReason {
+		if clrevents.SuspendReason(r.Code).IsGC() {
+			// GC suspensions are the pause families'.
+			continue
+		}
 		s.value(famSuspensions, float64(r.Count), lv(r.Reason))
 		s.value(famSuspended, r.TotalMS/1e3, lv(r.Reason))
 	}

@@ -137,7 +137,6 @@ type Monitor struct {
 	open       []openSusp
 	gcStopped  *stopped // suspensions for a GC (reasons GC and GCPrep)
 	anyStopped *stopped // every suspension
-	reasons    map[clrevents.SuspendReason]*reasonAcc
 
 	flavor flavorState
 	proc   Process
@@ -159,15 +158,9 @@ type genAcc struct {
 }
 
 type openSusp struct {
-	thread       uint64
-	reason       clrevents.SuspendReason
-	begin, ended int64 // ns; ended: SuspendEEEnd (0: not yet)
-}
-
-type reasonAcc struct {
-	count, incomplete int
-	total, max        int64
-	suspendTotal      int64
+	thread uint64
+	reason clrevents.SuspendReason
+	begin  int64 // ns
 }
 
 // windowKeep is how far back the stopped-time windows reach.
@@ -187,7 +180,6 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		suspendHist: newHist(PauseBounds),
 		gcStopped:   newStopped(windowKeep, maxStopIntervals),
 		anyStopped:  newStopped(windowKeep, maxStopIntervals),
-		reasons:     make(map[clrevents.SuspendReason]*reasonAcc),
 		lock:        newLockState(),
 		open:        make([]openSusp, 0, 8),
 	}
@@ -306,10 +298,6 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
 		}
 		m.stats.Used()
 		m.suspendBegin(ev.ThreadID, e.Reason, ts)
-	case clrevents.IDGCSuspendEEEnd:
-		if s := m.openOn(ev.ThreadID); s != nil && s.ended == 0 {
-			s.ended = ts
-		}
 	case clrevents.IDGCRestartEEEnd:
 		m.stats.Used()
 		if i := m.openIndex(ev.ThreadID); i >= 0 {
@@ -343,13 +331,6 @@ func (m *Monitor) openIndex(tid uint64) int {
 	return -1
 }
 
-func (m *Monitor) openOn(tid uint64) *openSusp {
-	if i := m.openIndex(tid); i >= 0 {
-		return &m.open[i]
-	}
-	return nil
-}
-
 func (m *Monitor) suspendBegin(tid uint64, reason clrevents.SuspendReason, ts int64) {
 	if i := m.openIndex(tid); i >= 0 {
 		// The thread's previous suspension never saw its RestartEEEnd.
@@ -366,21 +347,9 @@ func (m *Monitor) suspendBegin(tid uint64, reason clrevents.SuspendReason, ts in
 func (m *Monitor) closeSusp(i int, ts int64, incomplete bool) {
 	s := m.open[i]
 	m.open = append(m.open[:i], m.open[i+1:]...)
-	r := m.reasons[s.reason]
-	if r == nil {
-		r = &reasonAcc{}
-		m.reasons[s.reason] = r
-	}
-	d := max(ts-s.begin, 0)
-	r.count++
-	r.total += d
-	r.max = max(r.max, d)
-	if s.ended > 0 {
-		r.suspendTotal += s.ended - s.begin
-	}
 	if incomplete {
 		// Where it really ended is unknown: it does not count as stopped.
-		r.incomplete++
+		// (Counts by reason are gcpause's: reasonSummary.)
 		return
 	}
 	m.anyStopped.add(s.begin, ts, m.now)

@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"sort"
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -137,6 +136,8 @@ type ReasonSummary struct {
 	TotalMS    float64 `json:"total_ms"`
 	MaxMS      float64 `json:"max_ms"`
 	SuspendMS  float64 `json:"total_suspend_ms"`
+	// MaxSuspendMS is the longest time to suspend.
+	MaxSuspendMS float64 `json:"max_suspend_ms"`
 }
 
 // Snapshot is a deep copy of the model: nothing in it is shared with the
@@ -154,7 +155,8 @@ type Snapshot struct {
 	// Suspensions are the most recent runtime suspensions that were not a
 	// GC's, oldest first (the sample profiler's are only counted).
 	Suspensions []SuspensionRow `json:"suspensions"`
-	// SuspensionsByReason counts every suspension that was not for a GC.
+	// SuspensionsByReason counts every suspension by reason, GC or not:
+	// package gcpause's ByReason, as a file's report has it.
 	SuspensionsByReason []ReasonSummary `json:"suspensions_by_reason"`
 	Locks               LockSummary     `json:"locks"`
 	// CPU is set when the monitor keeps samples (Options.CPU).
@@ -284,13 +286,9 @@ func (m *Monitor) window(sec float64, elapsed int64) Window {
 
 func (m *Monitor) reasonSummary() []ReasonSummary {
 	out := []ReasonSummary{}
-	for r, a := range m.reasons {
-		if r.IsGC() {
-			continue
-		}
-		out = append(out, ReasonSummary{Reason: r.String(), Code: uint32(r), Count: a.count, Incomplete: a.incomplete,
-			TotalMS: ms(a.total), MaxMS: ms(a.max), SuspendMS: ms(a.suspendTotal)})
+	for _, r := range m.gc.ByReason() {
+		out = append(out, ReasonSummary{Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
+			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos), SuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
 	return out
 }

@@ -496,7 +496,7 @@ func gcSummary(g *monitor.GCSummary, reasons []monitor.ReasonSummary, sessionMS 
 	}
 	for _, r := range reasons {
 		s.SuspensionsByReason = append(s.SuspensionsByReason, report.ReasonRow{Reason: r.Reason, Code: r.Code, Count: r.Count,
-			Incomplete: r.Incomplete, TotalMS: r.TotalMS, MaxMS: r.MaxMS, TotalSuspendMS: r.SuspendMS})
+			Incomplete: r.Incomplete, TotalMS: r.TotalMS, MaxMS: r.MaxMS, TotalSuspendMS: r.SuspendMS, MaxSuspendMS: r.MaxSuspendMS})
 	}
 	return s
 }

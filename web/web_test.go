@@ -144,6 +144,12 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 			t.Errorf("%s: live p99 %.3f ms, offline %.3f", g, got.P99MS, want.P99MS)
 		}
 	}
+	// The runtime suspensions by reason, GC ones included, as the file's
+	// page has them (the live panel was empty: the monitor kept a copy
+	// that left GC suspensions out).
+	if got, want := fmt.Sprintf("%+v", ls.SuspensionsByReason), fmt.Sprintf("%+v", ofs.SuspensionsByReason); got != want || len(ofs.SuspensionsByReason) < 2 {
+		t.Errorf("suspensions by reason:\nlive    %s\noffline %s", got, want)
+	}
 	if !last.Input.Complete || last.Input.Events != off.Input.Events {
 		t.Errorf("input %+v, offline %+v", last.Input, off.Input)
 	}
