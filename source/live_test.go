@@ -182,6 +182,9 @@ func TestListen(t *testing.T) {
 	}
 	defer l.Close()
 	env := []string{l.EnvVar()}
+	// Built here, on the test's goroutine (a skip under -short must not
+	// happen inside the goroutines below, which Accept waits for).
+	workload.Exe(t)
 	// workload.Start waits for "ready", printed once resumed: start both
 	// in the background.
 	procs := make(chan *workload.Proc, 2)

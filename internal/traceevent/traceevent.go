@@ -32,6 +32,10 @@ var (
 // the test when dotnet is missing or the build fails.
 func Exe(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		// go test -short: the library tests alone, no .NET build or run.
+		tb.Skip("needs dotnet (the TraceEvent program): not run with -short")
+	}
 	buildOnce.Do(func() { buildExe, buildErr = workload.Build(Project) })
 	if buildErr != nil {
 		tb.Fatalf("building the TraceEvent program: %v", buildErr)

@@ -58,6 +58,10 @@ func RepoRoot() (string, error) {
 // executable. It fails the test when dotnet is missing or the build fails.
 func Exe(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		// go test -short: the library tests alone, no .NET build or run.
+		tb.Skip("needs dotnet (the workload): not run with -short")
+	}
 	buildOnce.Do(func() { buildExe, buildErr = build(TFM()) })
 	if buildErr != nil {
 		tb.Fatalf("building the workload: %v", buildErr)
