@@ -384,6 +384,9 @@ func FuzzAnalyzer(f *testing.F) {
 			b = b[3+n:]
 		}
 		res := fd.a.Result()
+		if err := res.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
 		if n := res.ByGen[0].Count + res.ByGen[1].Count + res.ByGen[2].Count; n != res.All.Count || res.All.Count != res.Complete {
 			t.Fatalf("by generation %d, all %d, complete %d", n, res.All.Count, res.Complete)
 		}

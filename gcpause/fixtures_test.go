@@ -19,7 +19,11 @@ func analyzeFile(t testing.TB, path string, opts Options) (*Result, *nettrace.Re
 	if end != nil && !errors.Is(end, nettrace.ErrTruncated) {
 		t.Fatal(end)
 	}
-	return a.Result(), r, end
+	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Errorf("%s: %v", path, err)
+	}
+	return res, r, end
 }
 
 // analyzeFixture analyzes testdata/traces/NAME; it must end cleanly.
