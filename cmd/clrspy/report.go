@@ -84,9 +84,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	if st.Live() && o.heap {
-		notice(movementNote)
-	}
+	noteMovementLive(st, spec.Providers)
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
 	var proc *source.ProcWatcher
 	if st.Live() {
@@ -97,6 +95,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		st.Close()
 		return err
 	}
+	noteMovementFile(st)
 	if proc != nil {
 		proc.Stop()
 		an.Symbols.SetMappings(proc.Mappings())
@@ -157,6 +156,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		ln.Close()
 		return err
 	}
+	noteMovementLive(st, spec.Providers)
 	hub := web.NewStreamHub(st, web.StreamOptions{})
 	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
