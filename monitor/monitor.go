@@ -139,6 +139,11 @@ type Monitor struct {
 	anyStopped *stopped // every suspension
 	reasons    map[clrevents.SuspendReason]*reasonAcc
 
+	// started counts the GCs whose GCStart the session saw, by the
+	// generation they collected (seeding needs the GCs in flight).
+	started [3]int
+	seed    seedState
+
 	flavor flavorState
 	proc   Process
 	sess   sessionState
@@ -288,6 +293,9 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	case nettrace.NotRuntime:
 		if m.ctr != nil {
 			m.ctr.Event(ev)
+			if !m.seed.done && m.ctr.SawMeter() {
+				m.trySeed()
+			}
 		}
 		return
 	}
@@ -321,6 +329,7 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
 		e, err := clrevents.DecodeGCStart(ev.Payload, meta.Version, m.hdr.PointerSize)
 		if err == nil {
 			m.flavor.gcStart(ev.ThreadID, e.Type)
+			m.started[min(int(e.Depth), 2)]++
 		}
 	case clrevents.IDGCGlobalHeapHistory:
 		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, meta.Version, m.hdr.PointerSize)
