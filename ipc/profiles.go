@@ -63,7 +63,7 @@ var profiles = map[string]struct {
 	// all leaves movement out: its keyword makes the runtime report every
 	// surviving range and lengthens each GC's pause (measured: background
 	// gen2 pauses 30x longer), so "all" would distort what it records.
-	"all": {"every set above but movement (which lengthens GC pauses: name it to add it)",
+	"all": {"every other set but movement (which lengthens GC pauses: name it to add it)",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling |
 				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
