@@ -51,10 +51,11 @@ attach it to a ticket.
   - lock contention and heap survival by type when the input has them.
 
 Sections appear when their events exist: a trace recorded with the gc
-profile has no flame graph. A live session enables all of them (GC events at
-verbose level, the sample profiler, contention, sampled allocations);
---heap adds the GC survival and movement events that tell which sampled
-objects survive (they make every GC slower).`,
+profile has no flame graph. A live session enables all of them but heap
+survival (GC events at verbose level, the sample profiler, contention,
+sampled allocations); --heap adds the GC survival and movement events that
+tell which sampled objects survive (they make every GC slower: clrspy says
+so, as it does for a trace file recorded with them).`,
 		Example: `  clrspy report app.nettrace -o app.html
   clrspy report --pid 1234 --duration 30s -o app.html
   clrspy report -o run.html -- dotnet app.dll`,
