@@ -139,9 +139,11 @@ type Monitor struct {
 	anyStopped *stopped // every suspension
 	reasons    map[clrevents.SuspendReason]*reasonAcc
 
-	// started counts the GCs whose GCStart the session saw, by the
-	// generation they collected (seeding needs the GCs in flight).
-	started [3]int
+	// started counts the GCs whose GCStart the session saw, resolved
+	// those of them that ended (complete or given up), by the generation
+	// they collected: the difference is the GCs in flight (seeding needs
+	// them).
+	started, resolved [3]int
 	seed    seedState
 
 	flavor flavorState
@@ -418,6 +420,9 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	row := newGCRow(g)
 	m.gcs.push(row)
 	m.last, m.hasLast = row, true
+	if g.StartSeen {
+		m.resolved[min(max(g.Generation, 0), 2)]++
+	}
 	if !g.Complete {
 		m.incomplete++
 	} else {

@@ -28,41 +28,72 @@ type BeforeSession struct {
 // seedState is the seeding's progress.
 type seedState struct {
 	done     bool
-	attempts int
+	attempts int   // counter events looked at before the meter's totals came
+	pubs     int   // publications of the totals taken
+	last     int64 // the latest one's time
 	before   *BeforeSession
 }
 
-// maxSeedAttempts bounds the meter publications looked at for the
-// runtime's totals (a meter session that never publishes them, as another
-// meter's only, stops being asked).
-const maxSeedAttempts = 64
+// maxSeedAttempts bounds the counter events looked at for the runtime's
+// totals (a meter session that never publishes them, as another meter's
+// only, stops being asked).
+const maxSeedAttempts = 256
 
-// trySeed takes the runtime's totals from the meter's first publication
-// of them (m.mu held; called after a counter event while not done).
+// seedPublications is how many publications of the totals are taken. The
+// runtime reads its counts in the meter's callback and writes the event
+// after it: a GC that starts or ends in between is in the session's count
+// but not in the meter's, and that publication's figure is one GC low,
+// never high. The largest of a few publications is the right one but
+// when every one of them raced with a GC.
+const seedPublications = 4
+
+// trySeed takes the runtime's totals from the meter's publications (m.mu
+// held; called after a counter event while not done).
 func (m *Monitor) trySeed() {
-	m.seed.attempts++
-	if m.seed.attempts > maxSeedAttempts {
-		m.seed.done = true
-		return
-	}
 	r := m.ctr.Result()
 	var b BeforeSession
+	var at int64
 	for g := range b.Generations {
 		c, ok := r.Get("dotnet.gc.collections", counters.AttrGeneration+"=gen"+strconv.Itoa(g))
 		if !ok || c.Source != counters.SourceMeter || !c.FromStart {
+			m.seedMissing()
 			return
 		}
 		// A GC counts in the runtime's figure from its start: the ones
-		// in flight are the session's already.
-		b.Generations[g] = max(int(c.Value)-max(m.started[g], m.gen[g].count), 0)
+		// in flight are the session's already. One the session gave up
+		// (incomplete) is in neither count: it lands in the seed, so the
+		// total still counts it.
+		b.Generations[g] = max(int(c.Value)-m.gen[g].count-max(m.started[g]-m.resolved[g], 0), 0)
+		at = c.UpdatedNanos
 	}
 	p, ok := r.Get("dotnet.gc.pause.time")
 	if !ok || p.Source != counters.SourceMeter || !p.FromStart {
+		m.seedMissing()
 		return
 	}
 	b.PauseRuntimeMS = max(p.Value*1e3-ms(m.all.totalRuntime), 0)
 	if c, ok := r.Get("dotnet.monitor.lock_contentions"); ok && c.Source == counters.SourceMeter && c.FromStart && c.Value > float64(m.lock.contentions) {
 		b.LockContentions = uint64(c.Value) - m.lock.contentions
 	}
-	m.seed.done, m.seed.before = true, &b
+	if at == m.seed.last && m.seed.before != nil {
+		return // the same publication
+	}
+	m.seed.last = at
+	m.seed.pubs++
+	if o := m.seed.before; o != nil {
+		for g := range b.Generations {
+			b.Generations[g] = max(b.Generations[g], o.Generations[g])
+		}
+		b.PauseRuntimeMS = max(b.PauseRuntimeMS, o.PauseRuntimeMS)
+		b.LockContentions = max(b.LockContentions, o.LockContentions)
+	}
+	m.seed.before = &b
+	m.seed.done = m.seed.pubs >= seedPublications
+}
+
+// seedMissing counts a look that found no totals, and gives up after
+// maxSeedAttempts.
+func (m *Monitor) seedMissing() {
+	m.seed.attempts++
+	m.seed.done = m.seed.attempts > maxSeedAttempts
 }
