@@ -144,7 +144,7 @@ type Monitor struct {
 	// they collected: the difference is the GCs in flight (seeding needs
 	// them).
 	started, resolved [3]int
-	seed    seedState
+	seed              seedState
 
 	flavor flavorState
 	proc   Process
