@@ -59,8 +59,10 @@ e2e-runtimes:
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '$(E2E_TESTS)' ./cmd/clrspy/ || exit 1; \
 	done
 
+# Every pause is logged (--info 0: the default logs from 10 ms); quiet=1
+# keeps the workload's own JSON result line out of the demo's output.
 demo: build workload
-	$(BIN) gc -- $(WORKLOAD) churn seconds=3
+	$(BIN) gc --info 0 -- $(WORKLOAD) churn seconds=3 quiet=1
 
 bench:
 	CLRSPY_COMPAT_TRACES=$(COMPAT_TRACES) $(GO) test -tags compat -run '^$$' -bench . -benchmem ./nettrace/

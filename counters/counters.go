@@ -94,6 +94,10 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	return a
 }
 
+// SawMeter reports whether a meter value arrived (cheap: the monitor asks
+// after every counter event until the runtime's totals seeded it).
+func (a *Analyzer) SawMeter() bool { return a.sawMeter }
+
 // Stats implements analysis.Analyzer.
 func (a *Analyzer) Stats() analysis.Stats { return a.stats }
 

@@ -250,6 +250,11 @@ func TestProfilesAndMerge(t *testing.T) {
 	if _, err := Profile("nope"); err == nil || !strings.Contains(err.Error(), "gc-verbose") {
 		t.Fatalf("err = %v", err)
 	}
+	// all does not distort pauses: the movement keyword only when named.
+	all, _ := Profile("all")
+	if all[0].Keywords&KeywordGCSurvivalAndMovement != 0 || all[0].Keywords&(KeywordGC|KeywordContention|KeywordAllocationSampling) != KeywordGC|KeywordContention|KeywordAllocationSampling {
+		t.Errorf("all: keywords %#x", all[0].Keywords)
+	}
 	gc, _ := Profile("gc")
 	mv, _ := Profile("movement")
 	cpu, _ := Profile("cpu")

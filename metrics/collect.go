@@ -76,11 +76,17 @@ func walkTarget(t *Target, s sink) {
 	s.value(famInfo, 1, lv(snap.Process.RuntimeVersion, snap.Process.GC.Kind))
 	s.value(famLost, float64(snap.Session.EventsLost), lv())
 	g := &snap.GC
-	for i, gen := range g.Generations {
-		s.value(famCollections, float64(gen.Count), lv(genNames[i]))
+	// Totals run from the process start where the runtime said what it
+	// counted before the session (monitor.BeforeSession).
+	var before monitor.BeforeSession
+	if g.BeforeSession != nil {
+		before = *g.BeforeSession
 	}
-	s.value(famPauseTime, g.TotalPauseMS/1e3, lv())
-	s.value(famPauseRuntime, g.TotalPauseRuntimeMS/1e3, lv())
+	for i, gen := range g.Generations {
+		s.value(famCollections, float64(gen.Count+before.Generations[i]), lv(genNames[i]))
+	}
+	s.value(famPauseTime, (g.TotalPauseMS+before.PauseRuntimeMS)/1e3, lv())
+	s.value(famPauseRuntime, (g.TotalPauseRuntimeMS+before.PauseRuntimeMS)/1e3, lv())
 	for i, v := range g.HeapSizeAfterBytes {
 		if v.Valid() {
 			s.value(famHeapSize, float64(v), lv(genNames[i]))
@@ -103,7 +109,7 @@ func walkTarget(t *Target, s sink) {
 	for i, b := range g.PromotedBytes {
 		s.value(famPromoted, float64(b), lv(genNames[i]))
 	}
-	s.value(famContentions, float64(snap.Locks.Contentions), lv())
+	s.value(famContentions, float64(snap.Locks.Contentions+before.LockContentions), lv())
 	s.hist(famLockWait, fromMonitor(snap.Locks.WaitHistogram), lv())
 	walkCounters(snap, lv, s)
 }

@@ -55,16 +55,21 @@ func (f *Family) promUnit() string {
 
 func target(extra ...Label) []Label { return append([]Label{LabelPid, LabelProcess}, extra...) }
 
+// meterAge is how long a process must have run before serve attaches for
+// its session to ask for the runtime's meter (serve.MeterMinAge), in the
+// help texts.
+const meterAge = "10 s"
+
 // The families clrspy measures itself, from the runtime's events.
 var (
 	famCollections = &Family{Name: "dotnet_gc_collections_total", OTel: "dotnet.gc.collections", OTelUnit: "{collection}", Kind: Counter,
-		Help:   "Garbage collections since the session began, each counted once under the generation it collected (a gen2 GC is not also a gen0 one), from the runtime's GC events. In listen mode the session begins with the process.",
+		Help:   "Garbage collections since the process started, each counted once under the generation it collected (a gen2 GC is not also a gen0 one): the runtime's own count of those before clrspy attached (its System.Runtime meter, .NET 9+, asked for on processes that ran at least " + meterAge + " before the attach) plus the GCs clrspy saw in the runtime's events. Where the runtime cannot say (earlier runtimes, younger processes), since clrspy attached; in listen mode the session begins with the process.",
 		Labels: target(LabelGeneration)}
 	famPauseTime = &Family{Name: "dotnet_gc_pause_time_seconds_total", OTel: "dotnet.gc.pause.time", OTelUnit: "s", Kind: Counter,
-		Help:   "Time the runtime was stopped for GCs since the session began: from each GC suspension's start (SuspendEEBegin) to the end of its restart (RestartEEEnd), every moment once (a foreground GC's stop inside a background GC's is not counted twice). clrspy_gc_pause_runtime_seconds_total is the runtime's own measure; clrspy_gc_pause_seconds_sum sums the pauses as PerfView does.",
+		Help:   "Time the runtime was stopped for GCs since the process started: before clrspy attached, the runtime's own total (GC.GetTotalPauseDuration, from its System.Runtime meter as for dotnet_gc_collections_total; where the runtime cannot say, the total runs since clrspy attached); then from each GC suspension's start (SuspendEEBegin) to the end of its restart (RestartEEEnd), every moment once (a foreground GC's stop inside a background GC's is not counted twice). clrspy_gc_pause_runtime_seconds_total is the runtime's own measure throughout; clrspy_gc_pause_seconds_sum sums the pauses clrspy saw as PerfView does.",
 		Labels: target()}
 	famPauseRuntime = &Family{Name: "clrspy_gc_pause_runtime_seconds_total", OTel: "clrspy.gc.pause_runtime", OTelUnit: "s", Kind: Counter,
-		Help:   "GC pause time by the runtime's own definition, what GC.GetTotalPauseDuration (and the runtime meter's dotnet.gc.pause.time) adds for the GCs of the session: from the GC's start, after the threads are suspended, to the end of its restart; shorter than dotnet_gc_pause_time_seconds_total by the time to suspend.",
+		Help:   "GC pause time by the runtime's own definition, what GC.GetTotalPauseDuration (and the runtime meter's dotnet.gc.pause.time) adds: from the GC's start, after the threads are suspended, to the end of its restart; shorter than dotnet_gc_pause_time_seconds_total by the time to suspend. Since the process started where the runtime said its total at the attach (as for dotnet_gc_collections_total), else since clrspy attached.",
 		Labels: target()}
 	famHeapSize = &Family{Name: "dotnet_gc_last_collection_heap_size_bytes", OTel: "dotnet.gc.last_collection.heap.size", OTelUnit: "By", Kind: Gauge,
 		Help:   "Size of each generation after the latest GC the session saw (fragmentation included); before the first one, the runtime's own counter.",
@@ -76,16 +81,16 @@ var (
 		Help:   "Time to suspend the runtime for each GC (SuspendEEBegin to SuspendEEEnd): how long threads took to reach a safe point.",
 		Labels: target()}
 	famSuspensions = &Family{Name: "clrspy_runtime_suspensions_total", OTel: "clrspy.runtime.suspensions", OTelUnit: "{suspension}", Kind: Counter,
-		Help:   "Runtime suspensions that were not for a GC, by the runtime's suspend reason (debugger, ReJIT, the sample profiler: clrspy's own CPU profiles too, ...).",
+		Help:   "Runtime suspensions that were not for a GC since clrspy attached, by the runtime's suspend reason (debugger, ReJIT, the sample profiler: clrspy's own CPU profiles too, ...).",
 		Labels: target(LabelReason)}
 	famSuspended = &Family{Name: "clrspy_runtime_suspended_seconds_total", OTel: "clrspy.runtime.suspended", OTelUnit: "s", Kind: Counter,
-		Help:   "Time the runtime was stopped by suspensions that were not for a GC (SuspendEEBegin to RestartEEEnd), by suspend reason.",
+		Help:   "Time the runtime was stopped by suspensions that were not for a GC (SuspendEEBegin to RestartEEEnd) since clrspy attached, by suspend reason.",
 		Labels: target(LabelReason)}
 	famPromoted = &Family{Name: "clrspy_gc_promoted_bytes_total", OTel: "clrspy.gc.promoted", OTelUnit: "By", Kind: Counter,
-		Help:   "Bytes GCs promoted out of each generation (for gen2, LOH and POH: bytes that survived in it) since the session began.",
+		Help:   "Bytes GCs promoted out of each generation (for gen2, LOH and POH: bytes that survived in it) since clrspy attached (the runtime keeps no total).",
 		Labels: target(LabelGeneration)}
 	famContentions = &Family{Name: "dotnet_monitor_lock_contentions_total", OTel: "dotnet.monitor.lock_contentions", OTelUnit: "{contention}", Kind: Counter,
-		Help:   "Times a thread found a Monitor lock held and waited for it since the session began (ContentionStart events; the runtime's Monitor.LockContentionCount).",
+		Help:   "Times a thread found a Monitor lock held and waited for it (ContentionStart events; the runtime's Monitor.LockContentionCount): since the process started where the runtime said its count at the attach (as for dotnet_gc_collections_total), else since clrspy attached.",
 		Labels: target()}
 	famLockWait = &Family{Name: "clrspy_lock_wait_seconds", OTel: "clrspy.lock.wait", OTelUnit: "s", Kind: Histogram,
 		Help:   "Lock waits, ContentionStart to ContentionStop (the spinning before a wait not included).",
@@ -97,7 +102,7 @@ var (
 		Help:   "Always 1: the process's runtime version and GC flavour (server or workstation, empty until known) as labels.",
 		Labels: target(Label{"runtime_version", "dotnet.runtime.version"}, Label{"gc", "gc.kind"})}
 	famLost = &Family{Name: "clrspy_events_lost_total", OTel: "clrspy.events.lost", OTelUnit: "{event}", Kind: Counter,
-		Help:   "Events the runtime dropped from the session (its buffer was full): the figures of this process miss what they carried.",
+		Help:   "Events the runtime dropped from the session since clrspy attached (its buffer was full): the figures of this process miss what they carried.",
 		Labels: target()}
 	famAttachErrors = &Family{Name: "clrspy_attach_errors_total", OTel: "clrspy.attach.errors", OTelUnit: "{error}", Kind: Counter,
 		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), other.",
@@ -125,20 +130,20 @@ type counterFamily struct {
 // come from the events instead (the families above).
 var runtimeCounters = []counterFamily{
 	rc("dotnet.process.cpu.count", "{cpu}", Gauge, "Processors available to the process."),
-	rc("dotnet.process.cpu.time", "s", Counter, "CPU time the process used, by mode (user, system); .NET 9+ meter only.", "cpu.mode"),
+	rc("dotnet.process.cpu.time", "s", Counter, "CPU time the process used since it started, by mode (user, system); .NET 9+ meter only.", "cpu.mode"),
 	rc("dotnet.process.memory.working_set", "By", Gauge, "The process's working set (physical memory mapped)."),
-	rc("dotnet.gc.heap.total_allocated", "By", Counter, "Bytes allocated on the managed heap (from the process start on the .NET 9+ meter, from the session start with EventCounters)."),
+	rc("dotnet.gc.heap.total_allocated", "By", Counter, "Bytes allocated on the managed heap: since the process started from the .NET 9+ meter, since clrspy attached from the EventCounters (earlier runtimes, younger processes)."),
 	rc("dotnet.gc.last_collection.memory.committed_size", "By", Gauge, "Memory the GC had committed after the latest GC."),
 	rc("dotnet.gc.last_collection.heap.fragmentation.size", "By", Gauge, "Free space inside each generation after the latest GC; .NET 9+ meter only.", "dotnet.gc.heap.generation"),
 	rc("dotnet.jit.compiled_il.size", "By", Counter, "Bytes of IL the JIT compiled since the process started."),
 	rc("dotnet.jit.compiled_methods", "{method}", Counter, "Methods the JIT compiled since the process started."),
-	rc("dotnet.jit.compilation.time", "s", Counter, "Time the JIT spent compiling."),
+	rc("dotnet.jit.compilation.time", "s", Counter, "Time the JIT spent compiling: since the process started from the .NET 9+ meter, since clrspy attached from the EventCounters (earlier runtimes, younger processes)."),
 	rc("dotnet.thread_pool.thread.count", "{thread}", Gauge, "Thread pool threads that exist now."),
-	rc("dotnet.thread_pool.work_item.count", "{work_item}", Counter, "Work items the thread pool completed."),
+	rc("dotnet.thread_pool.work_item.count", "{work_item}", Counter, "Work items the thread pool completed: since the process started from the .NET 9+ meter, since clrspy attached from the EventCounters (earlier runtimes, younger processes)."),
 	rc("dotnet.thread_pool.queue.length", "{work_item}", Gauge, "Work items queued to the thread pool, not yet started."),
 	rc("dotnet.timer.count", "{timer}", Gauge, "Timers that are active now."),
 	rc("dotnet.assembly.count", "{assembly}", Gauge, "Assemblies loaded now."),
-	rc("dotnet.exceptions", "{exception}", Counter, "Exceptions thrown in managed code, by type (_OTHER where the runtime does not say, as with EventCounters).", "error.type"),
+	rc("dotnet.exceptions", "{exception}", Counter, "Exceptions thrown in managed code since clrspy attached (the runtime keeps no total), by type (_OTHER where the runtime does not say, as with EventCounters).", "error.type"),
 }
 
 func rc(semconv, unit string, kind Kind, help string, attrs ...string) counterFamily {

@@ -69,9 +69,25 @@ func goldenSource(t *testing.T) *fakeSource {
 		{Name: "dotnet.thread_pool.queue.length", SemConv: true, Kind: counters.KindUpDownCounter, Value: 0},
 		{Name: "dotnet.thread_pool.thread.count", SemConv: true, Kind: counters.KindUpDownCounter, Value: 4},
 		{Name: "dotnet.timer.count", SemConv: true, Kind: counters.KindUpDownCounter, Value: 7},
+		// The rest of the convention's table (the .NET 9+ meter's).
+		{Name: "dotnet.process.cpu.time", SemConv: true, Kind: counters.KindCounter, Value: 1.25, FromStart: true,
+			Attributes: []counters.Attribute{{Key: "cpu.mode", Value: "system"}}},
+		{Name: "dotnet.process.cpu.time", SemConv: true, Kind: counters.KindCounter, Value: 3.5, FromStart: true,
+			Attributes: []counters.Attribute{{Key: "cpu.mode", Value: "user"}}},
+		{Name: "dotnet.process.cpu.count", SemConv: true, Kind: counters.KindUpDownCounter, Value: 2},
+		{Name: "dotnet.gc.last_collection.heap.fragmentation.size", SemConv: true, Kind: counters.KindUpDownCounter, Value: 1024,
+			Attributes: []counters.Attribute{{Key: "dotnet.gc.heap.generation", Value: "gen0"}}},
+		{Name: "dotnet.gc.last_collection.memory.committed_size", SemConv: true, Kind: counters.KindUpDownCounter, Value: 8388608},
+		{Name: "dotnet.thread_pool.work_item.count", SemConv: true, Kind: counters.KindCounter, Value: 420, FromStart: true},
+		{Name: "dotnet.jit.compilation.time", SemConv: true, Kind: counters.KindCounter, Value: 0.64, FromStart: true},
+		{Name: "dotnet.jit.compiled_methods", SemConv: true, Kind: counters.KindCounter, Value: 1500, FromStart: true},
+		{Name: "dotnet.jit.compiled_il.size", SemConv: true, Kind: counters.KindCounter, Value: 65536, FromStart: true},
 		// Not exported: no semantic-convention name.
 		{Name: "cpu-usage", Kind: counters.KindGauge, Value: 12.5},
 	}}
+	// What the runtime counted before the session (its meter's totals at
+	// the attach): added to the totals clrspy measures.
+	locks.Snapshot.GC.BeforeSession = &monitor.BeforeSession{Generations: [3]int{12, 3, 1}, PauseRuntimeMS: 40, LockContentions: 5}
 	return &fakeSource{
 		targets: []Target{wks, locks, {Pid: "303", Process: "Gone"}},
 		health:  Health{Sessions: 2, AttachErrors: map[string]uint64{"permission": 3, "gone": 1}},
@@ -168,8 +184,38 @@ func TestExposition(t *testing.T) {
 	if wait < 0.9*0.5188196 || wait > 0.5188196 {
 		t.Errorf("lock waits %v s, the workload measured 0.519 s (its own waits include the spinning)", wait)
 	}
-	if got := get("dotnet_gc_collections_total", "pid", "202", "dotnet_gc_heap_generation", "gen0"); got != 0 {
-		t.Errorf("the counters' dotnet.gc.collections leaked into the events' family: %v", got)
+	// The second target's totals run from its process start: what the
+	// runtime counted before the session plus what clrspy saw (no GC, the
+	// contention workload's waits).
+	for gen, want := range map[string]float64{"gen0": 12, "gen1": 3, "gen2": 1} {
+		if got := get("dotnet_gc_collections_total", "pid", "202", "dotnet_gc_heap_generation", gen); got != want {
+			t.Errorf("%s: %v GCs from the process start, want %v (the counters' 999 must not leak into the events' family)", gen, got, want)
+		}
+	}
+	if got := get("dotnet_gc_pause_time_seconds_total", "pid", "202"); got != 0.040 {
+		t.Errorf("pause time %v, want the runtime's 0.040 s before the session", got)
+	}
+	if got, seen := get("dotnet_monitor_lock_contentions_total", "pid", "202"), get("dotnet_monitor_lock_contentions_total", "pid", "101"); got <= 5 || seen != 0 {
+		t.Errorf("lock contentions %v (want 5 before the session and the fixture's after), %v", got, seen)
+	}
+	for _, c := range []struct {
+		name  string
+		label []string
+		want  float64
+	}{
+		{"dotnet_process_cpu_time_seconds_total", []string{"cpu_mode", "user"}, 3.5},
+		{"dotnet_process_cpu_time_seconds_total", []string{"cpu_mode", "system"}, 1.25},
+		{"dotnet_process_cpu_count", nil, 2},
+		{"dotnet_gc_last_collection_heap_fragmentation_size_bytes", []string{"dotnet_gc_heap_generation", "gen0"}, 1024},
+		{"dotnet_gc_last_collection_memory_committed_size_bytes", nil, 8388608},
+		{"dotnet_thread_pool_work_item_count_total", nil, 420},
+		{"dotnet_jit_compilation_time_seconds_total", nil, 0.64},
+		{"dotnet_jit_compiled_methods_total", nil, 1500},
+		{"dotnet_jit_compiled_il_size_bytes_total", nil, 65536},
+	} {
+		if got := get(c.name, append([]string{"pid", "202"}, c.label...)...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.label, got, c.want)
+		}
 	}
 }
 

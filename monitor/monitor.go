@@ -138,6 +138,13 @@ type Monitor struct {
 	gcStopped  *stopped // suspensions for a GC (reasons GC and GCPrep)
 	anyStopped *stopped // every suspension
 
+	// started counts the GCs whose GCStart the session saw, resolved
+	// those of them that ended (complete or given up), by the generation
+	// they collected: the difference is the GCs in flight (seeding needs
+	// them).
+	started, resolved [3]int
+	seed              seedState
+
 	flavor flavorState
 	proc   Process
 	sess   sessionState
@@ -280,6 +287,9 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	case nettrace.NotRuntime:
 		if m.ctr != nil {
 			m.ctr.Event(ev)
+			if !m.seed.done && m.ctr.SawMeter() {
+				m.trySeed()
+			}
 		}
 		return
 	}
@@ -309,6 +319,7 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
 		e, err := clrevents.DecodeGCStart(ev.Payload, meta.Version, m.hdr.PointerSize)
 		if err == nil {
 			m.flavor.gcStart(ev.ThreadID, e.Type)
+			m.started[min(int(e.Depth), 2)]++
 		}
 	case clrevents.IDGCGlobalHeapHistory:
 		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, meta.Version, m.hdr.PointerSize)
@@ -378,6 +389,9 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	row := newGCRow(g)
 	m.gcs.push(row)
 	m.last, m.hasLast = row, true
+	if g.StartSeen {
+		m.resolved[min(max(g.Generation, 0), 2)]++
+	}
 	if !g.Complete {
 		m.incomplete++
 	} else {

@@ -125,6 +125,9 @@ type GCSummary struct {
 	// allocations of the GCs of the last 10 s ("gcs").
 	AllocRateBytesPerSec Opt    `json:"alloc_rate_bytes_per_sec"`
 	AllocRateFrom        string `json:"alloc_rate_from,omitempty"`
+	// BeforeSession is what the runtime counted before the session (nil:
+	// it did not say; the counts above run from the session's start).
+	BeforeSession *BeforeSession `json:"before_session,omitempty"`
 }
 
 // ReasonSummary is the runtime suspensions of one reason.
@@ -236,6 +239,10 @@ func (m *Monitor) gcSummary(g *GCSummary, elapsed int64) {
 	g.SumPauseMS = ms(m.all.totalPause)
 	g.TotalPauseRuntimeMS = ms(m.all.totalRuntime)
 	g.TotalSuspendMS = ms(m.suspendHist.sum)
+	if b := m.seed.before; b != nil {
+		c := *b
+		g.BeforeSession = &c
+	}
 	g.PauseHistogram = m.all.hist.snapshot()
 	g.SuspendHistogram = m.suspendHist.snapshot()
 	if m.hasLongest {

@@ -224,7 +224,9 @@ func (d *Daemon) Health() metrics.Health {
 
 // TargetInfo is one target as /targets lists it.
 type TargetInfo struct {
-	Pid string `json:"pid"`
+	// Pid is the process id (listen mode: the pid the runtime advertised,
+	// its pid in its own namespace), a number as host_pid is.
+	Pid int `json:"pid"`
 	// HostPid is the pid in clrspy's namespace (0: not visible there).
 	HostPid int    `json:"host_pid"`
 	Process string `json:"process"`
@@ -235,7 +237,11 @@ type TargetInfo struct {
 	// EndedUTC is when the session ended for good (the series go Grace
 	// after it).
 	EndedUTC *time.Time `json:"ended_utc,omitempty"`
-	Sessions int        `json:"sessions"`
+	// Sessions is the sessions open on the process now (0 or 1: what it
+	// adds to clrspy_sessions); SessionsOpened counts every session opened
+	// on it, retries included.
+	Sessions       int `json:"sessions"`
+	SessionsOpened int `json:"sessions_opened"`
 }
 
 // List describes every target known now, in discovery order.
@@ -249,8 +255,11 @@ func (d *Daemon) List() []TargetInfo {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].order < ts[j].order })
 	out := make([]TargetInfo, 0, len(ts))
 	for _, t := range ts {
-		ti := TargetInfo{Pid: t.pidLabel, HostPid: t.hostPid, Process: t.name, Kind: t.kind.String(), State: t.state,
-			Error: t.lastErr, Sessions: t.opened}
+		ti := TargetInfo{Pid: t.pid, HostPid: t.hostPid, Process: t.name, Kind: t.kind.String(), State: t.state,
+			Error: t.lastErr, SessionsOpened: t.opened}
+		if t.up {
+			ti.Sessions = 1
+		}
 		if !t.endedAt.IsZero() {
 			e := t.endedAt.UTC()
 			ti.EndedUTC = &e

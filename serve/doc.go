@@ -21,6 +21,13 @@
 // its rundown and the target runs on. A killed daemon leaves its targets
 // running: the runtime ends a session whose reader is gone.
 //
+// Totals run from the process start, as the OpenTelemetry conventions
+// define them: a session on a process that ran 10 s before the attach
+// (meterMinAge) also asks for the runtime's System.Runtime meter (.NET
+// 9+), whose first publication tells what the runtime counted before the
+// attach (monitor.BeforeSession); younger processes, whose exit soon after
+// a meter session may hang on .NET 10, get the EventCounters only.
+//
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),

@@ -128,7 +128,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 
 func info(d *Daemon, pid string) (TargetInfo, bool) {
 	for _, ti := range d.List() {
-		if ti.Pid == pid {
+		if strconv.Itoa(ti.Pid) == pid {
 			return ti, true
 		}
 	}

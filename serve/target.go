@@ -80,6 +80,28 @@ func (t *target) alive() bool {
 	return err == nil && ticks == t.ticks
 }
 
+// meterMinAge is how long a process must have run before a session on it
+// asks for the runtime's System.Runtime meter (.NET 9+), whose totals
+// since the process start (GCs, pause time, lock contentions) seed the
+// metrics (monitor.BeforeSession). Younger processes get the
+// EventCounters only: on .NET 10 a process that exits within about a
+// second of a meter session's start may hang at exit (counters.Options),
+// a risk for the short-lived processes serve finds as they start, and for
+// them "since the attach" is nearly "since the start". metrics' help
+// texts quote it.
+const meterMinAge = 10 * time.Second
+
+// meterSafe reports whether the session may ask for the runtime's meter:
+// an attached process that ran meterMinAge. In listen mode the session
+// begins with the process: its counts run from the start anyway.
+func (t *target) meterSafe() bool {
+	if t.kind != source.Attach {
+		return false
+	}
+	start, err := procfs.StartTime(t.pid)
+	return err == nil && time.Since(start) >= meterMinAge
+}
+
 // spec is the monitoring session's configuration.
 func (t *target) spec(opts *monitor.Options) source.Spec {
 	ps := monitor.Providers(opts)
@@ -128,6 +150,7 @@ func (t *target) run(ctx context.Context) {
 	for {
 		opts := monitor.Options{Locks: true}
 		opts.Counters.Interval = d.cfg.counterInterval()
+		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)
 		st, err := t.open(spec)
 		if err != nil {

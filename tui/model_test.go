@@ -239,14 +239,15 @@ func TestCounters(t *testing.T) {
 	m.SetSize(160, 48)
 	m.Update(s)
 	v := m.View()
-	for _, want := range []string{"threads                         12", "exceptions                 7 (3/s)",
-		"working set                45.2 MB", "JIT methods                   1234", "queue                            -"} {
+	for _, want := range []string{"pool threads                    12", "exceptions                 7 (3/s)",
+		"working set                45.2 MB", "JIT methods                   1234", "pool queue                       -",
+		"% paused (runtime)               -"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("side panel lacks %q:\n%s", want, v)
 		}
 	}
 	m.SetSize(80, 24)
-	if v := m.View(); !strings.Contains(v, "counters  working set 45.2 MB  threads 12  exceptions 7 (3/s)") {
+	if v := m.View(); !strings.Contains(v, "counters  working set 45.2 MB  pool threads 12  exceptions 7 (3/s)") {
 		t.Errorf("narrow counters:\n%s", v)
 	}
 }

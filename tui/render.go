@@ -696,6 +696,9 @@ func (m *Model) helpLines(W int) []string {
 		"GCs counts each GC once, under the generation it collected (since clrspy attached; last # is the runtime's own count). " +
 			"paused: the share of the last 1, 10 and 60 s and since the start during which the runtime was stopped for GCs, overlapping stops counted once. " +
 			"heap: each generation's size after the last GC that reported sizes.",
+		m.st.section.Render("runtime counters"),
+		"The runtime's own counters. % paused (runtime): the share of time in GC pauses by the runtime's definition (GC.GetTotalPauseDuration). " +
+			"pool threads, pool queue, pool work items: the thread pool's threads (ThreadPool.ThreadCount), its queued work items and the work items it completes per second.",
 	}
 	var out []string
 	for _, p := range paras {

@@ -184,16 +184,17 @@ type counterSpec struct {
 	unit string // "bytes", "s", "%", "" (a count)
 }
 
-// counterSpecs are the side panel's rows, in order: CPU and memory, the
+// counterSpecs are the side panel's rows, in order (labels fit the side
+// panel's 18 columns: TestCounters checks): CPU and memory, the
 // thread pool, exceptions and locks, the JIT, timers and assemblies.
 var counterSpecs = []counterSpec{
 	{"cpu", "cpu-usage", "value", "%"},
 	{"working set", "dotnet.process.memory.working_set", "value", "bytes"},
 	{"GC committed", "dotnet.gc.last_collection.memory.committed_size", "value", "bytes"},
-	{"GC paused (runtime)", "dotnet.gc.pause.time", "share", ""},
-	{"threads", "dotnet.thread_pool.thread.count", "value", ""},
-	{"queue", "dotnet.thread_pool.queue.length", "value", ""},
-	{"work items", "dotnet.thread_pool.work_item.count", "rate", ""},
+	{"% paused (runtime)", "dotnet.gc.pause.time", "share", ""},
+	{"pool threads", "dotnet.thread_pool.thread.count", "value", ""},
+	{"pool queue", "dotnet.thread_pool.queue.length", "value", ""},
+	{"pool work items", "dotnet.thread_pool.work_item.count", "rate", ""},
 	{"exceptions", "dotnet.exceptions", "both", ""},
 	{"lock contentions", "dotnet.monitor.lock_contentions", "rate", ""},
 	{"JIT methods", "dotnet.jit.compiled_methods", "total", ""},

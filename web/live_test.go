@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,6 +143,10 @@ func TestLivePageReachesCollectionCount(t *testing.T) {
 		min(wl.Gen0, 100), wl.Gen0), 3*time.Second); err != nil {
 		t.Errorf("table: %v", err)
 	}
+	// Every axis label and legend lies inside its chart.
+	if clipped := browsertest.ClippedText(t, r.b); len(clipped) > 0 {
+		t.Errorf("labels outside their SVG: %q", clipped)
+	}
 	if errs := r.b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
@@ -225,6 +230,30 @@ func TestLivePageFrameTime(t *testing.T) {
 	t.Log(msg)
 	if len(busy) < 50 || bp50 > ip50+16.7 || bover > iover+0.15 {
 		t.Errorf("frames while streaming are slow: %s", msg)
+	}
+	if errs := r.b.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestLivePageWaiting: before the first GC the live page says what it
+// waits for instead of showing empty panels, and its runtime suspension
+// panel speaks of the session, not of a trace.
+func TestLivePageWaiting(t *testing.T) {
+	r := startLive(t, nil, "idle", "wait=1", "seconds=2", "gcEveryMs=100")
+	const waiting = `document.getElementById('sel-info').textContent.includes('waiting for the first GC or CPU sample')`
+	if err := r.b.WaitFor(waiting, 10*time.Second); err != nil {
+		t.Errorf("%v: %q", err, browsertest.MustEval[string](t, r.b, `document.getElementById('sel-info').textContent`))
+	}
+	if susp := browsertest.MustEval[string](t, r.b, `document.getElementById('p-susp').textContent`); strings.Contains(susp, "trace") {
+		t.Errorf("live suspension panel: %q", susp)
+	}
+	io.WriteString(r.stdin, "go\n")
+	if _, err := workload.ParseResult(r.out.Bytes()); err != nil {
+		r.finished(t, 60*time.Second)
+	}
+	if err := r.b.WaitFor(`!document.getElementById('sel-info').textContent.includes('waiting')`, 30*time.Second); err != nil {
+		t.Errorf("after the first GCs: %v", err)
 	}
 	if errs := r.b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -210,6 +210,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	if trig != nil {
 		trig.Finish()
 	}
+	noteMovementFile(st)
 	res := a.Result()
 	if len(early) > 0 {
 		res.GCs = append(early, res.GCs...)

@@ -175,6 +175,7 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 	if file != nil {
 		file.SetPerm(tracePerm(st))
 	}
+	noteMovementLive(st, providers)
 	var events, gcs uint64
 	var readErr error
 	for {
@@ -260,6 +261,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 	if err != nil {
 		return err
 	}
+	noteMovementLive(st, providers)
 	defer st.Close()
 	notice(fmt.Sprintf("%s: armed: waiting for a GC pause over %v (ring: %v before, %v after, at most %d MB)",
 		st.Name, o.over, o.before, o.after, o.maxMB))

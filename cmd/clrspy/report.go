@@ -51,10 +51,11 @@ attach it to a ticket.
   - lock contention and heap survival by type when the input has them.
 
 Sections appear when their events exist: a trace recorded with the gc
-profile has no flame graph. A live session enables all of them (GC events at
-verbose level, the sample profiler, contention, sampled allocations);
---heap adds the GC survival and movement events that tell which sampled
-objects survive (they make every GC slower).`,
+profile has no flame graph. A live session enables all of them but heap
+survival (GC events at verbose level, the sample profiler, contention,
+sampled allocations); --heap adds the GC survival and movement events that
+tell which sampled objects survive (they make every GC slower: clrspy says
+so, as it does for a trace file recorded with them).`,
 		Example: `  clrspy report app.nettrace -o app.html
   clrspy report --pid 1234 --duration 30s -o app.html
   clrspy report -o run.html -- dotnet app.dll`,
@@ -84,9 +85,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	if st.Live() && o.heap {
-		notice(movementNote)
-	}
+	noteMovementLive(st, spec.Providers)
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
 	var proc *source.ProcWatcher
 	if st.Live() {
@@ -97,6 +96,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		st.Close()
 		return err
 	}
+	noteMovementFile(st)
 	if proc != nil {
 		proc.Stop()
 		an.Symbols.SetMappings(proc.Mappings())
@@ -157,6 +157,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		ln.Close()
 		return err
 	}
+	noteMovementLive(st, spec.Providers)
 	hub := web.NewStreamHub(st, web.StreamOptions{})
 	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)

@@ -126,6 +126,14 @@ func TestReportPageInBrowser(t *testing.T) {
 	if got := numbersOf(t, b, "#gctable tbody tr[data-gc-index]"); !slices.Equal(got, want) {
 		t.Errorf("table rows: %d, want %d", len(got), len(want))
 	}
+	// Every axis label and legend lies inside its chart (the heap chart's
+	// right axis, the allocation rate, was cut at the SVG's edge).
+	if clipped := browsertest.ClippedText(t, b); len(clipped) > 0 {
+		t.Errorf("labels outside their SVG: %q", clipped)
+	}
+	if n := browsertest.MustEval[int](t, b, `document.querySelectorAll('#heapchart svg text').length`); n < 8 {
+		t.Errorf("heap chart: %d labels, want its axes' and legend's", n)
+	}
 	frames := browsertest.MustEval[[]int](t, b, `(() => { const f = [...document.querySelectorAll('#flame .fr')]; return [f.length, f.filter(e => e.hasAttribute('data-frame')).length]; })()`)
 	if frames[0] < 20 || frames[1] != frames[0]-1 { // every frame but the root "all"
 		t.Errorf("flame graph: %d frames, %d with data-frame", frames[0], frames[1])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -172,6 +173,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		notice(fmt.Sprintf("serving http://%s/metrics", ln.Addr()))
+		warnMissingPids(cfg.Pids)
 		if live != nil {
 			notice(fmt.Sprintf("live web view: http://%s/", ln.Addr()))
 		}
@@ -215,4 +217,15 @@ func listenError(err error) error {
 		return oe.Err
 	}
 	return err
+}
+
+// warnMissingPids says which --pid names no process now: serve starts
+// anyway (a process may get the pid later), but a mistyped pid should not
+// look like a quiet process.
+func warnMissingPids(pids []int) {
+	for _, p := range pids {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(p)); errors.Is(err, fs.ErrNotExist) {
+			warn("--pid %d: no process has this pid now; serve will monitor one that gets it", p)
+		}
+	}
 }

@@ -119,11 +119,12 @@ func httpGet(t testing.TB, u string) []byte {
 }
 
 type serveTarget struct {
-	Pid     string `json:"pid"`
-	HostPid int    `json:"host_pid"`
-	Process string `json:"process"`
-	Kind    string `json:"kind"`
-	State   string `json:"state"`
+	Pid      int    `json:"pid"`
+	HostPid  int    `json:"host_pid"`
+	Process  string `json:"process"`
+	Kind     string `json:"kind"`
+	State    string `json:"state"`
+	Sessions int    `json:"sessions"`
 }
 
 // targets is serve's /targets.
@@ -135,7 +136,7 @@ func (s *serveProc) targets(t testing.TB) map[string]serveTarget {
 	}
 	m := map[string]serveTarget{}
 	for _, x := range ts {
-		m[x.Pid] = x
+		m[strconv.Itoa(x.Pid)] = x
 	}
 	return m
 }

@@ -227,3 +227,26 @@ func (b *Browser) Screenshot() ([]byte, error) {
 	defer cancel()
 	return chromedp.Run(ctx, chromedp.FullScreenshot(100))
 }
+
+// clippedTextJS lists every SVG text drawn (partly) outside its SVG, the
+// way a reader would see it cut: "id: text (left–right of 0–width)".
+const clippedTextJS = `(() => { const out = [];
+	for (const svg of document.querySelectorAll('svg')) {
+		const s = svg.getBoundingClientRect();
+		if (!s.width) continue;
+		const owner = svg.closest('[id]');
+		for (const t of svg.querySelectorAll('text')) {
+			const r = t.getBoundingClientRect();
+			if (!r.width || !t.textContent) continue;
+			if (r.left < s.left - 0.5 || r.right > s.right + 0.5 || r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5)
+				out.push((owner ? owner.id : 'svg') + ': ' + JSON.stringify(t.textContent) + ' at ' + (r.left - s.left).toFixed(1) + '–' + (r.right - s.left).toFixed(1) + ' of 0–' + s.width.toFixed(1));
+		}
+	}
+	return out; })()`
+
+// ClippedText lists the page's SVG texts (axis labels, legends) that do
+// not lie inside their SVG: a label cut at the SVG's edge.
+func ClippedText(tb testing.TB, b *Browser) []string {
+	tb.Helper()
+	return MustEval[[]string](tb, b, clippedTextJS)
+}

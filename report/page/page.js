@@ -294,8 +294,8 @@ function renderSummary() {
     const n = sum.gcs_started;
     const gens = [0, 1, 2].map((g) => 'gen' + g + ' ' + fmtInt((bg['gen' + g] || {}).count || 0)).join(' · ');
     const types = Object.keys(sum.by_type || {}).map((t) => t.replace('non_concurrent', 'blocking') + ' ' + sum.by_type[t]).join(' · ');
-    cards.push(card('GCs', fmtInt(n) + (sum.incomplete ? ' <span class="small">(' + sum.incomplete + ' incomplete)</span>' : ''), gens + '<br>' + types));
-    cards.push(card('Time paused', fmt(sum.pause_time_percent, 2) + '%', fmtMs(sum.total_pause_ms) + ' ms in GC pauses'));
+    cards.push(card('GCs', fmtInt(n), gens + '<br>' + types + (sum.incomplete ? '<br><span class="nowrap" title="GCs whose end or heap statistics the session did not see: counted here, out of the pause figures">' + fmtInt(sum.incomplete) + ' incomplete</span>' : '')));
+    cards.push(card('Time paused', fmt(sum.pause_time_percent, 2) + '%', '<span title="SuspendEEBegin to RestartEEEnd of every GC suspension, each moment once: a foreground GC inside a background one counts once (clrspy gc\'s total)">' + fmtMs(sum.total_pause_ms) + ' ms stopped for GCs, each moment once</span>'));
     let t = '<table><tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>total</th></tr>';
     const row = (label, s) => '<tr><td>' + label + '</td>' + (s.count ? '<td>' + fmtInt(s.count) + '</td><td>' + fmtMs(s.p50_ms) + '</td><td>' + fmtMs(s.p90_ms) + '</td><td>' + fmtMs(s.p99_ms) +
       '</td><td><b>' + fmtMs(s.max_pause_ms) + '</b></td><td>' + fmtMs(s.total_pause_ms) + '</td>' : '<td>0</td><td colspan=5 class="small">–</td>') + '</tr>';
@@ -329,9 +329,12 @@ function renderSelInfo() {
   const span = d[1] - d[0];
   const what = S.sel ? '<b>Selection</b> ' : (M.live ? '<b>Live</b> ' : '<b>Whole trace</b> ');
   let s = what + fmtTime(d[0], span) + ' – ' + fmtTime(d[1], span) + ' (' + fmtDur(span) + ') · ' + fmtInt(n) + ' GCs · ' +
-    fmtMs(paused) + ' ms paused (' + fmt(span > 0 ? paused * 100 / span : 0, 2) + '%)';
+    '<span title="the complete GCs\' pauses added up, as PerfView does: a foreground GC inside a background one counts in both (the Time paused card counts each moment once)">' +
+    fmtMs(paused) + ' ms paused, the GCs\' pauses summed (' + fmt(span > 0 ? paused * 100 / span : 0, 2) + '%)</span>';
   if (mxi >= 0) s += ' · longest ' + fmtMs(mx) + ' ms (GC ' + g.n[mxi] + ', ' + genName(mxi) + ')';
   const e = $('sel-info');
+  // A live page before its first GC: say what it waits for, not empty panels.
+  if (M.live && !g.n.length) s = '<b>Live</b> · waiting for the first GC or CPU sample of the session (a GC shows when it ends)';
   e.innerHTML = s;
   rootAttr('sel-t0', String(d[0]));
   rootAttr('sel-t1', String(d[1]));
@@ -342,7 +345,9 @@ function renderSelInfo() {
 
 // -------------------------------------------------------------- timeline
 
-const TL = { W: 0, H: 230, ml: 58, mr: 18, mt: 12, mb: 26 };
+// mr leaves room for the heap chart's right axis (allocation rate, at
+// most four characters: fmtAxis) on every chart sharing the time axis.
+const TL = { W: 0, H: 230, ml: 58, mr: 40, mt: 12, mb: 26 };
 // Widths are read once per render pass, before anything is written: a
 // read after a write forces the browser to lay out the page again.
 const WIDTHS = {};
@@ -572,7 +577,7 @@ function renderHeapChart() {
     const t = el('text', { x: TL.ml - 6, y: y(v) + 3.5, 'text-anchor': 'end' }, ax); t.textContent = String(+v.toFixed(1));
   }
   if (rmax > 0) for (const v of ticks(0, rhi, 3)) {
-    const t = el('text', { x: W - TL.mr + 4, y: yr(v) + 3.5, 'text-anchor': 'start' }, ax); t.textContent = String(+v.toFixed(0));
+    const t = el('text', { x: W - TL.mr + 4, y: yr(v) + 3.5, 'text-anchor': 'start' }, ax); t.textContent = fmtAxis(v);
   }
   const lab = el('text', { x: 12, y: (y0 + y1) / 2, class: 'ylabel', transform: 'rotate(-90 12 ' + ((y0 + y1) / 2) + ')', 'text-anchor': 'middle' }, svg);
   lab.textContent = 'heap MB';
@@ -648,6 +653,12 @@ function renderHeapChart() {
   brush(node, svg, W, y1, y0);
 }
 // allocation rate before GC i: gen0 allocated / time since the previous GC's pause ended (MB/s)
+// fmtAxis writes a tick value in at most four characters (12k, 1.5M).
+function fmtAxis(v) {
+  if (v >= 1e6) return String(+(v / 1e6).toPrecision(2)) + 'M';
+  if (v >= 1e4) return String(+(v / 1e3).toPrecision(3)) + 'k';
+  return String(+v.toFixed(0));
+}
 function allocRate(i) {
   const g = M.g;
   if (i <= 0 || g.alloc[i] === null) return null;
@@ -677,7 +688,7 @@ function renderHist() {
   const node = $('hist');
   if (hi < 0) { node.innerHTML = '<div class="empty">No complete GC in this range.</div>'; return; }
   lo = Math.max(0, lo - 1); hi = Math.min(nb - 1, hi + 1);
-  const W = Math.max(260, widthOf(node, 500)), H = 200, ml = 34, mb = 34, mt = 14;
+  const W = Math.max(260, widthOf(node, 500)), H = 200, ml = 46, mb = 34, mt = 14;
   const svg = el('svg', { width: W, height: H, class: 'hist' });
   const n = hi - lo + 1;
   const bw = (W - ml - 18) / n;
@@ -712,6 +723,8 @@ function renderHist() {
   }
   el('line', { x1: ml, x2: W - 6, y1: H - mb + 0.5, y2: H - mb + 0.5, stroke: '#98a2b3' }, svg);
   const t = el('text', { x: ml + (W - ml) / 2, y: H - 4, 'text-anchor': 'middle' }, svg); t.textContent = 'pause (ms)';
+  const ym = (H - mb + mt) / 2;
+  const yl = el('text', { x: 11, y: ym, class: 'ylabel', transform: 'rotate(-90 11 ' + ym + ')', 'text-anchor': 'middle' }, svg); yl.textContent = 'GCs';
   node.replaceChildren(svg);
 }
 function edgeLabel(v) { return v === undefined ? '' : v >= 1000 ? (v / 1000) + ' s' : String(v); }
@@ -1132,7 +1145,7 @@ function renderSusp() {
   const reasons = (M.page.summary && M.page.summary.suspensions_by_reason) || [];
   let h = '';
   if (reasons.length) {
-    h += '<table class="grid"><thead><tr><th class="l">reason (whole trace)</th><th>count</th><th>total ms</th><th>max ms</th><th>suspend ms</th><th>incomplete</th></tr></thead><tbody>';
+    h += '<table class="grid"><thead><tr><th class="l">reason (whole ' + (M.live ? 'session' : 'trace') + ')</th><th>count</th><th>total ms</th><th>max ms</th><th>suspend ms</th><th>incomplete</th></tr></thead><tbody>';
     for (const r of reasons) h += '<tr><td class="l">' + esc(r.reason) + '</td><td>' + fmtInt(r.count) + '</td><td>' + fmtMs(r.total_ms) + '</td><td>' + fmtMs(r.max_ms) + '</td><td>' + fmtMs(r.total_suspend_ms) + '</td><td>' + r.incomplete + '</td></tr>';
     h += '</tbody></table>';
   }
@@ -1146,7 +1159,7 @@ function renderSusp() {
     h += '</tbody></table>';
   }
   $('susp-sub').textContent = rows.length ? fmtInt(rows.length) + ' non-GC suspensions' : 'no suspension other than GCs and the sample profiler\'s';
-  $('susp').innerHTML = h || '<div class="empty">No runtime suspension in this trace.</div>';
+  $('susp').innerHTML = h || '<div class="empty">' + (M.live ? 'No runtime suspension in this session yet.' : 'No runtime suspension in this trace.') + '</div>';
 }
 
 // ------------------------------------------------------------ locks, heap

@@ -3,7 +3,8 @@ namespace Workload;
 // Idle stays alive doing little, for attach tests: it sleeps in steps of
 // 50 ms for seconds (default 30) or until a line (or EOF) arrives on stdin
 // when stdin=1, allocating a little each step (allocKB, default 64) so a
-// session has some GC traffic. gcEveryMs>0 also induces a gen0 GC that often.
+// session has some GC traffic. gcEveryMs>0 also induces a gen0 GC that often
+// (with gcGens=1, the i-th induced GC collects generation i % 3 instead).
 // ignoreTerm=1 ignores SIGTERM, so the process outlives a tool's request to
 // end it (as a process hung in its exit would): tools must not wait forever.
 public sealed class Idle : IWorkload
@@ -31,7 +32,7 @@ public sealed class Idle : IWorkload
             for (int k = 0; k < allocKB; k++) _ = new byte[1000];
             if (gcEvery > 0 && sw.Elapsed.TotalMilliseconds - lastGc >= gcEvery)
             {
-                GC.Collect(0);
+                GC.Collect(opt.Int("gcGens", 0) != 0 ? (int)(induced % 3) : 0);
                 induced++;
                 lastGc = sw.Elapsed.TotalMilliseconds;
             }

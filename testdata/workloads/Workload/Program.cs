@@ -11,7 +11,7 @@
 // line on stdin before the mode runs (lets a test attach first), then
 // prints "started gen0=N gen1=N gen2=N pauseMs=X", the runtime's counts at
 // that moment; with or without it, "ready <pid>" is printed once the
-// runtime is up. phases=1
+// runtime is up. quiet=1 leaves the JSON line out (make demo). phases=1
 // measures throughput in phases marked on stdin (see Progress).
 using System.Diagnostics;
 using System.Reflection;
@@ -98,6 +98,7 @@ public static class Program
         mode.Run(opt, work);
         sw.Stop();
         if (Progress.Phased) work["marks"] = Progress.Marks();
+        if (opt.Int("quiet", 0) != 0) return opt.Int("exit", 0);
 
         // Building the line allocates, and an allocation can trigger a GC
         // after the counts were read: rebuild until no GC happened in
