@@ -16,8 +16,6 @@ func (r *Result) CheckValid() error {
 			return fmt.Errorf("GC %d: negative pause %d, suspend %d or runtime pause %d ns", g.Number, g.PauseNanos, g.SuspendNanos, g.PauseRuntimeNanos)
 		case g.DurationNanos < -1:
 			return fmt.Errorf("GC %d: duration %d ns", g.Number, g.DurationNanos)
-		case g.Generation < 0 || g.Generation > 2:
-			return fmt.Errorf("GC %d: generation %d", g.Number, g.Generation)
 		case g.Complete && !g.HasHeapStats:
 			return fmt.Errorf("GC %d: complete without heap statistics", g.Number)
 		}

@@ -33,7 +33,11 @@ func run(t testing.TB, path string, visit func(*nettrace.Event)) (*Result, *nett
 	if err != nil && !errors.Is(err, nettrace.ErrTruncated) {
 		t.Fatal(err)
 	}
-	return a.Result(), r.Header()
+	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Errorf("%s: %v", path, err)
+	}
+	return res, r.Header()
 }
 
 // Synthetic events for the owner-mapping and pairing rules.
@@ -168,6 +172,9 @@ func FuzzAnalyzer(f *testing.F) {
 		a.Event(&nettrace.Event{Meta: m, Timestamp: 2, ThreadID: 1, Payload: p, Stack: []uint64{1}})
 		a.Event(stop1(3, 1, 2))
 		r := a.Result()
+		if err := r.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
 		if r.Summary.TotalNs < 0 || r.Summary.MaxNs < 0 {
 			t.Fatalf("%+v", r.Summary)
 		}
