@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"github.com/clrspy/clrspy/gcpause"
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -166,6 +167,12 @@ type Snapshot struct {
 	CPU *CPUProfile `json:"cpu,omitempty"`
 	// Counters is set unless Options.NoCounters.
 	Counters *counters.Result `json:"counters,omitempty"`
+	// Rollup is package gcpause's rollup of every GC and suspension since
+	// the session began: what a file's report computes from the same
+	// events (stopped time with overlaps once, percentiles, counts by
+	// generation, type and reason), so a live page shows the same figures.
+	// Its GC rows are left out (GCs above are the monitor's).
+	Rollup *gcpause.Result `json:"-"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -184,6 +191,9 @@ func (m *Monitor) Snapshot() *Snapshot {
 		Suspensions: m.susps.slice(),
 		Locks:       m.lock.summary(m.opts.topLocks()),
 	}
+	s.Rollup = m.gc.Result()
+	// The records are the analyzer's and may still change: not shared.
+	s.Rollup.GCs, s.Rollup.Longest, s.Rollup.Suspensions = nil, nil, nil
 	if m.sess.exitCode != nil {
 		c := *m.sess.exitCode
 		s.Session.ExitCode = &c

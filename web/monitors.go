@@ -450,7 +450,8 @@ func pageState(snap *monitor.Snapshot) state {
 			}
 		}
 	}
-	st.summary = gcSummary(&snap.GC, snap.SuspensionsByReason, ses.ElapsedSec*1e3)
+	// The file report's own summary of the same rollup: one model.
+	st.summary = report.NewGCSummary(snap.Rollup)
 	if c := snap.CPU; c != nil && c.Flame != nil {
 		st.flame = flameOf(c, st.t1)
 		st.total = c.Total
@@ -459,74 +460,6 @@ func pageState(snap *monitor.Snapshot) state {
 		st.locks, st.waits = pageLocks(l), l.Waits
 	}
 	return st
-}
-
-// gcSummary is the monitor's rollup as the page's summary; percentiles
-// come from its pause histograms (interpolated within a bucket).
-func gcSummary(g *monitor.GCSummary, reasons []monitor.ReasonSummary, sessionMS float64) report.GCSummary {
-	s := report.GCSummary{
-		GCCount: g.Count, GCsStarted: g.Count + g.Incomplete, Incomplete: g.Incomplete, SessionMS: sessionMS,
-		TotalPauseMS: g.TotalPauseMS, TotalPauseRuntimeMS: g.TotalPauseRuntimeMS, TotalSuspendMS: g.TotalSuspendMS,
-		ByGeneration: map[string]report.GenStats{}, ByType: map[string]int{}, SuspensionsByReason: []report.ReasonRow{},
-	}
-	s.P50MS, s.P90MS, s.P99MS, s.P999MS = quantile(&g.PauseHistogram, .5), quantile(&g.PauseHistogram, .9), quantile(&g.PauseHistogram, .99), quantile(&g.PauseHistogram, .999)
-	if g.Count > 0 {
-		s.MeanPauseMS = g.SumPauseMS / float64(g.Count)
-	}
-	if sessionMS > 0 {
-		s.PauseTimePercent = g.TotalPauseMS * 100 / sessionMS
-	}
-	for i, gs := range g.Generations {
-		st := report.GenStats{Count: gs.Count, Induced: gs.Induced, TotalPauseMS: gs.SumPauseMS, MaxPauseMS: gs.MaxPauseMS,
-			P50MS: quantile(&gs.PauseHistogram, .5), P90MS: quantile(&gs.PauseHistogram, .9),
-			P99MS: quantile(&gs.PauseHistogram, .99), P999MS: quantile(&gs.PauseHistogram, .999)}
-		if gs.Count > 0 {
-			st.MeanPauseMS = gs.SumPauseMS / float64(gs.Count)
-		}
-		if sessionMS > 0 {
-			st.PausePercent = gs.SumPauseMS * 100 / sessionMS
-		}
-		s.MaxPauseMS = math.Max(s.MaxPauseMS, gs.MaxPauseMS)
-		s.ByGeneration["gen"+strconv.Itoa(i)] = st
-	}
-	for name, n := range map[string]int{"non_concurrent": g.NonConcurrent, "background": g.Background, "foreground": g.Foreground} {
-		if n > 0 {
-			s.ByType[name] = n
-		}
-	}
-	for _, r := range reasons {
-		s.SuspensionsByReason = append(s.SuspensionsByReason, report.ReasonRow{Reason: r.Reason, Code: r.Code, Count: r.Count,
-			Incomplete: r.Incomplete, TotalMS: r.TotalMS, MaxMS: r.MaxMS, TotalSuspendMS: r.SuspendMS, MaxSuspendMS: r.MaxSuspendMS})
-	}
-	return s
-}
-
-// quantile interpolates quantile q (0–1) of a histogram linearly within
-// its bucket (the open last bucket gives its lower bound), in ms.
-func quantile(h *monitor.Histogram, q float64) float64 {
-	if h.Count == 0 {
-		return 0
-	}
-	rank := q * float64(h.Count)
-	var seen float64
-	for i, c := range h.Counts {
-		if c == 0 {
-			continue
-		}
-		if seen+float64(c) >= rank {
-			lo := 0.0
-			if i > 0 {
-				lo = float64(h.UpperNanos[i-1])
-			}
-			if i >= len(h.UpperNanos) {
-				return lo / 1e6
-			}
-			hi := float64(h.UpperNanos[i])
-			return (lo + (hi-lo)*(rank-seen)/float64(c)) / 1e6
-		}
-		seen += float64(c)
-	}
-	return 0
 }
 
 // flameOf turns the monitor's flame tree (the last CPU window) into the
