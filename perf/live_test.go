@@ -239,6 +239,18 @@ func TestMixedModeStacks(t *testing.T) {
 			t.Errorf("no frame of module %s", m)
 		}
 	}
+	// The runtime's exported functions are named from .dynsym, in every
+	// module (libcoreclr.so's code segment is a page off its file offset:
+	// the bias must account for it).
+	named := map[string]bool{}
+	for _, f := range prof.Frames {
+		named[f.Module+"!"+f.Name] = true
+	}
+	for _, want := range []string{"libcoreclr.so!coreclr_execute_assembly", "libhostpolicy.so!corehost_main", "libhostfxr.so!hostfxr_main_startupinfo"} {
+		if !named[want] {
+			t.Errorf("no frame %s (its .dynsym entry)", want)
+		}
+	}
 	// libcoreclr.so ships without .symtab: its internal functions are
 	// module+offset (ELF address).
 	stripped := regexp.MustCompile(`^libcoreclr\.so\+0x[0-9a-f]+$`)
