@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -58,10 +60,10 @@ attach it to a ticket.
 
 The flame graph panel says what its samples measure. A live target is
 sampled with perf_event where the kernel permits it (--sampler, as in clrspy
-profile): the "CPU" view is the threads' on-CPU time, managed, native and
-kernel frames. The runtime's own sampler, the only one a trace file holds,
-samples every managed thread whether it runs or waits: its view is "wall
-clock, managed threads" (next to the CPU view when both exist).
+profile): "CPU", the threads' on-CPU time, managed, native and kernel
+frames. The runtime's own sampler (--sampler eventpipe, or where perf may
+not sample the target; the only one a trace file holds) samples every
+managed thread whether it runs or waits: "wall clock, managed threads".
 
 Sections appear when their events exist: a trace recorded with the gc
 profile has no flame graph. A live session enables all of them (GC events at
@@ -94,7 +96,14 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	providers := report.PageProviders(o.heap)
+	if use == "perf" {
+		// perf samples the CPU: the runtime's sampler would only add its
+		// cost (it suspends the runtime every millisecond) and its
+		// suspensions to the page.
+		providers = slices.DeleteFunc(providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
+	}
+	spec, err := t.spec(cmd, args, providers)
 	if err != nil {
 		return err
 	}
@@ -114,7 +123,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	var cpu *pagePerf
 	if use == "perf" {
 		if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
-			notice(fmt.Sprintf("perf sampler: %v; the flame graph is the runtime's wall-clock samples", err))
+			notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
 		} else {
 			analyzers = append(analyzers, cpu.b)
 		}
