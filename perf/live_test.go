@@ -96,6 +96,9 @@ const (
 	compareFrame = "Workload.MixedKernels.Compare(int32*,int32*)"
 	managedFrame = "Workload.MixedKernels.Managed(int32)"
 	runFrame     = "Workload.Mixed.Run("
+	deepFrame    = "Workload.MixedKernels.SortDeep()"
+	nestedFrame  = "Workload.MixedKernels.Nested()"
+	mainFrame    = "Workload.Program.Main("
 )
 
 var (
@@ -103,6 +106,18 @@ var (
 	fillMemset = regexp.MustCompile(`(^|;)Workload\.MixedKernels\.Fill\(unsigned int8\);([^;]*;)*[^;]*memset[^;]*(;|$)`)
 	// Sort → … qsort/msort … → Compare: managed → libc → managed.
 	sortCompare = regexp.MustCompile(`(^|;)Workload\.MixedKernels\.Sort\(\);([^;]*;)*[^;]*(qsort|msort)[^;]*;([^;]*;)*Workload\.MixedKernels\.Compare\(int32\*,int32\*\)(;|$)`)
+	// The deeper cases, each from Main (Run twice once it runs as an OSR
+	// method on top of its Tier0 frame): SortDeep → qsort/msort →
+	// CompareDeep → CompareWork (the comparer calls managed code), and
+	// Nested → qsort/msort → CompareNested → qsort/msort → CompareInner (a
+	// callback that P/Invokes again).
+	deepCases = []struct {
+		leaf string
+		path *regexp.Regexp
+	}{
+		{"Workload.MixedKernels.CompareWork(int32,int32)", regexp.MustCompile(`^([^;]*;)*Workload\.Program\.Main\([^;]*;(Workload\.Mixed\.Run\([^;]*;)+Workload\.MixedKernels\.SortDeep\(\);([^;]*;)*[^;]*(qsort|msort)[^;]*;Workload\.MixedKernels\.CompareDeep\(int32\*,int32\*\);Workload\.MixedKernels\.CompareWork\(int32,int32\)(;|$)`)},
+		{"Workload.MixedKernels.CompareInner(int32*,int32*)", regexp.MustCompile(`^([^;]*;)*Workload\.Program\.Main\([^;]*;(Workload\.Mixed\.Run\([^;]*;)+Workload\.MixedKernels\.Nested\(\);([^;]*;)*[^;]*(qsort|msort)[^;]*;Workload\.MixedKernels\.CompareNested\(int32\*,int32\*\);([^;]*;)*[^;]*(qsort|msort)[^;]*;Workload\.MixedKernels\.CompareInner\(int32\*,int32\*\)(;|$)`)},
+	}
 )
 
 // TestMixedModeStacks profiles the mixed workload at 999 Hz with the
@@ -118,9 +133,15 @@ var (
 //     pointers cannot. The same samples walked with frame pointers alone
 //     (the kernel's callchain) reach Sort in at most half the cases: the
 //     control that shows the DWARF walk is what does it.
-//   - The inclusive shares of Fill, Sort and Managed among the worker's
-//     samples under Mixed.Run match the thread CPU time the workload
-//     measured in each within 5 points. cpu-clock samples every 1/999 s
+//   - The deeper cases have their full stacks: of the worker's samples in
+//     CompareWork (called by the comparer CompareDeep, a JIT'd method
+//     with an RSP-based frame) and in CompareInner (under a callback that
+//     P/Invokes qsort again), at least 90 % are walked to Main through
+//     SortDeep → qsort/msort → CompareDeep, and Nested → qsort/msort →
+//     CompareNested → qsort/msort respectively.
+//   - The inclusive shares of Fill, Sort, SortDeep, Nested and Managed
+//     among the worker's samples under Mixed.Run match the thread CPU
+//     time the workload measured in each within 5 points. cpu-clock samples every 1/999 s
 //     of the thread's CPU time (systematic, not random sampling): with the
 //     ≥ 300 samples required even a machine loaded to a sixth of a CPU per
 //     thread gives, the counting error is about 1 point; the rest covers
@@ -133,6 +154,25 @@ func TestMixedModeStacks(t *testing.T) {
 	tid := uint64(res.Int("tid"))
 	lines := foldedLines(prof)
 	checkMixedStacks(t, lines, tid, "DWARF")
+	for _, c := range deepCases {
+		var leaf, full int64
+		var example string
+		for _, l := range lines {
+			if l.tid != tid || !strings.Contains(l.stack, c.leaf) {
+				continue
+			}
+			leaf += l.count
+			if c.path.MatchString(l.stack) {
+				full += l.count
+			} else if example == "" {
+				example = l.stack
+			}
+		}
+		t.Logf("%d of %d samples in %s walked to Main; not: e.g. %s", full, leaf, c.leaf, example)
+		if leaf < 20 || float64(full) < 0.9*float64(leaf) {
+			t.Errorf("%s: %d of %d samples have the full stack (want ≥ 20 samples, ≥ 90 %% full)", c.leaf, full, leaf)
+		}
+	}
 
 	// The control: frame pointers alone, same samples.
 	var cmp, reach int64
@@ -150,20 +190,19 @@ func TestMixedModeStacks(t *testing.T) {
 	}
 
 	// Shares under Run against the workload's own CPU times.
-	var run, fill, sort, managed int64
+	var run, fill, sort, managed, deep, nested int64
 	for _, l := range lines {
 		if l.tid != tid || !strings.Contains(l.stack, runFrame) {
 			continue
 		}
 		run += l.count
-		if strings.Contains(l.stack, fillFrame) {
-			fill += l.count
-		}
-		if strings.Contains(l.stack, sortFrame) {
-			sort += l.count
-		}
-		if strings.Contains(l.stack, managedFrame) {
-			managed += l.count
+		for _, c := range []struct {
+			frame string
+			n     *int64
+		}{{fillFrame, &fill}, {sortFrame, &sort}, {managedFrame, &managed}, {deepFrame, &deep}, {nestedFrame, &nested}} {
+			if strings.Contains(l.stack, c.frame) {
+				*c.n += l.count
+			}
 		}
 	}
 	runCPU := res.Float("runCpuMs")
@@ -174,10 +213,11 @@ func TestMixedModeStacks(t *testing.T) {
 		name    string
 		samples int64
 		cpuMs   float64
-	}{{"Fill", fill, res.Float("fillCpuMs")}, {"Sort", sort, res.Float("sortCpuMs")}, {"Managed", managed, res.Float("managedCpuMs")}} {
+	}{{"Fill", fill, res.Float("fillCpuMs")}, {"Sort", sort, res.Float("sortCpuMs")}, {"Managed", managed, res.Float("managedCpuMs")},
+		{"SortDeep", deep, res.Float("sortDeepCpuMs")}, {"Nested", nested, res.Float("nestedCpuMs")}} {
 		got := 100 * float64(c.samples) / float64(run)
 		want := 100 * c.cpuMs / runCPU
-		t.Logf("%-7s %5.1f %% of %d samples under Run; workload: %5.1f %% of %.0f ms", c.name, got, run, want, runCPU)
+		t.Logf("%-8s %5.1f %% of %d samples under Run; workload: %5.1f %% of %.0f ms", c.name, got, run, want, runCPU)
 		if math.Abs(got-want) > 5 {
 			t.Errorf("%s: %.1f %% of samples, workload measured %.1f %% of its CPU time (more than 5 points apart)", c.name, got, want)
 		}
@@ -197,6 +237,18 @@ func TestMixedModeStacks(t *testing.T) {
 	for _, m := range []string{"libcoreclr.so", "libclrjit.so", "libc.so.6", "Workload.dll", "System.Private.CoreLib.dll", "[kernel]"} {
 		if !modules[m] {
 			t.Errorf("no frame of module %s", m)
+		}
+	}
+	// The runtime's exported functions are named from .dynsym, in every
+	// module (libcoreclr.so's code segment is a page off its file offset:
+	// the bias must account for it).
+	named := map[string]bool{}
+	for _, f := range prof.Frames {
+		named[f.Module+"!"+f.Name] = true
+	}
+	for _, want := range []string{"libcoreclr.so!coreclr_execute_assembly", "libhostpolicy.so!corehost_main", "libhostfxr.so!hostfxr_main_startupinfo"} {
+		if !named[want] {
+			t.Errorf("no frame %s (its .dynsym entry)", want)
 		}
 	}
 	// libcoreclr.so ships without .symtab: its internal functions are

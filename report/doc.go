@@ -5,5 +5,9 @@
 // The report page (page*.go, page/) is one self-contained HTML file of
 // every analysis at once (clrspy report); package web serves the same page
 // live. PageAnalyses groups the analyses a page is built from, so the
-// command and the live view feed the same set.
+// command and the live view feed the same set. The page's flame graph
+// panel has views (PageParts.Views, FlameView), each a profile titled by
+// what its samples measure: LabelCPU for perf_event's on-CPU samples,
+// LabelWall for the runtime's sampler (every managed thread, running or
+// waiting); another sampler's profile (off-CPU time) is one more view.
 package report

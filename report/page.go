@@ -48,9 +48,13 @@ type Page struct {
 	GCReasons      map[string]string `json:"gc_reasons"`
 	Suspensions    *SuspColumns      `json:"suspensions"`
 	SuspendReasons map[string]string `json:"suspend_reasons"`
-	CPU            *Flame            `json:"cpu,omitempty"`
-	Locks          *PageLocks        `json:"locks,omitempty"`
-	Heap           *PageHeap         `json:"heap,omitempty"`
+	// CPU is the flame graph panel's first view; Views its others (the
+	// runtime's wall-clock samples next to perf's CPU samples, an
+	// off-CPU view), each titled by its Flame.Label.
+	CPU   *Flame     `json:"cpu,omitempty"`
+	Views []*Flame   `json:"views,omitempty"`
+	Locks *PageLocks `json:"locks,omitempty"`
+	Heap  *PageHeap  `json:"heap,omitempty"`
 }
 
 // PageParts are the results a page is built from; nil parts are left out.
@@ -77,7 +81,11 @@ type PageParts struct {
 	CPU      *stacks.Profile
 	Stacks   *stacks.Builder
 	Timeline *stacks.Timeline
-	Locks    *locks.Result
+	// Views are profiles made elsewhere (the perf_event sampler's), shown
+	// first in the flame graph panel, in order, each under its label;
+	// the CPU profile above follows them as one more view.
+	Views []FlameView
+	Locks *locks.Result
 	// PageLocks is the lock table already made from the result (Locks is
 	// then nil).
 	PageLocks *PageLocks
@@ -115,8 +123,21 @@ func NewPage(pp PageParts) *Page {
 			p.SuspendReasons[strconv.Itoa(int(r.Reason))] = r.Reason.String()
 		}
 	}
+	var flames []*Flame
+	for _, v := range pp.Views {
+		if v.Profile != nil && v.Profile.Total > 0 {
+			f := NewFlame(nil, v.Profile, nil, maxFlameBins)
+			f.Label = v.Label
+			flames = append(flames, f)
+		}
+	}
 	if pp.CPU != nil && pp.CPU.Total > 0 && pp.Stacks != nil {
-		p.CPU = NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
+		f := NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
+		f.Label = SampleLabel(pp.CPU)
+		flames = append(flames, f)
+	}
+	if len(flames) > 0 {
+		p.CPU, p.Views = flames[0], flames[1:]
 	}
 	p.Locks = pp.PageLocks
 	if p.Locks == nil {
@@ -126,6 +147,34 @@ func NewPage(pp PageParts) *Page {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
 	}
 	return p
+}
+
+// FlameView is one view of the page's flame graph panel: a profile and
+// what its samples measure.
+type FlameView struct {
+	// Label is the panel's title for it: LabelCPU, LabelWall, or what
+	// another sampler measures ("off-CPU").
+	Label   string
+	Profile *stacks.Profile
+}
+
+// Labels of the flame graph panel's views: what their samples measure, as
+// clrspy profile names pprof's sample type (cpu or wall).
+const (
+	// LabelCPU: samples of threads on a CPU (the perf_event sampler).
+	LabelCPU = "CPU"
+	// LabelWall: the runtime's sampler, which samples every managed
+	// thread whether it runs or waits.
+	LabelWall = "wall clock, managed threads"
+)
+
+// SampleLabel is the label of a profile's samples: LabelCPU when they
+// measure CPU time, LabelWall otherwise.
+func SampleLabel(p *stacks.Profile) string {
+	if p.CPUTime {
+		return LabelCPU
+	}
+	return LabelWall
 }
 
 // AddReasons names the reason codes of rows in the page's tables.

@@ -22,6 +22,9 @@ import (
 // the bin itself) and RunCount. Bin b covers [b*BinMS, (b+1)*BinMS) ms
 // since the session start.
 type Flame struct {
+	// Label says what the samples measure (LabelCPU, LabelWall, ...):
+	// the panel's title.
+	Label     string   `json:"label,omitempty"`
 	Frames    []string `json:"frames"`
 	Modules   []string `json:"modules"`
 	FrameMod  []int32  `json:"frame_mod"`  // index into Modules, -1 none
@@ -96,8 +99,9 @@ func (fb *flameBins) of(fs *flameStack) []stacks.Bin {
 
 // NewFlame builds the page's CPU data from a profile, the builder that
 // made it (its last Result) and the timeline fed from the same builder's
-// OnSample. With tl nil, the flame graph has no time data. maxBins bounds
-// the time bins (they widen by powers of two to fit).
+// OnSample. With tl nil, the flame graph has no time data and b is not
+// used (a profile made by another sampler). maxBins bounds the time bins
+// (they widen by powers of two to fit).
 func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins int) *Flame {
 	byKey := map[string]*flameStack{}
 	var list []*flameStack

@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 func pageOf(t *testing.T, name string) *Page {
@@ -60,6 +61,50 @@ func TestPageMixed(t *testing.T) {
 		t.Errorf("input %+v, axis %.3f–%.3f", p.Input, p.T0MS, p.T1MS)
 	}
 	checkFlame(t, p.CPU, 1283)
+	// The runtime's sampler samples waiting threads too: its view says so.
+	if p.CPU.Label != LabelWall || len(p.Views) != 0 {
+		t.Errorf("label %q, %d more views", p.CPU.Label, len(p.Views))
+	}
+}
+
+// TestPageViews: a profile of another sampler (perf's CPU samples) is the
+// flame graph panel's first view, under its label, and the trace's own
+// samples follow as the wall-clock view; both are in the page's data.
+func TestPageViews(t *testing.T) {
+	st, err := source.Open(source.Spec{File: tracetest.Path(t, "composite.nettrace")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	an := NewPageAnalyses(st.Header(), PageAnalysesOptions{})
+	if _, err := st.Run(an.Analyzers()...); err != nil {
+		t.Fatal(err)
+	}
+	pp := an.Parts()
+	cpu := &stacks.Profile{
+		Frames:      []stacks.Frame{{Name: "Hot()", Kind: stacks.KindManaged}, {Name: "Main()", Kind: stacks.KindManaged}, {Name: "memset", Module: "libc.so.6", Kind: stacks.KindNative}},
+		Threads:     []stacks.Thread{{ID: 7}},
+		Samples:     []stacks.Sample{{Stack: []int32{0, 1}, Count: 30, Nanos: 30e6}, {Stack: []int32{2, 0, 1}, Count: 10, Nanos: 10e6}},
+		Total:       40,
+		CPUTime:     true,
+		PeriodNanos: 1e6,
+	}
+	pp.Views = []FlameView{{Label: SampleLabel(cpu), Profile: cpu}}
+	p := NewPage(pp)
+	if p.CPU == nil || p.CPU.Label != LabelCPU || len(p.Views) != 1 || p.Views[0].Label != LabelWall {
+		t.Fatalf("views: first %+v, then %d", p.CPU, len(p.Views))
+	}
+	checkFlame(t, p.CPU, 40)
+	checkFlame(t, p.Views[0], 1283)
+	var buf bytes.Buffer
+	if err := WritePage(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"label":"CPU"`, `"views":[{"label":"wall clock, managed threads"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("page data lacks %s", want)
+		}
+	}
 }
 
 // checkFlame checks the call tree encoding: depths in depth-first order,

@@ -10,6 +10,44 @@ import (
 	"time"
 )
 
+// BenchmarkCPUProfileOverhead measures what --cpu-profile adds: the same
+// phases as BenchmarkTargetOverhead on the throughput workload (4 busy
+// threads: every thread sampled), monitored by a daemon with
+// Config.CPUProfile at SERVE_CPU_HZ (19 by default) and, in the same
+// run's other half, by one without it. A window (30 s) outlasts a phase:
+// the perf session's start and rundown stay outside the phases.
+//
+//	go test ./serve -run '^$' -bench CPUProfileOverhead -benchtime 1x
+func BenchmarkCPUProfileOverhead(b *testing.B) {
+	pairs := 7
+	if v, err := strconv.Atoi(os.Getenv("SERVE_OVERHEAD_PAIRS")); err == nil && v > 0 {
+		pairs = v
+	}
+	phase := 3 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("SERVE_OVERHEAD_PHASE")); err == nil && v > 0 {
+		phase = v
+	}
+	hz := 19
+	if v, err := strconv.Atoi(os.Getenv("SERVE_CPU_HZ")); err == nil && v > 0 {
+		hz = v
+	}
+	for _, c := range []struct {
+		name string
+		cpu  CPUProfile
+	}{{"serve+cpu", CPUProfile{Hz: hz, Window: 30 * time.Second}}, {"serve", CPUProfile{}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				rs := overheadRunCfg(b, []string{"throughput", "phases=1", "threads=4"}, pairs, phase, &Config{CPUProfile: c.cpu})
+				sort.Float64s(rs)
+				b.ReportMetric(rs[len(rs)/2], "median")
+				b.ReportMetric(rs[0], "lowest")
+				b.ReportMetric(rs[len(rs)-1], "highest")
+				b.ReportMetric(load1(), "load")
+			}
+		})
+	}
+}
+
 // BenchmarkTargetOverhead measures what monitoring costs the monitored
 // program: one workload process runs in phases marked on its stdin,
 // alternating unmonitored and monitored (a daemon watching it: the
@@ -76,6 +114,17 @@ func load1() float64 {
 // overheadRun runs one workload through pairs of phases and returns each
 // pair's ratio.
 func overheadRun(b *testing.B, args []string, pairs int, phase time.Duration, monitored bool) []float64 {
+	var cfg *Config
+	if monitored {
+		cfg = &Config{}
+	}
+	return overheadRunCfg(b, args, pairs, phase, cfg)
+}
+
+// overheadRunCfg is overheadRun with the monitoring daemon's
+// configuration (nil: unmonitored).
+func overheadRunCfg(b *testing.B, args []string, pairs int, phase time.Duration, base *Config) []float64 {
+	monitored := base != nil
 	path, _ := alias(b, b.TempDir())
 	p := startAs(b, path, nil, args...)
 	mark := func() { p.Stdin("m\n") }
@@ -85,7 +134,9 @@ func overheadRun(b *testing.B, args []string, pairs int, phase time.Duration, mo
 		mark()
 		var stop func()
 		if monitored {
-			d, err := New(Config{Pids: []int{p.Pid}, LogOutput: io.Discard})
+			cfg := *base
+			cfg.Pids, cfg.LogOutput = []int{p.Pid}, io.Discard
+			d, err := New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

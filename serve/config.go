@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // Config configures a Daemon. The zero value watches every process this
@@ -63,6 +64,28 @@ type Config struct {
 	// Sessions, when set, follows every target's monitor (the live web
 	// view's web.Monitors).
 	Sessions Sessions
+	// CPUProfile, when its Hz is set, samples every target with the
+	// perf_event sampler (where the kernel permits it) in windows, and
+	// gives each window's profile to Sessions if it is a CPUSessions (the
+	// live page's flame graph).
+	CPUProfile CPUProfile
+}
+
+// CPUProfile configures the continuous low-rate CPU profile of every
+// target: perf.Profile at Hz samples per second per thread for Window
+// (0: 30 s), again and again while the target's session lives. Each
+// window is its own perf session (an EventPipe session naming JIT'd code,
+// with a rundown at its end), so every window's names are complete.
+type CPUProfile struct {
+	Hz     int
+	Window time.Duration
+}
+
+// CPUSessions is a Sessions that also takes each session's CPU profiles,
+// one per CPUProfile window, under a label saying what the samples
+// measure (report.LabelCPU).
+type CPUSessions interface {
+	SetCPU(id, label string, p *stacks.Profile)
 }
 
 // Sessions follows the daemon's monitoring sessions, one id per session
@@ -95,6 +118,7 @@ type Capture struct {
 func (c *Config) grace() time.Duration           { return dur(c.Grace, time.Minute) }
 func (c *Config) scanInterval() time.Duration    { return dur(c.ScanInterval, time.Second) }
 func (c *Config) retry() time.Duration           { return dur(c.Retry, 2*time.Second) }
+func (c *Config) cpuWindow() time.Duration       { return dur(c.CPUProfile.Window, 30*time.Second) }
 func (c *Config) counterInterval() time.Duration { return dur(c.CounterInterval, 5*time.Second) }
 
 func (c *Config) sampler() string {

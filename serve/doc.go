@@ -32,6 +32,8 @@
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
 // and the live web view at / (HandlerOptions.Web, fed through
-// Config.Sessions by the same monitors: no second session). Every
-// endpoint is read-only.
+// Config.Sessions by the same monitors: no second session; with
+// Config.CPUProfile each target is also sampled by the perf sampler in
+// windows, each its own short perf session, and each window's profile is
+// the page's flame graph). Every endpoint is read-only.
 package serve

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/metrics"
 	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -254,7 +256,16 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		obs.Add(id, t.name, pid, st.Header(), m)
 	}
 	d.log.Info("monitoring", "pid", t.pidLabel, "process", t.name, "kind", t.kind.String())
+	cpuDone := make(chan struct{})
+	cctx, cancelCPU := context.WithCancel(ctx)
+	if d.cfg.CPUProfile.Hz > 0 {
+		go func() { defer close(cpuDone); t.cpuProfiles(cctx, id) }()
+	} else {
+		close(cpuDone)
+	}
 	end, err := m.Run(ctx, st, also...)
+	cancelCPU()
+	<-cpuDone
 	st.Close()
 	if obs != nil {
 		obs.Ended(id)
@@ -304,5 +315,43 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// cpuProfiles profiles the target with the perf sampler, one window after
+// the other, until ctx ends (the session's end), and gives each window's
+// profile to Config.Sessions. Where perf may not sample the process it
+// says why once and stops.
+func (t *target) cpuProfiles(ctx context.Context, id string) {
+	d := t.d
+	obs, _ := d.cfg.Sessions.(CPUSessions)
+	pid := t.hostPid
+	if pid <= 0 {
+		d.log.Warn("no CPU profile: the perf sampler needs the process in clrspy's pid namespace", "pid", t.pidLabel, "process", t.name)
+		return
+	}
+	opts := perf.Options{Hz: d.cfg.CPUProfile.Hz}
+	if _, err := perf.Check(pid, opts); err != nil {
+		d.log.Warn("no CPU profile", "pid", t.pidLabel, "process", t.name, "err", err)
+		return
+	}
+	for ctx.Err() == nil {
+		p, err := perf.Profile(ctx, pid, perf.Config{Options: opts, Duration: d.cfg.cpuWindow()})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if _, serr := os.Stat("/proc/" + strconv.Itoa(pid)); serr != nil {
+				return // the process exited: the session ends too
+			}
+			d.log.Warn("CPU profile", "pid", t.pidLabel, "process", t.name, "err", err)
+			if !sleep(ctx, d.cfg.cpuWindow()) {
+				return
+			}
+			continue
+		}
+		if obs != nil && p.Total > 0 {
+			obs.SetCPU(id, report.LabelCPU, p)
+		}
 	}
 }

@@ -151,7 +151,21 @@ func buildID(ef *elf.File) string {
 // Bias returns what to subtract from an address in a mapping of this file
 // (mapped at start from file offset off) to get the file's own address
 // (ELF virtual address), and whether a loadable segment covers off.
+//
+// The loader maps a segment from its offset rounded down to a page, so a
+// mapping's offset can lie below its segment's and inside the previous
+// one: with lld's layout (libcoreclr.so: the code segment at offset
+// 0x1c89a0, address 0x1c99a0) the code mapping starts at offset 0x1c8000,
+// still inside the read-only segment before it, whose bias is a page off.
+// The segment that starts within the mapping's first page is the one
+// mapped there; a mapping in the middle of a segment (split by mprotect)
+// falls back to the segment containing its offset.
 func (f *File) Bias(start, off uint64) (uint64, bool) {
+	for _, s := range f.loads {
+		if s.off >= off && s.off-off < pageSize && s.filesz > 0 {
+			return start - off + s.off - s.vaddr, true
+		}
+	}
 	for _, s := range f.loads {
 		if off >= s.off && off < s.off+max(s.filesz, 1) {
 			return start - off + s.off - s.vaddr, true
@@ -159,6 +173,9 @@ func (f *File) Bias(start, off uint64) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// pageSize is the mapping granularity of x86-64 Linux.
+const pageSize = 4096
 
 // CFI returns the file's call-frame table, parsing it on first use; nil
 // when the file has none.

@@ -3,8 +3,10 @@ package symtab
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,6 +92,76 @@ func TestLibcSymbols(t *testing.T) {
 	}
 	if _, ok := f.Bias(0x7f0000026000, 0x900000); ok {
 		t.Error("bias for an offset past every segment")
+	}
+}
+
+// TestCoreclrExports: libcoreclr.so is linked by lld (its code segment's
+// file offset 0x1c89a0 is a page below its address 0x1c99a0) and ships
+// without .symtab. Mapped the way the loader maps it (the code mapping
+// starts at the offset rounded down to a page, inside the read-only
+// segment before it), its addresses resolve to the exported functions at
+// the addresses nm -D reads from .dynsym: coreclr_execute_assembly,
+// coreclr_initialize, not the runtime's libcoreclr.so+0x... of a
+// bias a page off.
+func TestCoreclrExports(t *testing.T) {
+	paths, _ := filepath.Glob("/usr/share/dotnet/shared/Microsoft.NETCore.App/*/libcoreclr.so")
+	if len(paths) == 0 {
+		t.Fatal("no libcoreclr.so under /usr/share/dotnet (the .NET runtime is needed)")
+	}
+	path := paths[len(paths)-1]
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	const base = 0x7f0000000000
+	var text *elf.Prog
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			text = p
+		}
+	}
+	if text == nil {
+		t.Fatal("no executable segment")
+	}
+	if text.Off == text.Vaddr {
+		t.Logf("%s: code segment offset equals its address: the page-off case is not exercised", path)
+	}
+	start, off := base+text.Vaddr&^0xfff, text.Off&^0xfff
+	bias, ok := f.Bias(start, off)
+	if !ok || bias != base {
+		t.Fatalf("code mapping at %#x (offset %#x): bias %#x %v, want %#x", start, off, bias, ok, uint64(base))
+	}
+	out, err := exec.Command("nm", "-D", "--defined-only", path).Output()
+	if err != nil {
+		t.Fatalf("nm -D (binutils): %v", err)
+	}
+	want := map[string]uint64{}
+	for _, l := range strings.Split(string(out), "\n") {
+		fs := strings.Fields(l)
+		if len(fs) == 3 {
+			fs[2], _, _ = strings.Cut(fs[2], "@") // coreclr_initialize@@V1.0
+		}
+		if len(fs) == 3 && (fs[2] == "coreclr_execute_assembly" || fs[2] == "coreclr_initialize" || fs[2] == "coreclr_shutdown_2") {
+			want[fs[2]], _ = strconv.ParseUint(fs[0], 16, 64)
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("nm -D lists %v", want)
+	}
+	for name, va := range want {
+		// An address in the mapping a little into the function.
+		addr := va + 0x10 + bias
+		if got, ok := f.Symbol(addr - bias); !ok || got != name {
+			t.Errorf("%#x: %q %v, want %s", addr, got, ok, name)
+		}
+	}
+	if src := f.SymbolSource(); src != "dynsym" && src != "debug" {
+		t.Errorf("symbol source %q", src)
 	}
 }
 

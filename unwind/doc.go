@@ -3,7 +3,8 @@
 // PERF_SAMPLE_STACK_USER): DWARF call-frame information from an ELF file's
 // .eh_frame (indexed through .eh_frame_hdr when present) for code that has
 // it, frame pointers (RBP chains) for code that has none, such as the .NET
-// JIT's output.
+// JIT's output, and where the JIT left a frame without a frame record (its
+// RSP-based frames), the first word above SP that points into code.
 //
 // It owns the CFI parser and the unwinder, nothing else: which file covers
 // an address, and where that file is loaded, is the caller's (a Finder).

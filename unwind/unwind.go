@@ -139,6 +139,7 @@ func Unwind(regs *Regs, st *Stack, f Finder, out []uint64) ([]uint64, End) {
 			// Frame pointers.
 			var end End
 			var ok bool
+			entry := s
 			ra, end, ok = fpStep(&s, st, sp)
 			if !ok && len(out) == 1 {
 				// A leaf caught before its frame exists (at its first
@@ -147,15 +148,29 @@ func Unwind(regs *Regs, st *Stack, f Finder, out []uint64) ([]uint64, End) {
 				// may use for anything. The return address is on top.
 				ra, ok = leafStep(&s, st, f)
 			}
+			scanned := false
+			if !ok && end != EndOutermost {
+				// JIT'd code with an RSP-based frame: the JIT omits the
+				// frame pointer in methods it can address off RSP (an
+				// [UnmanagedCallersOnly] comparer that calls another
+				// method is one), so RBP still holds whatever its native
+				// caller left there. Its return address is the first
+				// word above SP that points into code.
+				s = entry
+				ra, ok = scanStep(&s, st, f, &r)
+				scanned = ok
+			}
 			if !ok {
 				return out, end
 			}
 			exact = false
 			// An OSR method's frame record links past the Tier0 frame it
 			// was entered from: the record of that frame lies between.
-			if ra2, ok := osrFrame(&s, st, sp, f); ok && len(out)+1 < cap(out) {
-				out = append(out, ra)
-				ra = ra2
+			if !scanned {
+				if ra2, ok := osrFrame(&s, st, sp, f); ok && len(out)+1 < cap(out) {
+					out = append(out, ra)
+					ra = ra2
+				}
 			}
 		}
 		if ra == 0 {
@@ -200,7 +215,7 @@ func fpStep(s *state, st *Stack, sp uint64) (uint64, End, bool) {
 }
 
 // osrScan bounds the search for a skipped frame record.
-const osrScan = 1024
+const osrScan = 4096
 
 // osrFrame finds the frame record that a frame-pointer step just skipped:
 // the .NET JIT's on-stack-replacement (OSR) methods run on top of their
@@ -266,6 +281,42 @@ func leafStep(s *state, st *Stack, f Finder) (uint64, bool) {
 		*s = state{}
 		s.set(RegRSP, sp+16)
 		s.set(RegRBP, saved)
+		return v, true
+	}
+	return 0, false
+}
+
+// scanLimit bounds the search for the return address of a frame without
+// a frame record: the JIT's RSP-based frames are small (spilled
+// callee-saved registers, a few locals, a reverse P/Invoke frame).
+const scanLimit = 512
+
+// scanStep unwinds a frame of code without CFI whose frame pointer is not
+// a frame record: the return address is the lowest word above SP that
+// points into executable memory and, where that code has CFI, into a
+// range its table covers (data such as heap pointers and counters is not
+// code). Callee-saved registers the frame pushed cannot be told apart,
+// so only RBP is kept: an RSP-based JIT frame leaves it to its caller.
+func scanStep(s *state, st *Stack, f Finder, r *Rule) (uint64, bool) {
+	sp := s.v[RegRSP]
+	for x := sp; x < sp+scanLimit; x += 8 {
+		v, ok, _ := st.read(x)
+		if !ok {
+			return 0, false
+		}
+		if v < 4096 {
+			continue
+		}
+		t, bias, known := f.Find(v - 1)
+		if !known || t != nil && !t.Find(v-1-bias, r) {
+			continue
+		}
+		bp, hasBP := s.v[RegRBP], s.has(RegRBP)
+		*s = state{}
+		s.set(RegRSP, x+8)
+		if hasBP {
+			s.set(RegRBP, bp)
+		}
 		return v, true
 	}
 	return 0, false

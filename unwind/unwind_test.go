@@ -95,11 +95,13 @@ func TestUnwindThroughLibc(t *testing.T) {
 	if !slices.Equal(out, want) || end != EndOutermost {
 		t.Errorf("got %x (%v), want %x (outermost)", out, end, want)
 	}
-	// Frame pointers alone lose the JIT caller: RBP holds data.
+	// Without CFI, RBP holds data and the frame-pointer step fails: the
+	// scan for a return address still finds both JIT callers, but not
+	// that the last frame is the outermost.
 	regs2 := regs
 	out, end = Unwind(&regs2, &Stack{Base: st.base, Data: st.data}, &fakeSpace{}, make([]uint64, 0, 16))
-	if len(out) > 2 || end != EndBroken {
-		t.Errorf("without CFI: %x (%v)", out, end)
+	if !slices.Equal(out, want) || end != EndBroken {
+		t.Errorf("without CFI: %x (%v), want %x (broken)", out, end, want)
 	}
 	// A copy that stops inside qsort_r's frame: the walk says so.
 	out, end = Unwind(&regs, &Stack{Base: st.base, Data: st.data[:64+8]}, &fakeSpace{libc: tab}, make([]uint64, 0, 16))
@@ -148,6 +150,56 @@ func TestUnwindLeafWithoutFrame(t *testing.T) {
 		if len(out) < 2 || !slices.Equal(out[:len(want)], want) {
 			t.Errorf("pushed=%v: got %x (%v), want prefix %x", pushed, out, end, want)
 		}
+	}
+}
+
+// TestUnwindRSPFrame: a JIT'd leaf with a frame record, called from a JIT'd
+// method with an RSP-based frame (the JIT omitted its frame pointer: an
+// [UnmanagedCallersOnly] comparer calling another method), called from a
+// glibc function without frame pointers (CFI), called from JIT'd code
+// whose frame is the outermost. RBP in the comparer still holds glibc's
+// data, so its frame-pointer step fails: the walk finds its return
+// address as the first word above its SP pointing into code that has a
+// CFI row, skipping its locals and saved registers, and goes on to the
+// end.
+func TestUnwindRSPFrame(t *testing.T) {
+	tab := libcTable(t)
+	pc, r := libcFunc(t, tab)
+	st := newStack(4096)
+	const (
+		leafIP = jitStart + 0x100
+		raDeep = jitStart + 0x2000 // into the RSP-based comparer
+		ra2    = jitStart + 0x3000 // glibc's return into the managed caller
+		ra3    = jitStart + 0x4000
+	)
+	sp := uint64(stackBase + 64)
+	leafBP := sp + 16
+	st.put(leafBP, 0x7fd36d8a82c4) // the comparer's RBP: glibc's data
+	st.put(leafBP+8, raDeep)
+	deepSP := leafBP + 16
+	st.put(deepSP, 0x659)             // a local
+	st.put(deepSP+8, 0x55a20677fd80)  // the reverse P/Invoke frame's Thread*
+	st.put(deepSP+16, 0x4000)         // a small integer
+	st.put(deepSP+24, 0x7f49018ad888) // saved RBX: heap
+	st.put(deepSP+32, pc+libcBias+1)  // the return address into glibc
+	libcSP := deepSP + 40
+	cfa := libcSP + uint64(r.CFAOffset)
+	jitBP := cfa + 64
+	st.put(cfa+uint64(r.regs[RegRA].off), ra2)
+	st.put(cfa+uint64(r.regs[RegRBP].off), jitBP)
+	st.put(jitBP, 0)
+	st.put(jitBP+8, ra3)
+	regs := Regs{IP: leafIP, SP: sp, BP: leafBP}
+	out, end := Unwind(&regs, &Stack{Base: st.base, Data: st.data}, &fakeSpace{libc: tab}, make([]uint64, 0, 16))
+	want := []uint64{leafIP, raDeep, pc + libcBias + 1, ra2, ra3}
+	if !slices.Equal(out, want) || end != EndOutermost {
+		t.Errorf("got %x (%v), want %x (outermost)", out, end, want)
+	}
+	// The comparer as the leaf: the same walk from its own registers.
+	regs = Regs{IP: raDeep - 5, SP: deepSP, BP: 0x7fd36d8a82c4}
+	out, end = Unwind(&regs, &Stack{Base: st.base, Data: st.data}, &fakeSpace{libc: tab}, make([]uint64, 0, 16))
+	if !slices.Equal(out, append([]uint64{raDeep - 5}, want[2:]...)) || end != EndOutermost {
+		t.Errorf("comparer as leaf: got %x (%v)", out, end)
 	}
 }
 

@@ -9,7 +9,9 @@
 // each followed by a monitor.Monitor (`clrspy serve --web` mounts the
 // handler over one, fed by its own monitors, so no second session);
 // StreamHub is a Monitors of one source.Stream run in process (`clrspy
-// report --live`, the tests).
+// report --live`, the tests). Monitors.SetCPU takes a target's flame graph
+// from a profile made beside its monitor (serve's --cpu-profile: the perf
+// sampler, one window at a time).
 //
 // Routes, relative to where the handler is mounted (the page uses relative
 // URLs, so any prefix works when the page is reached with a trailing

@@ -128,6 +128,30 @@ func (s *Monitors) Add(id, name string, pid int, hdr *nettrace.Header, mon *moni
 	s.once.Do(func() { go s.loop() })
 }
 
+// SetCPU shows p, a CPU profile of target id made beside its monitor
+// (serve's perf sampler, one window at a time), as its flame graph under
+// label, from the next update on. The flame's window is p's, on the
+// session's clock.
+func (s *Monitors) SetCPU(id, label string, p *stacks.Profile) {
+	t := s.target(id, false)
+	if t == nil || p == nil || p.Total == 0 {
+		return
+	}
+	f := report.NewFlame(nil, p, nil, 1)
+	f.Label = label
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return
+	}
+	if t.hdr != nil && !p.Start.IsZero() {
+		f.FromMS = math.Max(0, float64(p.Start.Sub(t.hdr.SyncTimeUTC))/1e6)
+		f.ToMS = f.FromMS + float64(p.DurationNanos)/1e6
+	}
+	t.cpu, t.cpuAt, t.cpuTotal = f, time.Now(), p.Total
+	t.cpuVer++
+}
+
 // added is t's monitor (nil before Add).
 func (t *mtarget) added() *monitor.Monitor {
 	t.mu.Lock()

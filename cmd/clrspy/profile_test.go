@@ -231,6 +231,11 @@ func TestProfileSamplerErrors(t *testing.T) {
 		{[]string{"profile", "--sampler", "perf", "x.nettrace"}, "--sampler perf samples a live process (--pid, --name or -- COMMAND); a trace file holds the runtime's own samples"},
 		{[]string{"profile", "--sampler", "dtrace", "--pid", "1"}, `unknown --sampler "dtrace": use perf, eventpipe or auto`},
 		{[]string{"profile", "--hz", "0", "--pid", "1"}, "--hz 0: give 1 to 10000 samples per second"},
+		// report's flame graph takes the same choice.
+		{[]string{"report", "--sampler", "perf", "x.nettrace"}, "--sampler perf samples a live process (--pid, --name or -- COMMAND); a trace file holds the runtime's own samples"},
+		{[]string{"report", "--sampler", "dtrace", "--pid", "1"}, `unknown --sampler "dtrace": use perf, eventpipe or auto`},
+		{[]string{"serve", "--cpu-profile"}, "--cpu-profile feeds the live web view's flame graph: add --web"},
+		{[]string{"serve", "--web", "--cpu-profile", "--cpu-profile-hz", "0"}, "--cpu-profile-hz 0: give 1 to 1000 samples per second"},
 	} {
 		_, err := runCLI(t, c.args...)
 		if err == nil || err.Error() != c.want {

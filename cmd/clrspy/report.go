@@ -2,29 +2,37 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newReportCmd) }
 
 type reportOptions struct {
-	out  string
-	heap bool
-	live string
+	out     string
+	heap    bool
+	live    string
+	sampler string
+	perf    *perfFlags
 }
 
 func newReportCmd() *cobra.Command {
@@ -50,6 +58,13 @@ attach it to a ticket.
     namespace);
   - lock contention and heap survival by type when the input has them.
 
+The flame graph panel says what its samples measure. A live target is
+sampled with perf_event where the kernel permits it (--sampler, as in clrspy
+profile): "CPU", the threads' on-CPU time, managed, native and kernel
+frames. The runtime's own sampler (--sampler eventpipe, or where perf may
+not sample the target; the only one a trace file holds) samples every
+managed thread whether it runs or waits: "wall clock, managed threads".
+
 Sections appear when their events exist: a trace recorded with the gc
 profile has no flame graph. A live session enables all of them but heap
 survival (GC events at verbose level, the sample profiler, contention,
@@ -67,6 +82,7 @@ so, as it does for a trace file recorded with them).`,
 	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")
 	f.StringVar(&o.live, "live", "", "serve the page live on this address (host:port) while the session runs, until interrupted")
 	f.MarkHidden("live")
+	o.perf = addPerfFlags(c, &o.sampler)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if o.live != "" {
 			return runReportLive(cmd, t, args, o)
@@ -77,7 +93,18 @@ so, as it does for a trace file recorded with them).`,
 }
 
 func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	use, err := chooseSampler(o.sampler, t.live(cmd), t, cmd, args, o.perf.options())
+	if err != nil {
+		return err
+	}
+	providers := report.PageProviders(o.heap)
+	if use == "perf" {
+		// perf samples the CPU: the runtime's sampler would only add its
+		// cost (it suspends the runtime every millisecond) and its
+		// suspensions to the page.
+		providers = slices.DeleteFunc(providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
+	}
+	spec, err := t.spec(cmd, args, providers)
 	if err != nil {
 		return err
 	}
@@ -91,7 +118,17 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, an.Analyzers()...)
+	analyzers := an.Analyzers()
+	var cpu *pagePerf
+	if use == "perf" {
+		if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
+			notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
+		} else {
+			analyzers = append(analyzers, cpu.b)
+		}
+	}
+	in, err := run(st, stopWatch, analyzers...)
+	prof := cpu.stop()
 	if err != nil {
 		st.Close()
 		return err
@@ -101,7 +138,11 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		proc.Stop()
 		an.Symbols.SetMappings(proc.Mappings())
 	}
-	page := report.NewPage(pageParts(st, an, in))
+	pp := pageParts(st, an, in)
+	if prof != nil {
+		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
+	}
+	page := report.NewPage(pp)
 	w, closeOut, err := openOutput(cmd, o.out)
 	if err != nil {
 		st.Close()
@@ -112,7 +153,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	if o.out != "-" {
-		fmt.Fprintf(os.Stderr, "%s: %d GCs, %d CPU samples; wrote %s\n", st.Name, page.GCs.Len(), cpuTotal(page), filepath.Clean(o.out))
+		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), filepath.Clean(o.out))
 	}
 	return nil
 }
@@ -133,11 +174,15 @@ func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) repo
 	return pp
 }
 
-func cpuTotal(p *report.Page) int64 {
+// samplesNote counts the flame graph's samples under what they measure.
+func samplesNote(p *report.Page) string {
 	if p.CPU == nil {
-		return 0
+		return "no stack samples"
 	}
-	return p.CPU.Total
+	if p.CPU.Label == report.LabelCPU {
+		return fmt.Sprintf("%d CPU samples", p.CPU.Total)
+	}
+	return fmt.Sprintf("%d samples (%s)", p.CPU.Total, p.CPU.Label)
 }
 
 // runReportLive serves the page live while the session runs (a hidden
@@ -188,4 +233,64 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		err = closeOut(report.WritePage(w, hub.Page()))
 	}
 	return finish(st, in, err)
+}
+
+// pagePerf is the perf_event sampler of a live report: its builder takes
+// the report's stream events (GC labels) and names managed code from the
+// page's symbol table, which the same stream fills.
+type pagePerf struct {
+	sampler *perf.Sampler
+	b       *perf.Builder
+	cancel  context.CancelFunc
+	done    chan error
+	perfMap *ipc.Client // the runtime's perf map was enabled through it
+}
+
+func startPagePerf(st *source.Stream, syms *stacks.Symbols, po *perfFlags) (*pagePerf, error) {
+	sampler, err := perf.Open(st.Pid, po.options())
+	if err != nil {
+		return nil, err
+	}
+	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles"})
+	if err != nil {
+		sampler.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pagePerf{sampler: sampler, b: b, cancel: cancel, done: make(chan error, 1)}
+	if po.perfMap {
+		if c, err := ipc.Dial(st.Pid); err == nil {
+			if err := c.EnablePerfMap(ipc.PerfMapPerfMap); err == nil {
+				p.perfMap = c
+			} else {
+				notice(fmt.Sprintf("--perf-map: %v", err))
+			}
+		}
+	}
+	go func() { p.done <- sampler.Run(ctx, b.Sample) }()
+	return p, nil
+}
+
+// stop ends the sampler after the stream ended and returns its profile
+// (nil when there was no sampler).
+func (p *pagePerf) stop() *stacks.Profile {
+	if p == nil {
+		return nil
+	}
+	p.cancel()
+	if err := <-p.done; err != nil && !errors.Is(err, context.Canceled) {
+		warn("perf sampler: %v", err)
+	}
+	stats := p.sampler.Stats()
+	p.sampler.Close()
+	p.b.Finish()
+	prof := p.b.Result()
+	p.b.Close()
+	if p.perfMap != nil {
+		p.perfMap.DisablePerfMap()
+	}
+	if prof.Lost == 0 {
+		prof.Lost = int64(stats.Lost)
+	}
+	return prof
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/serve"
 	"github.com/clrspy/clrspy/web"
@@ -36,6 +37,7 @@ func newServeCmd() *cobra.Command {
 		otlpURL           string
 		otlpEvery         time.Duration
 		webView           bool
+		cpuProfile        bool
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--pid N]... [--name NAME]... [--diagnostic-port PATH]",
@@ -52,6 +54,8 @@ default; every endpoint is read-only):
   /debug/pprof/profile?pid=N&seconds=S     a CPU profile of one process (go tool pprof, Parca, Pyroscope)
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
   /  (with --web, in a browser)            the live web view: every process's GCs as they happen
+                                           (--cpu-profile adds a CPU flame graph: perf_event at
+                                           19 Hz per thread, one profile per 30 s window)
 
 Metric names follow the OpenTelemetry .NET runtime semantic conventions as the
 OpenTelemetry Prometheus exporter spells them (dotnet_gc_collections_total,
@@ -73,6 +77,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
   clrspy serve --diagnostic-port /diag/clrspy.sock --attach=false
   clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
+  clrspy serve --web --cpu-profile --name MyService
   go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
 		Args: cobra.NoArgs,
 	}
@@ -104,8 +109,27 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
 	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions and locks as they happen, from the same sessions")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "with --web: sample every process with the perf_event sampler at a low rate (--cpu-profile-hz), so the live page has a CPU flame graph (each window's own EventPipe session names the code)")
+	f.IntVar(&cfg.CPUProfile.Hz, "cpu-profile-hz", 19, "--cpu-profile: samples per second per thread")
+	f.DurationVar(&cfg.CPUProfile.Window, "cpu-profile-window", 30*time.Second, "--cpu-profile: each flame graph covers this long; a new one follows")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
+		if !cpuProfile {
+			cfg.CPUProfile.Hz = 0
+		} else {
+			if !webView {
+				return errors.New("--cpu-profile feeds the live web view's flame graph: add --web")
+			}
+			if cfg.CPUProfile.Hz <= 0 || cfg.CPUProfile.Hz > 1000 {
+				return fmt.Errorf("--cpu-profile-hz %d: give 1 to 1000 samples per second", cfg.CPUProfile.Hz)
+			}
+			if cfg.CPUProfile.Window < time.Second {
+				return fmt.Errorf("--cpu-profile-window %v: give at least 1s", cfg.CPUProfile.Window)
+			}
+			if _, err := perf.Check(os.Getpid(), perf.Options{Hz: cfg.CPUProfile.Hz}); err != nil {
+				notice(fmt.Sprintf("--cpu-profile: %v; processes clrspy may sample get a flame graph, the others not", err))
+			}
+		}
 		if info > warn {
 			return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", info, warn)
 		}

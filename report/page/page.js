@@ -61,7 +61,11 @@ function loadPage(p) {
   M.suspReasons = Object.assign({}, p.suspend_reasons || {});
   M.t0 = p.t0_ms || 0;
   M.t1 = Math.max(p.t1_ms || 0, M.t0);
-  M.cpu = p.cpu ? prepareFlame(p.cpu) : null;
+  // The flame graph panel's views: the first (CPU where perf sampled)
+  // and the others (the runtime's wall-clock samples, off-CPU time).
+  M.flames = [p.cpu].concat(p.views || []).filter(Boolean).map(prepareFlame);
+  M.view = 0;
+  M.cpu = M.flames[0] || null;
   S.sel = null; S.history = []; S.flame.zoom = [];
   invalidate('all');
 }
@@ -1025,6 +1029,15 @@ function renderFlame() {
   const panel = $('p-flame');
   if (!F) { panel.hidden = true; return; }
   panel.hidden = false;
+  // The title says what the samples measure; a view per sampler.
+  const label = F.label || 'CPU';
+  $('flame-title').textContent = label.charAt(0).toUpperCase() + label.slice(1);
+  const views = M.flames || [];
+  let vb = '';
+  if (views.length > 1) views.forEach((v, i) => { vb += '<button data-view="' + i + '"' + (i === (M.view || 0) ? ' class="on"' : '') + '>' + esc(v.label || 'CPU') + '</button>'; });
+  const vs = $('flame-view');
+  if (vs.innerHTML !== vb) vs.innerHTML = vb;
+  vs.hidden = views.length <= 1;
   const counts = stackCounts(F);
   const inv = S.flame.dir === 'callers';
   const T = displayTree(F, counts, inv);
@@ -1283,6 +1296,14 @@ function wire() {
     invalidate('flame');
   });
   seg('flame-orient', 'orient'); seg('flame-dir', 'dir'); seg('flame-color', 'color');
+  $('flame-view').addEventListener('click', (e) => {
+    const b = e.target.closest('button');
+    if (!b || !M.flames) return;
+    const i = Number(b.getAttribute('data-view'));
+    if (!M.flames[i] || i === M.view) return;
+    M.view = i; M.cpu = M.flames[i]; S.flame.zoom = [];
+    invalidate('flame');
+  });
   let rz = 0;
   window.addEventListener('resize', () => { clearTimeout(rz); rz = setTimeout(() => invalidate('all'), 150); });
 }
@@ -1343,7 +1364,12 @@ function apply(msg) {
     Object.assign(M.suspReasons, msg.suspend_reasons || {});
     for (const k of ['summary', 'input', 'run', 'locks', 'heap']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
-    if (msg.cpu) { M.cpu = prepareFlame(msg.cpu); invalidate('flame'); }
+    if (msg.cpu) {
+      const f = prepareFlame(msg.cpu);
+      if (!M.flames || !M.flames.length) { M.flames = [f]; M.view = 0; } else M.flames[0] = f;
+      if (!M.view) M.cpu = f;
+      invalidate('flame');
+    }
     invalidate('timeline', 'selinfo', 'summary', 'susp');
     if (added) invalidate('heap', 'hist', 'longest', 'table');
     const sig = JSON.stringify([M.page.run, (M.page.input || {}).partial, (M.page.input || {}).complete]);

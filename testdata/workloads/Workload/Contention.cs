@@ -5,8 +5,12 @@ namespace Workload;
 // Contention runs N threads that each take one shared lock (a Monitor)
 // a number of times and hold it for a known time, so every acquisition but
 // the first waits. Options: threads (4), iterations per thread (10), holdMs
-// (20). It reports every thread's OS thread id, its measured total wait and
-// the lock's hold time so a lock profile can be checked against them.
+// (20), spin (0: the holder sleeps; 1: it computes for holdMs, so the
+// process is busy in SpinHold while the others wait). It reports every
+// thread's OS thread id, its measured total wait and the lock's hold time
+// so a lock profile can be checked against them; with spin=1 also the
+// threads' CPU time in SpinHold (holdCpuMs) and the process's CPU time
+// during the run (runCpuMs) and since it started (processCpuMs).
 public sealed class Contention : IWorkload
 {
     public string Name => "contention";
@@ -18,6 +22,10 @@ public sealed class Contention : IWorkload
         int threads = opt.Int("threads", 4);
         int iterations = opt.Int("iterations", 10);
         int holdMs = opt.Int("holdMs", 20);
+        bool spin = opt.Int("spin", 0) != 0;
+        var holdCpu = new double[threads];
+        var proc = Process.GetCurrentProcess();
+        var cpu0 = proc.TotalProcessorTime;
         var tids = new int[threads];
         var waitMs = new double[threads];
         var contended = new int[threads];
@@ -41,7 +49,16 @@ public sealed class Contention : IWorkload
                     }
                     sw.Stop();
                     waitMs[me] += sw.Elapsed.TotalMilliseconds;
-                    try { Hold(holdMs); }
+                    try
+                    {
+                        if (spin)
+                        {
+                            long c0 = MixedKernels.ThreadCpuNs();
+                            SpinHold(holdMs);
+                            holdCpu[me] += (MixedKernels.ThreadCpuNs() - c0) / 1e6;
+                        }
+                        else Hold(holdMs);
+                    }
                     finally { Monitor.Exit(Gate); }
                     Thread.Yield();
                 }
@@ -56,9 +73,29 @@ public sealed class Contention : IWorkload
         work["waitMs"] = waitMs;
         work["contended"] = contended;
         work["totalWaitMs"] = waitMs.Sum();
+        if (spin)
+        {
+            proc.Refresh();
+            work["holdCpuMs"] = holdCpu.Sum();
+            work["runCpuMs"] = (proc.TotalProcessorTime - cpu0).TotalMilliseconds;
+            work["processCpuMs"] = proc.TotalProcessorTime.TotalMilliseconds;
+        }
     }
 
     // Hold keeps the lock for ms milliseconds by sleeping inside it.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     static void Hold(int ms) => Thread.Sleep(ms);
+
+    static long spinSink;
+
+    // SpinHold keeps the lock for ms milliseconds computing.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static void SpinHold(int ms)
+    {
+        var sw = Stopwatch.StartNew();
+        long x = spinSink;
+        while (sw.ElapsedMilliseconds < ms)
+            for (int i = 0; i < 10000; i++) x = x * 6364136223846793005 + 1442695040888963407;
+        spinSink = x;
+    }
 }

@@ -4,19 +4,27 @@ using System.Runtime.InteropServices;
 
 namespace Workload;
 
-// Mixed times, on one thread, three kinds of work in rounds for seconds
+// Mixed times, on one thread, five kinds of work in rounds for seconds
 // (default 4):
-//   Fill    a managed method calling libc's memset through P/Invoke
-//           (fillKB, default 2048 KB, fillReps times per round, default 70);
-//   Sort    a managed method calling libc's qsort on sortN ints (default
-//           12000) with the [UnmanagedCallersOnly] managed comparer Compare,
-//           so the stack is managed → native → managed;
-//   Managed managed code alone (managedUnits iterations, default 1750000).
-// It reports each part's wall time and the thread's CPU time in it
-// (CLOCK_THREAD_CPUTIME_ID, what a cpu-clock sampler measures), the CPU
-// time of the whole loop (runCpuMs), the thread id, the rounds and the
-// comparer calls. The array to sort is refilled
-// between the timed parts, so Fill + Sort + Managed is the timed total.
+//   Fill     a managed method calling libc's memset through P/Invoke
+//            (fillKB, default 2048 KB, fillReps times per round, default 70);
+//   Sort     a managed method calling libc's qsort on sortN ints (default
+//            12000) with the [UnmanagedCallersOnly] managed comparer Compare,
+//            so the stack is managed → native → managed;
+//   SortDeep the same with sortDeepN ints (default 6500) and the comparer
+//            CompareDeep, which spends its time in a second, non-inlined
+//            managed method CompareWork: managed → native → managed →
+//            managed, the comparer no longer the leaf;
+//   Nested   qsort on nestN ints (default 700) with the comparer
+//            CompareNested, which P/Invokes qsort again on a copy of 8
+//            ints with the comparer CompareInner: managed → native →
+//            managed → native → managed;
+//   Managed  managed code alone (managedUnits iterations, default 1750000).
+// Parts whose count is 0 are skipped. It reports each part's wall time and
+// the thread's CPU time in it (CLOCK_THREAD_CPUTIME_ID, what a cpu-clock
+// sampler measures), the CPU time of the whole loop (runCpuMs), the thread
+// id, the rounds and the comparer calls. The arrays to sort are refilled
+// between the timed parts, so the parts' sum is the timed total.
 public sealed class Mixed : IWorkload
 {
     public string Name => "mixed";
@@ -27,9 +35,12 @@ public sealed class Mixed : IWorkload
         int fillBytes = opt.Int("fillKB", 2048) * 1024;
         int fillReps = opt.Int("fillReps", 70);
         int sortN = opt.Int("sortN", 12000);
+        int sortDeepN = opt.Int("sortDeepN", 6500);
+        int nestN = opt.Int("nestN", 700);
         int managedUnits = opt.Int("managedUnits", 1_750_000);
-        var k = new MixedKernels(fillBytes, sortN);
+        var k = new MixedKernels(fillBytes, sortN, sortDeepN, nestN);
         double fillMs = 0, sortMs = 0, managedMs = 0, fillCpu = 0, sortCpu = 0, managedCpu = 0;
+        double deepMs = 0, nestMs = 0, deepCpu = 0, nestCpu = 0;
         long rounds = 0, sink = 0;
         long run0 = MixedKernels.ThreadCpuNs();
         var total = Stopwatch.StartNew();
@@ -50,9 +61,19 @@ public sealed class Mixed : IWorkload
             sink += MixedKernels.Managed(managedUnits);
             managedMs += sw.Elapsed.TotalMilliseconds;
             long c3 = MixedKernels.ThreadCpuNs();
+            sw.Restart();
+            sink += k.SortDeep();
+            deepMs += sw.Elapsed.TotalMilliseconds;
+            long c4 = MixedKernels.ThreadCpuNs();
+            sw.Restart();
+            sink += k.Nested();
+            nestMs += sw.Elapsed.TotalMilliseconds;
+            long c5 = MixedKernels.ThreadCpuNs();
             fillCpu += (c1 - c0) / 1e6;
             sortCpu += (c2 - c1) / 1e6;
             managedCpu += (c3 - c2) / 1e6;
+            deepCpu += (c4 - c3) / 1e6;
+            nestCpu += (c5 - c4) / 1e6;
             rounds++;
         }
         work["runCpuMs"] = (MixedKernels.ThreadCpuNs() - run0) / 1e6;
@@ -64,7 +85,12 @@ public sealed class Mixed : IWorkload
         work["fillCpuMs"] = fillCpu;
         work["sortCpuMs"] = sortCpu;
         work["managedCpuMs"] = managedCpu;
+        work["sortDeepMs"] = deepMs;
+        work["sortDeepCpuMs"] = deepCpu;
+        work["nestedMs"] = nestMs;
+        work["nestedCpuMs"] = nestCpu;
         work["compareCalls"] = MixedKernels.CompareCalls;
+        work["innerCompareCalls"] = MixedKernels.InnerCompareCalls;
         work["sink"] = sink;
     }
 }
@@ -190,25 +216,37 @@ public sealed unsafe class MixedKernels
 
     readonly IntPtr buf;
     readonly int bufBytes;
-    readonly int[] src, items;
+    readonly int[] src, items, deep, nest;
+    [ThreadStatic] public static long InnerCompareCalls;
 
-    public MixedKernels(int fillBytes, int sortN)
+    public MixedKernels(int fillBytes, int sortN, int sortDeepN = 0, int nestN = 0)
     {
         bufBytes = fillBytes;
         buf = Marshal.AllocHGlobal(fillBytes);
-        src = new int[sortN];
+        src = new int[Math.Max(Math.Max(sortN, sortDeepN), nestN)];
         items = new int[sortN];
+        deep = new int[sortDeepN];
+        nest = new int[nestN];
         var rnd = new Random(42);
-        for (int i = 0; i < sortN; i++) src[i] = rnd.Next();
+        for (int i = 0; i < src.Length; i++) src[i] = rnd.Next();
     }
 
-    // Shuffle refills the array Sort sorts (a rotation of the random source
-    // so every round sorts different input).
+    // Shuffle refills the arrays the sorts sort (rotations of the random
+    // source so every round sorts different input).
     public void Shuffle(long round)
     {
-        int n = src.Length, off = (int)(round % n);
-        Array.Copy(src, off, items, 0, n - off);
-        Array.Copy(src, 0, items, n - off, off);
+        Rotate(items, round);
+        Rotate(deep, round);
+        Rotate(nest, round);
+    }
+
+    void Rotate(int[] dst, long round)
+    {
+        int n = dst.Length;
+        if (n == 0) return;
+        int off = (int)(round % n);
+        Array.Copy(src, off, dst, 0, n - off);
+        Array.Copy(src, 0, dst, n - off, off);
     }
 
     public static long ThreadCpuNs()
@@ -228,6 +266,7 @@ public sealed unsafe class MixedKernels
     [MethodImpl(MethodImplOptions.NoInlining)]
     public long Sort()
     {
+        if (items.Length == 0) return 0;
         fixed (int* p = items)
         {
             qsort(p, (UIntPtr)items.Length, (UIntPtr)sizeof(int), &Compare);
@@ -244,6 +283,71 @@ public sealed unsafe class MixedKernels
         int x = *a, y = *b;
         int h = 0;
         for (int i = 0; i < 8; i++) h += (x ^ (y >> i)) & 1;
+        compareSink += h;
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public long SortDeep()
+    {
+        if (deep.Length == 0) return 0;
+        fixed (int* p = deep)
+        {
+            qsort(p, (UIntPtr)deep.Length, (UIntPtr)sizeof(int), &CompareDeep);
+            return p[0];
+        }
+    }
+
+    // CompareDeep leaves the work to CompareWork: the comparer is not the
+    // leaf of the stacks sampled under it.
+    [UnmanagedCallersOnly]
+    static int CompareDeep(int* a, int* b)
+    {
+        CompareCalls++;
+        return CompareWork(*a, *b);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static int CompareWork(int x, int y)
+    {
+        int h = 0;
+        for (int i = 0; i < 24; i++) h += (x ^ (y >> (i & 15))) & 1;
+        compareSink += h;
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public long Nested()
+    {
+        if (nest.Length == 0) return 0;
+        fixed (int* p = nest)
+        {
+            qsort(p, (UIntPtr)nest.Length, (UIntPtr)sizeof(int), &CompareNested);
+            return p[0];
+        }
+    }
+
+    // CompareNested P/Invokes qsort again from inside a callback: the
+    // inner comparer runs under managed → native → managed → native.
+    [UnmanagedCallersOnly]
+    static int CompareNested(int* a, int* b)
+    {
+        CompareCalls++;
+        int x = *a, y = *b;
+        int* tmp = stackalloc int[8];
+        for (int i = 0; i < 8; i++) tmp[i] = (x >> i) ^ (y << i);
+        qsort(tmp, 8, sizeof(int), &CompareInner);
+        compareSink += tmp[0];
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+
+    [UnmanagedCallersOnly]
+    static int CompareInner(int* a, int* b)
+    {
+        InnerCompareCalls++;
+        int x = *a, y = *b;
+        int h = 0;
+        for (int i = 0; i < 16; i++) h += (x ^ (y >> i)) & 1;
         compareSink += h;
         return x < y ? -1 : x > y ? 1 : 0;
     }
