@@ -30,6 +30,13 @@ const (
 	FoldedThreadName = stacks.FoldedThreadName
 )
 
+// FoldedLockID is the id of the "[other locks]" entry past Options.MaxLocks;
+// FoldedStackFrame names the "[other stacks]" stack past Options.MaxStacks.
+const (
+	FoldedLockID     = ^uint64(0)
+	FoldedStackFrame = "[other stacks]"
+)
+
 // fifoMap is a map that keeps at most max entries, forgetting the oldest
 // inserted first.
 type fifoMap[K comparable, V any] struct {

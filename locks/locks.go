@@ -59,6 +59,10 @@ type Analyzer struct {
 	foldedWaits   int64 // waits of threads past maxThreads
 	foldedTriples int64 // waits whose (stack, lock, thread) sample was past maxSamples
 
+	maxLocks, maxStacks int
+	foldedLockWaits     int64 // waits on locks past maxLocks
+	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
+
 	stackIDs map[string]int
 	stacks   [][]uint64
 	stackTS  []int64 // first time each stack was seen
@@ -137,6 +141,11 @@ type Options struct {
 	// that show locks, their stacks, owners and threads only (a report
 	// page: a quarter of a million triples cost it ~25 MB).
 	NoSamples bool
+	// MaxLocks bounds the locks kept apart (0: no bound); waits on later
+	// locks share one "[other locks]" entry (FoldedLockID). MaxStacks
+	// bounds the distinct waiting stacks (0: no bound); later stacks share
+	// one "[other stacks]" stack. A live view that runs for days sets both.
+	MaxLocks, MaxStacks int
 }
 
 // New returns an analyzer for a stream with header hdr (for the clock and
@@ -168,6 +177,8 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		osThreads:  newFIFOMap[uint64, bool](maxThreadFacts),
 		maxThreads: opts.MaxThreads,
 		noSamples:  opts.NoSamples,
+		maxLocks:   opts.MaxLocks,
+		maxStacks:  opts.MaxStacks,
 		stackIDs:   make(map[string]int),
 	}
 }
@@ -375,6 +386,11 @@ func (a *Analyzer) allocated(addr, typeID uint64, name []byte) {
 
 func (a *Analyzer) lock(id uint64) *lockAcc {
 	l := a.locks[id]
+	if l == nil && a.maxLocks > 0 && len(a.locks) >= a.maxLocks {
+		a.foldedLockWaits++
+		id = FoldedLockID
+		l = a.locks[id]
+	}
 	if l == nil {
 		l = &lockAcc{id: id, hist: make([]int64, len(HistogramBounds)+1),
 			stacks: make(map[int]*agg), owners: make(map[uint64]*agg)}
@@ -462,6 +478,14 @@ func (a *Analyzer) intern(stack []uint64, ts int64) int {
 	}
 	if id, ok := a.stackIDs[string(b)]; ok {
 		return id
+	}
+	if a.maxStacks > 0 && len(a.stacks) > a.maxStacks {
+		if a.otherStack == 0 {
+			a.otherStack = len(a.stacks)
+			a.stacks = append(a.stacks, nil)
+			a.stackTS = append(a.stackTS, 0)
+		}
+		return a.otherStack
 	}
 	id := len(a.stacks)
 	a.stackIDs[string(b)] = id

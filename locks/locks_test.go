@@ -257,3 +257,35 @@ func TestMaxThreads(t *testing.T) {
 		t.Errorf("notes %q", r.Notes)
 	}
 }
+
+// TestMaxLocksAndStacks: past the bounds, waits fold into one "[other
+// locks]" lock and one "[other stacks]" stack; the totals stay exact.
+func TestMaxLocksAndStacks(t *testing.T) {
+	a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}, Options{MaxLocks: 2, MaxStacks: 2})
+	for i := range 5 {
+		ev := start2(int64(10*i), 1, uint64(100+i), 0, 7)
+		ev.Stack = []uint64{0x1000 + uint64(i), 0x2000}
+		a.Event(ev)
+		a.Event(stop1(int64(10*i+5), 1, 1000))
+	}
+	r := a.Result()
+	if err := r.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Contentions != 5 || r.Summary.TotalNs != 5000 || r.Summary.FoldedLockWaits != 3 || len(r.Locks) != 3 {
+		t.Fatalf("summary %+v, %d locks: want 5 waits, 3 folded into a third lock", r.Summary, len(r.Locks))
+	}
+	var other *Lock
+	for i := range r.Locks {
+		if r.Locks[i].ID == FoldedLockID {
+			other = &r.Locks[i]
+		}
+	}
+	if other == nil || other.Contentions != 3 {
+		t.Fatalf("no [other locks] entry with 3 waits: %+v", r.Locks)
+	}
+	// Two distinct stacks kept (plus the empty stack 0), the rest folded.
+	if len(r.Stacks) != 4 || len(r.Stacks[3].Frames) != 1 || r.Stacks[3].Frames[0] != FoldedStackFrame {
+		t.Fatalf("stacks %+v", r.Stacks)
+	}
+}

@@ -53,6 +53,9 @@ type Summary struct {
 	// FoldedWaits counts waits of threads past Options.MaxThreads, kept
 	// under one "[other threads]" thread.
 	FoldedWaits int64
+	// FoldedLockWaits counts waits on locks past Options.MaxLocks, kept
+	// under one lock with FoldedLockID.
+	FoldedLockWaits int64
 }
 
 // MeanNs is the mean completed wait.
@@ -152,11 +155,16 @@ func (a *Analyzer) Result() *Result {
 	}
 	s.LockIDs = a.hasV2
 	s.FoldedWaits = a.foldedWaits
+	s.FoldedLockWaits = a.foldedLockWaits
 
 	r.Stacks = make([]Stack, max(len(a.stacks), 1))
 	var frameBuf []stacks.Frame // reused: only the names are kept
 	for i, ips := range a.stacks {
 		r.Stacks[i].IPs = ips
+		if i != 0 && i == a.otherStack {
+			r.Stacks[i].Frames = []string{FoldedStackFrame}
+			continue
+		}
 		if len(ips) == 0 {
 			continue
 		}
