@@ -16,6 +16,21 @@ const (
 	recordFork        = 7
 	recordSample      = 9
 	recordLostSamples = 13
+	recordSwitch      = 14
+)
+
+// miscSwitchOut marks a PERF_RECORD_SWITCH of a switch-out.
+const miscSwitchOut = 1 << 13
+
+// SampleKind says what a Sample records.
+type SampleKind uint8
+
+// Sample kinds. Switch-ins and exits carry only Pid, Tid and Time.
+const (
+	KindCPU       SampleKind = iota // a CPU sample
+	KindSwitchOut                   // the thread left the CPU (Options.OffCPU): stack as for a CPU sample
+	KindSwitchIn                    // the thread came back on a CPU
+	KindExit                        // the thread exited (with Options.OffCPU only)
 )
 
 // Callchain context markers (PERF_CONTEXT_*).
@@ -28,6 +43,7 @@ const (
 // Sample is one perf sample, decoded in place: its slices point into the
 // ring buffer and are valid only during the Run callback.
 type Sample struct {
+	Kind     SampleKind
 	Pid, Tid int
 	Time     int64  // CLOCK_MONOTONIC nanoseconds
 	Period   uint64 // nanoseconds of CPU time for cpu-clock, cycles for cycles

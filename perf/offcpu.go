@@ -1,0 +1,240 @@
+package perf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Off-CPU time: every sampled thread also gets, per CPU, an event on the
+// sched:sched_switch tracepoint (period 1). The tracepoint fires in
+// __schedule while the thread being switched out is still current, so
+// its sample carries that thread's user registers and stack copy (taken
+// at its syscall entry or where it was preempted) and the kernel's
+// callchain down to schedule: it is walked like a CPU sample. The same
+// event has attr.context_switch set, so the kernel also writes a
+// PERF_RECORD_SWITCH when the thread comes back on a CPU: the time from
+// the switch-out to that switch-in is the time the thread spent off the
+// CPU (blocked, or runnable and waiting for a CPU), which weighs the
+// switch-out's stack. The events write into rings of their own (one per
+// CPU), so the CPU samples' rings and record layout stay as they are.
+
+// tracefsRoots are where tracefs is usually mounted.
+var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
+
+// tracepointID reads the id of tracepoint sys:name from tracefs. When
+// tracefs is not mounted and clrspy may mount file systems, it reads the
+// id from a private mount on a thread of its own that then exits, so
+// nothing stays mounted anywhere.
+func tracepointID(sys, name string) (int, error) {
+	rel := filepath.Join("events", sys, name, "id")
+	var firstErr error
+	for _, root := range tracefsRoots {
+		id, err := readID(filepath.Join(root, rel))
+		if err == nil {
+			return id, nil
+		}
+		if firstErr == nil || !errors.Is(err, os.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if errors.Is(firstErr, os.ErrNotExist) && hasCap(capSysAdmin) {
+		if id, err := privateTracefsID(rel); err == nil {
+			return id, nil
+		}
+	}
+	if errors.Is(firstErr, os.ErrNotExist) {
+		return 0, fmt.Errorf("tracefs is not mounted (no %s): mount it (mount -t tracefs nodev /sys/kernel/tracing) or run clrspy as root", filepath.Join(tracefsRoots[0], rel))
+	}
+	if errors.Is(firstErr, os.ErrPermission) {
+		return 0, fmt.Errorf("tracefs is not readable by clrspy (%v): the sched_switch tracepoint needs root or CAP_PERFMON with tracefs access", firstErr)
+	}
+	return 0, firstErr
+}
+
+func readID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// privateTracefsID mounts tracefs in a mount namespace private to one
+// locked OS thread and reads rel there. The goroutine ends without
+// unlocking the thread, so the Go runtime terminates the thread and its
+// namespace with it.
+func privateTracefsID(rel string) (int, error) {
+	type result struct {
+		id  int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// No UnlockOSThread: the thread must not run other goroutines.
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		// Private propagation first: the mount must not reach the host.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		if err := unix.Mount("nodev", tracefsRoots[0], "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		id, err := readID(filepath.Join(tracefsRoots[0], rel))
+		ch <- result{id, err}
+	}()
+	r := <-ch
+	return r.id, r.err
+}
+
+// checkOffCPU finds out whether the off-CPU events can be opened on pid:
+// the tracepoint's id, or a one-line reason why not.
+func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
+	if !acc.Privileged && acc.Paranoid > 1 {
+		return 0, fmt.Sprintf("off-CPU time unavailable: the sched_switch tracepoint needs CAP_PERFMON or root (perf_event_paranoid is %d); CPU samples only", acc.Paranoid)
+	}
+	id, err := tracepointID("sched", "sched_switch")
+	if err != nil {
+		return 0, fmt.Sprintf("off-CPU time unavailable: %v; CPU samples only", err)
+	}
+	a := opts.offAttr(id, acc.Kernel, 4096)
+	fd, err := perfOpen(&a, pid, -1)
+	if err != nil {
+		errno, _ := err.(unix.Errno)
+		return 0, fmt.Sprintf("off-CPU time unavailable: perf_event_open of sched:sched_switch refused (%s); CPU samples only", errnoName(errno))
+	}
+	unix.Close(fd)
+	return id, ""
+}
+
+// offAttr is the switch-out event: sched:sched_switch, every occurrence,
+// with the CPU samples' layout (so one decoder reads both), and
+// context_switch for the switch-in records. A tracepoint fires in kernel
+// mode: exclude_kernel would drop every sample, so only the kernel's
+// callchain is left out when kernel frames are.
+func (o *Options) offAttr(id int, kernel bool, ringBytes int) unix.PerfEventAttr {
+	a := o.attr(kernel, ringBytes)
+	a.Type = unix.PERF_TYPE_TRACEPOINT
+	a.Config = uint64(id)
+	a.Sample = 1
+	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
+	a.Bits |= unix.PerfBitContextSwitch
+	return a
+}
+
+// mapOffRings maps one ring per CPU for the off-CPU events, owned like
+// the CPU rings by a dummy event on clrspy itself.
+func (s *Sampler) mapOffRings(size int) error {
+	da := s.opts.dummyAttr(s.access.Kernel, size)
+	for _, cpu := range s.cpus {
+		fd, err := perfOpen(&da, os.Getpid(), cpu)
+		if err != nil {
+			return fmt.Errorf("ring owner on CPU %d: %w", cpu, err)
+		}
+		r, err := mapRing(fd, size)
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
+		}
+		s.offRings = append(s.offRings, r)
+	}
+	return nil
+}
+
+// openOffThread opens tid's switch events (one per CPU) and appends them
+// to fds. A thread whose switch events cannot be opened is still sampled
+// on the CPU; the failure is counted.
+func (s *Sampler) openOffThread(tid int, fds []int) []int {
+	a := s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.RingBytes)
+	if s.disabled {
+		a.Bits |= unix.PerfBitDisabled
+	}
+	n := len(fds)
+	for i, cpu := range s.cpus {
+		fd, err := perfOpen(&a, tid, cpu)
+		if err == nil {
+			if err = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, s.offRings[i].fd); err != nil {
+				unix.Close(fd)
+			}
+		}
+		if err != nil {
+			for _, fd := range fds[n:] {
+				unix.Close(fd)
+			}
+			if err != unix.ESRCH {
+				s.stats.OffOpenErrors++
+				if s.stats.OffFirstError == nil {
+					s.stats.OffFirstError = fmt.Errorf("switch events of thread %d on CPU %d: %w", tid, cpu, err)
+				}
+			}
+			return fds[:n]
+		}
+		fds = append(fds, fd)
+	}
+	return fds
+}
+
+// offRecord handles one record of an off-CPU ring: switch-outs (samples)
+// and switch-ins.
+func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
+	le := binary.LittleEndian
+	switch le.Uint32(rec) {
+	case recordSample:
+		if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
+			s.stats.Switches++
+			s.sample.Kind = KindSwitchOut
+			fn(&s.sample)
+		}
+	case recordSwitch:
+		// sample_id_all: pid, tid, time follow the (empty) body.
+		if len(rec) < 24 || le.Uint16(rec[4:])&miscSwitchOut != 0 {
+			return
+		}
+		if pid := int(le.Uint32(rec[8:])); pid == s.pid {
+			s.sample.Kind, s.sample.Pid = KindSwitchIn, pid
+			s.sample.Tid = int(le.Uint32(rec[12:]))
+			s.sample.Time = int64(le.Uint64(rec[16:]))
+			fn(&s.sample)
+		}
+	case recordLost:
+		if len(rec) >= 24 {
+			s.stats.OffLost += le.Uint64(rec[16:])
+		}
+	case recordLostSamples:
+		if len(rec) >= 16 {
+			s.stats.OffLost += le.Uint64(rec[8:])
+		}
+	}
+}
+
+// OffCPUNotes are the one-line remarks on the off-CPU part of a run: why
+// it is missing, or what it lost.
+func (s *Sampler) OffCPUNotes() []string {
+	if !s.opts.OffCPU {
+		return nil
+	}
+	if !s.access.OffCPU {
+		return []string{s.access.OffCPUNote}
+	}
+	var notes []string
+	if s.stats.OffLost > 0 {
+		notes = append(notes, fmt.Sprintf("%d switch records lost: the off-CPU ring buffers (%d KiB per CPU) overflowed, some off-CPU time is missing", s.stats.OffLost, s.stats.RingBytes>>10))
+	}
+	if s.stats.OffOpenErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%d threads without off-CPU time: %v", s.stats.OffOpenErrors, s.stats.OffFirstError))
+	}
+	return notes
+}

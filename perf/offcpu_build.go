@@ -1,0 +1,140 @@
+package perf
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// The builder's side of off-CPU time. Switch-outs (with their walked
+// stack) and switch-ins arrive from one ring per CPU, read one ring after
+// the other: a thread that left CPU 0 and came back on CPU 1 can have its
+// switch-in read before its switch-out. So switch events wait in a buffer
+// and are paired in time order once older than switchSlack behind the
+// newest one (a drain pass reads every ring well within that), or at
+// Finish.
+
+// switchSlack is how far behind the newest switch event older ones are
+// paired.
+const switchSlack = int64(time.Second)
+
+type switchEvent struct {
+	ts     int64 // session ns
+	thread int32
+	raw    int32 // the switch-out's stack (-1: a switch-in or exit)
+	kind   SampleKind
+}
+
+// offThread is a thread's switch-out still waiting for its switch-in.
+type offThread struct {
+	ts      int64
+	raw     int32
+	pending bool
+}
+
+type offCPU struct {
+	events  []switchEvent
+	threads []offThread // by thread index
+	newest  int64
+	// Counters for the notes: switch-outs whose switch-in never came (a
+	// lost record), and threads still off the CPU when the profile ended
+	// (counted until the last record).
+	unmatched, atEnd int64
+	switches         int64
+}
+
+// switchEvent buffers one switch event (under b.mu).
+func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32) {
+	o := &b.off
+	o.events = append(o.events, switchEvent{ts: ts, thread: b.thread(tid), raw: raw, kind: kind})
+	o.newest = max(o.newest, ts)
+	b.first = min(b.first, ts)
+	b.last = max(b.last, ts)
+	if kind == KindSwitchOut {
+		o.switches++
+	}
+	if len(o.events) >= 1024 && o.events[0].ts < o.newest-switchSlack {
+		b.pairSwitches(o.newest - switchSlack)
+		b.flush(false)
+	}
+}
+
+// pairSwitches pairs, in time order, the switch events older than h.
+func (b *Builder) pairSwitches(h int64) {
+	o := &b.off
+	// Stable: a thread's switch-out and its next switch-in can share a
+	// timestamp only in that order.
+	slices.SortStableFunc(o.events, func(x, y switchEvent) int {
+		switch {
+		case x.ts < y.ts:
+			return -1
+		case x.ts > y.ts:
+			return 1
+		}
+		return 0
+	})
+	n := 0
+	for n < len(o.events) && o.events[n].ts < h {
+		e := &o.events[n]
+		n++
+		for int(e.thread) >= len(o.threads) {
+			o.threads = append(o.threads, offThread{})
+		}
+		t := &o.threads[e.thread]
+		switch e.kind {
+		case KindSwitchOut:
+			if t.pending {
+				o.unmatched++
+			}
+			*t = offThread{ts: e.ts, raw: e.raw, pending: true}
+		case KindSwitchIn:
+			// A switch-in with no switch-out before it: the thread was
+			// off the CPU since before its events were opened.
+			if t.pending {
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true})
+				t.pending = false
+			}
+		case KindExit:
+			if t.pending {
+				o.unmatched++
+				t.pending = false
+			}
+		}
+	}
+	o.events = append(o.events[:0], o.events[n:]...)
+}
+
+// finishSwitches pairs every switch event left; a thread still off the
+// CPU counts until the last record of the profile.
+func (b *Builder) finishSwitches() {
+	o := &b.off
+	if len(o.events) > 0 {
+		b.pairSwitches(o.newest + 1)
+	}
+	for i := range o.threads {
+		t := &o.threads[i]
+		if t.pending {
+			if b.last > t.ts {
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: b.last - t.ts, thread: int32(i), raw: t.raw, off: true})
+			}
+			o.atEnd++
+			t.pending = false
+		}
+	}
+}
+
+// offNotes says what the off-CPU part of p could not account for.
+func (b *Builder) offNotes(p *stacks.Profile) {
+	if !b.opts.OffCPU {
+		return
+	}
+	o := &b.off
+	if o.unmatched > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d switch-outs had no switch-in (records lost): their off-CPU time is not counted", o.unmatched, o.switches))
+	}
+	if o.atEnd > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d threads were off the CPU when the profile ended: counted until its last record", o.atEnd))
+	}
+}
