@@ -97,8 +97,10 @@ func (b *Builder) pairSwitches(h int64) {
 				t.pending = false
 			}
 		case KindExit:
+			// A thread blocked when its process exits is woken to exit,
+			// without a switch-in record: it was off the CPU until then.
 			if t.pending {
-				o.unmatched++
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true})
 				t.pending = false
 			}
 		}

@@ -1,0 +1,69 @@
+package perf
+
+import (
+	"os"
+	"testing"
+
+	"github.com/clrspy/clrspy/symtab"
+)
+
+// TestSwitchPairing feeds a Builder switch events in the order two rings
+// can deliver them and checks the off-CPU time per thread: a switch-in
+// read before its switch-out (another CPU's ring read first) still ends
+// it; a switch-out whose switch-in was lost is counted, not weighed; a
+// thread that exits while blocked is off the CPU until its exit; one
+// still blocked at the end counts until the last record.
+func TestSwitchPairing(t *testing.T) {
+	proc, err := symtab.NewProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	ms := int64(1_000_000)
+	ev := func(kind SampleKind, tid int, at int64, ip uint64) {
+		b.Sample(&Sample{Kind: kind, Tid: tid, Time: b.monoStart + at*ms, User: []uint64{ip}})
+	}
+	// Thread 1: out at 10 (stack A), in at 30 read first; out at 40
+	// (stack B), in at 45.
+	ev(KindSwitchIn, 1, 30, 0)
+	ev(KindSwitchOut, 1, 10, 0xA)
+	ev(KindSwitchOut, 1, 40, 0xB)
+	ev(KindSwitchIn, 1, 45, 0)
+	// Thread 2: out at 5 whose switch-in was lost, out at 50, exit at 70.
+	ev(KindSwitchOut, 2, 5, 0xC)
+	ev(KindSwitchOut, 2, 50, 0xC)
+	ev(KindExit, 2, 70, 0)
+	// Thread 3: in at 2 (blocked since before), out at 80, still off at
+	// the end; a CPU sample of thread 1 at 100 is the last record.
+	ev(KindSwitchIn, 3, 2, 0)
+	ev(KindSwitchOut, 3, 80, 0xD)
+	ev(KindCPU, 1, 100, 0xE)
+	b.Finish()
+	off := map[uint64]int64{}
+	stacksOf := map[uint64]map[uint64]int64{}
+	var cpu int64
+	for k, a := range b.accs {
+		tid := b.threads[k.thread].ID
+		if !k.off {
+			cpu += a.count
+			continue
+		}
+		off[tid] += a.nanos
+		if stacksOf[tid] == nil {
+			stacksOf[tid] = map[uint64]int64{}
+		}
+		stacksOf[tid][b.raws[k.raw].user[0]] += a.nanos / ms
+	}
+	want := map[uint64]int64{1: 25 * ms, 2: 20 * ms, 3: 20 * ms}
+	for tid, w := range want {
+		if off[tid] != w {
+			t.Errorf("thread %d: %d ns off the CPU, want %d (stacks %v)", tid, off[tid], w, stacksOf[tid])
+		}
+	}
+	if stacksOf[1][0xA] != 20 || stacksOf[1][0xB] != 5 {
+		t.Errorf("thread 1 by stack: %v, want A 20 ms, B 5 ms", stacksOf[1])
+	}
+	if cpu != 1 || b.off.unmatched != 1 || b.off.atEnd != 1 {
+		t.Errorf("%d CPU samples, %d unmatched, %d at the end: want 1, 1, 1", cpu, b.off.unmatched, b.off.atEnd)
+	}
+}
