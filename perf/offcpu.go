@@ -120,6 +120,14 @@ func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
 	return id, ""
 }
 
+// offStackBytes bounds the stack copy of a switch-out: half the CPU
+// samples' default, the kernel's work per context switch halved. A blocked
+// thread's native part (libc's syscall wrapper, libcoreclr's wait
+// functions down to pthread_cond_wait) fits in it, and the kernel's
+// frame-pointer chain continues the managed part; 2 KiB loses the
+// Task.Wait stack under libcoreclr's Monitor.Wait (TestOffCPUTime).
+const offStackBytes = 4096
+
 // offAttr is the switch-out event: sched:sched_switch, every occurrence,
 // with the CPU samples' layout (so one decoder reads both), and
 // context_switch for the switch-in records. A tracepoint fires in kernel
@@ -130,14 +138,36 @@ func (o *Options) offAttr(id int, kernel bool, ringBytes int) unix.PerfEventAttr
 	a.Type = unix.PERF_TYPE_TRACEPOINT
 	a.Config = uint64(id)
 	a.Sample = 1
+	a.Sample_stack_user = uint32(min(o.StackBytes, offStackBytes))
 	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
 	a.Bits |= unix.PerfBitContextSwitch
 	return a
 }
 
 // mapOffRings maps one ring per CPU for the off-CPU events, owned like
-// the CPU rings by a dummy event on clrspy itself.
+// the CPU rings by a dummy event on clrspy itself. Switches come far
+// faster than 99 Hz samples (10,000/s is a busy service): the rings are
+// four times the CPU rings' size where memory locking allows (at most 64
+// MiB in all), halved down to that size if the kernel refuses.
 func (s *Sampler) mapOffRings(size int) error {
+	big := size
+	if s.opts.BufferBytes <= 0 && (hasCap(capIPCLock) || os.Geteuid() == 0) {
+		big = max(size, min(4*size, ringSize((64<<20)/max(len(s.cpus), 1), len(s.cpus))))
+	}
+	for ; big > size; big /= 2 {
+		if err := s.mapOffRingsOf(big); err == nil {
+			return nil
+		}
+		for _, r := range s.offRings {
+			r.close()
+		}
+		s.offRings = nil
+	}
+	return s.mapOffRingsOf(size)
+}
+
+func (s *Sampler) mapOffRingsOf(size int) error {
+	s.stats.OffRingBytes = size
 	da := s.opts.dummyAttr(s.access.Kernel, size)
 	for _, cpu := range s.cpus {
 		fd, err := perfOpen(&da, os.Getpid(), cpu)
@@ -158,7 +188,7 @@ func (s *Sampler) mapOffRings(size int) error {
 // to fds. A thread whose switch events cannot be opened is still sampled
 // on the CPU; the failure is counted.
 func (s *Sampler) openOffThread(tid int, fds []int) []int {
-	a := s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.RingBytes)
+	a := s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes)
 	if s.disabled {
 		a.Bits |= unix.PerfBitDisabled
 	}
@@ -231,7 +261,7 @@ func (s *Sampler) OffCPUNotes() []string {
 	}
 	var notes []string
 	if s.stats.OffLost > 0 {
-		notes = append(notes, fmt.Sprintf("%d switch records lost: the off-CPU ring buffers (%d KiB per CPU) overflowed, some off-CPU time is missing", s.stats.OffLost, s.stats.RingBytes>>10))
+		notes = append(notes, fmt.Sprintf("%d switch records lost: the off-CPU ring buffers (%d KiB per CPU) overflowed, some off-CPU time is missing", s.stats.OffLost, s.stats.OffRingBytes>>10))
 	}
 	if s.stats.OffOpenErrors > 0 {
 		notes = append(notes, fmt.Sprintf("%d threads without off-CPU time: %v", s.stats.OffOpenErrors, s.stats.OffFirstError))

@@ -29,6 +29,7 @@ type Stats struct {
 	// opened (the first error).
 	Switches      uint64
 	OffLost       uint64
+	OffRingBytes  int
 	OffOpenErrors int
 	OffFirstError error
 }
