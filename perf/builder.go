@@ -195,6 +195,9 @@ func (b *Builder) Sample(s *Sample) {
 		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1)
 		return
 	}
+	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
+		return
+	}
 	user := b.scratch[:0]
 	if s.HasRegs && !b.opts.FramePointers {
 		st := unwind.Stack{Base: s.Regs.SP, Data: s.Stack}
@@ -223,6 +226,7 @@ func (b *Builder) Sample(s *Sample) {
 	raw := b.raw(key, len(s.Kernel), ts)
 	b.keybuf = key[:0]
 	if s.Kind == KindSwitchOut {
+		b.rememberSwitch(s, raw)
 		b.switchEvent(s.Kind, s.Tid, ts, raw)
 		return
 	}

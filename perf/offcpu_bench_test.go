@@ -23,10 +23,16 @@ import (
 // all its threads, /proc/PID/task/*/status, over the 10 s), the
 // switch-outs clrspy read per second while on, and clrspy's own CPU per
 // second while switching (getrusage: reading, unwinding every
-// switch-out, pairing).
+// switch-out, pairing). The control, cpu-only, is the same run without
+// off-CPU events (the CPU sampler alone, 99 Hz).
 //
 //	go test ./perf -run '^$' -bench OffCPUOverhead -benchtime 5x
 func BenchmarkOffCPUOverhead(b *testing.B) {
+	b.Run("off-cpu", func(b *testing.B) { offCPUOverhead(b, true) })
+	b.Run("cpu-only", func(b *testing.B) { offCPUOverhead(b, false) })
+}
+
+func offCPUOverhead(b *testing.B, off bool) {
 	spin := 300000
 	if v, err := strconv.Atoi(os.Getenv("CLRSPY_PINGPONG_SPIN")); err == nil {
 		spin = v
@@ -35,11 +41,11 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		p := workload.Start(b, nil, "pingpong", "phases=1", fmt.Sprintf("spin=%d", spin))
 		time.Sleep(time.Second)
-		s, err := Start(p.Pid, Config{Options: Options{Hz: 99, OffCPU: true}, NoSession: true})
+		s, err := Start(p.Pid, Config{Options: Options{Hz: 99, OffCPU: off}, NoSession: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !s.sampler.Access().OffCPU {
+		if off && !s.sampler.Access().OffCPU {
 			b.Fatal(s.sampler.Access().OffCPUNote)
 		}
 		cs0, t0, ru0 := ctxSwitches(p.Pid), time.Now(), rusage()
@@ -84,10 +90,8 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 	b.ReportMetric(median(switches), "switches/s")
 	b.ReportMetric(median(reads), "read/s")
 	b.ReportMetric(median(cpuPerSec), "cpu-ms/s")
-	b.ReportMetric(median(loads1()), "load")
+	b.ReportMetric(loadAvg(), "load")
 }
-
-func loads1() []float64 { return []float64{loadAvg()} }
 
 // ctxSwitches sums the context switches of pid's threads.
 func ctxSwitches(pid int) int64 {

@@ -2,8 +2,10 @@ package perf
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -35,6 +37,8 @@ type offThread struct {
 }
 
 type offCPU struct {
+	// walked caches the stacks of switch-outs (see knownSwitch).
+	walked  map[switchKey]int32
 	events  []switchEvent
 	threads []offThread // by thread index
 	newest  int64
@@ -43,6 +47,7 @@ type offCPU struct {
 	// (counted until the last record).
 	unmatched, atEnd int64
 	switches         int64
+	cached           int64 // switch-outs whose walk came from the cache
 }
 
 // switchEvent buffers one switch event (under b.mu).
@@ -139,4 +144,65 @@ func (b *Builder) offNotes(p *stacks.Profile) {
 	if o.atEnd > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d threads were off the CPU when the profile ended: counted until its last record", o.atEnd))
 	}
+}
+
+// A thread blocks again and again at the same places (a loop's Sleep, a
+// pool thread's wait for work): its switch-outs repeat the same user
+// registers and call chains. The walk of such a switch-out is taken from
+// the first one's, keyed by the IP and SP the thread entered the kernel
+// with and a hash of the kernel's callchain (its kernel frames and its
+// frame-pointer walk of the user stack, return addresses included): two
+// different walks from identical IP, SP and return-address chain would
+// need two call paths to the same instruction at the same stack depth
+// through the same frame-pointer frames. At 10,000 switches per second
+// this is what keeps clrspy's CPU from growing with the rate.
+type switchKey struct {
+	tid    int
+	ip, sp uint64
+	chain  uint64
+}
+
+var switchSeed = maphash.MakeSeed()
+
+// maxWalked bounds the cache; it is emptied when full.
+const maxWalked = 1 << 16
+
+func (b *Builder) switchKeyOf(s *Sample) switchKey {
+	var h maphash.Hash
+	h.SetSeed(switchSeed)
+	h.Write(u64bytes(s.Kernel))
+	h.WriteByte(0)
+	h.Write(u64bytes(s.User))
+	return switchKey{tid: s.Tid, ip: s.Regs.IP, sp: s.Regs.SP, chain: h.Sum64()}
+}
+
+func u64bytes(v []uint64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+// knownSwitch records a switch-out whose walk is cached (under b.mu).
+func (b *Builder) knownSwitch(s *Sample) bool {
+	if !s.HasRegs || b.off.walked == nil {
+		return false
+	}
+	raw, ok := b.off.walked[b.switchKeyOf(s)]
+	if ok {
+		b.off.cached++
+		b.switchEvent(KindSwitchOut, s.Tid, b.nanos(s.Time), raw)
+	}
+	return ok
+}
+
+// rememberSwitch caches a switch-out's walk.
+func (b *Builder) rememberSwitch(s *Sample, raw int32) {
+	if !s.HasRegs {
+		return
+	}
+	if b.off.walked == nil || len(b.off.walked) >= maxWalked {
+		b.off.walked = make(map[switchKey]int32)
+	}
+	b.off.walked[b.switchKeyOf(s)] = raw
 }

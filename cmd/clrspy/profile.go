@@ -267,6 +267,16 @@ func profileSummary(p *stacks.Profile, out string) string {
 	if p.Lost > 0 {
 		fmt.Fprintf(&b, "; %d samples lost (the kernel's ring buffer was full)", p.Lost)
 	}
+	if p.OffCPU {
+		var n, ns int64
+		for i := range p.Samples {
+			if p.Samples[i].OffCPU {
+				n += p.Samples[i].Count
+				ns += p.Samples[i].Nanos
+			}
+		}
+		fmt.Fprintf(&b, "; off the CPU: %d switch-outs, %v", n, time.Duration(ns).Round(time.Millisecond))
+	}
 	if p.FoldedThreads > 0 {
 		fmt.Fprintf(&b, "; %d threads past the first %d folded into %s", p.FoldedThreads, stacks.DefaultMaxThreads, stacks.FoldedThreadName)
 	}
