@@ -42,9 +42,10 @@ type offCPU struct {
 	events  []switchEvent
 	threads []offThread // by thread index
 	newest  int64
-	// Counters for the notes: switch-outs whose switch-in never came (a
-	// lost record), and threads still off the CPU when the profile ended
-	// (counted until the last record).
+	// Switch-outs whose switch-in never came (a lost record: a note
+	// says so), and threads still off the CPU when the profile ended
+	// (counted until its last record, as expected of idle threads: no
+	// note).
 	unmatched, atEnd int64
 	switches         int64
 	cached           int64 // switch-outs whose walk came from the cache
@@ -140,9 +141,6 @@ func (b *Builder) offNotes(p *stacks.Profile) {
 	o := &b.off
 	if o.unmatched > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d switch-outs had no switch-in (records lost): their off-CPU time is not counted", o.unmatched, o.switches))
-	}
-	if o.atEnd > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d threads were off the CPU when the profile ended: counted until its last record", o.atEnd))
 	}
 }
 

@@ -67,3 +67,22 @@ func TestSwitchPairing(t *testing.T) {
 		t.Errorf("%d CPU samples, %d unmatched, %d at the end: want 1, 1, 1", cpu, b.off.unmatched, b.off.atEnd)
 	}
 }
+
+// TestOffCPUUnavailable checks the one-line reasons off-CPU time is left
+// out: no privilege, and no tracefs (here: the roots point at an empty
+// directory; the private mount clrspy tries as root targets a path that
+// does not exist and fails).
+func TestOffCPUUnavailable(t *testing.T) {
+	_, note := checkOffCPU(os.Getpid(), Options{}, Access{Paranoid: 2})
+	if want := "off-CPU time unavailable: the sched_switch tracepoint needs CAP_PERFMON or root (perf_event_paranoid is 2); CPU samples only"; note != want {
+		t.Errorf("unprivileged:\n got %q\nwant %q", note, want)
+	}
+	dir := t.TempDir()
+	saved := tracefsRoots
+	defer func() { tracefsRoots = saved }()
+	tracefsRoots = []string{dir + "/tracing", dir + "/debug/tracing"}
+	_, note = checkOffCPU(os.Getpid(), Options{}, Access{Paranoid: 2, Privileged: true})
+	if want := "off-CPU time unavailable: tracefs is not mounted (no " + dir + "/tracing/events/sched/sched_switch/id): mount it (mount -t tracefs nodev /sys/kernel/tracing) or run clrspy as root; CPU samples only"; note != want {
+		t.Errorf("no tracefs:\n got %q\nwant %q", note, want)
+	}
+}
