@@ -25,8 +25,10 @@
 //     (PERF_RECORD_SWITCH), for a wall-clock profile (stacks.Sample.OffCPU;
 //     pprof's cpu and off_cpu sample types). Needs root or CAP_PERFMON
 //     and tracefs (mounted privately for the id's lookup when clrspy may);
-//     otherwise Access.OffCPUNote says why. A thread blocked since before
-//     its events were opened is counted from its next switch-out only;
+//     otherwise Access.OffCPUNote says why. A thread already blocked
+//     when its events are opened is counted from then, under the one
+//     frame its system call returns to (its registers are not to be had
+//     without stopping it), and a note says so;
 //   - Profile / Start: the whole thing for one pid, EventPipe session
 //     included.
 //

@@ -193,6 +193,7 @@ func (s *Sampler) openOffThread(tid int, fds []int) []int {
 		a.Bits |= unix.PerfBitDisabled
 	}
 	n := len(fds)
+	opened := monoNow()
 	for i, cpu := range s.cpus {
 		fd, err := perfOpen(&a, tid, cpu)
 		if err == nil {
@@ -214,6 +215,7 @@ func (s *Sampler) openOffThread(tid int, fds []int) []int {
 		}
 		fds = append(fds, fd)
 	}
+	s.blockedAtOpen(tid, opened)
 	return fds
 }
 
@@ -263,8 +265,57 @@ func (s *Sampler) OffCPUNotes() []string {
 	if s.stats.OffLost > 0 {
 		notes = append(notes, fmt.Sprintf("%d switch records lost: the off-CPU ring buffers (%d KiB per CPU) overflowed, some off-CPU time is missing", s.stats.OffLost, s.stats.OffRingBytes>>10))
 	}
+	if s.stats.BlockedAtOpen > 0 {
+		notes = append(notes, fmt.Sprintf("%d threads were off the CPU when their switch events were opened: their time until they first ran is under the one frame their system call returns to (no stack walked)", s.stats.BlockedAtOpen))
+	}
 	if s.stats.OffOpenErrors > 0 {
 		notes = append(notes, fmt.Sprintf("%d threads without off-CPU time: %v", s.stats.OffOpenErrors, s.stats.OffFirstError))
 	}
 	return notes
+}
+
+// blockedAtOpen queues a switch-out for a thread that was already off the
+// CPU when its switch events were opened (state S or D), at the time
+// before they were opened, so its time until it first runs is counted.
+// Its registers are not to be had without stopping it: the stack is the
+// one frame its syscall returns to (/proc/PID/task/TID/syscall's PC), and
+// a note says so.
+func (s *Sampler) blockedAtOpen(tid int, opened int64) {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", s.pid, tid))
+	if err != nil {
+		return
+	}
+	// The state follows the ")" that ends the command name.
+	i := strings.LastIndexByte(string(st), ')')
+	if i < 0 || i+2 >= len(st) || (st[i+2] != 'S' && st[i+2] != 'D') {
+		return
+	}
+	sc, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", s.pid, tid))
+	if err != nil {
+		return
+	}
+	f := strings.Fields(string(sc))
+	if len(f) < 3 || f[0] == "running" {
+		return
+	}
+	pc, err := strconv.ParseUint(strings.TrimPrefix(f[len(f)-1], "0x"), 16, 64)
+	if err != nil || pc == 0 {
+		return
+	}
+	s.initial = append(s.initial, Sample{Kind: KindSwitchOut, Pid: s.pid, Tid: tid, Time: opened, IP: pc, User: []uint64{pc}})
+	s.stats.BlockedAtOpen++
+}
+
+// flushInitial hands the queued switch-outs of blockedAtOpen to fn.
+func (s *Sampler) flushInitial(fn func(*Sample)) {
+	for i := range s.initial {
+		fn(&s.initial[i])
+	}
+	s.initial = s.initial[:0]
+}
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
 }

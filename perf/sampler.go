@@ -30,6 +30,7 @@ type Stats struct {
 	Switches      uint64
 	OffLost       uint64
 	OffRingBytes  int
+	BlockedAtOpen int // threads off the CPU when their switch events were opened
 	OffOpenErrors int
 	OffFirstError error
 }
@@ -62,6 +63,9 @@ type Sampler struct {
 	lastScan time.Time
 	stats    Stats
 	sample   Sample
+	// initial holds switch-outs of threads that were blocked when their
+	// switch events were opened (see blockedAtOpen), for Run to hand on.
+	initial []Sample
 }
 
 // scanEvery is how often /proc/PID/task is re-read for threads whose fork
@@ -280,6 +284,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 	events := make([]unix.EpollEvent, len(s.rings)+len(s.offRings)+1)
 	for {
 		if ctx.Err() != nil {
+			s.flushInitial(fn)
 			s.drain(fn)
 			return nil
 		}
@@ -299,6 +304,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 		if want := s.want.Load(); want == s.disabled {
 			s.setEnabled(want)
 		}
+		s.flushInitial(fn)
 		s.drain(fn)
 		if s.exited || (s.pidfd < 0 && !processAlive(s.pid)) {
 			s.exited = true

@@ -14,9 +14,9 @@ import (
 // TestOffCPUProfile: /debug/pprof/profile?off_cpu=1 is a wall-clock
 // profile (sample types cpu and off_cpu, label state) of the offcpu
 // workload. Its pipe reader (blocked all the time, woken every 150 ms)
-// holds 2 s of off_cpu time over a 2 s profile, less at most its block
-// in progress when the events were opened (150 ms) and the scheduling
-// slack of a loaded machine (the bounds 1.6–2.2 s), under libc's read.
+// holds the profile's 2 s of off_cpu time (the block in progress when
+// its events were opened counted from then), within 1.6–2.2 s for the
+// session's start and stop on a loaded machine, under libc's read.
 // Bad off_cpu values are refused in one line.
 func TestOffCPUProfile(t *testing.T) {
 	dir := t.TempDir()
