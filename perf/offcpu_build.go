@@ -61,7 +61,10 @@ func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32) {
 	if kind == KindSwitchOut {
 		o.switches++
 	}
-	if len(o.events) >= 1024 && o.events[0].ts < o.newest-switchSlack {
+	// Pairing sorts the buffer: done once the oldest event is two slacks
+	// behind, it takes a slack's worth of events at a time (not one event
+	// per call).
+	if len(o.events) >= 1024 && o.events[0].ts < o.newest-2*switchSlack {
 		b.pairSwitches(o.newest - switchSlack)
 		b.flush(false)
 	}

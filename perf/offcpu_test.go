@@ -86,3 +86,38 @@ func TestOffCPUUnavailable(t *testing.T) {
 		t.Errorf("no tracefs:\n got %q\nwant %q", note, want)
 	}
 }
+
+// TestSwitchAllocations: a thread blocking again and again at the same
+// place costs no allocation per switch once the buffers have grown, the
+// walk taken from the cache (registers present) or made again (none).
+func TestSwitchAllocations(t *testing.T) {
+	b, err := NewBuilder(os.Getpid(), nil, nil, BuilderOptions{Hz: 1000, OffCPU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := b.monoStart
+	out := &Sample{Kind: KindSwitchOut, Tid: os.Getpid(), User: []uint64{0x10, 0x20, 0x30}, Kernel: []uint64{0xffffffff81000010}}
+	in := &Sample{Kind: KindSwitchIn, Tid: os.Getpid()}
+	step := func() {
+		now += 100_000 // 10,000 switches per second
+		out.Time, in.Time = now, now+50_000
+		b.Sample(out)
+		b.Sample(in)
+	}
+	for i := 0; i < 50_000; i++ { // 5 s: the buffers reach their steady size
+		step()
+	}
+	if n := testing.AllocsPerRun(5000, step); n != 0 {
+		t.Errorf("%v allocations per switch", n)
+	}
+	b.Finish()
+	var off int64
+	for k, a := range b.accs {
+		if k.off {
+			off += a.nanos
+		}
+	}
+	if want := int64(55_001) * 50_000; off != want { // 50,000 + 5,000 + AllocsPerRun's warm-up run
+		t.Errorf("%d ns off the CPU, want %d", off, want)
+	}
+}
