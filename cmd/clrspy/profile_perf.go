@@ -112,9 +112,8 @@ func profilePerf(cmd *cobra.Command, tgt *targetFlags, args []string, po *perfFl
 			}
 		}
 	}
-	if acc := sampler.Access(); po.offCPU && !acc.OffCPU {
-		notice(acc.OffCPUNote)
-	}
+	// Without off-CPU events the profile's notes (printed with the
+	// summary, kept in the file) say why: sampler.OffCPUNotes below.
 	syms := stacks.NewSymbols(st.Header())
 	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles", OffCPU: sampler.Access().OffCPU})
 	if err != nil {
