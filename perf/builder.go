@@ -91,16 +91,17 @@ type rawStack struct {
 }
 
 type pendingSample struct {
-	ts     int64 // session ns
-	weight int64 // ns
-	thread int32
-	raw    int32
-	off    bool // time off the CPU from ts
+	ts        int64 // session ns
+	weight    int64 // ns
+	thread    int32
+	raw       int32
+	off       bool // time off the CPU from ts
+	preempted bool // off the CPU while runnable
 }
 
 type accKey struct {
 	thread, raw, label int32
-	off                bool
+	off, preempted     bool
 }
 
 type acc struct{ count, nanos int64 }
@@ -191,7 +192,7 @@ func (b *Builder) nanos(mono int64) int64 {
 func (b *Builder) Sample(s *Sample) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s.Kind == KindSwitchIn || s.Kind == KindExit {
+	if s.Kind == KindSwitchIn || s.Kind == KindExit || s.Kind == KindPreempted {
 		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1)
 		return
 	}
@@ -359,7 +360,7 @@ func (b *Builder) flush(final bool) {
 }
 
 func (b *Builder) add(accs map[accKey]*acc, p pendingSample) {
-	k := accKey{thread: p.thread, raw: p.raw, label: b.labelAt(p.ts), off: p.off}
+	k := accKey{thread: p.thread, raw: p.raw, label: b.labelAt(p.ts), off: p.off, preempted: p.preempted}
 	a := accs[k]
 	if a == nil {
 		a = &acc{}
@@ -503,9 +504,9 @@ func (b *Builder) Result() *stacks.Profile {
 		return a.label < c.label
 	})
 	type mkey struct {
-		thread, label int32
-		off           bool
-		stack         string
+		thread, label  int32
+		off, preempted bool
+		stack          string
 	}
 	merged := make(map[mkey]int)
 	for _, k := range keys {
@@ -515,14 +516,19 @@ func (b *Builder) Result() *stacks.Profile {
 		if k.off {
 			// Off-CPU time: its own entries, outside the CPU samples'
 			// counts.
-			mk := mkey{k.thread, k.label, true, stackKey(st)}
+			mk := mkey{k.thread, k.label, true, k.preempted, stackKey(st)}
 			if i, ok := merged[mk]; ok {
 				p.Samples[i].Count += a.count
 				p.Samples[i].Nanos += a.nanos
 				continue
 			}
 			merged[mk] = len(p.Samples)
-			p.Samples = append(p.Samples, stacks.Sample{Thread: int(k.thread), Stack: st, Count: a.count, Nanos: a.nanos, OffCPU: true, Labels: b.sampleLabels(k.label)})
+			why := "blocked"
+			if k.preempted {
+				why = "runnable" // preempted or yielded: waiting for a CPU
+			}
+			p.Samples = append(p.Samples, stacks.Sample{Thread: int(k.thread), Stack: st, Count: a.count, Nanos: a.nanos, OffCPU: true,
+				Labels: append(b.sampleLabels(k.label), stacks.Label{Key: "off_cpu", Str: why})})
 			continue
 		}
 		th.Samples += a.count
@@ -538,7 +544,7 @@ func (b *Builder) Result() *stacks.Profile {
 				p.Unresolved += a.count
 			}
 		}
-		mk := mkey{k.thread, k.label, false, stackKey(st)}
+		mk := mkey{k.thread, k.label, false, false, stackKey(st)}
 		if i, ok := merged[mk]; ok {
 			p.Samples[i].Count += a.count
 			p.Samples[i].Nanos += a.nanos

@@ -23,7 +23,8 @@
 //     per thread × CPU, into rings of their own) walked like a sample and
 //     weighed by the time until the thread's switch-in
 //     (PERF_RECORD_SWITCH), for a wall-clock profile (stacks.Sample.OffCPU;
-//     pprof's cpu and off_cpu sample types). Needs root or CAP_PERFMON
+//     pprof's cpu and off_cpu sample types; blocked or runnable, from the
+//     switch-out record's preemption flag). Needs root or CAP_PERFMON
 //     and tracefs (mounted privately for the id's lookup when clrspy may);
 //     otherwise Access.OffCPUNote says why. A thread already blocked
 //     when its events are opened is counted from then, under the one

@@ -231,12 +231,18 @@ func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
 			fn(&s.sample)
 		}
 	case recordSwitch:
-		// sample_id_all: pid, tid, time follow the (empty) body.
-		if len(rec) < 24 || le.Uint16(rec[4:])&miscSwitchOut != 0 {
+		// sample_id_all: pid, tid, time follow the (empty) body. Of the
+		// switch-outs only preemptions matter (the sched_switch sample
+		// before has the rest).
+		misc := le.Uint16(rec[4:])
+		if len(rec) < 24 || misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
 			return
 		}
 		if pid := int(le.Uint32(rec[8:])); pid == s.pid {
 			s.sample.Kind, s.sample.Pid = KindSwitchIn, pid
+			if misc&miscSwitchOut != 0 {
+				s.sample.Kind = KindPreempted
+			}
 			s.sample.Tid = int(le.Uint32(rec[12:]))
 			s.sample.Time = int64(le.Uint64(rec[16:]))
 			fn(&s.sample)

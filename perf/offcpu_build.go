@@ -31,9 +31,10 @@ type switchEvent struct {
 
 // offThread is a thread's switch-out still waiting for its switch-in.
 type offThread struct {
-	ts      int64
-	raw     int32
-	pending bool
+	ts        int64
+	raw       int32
+	pending   bool
+	preempted bool // the switch-out was a preemption (PERF_RECORD_SWITCH)
 }
 
 type offCPU struct {
@@ -102,14 +103,20 @@ func (b *Builder) pairSwitches(h int64) {
 			// A switch-in with no switch-out before it: the thread was
 			// off the CPU since before its events were opened.
 			if t.pending {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true})
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
 				t.pending = false
+			}
+		case KindPreempted:
+			// Written right after the switch-out's sample (same CPU,
+			// later timestamp).
+			if t.pending && e.ts >= t.ts {
+				t.preempted = true
 			}
 		case KindExit:
 			// A thread blocked when its process exits is woken to exit,
 			// without a switch-in record: it was off the CPU until then.
 			if t.pending {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true})
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
 				t.pending = false
 			}
 		}
@@ -128,7 +135,7 @@ func (b *Builder) finishSwitches() {
 		t := &o.threads[i]
 		if t.pending {
 			if b.last > t.ts {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: b.last - t.ts, thread: int32(i), raw: t.raw, off: true})
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: b.last - t.ts, thread: int32(i), raw: t.raw, off: true, preempted: t.preempted})
 			}
 			o.atEnd++
 			t.pending = false

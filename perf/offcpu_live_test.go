@@ -36,9 +36,13 @@ const windowFrame = "Workload.OffCpuThreads.Window("
 //     switch-out's timestamp against the workload's clock reads (µs).
 //     A loaded machine only adds runnable time, to both sides;
 //   - that time is mostly under the blocking frame (Thread.Sleep, libc's
-//     read over the kernel's pipe read, Task.Wait): at least 80 % of the time the
-//     workload measured inside the blocking calls. Waiting for a CPU
-//     after the wake-up is in the same blocked interval.
+//     read over the kernel's pipe read, Task.Wait): at least 80 % of the
+//     time the workload measured inside the blocking calls. Waiting for a
+//     CPU after the wake-up is in the same blocked interval;
+//   - the sleep thread's time off the CPU outside Thread.Sleep (while it
+//     spins, preempted by the load) is labelled off_cpu=runnable (the
+//     switch-out's PERF_RECORD_SWITCH said "preempted"), within 5 % and
+//     20 ms of the workload's offMs - blockedMs.
 //
 // and that pprof has the sample types cpu and off_cpu and the state label.
 func TestOffCPUTime(t *testing.T) {
@@ -59,7 +63,7 @@ func TestOffCPUTime(t *testing.T) {
 		if err := res.Get(name, &r); err != nil || r.Tid == 0 {
 			t.Fatalf("work.%s: %+v %v", name, r, err)
 		}
-		var window, block, all float64
+		var window, block, all, runnable float64
 		var example string
 		for i := range prof.Samples {
 			sm := &prof.Samples[i]
@@ -73,6 +77,11 @@ func TestOffCPUTime(t *testing.T) {
 				continue
 			}
 			window += ms
+			for _, l := range sm.Labels {
+				if l.Key == "off_cpu" && l.Str == "runnable" {
+					runnable += ms
+				}
+			}
 			if blocking[name].MatchString(st) {
 				block += ms
 			}
@@ -80,10 +89,13 @@ func TestOffCPUTime(t *testing.T) {
 				example = st
 			}
 		}
-		t.Logf("%s (tid %d): off-CPU %.1f ms under Window (%.1f in all), %.1f under the blocking frame; workload: wall %.1f - CPU %.1f = %.1f ms off, %.1f ms in %d blocking calls; e.g. %s",
-			name, r.Tid, window, all, block, r.WallMs, r.CPUMs, r.OffMs, r.BlockedMs, r.Calls, example)
+		t.Logf("%s (tid %d): off-CPU %.1f ms under Window (%.1f in all), %.1f under the blocking frame, %.1f runnable; workload: wall %.1f - CPU %.1f = %.1f ms off, %.1f ms in %d blocking calls; e.g. %s",
+			name, r.Tid, window, all, block, runnable, r.WallMs, r.CPUMs, r.OffMs, r.BlockedMs, r.Calls, example)
 		if math.Abs(window-r.OffMs) > 0.05*r.OffMs {
 			t.Errorf("%s: %.1f ms off the CPU under Window, the workload measured %.1f ms (more than 5 %% apart)", name, window, r.OffMs)
+		}
+		if want := r.OffMs - r.BlockedMs; name == "sleep" && math.Abs(runnable-want) > 0.05*want+20 {
+			t.Errorf("sleep: %.1f ms off the CPU labelled runnable, the workload was off the CPU %.1f ms outside Thread.Sleep (spinning: preempted)", runnable, want)
 		}
 		if block < 0.8*r.BlockedMs {
 			t.Errorf("%s: %.1f ms off the CPU under the blocking frame %v, the workload spent %.1f ms in the blocking calls", name, block, blocking[name], r.BlockedMs)

@@ -19,8 +19,12 @@ const (
 	recordSwitch      = 14
 )
 
-// miscSwitchOut marks a PERF_RECORD_SWITCH of a switch-out.
-const miscSwitchOut = 1 << 13
+// PERF_RECORD_SWITCH's misc bits: a switch-out, and one that preempted
+// a runnable thread (not a block).
+const (
+	miscSwitchOut        = 1 << 13
+	miscSwitchOutPreempt = 1 << 14
+)
 
 // SampleKind says what a Sample records.
 type SampleKind uint8
@@ -31,6 +35,7 @@ const (
 	KindSwitchOut                   // the thread left the CPU (Options.OffCPU): stack as for a CPU sample
 	KindSwitchIn                    // the thread came back on a CPU
 	KindExit                        // the thread exited (with Options.OffCPU only)
+	KindPreempted                   // the switch-out just before was a preemption: the thread stayed runnable
 )
 
 // Callchain context markers (PERF_CONTEXT_*).

@@ -51,8 +51,9 @@ Two samplers (--sampler, live targets):
 walked like a sample (the sched:sched_switch tracepoint; managed, native and
 kernel frames) and weighed by the time until the thread ran again. With the
 CPU samples that is a wall-clock profile per thread: pprof sample types cpu,
-off_cpu and wall (nanoseconds) and a label state (on_cpu, off_cpu); folded
-and html weigh by time. It needs root or CAP_PERFMON with tracefs; without
+off_cpu and wall (nanoseconds), a label state (on_cpu, off_cpu) and, off the
+CPU, off_cpu (blocked, or runnable: preempted or yielded, waiting for a CPU);
+folded and html weigh by time. It needs root or CAP_PERFMON with tracefs; without
 them a one-line note says why and the profile is CPU only.
 Trace files hold the runtime sample profiler's samples (eventpipe).
 
