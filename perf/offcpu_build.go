@@ -71,19 +71,21 @@ func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32) {
 	}
 }
 
+var switchRank = [...]uint8{KindSwitchOut: 0, KindPreempted: 1, KindSwitchIn: 2, KindExit: 3, KindCPU: 4}
+
 // pairSwitches pairs, in time order, the switch events older than h.
 func (b *Builder) pairSwitches(h int64) {
 	o := &b.off
-	// Stable: a thread's switch-out and its next switch-in can share a
-	// timestamp only in that order.
-	slices.SortStableFunc(o.events, func(x, y switchEvent) int {
+	// At one timestamp, a thread's events can only have happened in the
+	// order switch-out, its preemption record, switch-in, exit.
+	slices.SortFunc(o.events, func(x, y switchEvent) int {
 		switch {
 		case x.ts < y.ts:
 			return -1
 		case x.ts > y.ts:
 			return 1
 		}
-		return 0
+		return int(switchRank[x.kind]) - int(switchRank[y.kind])
 	})
 	n := 0
 	for n < len(o.events) && o.events[n].ts < h {

@@ -37,13 +37,22 @@ func TestSwitchPairing(t *testing.T) {
 	// the end; a CPU sample of thread 1 at 100 is the last record.
 	ev(KindSwitchIn, 3, 2, 0)
 	ev(KindSwitchOut, 3, 80, 0xD)
+	// Thread 4: preempted at 90 (the switch record after the sample, read
+	// first), back at 96.
+	ev(KindPreempted, 4, 90, 0)
+	ev(KindSwitchOut, 4, 90, 0xF)
+	ev(KindSwitchIn, 4, 96, 0)
 	ev(KindCPU, 1, 100, 0xE)
 	b.Finish()
 	off := map[uint64]int64{}
 	stacksOf := map[uint64]map[uint64]int64{}
 	var cpu int64
+	runnable := map[uint64]int64{}
 	for k, a := range b.accs {
 		tid := b.threads[k.thread].ID
+		if k.preempted {
+			runnable[tid] += a.nanos
+		}
 		if !k.off {
 			cpu += a.count
 			continue
@@ -54,7 +63,10 @@ func TestSwitchPairing(t *testing.T) {
 		}
 		stacksOf[tid][b.raws[k.raw].user[0]] += a.nanos / ms
 	}
-	want := map[uint64]int64{1: 25 * ms, 2: 20 * ms, 3: 20 * ms}
+	want := map[uint64]int64{1: 25 * ms, 2: 20 * ms, 3: 20 * ms, 4: 6 * ms}
+	if len(runnable) != 1 || runnable[4] != 6*ms {
+		t.Errorf("runnable time %v, want thread 4's 6 ms alone", runnable)
+	}
 	for tid, w := range want {
 		if off[tid] != w {
 			t.Errorf("thread %d: %d ns off the CPU, want %d (stacks %v)", tid, off[tid], w, stacksOf[tid])
