@@ -115,6 +115,10 @@ func Open(pid int, opts Options) (*Sampler, error) {
 	s.stats.CPUs = len(cpus)
 	if acc.OffCPU {
 		if err := s.mapOffRings(size); err != nil {
+			for _, r := range s.offRings {
+				r.close()
+			}
+			s.offRings = nil
 			s.access.OffCPU = false
 			s.access.OffCPUNote = fmt.Sprintf("off-CPU time unavailable: %v", err)
 		}
