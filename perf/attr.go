@@ -28,6 +28,12 @@ type Options struct {
 	BufferBytes int
 	// NoKernel leaves kernel frames out even where they are permitted.
 	NoKernel bool
+	// OffCPU also records every switch-out of a sampled thread (the
+	// sched:sched_switch tracepoint, with the same stack copy and
+	// registers) and its switch-in (PERF_RECORD_SWITCH), so time off the
+	// CPU is weighed by where the thread blocked. Where the kernel does not
+	// permit it, Access.OffCPUNote says why and only CPU samples are taken.
+	OffCPU bool
 }
 
 func (o *Options) defaults() error {

@@ -33,6 +33,9 @@ type BuilderOptions struct {
 	// FramePointers takes the user stack from the kernel's frame-pointer
 	// walk alone, without DWARF unwinding (for comparison).
 	FramePointers bool
+	// OffCPU makes the profile a wall-clock one: switch-outs weighed by
+	// the time off the CPU beside the CPU samples (see offcpu_build.go).
+	OffCPU bool
 }
 
 // Builder turns samples into a profile: it unwinds each sample's user
@@ -72,6 +75,8 @@ type Builder struct {
 	watermark int64
 	session   bool
 
+	off offCPU
+
 	first, last          int64
 	monoStart            int64
 	wallStart            time.Time
@@ -86,14 +91,17 @@ type rawStack struct {
 }
 
 type pendingSample struct {
-	ts     int64 // session ns
-	weight int64 // ns
-	thread int32
-	raw    int32
+	ts        int64 // session ns
+	weight    int64 // ns
+	thread    int32
+	raw       int32
+	off       bool // time off the CPU from ts
+	preempted bool // off the CPU while runnable
 }
 
 type accKey struct {
 	thread, raw, label int32
+	off, preempted     bool
 }
 
 type acc struct{ count, nanos int64 }
@@ -184,6 +192,13 @@ func (b *Builder) nanos(mono int64) int64 {
 func (b *Builder) Sample(s *Sample) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if s.Kind == KindSwitchIn || s.Kind == KindExit || s.Kind == KindPreempted {
+		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1)
+		return
+	}
+	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
+		return
+	}
 	user := b.scratch[:0]
 	if s.HasRegs && !b.opts.FramePointers {
 		st := unwind.Stack{Base: s.Regs.SP, Data: s.Stack}
@@ -211,6 +226,11 @@ func (b *Builder) Sample(s *Sample) {
 	key := append(append(append(b.keybuf[:0], s.Kernel...), ^uint64(0)), user...)
 	raw := b.raw(key, len(s.Kernel), ts)
 	b.keybuf = key[:0]
+	if s.Kind == KindSwitchOut {
+		b.rememberSwitch(s, raw)
+		b.switchEvent(s.Kind, s.Tid, ts, raw)
+		return
+	}
 	w := int64(s.Period)
 	if b.opts.Cycles || w <= 0 {
 		w = int64(time.Second) / int64(b.opts.Hz)
@@ -340,7 +360,7 @@ func (b *Builder) flush(final bool) {
 }
 
 func (b *Builder) add(accs map[accKey]*acc, p pendingSample) {
-	k := accKey{thread: p.thread, raw: p.raw, label: b.labelAt(p.ts)}
+	k := accKey{thread: p.thread, raw: p.raw, label: b.labelAt(p.ts), off: p.off, preempted: p.preempted}
 	a := accs[k]
 	if a == nil {
 		a = &acc{}
@@ -408,6 +428,7 @@ func (b *Builder) UnwindStats() UnwindStats {
 func (b *Builder) Finish() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.finishSwitches()
 	b.flush(true)
 }
 
@@ -446,7 +467,9 @@ func (b *Builder) Result() *stacks.Profile {
 		PeriodNanos: int64(time.Second) / int64(b.opts.Hz),
 		CPUTime:     true,
 		Methods:     b.syms.Len(),
+		OffCPU:      b.opts.OffCPU,
 	}
+	b.offNotes(p)
 	if b.last >= b.first {
 		p.DurationNanos = b.last - b.first
 		if b.hdr != nil {
@@ -481,14 +504,33 @@ func (b *Builder) Result() *stacks.Profile {
 		return a.label < c.label
 	})
 	type mkey struct {
-		thread, label int32
-		stack         string
+		thread, label  int32
+		off, preempted bool
+		stack          string
 	}
 	merged := make(map[mkey]int)
 	for _, k := range keys {
 		a := accs[k]
 		st := resolved[k.raw]
 		th := &p.Threads[k.thread]
+		if k.off {
+			// Off-CPU time: its own entries, outside the CPU samples'
+			// counts.
+			mk := mkey{k.thread, k.label, true, k.preempted, stackKey(st)}
+			if i, ok := merged[mk]; ok {
+				p.Samples[i].Count += a.count
+				p.Samples[i].Nanos += a.nanos
+				continue
+			}
+			merged[mk] = len(p.Samples)
+			why := "blocked"
+			if k.preempted {
+				why = "runnable" // preempted or yielded: waiting for a CPU
+			}
+			p.Samples = append(p.Samples, stacks.Sample{Thread: int(k.thread), Stack: st, Count: a.count, Nanos: a.nanos, OffCPU: true,
+				Labels: append(b.sampleLabels(k.label), stacks.Label{Key: "off_cpu", Str: why})})
+			continue
+		}
 		th.Samples += a.count
 		p.Total += a.count
 		if len(st) > 0 && p.Frames[st[0]].Kind == stacks.KindManaged {
@@ -502,7 +544,7 @@ func (b *Builder) Result() *stacks.Profile {
 				p.Unresolved += a.count
 			}
 		}
-		mk := mkey{k.thread, k.label, stackKey(st)}
+		mk := mkey{k.thread, k.label, false, false, stackKey(st)}
 		if i, ok := merged[mk]; ok {
 			p.Samples[i].Count += a.count
 			p.Samples[i].Nanos += a.nanos
@@ -510,10 +552,7 @@ func (b *Builder) Result() *stacks.Profile {
 		}
 		merged[mk] = len(p.Samples)
 		s := stacks.Sample{Thread: int(k.thread), Stack: st, Count: a.count, Nanos: a.nanos}
-		if k.label > 0 {
-			l := b.labels[k.label]
-			s.Labels = []stacks.Label{{Key: "gc", Num: int64(l.number)}, {Key: "gc_phase", Str: l.phase}}
-		}
+		s.Labels = b.sampleLabels(k.label)
 		p.Samples = append(p.Samples, s)
 	}
 	sort.SliceStable(p.Samples, func(i, j int) bool {
@@ -527,6 +566,15 @@ func (b *Builder) Result() *stacks.Profile {
 		return a.Count > c.Count
 	})
 	return p
+}
+
+// sampleLabels are the pprof labels of GC label l (nil for none).
+func (b *Builder) sampleLabels(l int32) []stacks.Label {
+	if l <= 0 {
+		return nil
+	}
+	g := b.labels[l]
+	return []stacks.Label{{Key: "gc", Num: int64(g.number)}, {Key: "gc_phase", Str: g.phase}}
 }
 
 func stackKey(st []int32) string {

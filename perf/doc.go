@@ -18,6 +18,18 @@
 //     target's exit ends the run;
 //   - the Builder: unwinding (allocation-free per sample), aggregation,
 //     GC labels, symbolization at Result;
+//   - off-CPU time (Options.OffCPU, offcpu.go, offcpu_build.go): every
+//     switch-out of a sampled thread (the sched:sched_switch tracepoint,
+//     per thread × CPU, into rings of their own) walked like a sample and
+//     weighed by the time until the thread's switch-in
+//     (PERF_RECORD_SWITCH), for a wall-clock profile (stacks.Sample.OffCPU;
+//     pprof's cpu and off_cpu sample types; blocked or runnable, from the
+//     switch-out record's preemption flag). Needs root or CAP_PERFMON
+//     and tracefs (mounted privately for the id's lookup when clrspy may);
+//     otherwise Access.OffCPUNote says why. A thread already blocked
+//     when its events are opened is counted from then, under the one
+//     frame its system call returns to (its registers are not to be had
+//     without stopping it), and a note says so;
 //   - Profile / Start: the whole thing for one pid, EventPipe session
 //     included.
 //

@@ -22,6 +22,12 @@ type Access struct {
 	// Note says, in one line, why kernel frames are left out when they
 	// are ("" otherwise).
 	Note string
+	// OffCPU is set when Options.OffCPU was asked for and the switch
+	// events can be opened; otherwise OffCPUNote says why not, in one line.
+	OffCPU     bool
+	OffCPUNote string
+	// SwitchID is the sched:sched_switch tracepoint's id.
+	SwitchID int
 }
 
 // UnavailableError says why perf_event sampling of a process is not
@@ -89,6 +95,10 @@ func Check(pid int, opts Options) (Access, error) {
 	}
 	if !acc.Kernel && !opts.NoKernel {
 		acc.Note = fmt.Sprintf("kernel frames omitted: perf_event_paranoid is %d and clrspy has no CAP_PERFMON", par)
+	}
+	if opts.OffCPU {
+		acc.SwitchID, acc.OffCPUNote = checkOffCPU(pid, opts, acc)
+		acc.OffCPU = acc.OffCPUNote == ""
 	}
 	return acc, nil
 }

@@ -16,6 +16,26 @@ const (
 	recordFork        = 7
 	recordSample      = 9
 	recordLostSamples = 13
+	recordSwitch      = 14
+)
+
+// PERF_RECORD_SWITCH's misc bits: a switch-out, and one that preempted
+// a runnable thread (not a block).
+const (
+	miscSwitchOut        = 1 << 13
+	miscSwitchOutPreempt = 1 << 14
+)
+
+// SampleKind says what a Sample records.
+type SampleKind uint8
+
+// Sample kinds. Switch-ins and exits carry only Pid, Tid and Time.
+const (
+	KindCPU       SampleKind = iota // a CPU sample
+	KindSwitchOut                   // the thread left the CPU (Options.OffCPU): stack as for a CPU sample
+	KindSwitchIn                    // the thread came back on a CPU
+	KindExit                        // the thread exited (with Options.OffCPU only)
+	KindPreempted                   // the switch-out just before was a preemption: the thread stayed runnable
 )
 
 // Callchain context markers (PERF_CONTEXT_*).
@@ -28,6 +48,7 @@ const (
 // Sample is one perf sample, decoded in place: its slices point into the
 // ring buffer and are valid only during the Run callback.
 type Sample struct {
+	Kind     SampleKind
 	Pid, Tid int
 	Time     int64  // CLOCK_MONOTONIC nanoseconds
 	Period   uint64 // nanoseconds of CPU time for cpu-clock, cycles for cycles

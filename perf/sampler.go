@@ -23,6 +23,16 @@ type Stats struct {
 	FirstError error  // the first such error
 	RingBytes  int    // ring buffer data bytes per CPU
 	CPUs       int
+
+	// With Options.OffCPU: switch-outs read, records the kernel dropped
+	// from the off-CPU rings, threads whose switch events could not be
+	// opened (the first error).
+	Switches      uint64
+	OffLost       uint64
+	OffRingBytes  int
+	BlockedAtOpen int // threads off the CPU when their switch events were opened
+	OffOpenErrors int
+	OffFirstError error
 }
 
 // Sampler samples one process's threads with perf_event. Open it, Run it
@@ -33,6 +43,10 @@ type Sampler struct {
 	access Access
 	cpus   []int
 	rings  []*ring
+	// offRings receive the off-CPU events (switch-outs and switch-ins),
+	// one per CPU, so that a record's ring says what it is (the CPU
+	// samples' layout is kept as it is).
+	offRings []*ring
 	// threads maps a sampled tid to its events, one per CPU.
 	threads map[int][]int
 	pidfd   int
@@ -49,6 +63,9 @@ type Sampler struct {
 	lastScan time.Time
 	stats    Stats
 	sample   Sample
+	// initial holds switch-outs of threads that were blocked when their
+	// switch events were opened (see blockedAtOpen), for Run to hand on.
+	initial []Sample
 }
 
 // scanEvery is how often /proc/PID/task is re-read for threads whose fork
@@ -96,10 +113,20 @@ func Open(pid int, opts Options) (*Sampler, error) {
 	}
 	s.stats.RingBytes = size
 	s.stats.CPUs = len(cpus)
+	if acc.OffCPU {
+		if err := s.mapOffRings(size); err != nil {
+			for _, r := range s.offRings {
+				r.close()
+			}
+			s.offRings = nil
+			s.access.OffCPU = false
+			s.access.OffCPUNote = fmt.Sprintf("off-CPU time unavailable: %v", err)
+		}
+	}
 	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	for _, r := range s.rings {
+	for _, r := range append(s.rings[:len(s.rings):len(s.rings)], s.offRings...) {
 		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, r.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.fd)}); err != nil {
 			return nil, fmt.Errorf("epoll: %w", err)
 		}
@@ -187,6 +214,10 @@ func (s *Sampler) closeRings() {
 		r.close()
 	}
 	s.rings = nil
+	for _, r := range s.offRings {
+		r.close()
+	}
+	s.offRings = nil
 }
 
 // scanTasks opens events for threads of /proc/PID/task not sampled yet.
@@ -235,6 +266,9 @@ func (s *Sampler) openThread(tid int) {
 		}
 		fds = append(fds, fd)
 	}
+	if s.access.OffCPU {
+		fds = s.openOffThread(tid, fds)
+	}
 	s.threads[tid] = fds
 	s.stats.Threads++
 }
@@ -251,9 +285,10 @@ func (s *Sampler) closeThread(tid int) {
 // fn returns). A process that exits ends the run without error, with
 // everything it wrote before read.
 func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
-	events := make([]unix.EpollEvent, len(s.rings)+1)
+	events := make([]unix.EpollEvent, len(s.rings)+len(s.offRings)+1)
 	for {
 		if ctx.Err() != nil {
+			s.flushInitial(fn)
 			s.drain(fn)
 			return nil
 		}
@@ -273,6 +308,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 		if want := s.want.Load(); want == s.disabled {
 			s.setEnabled(want)
 		}
+		s.flushInitial(fn)
 		s.drain(fn)
 		if s.exited || (s.pidfd < 0 && !processAlive(s.pid)) {
 			s.exited = true
@@ -328,6 +364,14 @@ func (s *Sampler) drain(fn func(*Sample)) {
 			})
 		}
 	}
+	for _, r := range s.offRings {
+		if r.pending() {
+			r.drain(func(rec []byte) bool {
+				s.offRecord(rec, fn)
+				return true
+			})
+		}
+	}
 }
 
 // record handles one ring record.
@@ -337,6 +381,7 @@ func (s *Sampler) record(rec []byte, fn func(*Sample)) {
 	case recordSample:
 		if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
 			s.stats.Samples++
+			s.sample.Kind = KindCPU
 			fn(&s.sample)
 		}
 	case recordLost:
@@ -361,6 +406,13 @@ func (s *Sampler) record(rec []byte, fn func(*Sample)) {
 			s.openThread(tid)
 		} else {
 			s.closeThread(tid)
+			if s.access.OffCPU && len(rec) >= 32 {
+				// The builder forgets a switch-out the thread never
+				// came back from.
+				s.sample.Kind, s.sample.Pid, s.sample.Tid = KindExit, pid, tid
+				s.sample.Time = int64(le.Uint64(rec[24:]))
+				fn(&s.sample)
+			}
 		}
 	}
 }

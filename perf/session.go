@@ -105,7 +105,7 @@ func Start(pid int, cfg Config) (*Session, error) {
 			s.cfg.PerfMap = false
 		}
 	}
-	s.builder, err = NewBuilder(pid, hdr, s.syms, BuilderOptions{Hz: cfg.Hz, Cycles: cfg.Event == "cycles"})
+	s.builder, err = NewBuilder(pid, hdr, s.syms, BuilderOptions{Hz: cfg.Hz, Cycles: cfg.Event == "cycles", OffCPU: acc.OffCPU})
 	if err != nil {
 		s.abort()
 		return nil, err
@@ -115,6 +115,7 @@ func Start(pid int, cfg Config) (*Session, error) {
 		s.abort()
 		return nil, err
 	}
+	s.builder.opts.OffCPU = s.sampler.Access().OffCPU
 	sample := s.builder.Sample
 	if cfg.compareFP {
 		if s.fp, err = NewBuilder(pid, hdr, s.syms, BuilderOptions{Hz: cfg.Hz, FramePointers: true}); err != nil {
@@ -240,6 +241,7 @@ func (s *Session) stop() (*stacks.Profile, error) {
 	if st.OpenErrors > 0 {
 		s.notes = append(s.notes, fmt.Sprintf("%d threads not sampled: %v", st.OpenErrors, st.FirstError))
 	}
+	s.notes = append(s.notes, s.sampler.OffCPUNotes()...)
 	p.Notes = append(p.Notes, s.notes...)
 	if s.samplerErr != nil {
 		return p, s.samplerErr

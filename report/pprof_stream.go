@@ -159,6 +159,13 @@ func WritePprof(w io.Writer, p *stacks.Profile) error {
 	}
 	e.valueType(pbProfileSampleType, "samples", "count")
 	e.valueType(pbProfileSampleType, value, "nanoseconds")
+	if p.OffCPU {
+		// A wall-clock perf profile: time on the CPU, time off it, and
+		// their sum (the default view), each sample in one of the first
+		// two.
+		e.valueType(pbProfileSampleType, "off_cpu", "nanoseconds")
+		e.valueType(pbProfileSampleType, "wall", "nanoseconds")
+	}
 	var ids []uint64
 	for i := range p.Samples {
 		s := &p.Samples[i]
@@ -172,7 +179,13 @@ func WritePprof(w io.Writer, p *stacks.Profile) error {
 			e.sub = pbVarint(e.sub, id)
 		}
 		e.msg = pbBytes(e.msg[:0], pbSampleLocationID, e.sub)
-		e.sub = pbVarint(pbVarint(e.sub[:0], uint64(s.Count)), uint64(s.Nanos))
+		if !p.OffCPU {
+			e.sub = pbVarint(pbVarint(e.sub[:0], uint64(s.Count)), uint64(s.Nanos))
+		} else if s.OffCPU {
+			e.sub = pbVarint(pbVarint(pbVarint(pbVarint(e.sub[:0], uint64(s.Count)), 0), uint64(s.Nanos)), uint64(s.Nanos))
+		} else {
+			e.sub = pbVarint(pbVarint(pbVarint(pbVarint(e.sub[:0], uint64(s.Count)), uint64(s.Nanos)), 0), uint64(s.Nanos))
+		}
 		e.msg = pbBytes(e.msg, pbSampleValue, e.sub)
 		e.label("thread", t.Label(), 0)
 		e.label("thread_id", "", int64(t.ID))
@@ -181,6 +194,13 @@ func WritePprof(w io.Writer, p *stacks.Profile) error {
 		}
 		for _, l := range s.Labels {
 			e.label(l.Key, l.Str, l.Num)
+		}
+		if p.OffCPU {
+			state := "on_cpu"
+			if s.OffCPU {
+				state = "off_cpu"
+			}
+			e.label("state", state, 0)
 		}
 		e.flush(pbProfileSample)
 	}
@@ -221,6 +241,9 @@ func WritePprof(w io.Writer, p *stacks.Profile) error {
 	comments = append(comments, p.Notes...)
 	for _, c := range comments {
 		tail = pbVarint(pbVarint(tail, pbProfileComment<<3), uint64(e.str(c)))
+	}
+	if p.OffCPU {
+		value = "wall"
 	}
 	tail = pbInt(tail, pbProfileDefaultSampleType, e.str(value))
 	for _, s := range e.list {

@@ -135,7 +135,18 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			}
 			sampler = s
 		}
-		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)))
+		// off_cpu=1: a wall-clock profile, time off the CPU weighed by
+		// where threads blocked (perf sampler only).
+		offCPU := false
+		if s := q.Get("off_cpu"); s != "" {
+			v, err := strconv.ParseBool(s)
+			if err != nil || kind != "cpu" || v && sampler == "eventpipe" {
+				http.Error(w, fmt.Sprintf("off_cpu=%s: want 1 or 0, on /debug/pprof/profile with the perf sampler", s), http.StatusBadRequest)
+				return
+			}
+			offCPU = v
+		}
+		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)), offCPU)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
 			return
@@ -162,10 +173,13 @@ var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
 // gzipped pprof. A CPU profile comes from the perf_event sampler when
 // sampler allows it and the kernel permits it for the process (as `clrspy
 // profile --sampler auto`), else from the runtime's sample profiler.
-func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration) ([]byte, error) {
+func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration, offCPU bool) ([]byte, error) {
 	ps := contentionProviders
 	if kind == "cpu" {
-		if p, ok, err := d.perfProfile(ctx, t, sampler, dur); ok {
+		if offCPU && sampler == "auto" {
+			sampler = "perf" // off-CPU time comes from perf alone: say why not
+		}
+		if p, ok, err := d.perfProfile(ctx, t, sampler, dur, offCPU); ok {
 			if err != nil {
 				return nil, err
 			}
@@ -233,7 +247,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 // it and the kernel allows it for the process (ok false: use the
 // runtime's sampler). The process must be visible in clrspy's pid
 // namespace.
-func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration) (*stacks.Profile, bool, error) {
+func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration, offCPU bool) (*stacks.Profile, bool, error) {
 	if sampler == "eventpipe" {
 		return nil, false, nil
 	}
@@ -243,7 +257,9 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 		}
 		return nil, false, nil
 	}
-	opts := perf.Options{}
+	// Without the tracepoint's permission, off-CPU time is left out and
+	// the profile's comments say why.
+	opts := perf.Options{OffCPU: offCPU}
 	if _, err := perf.Check(t.hostPid, opts); err != nil {
 		if sampler == "perf" {
 			return nil, true, err

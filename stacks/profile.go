@@ -67,6 +67,10 @@ type Sample struct {
 	// Labels become pprof labels (mixed-mode samples taken during a GC:
 	// gc, gc_phase). Samples with different labels are separate entries.
 	Labels []Label
+	// OffCPU marks time off the CPU (a wall-clock perf profile): Count
+	// switch-outs with this stack, Nanos the time until the thread ran
+	// again. Such samples are not in the Total/Managed/External counts.
+	OffCPU bool
 }
 
 // Label is a key with a string value, or a numeric one when Str is "".
@@ -103,6 +107,10 @@ type Profile struct {
 	// Lost counts samples the source dropped (perf ring buffers that
 	// overflowed).
 	Lost int64
+	// OffCPU is set for a wall-clock perf profile: samples with OffCPU
+	// set hold the time threads spent off the CPU beside the CPU samples,
+	// and pprof gets the sample types cpu and off_cpu and a state label.
+	OffCPU bool
 	// Notes are one-line remarks on what the profile could not do
 	// ("kernel frames omitted: perf_event_paranoid is 2") and, first,
 	// what makes it partial ("PARTIAL: the trace is truncated ..."):

@@ -47,6 +47,14 @@ Two samplers (--sampler, live targets):
   auto       perf when the kernel permits it for this target (perf_event_paranoid,
              CAP_PERFMON, the target's owner), else eventpipe with a note saying
              why. The default.
+--off-cpu (perf) adds the time threads spend off the CPU: every switch-out is
+walked like a sample (the sched:sched_switch tracepoint; managed, native and
+kernel frames) and weighed by the time until the thread ran again. With the
+CPU samples that is a wall-clock profile per thread: pprof sample types cpu,
+off_cpu and wall (nanoseconds), a label state (on_cpu, off_cpu) and, off the
+CPU, off_cpu (blocked, or runnable: preempted or yielded, waiting for a CPU);
+folded and html weigh by time. It needs root or CAP_PERFMON with tracefs; without
+them a one-line note says why and the profile is CPU only.
 Trace files hold the runtime sample profiler's samples (eventpipe).
 
 EventPipe samples:
@@ -109,7 +117,8 @@ frames, its time accounting) for comparison with that tool.`,
 			return fmt.Errorf("unknown --format %q (want pprof, speedscope, folded or html)", format)
 		}
 		w := report.WeightSamples
-		if mode == stacks.CompatDotnetdiag {
+		if mode == stacks.CompatDotnetdiag || po.offCPU {
+			// Off-CPU entries count switch-outs: time is what adds up.
 			w = report.WeightWall
 		}
 		if weight != "" {
@@ -258,6 +267,16 @@ func profileSummary(p *stacks.Profile, out string) string {
 	}
 	if p.Lost > 0 {
 		fmt.Fprintf(&b, "; %d samples lost (the kernel's ring buffer was full)", p.Lost)
+	}
+	if p.OffCPU {
+		var n, ns int64
+		for i := range p.Samples {
+			if p.Samples[i].OffCPU {
+				n += p.Samples[i].Count
+				ns += p.Samples[i].Nanos
+			}
+		}
+		fmt.Fprintf(&b, "; off the CPU: %d switch-outs, %v", n, time.Duration(ns).Round(time.Millisecond))
 	}
 	if p.FoldedThreads > 0 {
 		fmt.Fprintf(&b, "; %d threads past the first %d folded into %s", p.FoldedThreads, stacks.DefaultMaxThreads, stacks.FoldedThreadName)

@@ -19,6 +19,7 @@ type perfFlags struct {
 	hz      int
 	event   string
 	perfMap bool
+	offCPU  bool
 }
 
 func addPerfFlags(c *cobra.Command, sampler *string) *perfFlags {
@@ -28,10 +29,13 @@ func addPerfFlags(c *cobra.Command, sampler *string) *perfFlags {
 	f.IntVar(&o.hz, "hz", 99, "perf sampler: samples per second per thread")
 	f.StringVar(&o.event, "event", "cpu-clock", "perf sampler: cpu-clock or cycles (where the hardware has a PMU)")
 	f.BoolVar(&o.perfMap, "perf-map", false, "perf sampler, --pid/--name: ask the runtime (.NET 8+) for /tmp/perf-PID.map too (names stubs)")
+	f.BoolVar(&o.offCPU, "off-cpu", false, "perf sampler: a wall-clock profile, the time threads spend off the CPU (blocked or waiting for one) weighed at the stack where they left it, beside the CPU samples (needs root or CAP_PERFMON and tracefs)")
 	return o
 }
 
-func (o *perfFlags) options() perf.Options { return perf.Options{Hz: o.hz, Event: o.event} }
+func (o *perfFlags) options() perf.Options {
+	return perf.Options{Hz: o.hz, Event: o.event, OffCPU: o.offCPU}
+}
 
 // chooseSampler resolves --sampler for this target: files always use the
 // samples they hold; auto picks perf when the kernel permits it for the
@@ -49,6 +53,9 @@ func chooseSampler(sampler string, live bool, tgt *targetFlags, cmd *cobra.Comma
 		return "eventpipe", nil
 	}
 	if sampler == "eventpipe" {
+		if opts.OffCPU {
+			return "", fmt.Errorf("--off-cpu needs the perf sampler (--sampler perf or auto); the EventPipe sampler is a wall clock of managed threads already")
+		}
 		return sampler, nil
 	}
 	if opts.Hz <= 0 || opts.Hz > 10000 {
@@ -67,7 +74,7 @@ func chooseSampler(sampler string, live bool, tgt *targetFlags, cmd *cobra.Comma
 		pid = p
 	}
 	if _, err := perf.Check(pid, opts); err != nil {
-		if sampler == "perf" {
+		if sampler == "perf" || opts.OffCPU {
 			return "", err
 		}
 		notice(fmt.Sprintf("perf sampler unavailable: %v; using the EventPipe sampler", err))
@@ -105,8 +112,10 @@ func profilePerf(cmd *cobra.Command, tgt *targetFlags, args []string, po *perfFl
 			}
 		}
 	}
+	// Without off-CPU events the profile's notes (printed with the
+	// summary, kept in the file) say why: sampler.OffCPUNotes below.
 	syms := stacks.NewSymbols(st.Header())
-	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles"})
+	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles", OffCPU: sampler.Access().OffCPU})
 	if err != nil {
 		sampler.Close()
 		st.Stop()
@@ -139,5 +148,6 @@ func profilePerf(cmd *cobra.Command, tgt *targetFlags, args []string, po *perfFl
 	if p.Lost == 0 {
 		p.Lost = int64(stats.Lost)
 	}
+	p.Notes = append(p.Notes, sampler.OffCPUNotes()...)
 	return writeProfile(cmd, st, in, p, o)
 }

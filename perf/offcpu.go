@@ -1,0 +1,327 @@
+package perf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Off-CPU time: every sampled thread also gets, per CPU, an event on the
+// sched:sched_switch tracepoint (period 1). The tracepoint fires in
+// __schedule while the thread being switched out is still current, so
+// its sample carries that thread's user registers and stack copy (taken
+// at its syscall entry or where it was preempted) and the kernel's
+// callchain down to schedule: it is walked like a CPU sample. The same
+// event has attr.context_switch set, so the kernel also writes a
+// PERF_RECORD_SWITCH when the thread comes back on a CPU: the time from
+// the switch-out to that switch-in is the time the thread spent off the
+// CPU (blocked, or runnable and waiting for a CPU), which weighs the
+// switch-out's stack. The events write into rings of their own (one per
+// CPU), so the CPU samples' rings and record layout stay as they are.
+
+// tracefsRoots are where tracefs is usually mounted.
+var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
+
+// tracepointID reads the id of tracepoint sys:name from tracefs. When
+// tracefs is not mounted and clrspy may mount file systems, it reads the
+// id from a private mount on a thread of its own that then exits, so
+// nothing stays mounted anywhere.
+func tracepointID(sys, name string) (int, error) {
+	rel := filepath.Join("events", sys, name, "id")
+	var firstErr error
+	for _, root := range tracefsRoots {
+		id, err := readID(filepath.Join(root, rel))
+		if err == nil {
+			return id, nil
+		}
+		if firstErr == nil || !errors.Is(err, os.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if errors.Is(firstErr, os.ErrNotExist) && hasCap(capSysAdmin) {
+		if id, err := privateTracefsID(rel); err == nil {
+			return id, nil
+		}
+	}
+	if errors.Is(firstErr, os.ErrNotExist) {
+		return 0, fmt.Errorf("tracefs is not mounted (no %s): mount it (mount -t tracefs nodev /sys/kernel/tracing) or run clrspy as root", filepath.Join(tracefsRoots[0], rel))
+	}
+	if errors.Is(firstErr, os.ErrPermission) {
+		return 0, fmt.Errorf("tracefs is not readable by clrspy (%v): the sched_switch tracepoint needs root or CAP_PERFMON with tracefs access", firstErr)
+	}
+	return 0, firstErr
+}
+
+func readID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// privateTracefsID mounts tracefs in a mount namespace private to one
+// locked OS thread and reads rel there. The goroutine ends without
+// unlocking the thread, so the Go runtime terminates the thread and its
+// namespace with it.
+func privateTracefsID(rel string) (int, error) {
+	type result struct {
+		id  int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// No UnlockOSThread: the thread must not run other goroutines.
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		// Private propagation first: the mount must not reach the host.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		if err := unix.Mount("nodev", tracefsRoots[0], "tracefs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		id, err := readID(filepath.Join(tracefsRoots[0], rel))
+		ch <- result{id, err}
+	}()
+	r := <-ch
+	return r.id, r.err
+}
+
+// checkOffCPU finds out whether the off-CPU events can be opened on pid:
+// the tracepoint's id, or a one-line reason why not.
+func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
+	if !acc.Privileged && acc.Paranoid > 1 {
+		return 0, fmt.Sprintf("off-CPU time unavailable: the sched_switch tracepoint needs CAP_PERFMON or root (perf_event_paranoid is %d); CPU samples only", acc.Paranoid)
+	}
+	id, err := tracepointID("sched", "sched_switch")
+	if err != nil {
+		return 0, fmt.Sprintf("off-CPU time unavailable: %v; CPU samples only", err)
+	}
+	a := opts.offAttr(id, acc.Kernel, 4096)
+	fd, err := perfOpen(&a, pid, -1)
+	if err != nil {
+		errno, _ := err.(unix.Errno)
+		return 0, fmt.Sprintf("off-CPU time unavailable: perf_event_open of sched:sched_switch refused (%s); CPU samples only", errnoName(errno))
+	}
+	unix.Close(fd)
+	return id, ""
+}
+
+// offStackBytes bounds the stack copy of a switch-out: half the CPU
+// samples' default, the kernel's work per context switch halved. A blocked
+// thread's native part (libc's syscall wrapper, libcoreclr's wait
+// functions down to pthread_cond_wait) fits in it, and the kernel's
+// frame-pointer chain continues the managed part; 2 KiB loses the
+// Task.Wait stack under libcoreclr's Monitor.Wait (TestOffCPUTime).
+const offStackBytes = 4096
+
+// offAttr is the switch-out event: sched:sched_switch, every occurrence,
+// with the CPU samples' layout (so one decoder reads both), and
+// context_switch for the switch-in records. A tracepoint fires in kernel
+// mode: exclude_kernel would drop every sample, so only the kernel's
+// callchain is left out when kernel frames are.
+func (o *Options) offAttr(id int, kernel bool, ringBytes int) unix.PerfEventAttr {
+	a := o.attr(kernel, ringBytes)
+	a.Type = unix.PERF_TYPE_TRACEPOINT
+	a.Config = uint64(id)
+	a.Sample = 1
+	a.Sample_stack_user = uint32(min(o.StackBytes, offStackBytes))
+	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
+	a.Bits |= unix.PerfBitContextSwitch
+	return a
+}
+
+// mapOffRings maps one ring per CPU for the off-CPU events, owned like
+// the CPU rings by a dummy event on clrspy itself. Switches come far
+// faster than 99 Hz samples (10,000/s is a busy service): the rings are
+// four times the CPU rings' size where memory locking allows (at most 64
+// MiB in all), halved down to that size if the kernel refuses.
+func (s *Sampler) mapOffRings(size int) error {
+	big := size
+	if s.opts.BufferBytes <= 0 && (hasCap(capIPCLock) || os.Geteuid() == 0) {
+		big = max(size, min(4*size, ringSize((64<<20)/max(len(s.cpus), 1), len(s.cpus))))
+	}
+	for ; big > size; big /= 2 {
+		if err := s.mapOffRingsOf(big); err == nil {
+			return nil
+		}
+		for _, r := range s.offRings {
+			r.close()
+		}
+		s.offRings = nil
+	}
+	return s.mapOffRingsOf(size)
+}
+
+func (s *Sampler) mapOffRingsOf(size int) error {
+	s.stats.OffRingBytes = size
+	da := s.opts.dummyAttr(s.access.Kernel, size)
+	for _, cpu := range s.cpus {
+		fd, err := perfOpen(&da, os.Getpid(), cpu)
+		if err != nil {
+			return fmt.Errorf("ring owner on CPU %d: %w", cpu, err)
+		}
+		r, err := mapRing(fd, size)
+		if err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
+		}
+		s.offRings = append(s.offRings, r)
+	}
+	return nil
+}
+
+// openOffThread opens tid's switch events (one per CPU) and appends them
+// to fds. A thread whose switch events cannot be opened is still sampled
+// on the CPU; the failure is counted.
+func (s *Sampler) openOffThread(tid int, fds []int) []int {
+	a := s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes)
+	if s.disabled {
+		a.Bits |= unix.PerfBitDisabled
+	}
+	n := len(fds)
+	opened := monoNow()
+	for i, cpu := range s.cpus {
+		fd, err := perfOpen(&a, tid, cpu)
+		if err == nil {
+			if err = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, s.offRings[i].fd); err != nil {
+				unix.Close(fd)
+			}
+		}
+		if err != nil {
+			for _, fd := range fds[n:] {
+				unix.Close(fd)
+			}
+			if err != unix.ESRCH {
+				s.stats.OffOpenErrors++
+				if s.stats.OffFirstError == nil {
+					s.stats.OffFirstError = fmt.Errorf("switch events of thread %d on CPU %d: %w", tid, cpu, err)
+				}
+			}
+			return fds[:n]
+		}
+		fds = append(fds, fd)
+	}
+	s.blockedAtOpen(tid, opened)
+	return fds
+}
+
+// offRecord handles one record of an off-CPU ring: switch-outs (samples)
+// and switch-ins.
+func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
+	le := binary.LittleEndian
+	switch le.Uint32(rec) {
+	case recordSample:
+		if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
+			s.stats.Switches++
+			s.sample.Kind = KindSwitchOut
+			fn(&s.sample)
+		}
+	case recordSwitch:
+		// sample_id_all: pid, tid, time follow the (empty) body. Of the
+		// switch-outs only preemptions matter (the sched_switch sample
+		// before has the rest).
+		misc := le.Uint16(rec[4:])
+		if len(rec) < 24 || misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
+			return
+		}
+		if pid := int(le.Uint32(rec[8:])); pid == s.pid {
+			s.sample.Kind, s.sample.Pid = KindSwitchIn, pid
+			if misc&miscSwitchOut != 0 {
+				s.sample.Kind = KindPreempted
+			}
+			s.sample.Tid = int(le.Uint32(rec[12:]))
+			s.sample.Time = int64(le.Uint64(rec[16:]))
+			fn(&s.sample)
+		}
+	case recordLost:
+		if len(rec) >= 24 {
+			s.stats.OffLost += le.Uint64(rec[16:])
+		}
+	case recordLostSamples:
+		if len(rec) >= 16 {
+			s.stats.OffLost += le.Uint64(rec[8:])
+		}
+	}
+}
+
+// OffCPUNotes are the one-line remarks on the off-CPU part of a run: why
+// it is missing, or what it lost.
+func (s *Sampler) OffCPUNotes() []string {
+	if !s.opts.OffCPU {
+		return nil
+	}
+	if !s.access.OffCPU {
+		return []string{s.access.OffCPUNote}
+	}
+	var notes []string
+	if s.stats.OffLost > 0 {
+		notes = append(notes, fmt.Sprintf("%d switch records lost: the off-CPU ring buffers (%d KiB per CPU) overflowed, some off-CPU time is missing", s.stats.OffLost, s.stats.OffRingBytes>>10))
+	}
+	if s.stats.BlockedAtOpen > 0 {
+		notes = append(notes, fmt.Sprintf("%d threads were off the CPU when their switch events were opened: their time until they first ran is under the one frame their system call returns to (no stack walked)", s.stats.BlockedAtOpen))
+	}
+	if s.stats.OffOpenErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%d threads without off-CPU time: %v", s.stats.OffOpenErrors, s.stats.OffFirstError))
+	}
+	return notes
+}
+
+// blockedAtOpen queues a switch-out for a thread that was already off the
+// CPU when its switch events were opened (state S or D), at the time
+// before they were opened, so its time until it first runs is counted.
+// Its registers are not to be had without stopping it: the stack is the
+// one frame its syscall returns to (/proc/PID/task/TID/syscall's PC), and
+// a note says so.
+func (s *Sampler) blockedAtOpen(tid int, opened int64) {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", s.pid, tid))
+	if err != nil {
+		return
+	}
+	// The state follows the ")" that ends the command name.
+	i := strings.LastIndexByte(string(st), ')')
+	if i < 0 || i+2 >= len(st) || (st[i+2] != 'S' && st[i+2] != 'D') {
+		return
+	}
+	sc, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", s.pid, tid))
+	if err != nil {
+		return
+	}
+	f := strings.Fields(string(sc))
+	if len(f) < 3 || f[0] == "running" {
+		return
+	}
+	pc, err := strconv.ParseUint(strings.TrimPrefix(f[len(f)-1], "0x"), 16, 64)
+	if err != nil || pc == 0 {
+		return
+	}
+	s.initial = append(s.initial, Sample{Kind: KindSwitchOut, Pid: s.pid, Tid: tid, Time: opened, IP: pc, User: []uint64{pc}})
+	s.stats.BlockedAtOpen++
+}
+
+// flushInitial hands the queued switch-outs of blockedAtOpen to fn.
+func (s *Sampler) flushInitial(fn func(*Sample)) {
+	for i := range s.initial {
+		fn(&s.initial[i])
+	}
+	s.initial = s.initial[:0]
+}
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
