@@ -36,7 +36,7 @@ type Analyzer struct {
 	sym     *stacks.Symbols
 	used    uint64
 
-	open    map[uint64]*pending // by waiting OS thread id
+	open    map[uint64]pending // by waiting OS thread id (values: no allocation per wait)
 	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
 	threads map[uint64]*threadAcc
 	// samples holds the sums inline: no pointers for the collector to
@@ -60,6 +60,8 @@ type Analyzer struct {
 	foldedTriples int64 // waits whose (stack, lock, thread) sample was past maxSamples
 
 	maxLocks, maxStacks int
+	onWait              func(ns int64)
+	noObjectTypes       bool
 	foldedLockWaits     int64 // waits on locks past maxLocks
 	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
 
@@ -146,6 +148,14 @@ type Options struct {
 	// bounds the distinct waiting stacks (0: no bound); later stacks share
 	// one "[other stacks]" stack. A live view that runs for days sets both.
 	MaxLocks, MaxStacks int
+	// OnWait, when set, is called with each completed wait's duration (ns):
+	// a live view's own histogram buckets (Prometheus') from the same
+	// pairing.
+	OnWait func(ns int64)
+	// NoObjectTypes ignores allocation and type events: locks are not
+	// matched to their object's type, and the object table (the
+	// analyzer's largest, 1<<18 addresses) stays empty. For live views.
+	NoObjectTypes bool
 }
 
 // New returns an analyzer for a stream with header hdr (for the clock and
@@ -159,29 +169,35 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		opts.MaxThreads = DefaultMaxThreads
 	}
 	return &Analyzer{
-		hdr:        hdr,
-		sym:        opts.Symbols,
-		ptrSize:    ps,
-		open:       make(map[uint64]*pending),
-		locks:      make(map[uint64]*lockAcc),
-		threads:    make(map[uint64]*threadAcc),
-		samples:    make(map[sampleKey]sampleSum),
-		lockObject: make(map[uint64]uint64),
-		lockType:   make(map[uint64]objectInfo),
-		typeNames:  make(map[uint64]string),
-		objects:    newAddrMap(maxObjects),
-		allocNames: make(map[uint64]string),
-		threadObj:  newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
-		managed:    newFIFOMap[uint32, uint32](maxThreadFacts),
-		osManaged:  newFIFOMap[uint64, uint32](maxThreadFacts),
-		osThreads:  newFIFOMap[uint64, bool](maxThreadFacts),
-		maxThreads: opts.MaxThreads,
-		noSamples:  opts.NoSamples,
-		maxLocks:   opts.MaxLocks,
-		maxStacks:  opts.MaxStacks,
-		stackIDs:   make(map[string]int),
+		hdr:           hdr,
+		sym:           opts.Symbols,
+		ptrSize:       ps,
+		open:          make(map[uint64]pending),
+		locks:         make(map[uint64]*lockAcc),
+		threads:       make(map[uint64]*threadAcc),
+		samples:       make(map[sampleKey]sampleSum),
+		lockObject:    make(map[uint64]uint64),
+		lockType:      make(map[uint64]objectInfo),
+		typeNames:     make(map[uint64]string),
+		objects:       newAddrMap(maxObjects),
+		allocNames:    make(map[uint64]string),
+		threadObj:     newFIFOMap[uint64, clrevents.Thread](maxThreadFacts),
+		managed:       newFIFOMap[uint32, uint32](maxThreadFacts),
+		osManaged:     newFIFOMap[uint64, uint32](maxThreadFacts),
+		osThreads:     newFIFOMap[uint64, bool](maxThreadFacts),
+		maxThreads:    opts.MaxThreads,
+		noSamples:     opts.NoSamples,
+		maxLocks:      opts.MaxLocks,
+		maxStacks:     opts.MaxStacks,
+		onWait:        opts.OnWait,
+		noObjectTypes: opts.NoObjectTypes,
+		stackIDs:      make(map[string]int),
 	}
 }
+
+// Len is how many locks and distinct waiting stacks the analyzer holds
+// (for tests of its bounds).
+func (a *Analyzer) Len() (locks, stacks int) { return len(a.locks), len(a.stacks) }
 
 // Stats implements analysis.Analyzer.
 func (a *Analyzer) Stats() analysis.Stats {
@@ -227,37 +243,50 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			}
 		case clrevents.IDThreadCreated:
 			a.thread(ev)
-		case clrevents.IDBulkType:
-			e, err := clrevents.DecodeBulkType(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) {
-				for _, t := range e.Types {
-					// Without GCHeapAndTypeNames the runtime sends empty
-					// names: they must not erase a name already known.
-					if t.Name != "" || a.typeNames[t.TypeID] == "" {
-						a.typeNames[t.TypeID] = t.Name
-					}
-				}
-			}
-		case clrevents.IDGCAllocationTick:
-			e, name, err := clrevents.DecodeAllocationTickRaw(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) && e.HasType && e.HasAddress {
-				a.allocated(e.Address, e.TypeID, name)
-			}
-		case clrevents.IDAllocationSampled:
-			e, name, err := clrevents.DecodeAllocationSampledRaw(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) {
-				a.allocated(e.Address, e.TypeID, name)
-			}
-		case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
-			e, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, a.ptrSize)
-			if a.check(err) {
-				a.allocated(e.Address, e.TypeID, nil)
+		case clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled,
+			clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
+			if !a.noObjectTypes {
+				a.objectEvent(ev)
 			}
 		}
 	case nettrace.Rundown:
 		if m.EventID == clrevents.IDRundownThreadDC {
 			a.used++
 			a.thread(ev)
+		}
+	}
+}
+
+// objectEvent records what allocation and type events say of objects and
+// type names, to name a lock's object type.
+func (a *Analyzer) objectEvent(ev *nettrace.Event) {
+	m := ev.Meta
+	switch m.EventID {
+	case clrevents.IDBulkType:
+		e, err := clrevents.DecodeBulkType(ev.Payload, m.Version, a.ptrSize)
+		if a.check(err) {
+			for _, t := range e.Types {
+				// Without GCHeapAndTypeNames the runtime sends empty
+				// names: they must not erase a name already known.
+				if t.Name != "" || a.typeNames[t.TypeID] == "" {
+					a.typeNames[t.TypeID] = t.Name
+				}
+			}
+		}
+	case clrevents.IDGCAllocationTick:
+		e, name, err := clrevents.DecodeAllocationTickRaw(ev.Payload, m.Version, a.ptrSize)
+		if a.check(err) && e.HasType && e.HasAddress {
+			a.allocated(e.Address, e.TypeID, name)
+		}
+	case clrevents.IDAllocationSampled:
+		e, name, err := clrevents.DecodeAllocationSampledRaw(ev.Payload, m.Version, a.ptrSize)
+		if a.check(err) {
+			a.allocated(e.Address, e.TypeID, name)
+		}
+	case clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
+		e, err := clrevents.DecodeSampledObjectAllocation(ev.Payload, m.Version, a.ptrSize)
+		if a.check(err) {
+			a.allocated(e.Address, e.TypeID, nil)
 		}
 	}
 }
@@ -303,12 +332,12 @@ func (a *Analyzer) start(ev *nettrace.Event) {
 	}
 	a.anyStart = true
 	a.osThreads.set(ev.ThreadID, true)
-	if old := a.open[ev.ThreadID]; old != nil {
+	if _, ok := a.open[ev.ThreadID]; ok {
 		// A thread waits for one lock at a time: the earlier start's stop
 		// was lost.
 		a.lostStarts++
 	}
-	p := &pending{ts: ev.Timestamp, stack: a.intern(ev.Stack, ev.Timestamp)}
+	p := pending{ts: ev.Timestamp, stack: a.intern(ev.Stack, ev.Timestamp)}
 	if e.HasLock {
 		a.hasV2 = true
 		p.hasV2 = true
@@ -328,12 +357,12 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 		return
 	}
 	a.osThreads.set(ev.ThreadID, true)
-	p := a.open[ev.ThreadID]
+	p, ok := a.open[ev.ThreadID]
 	var d int64
 	if e.HasDuration {
 		d = int64(math.Round(e.DurationNs))
 	}
-	if p == nil {
+	if !ok {
 		// The wait began before the session did.
 		a.stopsNoStart++
 		a.stopsNoStartNs += d
@@ -346,7 +375,7 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 			d = 0
 		}
 	}
-	a.record(ev.ThreadID, p, d)
+	a.record(ev.ThreadID, &p, d)
 }
 
 // setObject records the object a lock belongs to and, while the lock's type
@@ -400,6 +429,9 @@ func (a *Analyzer) lock(id uint64) *lockAcc {
 }
 
 func (a *Analyzer) record(tid uint64, p *pending, d int64) {
+	if a.onWait != nil {
+		a.onWait(d)
+	}
 	l := a.lock(p.lock)
 	l.count++
 	l.totalNs += d

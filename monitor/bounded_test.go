@@ -60,11 +60,12 @@ func TestBoundedOverLongTrace(t *testing.T) {
 	check := func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		nLocks, nStacks := m.lock.an.Len()
 		if m.gcs.len() > keepGCs || m.susps.len() > keepSusps || len(m.open) > 64 ||
 			m.gcStopped.n > maxStopIntervals || m.anyStopped.n > maxStopIntervals ||
-			len(m.lock.locks) > maxLocks || len(m.lock.open) > 1<<16 {
-			t.Fatalf("over a bound after %d events: %d GC rows, %d suspension rows, %d open, %d/%d stop intervals, %d locks, %d waits",
-				n, m.gcs.len(), m.susps.len(), len(m.open), m.gcStopped.n, m.anyStopped.n, len(m.lock.locks), len(m.lock.open))
+			nLocks > maxLocks+1 || nStacks > maxLockStacks+2 {
+			t.Fatalf("over a bound after %d events: %d GC rows, %d suspension rows, %d open, %d/%d stop intervals, %d locks, %d stacks",
+				n, m.gcs.len(), m.susps.len(), len(m.open), m.gcStopped.n, m.anyStopped.n, nLocks, nStacks)
 		}
 		// Intervals older than a minute of the event clock are dropped.
 		if m.gcStopped.n > 0 && m.gcStopped.at(0).end < m.now-windowKeep-int64(time.Second) && m.gcStopped.n > 1 {

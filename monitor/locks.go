@@ -1,132 +1,43 @@
 package monitor
 
 import (
-	"math"
-	"sort"
-
-	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
-// lockState pairs ContentionStart/Stop per thread (as package locks does)
-// and keeps totals, a wait histogram and per-lock aggregates, bounded:
-// beyond maxLocks distinct locks, waits count under an "other" entry. The
-// owner a ContentionStart v2 names is the owner's OS thread id on every
-// runtime measured (docs/locks.md).
+// lockState is the monitor's lock contention: package locks' analyzer in
+// its bounded mode (the pairing, owners, stacks and tables a file's report
+// has), plus the two things only a live view shows: ContentionStart
+// events counted as the runtime counts them, and the wait histogram in
+// the metrics' buckets.
 type lockState struct {
-	open        map[uint64]lockWait // by waiting thread
-	locks       map[uint64]*lockAcc
-	other       lockAcc
-	contentions uint64
-	waits       uint64
-	total, max  int64
-	unpaired    uint64 // stops without a start (the wait began before the session)
-	hist        hist
-	lockIDs     bool // the runtime names locks (ContentionStart v2, .NET 8+)
+	an     *locks.Analyzer
+	starts uint64
+	hist   hist
 }
 
-type lockWait struct {
-	ts           int64
-	lock, object uint64
-	owner        uint64
+// Bounds of the live lock analysis: a view that runs for days keeps this
+// many locks and waiting stacks apart (the rest fold, counted).
+const (
+	maxLocks       = 4096
+	maxLockStacks  = 1024
+	maxLockThreads = 4096
+)
+
+func newLockState(hdr *nettrace.Header, sym *stacks.Symbols) *lockState {
+	l := &lockState{hist: newHist(WaitBounds)}
+	l.an = locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
+		MaxThreads: maxLockThreads, NoObjectTypes: true, OnWait: l.hist.add})
+	return l
 }
 
-type lockAcc struct {
-	id, object uint64
-	waits      uint64
-	total, max int64
-	owners     [4]ownerAcc
-}
-
-type ownerAcc struct {
-	tid   uint64
-	waits uint64
-	total int64
-}
-
-const maxLocks = 4096
-
-func newLockState() lockState {
-	return lockState{open: make(map[uint64]lockWait), locks: make(map[uint64]*lockAcc), hist: newHist(WaitBounds)}
-}
-
-func (l *lockState) start(ev *nettrace.Event, ptr int, ts int64, st *analysis.Stats) {
-	e, err := clrevents.DecodeContentionStart(ev.Payload, ev.Meta.Version, ptr)
-	if st.Failed(err) {
-		return
+func (l *lockState) event(ev *nettrace.Event) {
+	if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDContentionStart {
+		l.starts++
 	}
-	st.Used()
-	l.contentions++
-	w := lockWait{ts: ts}
-	if e.HasLock {
-		l.lockIDs = true
-		w.lock, w.object, w.owner = e.LockID, e.AssociatedObjectID, e.LockOwnerThreadID
-	}
-	if len(l.open) >= 1<<16 {
-		// Starts whose stops were lost: start over rather than grow.
-		clear(l.open)
-	}
-	l.open[ev.ThreadID] = w
-}
-
-func (l *lockState) stop(ev *nettrace.Event, ptr int, ts int64, st *analysis.Stats) {
-	e, err := clrevents.DecodeContentionStop(ev.Payload, ev.Meta.Version, ptr)
-	if st.Failed(err) {
-		return
-	}
-	st.Used()
-	w, ok := l.open[ev.ThreadID]
-	if !ok {
-		l.unpaired++
-		return
-	}
-	delete(l.open, ev.ThreadID)
-	d := max(ts-w.ts, 0)
-	if e.HasDuration {
-		d = int64(math.Round(e.DurationNs))
-	}
-	l.waits++
-	l.total += d
-	l.max = max(l.max, d)
-	l.hist.add(d)
-	a := l.locks[w.lock]
-	if a == nil {
-		if len(l.locks) < maxLocks {
-			a = &lockAcc{id: w.lock}
-			l.locks[w.lock] = a
-		} else {
-			a = &l.other
-		}
-	}
-	if w.object != 0 {
-		a.object = w.object
-	}
-	a.waits++
-	a.total += d
-	a.max = max(a.max, d)
-	if w.owner != 0 {
-		a.addOwner(w.owner, d)
-	}
-}
-
-// addOwner credits a wait to its owner; a lock keeps its four heaviest
-// owners (a new one replaces the lightest).
-func (a *lockAcc) addOwner(tid uint64, d int64) {
-	light := 0
-	for i := range a.owners {
-		o := &a.owners[i]
-		if o.tid == tid || o.tid == 0 {
-			o.tid = tid
-			o.waits++
-			o.total += d
-			return
-		}
-		if o.total < a.owners[light].total {
-			light = i
-		}
-	}
-	a.owners[light] = ownerAcc{tid, 1, d}
+	l.an.Event(ev)
 }
 
 // LockSummary is lock contention since the session began.
@@ -161,34 +72,24 @@ type LockRow struct {
 	OwnerThreadID uint64 `json:"owner_thread_id"`
 }
 
-func (l *lockState) summary(top int) LockSummary {
+// summary is the analysis' result as the snapshot's lock summary (and the
+// result itself, for a page's lock table).
+func (l *lockState) summary(top int) (LockSummary, *locks.Result) {
+	r := l.an.Result()
+	sum := &r.Summary
 	s := LockSummary{
-		Contentions: l.contentions, Waits: l.waits, TotalWaitMS: ms(l.total), MaxWaitMS: ms(l.max),
-		WaitHistogram: l.hist.snapshot(), Waiting: len(l.open), Unpaired: l.unpaired, Top: []LockRow{},
+		Contentions: l.starts, Waits: uint64(sum.Contentions), TotalWaitMS: ms(sum.TotalNs), MaxWaitMS: ms(sum.MaxNs),
+		WaitHistogram: l.hist.snapshot(), Waiting: sum.Unpaired, Unpaired: uint64(sum.StopsWithoutStart), Top: []LockRow{},
 	}
-	accs := make([]*lockAcc, 0, len(l.locks)+1)
-	for _, a := range l.locks {
-		accs = append(accs, a)
-	}
-	if l.other.waits > 0 {
-		accs = append(accs, &l.other)
-	}
-	sort.Slice(accs, func(i, j int) bool {
-		if accs[i].total != accs[j].total {
-			return accs[i].total > accs[j].total
-		}
-		return accs[i].id < accs[j].id
-	})
-	for _, a := range accs[:min(top, len(accs))] {
-		r := LockRow{LockID: a.id, Object: a.object, Waits: a.waits, TotalWaitMS: ms(a.total), MaxWaitMS: ms(a.max)}
-		var best ownerAcc
-		for _, o := range a.owners {
-			if o.total > best.total {
-				best = o
+	for _, lk := range r.Locks[:min(top, len(r.Locks))] {
+		row := LockRow{LockID: lk.ID, Object: lk.Object, Waits: uint64(lk.Contentions), TotalWaitMS: ms(lk.TotalNs), MaxWaitMS: ms(lk.MaxNs)}
+		var best int64
+		for _, o := range lk.Owners {
+			if o.TotalNs > best && o.Mapped {
+				best, row.OwnerThreadID = o.TotalNs, o.OSThreadID
 			}
 		}
-		r.OwnerThreadID = best.tid
-		s.Top = append(s.Top, r)
+		s.Top = append(s.Top, row)
 	}
-	return s
+	return s, r
 }

@@ -111,7 +111,7 @@ type Monitor struct {
 	gc   *gcpause.Analyzer
 	ctr  *counters.Analyzer
 	cpu  *cpuWindow
-	lock lockState
+	lock *lockState
 
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
@@ -187,7 +187,6 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		suspendHist: newHist(PauseBounds),
 		gcStopped:   newStopped(windowKeep, maxStopIntervals),
 		anyStopped:  newStopped(windowKeep, maxStopIntervals),
-		lock:        newLockState(),
 		open:        make([]openSusp, 0, 8),
 	}
 	for i := range m.gen {
@@ -208,6 +207,13 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
 		m.cpu.mappings = opts.Mappings
 	}
+	// Waiting stacks are named by the CPU window's symbol table when
+	// there is one (the events that fill it are the same).
+	var sym *stacks.Symbols
+	if m.cpu != nil {
+		sym = m.cpu.sym
+	}
+	m.lock = newLockState(hdr, sym)
 	m.proc.Pid = hdr.ProcessID
 	m.sess.state = StateRunning
 	return m
@@ -220,6 +226,7 @@ func (m *Monitor) Stats() analysis.Stats {
 	defer m.mu.Unlock()
 	st := m.stats
 	st.Add(m.gc.Stats())
+	st.Add(m.lock.an.Stats())
 	if m.ctr != nil {
 		st.Add(m.ctr.Stats())
 	}
@@ -272,6 +279,7 @@ func (m *Monitor) event(ev *nettrace.Event) {
 		m.lost += uint64(ev.LostBefore)
 	}
 	m.gc.Event(ev)
+	m.lock.event(ev)
 	meta := ev.Meta
 	switch meta.Runtime {
 	case nettrace.Runtime:
@@ -326,10 +334,6 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
 		if err == nil {
 			m.flavor.globalHistory(e, meta.Version)
 		}
-	case clrevents.IDContentionStart:
-		m.lock.start(ev, m.hdr.PointerSize, ts, &m.stats)
-	case clrevents.IDContentionStop:
-		m.lock.stop(ev, m.hdr.PointerSize, ts, &m.stats)
 	}
 }
 

@@ -72,8 +72,8 @@ func (m *Monitor) trySeed() {
 		return
 	}
 	b.PauseRuntimeMS = max(p.Value*1e3-ms(m.all.totalRuntime), 0)
-	if c, ok := r.Get("dotnet.monitor.lock_contentions"); ok && c.Source == counters.SourceMeter && c.FromStart && c.Value > float64(m.lock.contentions) {
-		b.LockContentions = uint64(c.Value) - m.lock.contentions
+	if c, ok := r.Get("dotnet.monitor.lock_contentions"); ok && c.Source == counters.SourceMeter && c.FromStart && c.Value > float64(m.lock.starts) {
+		b.LockContentions = uint64(c.Value) - m.lock.starts
 	}
 	if at == m.seed.last && m.seed.before != nil {
 		return // the same publication

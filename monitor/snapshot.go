@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/locks"
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -173,6 +174,9 @@ type Snapshot struct {
 	// generation, type and reason), so a live page shows the same figures.
 	// Its GC rows are left out (GCs above are the monitor's).
 	Rollup *gcpause.Result `json:"-"`
+	// LocksResult is package locks' result behind Locks: the tables a
+	// file's report shows (owners, waiting stacks), for a live page.
+	LocksResult *locks.Result `json:"-"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -189,8 +193,8 @@ func (m *Monitor) Snapshot() *Snapshot {
 		},
 		GCs:         m.gcs.slice(),
 		Suspensions: m.susps.slice(),
-		Locks:       m.lock.summary(m.opts.topLocks()),
 	}
+	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.Rollup = m.gc.Result()
 	// The records are the analyzer's and may still change: not shared.
 	s.Rollup.GCs, s.Rollup.Longest, s.Rollup.Suspensions = nil, nil, nil
@@ -200,6 +204,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	st := m.stats
 	st.Add(m.gc.Stats())
+	st.Add(m.lock.an.Stats())
 	if m.ctr != nil {
 		st.Add(m.ctr.Stats())
 	}

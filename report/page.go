@@ -141,7 +141,7 @@ func NewPage(pp PageParts) *Page {
 	}
 	p.Locks = pp.PageLocks
 	if p.Locks == nil {
-		p.Locks = pageLocks(pp.Locks)
+		p.Locks = PageLocksOf(pp.Locks)
 	}
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
@@ -393,7 +393,9 @@ type PageLock struct {
 }
 
 // pageLocks is the page's lock table, nil without contention.
-func pageLocks(r *locks.Result) *PageLocks {
+// PageLocksOf is a lock result as the page's lock table (nil when there
+// was no contention): the file's page and the live page alike.
+func PageLocksOf(r *locks.Result) *PageLocks {
 	if r == nil || r.Summary.Contentions+int64(r.Summary.Unpaired) == 0 {
 		return nil
 	}

@@ -108,7 +108,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks}
 	// The lock table is made now: the result names every waiting stack
 	// (7 MB on a 1 GiB trace), the table a hundred.
-	pp.PageLocks = pageLocks(a.Locks.Result())
+	pp.PageLocks = PageLocksOf(a.Locks.Result())
 	a.Locks.Release()
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()

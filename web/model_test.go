@@ -59,9 +59,10 @@ func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
 // TestLiveModelEqualsFile: every fixture read once through the file path
 // (the report page's analyses) and once through the live model (the
 // monitor behind the live page and serve, fed the same events): the GC
-// rows and the summary (counts, stopped time, percentiles, suspensions by
-// reason) are equal: the live page renders package gcpause's rollup, as
-// the file's page does, not a second copy.
+// rows, the summary (counts, stopped time, percentiles, suspensions by
+// reason) and the lock table (owners and waiting stacks) are equal: the
+// live page renders package gcpause's rollup and package locks' result,
+// as the file's page does, not second copies.
 func TestLiveModelEqualsFile(t *testing.T) {
 	for _, name := range tracetest.Fixtures(t) {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
@@ -110,6 +111,17 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			if got, want := fmt.Sprintf("%+v", ls.SuspensionsByReason), fmt.Sprintf("%+v", fs.SuspensionsByReason); got != want {
 				t.Errorf("suspensions by reason:\nlive %s\nfile %s", got, want)
 			}
+			if got, want := lockTable(live.Locks), lockTable(off.Locks); got != want {
+				t.Errorf("locks:\nlive %s\nfile %s", got, want)
+			}
 		})
 	}
+}
+
+func lockTable(l *report.PageLocks) string {
+	if l == nil {
+		return "none"
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
 }

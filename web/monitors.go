@@ -481,7 +481,8 @@ func pageState(snap *monitor.Snapshot) state {
 		st.total = c.Total
 	}
 	if l := &snap.Locks; l.Waits+uint64(l.Waiting) > 0 {
-		st.locks, st.waits = pageLocks(l), l.Waits
+		// The file's page's own table of the same analysis.
+		st.locks, st.waits = report.PageLocksOf(snap.LocksResult), l.Waits
 	}
 	return st
 }
@@ -554,23 +555,4 @@ func flameOf(c *monitor.CPUProfile, t1 float64) *report.Flame {
 		f.Total = kept
 	}
 	return f
-}
-
-// pageLocks is the monitor's lock summary as the page's lock table.
-func pageLocks(l *monitor.LockSummary) *report.PageLocks {
-	pl := &report.PageLocks{Contentions: int64(l.Waits), TotalMS: l.TotalWaitMS, MaxMS: l.MaxWaitMS, Waiting: l.Waiting, Locks: []report.PageLock{}}
-	for _, r := range l.Top {
-		row := report.PageLock{ID: "-", Contentions: int64(r.Waits), TotalMS: r.TotalWaitMS, MaxMS: r.MaxWaitMS, Owners: []string{}, Stack: []string{}}
-		if r.LockID != 0 {
-			row.ID = fmt.Sprintf("0x%x", r.LockID)
-		}
-		if r.Waits > 0 {
-			row.MeanMS = r.TotalWaitMS / float64(r.Waits)
-		}
-		if r.OwnerThreadID != 0 {
-			row.Owners = append(row.Owners, fmt.Sprintf("%d (most of the wait)", r.OwnerThreadID))
-		}
-		pl.Locks = append(pl.Locks, row)
-	}
-	return pl
 }
