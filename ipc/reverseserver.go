@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -36,7 +38,8 @@ type ReverseServer struct {
 	// reconnects within 500 ms of its previous command).
 	ReconnectTimeout time.Duration
 
-	ln *net.UnixListener
+	ln  *net.UnixListener
+	ino uint64 // the socket file's inode, removed on Close only if still there
 
 	mu       sync.Mutex
 	runtimes map[[16]byte]*ReverseRuntime
@@ -45,6 +48,8 @@ type ReverseServer struct {
 	// bounded memory, so they are not accepted twice).
 	givenUp  map[[16]byte]bool
 	givenUpQ [][16]byte
+	// rejected counts connections refused, by reason (see Rejected).
+	rejected map[string]uint64
 	ready    chan struct{} // closed and replaced when queue grows
 	closed   bool
 	done     chan struct{}
@@ -53,6 +58,9 @@ type ReverseServer struct {
 // ReverseRuntime is one runtime connected to a ReverseServer.
 type ReverseRuntime struct {
 	Advertise
+	// Peer is who the runtime's first connection came from, by the
+	// kernel's word (SO_PEERCRED), not the runtime's.
+	Peer Peer
 	// Client sends commands to this runtime over its reverse connections.
 	Client *Client
 
@@ -79,13 +87,35 @@ type idleConn struct {
 // other file, is an error. mode sets the socket file's permissions (0:
 // 0600, as the runtime's own sockets: only this user and root may
 // connect).
+//
+// The socket is never changed by its path, which another user could swap
+// for a symlink between two calls: it is bound in a fresh private
+// directory beside path (mode 0700: no one else may enter it), given its
+// mode there, and renamed into place (a rename replaces a name, never
+// follows it). A directory that other users may write to is refused unless
+// it is sticky (as /tmp), where they cannot remove or rename what is ours,
+// and a file already at path must then be ours too.
 func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 	if len(path) >= maxSunPath {
 		return nil, fmt.Errorf("diagnostic port %s: %d bytes, over the %d-byte limit of Unix socket paths", path, len(path), maxSunPath-1)
 	}
+	if mode == 0 {
+		mode = 0o600
+	}
+	dir := filepath.Dir(path)
+	// A missing last directory is made, ours and closed to writers (the
+	// way to use a shared volume whose root anyone may write to: give a
+	// path one directory below it).
+	os.Mkdir(dir, 0o755)
+	if err := checkPortDir(dir); err != nil {
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
+	}
 	if st, err := os.Lstat(path); err == nil {
 		if st.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("diagnostic port %s: a file that is not a socket is in the way", path)
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+			return nil, fmt.Errorf("diagnostic port %s: a socket of another user (uid %d) is in the way", path, sys.Uid)
 		}
 		c, err := net.DialTimeout("unix", path, time.Second)
 		if err == nil {
@@ -95,11 +125,18 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("diagnostic port %s: removing the stale socket: %w", path, err)
-		}
+		// The stale socket is replaced by the rename below.
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	priv, err := os.MkdirTemp(dir, ".clrspy-")
+	if err != nil {
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
+	}
+	defer os.RemoveAll(priv)
+	tmp := filepath.Join(priv, "s")
+	if len(tmp) >= maxSunPath {
+		return nil, fmt.Errorf("diagnostic port %s: the directory's path is too long to bind a socket beside it (%d of %d bytes)", path, len(tmp), maxSunPath-1)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
@@ -107,20 +144,67 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 		}
 		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
-	// The listener removes the socket file when closed.
-	ln.SetUnlinkOnClose(true)
-	if mode == 0 {
-		mode = 0o600
-	}
-	if err := os.Chmod(path, mode); err != nil {
+	// The name the listener knows is gone once renamed; Close removes the
+	// socket at path itself, when it is still this one.
+	ln.SetUnlinkOnClose(false)
+	// tmp is in a directory only this user (and root) may enter: no one
+	// can put a symlink there.
+	if err := os.Chmod(tmp, mode); err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
 	}
-	s := &ReverseServer{Path: path, ln: ln, runtimes: make(map[[16]byte]*ReverseRuntime),
-		givenUp: make(map[[16]byte]bool), ready: make(chan struct{}), done: make(chan struct{})}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
+	}
+	var ino uint64
+	if st, err := os.Lstat(path); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			ino = sys.Ino
+		}
+	}
+	s := &ReverseServer{Path: path, ln: ln, ino: ino, runtimes: make(map[[16]byte]*ReverseRuntime),
+		givenUp: make(map[[16]byte]bool), rejected: make(map[string]uint64), ready: make(chan struct{}), done: make(chan struct{})}
 	go s.serve()
 	go s.janitor()
 	return s, nil
+}
+
+// checkPortDir refuses a directory where another user could replace the
+// port: writable by others (group or world) and not sticky, or owned by
+// another user than this one or root.
+func checkPortDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return plainPathErr(err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if sys.Uid != 0 && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("directory %s belongs to another user (uid %d), who could replace the port", dir, sys.Uid)
+	}
+	if st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0 {
+		return fmt.Errorf("directory %s is writable by other users and not sticky (mode %v): they could replace the port; use a directory only this user may write to, or make it sticky (chmod +t)", dir, st.Mode().Perm())
+	}
+	return nil
+}
+
+// plainPathErr drops Go's "op path:" prefix (the message names the path).
+func plainPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 func (s *ReverseServer) reconnectTimeout() time.Duration {
@@ -203,8 +287,106 @@ func (s *ReverseServer) serve() {
 	}
 }
 
+// Peer is the process at the other end of a connection as the kernel
+// knows it (SO_PEERCRED at connect time), in clrspy's namespaces.
+type Peer struct {
+	// Pid is the process's pid in clrspy's pid namespace; 0 when it is not
+	// visible there (clrspy in a container, the runtime outside it).
+	Pid int
+	// Uid and Gid are its credentials as clrspy's user namespace maps them
+	// (65534 when unmapped).
+	Uid, Gid int
+}
+
+// peerOf reads the connection's peer credentials.
+func peerOf(c net.Conn) (Peer, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Peer{}, errors.New("not a Unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return Peer{}, err
+	}
+	if cerr != nil {
+		return Peer{}, cerr
+	}
+	return Peer{Pid: int(cred.Pid), Uid: int(cred.Uid), Gid: int(cred.Gid)}, nil
+}
+
+// innerPid is pid's pid in its own (innermost) pid namespace: the last
+// value of NSpid in /proc/PID/status (pid itself before Linux 4.1).
+func innerPid(pid int) (int, error) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	if f := statusField(b, "NSpid"); len(f) > 0 {
+		return strconv.Atoi(f[len(f)-1])
+	}
+	return pid, nil
+}
+
+// Rejection reasons (Rejected's keys).
+const (
+	// RejectPid: the advertised pid is not the connecting process's pid
+	// in its own pid namespace.
+	RejectPid = "pid_mismatch"
+	// RejectCookie: a connection with a known runtime's cookie came from
+	// another process.
+	RejectCookie = "cookie_mismatch"
+	// RejectPeer: the peer's credentials could not be read (it exited).
+	RejectPeer = "peer_unknown"
+)
+
+// verify checks a runtime's advertised pid against the connection's peer:
+// a runtime advertises its pid in its own pid namespace, which is the last
+// of the pids the kernel lists for the peer. A peer not visible in
+// clrspy's pid namespace (Pid 0) cannot be checked: it is taken, and
+// nothing per-pid is ever aimed at it (its Peer.Pid stays 0).
+func verify(a Advertise, p Peer) string {
+	if p.Pid == 0 {
+		return ""
+	}
+	inner, err := innerPid(p.Pid)
+	if err != nil {
+		return RejectPeer
+	}
+	if uint64(inner) != a.Pid {
+		return RejectPid
+	}
+	return ""
+}
+
+// Rejected is the number of connections refused so far, by reason
+// (RejectPid, RejectCookie, RejectPeer): a process that claimed another's
+// pid or cookie.
+func (s *ReverseServer) Rejected() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]uint64, len(s.rejected))
+	for k, v := range s.rejected {
+		m[k] = v
+	}
+	return m
+}
+
+func (s *ReverseServer) reject(c net.Conn, reason string) {
+	c.Close()
+	s.mu.Lock()
+	s.rejected[reason]++
+	s.mu.Unlock()
+}
+
 // greet reads a connection's advertise and files the connection under its
-// runtime.
+// runtime, once the kernel's peer credentials confirm the pid it claims.
 func (s *ReverseServer) greet(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(replyTimeout))
 	var b [advertiseSize]byte
@@ -218,6 +400,15 @@ func (s *ReverseServer) greet(c net.Conn) {
 		c.Close()
 		return
 	}
+	peer, err := peerOf(c)
+	if err != nil {
+		s.reject(c, RejectPeer)
+		return
+	}
+	if why := verify(a, peer); why != "" {
+		s.reject(c, why)
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -225,8 +416,16 @@ func (s *ReverseServer) greet(c net.Conn) {
 		return
 	}
 	r := s.runtimes[a.Cookie]
+	if r != nil && r.Peer.Pid != peer.Pid {
+		// The cookie is the runtime's secret only while nothing leaks it:
+		// a connection is filed under a runtime only from that process.
+		s.rejected[RejectCookie]++
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
 	if r == nil {
-		r = &ReverseRuntime{Advertise: a, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}
+		r = &ReverseRuntime{Advertise: a, Peer: peer, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}
 		r.Client = &Client{Pid: int(a.Pid), Socket: s.Path, dial: r.take}
 		s.runtimes[a.Cookie] = r
 		if s.givenUp[a.Cookie] {
@@ -292,6 +491,13 @@ func (s *ReverseServer) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
+	// Remove the socket by its path only when the file there is still ours
+	// (in a sticky or private directory no one else could have replaced it).
+	if st, e := os.Lstat(s.Path); e == nil && st.Mode()&os.ModeSocket != 0 {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Ino == s.ino {
+			os.Remove(s.Path)
+		}
+	}
 	for _, r := range rts {
 		r.drop()
 	}

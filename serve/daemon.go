@@ -37,6 +37,9 @@ type Daemon struct {
 	running  bool
 
 	wg sync.WaitGroup // session goroutines
+
+	// rejectedSeen is the diagnostic port's refusals already logged.
+	rejectedSeen uint64
 }
 
 // New validates cfg and opens what the daemon needs before it runs (the
@@ -129,7 +132,27 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			d.expire(time.Now())
+			d.noteRejections()
 		}
+	}
+}
+
+// noteRejections logs, once per second at most, that the diagnostic port
+// refused connections whose claimed pid or cookie the kernel contradicts
+// (clrspy_attach_errors_total counts each).
+func (d *Daemon) noteRejections() {
+	if d.port == nil {
+		return
+	}
+	var n uint64
+	rej := d.port.Rejected()
+	for _, v := range rej {
+		n += v
+	}
+	if n > d.rejectedSeen {
+		d.log.Warn("refused runtime connections whose advertised identity their peer credentials contradict",
+			"refused", n-d.rejectedSeen, "pid_mismatch", rej[ipc.RejectPid], "cookie_mismatch", rej[ipc.RejectCookie])
+		d.rejectedSeen = n
 	}
 }
 
@@ -219,6 +242,11 @@ func (d *Daemon) Health() metrics.Health {
 	for k, v := range d.errs {
 		h.AttachErrors[k] = v
 	}
+	if d.port != nil {
+		for k, v := range d.port.Rejected() {
+			h.AttachErrors[k] += v
+		}
+	}
 	return h
 }
 
@@ -226,7 +254,10 @@ func (d *Daemon) Health() metrics.Health {
 type TargetInfo struct {
 	Pid string `json:"pid"`
 	// HostPid is the pid in clrspy's namespace (0: not visible there).
-	HostPid int    `json:"host_pid"`
+	HostPid int `json:"host_pid"`
+	// Uid is the user a listen-mode runtime runs as, from its
+	// connection's peer credentials (nil in attach mode).
+	Uid     *int   `json:"uid,omitempty"`
 	Process string `json:"process"`
 	Kind    string `json:"kind"` // attach or listen
 	// State: attaching, running, retrying, exited, failed.
@@ -251,6 +282,10 @@ func (d *Daemon) List() []TargetInfo {
 	for _, t := range ts {
 		ti := TargetInfo{Pid: t.pidLabel, HostPid: t.hostPid, Process: t.name, Kind: t.kind.String(), State: t.state,
 			Error: t.lastErr, Sessions: t.opened}
+		if t.kind == source.Listen {
+			uid := t.uid
+			ti.Uid = &uid
+		}
 		if !t.endedAt.IsZero() {
 			e := t.endedAt.UTC()
 			ti.EndedUTC = &e

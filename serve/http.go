@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -108,15 +109,16 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
 			return
 		}
-		secs := 30.0
+		span := 30 * time.Second
 		if s := q.Get("seconds"); s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 || time.Duration(v*float64(time.Second)) > maxDur {
-				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds in (0, %v]", s, maxDur.Seconds()), http.StatusBadRequest)
+			v, ok := profileSeconds(s, maxDur)
+			if !ok {
+				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds from %v to %v", s, minProfile.Seconds(), maxDur.Seconds()), http.StatusBadRequest)
 				return
 			}
-			secs = v
+			span = v
 		}
+		span = min(span, maxDur)
 		t := d.lookup(pid)
 		if t == nil || !d.isUp(t) {
 			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
@@ -135,7 +137,7 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			}
 			sampler = s
 		}
-		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)))
+		b, err := d.profile(r.Context(), t, kind, sampler, span)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
 			return
@@ -144,6 +146,23 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.pb.gz"`, kind, pid))
 		w.Write(b)
 	}
+}
+
+// minProfile is the shortest profile: below it a duration rounds to
+// nothing, and a session's zero duration means "until stopped".
+const minProfile = 10 * time.Millisecond
+
+// profileSeconds parses a profile's seconds strictly: a finite number
+// whose duration is within [minProfile, maxDur]. NaN, infinities, zero,
+// negatives and amounts too small to be a duration are refused, so a
+// request can never hold the one-profile slot without a bound.
+func profileSeconds(s string, maxDur time.Duration) (time.Duration, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxDur.Seconds() {
+		return 0, false
+	}
+	d := time.Duration(v * float64(time.Second))
+	return d, d >= minProfile && d <= maxDur
 }
 
 func (d *Daemon) isUp(t *target) bool {
@@ -163,6 +182,10 @@ var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
 // sampler allows it and the kernel permits it for the process (as `clrspy
 // profile --sampler auto`), else from the runtime's sample profiler.
 func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration) ([]byte, error) {
+	if dur <= 0 {
+		// A session's zero duration is "until stopped": never from here.
+		return nil, errors.New("a profile needs a positive duration")
+	}
 	ps := contentionProviders
 	if kind == "cpu" {
 		if p, ok, err := d.perfProfile(ctx, t, sampler, dur); ok {
