@@ -68,8 +68,6 @@ type Runtime struct {
 	infoOnce sync.Once
 	info     *ipc.ProcessInfo
 	infoErr  error
-	hostOnce sync.Once
-	host     int
 }
 
 // Info is the runtime's ProcessInfo (asked once).
