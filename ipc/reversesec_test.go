@@ -17,7 +17,8 @@ import (
 // swapping the port's path for a symlink to a root-owned 0600 file while
 // root's clrspy creates the port with mode 0666, 300 times. The file's
 // mode never changes; every port that was created is a socket of root's
-// with mode 0666; every refusal names the file in the way.
+// with mode 0666; every refusal names the file in the way (there before
+// the port was made, or put there while it was).
 func TestReversePortSymlinkRace(t *testing.T) {
 	uid, gid := plant.User(t)
 	dir := plant.StickyDir(t)
@@ -42,7 +43,7 @@ func TestReversePortSymlinkRace(t *testing.T) {
 		os.Remove(path)
 		srv, err := ListenReverseAt(path, 0o666)
 		if err != nil {
-			if !strings.Contains(err.Error(), "a file that is not a socket is in the way") {
+			if !strings.Contains(err.Error(), "a file that is not a socket is in the way") && !strings.Contains(err.Error(), "a file appeared in the way") {
 				t.Fatalf("attempt %d: %v", i, err)
 			}
 			refused++
@@ -59,7 +60,7 @@ func TestReversePortSymlinkRace(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the victim's mode is %v (%v), want 0600", st.Mode(), err)
 	}
-	t.Logf("300 attempts: %d ports made, %d refused (the symlink was there first)", made, refused)
+	t.Logf("300 attempts: %d ports made, %d refused (the symlink was in the way)", made, refused)
 	if made == 0 {
 		t.Errorf("no port was made in 300 attempts")
 	}
@@ -70,7 +71,7 @@ func TestReversePortSymlinkRace(t *testing.T) {
 
 // TestReversePortDir: a directory other users may write to is refused
 // unless sticky; a missing last directory is made, closed to writers; a
-// socket of another user at the path is refused.
+// symlink as the directory, or a directory of another user, is refused.
 func TestReversePortDir(t *testing.T) {
 	uid, _ := plant.User(t)
 	open := filepath.Join(t.TempDir(), "open")
@@ -91,6 +92,12 @@ func TestReversePortDir(t *testing.T) {
 		t.Errorf("the port's directory: %v %v", st.Mode(), err)
 	}
 	srv.Close()
+	// A symlink as the port's directory is not followed.
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(t.TempDir(), link)
+	if _, err := ListenReverseAt(filepath.Join(link, "p.sock"), 0); err == nil || !strings.Contains(err.Error(), "a symlink is not followed") {
+		t.Errorf("a symlinked directory: %v", err)
+	}
 	other := filepath.Join(t.TempDir(), "other")
 	os.Mkdir(other, 0o755)
 	os.Chown(other, uid, uid)

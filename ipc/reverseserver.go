@@ -1,6 +1,8 @@
 package ipc
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ReverseServer is a reverse diagnostic port that many runtimes connect to
@@ -38,8 +42,12 @@ type ReverseServer struct {
 	// reconnects within 500 ms of its previous command).
 	ReconnectTimeout time.Duration
 
-	ln  *net.UnixListener
-	ino uint64 // the socket file's inode, removed on Close only if still there
+	ln *net.UnixListener
+	// dirfd is the port's directory; base the socket's name there; ino its
+	// inode (Close removes the file only if it is still this one).
+	dirfd int
+	base  string
+	ino   uint64
 
 	mu       sync.Mutex
 	runtimes map[[16]byte]*ReverseRuntime
@@ -88,13 +96,16 @@ type idleConn struct {
 // 0600, as the runtime's own sockets: only this user and root may
 // connect).
 //
-// The socket is never changed by its path, which another user could swap
-// for a symlink between two calls: it is bound in a fresh private
-// directory beside path (mode 0700: no one else may enter it), given its
-// mode there, and renamed into place (a rename replaces a name, never
-// follows it). A directory that other users may write to is refused unless
-// it is sticky (as /tmp), where they cannot remove or rename what is ours,
-// and a file already at path must then be ours too.
+// Nothing is done by a path another user could swap for a symlink between
+// two calls: the port's directory is opened once (not through a symlink)
+// and checked on that descriptor; the socket is bound in a fresh private
+// directory inside it (mode 0700: no one else may enter), given its mode
+// there, and renamed into place relative to the descriptor, never over a
+// file that appeared meanwhile. A directory that other users may write to
+// is refused unless it is sticky (as /tmp), where they cannot remove or
+// rename what is ours, and a file already at path must then be ours too.
+// A missing last directory is made (0755: the way to use a shared volume
+// whose root anyone may write to is a path one directory below it).
 func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 	if len(path) >= maxSunPath {
 		return nil, fmt.Errorf("diagnostic port %s: %d bytes, over the %d-byte limit of Unix socket paths", path, len(path), maxSunPath-1)
@@ -102,109 +113,139 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 	if mode == 0 {
 		mode = 0o600
 	}
-	dir := filepath.Dir(path)
-	// A missing last directory is made, ours and closed to writers (the
-	// way to use a shared volume whose root anyone may write to: give a
-	// path one directory below it).
-	os.Mkdir(dir, 0o755)
-	if err := checkPortDir(dir); err != nil {
+	dirfd, base, err := openPortDir(path)
+	if err != nil {
 		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
-	if st, err := os.Lstat(path); err == nil {
-		if st.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("diagnostic port %s: a file that is not a socket is in the way", path)
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-			return nil, fmt.Errorf("diagnostic port %s: a socket of another user (uid %d) is in the way", path, sys.Uid)
-		}
-		c, err := net.DialTimeout("unix", path, time.Second)
-		if err == nil {
-			c.Close()
-			return nil, fmt.Errorf("diagnostic port %s: in use (another server listens on it)", path)
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
-		}
-		// The stale socket is replaced by the rename below.
-	}
-	priv, err := os.MkdirTemp(dir, ".clrspy-")
+	ln, ino, err := bindPort(dirfd, base, path, mode)
 	if err != nil {
-		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
-	}
-	defer os.RemoveAll(priv)
-	tmp := filepath.Join(priv, "s")
-	if len(tmp) >= maxSunPath {
-		return nil, fmt.Errorf("diagnostic port %s: the directory's path is too long to bind a socket beside it (%d of %d bytes)", path, len(tmp), maxSunPath-1)
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
-	if err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			return nil, fmt.Errorf("diagnostic port %s: %w", path, errno)
-		}
+		unix.Close(dirfd)
 		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
-	// The name the listener knows is gone once renamed; Close removes the
-	// socket at path itself, when it is still this one.
-	ln.SetUnlinkOnClose(false)
-	// tmp is in a directory only this user (and root) may enter: no one
-	// can put a symlink there.
-	if err := os.Chmod(tmp, mode); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("diagnostic port %s: %w", path, plainPathErr(err))
-	}
-	var ino uint64
-	if st, err := os.Lstat(path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			ino = sys.Ino
-		}
-	}
-	s := &ReverseServer{Path: path, ln: ln, ino: ino, runtimes: make(map[[16]byte]*ReverseRuntime),
+	s := &ReverseServer{Path: path, ln: ln, dirfd: dirfd, base: base, ino: ino, runtimes: make(map[[16]byte]*ReverseRuntime),
 		givenUp: make(map[[16]byte]bool), rejected: make(map[string]uint64), ready: make(chan struct{}), done: make(chan struct{})}
 	go s.serve()
 	go s.janitor()
 	return s, nil
 }
 
-// checkPortDir refuses a directory where another user could replace the
-// port: writable by others (group or world) and not sticky, or owned by
-// another user than this one or root.
-func checkPortDir(dir string) error {
-	st, err := os.Stat(dir)
+// openPortDir opens the port's directory (made when missing, never
+// followed through a symlink as the last component) and checks it on the
+// descriptor: owned by this user or root, and not writable by others
+// unless sticky.
+func openPortDir(path string) (int, string, error) {
+	dir, base := filepath.Split(path)
+	if base == "" || base == "." || base == ".." {
+		return -1, "", errors.New("not a file name")
+	}
+	dir = filepath.Clean(dir)
+	parent, last := filepath.Split(dir)
+	if last == "" {
+		parent, last = "/", "."
+	}
+	if parent == "" {
+		parent = "."
+	}
+	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return plainPathErr(err)
+		return -1, "", fmt.Errorf("%s: %w", parent, err)
 	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
+	defer unix.Close(pfd)
+	unix.Mkdirat(pfd, last, 0o755)
+	fd, err := unix.Openat(pfd, last, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return -1, "", fmt.Errorf("%s is not a directory (a symlink is not followed)", dir)
+		}
+		return -1, "", fmt.Errorf("%s: %w", dir, err)
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, "", err
 	}
-	if sys.Uid != 0 && int(sys.Uid) != os.Geteuid() {
-		return fmt.Errorf("directory %s belongs to another user (uid %d), who could replace the port", dir, sys.Uid)
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return -1, "", fmt.Errorf("directory %s belongs to another user (uid %d), who could replace the port", dir, st.Uid)
 	}
-	if st.Mode().Perm()&0o022 != 0 && st.Mode()&os.ModeSticky == 0 {
-		return fmt.Errorf("directory %s is writable by other users and not sticky (mode %v): they could replace the port; use a directory only this user may write to, or make it sticky (chmod +t)", dir, st.Mode().Perm())
+	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
+		unix.Close(fd)
+		return -1, "", fmt.Errorf("directory %s is writable by other users and not sticky (mode %04o): they could replace the port; use a directory only this user may write to, a path one directory below it, or make it sticky (chmod +t)", dir, st.Mode&0o7777)
 	}
-	return nil
+	return fd, base, nil
 }
 
-// plainPathErr drops Go's "op path:" prefix (the message names the path).
-func plainPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// bindPort makes the listening socket base in the directory dirfd with
+// mode: bound in a private directory, renamed into place. It returns the
+// socket file's inode, so that Close removes only that file.
+func bindPort(dirfd int, base, path string, mode os.FileMode) (*net.UnixListener, uint64, error) {
+	var st unix.Stat_t
+	stale := false
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, 0, errors.New("a file that is not a socket is in the way")
+		}
+		if int(st.Uid) != os.Geteuid() {
+			return nil, 0, fmt.Errorf("a socket of another user (uid %d) is in the way", st.Uid)
+		}
+		c, err := net.DialTimeout("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dirfd, base), time.Second)
+		if err == nil {
+			c.Close()
+			return nil, 0, errors.New("in use (another server listens on it)")
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, 0, err
+		}
+		stale = true
 	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	priv := ".clrspy-" + hex.EncodeToString(rnd[:])
+	if err := unix.Mkdirat(dirfd, priv, 0o700); err != nil {
+		return nil, 0, err
 	}
-	return err
+	defer unix.Unlinkat(dirfd, priv, unix.AT_REMOVEDIR)
+	pfd, err := unix.Openat(dirfd, priv, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(pfd)
+	// Bound through the descriptor's /proc link: the name cannot lead
+	// anywhere else.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: fmt.Sprintf("/proc/self/fd/%d/s", pfd), Net: "unix"})
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return nil, 0, errno
+		}
+		return nil, 0, err
+	}
+	// The name the listener knows is gone once renamed; Close removes the
+	// socket at path itself, when it is still this one.
+	ln.SetUnlinkOnClose(false)
+	fail := func(err error) (*net.UnixListener, uint64, error) {
+		unix.Unlinkat(pfd, "s", 0)
+		ln.Close()
+		return nil, 0, err
+	}
+	if err := unix.Fchmodat(pfd, "s", uint32(mode.Perm()), 0); err != nil {
+		return fail(err)
+	}
+	if stale {
+		unix.Unlinkat(dirfd, base, 0)
+	}
+	// Never over a file that appeared since the check.
+	if err := unix.Renameat2(pfd, "s", dirfd, base, unix.RENAME_NOREPLACE); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return fail(errors.New("a file appeared in the way while the port was made"))
+		}
+		return fail(err)
+	}
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		ln.Close()
+		return nil, 0, err
+	}
+	return ln, st.Ino, nil
 }
 
 func (s *ReverseServer) reconnectTimeout() time.Duration {
@@ -491,13 +532,12 @@ func (s *ReverseServer) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
-	// Remove the socket by its path only when the file there is still ours
-	// (in a sticky or private directory no one else could have replaced it).
-	if st, e := os.Lstat(s.Path); e == nil && st.Mode()&os.ModeSocket != 0 {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Ino == s.ino {
-			os.Remove(s.Path)
-		}
+	// Remove the socket only when the file there is still this one.
+	var st unix.Stat_t
+	if unix.Fstatat(s.dirfd, s.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == s.ino {
+		unix.Unlinkat(s.dirfd, s.base, 0)
 	}
+	unix.Close(s.dirfd)
 	for _, r := range rts {
 		r.drop()
 	}
