@@ -35,6 +35,14 @@ type HandlerOptions struct {
 	Web http.Handler
 	// MaxProfile bounds a profile's seconds (0: 5 min).
 	MaxProfile time.Duration
+	// Token, when set, is required on every endpoint but /healthz, as
+	// "Authorization: Bearer TOKEN" (or Basic auth with it as the
+	// password, as a browser sends it): 401 otherwise.
+	Token string
+	// LoopbackHosts answers only requests whose Host names the loopback
+	// interface (421 otherwise): set it when listening on loopback, so a
+	// DNS-rebinding page cannot read the endpoints or open the websocket.
+	LoopbackHosts bool
 }
 
 // Handler serves the daemon's read-only endpoints.
@@ -84,7 +92,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 			fmt.Fprintln(w, "/ (in a browser)                            live web view")
 		}
 	})
-	return readOnly(mux), nil
+	return guard(readOnly(mux), o), nil
 }
 
 // readOnly refuses every method but GET and HEAD.
@@ -129,6 +137,12 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			return
 		}
 		defer t.profiling.Store(false)
+		// The profile streams for its seconds: past the server's read and
+		// write deadlines (Server), which would cut it.
+		rc := http.NewResponseController(w)
+		until := time.Now().Add(span + 30*time.Second)
+		rc.SetReadDeadline(until)
+		rc.SetWriteDeadline(until)
 		sampler := d.cfg.sampler()
 		if s := q.Get("sampler"); s != "" {
 			if s != "auto" && s != "perf" && s != "eventpipe" {
@@ -157,6 +171,11 @@ const minProfile = 10 * time.Millisecond
 // negatives and amounts too small to be a duration are refused, so a
 // request can never hold the one-profile slot without a bound.
 func profileSeconds(s string, maxDur time.Duration) (time.Duration, bool) {
+	// Plain decimal notation only: ParseFloat also takes hex, underscores
+	// and the names of NaN and the infinities.
+	if strings.Trim(s, "0123456789.eE+-") != "" {
+		return 0, false
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxDur.Seconds() {
 		return 0, false

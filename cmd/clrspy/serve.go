@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -35,6 +35,10 @@ func newServeCmd() *cobra.Command {
 		otlpURL           string
 		otlpEvery         time.Duration
 		webView           bool
+		tokenFile         string
+		tlsCert, tlsKey   string
+		insecure          bool
+		maxConns, maxWeb  int
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--pid N]... [--name NAME]... [--diagnostic-port PATH]",
@@ -63,12 +67,21 @@ with DOTNET_DiagnosticPorts=PATH connects to clrspy at startup and waits,
 suspended, until its session is open, so not one GC is missed. Share PATH's
 directory with the application's container (a volume).
 
+Exposed on a network (--listen not on loopback), every endpoint but /healthz
+needs a bearer token: --auth-token-file FILE (a new token is written there
+when the file does not exist, and printed); with --tls-cert and --tls-key
+serve speaks HTTPS. A non-loopback --listen with neither is refused unless
+--insecure-no-auth says so. On loopback the token is optional, and only
+loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
+has the threat model and how to run it exposed.
+
 The pause log (one line per GC pause, with pid and process) goes to stderr;
 --capture-on-pause-over saves the trace around long pauses. A process that
 exits keeps its series (clrspy_target_up 0) for --grace, then they go.
 SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		Example: `  clrspy serve
   clrspy serve --listen 0.0.0.0:9464 --label cluster=prod --name MyService
+  clrspy serve --listen 0.0.0.0:9464 --auth-token-file /etc/clrspy/token --tls-cert cert.pem --tls-key key.pem
   clrspy serve --diagnostic-port /diag/clrspy.sock --attach=false
   clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
@@ -103,8 +116,25 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
 	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions and locks as they happen, from the same sessions")
+	f.StringVar(&tokenFile, "auth-token-file", "", "require the token in this file (Authorization: Bearer TOKEN) on every endpoint but /healthz; a missing file is created with a new token, printed once")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) and --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.BoolVar(&insecure, "insecure-no-auth", false, "allow a non-loopback --listen without a token or TLS: anyone who can reach the port reads every process's metrics, command lines and profiles")
+	f.IntVar(&maxConns, "max-connections", 256, "HTTP connections open at once; past it a new one gets 503 at once")
+	f.IntVar(&maxWeb, "max-web-clients", 64, "live web views (websockets) open at once; past it a new one gets 503")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
+		if maxConns <= 0 || maxWeb <= 0 {
+			return errors.New("--max-connections and --max-web-clients must be positive")
+		}
+		if (tlsCert == "") != (tlsKey == "") {
+			return errors.New("--tls-cert and --tls-key go together")
+		}
+		if tlsCert != "" {
+			if _, err := tls.LoadX509KeyPair(tlsCert, tlsKey); err != nil {
+				return fmt.Errorf("--tls-cert %s, --tls-key %s: %v", tlsCert, tlsKey, err)
+			}
+		}
 		if info > warn {
 			return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", info, warn)
 		}
@@ -137,6 +167,33 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 			return fmt.Errorf("--listen %s: %v", listen, listenError(err))
 		}
 		defer ln.Close()
+		loopback := serve.IsLoopback(ln.Addr())
+		var token string
+		switch {
+		case tokenFile != "":
+			tok, created, err := serve.LoadToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			token = tok
+			if created {
+				notice(fmt.Sprintf("wrote a new token to %s: %s", tokenFile, token))
+			}
+		case loopback:
+		case tlsCert != "":
+			// TLS without a token file: this run's token, printed once.
+			token = serve.NewToken()
+			notice("no --auth-token-file: this run's token is " + token)
+		case !insecure:
+			return fmt.Errorf("--listen %s is not loopback: give --auth-token-file FILE (created with a new token when missing) and --tls-cert/--tls-key, or --insecure-no-auth to serve every process's data to anyone who reaches the port", listen)
+		}
+		if !loopback && tlsCert == "" {
+			if token != "" {
+				notice(fmt.Sprintf("warning: --listen %s without --tls-cert: the token travels in clear text", listen))
+			} else {
+				notice(fmt.Sprintf("warning: --listen %s with --insecure-no-auth: anyone who reaches the port reads every process's data", listen))
+			}
+		}
 		var live *web.Monitors
 		if webView {
 			// The page's timeline shows a minute; 10,000 rows per process
@@ -153,9 +210,9 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if err != nil {
 			return err
 		}
-		ho := serve.HandlerOptions{Registry: reg}
+		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: loopback}
 		if live != nil {
-			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve"})
+			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: maxWeb})
 		}
 		h, err := d.Handler(ho)
 		if err != nil {
@@ -169,11 +226,18 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 				return err
 			}
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
-		notice(fmt.Sprintf("serving http://%s/metrics", ln.Addr()))
+		srv := serve.Server(h)
+		lim := serve.LimitListener(ln, maxConns, tlsCert == "")
+		scheme := "http"
+		if tlsCert != "" {
+			scheme = "https"
+			go srv.ServeTLS(lim, tlsCert, tlsKey)
+		} else {
+			go srv.Serve(lim)
+		}
+		notice(fmt.Sprintf("serving %s://%s/metrics", scheme, ln.Addr()))
 		if live != nil {
-			notice(fmt.Sprintf("live web view: http://%s/", ln.Addr()))
+			notice(fmt.Sprintf("live web view: %s://%s/", scheme, ln.Addr()))
 		}
 		if env := d.DiagnosticPortEnv(); env != "" {
 			notice("listening for runtimes started with " + env)

@@ -10,10 +10,18 @@ package main
 // other tests' processes on the machine are never touched.
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -64,7 +72,7 @@ type serveProc struct {
 	err    error
 }
 
-var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
+var servingRE = regexp.MustCompile(`serving https?://([^/]+)/metrics`)
 
 // startServe runs clrspy serve with args (--listen 127.0.0.1:0 added) and
 // waits until it serves.
@@ -835,4 +843,115 @@ func TestServeChurn(t *testing.T) {
 	if g1 > g0+2 || fd1 > fd0 || rss1 > rss0+8 {
 		t.Errorf("after the churn: goroutines %v (baseline %v), fds %v (%v), RSS %.1f MB (%.1f)", g1, g0, fd1, fd0, rss1, rss0)
 	}
+}
+
+// TestServeExposed: serve refuses a non-loopback --listen without a token
+// or TLS in one line; with --auth-token-file naming a missing file it
+// writes a new token there (0600) and prints it, and every endpoint but
+// /healthz answers 401 without it; with TLS and no token file it makes
+// one for the run; on loopback a foreign Host is refused with 421.
+func TestServeExposed(t *testing.T) {
+	out, code := clrspyRunTimeout(t, 20*time.Second, "serve", "--listen", "0.0.0.0:0", "--pid", "1")
+	if code != 1 || !strings.HasPrefix(out, "clrspy: --listen 0.0.0.0:0 is not loopback: give --auth-token-file FILE") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("non-loopback without a token: exit %d, %q", code, out)
+	}
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "token")
+	s := startServe(t, "--listen", "0.0.0.0:0", "--auth-token-file", tokFile, "--name", "no-such-process-here")
+	b, err := os.ReadFile(tokFile)
+	st, _ := os.Stat(tokFile)
+	token := strings.TrimSpace(string(b))
+	if err != nil || len(token) != 64 || st.Mode().Perm() != 0o600 || !strings.Contains(s.stderr.String(), "wrote a new token to "+tokFile+": "+token) {
+		t.Fatalf("token file: %q %v %v; stderr %s", b, err, st.Mode(), s.stderr.String())
+	}
+	_, port, _ := net.SplitHostPort(s.addr)
+	base := "http://127.0.0.1:" + port
+	get := func(u, tok, host string) int {
+		req, _ := http.NewRequest("GET", u, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, p := range []string{"/metrics", "/targets", "/debug/pprof/profile?pid=1&seconds=1"} {
+		if c := get(base+p, "", ""); c != 401 {
+			t.Errorf("%s without the token: %d, want 401", p, c)
+		}
+		if c := get(base+p, "wrong", ""); c != 401 {
+			t.Errorf("%s with a wrong token: %d, want 401", p, c)
+		}
+	}
+	if c := get(base+"/healthz", "", ""); c != 200 {
+		t.Errorf("/healthz without the token: %d", c)
+	}
+	if c := get(base+"/metrics", token, "evil.example"); c != 200 {
+		t.Errorf("/metrics with the token (any Host: not loopback): %d", c)
+	}
+	// The same file on the next start: read, not rewritten.
+	s2 := startServe(t, "--listen", "0.0.0.0:0", "--auth-token-file", tokFile, "--name", "no-such-process-here")
+	if b2, _ := os.ReadFile(tokFile); string(b2) != string(b) || strings.Contains(s2.stderr.String(), "wrote a new token") {
+		t.Errorf("second start rewrote the token: %q", s2.stderr.String())
+	}
+	// TLS without a token file: a token for this run.
+	cert, key := selfSigned(t, dir)
+	s3 := startServe(t, "--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key, "--name", "no-such-process-here")
+	m := regexp.MustCompile(`this run's token is ([0-9a-f]{64})`).FindStringSubmatch(s3.stderr.String())
+	if m == nil {
+		t.Fatalf("no token printed: %s", s3.stderr.String())
+	}
+	_, port3, _ := net.SplitHostPort(s3.addr)
+	tc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for tok, want := range map[string]int{"": 401, m[1]: 200} {
+		req, _ := http.NewRequest("GET", "https://127.0.0.1:"+port3+"/targets", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := tc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.TLS == nil {
+			t.Errorf("https /targets with token %q: %d, want %d", tok, resp.StatusCode, want)
+		}
+	}
+	// Loopback: no token needed, loopback Host names only.
+	lo := startServe(t, "--name", "no-such-process-here")
+	if c := get("http://"+lo.addr+"/targets", "", ""); c != 200 {
+		t.Errorf("loopback /targets: %d", c)
+	}
+	if c := get("http://"+lo.addr+"/targets", "", "rebind.evil.example:9464"); c != 421 {
+		t.Errorf("loopback /targets with a foreign Host: %d, want 421", c)
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "clrspy test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return cert, key
 }
