@@ -10,6 +10,7 @@ package main
 // other tests' processes on the machine are never touched.
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -36,6 +37,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/clrspy/clrspy/internal/workload"
 )
@@ -954,4 +957,156 @@ func selfSigned(t *testing.T, dir string) (cert, key string) {
 	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
 	return cert, key
+}
+
+// procFdsRSS is a process's open file descriptors and resident memory.
+func procFdsRSS(t *testing.T, pid int) (fds int, rssMB float64) {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			rssMB = kb / 1024
+		}
+	}
+	return len(ents), rssMB
+}
+
+// TestServeConnectionCaps: issue 29's flood. 3,000 idle connections hold
+// at most --max-connections of serve's file descriptors, and a request
+// past the cap gets 503 at once (not a hang); once they go, /healthz
+// answers again. 500 websockets that offer permessage-deflate: the first
+// --max-web-clients are upgraded without compression, the others refused
+// with 503; serve's descriptors and memory stay within the caps.
+func TestServeConnectionCaps(t *testing.T) {
+	dir := t.TempDir()
+	path, name := aliasWorkload(t, dir, "SvC")
+	workload.StartCmd(t, exec.Command(path, "idle", "seconds=90", "gcEveryMs=200"), nil)
+	const maxConns, maxWeb = 64, 16
+	s := startServe(t, "--web", "--name", name, "--level", "warn",
+		"--max-connections", strconv.Itoa(maxConns), "--max-web-clients", strconv.Itoa(maxWeb))
+	base := "http://" + s.addr
+	var id string
+	deadline := time.Now().Add(30 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		var ts []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		}
+		json.Unmarshal(httpGet(t, base+"/targets.json"), &ts)
+		for _, x := range ts {
+			if x.Name == name {
+				id = x.ID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatalf("the workload never showed in targets.json")
+	}
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(200 * time.Millisecond)
+	pid := s.cmd.Process.Pid
+	fds0, rss0 := procFdsRSS(t, pid)
+
+	conns := make([]net.Conn, 0, 3000)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	dialed := time.Now()
+	for i := 0; i < 3000; i++ {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	// serve accepts (and refuses) the backlog as fast as it can; on a
+	// loaded machine that takes a moment.
+	time.Sleep(time.Second)
+	fds1, rss1 := procFdsRSS(t, pid)
+	start := time.Now()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("3,000 idle connections: serve's fds %d -> %d, RSS %.1f -> %.1f MB; a request past the cap: %d in %v",
+		fds0, fds1, rss0, rss1, resp.StatusCode, time.Since(start).Round(time.Millisecond))
+	// serve closes a connection that sent no request after 10 s
+	// (ReadHeaderTimeout): past that the slots are free again, and a 200
+	// is right.
+	if time.Since(dialed) < 9*time.Second && (resp.StatusCode != 503 || !strings.Contains(string(body), "too many connections")) {
+		t.Errorf("a request past the cap: %d %q, want 503", resp.StatusCode, body)
+	}
+	// The cap, plus a few for what serve opens meanwhile (the connection
+	// being refused, /proc files it reads).
+	if fds1 > fds0+maxConns+8 {
+		t.Errorf("serve holds %d fds with 3,000 idle connections (%d before; cap %d)", fds1, fds0, maxConns)
+	}
+	if rss1 > rss0+40 {
+		t.Errorf("serve's RSS grew %.1f MB with 3,000 idle connections", rss1-rss0)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = conns[:0]
+	ok := false
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !ok; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			ok = resp.StatusCode == 200
+			resp.Body.Close()
+		}
+	}
+	if !ok {
+		t.Fatalf("/healthz did not come back after the idle connections went")
+	}
+	http.DefaultClient.CloseIdleConnections()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var open []*websocket.Conn
+	defer func() {
+		for _, c := range open {
+			c.CloseNow()
+		}
+	}()
+	refused := 0
+	for i := 0; i < 500; i++ {
+		c, resp, err := websocket.Dial(ctx, "ws://"+s.addr+"/ws?target="+id,
+			&websocket.DialOptions{CompressionMode: websocket.CompressionContextTakeover})
+		if err != nil {
+			if resp == nil || resp.StatusCode != 503 {
+				t.Fatalf("websocket %d: %v", i, err)
+			}
+			refused++
+			continue
+		}
+		if ext := resp.Header.Get("Sec-WebSocket-Extensions"); ext != "" {
+			t.Errorf("websocket %d: extensions %q negotiated, want none", i, ext)
+		}
+		open = append(open, c)
+	}
+	time.Sleep(500 * time.Millisecond)
+	fds2, rss2 := procFdsRSS(t, pid)
+	t.Logf("500 websockets offering deflate: %d open, %d refused; serve's fds %d, RSS %.1f MB", len(open), refused, fds2, rss2)
+	if len(open) != maxWeb || refused != 500-maxWeb {
+		t.Errorf("%d websockets open and %d refused, want %d and %d", len(open), refused, maxWeb, 500-maxWeb)
+	}
+	if fds2 > fds0+maxWeb+8 {
+		t.Errorf("serve holds %d fds with %d websockets (%d before)", fds2, len(open), fds0)
+	}
+	if rss2 > rss0+60 {
+		t.Errorf("serve's RSS grew %.1f MB with %d websockets", rss2-rss0, len(open))
+	}
 }
