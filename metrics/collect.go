@@ -3,6 +3,7 @@ package metrics
 import (
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/clrspy/clrspy/monitor"
 )
@@ -20,6 +21,9 @@ type Target struct {
 	Snapshot *monitor.Snapshot
 	// GC holds the pause and suspend histograms (nil: none yet).
 	GC *GCHistograms
+	// LastEventAge is how long ago the latest event of the session
+	// happened (a stopped or hung process: it grows while Up stays 1).
+	LastEventAge time.Duration
 }
 
 // Health is the daemon's own state.
@@ -28,6 +32,9 @@ type Health struct {
 	Sessions int
 	// AttachErrors counts failed attaches and sessions by reason.
 	AttachErrors map[string]uint64
+	// CaptureErrors counts pause-triggered captures that failed or were
+	// skipped, by reason (nil: captures are off).
+	CaptureErrors map[string]uint64
 }
 
 // Source is what the exporter reads at each scrape.
@@ -59,6 +66,14 @@ func walk(src Source, s sink) {
 		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
 	}
 	s.value(famSessions, float64(h.Sessions), nil)
+	reasons = reasons[:0]
+	for r := range h.CaptureErrors {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		s.value(famCaptureErrors, float64(h.CaptureErrors[r]), []string{r})
+	}
 }
 
 func walkTarget(t *Target, s sink) {
@@ -73,6 +88,7 @@ func walkTarget(t *Target, s sink) {
 		return
 	}
 	s.value(famInfo, 1, lv(snap.Process.RuntimeVersion, snap.Process.GC.Kind))
+	s.value(famLastEventAge, max(t.LastEventAge, 0).Seconds(), lv())
 	s.value(famLost, float64(snap.Session.EventsLost), lv())
 	g := &snap.GC
 	for i, gen := range g.Generations {

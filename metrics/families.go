@@ -104,11 +104,18 @@ var (
 		Labels: []Label{LabelReason}}
 	famSessions = &Family{Name: "clrspy_sessions", OTel: "clrspy.sessions", OTelUnit: "{session}", Kind: Gauge,
 		Help: "Sessions clrspy has open now (monitoring sessions; profiles pulled through /debug/pprof not counted)."}
+	famLastEventAge = &Family{Name: "clrspy_target_last_event_age_seconds", OTel: "clrspy.target.last_event_age", OTelUnit: "s", Kind: Gauge,
+		Help:   "Time since the latest event of the process's session. The runtime publishes its counters every --counter-interval, so a live process stays under that plus a few seconds; a stopped (SIGSTOP) or hung one grows while clrspy_target_up stays 1.",
+		Labels: target()}
+	famCaptureErrors = &Family{Name: "clrspy_capture_errors_total", OTel: "clrspy.capture.errors", OTelUnit: "{error}", Kind: Counter,
+		Help:   "Pause-triggered captures that were not saved, by reason: no_space, read_only, permission, missing_dir, io (another write error), skipped (due while captures back off after a failure).",
+		Labels: []Label{LabelReason}}
 )
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions}
+	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions,
+	famLastEventAge, famCaptureErrors}
 
 // counterFamily is one runtime counter exported under its semantic-
 // convention name: attrs are the counter's attributes, in label order.

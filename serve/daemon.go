@@ -65,7 +65,7 @@ func New(cfg Config) (*Daemon, error) {
 		d.log = report.NewPauseLog(d.out, o).Logger()
 	}
 	if cfg.Capture.Over > 0 {
-		d.caps = &captures{cfg: cfg.Capture}
+		d.caps = &captures{cfg: d.cfg.Capture, log: d.log, errs: make(map[string]uint64)}
 	}
 	if !cfg.NoAttach {
 		disc, err := newDiscovery(d)
@@ -229,7 +229,11 @@ func (d *Daemon) Targets() []metrics.Target {
 		d.mu.Lock()
 		mon, hist, up := t.mon, t.hist, t.up
 		d.mu.Unlock()
-		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: mon.Snapshot(), GC: hist})
+		snap := mon.Snapshot()
+		// The latest event's time is the runtime's clock (the session's
+		// sync time plus its timestamps), the same host clock as ours.
+		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
+			LastEventAge: time.Since(snap.Time)})
 	}
 	return out
 }
@@ -247,6 +251,7 @@ func (d *Daemon) Health() metrics.Health {
 			h.AttachErrors[k] += v
 		}
 	}
+	h.CaptureErrors = d.caps.errors()
 	return h
 }
 
