@@ -82,7 +82,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		Example: `  clrspy serve
   clrspy serve --listen 0.0.0.0:9464 --label cluster=prod --name MyService
   clrspy serve --listen 0.0.0.0:9464 --auth-token-file /etc/clrspy/token --tls-cert cert.pem --tls-key key.pem
-  clrspy serve --diagnostic-port /diag/clrspy.sock --attach=false
+  clrspy serve --diagnostic-port /diag/clrspy/clrspy.sock --attach=false
   clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
