@@ -148,7 +148,7 @@ func openPortDir(path string) (int, string, error) {
 	}
 	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, "", fmt.Errorf("%s: %w", parent, err)
+		return -1, "", err
 	}
 	defer unix.Close(pfd)
 	unix.Mkdirat(pfd, last, 0o755)
@@ -157,7 +157,7 @@ func openPortDir(path string) (int, string, error) {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 			return -1, "", fmt.Errorf("%s is not a directory (a symlink is not followed)", dir)
 		}
-		return -1, "", fmt.Errorf("%s: %w", dir, err)
+		return -1, "", err
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
