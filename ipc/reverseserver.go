@@ -457,9 +457,10 @@ func (s *ReverseServer) greet(c net.Conn) {
 		return
 	}
 	r := s.runtimes[a.Cookie]
-	if r != nil && r.Peer.Pid != peer.Pid {
+	if r != nil && (r.Peer.Pid != peer.Pid || r.Peer.Uid != peer.Uid) {
 		// The cookie is the runtime's secret only while nothing leaks it:
-		// a connection is filed under a runtime only from that process.
+		// a connection is filed under a runtime only from that process
+		// (and user: the pid is 0 for every peer not visible here).
 		s.rejected[RejectCookie]++
 		s.mu.Unlock()
 		c.Close()
