@@ -149,15 +149,17 @@ func Server(h http.Handler) *http.Server {
 // connection is answered at once and closed: with "503 Service
 // Unavailable" and the reason in one write when plain is set (a TLS
 // client cannot read that), else just closed; it never waits in a queue
-// holding a file descriptor.
-func LimitListener(ln net.Listener, n int, plain bool) net.Listener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, n), plain: plain}
+// holding a file descriptor. refused, when set, is called after each
+// refusal (from the accepting goroutine: it must not block).
+func LimitListener(ln net.Listener, n int, plain bool, refused func()) net.Listener {
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), plain: plain, refused: refused}
 }
 
 type limitListener struct {
 	net.Listener
-	sem   chan struct{}
-	plain bool
+	sem     chan struct{}
+	plain   bool
+	refused func()
 }
 
 var tooMany = func() []byte {
@@ -183,6 +185,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			c.Write(tooMany)
 		}
 		c.Close()
+		if l.refused != nil {
+			l.refused()
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -227,7 +228,16 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 			}
 		}
 		srv := serve.Server(h)
-		lim := serve.LimitListener(ln, maxConns, tlsCert == "")
+		// Refusals are said at most once a minute, with their count.
+		var refusedN atomic.Int64
+		var lastSaid atomic.Int64
+		lim := serve.LimitListener(ln, maxConns, tlsCert == "", func() {
+			n := refusedN.Add(1)
+			now := time.Now().Unix()
+			if last := lastSaid.Load(); now-last >= 60 && lastSaid.CompareAndSwap(last, now) {
+				notice(fmt.Sprintf("warning: %d connections open (--max-connections): refusing new ones with 503 (%d refused so far)", maxConns, n))
+			}
+		})
 		scheme := "http"
 		if tlsCert != "" {
 			scheme = "https"

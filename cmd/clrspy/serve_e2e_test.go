@@ -1049,6 +1049,9 @@ func TestServeConnectionCaps(t *testing.T) {
 	if time.Since(dialed) < 9*time.Second && (resp.StatusCode != 503 || !strings.Contains(string(body), "too many connections")) {
 		t.Errorf("a request past the cap: %d %q, want 503", resp.StatusCode, body)
 	}
+	if !strings.Contains(s.stderr.String(), "64 connections open (--max-connections): refusing new ones with 503") {
+		t.Errorf("serve did not say it refuses connections:\n%s", s.stderr.String())
+	}
 	// The cap, plus a few for what serve opens meanwhile (the connection
 	// being refused, /proc files it reads).
 	if fds1 > fds0+maxConns+8 {
