@@ -100,7 +100,7 @@ var (
 		Help:   "Events the runtime dropped from the session (its buffer was full): the figures of this process miss what they carried.",
 		Labels: target()}
 	famAttachErrors = &Family{Name: "clrspy_attach_errors_total", OTel: "clrspy.attach.errors", OTelUnit: "{error}", Kind: Counter,
-		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), other.",
+		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), pid_mismatch and cookie_mismatch (a connection to the diagnostic port whose claimed pid or cookie its peer credentials contradict: refused), peer_unknown (its credentials could not be read), other.",
 		Labels: []Label{LabelReason}}
 	famSessions = &Family{Name: "clrspy_sessions", OTel: "clrspy.sessions", OTelUnit: "{session}", Kind: Gauge,
 		Help: "Sessions clrspy has open now (monitoring sessions; profiles pulled through /debug/pprof not counted)."}

@@ -15,7 +15,8 @@ import (
 // and Accept hands it over while it waits; Runtime.Open opens the session
 // and resumes the runtime, so the session sees the process from its first
 // GC on (the Listen kind of stream). Any number of runtimes may connect; each is identified by the
-// cookie and pid it advertises.
+// cookie and pid it advertises, which the port checks against the
+// connection's peer credentials (a mismatch is refused).
 type Listener struct {
 	srv *ipc.ReverseServer
 }
