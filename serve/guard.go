@@ -32,7 +32,10 @@ func guard(h http.Handler, o HandlerOptions) http.Handler {
 		}
 		if len(want) > 0 && r.URL.Path != "/healthz" {
 			if got, ok := credential(r); !ok || subtle.ConstantTimeCompare(got, want) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="clrspy", Basic realm="clrspy"`)
+				// Two challenges: a browser, which has no use for Bearer,
+				// prompts for Basic (the token as the password).
+				w.Header().Add("WWW-Authenticate", `Bearer realm="clrspy"`)
+				w.Header().Add("WWW-Authenticate", `Basic realm="clrspy"`)
 				http.Error(w, "unauthorized: send the token of --auth-token-file as Authorization: Bearer TOKEN", http.StatusUnauthorized)
 				return
 			}

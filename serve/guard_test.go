@@ -56,8 +56,8 @@ func TestToken(t *testing.T) {
 	srv := guarded(t, HandlerOptions{Token: "s3cret-token"})
 	for _, p := range []string{"/metrics", "/targets", "/", "/debug/pprof/profile?pid=1&seconds=1", "/targets.json", "/ws?target=1"} {
 		code, h, body := status(t, srv, p, "", nil)
-		if code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(body, "Authorization: Bearer") {
-			t.Errorf("%s without a token: %d %q %q", p, code, h.Get("WWW-Authenticate"), body)
+		if ch := strings.Join(h.Values("WWW-Authenticate"), ", "); code != 401 || ch != `Bearer realm="clrspy", Basic realm="clrspy"` || !strings.Contains(body, "Authorization: Bearer") {
+			t.Errorf("%s without a token: %d %q %q", p, code, ch, body)
 		}
 		if code, _, _ := status(t, srv, p, "", map[string]string{"Authorization": "Bearer s3cret-tokeN"}); code != 401 {
 			t.Errorf("%s with a wrong token: %d", p, code)
