@@ -615,6 +615,11 @@ func TestServeBadInput(t *testing.T) {
 	os.Mkdir(locked, 0o000)
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
+	open := filepath.Join(dir, "open-token")
+	os.WriteFile(open, []byte("t\n"), 0o644)
+	os.Chmod(open, 0o644)
+	empty := filepath.Join(dir, "empty-token")
+	os.WriteFile(empty, []byte("\n"), 0o600)
 	cases := []struct {
 		args []string
 		want string
@@ -634,6 +639,11 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"--sampler", "fast"}, `clrspy: unknown --sampler "fast": use perf, eventpipe or auto`},
 		{[]string{"--otlp-endpoint", "collector:4318", "--pid", "1"}, `clrspy: --otlp-endpoint "collector:4318": want an http:// or https:// URL`},
 		{[]string{"extra"}, `clrspy: unknown command "extra" for "clrspy serve"`},
+		{[]string{"--tls-cert", file}, "clrspy: --tls-cert and --tls-key go together"},
+		{[]string{"--tls-cert", file, "--tls-key", file}, "clrspy: --tls-cert " + file + ", --tls-key " + file + ": tls: failed to find any PEM data in certificate input"},
+		{[]string{"--max-connections", "0"}, "clrspy: --max-connections and --max-web-clients must be positive"},
+		{[]string{"--auth-token-file", open}, "clrspy: --auth-token-file " + open + ": readable by every user (mode -rw-r--r--): chmod 600 it"},
+		{[]string{"--auth-token-file", empty}, "clrspy: --auth-token-file " + empty + ": empty (delete it to have a token generated)"},
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, struct {
