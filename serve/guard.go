@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -150,12 +151,13 @@ func Server(h http.Handler) *http.Server {
 
 // LimitListener accepts at most n connections at a time. Past that, a new
 // connection is answered at once and closed: with "503 Service
-// Unavailable" and the reason in one write when plain is set (a TLS
-// client cannot read that), else just closed; it never waits in a queue
-// holding a file descriptor. refused, when set, is called after each
+// Unavailable" and the reason when plain is set (a TLS client cannot read
+// that), else just closed; it never waits in a queue holding a file
+// descriptor (at most maxLingering refused ones linger, for lingerFor). refused, when set, is called after each
 // refusal (from the accepting goroutine: it must not block).
 func LimitListener(ln net.Listener, n int, plain bool, refused func()) net.Listener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, n), plain: plain, refused: refused}
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), plain: plain, refused: refused,
+		lingering: make(chan struct{}, maxLingering)}
 }
 
 type limitListener struct {
@@ -163,6 +165,50 @@ type limitListener struct {
 	sem     chan struct{}
 	plain   bool
 	refused func()
+	// lingering bounds the refused connections kept open a moment so the
+	// client reads the 503 (see refuse).
+	lingering chan struct{}
+}
+
+// maxLingering and lingerFor bound what refusals cost: at most this many
+// refused connections at once, each for at most this long.
+const (
+	maxLingering = 16
+	lingerFor    = 500 * time.Millisecond
+)
+
+// refuse answers a connection past the cap. Closing a socket whose
+// client's request is still unread makes the kernel reset it, and the
+// client may lose the 503 with it: so the answer is sent, the sending
+// side shut, and the request drained briefly before closing, for a
+// bounded number of connections at a time (the others are just closed).
+func (l *limitListener) refuse(c net.Conn) {
+	if !l.plain {
+		c.Close()
+		return
+	}
+	// A fresh socket's send buffer takes these bytes without blocking;
+	// the deadline is a guard all the same.
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	c.Write(tooMany)
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return
+	}
+	select {
+	case l.lingering <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	tc.CloseWrite()
+	go func() {
+		defer func() { <-l.lingering }()
+		c.SetReadDeadline(time.Now().Add(lingerFor))
+		io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+		c.Close()
+	}()
 }
 
 var tooMany = func() []byte {
@@ -181,13 +227,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return &limitConn{Conn: c, sem: l.sem}, nil
 		default:
 		}
-		if l.plain {
-			// A fresh socket's send buffer takes these bytes without
-			// blocking; the deadline is a guard all the same.
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			c.Write(tooMany)
-		}
-		c.Close()
+		l.refuse(c)
 		if l.refused != nil {
 			l.refused()
 		}

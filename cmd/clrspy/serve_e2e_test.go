@@ -1045,7 +1045,18 @@ func TestServeConnectionCaps(t *testing.T) {
 	time.Sleep(time.Second)
 	fds1, rss1 := procFdsRSS(t, pid)
 	start := time.Now()
-	resp, err := http.Get(base + "/healthz")
+	// serve lingers on 16 refused connections at a time so their clients
+	// read the 503; while more are refused (the backlog still draining on
+	// a loaded machine), one is just closed, and the client sees the
+	// connection reset: tried again.
+	var resp *http.Response
+	var err error
+	for try := 0; try < 10; try++ {
+		if resp, err = http.Get(base + "/healthz"); err == nil {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1062,9 +1073,10 @@ func TestServeConnectionCaps(t *testing.T) {
 	if !strings.Contains(s.stderr.String(), "64 connections open (--max-connections): refusing new ones with 503") {
 		t.Errorf("serve did not say it refuses connections:\n%s", s.stderr.String())
 	}
-	// The cap, plus a few for what serve opens meanwhile (the connection
-	// being refused, /proc files it reads).
-	if fds1 > fds0+maxConns+8 {
+	// The cap, plus the refused connections that linger a moment so
+	// their client reads the 503 (16 at most), plus a few for what serve
+	// opens meanwhile (/proc files it reads).
+	if fds1 > fds0+maxConns+16+8 {
 		t.Errorf("serve holds %d fds with 3,000 idle connections (%d before; cap %d)", fds1, fds0, maxConns)
 	}
 	if rss1 > rss0+40 {
