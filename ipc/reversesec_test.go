@@ -71,7 +71,8 @@ func TestReversePortSymlinkRace(t *testing.T) {
 
 // TestReversePortDir: a directory other users may write to is refused
 // unless sticky; a missing last directory is made, closed to writers; a
-// symlink as the directory, or a directory of another user, is refused.
+// symlinked directory is judged by what it names; a directory of another
+// user is refused.
 func TestReversePortDir(t *testing.T) {
 	uid, _ := plant.User(t)
 	open := filepath.Join(t.TempDir(), "open")
@@ -92,11 +93,24 @@ func TestReversePortDir(t *testing.T) {
 		t.Errorf("the port's directory: %v %v", st.Mode(), err)
 	}
 	srv.Close()
-	// A symlink as the port's directory is not followed.
+	// A symlink as the port's directory is resolved once, and what it
+	// names is checked: a directory of ours is taken, the open one not.
 	link := filepath.Join(t.TempDir(), "link")
-	os.Symlink(t.TempDir(), link)
-	if _, err := ListenReverseAt(filepath.Join(link, "p.sock"), 0); err == nil || !strings.Contains(err.Error(), "a symlink is not followed") {
-		t.Errorf("a symlinked directory: %v", err)
+	mine := t.TempDir()
+	os.Symlink(mine, link)
+	srv, err = ListenReverseAt(filepath.Join(link, "p.sock"), 0)
+	if err != nil {
+		t.Errorf("a symlink to a directory of ours: %v", err)
+	} else {
+		if st, err := os.Lstat(filepath.Join(mine, "p.sock")); err != nil || st.Mode()&os.ModeSocket == 0 {
+			t.Errorf("the port is not in the directory the symlink names: %v", err)
+		}
+		srv.Close()
+	}
+	openLink := filepath.Join(t.TempDir(), "open-link")
+	os.Symlink(open, openLink)
+	if _, err := ListenReverseAt(filepath.Join(openLink, "p.sock"), 0); err == nil || !strings.Contains(err.Error(), "writable by other users and not sticky") {
+		t.Errorf("a symlink to a world-writable directory: %v", err)
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	os.Mkdir(other, 0o755)

@@ -97,8 +97,8 @@ type idleConn struct {
 // connect).
 //
 // Nothing is done by a path another user could swap for a symlink between
-// two calls: the port's directory is opened once (not through a symlink)
-// and checked on that descriptor; the socket is bound in a fresh private
+// two calls: the port's directory is resolved and opened once and checked
+// on that descriptor; the socket is bound in a fresh private
 // directory inside it (mode 0700: no one else may enter), given its mode
 // there, and renamed into place relative to the descriptor, never over a
 // file that appeared meanwhile. A directory that other users may write to
@@ -139,6 +139,11 @@ func openPortDir(path string) (int, string, error) {
 		return -1, "", errors.New("not a file name")
 	}
 	dir = filepath.Clean(dir)
+	// A symlink in the path (/var/run is one) is resolved once, here:
+	// what is opened and checked below is the directory it named then.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	parent, last := filepath.Split(dir)
 	if last == "" {
 		parent, last = "/", "."
