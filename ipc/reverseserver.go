@@ -1,14 +1,20 @@
 package ipc
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ReverseServer is a reverse diagnostic port that many runtimes connect to
@@ -37,6 +43,11 @@ type ReverseServer struct {
 	ReconnectTimeout time.Duration
 
 	ln *net.UnixListener
+	// dirfd is the port's directory; base the socket's name there; ino its
+	// inode (Close removes the file only if it is still this one).
+	dirfd int
+	base  string
+	ino   uint64
 
 	mu       sync.Mutex
 	runtimes map[[16]byte]*ReverseRuntime
@@ -45,6 +56,8 @@ type ReverseServer struct {
 	// bounded memory, so they are not accepted twice).
 	givenUp  map[[16]byte]bool
 	givenUpQ [][16]byte
+	// rejected counts connections refused, by reason (see Rejected).
+	rejected map[string]uint64
 	ready    chan struct{} // closed and replaced when queue grows
 	closed   bool
 	done     chan struct{}
@@ -53,6 +66,9 @@ type ReverseServer struct {
 // ReverseRuntime is one runtime connected to a ReverseServer.
 type ReverseRuntime struct {
 	Advertise
+	// Peer is who the runtime's first connection came from, by the
+	// kernel's word (SO_PEERCRED), not the runtime's.
+	Peer Peer
 	// Client sends commands to this runtime over its reverse connections.
 	Client *Client
 
@@ -79,48 +95,162 @@ type idleConn struct {
 // other file, is an error. mode sets the socket file's permissions (0:
 // 0600, as the runtime's own sockets: only this user and root may
 // connect).
+//
+// Nothing is done by a path another user could swap for a symlink between
+// two calls: the port's directory is resolved and opened once and checked
+// on that descriptor; the socket is bound in a fresh private
+// directory inside it (mode 0700: no one else may enter), given its mode
+// there, and renamed into place relative to the descriptor, never over a
+// file that appeared meanwhile. A directory that other users may write to
+// is refused unless it is sticky (as /tmp), where they cannot remove or
+// rename what is ours, and a file already at path must then be ours too.
+// A missing last directory is made (0755: the way to use a shared volume
+// whose root anyone may write to is a path one directory below it).
 func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 	if len(path) >= maxSunPath {
 		return nil, fmt.Errorf("diagnostic port %s: %d bytes, over the %d-byte limit of Unix socket paths", path, len(path), maxSunPath-1)
 	}
-	if st, err := os.Lstat(path); err == nil {
-		if st.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("diagnostic port %s: a file that is not a socket is in the way", path)
-		}
-		c, err := net.DialTimeout("unix", path, time.Second)
-		if err == nil {
-			c.Close()
-			return nil, fmt.Errorf("diagnostic port %s: in use (another server listens on it)", path)
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("diagnostic port %s: removing the stale socket: %w", path, err)
-		}
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			return nil, fmt.Errorf("diagnostic port %s: %w", path, errno)
-		}
-		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
-	}
-	// The listener removes the socket file when closed.
-	ln.SetUnlinkOnClose(true)
 	if mode == 0 {
 		mode = 0o600
 	}
-	if err := os.Chmod(path, mode); err != nil {
-		ln.Close()
+	dirfd, base, err := openPortDir(path)
+	if err != nil {
 		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
-	s := &ReverseServer{Path: path, ln: ln, runtimes: make(map[[16]byte]*ReverseRuntime),
-		givenUp: make(map[[16]byte]bool), ready: make(chan struct{}), done: make(chan struct{})}
+	ln, ino, err := bindPort(dirfd, base, path, mode)
+	if err != nil {
+		unix.Close(dirfd)
+		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
+	}
+	s := &ReverseServer{Path: path, ln: ln, dirfd: dirfd, base: base, ino: ino, runtimes: make(map[[16]byte]*ReverseRuntime),
+		givenUp: make(map[[16]byte]bool), rejected: make(map[string]uint64), ready: make(chan struct{}), done: make(chan struct{})}
 	go s.serve()
 	go s.janitor()
 	return s, nil
+}
+
+// openPortDir opens the port's directory (made when missing, never
+// followed through a symlink as the last component) and checks it on the
+// descriptor: owned by this user or root, and not writable by others
+// unless sticky.
+func openPortDir(path string) (int, string, error) {
+	dir, base := filepath.Split(path)
+	if base == "" || base == "." || base == ".." {
+		return -1, "", errors.New("not a file name")
+	}
+	dir = filepath.Clean(dir)
+	// A symlink in the path (/var/run is one) is resolved once, here:
+	// what is opened and checked below is the directory it named then.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	parent, last := filepath.Split(dir)
+	if last == "" {
+		parent, last = "/", "."
+	}
+	if parent == "" {
+		parent = "."
+	}
+	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	defer unix.Close(pfd)
+	unix.Mkdirat(pfd, last, 0o755)
+	fd, err := unix.Openat(pfd, last, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			return -1, "", fmt.Errorf("%s is not a directory (a symlink is not followed)", dir)
+		}
+		return -1, "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, "", err
+	}
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		unix.Close(fd)
+		return -1, "", fmt.Errorf("directory %s belongs to another user (uid %d), who could replace the port", dir, st.Uid)
+	}
+	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
+		unix.Close(fd)
+		return -1, "", fmt.Errorf("directory %s is writable by other users and not sticky (mode %04o): they could replace the port; use a directory only this user may write to, a path one directory below it, or make it sticky (chmod +t)", dir, st.Mode&0o7777)
+	}
+	return fd, base, nil
+}
+
+// bindPort makes the listening socket base in the directory dirfd with
+// mode: bound in a private directory, renamed into place. It returns the
+// socket file's inode, so that Close removes only that file.
+func bindPort(dirfd int, base, path string, mode os.FileMode) (*net.UnixListener, uint64, error) {
+	var st unix.Stat_t
+	stale := false
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, 0, errors.New("a file that is not a socket is in the way")
+		}
+		if int(st.Uid) != os.Geteuid() {
+			return nil, 0, fmt.Errorf("a socket of another user (uid %d) is in the way", st.Uid)
+		}
+		c, err := net.DialTimeout("unix", fmt.Sprintf("/proc/self/fd/%d/%s", dirfd, base), time.Second)
+		if err == nil {
+			c.Close()
+			return nil, 0, errors.New("in use (another server listens on it)")
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, 0, err
+		}
+		stale = true
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	priv := ".clrspy-" + hex.EncodeToString(rnd[:])
+	if err := unix.Mkdirat(dirfd, priv, 0o700); err != nil {
+		return nil, 0, err
+	}
+	defer unix.Unlinkat(dirfd, priv, unix.AT_REMOVEDIR)
+	pfd, err := unix.Openat(dirfd, priv, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(pfd)
+	// Bound through the descriptor's /proc link: the name cannot lead
+	// anywhere else.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: fmt.Sprintf("/proc/self/fd/%d/s", pfd), Net: "unix"})
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return nil, 0, errno
+		}
+		return nil, 0, err
+	}
+	// The name the listener knows is gone once renamed; Close removes the
+	// socket at path itself, when it is still this one.
+	ln.SetUnlinkOnClose(false)
+	fail := func(err error) (*net.UnixListener, uint64, error) {
+		unix.Unlinkat(pfd, "s", 0)
+		ln.Close()
+		return nil, 0, err
+	}
+	if err := unix.Fchmodat(pfd, "s", uint32(mode.Perm()), 0); err != nil {
+		return fail(err)
+	}
+	if stale {
+		unix.Unlinkat(dirfd, base, 0)
+	}
+	// Never over a file that appeared since the check.
+	if err := unix.Renameat2(pfd, "s", dirfd, base, unix.RENAME_NOREPLACE); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return fail(errors.New("a file appeared in the way while the port was made"))
+		}
+		return fail(err)
+	}
+	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		ln.Close()
+		return nil, 0, err
+	}
+	return ln, st.Ino, nil
 }
 
 func (s *ReverseServer) reconnectTimeout() time.Duration {
@@ -203,8 +333,106 @@ func (s *ReverseServer) serve() {
 	}
 }
 
+// Peer is the process at the other end of a connection as the kernel
+// knows it (SO_PEERCRED at connect time), in clrspy's namespaces.
+type Peer struct {
+	// Pid is the process's pid in clrspy's pid namespace; 0 when it is not
+	// visible there (clrspy in a container, the runtime outside it).
+	Pid int
+	// Uid and Gid are its credentials as clrspy's user namespace maps them
+	// (65534 when unmapped).
+	Uid, Gid int
+}
+
+// peerOf reads the connection's peer credentials.
+func peerOf(c net.Conn) (Peer, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Peer{}, errors.New("not a Unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return Peer{}, err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return Peer{}, err
+	}
+	if cerr != nil {
+		return Peer{}, cerr
+	}
+	return Peer{Pid: int(cred.Pid), Uid: int(cred.Uid), Gid: int(cred.Gid)}, nil
+}
+
+// innerPid is pid's pid in its own (innermost) pid namespace: the last
+// value of NSpid in /proc/PID/status (pid itself before Linux 4.1).
+func innerPid(pid int) (int, error) {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	if f := statusField(b, "NSpid"); len(f) > 0 {
+		return strconv.Atoi(f[len(f)-1])
+	}
+	return pid, nil
+}
+
+// Rejection reasons (Rejected's keys).
+const (
+	// RejectPid: the advertised pid is not the connecting process's pid
+	// in its own pid namespace.
+	RejectPid = "pid_mismatch"
+	// RejectCookie: a connection with a known runtime's cookie came from
+	// another process.
+	RejectCookie = "cookie_mismatch"
+	// RejectPeer: the peer's credentials could not be read (it exited).
+	RejectPeer = "peer_unknown"
+)
+
+// verify checks a runtime's advertised pid against the connection's peer:
+// a runtime advertises its pid in its own pid namespace, which is the last
+// of the pids the kernel lists for the peer. A peer not visible in
+// clrspy's pid namespace (Pid 0) cannot be checked: it is taken, and
+// nothing per-pid is ever aimed at it (its Peer.Pid stays 0).
+func verify(a Advertise, p Peer) string {
+	if p.Pid == 0 {
+		return ""
+	}
+	inner, err := innerPid(p.Pid)
+	if err != nil {
+		return RejectPeer
+	}
+	if uint64(inner) != a.Pid {
+		return RejectPid
+	}
+	return ""
+}
+
+// Rejected is the number of connections refused so far, by reason
+// (RejectPid, RejectCookie, RejectPeer): a process that claimed another's
+// pid or cookie.
+func (s *ReverseServer) Rejected() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[string]uint64, len(s.rejected))
+	for k, v := range s.rejected {
+		m[k] = v
+	}
+	return m
+}
+
+func (s *ReverseServer) reject(c net.Conn, reason string) {
+	c.Close()
+	s.mu.Lock()
+	s.rejected[reason]++
+	s.mu.Unlock()
+}
+
 // greet reads a connection's advertise and files the connection under its
-// runtime.
+// runtime, once the kernel's peer credentials confirm the pid it claims.
 func (s *ReverseServer) greet(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(replyTimeout))
 	var b [advertiseSize]byte
@@ -218,6 +446,15 @@ func (s *ReverseServer) greet(c net.Conn) {
 		c.Close()
 		return
 	}
+	peer, err := peerOf(c)
+	if err != nil {
+		s.reject(c, RejectPeer)
+		return
+	}
+	if why := verify(a, peer); why != "" {
+		s.reject(c, why)
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -225,8 +462,17 @@ func (s *ReverseServer) greet(c net.Conn) {
 		return
 	}
 	r := s.runtimes[a.Cookie]
+	if r != nil && (r.Peer.Pid != peer.Pid || r.Peer.Uid != peer.Uid) {
+		// The cookie is the runtime's secret only while nothing leaks it:
+		// a connection is filed under a runtime only from that process
+		// (and user: the pid is 0 for every peer not visible here).
+		s.rejected[RejectCookie]++
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
 	if r == nil {
-		r = &ReverseRuntime{Advertise: a, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}
+		r = &ReverseRuntime{Advertise: a, Peer: peer, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}
 		r.Client = &Client{Pid: int(a.Pid), Socket: s.Path, dial: r.take}
 		s.runtimes[a.Cookie] = r
 		if s.givenUp[a.Cookie] {
@@ -292,6 +538,12 @@ func (s *ReverseServer) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
+	// Remove the socket only when the file there is still this one.
+	var st unix.Stat_t
+	if unix.Fstatat(s.dirfd, s.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Ino == s.ino {
+		unix.Unlinkat(s.dirfd, s.base, 0)
+	}
+	unix.Close(s.dirfd)
 	for _, r := range rts {
 		r.drop()
 	}

@@ -199,7 +199,7 @@ func TestReverseServerPath(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	for p, want := range map[string]string{
 		file:                           "diagnostic port " + file + ": a file that is not a socket is in the way",
-		filepath.Join(dir, "no/p"):     "diagnostic port " + filepath.Join(dir, "no/p") + ": no such file or directory",
+		filepath.Join(dir, "no/no/p"):  "diagnostic port " + filepath.Join(dir, "no/no/p") + ": no such file or directory",
 		"/" + strings.Repeat("x", 120): "diagnostic port /" + strings.Repeat("x", 120) + ": 121 bytes, over the 107-byte limit of Unix socket paths",
 	} {
 		if _, err := ListenReverseAt(p, 0); err == nil || err.Error() != want {

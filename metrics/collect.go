@@ -4,6 +4,7 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/clrspy/clrspy/monitor"
 )
@@ -21,6 +22,9 @@ type Target struct {
 	Snapshot *monitor.Snapshot
 	// GC holds the pause and suspend histograms (nil: none yet).
 	GC *GCHistograms
+	// LastEventAge is how long ago the latest event of the session
+	// happened (a stopped or hung process: it grows while Up stays 1).
+	LastEventAge time.Duration
 }
 
 // Health is the daemon's own state.
@@ -29,6 +33,9 @@ type Health struct {
 	Sessions int
 	// AttachErrors counts failed attaches and sessions by reason.
 	AttachErrors map[string]uint64
+	// CaptureErrors counts pause-triggered captures that failed or were
+	// skipped, by reason (nil: captures are off).
+	CaptureErrors map[string]uint64
 }
 
 // Source is what the exporter reads at each scrape.
@@ -60,6 +67,14 @@ func walk(src Source, s sink) {
 		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
 	}
 	s.value(famSessions, float64(h.Sessions), nil)
+	reasons = reasons[:0]
+	for r := range h.CaptureErrors {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		s.value(famCaptureErrors, float64(h.CaptureErrors[r]), []string{r})
+	}
 }
 
 func walkTarget(t *Target, s sink) {
@@ -74,6 +89,7 @@ func walkTarget(t *Target, s sink) {
 		return
 	}
 	s.value(famInfo, 1, lv(snap.Process.RuntimeVersion, snap.Process.GC.Kind))
+	s.value(famLastEventAge, max(t.LastEventAge, 0).Seconds(), lv())
 	s.value(famLost, float64(snap.Session.EventsLost), lv())
 	g := &snap.GC
 	// Totals run from the process start where the runtime said what it

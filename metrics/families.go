@@ -105,15 +105,22 @@ var (
 		Help:   "Events the runtime dropped from the session since clrspy attached (its buffer was full): the figures of this process miss what they carried.",
 		Labels: target()}
 	famAttachErrors = &Family{Name: "clrspy_attach_errors_total", OTel: "clrspy.attach.errors", OTelUnit: "{error}", Kind: Counter,
-		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), other.",
+		Help:   "Sessions that could not be opened or failed, by reason: permission, disabled (diagnostics off in the process), no_socket, refused (a stale socket), gone (the process exited first), timeout (a runtime on the diagnostic port did not answer), session (the runtime refused the session, or it ended while the process ran on), pid_mismatch and cookie_mismatch (a connection to the diagnostic port whose claimed pid or cookie its peer credentials contradict: refused), peer_unknown (its credentials could not be read), other.",
 		Labels: []Label{LabelReason}}
 	famSessions = &Family{Name: "clrspy_sessions", OTel: "clrspy.sessions", OTelUnit: "{session}", Kind: Gauge,
 		Help: "Sessions clrspy has open now (monitoring sessions; profiles pulled through /debug/pprof not counted)."}
+	famLastEventAge = &Family{Name: "clrspy_target_last_event_age_seconds", OTel: "clrspy.target.last_event_age", OTelUnit: "s", Kind: Gauge,
+		Help:   "Time since the latest event of the process's session. The runtime publishes its counters every --counter-interval, so a live process stays under that plus a few seconds; a stopped (SIGSTOP) or hung one grows while clrspy_target_up stays 1.",
+		Labels: target()}
+	famCaptureErrors = &Family{Name: "clrspy_capture_errors_total", OTel: "clrspy.capture.errors", OTelUnit: "{error}", Kind: Counter,
+		Help:   "Pause-triggered captures that were not saved, by reason: no_space, read_only, permission, missing_dir, io (another write error), skipped (due while captures back off after a failure).",
+		Labels: []Label{LabelReason}}
 )
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions}
+	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions,
+	famLastEventAge, famCaptureErrors}
 
 // counterFamily is one runtime counter exported under its semantic-
 // convention name: attrs are the counter's attributes, in label order.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -88,9 +89,12 @@ func goldenSource(t *testing.T) *fakeSource {
 	// What the runtime counted before the session (its meter's totals at
 	// the attach): added to the totals clrspy measures.
 	locks.Snapshot.GC.BeforeSession = &monitor.BeforeSession{Generations: [3]int{12, 3, 1}, PauseRuntimeMS: 40, LockContentions: 5}
+	wks.LastEventAge = 1500 * time.Millisecond
+	locks.LastEventAge = 42 * time.Second // a stopped process
 	return &fakeSource{
 		targets: []Target{wks, locks, {Pid: "303", Process: "Gone"}},
-		health:  Health{Sessions: 2, AttachErrors: map[string]uint64{"permission": 3, "gone": 1}},
+		health: Health{Sessions: 2, AttachErrors: map[string]uint64{"permission": 3, "gone": 1},
+			CaptureErrors: map[string]uint64{"no_space": 1, "skipped": 4}},
 	}
 }
 

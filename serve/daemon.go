@@ -37,6 +37,9 @@ type Daemon struct {
 	running  bool
 
 	wg sync.WaitGroup // session goroutines
+
+	// rejectedSeen is the diagnostic port's refusals already logged.
+	rejectedSeen uint64
 }
 
 // New validates cfg and opens what the daemon needs before it runs (the
@@ -62,7 +65,7 @@ func New(cfg Config) (*Daemon, error) {
 		d.log = report.NewPauseLog(d.out, o).Logger()
 	}
 	if cfg.Capture.Over > 0 {
-		d.caps = &captures{cfg: cfg.Capture}
+		d.caps = &captures{cfg: d.cfg.Capture, log: d.log, errs: make(map[string]uint64)}
 	}
 	if !cfg.NoAttach {
 		disc, err := newDiscovery(d)
@@ -129,7 +132,27 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			d.expire(time.Now())
+			d.noteRejections()
 		}
+	}
+}
+
+// noteRejections logs, once per second at most, that the diagnostic port
+// refused connections whose claimed pid or cookie the kernel contradicts
+// (clrspy_attach_errors_total counts each).
+func (d *Daemon) noteRejections() {
+	if d.port == nil {
+		return
+	}
+	var n uint64
+	rej := d.port.Rejected()
+	for _, v := range rej {
+		n += v
+	}
+	if n > d.rejectedSeen {
+		d.log.Warn("refused runtime connections whose advertised identity their peer credentials contradict",
+			"refused", n-d.rejectedSeen, "pid_mismatch", rej[ipc.RejectPid], "cookie_mismatch", rej[ipc.RejectCookie])
+		d.rejectedSeen = n
 	}
 }
 
@@ -206,7 +229,11 @@ func (d *Daemon) Targets() []metrics.Target {
 		d.mu.Lock()
 		mon, hist, up := t.mon, t.hist, t.up
 		d.mu.Unlock()
-		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: mon.Snapshot(), GC: hist})
+		snap := mon.Snapshot()
+		// The latest event's time is the runtime's clock (the session's
+		// sync time plus its timestamps), the same host clock as ours.
+		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
+			LastEventAge: time.Since(snap.Time)})
 	}
 	return out
 }
@@ -219,6 +246,12 @@ func (d *Daemon) Health() metrics.Health {
 	for k, v := range d.errs {
 		h.AttachErrors[k] = v
 	}
+	if d.port != nil {
+		for k, v := range d.port.Rejected() {
+			h.AttachErrors[k] += v
+		}
+	}
+	h.CaptureErrors = d.caps.errors()
 	return h
 }
 
@@ -228,7 +261,10 @@ type TargetInfo struct {
 	// its pid in its own namespace), a number as host_pid is.
 	Pid int `json:"pid"`
 	// HostPid is the pid in clrspy's namespace (0: not visible there).
-	HostPid int    `json:"host_pid"`
+	HostPid int `json:"host_pid"`
+	// Uid is the user a listen-mode runtime runs as, from its
+	// connection's peer credentials (nil in attach mode).
+	Uid     *int   `json:"uid,omitempty"`
 	Process string `json:"process"`
 	Kind    string `json:"kind"` // attach or listen
 	// State: attaching, running, retrying, exited, failed.
@@ -259,6 +295,10 @@ func (d *Daemon) List() []TargetInfo {
 			Error: t.lastErr, SessionsOpened: t.opened}
 		if t.up {
 			ti.Sessions = 1
+		}
+		if t.kind == source.Listen {
+			uid := t.uid
+			ti.Uid = &uid
 		}
 		if !t.endedAt.IsZero() {
 			e := t.endedAt.UTC()

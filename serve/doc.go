@@ -36,4 +36,14 @@
 // Config.CPUProfile each target is also sampled by the perf sampler in
 // windows, each its own short perf session, and each window's profile is
 // the page's flame graph). Every endpoint is read-only.
+//
+// Exposure (docs/SECURITY.md): HandlerOptions.Token requires a bearer
+// token on every endpoint but /healthz (LoadToken reads it, or writes a
+// new one on first start); HandlerOptions.LoopbackHosts answers loopback
+// Host names only (DNS rebinding); Server bounds a request's time and
+// LimitListener the connections open at once (503 past the cap). A
+// profile's seconds are parsed strictly. A listen-mode runtime's pid is
+// the kernel's (ipc checks SO_PEERCRED against its advertise): the perf
+// sampler and /proc are only aimed at that pid. Failed captures are
+// counted by reason, warned about once per streak and backed off.
 package serve

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,6 +35,14 @@ type HandlerOptions struct {
 	Web http.Handler
 	// MaxProfile bounds a profile's seconds (0: 5 min).
 	MaxProfile time.Duration
+	// Token, when set, is required on every endpoint but /healthz, as
+	// "Authorization: Bearer TOKEN" (or Basic auth with it as the
+	// password, as a browser sends it): 401 otherwise.
+	Token string
+	// LoopbackHosts answers only requests whose Host names the loopback
+	// interface (421 otherwise): set it when listening on loopback, so a
+	// DNS-rebinding page cannot read the endpoints or open the websocket.
+	LoopbackHosts bool
 }
 
 // Handler serves the daemon's read-only endpoints.
@@ -83,7 +92,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 			fmt.Fprintln(w, "/ (in a browser)                            live web view")
 		}
 	})
-	return readOnly(mux), nil
+	return guard(readOnly(mux), o), nil
 }
 
 // readOnly refuses every method but GET and HEAD.
@@ -108,15 +117,16 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
 			return
 		}
-		secs := 30.0
+		span := 30 * time.Second
 		if s := q.Get("seconds"); s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 || time.Duration(v*float64(time.Second)) > maxDur {
-				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds in (0, %v]", s, maxDur.Seconds()), http.StatusBadRequest)
+			v, ok := profileSeconds(s, maxDur)
+			if !ok {
+				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds from %v to %v", s, minProfile.Seconds(), maxDur.Seconds()), http.StatusBadRequest)
 				return
 			}
-			secs = v
+			span = v
 		}
+		span = min(span, maxDur)
 		t := d.lookup(pid)
 		if t == nil || !d.isUp(t) {
 			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
@@ -127,6 +137,12 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			return
 		}
 		defer t.profiling.Store(false)
+		// The profile streams for its seconds: past the server's read and
+		// write deadlines (Server), which would cut it.
+		rc := http.NewResponseController(w)
+		until := time.Now().Add(span + 30*time.Second)
+		rc.SetReadDeadline(until)
+		rc.SetWriteDeadline(until)
 		sampler := d.cfg.sampler()
 		if s := q.Get("sampler"); s != "" {
 			if s != "auto" && s != "perf" && s != "eventpipe" {
@@ -146,7 +162,7 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			}
 			offCPU = v
 		}
-		b, err := d.profile(r.Context(), t, kind, sampler, time.Duration(secs*float64(time.Second)), offCPU)
+		b, err := d.profile(r.Context(), t, kind, sampler, span, offCPU)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
 			return
@@ -155,6 +171,28 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.pb.gz"`, kind, pid))
 		w.Write(b)
 	}
+}
+
+// minProfile is the shortest profile: below it a duration rounds to
+// nothing, and a session's zero duration means "until stopped".
+const minProfile = 10 * time.Millisecond
+
+// profileSeconds parses a profile's seconds strictly: a finite number
+// whose duration is within [minProfile, maxDur]. NaN, infinities, zero,
+// negatives and amounts too small to be a duration are refused, so a
+// request can never hold the one-profile slot without a bound.
+func profileSeconds(s string, maxDur time.Duration) (time.Duration, bool) {
+	// Plain decimal notation only: ParseFloat also takes hex, underscores
+	// and the names of NaN and the infinities.
+	if strings.Trim(s, "0123456789.eE+-") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxDur.Seconds() {
+		return 0, false
+	}
+	d := time.Duration(v * float64(time.Second))
+	return d, d >= minProfile && d <= maxDur
 }
 
 func (d *Daemon) isUp(t *target) bool {
@@ -174,6 +212,10 @@ var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
 // sampler allows it and the kernel permits it for the process (as `clrspy
 // profile --sampler auto`), else from the runtime's sample profiler.
 func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration, offCPU bool) ([]byte, error) {
+	if dur <= 0 {
+		// A session's zero duration is "until stopped": never from here.
+		return nil, errors.New("a profile needs a positive duration")
+	}
 	ps := contentionProviders
 	if kind == "cpu" {
 		if offCPU && sampler == "auto" {

@@ -32,8 +32,11 @@ func (d *Daemon) admit(ctx context.Context, rt *source.Runtime) {
 		}
 		return
 	}
+	// host is the connecting process's pid by the kernel's word (0 when
+	// not visible here): the perf sampler and /proc are only ever aimed
+	// at it, never at the pid the runtime advertised.
 	t := &target{d: d, key: "listen:" + hex.EncodeToString(rt.Cookie[:]), kind: source.Listen, pid: rt.Pid, hostPid: host,
-		rt: rt, name: name}
+		rt: rt, name: name, uid: rt.Uid()}
 	d.mu.Lock()
 	label := itoa(rt.Pid)
 	if host > 0 {

@@ -34,6 +34,7 @@ type target struct {
 	rt           *source.Runtime // listen
 	name         string
 	pidLabel     string
+	uid          int // listen: the peer's uid
 
 	// Guarded by d.mu.
 	mon     *monitor.Monitor

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 )
 
@@ -16,7 +15,8 @@ import (
 // and Accept hands it over while it waits; Runtime.Open opens the session
 // and resumes the runtime, so the session sees the process from its first
 // GC on (the Listen kind of stream). Any number of runtimes may connect; each is identified by the
-// cookie and pid it advertises.
+// cookie and pid it advertises, which the port checks against the
+// connection's peer credentials (a mismatch is refused).
 type Listener struct {
 	srv *ipc.ReverseServer
 }
@@ -48,6 +48,11 @@ func (l *Listener) Accept() (*Runtime, error) {
 	return &Runtime{rt: r, Pid: int(r.Pid), Cookie: r.Cookie}, nil
 }
 
+// Rejected counts the connections refused because the kernel's peer
+// credentials contradict what the connecting process claimed, by reason
+// (ipc.RejectPid, ipc.RejectCookie, ipc.RejectPeer).
+func (l *Listener) Rejected() map[string]uint64 { return l.srv.Rejected() }
+
 // Close stops listening and removes the socket. Sessions already open go
 // on.
 func (l *Listener) Close() error { return l.srv.Close() }
@@ -64,8 +69,6 @@ type Runtime struct {
 	infoOnce sync.Once
 	info     *ipc.ProcessInfo
 	infoErr  error
-	hostOnce sync.Once
-	host     int
 }
 
 // Info is the runtime's ProcessInfo (asked once).
@@ -87,29 +90,15 @@ func (r *Runtime) Name() string {
 	return "?"
 }
 
-// HostPid is the runtime's pid in clrspy's pid namespace when it is
-// visible there under its advertised pid (same namespace, and the process
-// there runs the same program); 0 otherwise.
-func (r *Runtime) HostPid() int {
-	r.hostOnce.Do(func() {
-		info, err := r.Info()
-		if err != nil || r.Pid <= 0 || !samePidNs(r.Pid) {
-			return
-		}
-		// A runtime in another pid namespace advertises its pid there (1
-		// in a container), which names some other process here: the
-		// program must be the same. A runtime suspended at startup names
-		// its program alone, by its resolved path or as it was started.
-		prog := baseName(firstField(info.CommandLine))
-		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", r.Pid))
-		if prog != "" && (prog == baseName(exe) || prog == procfs.Comm(r.Pid, 0) || prog == baseName(firstField(procfs.Cmdline(r.Pid)))) {
-			r.host = r.Pid
-		}
-	})
-	return r.host
-}
+// HostPid is the runtime's pid in clrspy's pid namespace, by the kernel's
+// word: the pid of the process that connected (SO_PEERCRED), which the
+// port checked against the pid the runtime advertised; 0 when the process
+// is not visible in clrspy's pid namespace. Every per-pid action (the perf
+// sampler, /proc) uses this pid, never one a peer only claimed.
+func (r *Runtime) HostPid() int { return r.rt.Peer.Pid }
 
-func baseName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+// Uid is the user the runtime runs as, by the kernel's word.
+func (r *Runtime) Uid() int { return r.rt.Peer.Uid }
 
 // Gone is closed once the runtime exited (it hung up its connection to
 // the port).
@@ -158,20 +147,6 @@ func (r *Runtime) Open(spec Spec) (*Stream, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// samePidNs reports whether pid lives in clrspy's pid namespace.
-func samePidNs(pid int) bool {
-	mine, err1 := os.Readlink("/proc/self/ns/pid")
-	theirs, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
-	return err1 == nil && err2 == nil && mine == theirs
-}
-
-func firstField(s string) string {
-	if f := strings.Fields(s); len(f) > 0 {
-		return f[0]
-	}
-	return ""
 }
 
 // commandName is a program's name from its command line: the file name of

@@ -17,5 +17,6 @@
 // URLs, so any prefix works when the page is reached with a trailing
 // slash): "" and "index.html" the page, "targets.json" the target list,
 // "ws?target=ID" the websocket. The websocket accepts same-origin pages
-// only.
+// only, at most Options.MaxClients at once (503 past it), without
+// permessage-deflate (a compressor per socket costs about a megabyte).
 package web

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -100,6 +101,9 @@ type Options struct {
 	// WriteTimeout bounds one websocket message to a slow page (default
 	// 10 s); the connection is dropped past it.
 	WriteTimeout time.Duration
+	// MaxClients bounds the websockets open at once (default 64); past
+	// it, an upgrade is refused with 503 and the reason.
+	MaxClients int
 }
 
 // Handler serves the live page and its websocket over src.
@@ -110,7 +114,10 @@ func Handler(src Source, o Options) http.Handler {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
 	}
-	h := &handler{src: src, o: o}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 64
+	}
+	h := &handler{src: src, o: o, clients: make(chan struct{}, o.MaxClients)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", h.page)
 	mux.HandleFunc("/index.html", h.page)
@@ -120,8 +127,9 @@ func Handler(src Source, o Options) http.Handler {
 }
 
 type handler struct {
-	src Source
-	o   Options
+	src     Source
+	o       Options
+	clients chan struct{} // one token per open websocket
 }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
@@ -146,7 +154,22 @@ func (h *handler) socket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no target: ws?target=ID (targets.json lists them)", http.StatusBadRequest)
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionContextTakeover})
+	select {
+	case h.clients <- struct{}{}:
+		defer func() { <-h.clients }()
+	default:
+		http.Error(w, fmt.Sprintf("too many live views open (%d): close one", cap(h.clients)), http.StatusServiceUnavailable)
+		return
+	}
+	// The connection outlives the server's per-request deadlines: each
+	// write has its own (WriteTimeout), and reading only sees the close.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
+	// No permessage-deflate: a compressor per socket costs about a
+	// megabyte each (500 sockets offering it took 468 MB), for messages
+	// that are small after the first.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept answered the request
 	}

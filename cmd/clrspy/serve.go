@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,10 @@ func newServeCmd() *cobra.Command {
 		otlpEvery         time.Duration
 		webView           bool
 		cpuProfile        bool
+		tokenFile         string
+		tlsCert, tlsKey   string
+		insecure          bool
+		maxConns, maxWeb  int
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--pid N]... [--name NAME]... [--diagnostic-port PATH]",
@@ -69,13 +74,22 @@ with DOTNET_DiagnosticPorts=PATH connects to clrspy at startup and waits,
 suspended, until its session is open, so not one GC is missed. Share PATH's
 directory with the application's container (a volume).
 
+Exposed on a network (--listen not on loopback), every endpoint but /healthz
+needs a bearer token: --auth-token-file FILE (a new token is written there
+when the file does not exist, and printed); with --tls-cert and --tls-key
+serve speaks HTTPS. A non-loopback --listen with neither is refused unless
+--insecure-no-auth says so. On loopback the token is optional, and only
+loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
+has the threat model and how to run it exposed.
+
 The pause log (one line per GC pause, with pid and process) goes to stderr;
 --capture-on-pause-over saves the trace around long pauses. A process that
 exits keeps its series (clrspy_target_up 0) for --grace, then they go.
 SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		Example: `  clrspy serve
   clrspy serve --listen 0.0.0.0:9464 --label cluster=prod --name MyService
-  clrspy serve --diagnostic-port /diag/clrspy.sock --attach=false
+  clrspy serve --listen 0.0.0.0:9464 --auth-token-file /etc/clrspy/token --tls-cert cert.pem --tls-key key.pem
+  clrspy serve --diagnostic-port /diag/clrspy/clrspy.sock --attach=false
   clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   clrspy serve --web --cpu-profile --name MyService
@@ -113,8 +127,25 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "with --web: sample every process with the perf_event sampler at a low rate (--cpu-profile-hz), so the live page has a CPU flame graph (each window's own EventPipe session names the code)")
 	f.IntVar(&cfg.CPUProfile.Hz, "cpu-profile-hz", 19, "--cpu-profile: samples per second per thread")
 	f.DurationVar(&cfg.CPUProfile.Window, "cpu-profile-window", 30*time.Second, "--cpu-profile: each flame graph covers this long; a new one follows")
+	f.StringVar(&tokenFile, "auth-token-file", "", "require the token in this file (Authorization: Bearer TOKEN) on every endpoint but /healthz; a missing file is created with a new token, printed once")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) and --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.BoolVar(&insecure, "insecure-no-auth", false, "allow a non-loopback --listen without a token or TLS: anyone who can reach the port reads every process's metrics, command lines and profiles")
+	f.IntVar(&maxConns, "max-connections", 256, "HTTP connections open at once; past it a new one gets 503 at once")
+	f.IntVar(&maxWeb, "max-web-clients", 64, "live web views (websockets) open at once; past it a new one gets 503")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
+		if maxConns <= 0 || maxWeb <= 0 {
+			return errors.New("--max-connections and --max-web-clients must be positive")
+		}
+		if (tlsCert == "") != (tlsKey == "") {
+			return errors.New("--tls-cert and --tls-key go together")
+		}
+		if tlsCert != "" {
+			if _, err := tls.LoadX509KeyPair(tlsCert, tlsKey); err != nil {
+				return fmt.Errorf("--tls-cert %s, --tls-key %s: %v", tlsCert, tlsKey, err)
+			}
+		}
 		if !cpuProfile {
 			cfg.CPUProfile.Hz = 0
 		} else {
@@ -163,6 +194,33 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 			return fmt.Errorf("--listen %s: %v", listen, listenError(err))
 		}
 		defer ln.Close()
+		loopback := serve.IsLoopback(ln.Addr())
+		var token string
+		switch {
+		case tokenFile != "":
+			tok, created, err := serve.LoadToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			token = tok
+			if created {
+				notice(fmt.Sprintf("wrote a new token to %s: %s", tokenFile, token))
+			}
+		case loopback:
+		case tlsCert != "":
+			// TLS without a token file: this run's token, printed once.
+			token = serve.NewToken()
+			notice("no --auth-token-file: this run's token is " + token)
+		case !insecure:
+			return fmt.Errorf("--listen %s is not loopback: give --auth-token-file FILE (created with a new token when missing) and --tls-cert/--tls-key, or --insecure-no-auth to serve every process's data to anyone who reaches the port", listen)
+		}
+		if !loopback && tlsCert == "" {
+			if token != "" {
+				notice(fmt.Sprintf("warning: --listen %s without --tls-cert: the token travels in clear text", listen))
+			} else {
+				notice(fmt.Sprintf("warning: --listen %s with --insecure-no-auth: anyone who reaches the port reads every process's data", listen))
+			}
+		}
 		var live *web.Monitors
 		if webView {
 			// The page's timeline shows a minute; 10,000 rows per process
@@ -179,9 +237,9 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if err != nil {
 			return err
 		}
-		ho := serve.HandlerOptions{Registry: reg}
+		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: loopback}
 		if live != nil {
-			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve"})
+			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: maxWeb})
 		}
 		h, err := d.Handler(ho)
 		if err != nil {
@@ -195,12 +253,28 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 				return err
 			}
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
-		notice(fmt.Sprintf("serving http://%s/metrics", ln.Addr()))
+		srv := serve.Server(h)
+		// Refusals are said at most once a minute, with their count.
+		var refusedN atomic.Int64
+		var lastSaid atomic.Int64
+		lim := serve.LimitListener(ln, maxConns, tlsCert == "", func() {
+			n := refusedN.Add(1)
+			now := time.Now().Unix()
+			if last := lastSaid.Load(); now-last >= 60 && lastSaid.CompareAndSwap(last, now) {
+				notice(fmt.Sprintf("warning: %d connections open (--max-connections): refusing new ones with 503 (%d refused so far)", maxConns, n))
+			}
+		})
+		scheme := "http"
+		if tlsCert != "" {
+			scheme = "https"
+			go srv.ServeTLS(lim, tlsCert, tlsKey)
+		} else {
+			go srv.Serve(lim)
+		}
+		notice(fmt.Sprintf("serving %s://%s/metrics", scheme, ln.Addr()))
 		warnMissingPids(cfg.Pids)
 		if live != nil {
-			notice(fmt.Sprintf("live web view: http://%s/", ln.Addr()))
+			notice(fmt.Sprintf("live web view: %s://%s/", scheme, ln.Addr()))
 		}
 		if env := d.DiagnosticPortEnv(); env != "" {
 			notice("listening for runtimes started with " + env)

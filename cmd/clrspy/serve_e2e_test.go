@@ -10,10 +10,19 @@ package main
 // other tests' processes on the machine are never touched.
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,6 +37,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/clrspy/clrspy/internal/workload"
 )
@@ -64,7 +75,7 @@ type serveProc struct {
 	err    error
 }
 
-var servingRE = regexp.MustCompile(`serving http://([^/]+)/metrics`)
+var servingRE = regexp.MustCompile(`serving https?://([^/]+)/metrics`)
 
 // startServe runs clrspy serve with args (--listen 127.0.0.1:0 added) and
 // waits until it serves.
@@ -605,6 +616,11 @@ func TestServeBadInput(t *testing.T) {
 	os.Mkdir(locked, 0o000)
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, nil, 0o644)
+	open := filepath.Join(dir, "open-token")
+	os.WriteFile(open, []byte("t\n"), 0o644)
+	os.Chmod(open, 0o644)
+	empty := filepath.Join(dir, "empty-token")
+	os.WriteFile(empty, []byte("\n"), 0o600)
 	cases := []struct {
 		args []string
 		want string
@@ -624,6 +640,11 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"--sampler", "fast"}, `clrspy: unknown --sampler "fast": use perf, eventpipe or auto`},
 		{[]string{"--otlp-endpoint", "collector:4318", "--pid", "1"}, `clrspy: --otlp-endpoint "collector:4318": want an http:// or https:// URL`},
 		{[]string{"extra"}, `clrspy: unknown command "extra" for "clrspy serve"`},
+		{[]string{"--tls-cert", file}, "clrspy: --tls-cert and --tls-key go together"},
+		{[]string{"--tls-cert", file, "--tls-key", file}, "clrspy: --tls-cert " + file + ", --tls-key " + file + ": tls: failed to find any PEM data in certificate input"},
+		{[]string{"--max-connections", "0"}, "clrspy: --max-connections and --max-web-clients must be positive"},
+		{[]string{"--auth-token-file", open}, "clrspy: --auth-token-file " + open + ": readable by every user (mode -rw-r--r--): chmod 600 it"},
+		{[]string{"--auth-token-file", empty}, "clrspy: --auth-token-file " + empty + ": empty (delete it to have a token generated)"},
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, struct {
@@ -835,5 +856,283 @@ func TestServeChurn(t *testing.T) {
 	// runtime keeps of its heap's high-water mark).
 	if g1 > g0+2 || fd1 > fd0 || rss1 > rss0+8 {
 		t.Errorf("after the churn: goroutines %v (baseline %v), fds %v (%v), RSS %.1f MB (%.1f)", g1, g0, fd1, fd0, rss1, rss0)
+	}
+}
+
+// TestServeExposed: serve refuses a non-loopback --listen without a token
+// or TLS in one line; with --auth-token-file naming a missing file it
+// writes a new token there (0600) and prints it, and every endpoint but
+// /healthz answers 401 without it; with TLS and no token file it makes
+// one for the run; on loopback a foreign Host is refused with 421.
+func TestServeExposed(t *testing.T) {
+	out, code := clrspyRunTimeout(t, 20*time.Second, "serve", "--listen", "0.0.0.0:0", "--pid", "1")
+	if code != 1 || !strings.HasPrefix(out, "clrspy: --listen 0.0.0.0:0 is not loopback: give --auth-token-file FILE") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("non-loopback without a token: exit %d, %q", code, out)
+	}
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "token")
+	s := startServe(t, "--listen", "0.0.0.0:0", "--auth-token-file", tokFile, "--name", "no-such-process-here")
+	b, err := os.ReadFile(tokFile)
+	st, _ := os.Stat(tokFile)
+	token := strings.TrimSpace(string(b))
+	if err != nil || len(token) != 64 || st.Mode().Perm() != 0o600 || !strings.Contains(s.stderr.String(), "wrote a new token to "+tokFile+": "+token) {
+		t.Fatalf("token file: %q %v %v; stderr %s", b, err, st.Mode(), s.stderr.String())
+	}
+	_, port, _ := net.SplitHostPort(s.addr)
+	base := "http://127.0.0.1:" + port
+	get := func(u, tok, host string) int {
+		req, _ := http.NewRequest("GET", u, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, p := range []string{"/metrics", "/targets", "/debug/pprof/profile?pid=1&seconds=1"} {
+		if c := get(base+p, "", ""); c != 401 {
+			t.Errorf("%s without the token: %d, want 401", p, c)
+		}
+		if c := get(base+p, "wrong", ""); c != 401 {
+			t.Errorf("%s with a wrong token: %d, want 401", p, c)
+		}
+	}
+	if c := get(base+"/healthz", "", ""); c != 200 {
+		t.Errorf("/healthz without the token: %d", c)
+	}
+	if c := get(base+"/metrics", token, "evil.example"); c != 200 {
+		t.Errorf("/metrics with the token (any Host: not loopback): %d", c)
+	}
+	// The same file on the next start: read, not rewritten.
+	s2 := startServe(t, "--listen", "0.0.0.0:0", "--auth-token-file", tokFile, "--name", "no-such-process-here")
+	if b2, _ := os.ReadFile(tokFile); string(b2) != string(b) || strings.Contains(s2.stderr.String(), "wrote a new token") {
+		t.Errorf("second start rewrote the token: %q", s2.stderr.String())
+	}
+	// TLS without a token file: a token for this run.
+	cert, key := selfSigned(t, dir)
+	s3 := startServe(t, "--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key, "--name", "no-such-process-here")
+	m := regexp.MustCompile(`this run's token is ([0-9a-f]{64})`).FindStringSubmatch(s3.stderr.String())
+	if m == nil {
+		t.Fatalf("no token printed: %s", s3.stderr.String())
+	}
+	_, port3, _ := net.SplitHostPort(s3.addr)
+	tc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for tok, want := range map[string]int{"": 401, m[1]: 200} {
+		req, _ := http.NewRequest("GET", "https://127.0.0.1:"+port3+"/targets", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := tc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.TLS == nil {
+			t.Errorf("https /targets with token %q: %d, want %d", tok, resp.StatusCode, want)
+		}
+	}
+	// Loopback: no token needed, loopback Host names only.
+	lo := startServe(t, "--name", "no-such-process-here")
+	if c := get("http://"+lo.addr+"/targets", "", ""); c != 200 {
+		t.Errorf("loopback /targets: %d", c)
+	}
+	if c := get("http://"+lo.addr+"/targets", "", "rebind.evil.example:9464"); c != 421 {
+		t.Errorf("loopback /targets with a foreign Host: %d, want 421", c)
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "clrspy test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return cert, key
+}
+
+// procFdsRSS is a process's open file descriptors and resident memory.
+func procFdsRSS(t *testing.T, pid int) (fds int, rssMB float64) {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			rssMB = kb / 1024
+		}
+	}
+	return len(ents), rssMB
+}
+
+// TestServeConnectionCaps: issue 29's flood. 3,000 idle connections hold
+// at most --max-connections of serve's file descriptors, and a request
+// past the cap gets 503 at once (not a hang); once they go, /healthz
+// answers again. 500 websockets that offer permessage-deflate: the first
+// --max-web-clients are upgraded without compression, the others refused
+// with 503; serve's descriptors and memory stay within the caps.
+func TestServeConnectionCaps(t *testing.T) {
+	dir := t.TempDir()
+	path, name := aliasWorkload(t, dir, "SvC")
+	workload.StartCmd(t, exec.Command(path, "idle", "seconds=90", "gcEveryMs=200"), nil)
+	const maxConns, maxWeb = 64, 16
+	s := startServe(t, "--web", "--name", name, "--level", "warn",
+		"--max-connections", strconv.Itoa(maxConns), "--max-web-clients", strconv.Itoa(maxWeb))
+	base := "http://" + s.addr
+	var id string
+	deadline := time.Now().Add(30 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		var ts []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		}
+		json.Unmarshal(httpGet(t, base+"/targets.json"), &ts)
+		for _, x := range ts {
+			if x.Name == name {
+				id = x.ID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatalf("the workload never showed in targets.json")
+	}
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(200 * time.Millisecond)
+	pid := s.cmd.Process.Pid
+	fds0, rss0 := procFdsRSS(t, pid)
+
+	conns := make([]net.Conn, 0, 3000)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	dialed := time.Now()
+	for i := 0; i < 3000; i++ {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	// serve accepts (and refuses) the backlog as fast as it can; on a
+	// loaded machine that takes a moment.
+	time.Sleep(time.Second)
+	fds1, rss1 := procFdsRSS(t, pid)
+	start := time.Now()
+	// serve lingers on 16 refused connections at a time so their clients
+	// read the 503; while more are refused (the backlog still draining on
+	// a loaded machine), one is just closed, and the client sees the
+	// connection reset: tried again.
+	var resp *http.Response
+	var err error
+	for try := 0; try < 10; try++ {
+		if resp, err = http.Get(base + "/healthz"); err == nil {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("3,000 idle connections: serve's fds %d -> %d, RSS %.1f -> %.1f MB; a request past the cap: %d in %v",
+		fds0, fds1, rss0, rss1, resp.StatusCode, time.Since(start).Round(time.Millisecond))
+	// serve closes a connection that sent no request after 10 s
+	// (ReadHeaderTimeout): past that the slots are free again, and a 200
+	// is right.
+	if time.Since(dialed) < 9*time.Second && (resp.StatusCode != 503 || !strings.Contains(string(body), "too many connections")) {
+		t.Errorf("a request past the cap: %d %q, want 503", resp.StatusCode, body)
+	}
+	if !strings.Contains(s.stderr.String(), "64 connections open (--max-connections): refusing new ones with 503") {
+		t.Errorf("serve did not say it refuses connections:\n%s", s.stderr.String())
+	}
+	// The cap, plus the refused connections that linger a moment so
+	// their client reads the 503 (16 at most), plus a few for what serve
+	// opens meanwhile (/proc files it reads).
+	if fds1 > fds0+maxConns+16+8 {
+		t.Errorf("serve holds %d fds with 3,000 idle connections (%d before; cap %d)", fds1, fds0, maxConns)
+	}
+	if rss1 > rss0+40 {
+		t.Errorf("serve's RSS grew %.1f MB with 3,000 idle connections", rss1-rss0)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = conns[:0]
+	ok := false
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !ok; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			ok = resp.StatusCode == 200
+			resp.Body.Close()
+		}
+	}
+	if !ok {
+		t.Fatalf("/healthz did not come back after the idle connections went")
+	}
+	http.DefaultClient.CloseIdleConnections()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var open []*websocket.Conn
+	defer func() {
+		for _, c := range open {
+			c.CloseNow()
+		}
+	}()
+	refused := 0
+	for i := 0; i < 500; i++ {
+		c, resp, err := websocket.Dial(ctx, "ws://"+s.addr+"/ws?target="+id,
+			&websocket.DialOptions{CompressionMode: websocket.CompressionContextTakeover})
+		if err != nil {
+			if resp == nil || resp.StatusCode != 503 {
+				t.Fatalf("websocket %d: %v", i, err)
+			}
+			refused++
+			continue
+		}
+		if ext := resp.Header.Get("Sec-WebSocket-Extensions"); ext != "" {
+			t.Errorf("websocket %d: extensions %q negotiated, want none", i, ext)
+		}
+		open = append(open, c)
+	}
+	time.Sleep(500 * time.Millisecond)
+	fds2, rss2 := procFdsRSS(t, pid)
+	t.Logf("500 websockets offering deflate: %d open, %d refused; serve's fds %d, RSS %.1f MB", len(open), refused, fds2, rss2)
+	if len(open) != maxWeb || refused != 500-maxWeb {
+		t.Errorf("%d websockets open and %d refused, want %d and %d", len(open), refused, maxWeb, 500-maxWeb)
+	}
+	if fds2 > fds0+maxWeb+8 {
+		t.Errorf("serve holds %d fds with %d websockets (%d before)", fds2, len(open), fds0)
+	}
+	if rss2 > rss0+60 {
+		t.Errorf("serve's RSS grew %.1f MB with %d websockets", rss2-rss0, len(open))
 	}
 }

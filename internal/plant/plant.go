@@ -6,10 +6,16 @@
 // The listener is the test binary itself, copied where the other user may
 // run it and started with that user's credentials; the package's TestMain
 // calls MaybeListen first so that such a child only listens.
+//
+// The same child can instead be a fake runtime (FakeRuntime): it connects
+// to a reverse diagnostic port as that user, optionally in a pid namespace
+// of its own, and advertises whatever pid and cookie the test says.
 package plant
 
 import (
 	"bufio"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -83,6 +89,21 @@ type Listener struct {
 // Listen runs a listener on path as uid/gid.
 func Listen(t testing.TB, path string, uid, gid int) *Listener {
 	t.Helper()
+	cmd, stdin, out := startAs(t, []string{envListen + "=" + path}, uid, gid, 0)
+	l := &Listener{Path: path, cmd: cmd, stdin: stdin, out: out}
+	t.Cleanup(func() { l.Stop() })
+	line, err := l.out.ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		l.Stop()
+		t.Fatalf("planted listener on %s as uid %d: %q %v", path, uid, line, err)
+	}
+	return l
+}
+
+// startAs starts a copy of the test binary as uid/gid with env and the
+// clone flags given (syscall.CLONE_NEWPID: a pid namespace of its own).
+func startAs(t testing.TB, env []string, uid, gid int, cloneflags uintptr) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -104,8 +125,8 @@ func Listen(t testing.TB, path string, uid, gid int) *Listener {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = []string{envListen + "=" + path}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Cloneflags: cloneflags}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -118,14 +139,82 @@ func Listen(t testing.TB, path string, uid, gid int) *Listener {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	l := &Listener{Path: path, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() { l.Stop() })
-	line, err := l.out.ReadString('\n')
-	if strings.TrimSpace(line) != "ready" {
-		l.Stop()
-		t.Fatalf("planted listener on %s as uid %d: %q %v", path, uid, line, err)
+	return cmd, stdin, bufio.NewReader(stdout)
+}
+
+const (
+	envFake       = "CLRSPY_PLANT_FAKE_RUNTIME"
+	envFakePid    = "CLRSPY_PLANT_FAKE_PID"
+	envFakeCookie = "CLRSPY_PLANT_FAKE_COOKIE"
+)
+
+// Fake is a fake runtime connected to a reverse diagnostic port.
+type Fake struct {
+	// Pid is its pid as the test sees it; NsPid as it sees itself (1 in
+	// a pid namespace of its own).
+	Pid, NsPid int
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	once       sync.Once
+}
+
+// FakeRuntime connects to the reverse diagnostic port at path as uid/gid
+// (in a pid namespace of its own with newPidNs) and sends an advertise
+// with cookie and the pid claim (0: its own pid, as a runtime does). It
+// holds the connection until Stop, as a runtime waiting for a command.
+func FakeRuntime(t testing.TB, path string, uid, gid int, newPidNs bool, claim int, cookie [16]byte) *Fake {
+	t.Helper()
+	var flags uintptr
+	if newPidNs {
+		flags = syscall.CLONE_NEWPID
 	}
-	return l
+	env := []string{envFake + "=" + path, envFakePid + "=" + strconv.Itoa(claim), fmt.Sprintf("%s=%x", envFakeCookie, cookie)}
+	cmd, stdin, out := startAs(t, env, uid, gid, flags)
+	f := &Fake{Pid: cmd.Process.Pid, cmd: cmd, stdin: stdin}
+	t.Cleanup(f.Stop)
+	line, err := out.ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "ready %d", &f.NsPid); serr != nil {
+		f.Stop()
+		t.Fatalf("fake runtime on %s as uid %d: %q %v", path, uid, line, err)
+	}
+	return f
+}
+
+// Stop ends the fake runtime.
+func (f *Fake) Stop() {
+	f.once.Do(func() {
+		f.stdin.Close()
+		f.cmd.Wait()
+	})
+}
+
+// fakeRuntime is the child of FakeRuntime.
+func fakeRuntime(path string) {
+	claim, _ := strconv.Atoi(os.Getenv(envFakePid))
+	if claim == 0 {
+		claim = os.Getpid()
+	}
+	var cookie [16]byte
+	b, _ := hex.DecodeString(os.Getenv(envFakeCookie))
+	copy(cookie[:], b)
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		fmt.Printf("dial: %v\n", err)
+		os.Exit(1)
+	}
+	// The runtime's advertise: "ADVR_V1\0", cookie, pid, two reserved
+	// bytes (docs/runtime-diagnostics.md).
+	msg := append([]byte("ADVR_V1\x00"), cookie[:]...)
+	msg = binary.LittleEndian.AppendUint64(msg, uint64(claim))
+	msg = append(msg, 0, 0)
+	if _, err := c.Write(msg); err != nil {
+		fmt.Printf("write: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("ready %d\n", os.Getpid())
+	io.Copy(io.Discard, os.Stdin)
+	c.Close()
+	os.Exit(0)
 }
 
 // Stop ends the listener and returns how many connections it accepted and
@@ -149,6 +238,9 @@ func (l *Listener) Stop() (conns, bytes int, err error) {
 // MaybeListen turns the process into the listener when it was started by
 // Listen; otherwise it returns at once. Call it first thing in TestMain.
 func MaybeListen() {
+	if p := os.Getenv(envFake); p != "" {
+		fakeRuntime(p)
+	}
 	path := os.Getenv(envListen)
 	if path == "" {
 		return
