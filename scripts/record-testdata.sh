@@ -74,7 +74,7 @@ for n in "${want[@]}"; do
 	# Exceptions of four types from named methods, with their stacks
 	# (exceptions' fixture test). Gzipped, out of the every-fixture tests.
 	exceptions)
-		env "$clrspy" record --providers Microsoft-Windows-DotNETRuntime:0x8038:4 -o "$D/exceptions.nettrace" -- "$W" throws threads=2 count=40 >"$D/exceptions.workload.json"
+		"$clrspy" record --providers Microsoft-Windows-DotNETRuntime:0x8038:4 -o "$D/exceptions.nettrace" -- "$W" throws threads=2 count=40 >"$D/exceptions.workload.json"
 		gzip -9f "$D/exceptions.nettrace"
 		;;
 	heap-churn)
