@@ -19,7 +19,8 @@ namespace Workload;
 // With rate=N and phases=1 (the overhead benchmark) one thread throws N
 // InvalidOperationExceptions a second, paced per millisecond, and spends
 // the rest of each millisecond in units of CPU work counted in Progress:
-// what tracing the exceptions costs shows as fewer units.
+// what tracing the exceptions costs shows as fewer units. With rate=-1 it
+// throws back to back and counts exceptions instead.
 public sealed class Throws : IWorkload
 {
     public string Name => "throws";
@@ -27,6 +28,11 @@ public sealed class Throws : IWorkload
     public void Run(Options opt, Dictionary<string, object> work)
     {
         int rate = opt.Int("rate", 0);
+        if (rate < 0)
+        {
+            Unpaced(work);
+            return;
+        }
         if (rate > 0)
         {
             Paced(rate, work);
@@ -107,6 +113,21 @@ public sealed class Throws : IWorkload
         work["thrown"] = thrown;
         work["units"] = units;
         work["sink"] = sink;
+    }
+
+    // Unpaced throws as fast as it can (rate=-1): the units of progress are
+    // exceptions, so a traced phase's throughput gives the cost of one.
+    static void Unpaced(Dictionary<string, object> work)
+    {
+        long thrown = 0;
+        var sw = Stopwatch.StartNew();
+        while (Progress.Phased ? !Progress.Ended : sw.Elapsed.TotalSeconds < 3)
+        {
+            ExcOrders.TryLookup((int)thrown);
+            thrown++;
+            Progress.Count = thrown;
+        }
+        work["thrown"] = thrown;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
