@@ -113,7 +113,12 @@ type open struct {
 	caught bool
 }
 
-type thread struct{ open []open }
+type thread struct {
+	open []open
+	// stale counts caught exceptions whose catch a later throw left:
+	// their ExceptionThrownStop may or may not come.
+	stale int
+}
 
 // New returns an analyzer for a stream with header hdr (for the clock and
 // the pointer size).
@@ -226,11 +231,22 @@ func (a *Analyzer) throw(ev *nettrace.Event) {
 	a.tick(ev.Timestamp)
 
 	t := a.thread(ev.ThreadID)
-	// Without ExceptionThrownStop a new throw that is not nested means the
-	// thread's earlier dispatches ended: close them now.
-	if !a.sawStop && e.Flags&clrevents.ExceptionNested == 0 {
+	switch {
+	case !a.sawStop && e.Flags&clrevents.ExceptionNested == 0:
+		// Without ExceptionThrownStop a new throw that is not nested
+		// means the thread's earlier dispatches ended: close them now.
 		for len(t.open) > 0 {
 			a.end(t)
+		}
+	default:
+		// A throw from a catch block leaves that catch (the runtime sends
+		// no stop for the exception it had caught, and does not flag the
+		// new one nested): caught exceptions on top are done. Their stop
+		// may still come (the new exception was caught inside the catch
+		// block): stale lets it pass unreported.
+		for len(t.open) > 0 && t.open[len(t.open)-1].caught {
+			t.open = t.open[:len(t.open)-1]
+			t.stale++
 		}
 	}
 	if len(t.open) >= maxDepth {
@@ -249,21 +265,20 @@ func (a *Analyzer) catch(ev *nettrace.Event) {
 	}
 	a.sawCatch = true
 	t := a.thread(ev.ThreadID)
-	// The innermost exception not yet caught is the one this catch ends.
-	var o *open
-	for i := len(t.open) - 1; i >= 0; i-- {
-		if !t.open[i].caught {
-			o = &t.open[i]
-			break
-		}
-	}
-	if o == nil {
+	// The innermost open exception is the one this catch is for. It may
+	// be caught already: a rethrow (throw;) sends no new ExceptionThrown,
+	// only the next catch's start. Every catch entered is a catch site;
+	// the exception is counted caught once.
+	if len(t.open) == 0 {
 		a.catchNoThrow++
 		return
 	}
-	o.caught = true
-	a.caught++
-	a.types[o.typ].caught++
+	o := &t.open[len(t.open)-1]
+	if !o.caught {
+		o.caught = true
+		a.caught++
+		a.types[o.typ].caught++
+	}
 	ci, ok := a.catchIx[string(name)]
 	if !ok {
 		if len(a.catchN) > a.opts.MaxCatchSites {
@@ -290,6 +305,10 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 	a.sawStop = true
 	t := a.threads[ev.ThreadID]
 	if t == nil || len(t.open) == 0 {
+		if t != nil && t.stale > 0 {
+			t.stale--
+			return
+		}
 		a.stopNoThrow++
 		return
 	}

@@ -14,7 +14,9 @@ type Result struct {
 	// Thrown counts every ExceptionThrown event: first-chance exceptions,
 	// rethrows included (Rethrown of them).
 	Thrown, Rethrown, Nested int64
-	// Caught counts exceptions a catch was seen for (ExceptionCatchStart);
+	// Caught counts exceptions a catch was seen for (ExceptionCatchStart;
+	// a type's catch sites count every catch entered, so a rethrown
+	// exception counts once here and at each catch);
 	// Uncaught those whose dispatch ended (ExceptionThrownStop, or a later
 	// throw on the thread when the runtime sends no stop) without one:
 	// handled outside managed code or unhandled. Open are still being
@@ -122,7 +124,11 @@ func (a *Analyzer) Result() *Result {
 		r.FirstError = a.firstErr.Error()
 	}
 	for _, t := range a.threads {
-		r.Open += int64(len(t.open))
+		for _, o := range t.open {
+			if !o.caught {
+				r.Open++
+			}
+		}
 	}
 	r.Stacks = make([]Stack, len(a.stacks))
 	r.Stacks[1].Frames = []string{OtherStacks}
