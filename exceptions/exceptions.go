@@ -70,6 +70,7 @@ type Analyzer struct {
 	stackIDs map[string]int32 // little-endian IPs → index into stacks
 	stacks   [][]uint64       // [0] is the empty stack, [1] OtherStacks
 	stackTS  []int64          // first time each stack was seen (ns)
+	sites    []string         // each stack's throw site once named (Summary)
 
 	throws  map[pairKey]int64 // (type, stack) → exceptions
 	catchIx map[string]int32  // method name's UTF-16 bytes → index into catchNames

@@ -131,3 +131,38 @@ func TestExceptionsBounded(t *testing.T) {
 		t.Errorf("folded stacks %d patterns %d catches %d", res.FoldedStacks, res.FoldedPatterns, res.FoldedCatchSites)
 	}
 }
+
+// TestExceptionsSummary: the live surfaces' bounded view of the fixture:
+// the top types with their named sites, the rest as one entry, the same
+// answer a second time (from the cached sites).
+func TestExceptionsSummary(t *testing.T) {
+	r := tracetest.OpenFile(t, tracetest.Path(t, fixture), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	sym := stacks.NewSymbols(r.Header())
+	a := New(r.Header(), Options{Symbols: sym})
+	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
+		a.Event(ev)
+		sym.Event(ev)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		s := a.Summary(2, 1)
+		if s.Thrown != 160 || s.Caught != 160 || s.Open != 0 || len(s.Types) != 3 {
+			t.Fatalf("%+v", s)
+		}
+		ioe, arg, other := s.Types[0], s.Types[1], s.Types[2]
+		if ioe.Type != "System.InvalidOperationException" || ioe.Count != 80 || len(ioe.Sites) != 1 ||
+			!strings.HasPrefix(ioe.Sites[0].Site, "Workload.ExcOrders.Lookup(") || ioe.Sites[0].Count != 80 {
+			t.Errorf("first type %+v", ioe)
+		}
+		if arg.Type != "System.ArgumentException" || arg.Count != 40 || other.Type != OtherTypes || other.Count != 40 {
+			t.Errorf("types %+v", s.Types)
+		}
+	}
+}

@@ -261,3 +261,111 @@ func (t *Timeline) Rate() float64 {
 	}
 	return float64(n) / (float64(last+1) * float64(t.BinNs) / 1e9)
 }
+
+// Summary is the bounded view a live surface shows (serve's metrics,
+// top): totals and, for the top types, the top throw sites.
+type Summary struct {
+	Thrown, Caught, Uncaught, Open int64
+	Types                          []TypeSummary
+}
+
+// TypeSummary is one type's count and its top throw sites.
+type TypeSummary struct {
+	Type  string
+	Count int64
+	Sites []SiteCount
+}
+
+// SiteCount is a throw site's count.
+type SiteCount struct {
+	Site  string
+	Count int64
+}
+
+// OtherSites names the rest of a type's throws past the top sites, so a
+// type's sites add up to its count.
+const OtherSites = "[other sites]"
+
+// Summary returns the totals, the topTypes types thrown most and, for
+// each, its topSites throw sites by count (the rest under OtherSites): a
+// fixed cardinality whatever the program throws. Each stack's site is
+// named once and kept (Result names every stack again), so a summary a
+// second costs only the sorting.
+func (a *Analyzer) Summary(topTypes, topSites int) Summary {
+	s := Summary{Thrown: a.thrown, Caught: a.caught, Uncaught: a.uncaught}
+	for _, t := range a.threads {
+		for _, o := range t.open {
+			if !o.caught {
+				s.Open++
+			}
+		}
+	}
+	for len(a.sites) < len(a.stacks) {
+		a.sites = append(a.sites, "")
+	}
+	var buf []stacks.Frame
+	bySite := make([]map[string]int64, len(a.types))
+	for k, n := range a.throws {
+		site := a.sites[k.b]
+		if site == "" {
+			switch {
+			case k.b == 0:
+				site = NoStack
+			case k.b == 1:
+				site = OtherStacks
+			case a.sym == nil:
+				site = fmt.Sprintf("0x%x", a.stacks[k.b][0])
+			default:
+				buf, _ = a.sym.AppendStack(buf[:0], a.stacks[k.b], a.stackTS[k.b])
+				site = Site(buf)
+			}
+			// Kept once named by a method: a stack seen before its
+			// methods' events is named again next time.
+			if k.b <= 1 || slices.ContainsFunc(buf, func(f stacks.Frame) bool { return f.Kind == stacks.KindManaged }) {
+				a.sites[k.b] = site
+			}
+		}
+		m := bySite[k.a]
+		if m == nil {
+			m = map[string]int64{}
+			bySite[k.a] = m
+		}
+		m[site] += n
+	}
+	order := make([]int, 0, len(a.types))
+	for i, t := range a.types {
+		if t.count > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		return cmp.Or(cmp.Compare(a.types[y].count, a.types[x].count), strings.Compare(a.types[x].name, a.types[y].name))
+	})
+	for n, i := range order {
+		if n == topTypes {
+			// The rest of the types, as one.
+			o := TypeSummary{Type: OtherTypes}
+			for _, j := range order[n:] {
+				o.Count += a.types[j].count
+			}
+			s.Types = append(s.Types, o)
+			break
+		}
+		ts := TypeSummary{Type: a.types[i].name, Count: a.types[i].count}
+		for site, c := range bySite[i] {
+			ts.Sites = append(ts.Sites, SiteCount{site, c})
+		}
+		slices.SortFunc(ts.Sites, func(x, y SiteCount) int {
+			return cmp.Or(cmp.Compare(y.Count, x.Count), strings.Compare(x.Site, y.Site))
+		})
+		if len(ts.Sites) > topSites {
+			var rest int64
+			for _, sc := range ts.Sites[topSites:] {
+				rest += sc.Count
+			}
+			ts.Sites = append(ts.Sites[:topSites], SiteCount{OtherSites, rest})
+		}
+		s.Types = append(s.Types, ts)
+	}
+	return s
+}

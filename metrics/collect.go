@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/monitor"
 )
 
@@ -100,6 +101,16 @@ func walkTarget(t *Target, s sink) {
 	}
 	s.value(famContentions, float64(snap.Locks.Contentions), lv())
 	s.hist(famLockWait, fromMonitor(snap.Locks.WaitHistogram), lv())
+	if e := snap.Exceptions; e != nil {
+		for _, ty := range e.Types {
+			for _, site := range ty.ThrowSites {
+				s.value(famExceptionSites, float64(site.Count), lv(ty.Type, site.Site))
+			}
+			if len(ty.ThrowSites) == 0 {
+				s.value(famExceptionSites, float64(ty.Count), lv(ty.Type, exceptions.OtherSites))
+			}
+		}
+	}
 	walkCounters(snap, lv, s)
 }
 

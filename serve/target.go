@@ -94,7 +94,8 @@ func (t *target) spec(opts *monitor.Options) source.Spec {
 	// seconds, and each read of a runtime's ~10 flushes a second is a
 	// wake-up (measured: 10 GC-busy processes cost 2.8 % of a core, mostly
 	// the kernel waking serve's goroutines).
-	return source.Spec{Providers: ps, BufferMB: t.d.cfg.bufferMB(), NoStackwalk: true, ReadEvery: 500 * time.Millisecond}
+	// Throw sites need the exception events' stacks.
+	return source.Spec{Providers: ps, BufferMB: t.d.cfg.bufferMB(), NoStackwalk: !opts.Exceptions, ReadEvery: 500 * time.Millisecond}
 }
 
 // open opens a session on the target (a stackless one when the runtime
@@ -126,7 +127,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		spec := t.spec(&opts)
 		st, err := t.open(spec)

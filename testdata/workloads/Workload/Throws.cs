@@ -35,7 +35,7 @@ public sealed class Throws : IWorkload
         }
         if (rate > 0)
         {
-            Paced(rate, work);
+            Paced(rate, opt.Double("seconds", 3), work);
             return;
         }
         int threads = opt.Int("threads", 2);
@@ -86,14 +86,14 @@ public sealed class Throws : IWorkload
         };
     }
 
-    static void Paced(int rate, Dictionary<string, object> work)
+    static void Paced(int rate, double seconds, Dictionary<string, object> work)
     {
         long thrown = 0, units = 0, sink = 0;
         var sw = Stopwatch.StartNew();
         long tick = Stopwatch.Frequency / 1000;
         long next = sw.ElapsedTicks;
         double owed = 0;
-        while (Progress.Phased ? !Progress.Ended : sw.Elapsed.TotalSeconds < 3)
+        while (Progress.Phased ? !Progress.Ended : sw.Elapsed.TotalSeconds < seconds)
         {
             // This millisecond's share of the rate, then work until the next.
             owed += rate / 1000.0;
