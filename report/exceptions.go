@@ -165,8 +165,9 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 	}
 	d := NewExceptionsDocument(in, r, span)
 	fmt.Fprintf(ew, "Exceptions in %s\n", in.Source)
-	fmt.Fprintf(ew, "  %d thrown (first chance; %d rethrows) in %.3fs: %.1f/s, peak %.0f/s\n",
-		r.Thrown, r.Rethrown, span.Seconds(), d.RatePerS, d.PeakPerS)
+	peak, _ := r.Timeline.Peak()
+	fmt.Fprintf(ew, "  %d thrown (first chance) in %.3fs: %.1f/s, at most %d in one %s\n",
+		r.Thrown, span.Seconds(), d.RatePerS, peak, time.Duration(r.Timeline.BinNs))
 	if r.HandlingEvents {
 		fmt.Fprintf(ew, "  %d caught, %d left managed code uncaught, %d still in dispatch at the end; %d finally and %d filter runs\n",
 			r.Caught, r.Uncaught, r.Open, r.Finallys, r.Filters)

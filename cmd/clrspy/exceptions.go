@@ -43,6 +43,10 @@ exact. Memory is bounded: past 256 types, 4,096 stacks, 1,024 message patterns
 or 1,024 catch sites the rest is counted under "[other ...]" entries, and the
 report says so.
 
+Cost: the runtime walks the stack of every exception event; at 10,000
+exceptions a second that took a loaded 2-core machine's program a third of its
+work (docs/PERFORMANCE.md). A few thousand a second or less is cheap.
+
 Output: a text report (default), --json, or --format pprof (a profile of
 exceptions/count by throw stack, the type as a label, readable by go tool
 pprof).`,
