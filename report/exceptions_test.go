@@ -116,3 +116,28 @@ func TestExceptionsOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestPageExceptions: the report page's exceptions table on the fixture,
+// bounded to two types (the rest counted in More), sites with their first
+// frames, catches and patterns; and a page with it names the section.
+func TestPageExceptions(t *testing.T) {
+	res := exceptionsFixture(t)
+	pe := NewPageExceptions(res, 2)
+	if pe.Thrown != 160 || pe.Caught != 160 || len(pe.Types) != 2 || pe.More != 2 {
+		t.Fatalf("%+v", pe)
+	}
+	ioe := pe.Types[0]
+	if ioe.Type != "System.InvalidOperationException" || ioe.Count != 80 || len(ioe.Sites) == 0 ||
+		ioe.Sites[0].Site != "Workload.ExcOrders.Lookup(int32)" || len(ioe.Sites[0].Stack) < 3 ||
+		len(ioe.Catches) != 1 || ioe.Catches[0].Site != "Workload.ExcOrders.TryLookup(int32)" ||
+		len(ioe.Patterns) != 1 || ioe.Patterns[0].Site != "order <n> not found" {
+		t.Errorf("%+v", ioe)
+	}
+	p := NewPage(PageParts{Title: "t", Exceptions: res})
+	if p.Exceptions == nil || p.Exceptions.Thrown != 160 {
+		t.Errorf("page exceptions %+v", p.Exceptions)
+	}
+	if NewPage(PageParts{Title: "t", Exceptions: &exceptions.Result{}}).Exceptions != nil {
+		t.Error("a page without exceptions has the section")
+	}
+}

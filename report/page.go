@@ -22,6 +22,7 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
@@ -50,6 +51,7 @@ type Page struct {
 	SuspendReasons map[string]string `json:"suspend_reasons"`
 	CPU            *Flame            `json:"cpu,omitempty"`
 	Locks          *PageLocks        `json:"locks,omitempty"`
+	Exceptions     *PageExceptions   `json:"exceptions,omitempty"`
 	Heap           *PageHeap         `json:"heap,omitempty"`
 }
 
@@ -82,6 +84,9 @@ type PageParts struct {
 	// then nil).
 	PageLocks *PageLocks
 	Heap      *heap.Summary
+	// Exceptions is the exception analysis (nil or none thrown: no
+	// section).
+	Exceptions *exceptions.Result
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
@@ -121,6 +126,9 @@ func NewPage(pp PageParts) *Page {
 	p.Locks = pp.PageLocks
 	if p.Locks == nil {
 		p.Locks = pageLocks(pp.Locks)
+	}
+	if pp.Exceptions != nil && pp.Exceptions.Thrown > 0 {
+		p.Exceptions = NewPageExceptions(pp.Exceptions, maxTableRows)
 	}
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
