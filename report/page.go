@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
-	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
