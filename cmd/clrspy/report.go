@@ -48,7 +48,8 @@ attach it to a ticket.
     the longest pauses, the runtime's other suspensions, and the CPU flame
     graph (icicle or flame, callees or callers, search, colours by module or
     namespace);
-  - lock contention and heap survival by type when the input has them.
+  - lock contention, exceptions (by type, throw and catch site, message) and
+    heap survival by type when the input has them.
 
 Sections appear when their events exist: a trace recorded with the gc
 profile has no flame graph. A live session enables all of them (GC events at
