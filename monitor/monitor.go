@@ -491,15 +491,22 @@ func optNanos(ns int64) Opt {
 	return Opt(ms(ns))
 }
 
-// SymbolEvent feeds the CPU window's symbol table a method or module
-// rundown event from another session on the same process: a live session
-// only sees the methods compiled after it began, and a short rundown
-// session (started and stopped at once) names those compiled before.
+// SymbolEvent feeds the CPU window's and the exceptions' symbol tables a
+// method or module rundown event from another session on the same
+// process: a live session only sees the methods compiled after it began,
+// and a short rundown session (started and stopped at once) names those
+// compiled before.
 func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cpu != nil && ev.Meta.Runtime == nettrace.Rundown {
+	if ev.Meta.Runtime != nettrace.Rundown {
+		return
+	}
+	if m.cpu != nil {
 		m.cpu.sym.Event(ev)
+	}
+	if m.exc != nil {
+		m.exc.sym.Event(ev)
 	}
 }
 

@@ -232,6 +232,11 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		obs.Add(id, t.name, pid, st.Header(), m)
 	}
 	d.log.Info("monitoring", "pid", t.pidLabel, "process", t.name, "kind", t.kind.String())
+	if opts.Exceptions && t.kind != source.Listen {
+		// An attached session names only the code compiled after it
+		// began; a runtime in listen mode was watched from its start.
+		go t.nameCompiledCode(m)
+	}
 	end, err := m.Run(ctx, st, also...)
 	st.Close()
 	if obs != nil {
@@ -284,3 +289,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// nameCompiledCode opens a short second session whose rundown names the
+// methods compiled before the monitoring session began, and feeds them to
+// the monitor's symbol tables (serve --exceptions: throw sites in code
+// the process compiled at startup). A failure leaves those sites
+// [unknown], as they were.
+func (t *target) nameCompiledCode(m *monitor.Monitor) {
+	st, err := t.openSpec(source.Spec{
+		Providers: []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational}},
+		BufferMB:  16, NoStackwalk: true, Duration: time.Millisecond,
+	})
+	if err != nil {
+		t.d.log.Debug("no rundown to name compiled code", "pid", t.pidLabel, "error", errLine(err))
+		return
+	}
+	defer st.Close()
+	st.Run(symbolFeed{m})
+}
+
+// symbolFeed passes a stream's rundown events to Monitor.SymbolEvent.
+type symbolFeed struct{ m *monitor.Monitor }
+
+func (f symbolFeed) Event(ev *nettrace.Event) { f.m.SymbolEvent(ev) }
+func (f symbolFeed) Stats() analysis.Stats    { return analysis.Stats{} }

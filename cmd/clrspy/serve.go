@@ -102,7 +102,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&cfg.Sampler, "sampler", "auto", "CPU profiles (/debug/pprof/profile): perf (perf_event, mixed-mode), eventpipe (the runtime's sampler) or auto (perf where the kernel permits it)")
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
-	f.BoolVar(&cfg.Exceptions, "exceptions", false, "also count every exception with its stack and export the top throw sites per type (clrspy_exceptions_thrown_total; the sessions then carry stacks, a cost docs/PERFORMANCE.md measures; code compiled before the session began is named only once the runtime recompiles it, [unknown] until then)")
+	f.BoolVar(&cfg.Exceptions, "exceptions", false, "also count every exception with its stack and export the top throw sites per type (clrspy_exceptions_thrown_total; the sessions then carry stacks, a cost docs/PERFORMANCE.md measures)")
 	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions and locks as they happen, from the same sessions")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
