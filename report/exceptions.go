@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -225,7 +226,8 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 	return ew.err
 }
 
-// ExceptionsProfile builds a pprof profile of exceptions by throw stack:
+// ExceptionsProfile builds a pprof profile of exceptions by throw stack
+// (the runtime's dispatcher frames left out):
 // sample type exceptions/count, one sample per (type, stack) with the
 // type as a label, so `go tool pprof -tagfocus type=...` selects one.
 func ExceptionsProfile(r *exceptions.Result, start time.Time, span time.Duration) *profile.Profile {
@@ -261,6 +263,12 @@ func ExceptionsProfile(r *exceptions.Result, start time.Time, span time.Duration
 			withIPs := len(st.IPs) == len(st.Frames)
 			var sl []*profile.Location
 			for i, f := range st.Frames {
+				// The runtime's exception dispatcher (.NET 9+: managed
+				// code under System.Runtime.EH) is the leaf of every
+				// stack: left out, the leaf is the throwing method.
+				if len(sl) == 0 && strings.HasPrefix(f, "System.Runtime.EH.") {
+					continue
+				}
 				var ip uint64
 				if withIPs {
 					ip = st.IPs[i]
