@@ -3,6 +3,7 @@ package ipc
 import (
 	"io"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,8 @@ func sessionRun(b *testing.B, mode string, work string, providers []Provider) (p
 // session's start to the end of its stream, rundown included) and
 // unattached again (2 s), after a 1 s warm-up. It returns attached
 // throughput over the mean of the unattached phases (1 = no cost).
-func phasedRatio(b *testing.B, mode string, cfg SessionConfig, raw bool) float64 {
-	p := workload.Start(b, nil, mode, "phases=1")
+func phasedRatio(b *testing.B, mode string, cfg SessionConfig, raw bool, args ...string) float64 {
+	p := workload.Start(b, nil, mode, append([]string{"phases=1"}, args...)...)
 	phase := 2 * time.Second
 	time.Sleep(time.Second)
 	p.Release() // mark 0
@@ -133,8 +134,14 @@ func phaseRatio(b *testing.B, p *workload.Proc) float64 {
 		b.Fatalf("marks %v: %v", m, err)
 	}
 	rate := func(i int) float64 { return (m[i+1][1] - m[i][1]) / (m[i+1][0] - m[i][0]) }
+	lastBaseRate = (rate(0) + rate(2)) / 2 * 1000
 	return rate(1) / ((rate(0) + rate(2)) / 2)
 }
+
+// lastBaseRate is the unattached units per second of the latest
+// phaseRatio (BenchmarkExceptionsOverhead turns the ratio into a cost per
+// exception with it).
+var lastBaseRate float64
 
 // BenchmarkOverhead measures what a session costs the traced program: the
 // workload's throughput while attached with the gc or the cpu profile,
@@ -168,6 +175,51 @@ func BenchmarkOverhead(b *testing.B) {
 			b.ReportMetric(rs[len(rs)/2], "median")
 			b.ReportMetric(rs[0], "worst")
 			b.ReportMetric(rs[len(rs)-1], "best")
+		})
+	}
+}
+
+// BenchmarkExceptionsOverhead is BenchmarkOverhead for clrspy exceptions'
+// session (the Exception keyword, every throw with its stack, and the
+// method events that name them) on the throws workload paced at 10,000
+// exceptions a second, the rest of each millisecond in counted CPU work:
+// the ratio is the work left to the program while traced. The none case
+// is the method's noise.
+//
+//	go test ./ipc -run '^$' -bench ExceptionsOverhead -benchtime 5x
+func BenchmarkExceptionsOverhead(b *testing.B) {
+	exc := []Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordException | KeywordSymbols, Level: LevelInformational}}
+	for _, tc := range []struct {
+		name string
+		cfg  SessionConfig
+		rate string
+	}{
+		{"none/throws-10k", SessionConfig{}, "rate=10000"},
+		{"exceptions/throws-10k", SessionConfig{Providers: exc}, "rate=10000"},
+		// Unpaced: exceptions back to back, the units are exceptions, so
+		// the ratio gives the cost of one (us/exception: traced minus
+		// untraced).
+		{"none/throws-max", SessionConfig{}, "rate=-1"},
+		{"exceptions/throws-max", SessionConfig{Providers: exc}, "rate=-1"},
+		// The same events without their stacks: what the stack walks cost.
+		{"exceptions-nostacks/throws-max", SessionConfig{Providers: exc, NoStackwalk: true}, "rate=-1"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			rs := make([]float64, b.N)
+			costs := make([]float64, b.N)
+			for i := range rs {
+				rs[i] = phasedRatio(b, "throws", tc.cfg, false, tc.rate)
+				costs[i] = (1/rs[i] - 1) / lastBaseRate * 1e6
+			}
+			sort.Float64s(rs)
+			sort.Float64s(costs)
+			b.ReportMetric(rs[len(rs)/2], "median")
+			b.ReportMetric(rs[0], "worst")
+			b.ReportMetric(rs[len(rs)-1], "best")
+			if strings.HasSuffix(tc.name, "-max") {
+				b.ReportMetric(costs[len(costs)/2], "us/exception")
+				b.ReportMetric(lastBaseRate, "untraced/s")
+			}
 		})
 	}
 }

@@ -17,6 +17,7 @@ const (
 	KeywordNGen                          uint64 = 0x20
 	KeywordAppDomainResourceManagement   uint64 = 0x800
 	KeywordContention                    uint64 = 0x4000
+	KeywordException                     uint64 = 0x8000
 	KeywordThreading                     uint64 = 0x10000
 	KeywordType                          uint64 = 0x80000
 	KeywordGCSampledObjectAllocationHigh uint64 = 0x200000

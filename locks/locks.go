@@ -36,7 +36,7 @@ type Analyzer struct {
 	sym     *stacks.Symbols
 	used    uint64
 
-	open    map[uint64]pending // by waiting OS thread id (values: no allocation per wait)
+	open    map[uint64]pending  // by waiting OS thread id (values: no allocation per wait)
 	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
 	threads map[uint64]*threadAcc
 	// samples holds the sums inline: no pointers for the collector to

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/monitor"
 )
 
@@ -127,6 +128,16 @@ func walkTarget(t *Target, s sink) {
 	}
 	s.value(famContentions, float64(snap.Locks.Contentions+before.LockContentions), lv())
 	s.hist(famLockWait, fromMonitor(snap.Locks.WaitHistogram), lv())
+	if e := snap.Exceptions; e != nil {
+		for _, ty := range e.Types {
+			for _, site := range ty.ThrowSites {
+				s.value(famExceptionSites, float64(site.Count), lv(ty.Type, site.Site))
+			}
+			if len(ty.ThrowSites) == 0 {
+				s.value(famExceptionSites, float64(ty.Count), lv(ty.Type, exceptions.OtherSites))
+			}
+		}
+	}
 	walkCounters(snap, lv, s)
 }
 

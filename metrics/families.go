@@ -95,6 +95,9 @@ var (
 	famLockWait = &Family{Name: "clrspy_lock_wait_seconds", OTel: "clrspy.lock.wait", OTelUnit: "s", Kind: Histogram,
 		Help:   "Lock waits, ContentionStart to ContentionStop (the spinning before a wait not included).",
 		Labels: target()}
+	famExceptionSites = &Family{Name: "clrspy_exceptions_thrown_total", OTel: "clrspy.exceptions.thrown", OTelUnit: "{exception}", Kind: Counter,
+		Help:   "Exceptions thrown since the session began (first chance, caught or not), by type and throw site (the first application frame of the throw's stack), with serve --exceptions: the 10 types thrown most, each with its 5 top sites and the rest as [other sites], the other types as [other types], so the series stay bounded. dotnet_exceptions_total is the runtime's own count by type.",
+		Labels: target(Label{"error_type", "error.type"}, Label{"throw_site", "code.function"})}
 	famUp = &Family{Name: "clrspy_target_up", OTel: "clrspy.target.up", Kind: Gauge,
 		Help:   "1 while clrspy has a session on the process, 0 once it ended (the process exited, or the session failed and is being retried); the series go after the grace period.",
 		Labels: target()}
@@ -119,7 +122,7 @@ var (
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions,
+	famPromoted, famContentions, famLockWait, famExceptionSites, famUp, famInfo, famLost, famAttachErrors, famSessions,
 	famLastEventAge, famCaptureErrors}
 
 // counterFamily is one runtime counter exported under its semantic-

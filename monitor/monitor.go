@@ -42,6 +42,14 @@ type Options struct {
 	// FlameMaxNodes bounds the flame graph (0: 5000 nodes); the lightest
 	// subtrees are cut first.
 	FlameMaxNodes int
+	// Exceptions asks for the exception events with their stacks and the
+	// method events that name them, and keeps the top types and throw
+	// sites (TopExceptionTypes, TopThrowSites): the session then needs
+	// stacks (serve's is otherwise stackless).
+	Exceptions bool
+	// TopExceptionTypes (0: 10) and TopThrowSites per type (0: 5) bound
+	// Snapshot.Exceptions.
+	TopExceptionTypes, TopThrowSites int
 	// NoCounters leaves out the runtime's counters.
 	NoCounters bool
 	// Counters configure the counters (interval, meter session).
@@ -62,6 +70,8 @@ func (o *Options) keepSuspensions() int { return def(o.KeepSuspensions, 128) }
 func (o *Options) topLocks() int        { return def(o.TopLocks, 10) }
 func (o *Options) topMethods() int      { return def(o.TopMethods, 25) }
 func (o *Options) flameMaxNodes() int   { return def(o.FlameMaxNodes, 5000) }
+func (o *Options) topExcTypes() int     { return def(o.TopExceptionTypes, 10) }
+func (o *Options) topThrowSites() int   { return def(o.TopThrowSites, 5) }
 func (o *Options) cpuWindowSec() int {
 	s := int(o.CPUWindow / time.Second)
 	if s <= 0 {
@@ -88,6 +98,9 @@ func Providers(opts *Options) []ipc.Provider {
 	if opts.Locks {
 		kw |= ipc.KeywordContention
 	}
+	if opts.Exceptions {
+		kw |= ipc.KeywordException | ipc.KeywordSymbols
+	}
 	var ps []ipc.Provider
 	if opts.CPU {
 		kw |= ipc.KeywordSymbols
@@ -111,6 +124,7 @@ type Monitor struct {
 	gc   *gcpause.Analyzer
 	ctr  *counters.Analyzer
 	cpu  *cpuWindow
+	exc  *excState // nil unless Options.Exceptions
 	lock *lockState
 
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
@@ -203,6 +217,9 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	if !opts.NoCounters {
 		m.ctr = counters.New(hdr, opts.Counters)
 	}
+	if opts.Exceptions {
+		m.exc = newExcState(hdr)
+	}
 	if opts.CPU {
 		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
 		m.cpu.mappings = opts.Mappings
@@ -232,6 +249,9 @@ func (m *Monitor) Stats() analysis.Stats {
 	}
 	if m.cpu != nil {
 		st.Add(m.cpu.stats())
+	}
+	if m.exc != nil {
+		st.Add(m.exc.a.Stats())
 	}
 	return st
 }
@@ -303,6 +323,9 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	}
 	if m.cpu != nil {
 		m.cpu.event(ev, ts)
+	}
+	if m.exc != nil {
+		m.exc.event(ev)
 	}
 }
 
@@ -455,15 +478,22 @@ func optNanos(ns int64) Opt {
 	return Opt(ms(ns))
 }
 
-// SymbolEvent feeds the CPU window's symbol table a method or module
-// rundown event from another session on the same process: a live session
-// only sees the methods compiled after it began, and a short rundown
-// session (started and stopped at once) names those compiled before.
+// SymbolEvent feeds the CPU window's and the exceptions' symbol tables a
+// method or module rundown event from another session on the same
+// process: a live session only sees the methods compiled after it began,
+// and a short rundown session (started and stopped at once) names those
+// compiled before.
 func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cpu != nil && ev.Meta.Runtime == nettrace.Rundown {
+	if ev.Meta.Runtime != nettrace.Rundown {
+		return
+	}
+	if m.cpu != nil {
 		m.cpu.sym.Event(ev)
+	}
+	if m.exc != nil {
+		m.exc.sym.Event(ev)
 	}
 }
 

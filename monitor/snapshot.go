@@ -166,6 +166,8 @@ type Snapshot struct {
 	Locks               LockSummary     `json:"locks"`
 	// CPU is set when the monitor keeps samples (Options.CPU).
 	CPU *CPUProfile `json:"cpu,omitempty"`
+	// Exceptions is set with Options.Exceptions.
+	Exceptions *ExceptionsSummary `json:"exceptions,omitempty"`
 	// Counters is set unless Options.NoCounters.
 	Counters *counters.Result `json:"counters,omitempty"`
 	// Rollup is package gcpause's rollup of every GC and suspension since
@@ -230,6 +232,9 @@ func (m *Monitor) Snapshot() *Snapshot {
 	s.SuspensionsByReason = m.reasonSummary()
 	if m.cpu != nil {
 		s.CPU = m.cpu.profile(m.now, m.opts.topMethods(), m.opts.flameMaxNodes())
+	}
+	if m.exc != nil {
+		s.Exceptions = m.exc.summary(m.opts.topExcTypes(), m.opts.topThrowSites())
 	}
 	if m.ctr != nil {
 		s.Counters = m.ctr.Result()

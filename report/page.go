@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/locks"
@@ -51,10 +52,11 @@ type Page struct {
 	// CPU is the flame graph panel's first view; Views its others (the
 	// runtime's wall-clock samples next to perf's CPU samples, an
 	// off-CPU view), each titled by its Flame.Label.
-	CPU   *Flame     `json:"cpu,omitempty"`
-	Views []*Flame   `json:"views,omitempty"`
-	Locks *PageLocks `json:"locks,omitempty"`
-	Heap  *PageHeap  `json:"heap,omitempty"`
+	CPU        *Flame          `json:"cpu,omitempty"`
+	Views      []*Flame        `json:"views,omitempty"`
+	Locks      *PageLocks      `json:"locks,omitempty"`
+	Exceptions *PageExceptions `json:"exceptions,omitempty"`
+	Heap       *PageHeap       `json:"heap,omitempty"`
 }
 
 // PageParts are the results a page is built from; nil parts are left out.
@@ -90,6 +92,9 @@ type PageParts struct {
 	// then nil).
 	PageLocks *PageLocks
 	Heap      *heap.Summary
+	// Exceptions is the exception analysis (nil or none thrown: no
+	// section).
+	Exceptions *exceptions.Result
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
@@ -142,6 +147,9 @@ func NewPage(pp PageParts) *Page {
 	p.Locks = pp.PageLocks
 	if p.Locks == nil {
 		p.Locks = PageLocksOf(pp.Locks)
+	}
+	if pp.Exceptions != nil && pp.Exceptions.Thrown > 0 {
+		p.Exceptions = NewPageExceptions(pp.Exceptions, maxTableRows)
 	}
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)

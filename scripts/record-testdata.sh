@@ -45,7 +45,7 @@ cut() {
 	fi
 }
 
-all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated)
+all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated exceptions)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
 for n in "${want[@]}"; do
@@ -71,6 +71,12 @@ for n in "${want[@]}"; do
 	# The heap reservoir's test trace: five times heap-alloc's samples and
 	# a few hundred alive at once. Gzipped (9.5 MB raw), which also keeps
 	# it out of the tests that read every *.nettrace fixture.
+	# Exceptions of four types from named methods, with their stacks
+	# (exceptions' fixture test). Gzipped, out of the every-fixture tests.
+	exceptions)
+		"$clrspy" record --providers Microsoft-Windows-DotNETRuntime:0x8038:4 -o "$D/exceptions.nettrace" -- "$W" throws threads=2 count=40 >"$D/exceptions.workload.json"
+		gzip -9f "$D/exceptions.nettrace"
+		;;
 	heap-churn)
 		rec heap-churn alloc,movement -- churn iterations=3000 window=200000
 		gzip -9f "$D/heap-churn.nettrace"

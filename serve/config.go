@@ -46,6 +46,11 @@ type Config struct {
 	// mode), "eventpipe" (the runtime's sample profiler) or "auto" (perf
 	// where the kernel permits it; ""  is auto).
 	Sampler string
+	// Exceptions also asks every session for the exception events with
+	// their stacks (the session is then no longer stackless: every event
+	// carries a stack) and exports the top throw sites per type
+	// (clrspy_exceptions_thrown_total).
+	Exceptions bool
 	// Retry is the first delay before a failed session is opened again
 	// (doubled up to a minute; 0: 2 s).
 	Retry time.Duration

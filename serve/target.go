@@ -119,7 +119,8 @@ func (t *target) spec(opts *monitor.Options) source.Spec {
 	// seconds, and each read of a runtime's ~10 flushes a second is a
 	// wake-up (measured: 10 GC-busy processes cost 2.8 % of a core, mostly
 	// the kernel waking serve's goroutines).
-	return source.Spec{Providers: ps, BufferMB: t.d.cfg.bufferMB(), NoStackwalk: true, ReadEvery: 500 * time.Millisecond}
+	// Throw sites need the exception events' stacks.
+	return source.Spec{Providers: ps, BufferMB: t.d.cfg.bufferMB(), NoStackwalk: !opts.Exceptions, ReadEvery: 500 * time.Millisecond}
 }
 
 // open opens a session on the target (a stackless one when the runtime
@@ -151,7 +152,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)
@@ -264,6 +265,11 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	} else {
 		close(cpuDone)
 	}
+	if opts.Exceptions && t.kind != source.Listen {
+		// An attached session names only the code compiled after it
+		// began; a runtime in listen mode was watched from its start.
+		go t.nameCompiledCode(m)
+	}
 	end, err := m.Run(ctx, st, also...)
 	cancelCPU()
 	<-cpuDone
@@ -356,3 +362,27 @@ func (t *target) cpuProfiles(ctx context.Context, id string) {
 		}
 	}
 }
+
+// nameCompiledCode opens a short second session whose rundown names the
+// methods compiled before the monitoring session began, and feeds them to
+// the monitor's symbol tables (serve --exceptions: throw sites in code
+// the process compiled at startup). A failure leaves those sites
+// [unknown], as they were.
+func (t *target) nameCompiledCode(m *monitor.Monitor) {
+	st, err := t.openSpec(source.Spec{
+		Providers: []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational}},
+		BufferMB:  16, NoStackwalk: true, Duration: time.Millisecond,
+	})
+	if err != nil {
+		t.d.log.Debug("no rundown to name compiled code", "pid", t.pidLabel, "error", errLine(err))
+		return
+	}
+	defer st.Close()
+	st.Run(symbolFeed{m})
+}
+
+// symbolFeed passes a stream's rundown events to Monitor.SymbolEvent.
+type symbolFeed struct{ m *monitor.Monitor }
+
+func (f symbolFeed) Event(ev *nettrace.Event) { f.m.SymbolEvent(ev) }
+func (f symbolFeed) Stats() analysis.Stats    { return analysis.Stats{} }

@@ -8,6 +8,8 @@ import (
 // KeyMap are clrspy top's keys. No mouse is needed.
 type KeyMap struct {
 	Quit, Freeze, GCs, Locks, CPU, Sort, Filter, Help key.Binding
+	// Exceptions shows the exceptions panel (x).
+	Exceptions key.Binding
 }
 
 // DefaultKeyMap: q quit, space freeze, g/l/c panels, s sort, / filter,
@@ -22,6 +24,8 @@ func DefaultKeyMap() KeyMap {
 		Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+
+		Exceptions: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "exceptions")),
 	}
 }
 
@@ -32,7 +36,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the help screen's columns (help.KeyMap).
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Quit, k.Freeze, k.Help}, {k.GCs, k.Locks, k.CPU}, {k.Sort, k.Filter}}
+	return [][]key.Binding{{k.Quit, k.Freeze, k.Help}, {k.GCs, k.Locks, k.CPU, k.Exceptions}, {k.Sort, k.Filter}}
 }
 
 // matches reports whether k is one of b's keys. The space bar arrives as

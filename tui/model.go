@@ -23,6 +23,9 @@ type Config struct {
 	// Locks and CPU say the session collects lock contention and CPU
 	// samples (their panels say how to turn them on otherwise).
 	Locks, CPU bool
+	// Exceptions says the session collects exceptions with their stacks
+	// (the x panel).
+	Exceptions bool
 	// Refresh is the time between two Update calls: the timeline's period
 	// (0: 1 s).
 	Refresh time.Duration
@@ -62,6 +65,7 @@ const (
 	PanelGCs Panel = iota
 	PanelLocks
 	PanelCPU
+	PanelExceptions
 )
 
 func (p Panel) String() string {
@@ -70,6 +74,8 @@ func (p Panel) String() string {
 		return "locks"
 	case PanelCPU:
 		return "cpu"
+	case PanelExceptions:
+		return "exceptions"
 	}
 	return "gcs"
 }
@@ -238,6 +244,8 @@ func (m *Model) HandleKey(k tea.KeyMsg) (quit bool) {
 		m.panel = PanelLocks
 	case matches(k, m.keys.CPU):
 		m.panel = PanelCPU
+	case matches(k, m.keys.Exceptions):
+		m.panel = PanelExceptions
 	case matches(k, m.keys.Sort):
 		m.sort = (m.sort + 1) % 3
 	case matches(k, m.keys.Filter):

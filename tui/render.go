@@ -256,6 +256,8 @@ func (m *Model) panelLines(sc *Screen, W, h int) []string {
 		lines = m.locksPanel(sc, W, h)
 	case PanelCPU:
 		lines = m.cpuPanel(sc, W, h)
+	case PanelExceptions:
+		lines = m.exceptionsPanel(sc, W, h)
 	default:
 		lines = m.gcTable(sc, W, h)
 	}
@@ -684,7 +686,7 @@ func (m *Model) helpLines(W int) []string {
 	paras := []string{
 		m.st.section.Render("keys"),
 		"q quit: the session stops cleanly, the target keeps running. space freeze/unfreeze the display (collection goes on). " +
-			"g the GC table, l lock contention (--locks), c top methods (--cpu). s sort the GC table by time, pause or generation. " +
+			"g the GC table, l lock contention (--locks), c top methods (--cpu), x exceptions by type and throw site (--exceptions). s sort the GC table by time, pause or generation. " +
 			"/ filter the GC table by a generation (2, gen2) or a reason or type (induced, background, debugger); esc clears it. ? this help.",
 		m.st.section.Render("GC table"),
 		"gen: the generation collected, then N non-concurrent (blocking), B background, F foreground; I induced, i induced (not forced); " +

@@ -61,9 +61,11 @@ type Screen struct {
 	Histograms []GenHistogram `json:"histograms"`
 	Timeline   Timeline       `json:"timeline"`
 
-	Locks    *monitor.LockSummary `json:"locks,omitempty"`
-	CPU      *CPUPanel            `json:"cpu,omitempty"`
-	Counters []Counter            `json:"counters"`
+	Locks *monitor.LockSummary `json:"locks,omitempty"`
+	CPU   *CPUPanel            `json:"cpu,omitempty"`
+	// Exceptions is set with Config.Exceptions.
+	Exceptions *monitor.ExceptionsSummary `json:"exceptions,omitempty"`
+	Counters   []Counter                  `json:"counters"`
 	// HasCounters: the session carries the runtime's counters.
 	HasCounters bool `json:"has_counters"`
 
@@ -331,6 +333,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	}
 	if m.cfg.CPU && s.CPU != nil {
 		sc.CPU = &CPUPanel{WindowSec: s.CPU.WindowSec, Samples: s.CPU.Samples, Total: s.CPU.Total, TopMethods: s.CPU.TopMethods}
+	}
+	if m.cfg.Exceptions && s.Exceptions != nil {
+		e := *s.Exceptions
+		sc.Exceptions = &e
 	}
 	sc.Counters = buildCounters(s.Counters)
 	return sc

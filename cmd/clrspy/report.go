@@ -56,7 +56,8 @@ attach it to a ticket.
     the longest pauses, the runtime's other suspensions, and the CPU flame
     graph (icicle or flame, callees or callers, search, colours by module or
     namespace);
-  - lock contention and heap survival by type when the input has them.
+  - lock contention, exceptions (by type, throw and catch site, message) and
+    heap survival by type when the input has them.
 
 The flame graph panel says what its samples measure. A live target is
 sampled with perf_event where the kernel permits it (--sampler, as in clrspy

@@ -8,7 +8,9 @@
 //     per provider, event, id and version (what clrspy stat counts);
 //   - GC: TraceEvent's GC analysis (TraceLoadedDotNetRuntime, the rows of
 //     PerfView's GCStats view): per GC its number, generation, type, reason,
-//     completeness and pause (what clrspy gc reports as pause_ms).
+//     completeness and pause (what clrspy gc reports as pause_ms);
+//   - Exceptions: every exception event as TraceEvent's parser decodes it,
+//     in stream order (what clrevents' exception decoders read).
 //
 // The same program is what scripts/compare-traceevent.sh times against
 // clrspy.

@@ -207,7 +207,7 @@ function rootAttr(name, v) {
 const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
-  ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['heaptypes', renderHeapTypes],
+  ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -1193,6 +1193,25 @@ function renderLocks() {
   if (L.more) h += '<div class="sub">' + L.more + ' more locks</div>';
   if (L.notes && L.notes.length) h += '<div class="sub" style="margin-top:6px">' + L.notes.map(esc).join('<br>') + '</div>';
   $('locks').innerHTML = h;
+}
+
+function renderExceptions() {
+  const E = M.page.exceptions;
+  const panel = $('p-exc');
+  if (!E) { panel.hidden = true; return; }
+  panel.hidden = false;
+  $('exc-sub').textContent = fmtInt(E.thrown) + ' thrown · ' + fmtInt(E.caught) + ' caught' + (E.uncaught ? ' · ' + fmtInt(E.uncaught) + ' uncaught' : '') + (E.open ? ' · ' + E.open + ' in dispatch at the end' : '');
+  let h = '<table class="grid"><thead><tr><th class="l">type</th><th>count</th><th>caught</th><th class="l">thrown from</th><th class="l">caught in</th><th class="l">messages</th></tr></thead><tbody>';
+  const list = xs => xs.map(x => esc(x.site) + ' (' + fmtInt(x.count) + ')').join('<br>');
+  for (const t of E.types) {
+    const stack = t.sites.length ? t.sites[0].stack.join('\n') : '';
+    h += '<tr title="' + esc(stack) + '"><td class="l">' + esc(t.type) + '</td><td><b>' + fmtInt(t.count) + '</b></td><td>' + fmtInt(t.caught) +
+      '</td><td class="l wrap">' + list(t.sites) + '</td><td class="l wrap">' + list(t.catches) + '</td><td class="l wrap">' + list(t.patterns) + '</td></tr>';
+  }
+  h += '</tbody></table>';
+  if (E.more) h += '<div class="sub">' + E.more + ' more types</div>';
+  if (E.notes && E.notes.length) h += '<div class="sub" style="margin-top:6px">' + E.notes.map(esc).join('<br>') + '</div>';
+  $('exc').innerHTML = h;
 }
 
 function renderHeapTypes() {

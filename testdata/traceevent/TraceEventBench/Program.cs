@@ -6,6 +6,8 @@
 //   stat FILE  every event through EventPipeEventSource with the runtime's
 //              parsers registered (events named as PerfView names them),
 //              counted per provider, event, id and version (clrspy stat).
+//   exceptions FILE  every exception event as TraceEvent decodes it
+//              (Exceptions.cs; clrevents' exception decoders).
 //   gc FILE    TraceEvent's GC analysis (NeedLoadedDotNetRuntimes: the
 //              TraceLoadedDotNetRuntime/TraceGC rows PerfView's GCStats view
 //              prints), one row per GC (clrspy gc --json).
@@ -20,6 +22,8 @@ using Microsoft.Diagnostics.Tracing.EventPipe;
 using Microsoft.Diagnostics.Tracing.Parsers;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
 
+if (args.Length == 2 && args[0] == "exceptions")
+    return ExceptionsMode.Run(args[1]); // Exceptions.cs
 if (args.Length != 2 || (args[0] != "stat" && args[0] != "gc"))
 {
     Console.Error.WriteLine("usage: TraceEventBench stat|gc FILE");
