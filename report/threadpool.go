@@ -22,19 +22,21 @@ type ThreadPoolDocument struct {
 	ThreadsMax int `json:"threads_max"`
 	// QueueMax is the longest queue the runtime's counter read; null
 	// without the counter.
-	QueueMax           *float64              `json:"queue_max"`
-	MinWorkerThreads   int                   `json:"min_worker_threads"`
-	MaxWorkerThreads   int                   `json:"max_worker_threads"`
-	Injections         int                   `json:"injections"`
-	InjectionsByReason map[string]int        `json:"injections_by_reason"`
-	BlockedMs          float64               `json:"blocked_ms"`
-	Waits              int64                 `json:"waits"`
-	BlockingSource     string                `json:"blocking_source"`
-	Starvation         []StarvationJSON      `json:"starvation"`
-	BlockingSites      []BlockingSiteJSON    `json:"blocking_sites"`
-	Adjustments        []AdjustmentJSON      `json:"adjustments"`
-	Timeline           []ThreadPoolPointJSON `json:"timeline"`
-	Notes              []string              `json:"notes"`
+	QueueMax           *float64         `json:"queue_max"`
+	MinWorkerThreads   int              `json:"min_worker_threads"`
+	MaxWorkerThreads   int              `json:"max_worker_threads"`
+	Injections         int              `json:"injections"`
+	InjectionsByReason map[string]int   `json:"injections_by_reason"`
+	BlockedMs          float64          `json:"blocked_ms"`
+	Waits              int64            `json:"waits"`
+	BlockingSource     string           `json:"blocking_source"`
+	Starvation         []StarvationJSON `json:"starvation"`
+	// BriefEpisodes counts episodes that ended within 100 ms (not listed).
+	BriefEpisodes int                   `json:"brief_episodes"`
+	BlockingSites []BlockingSiteJSON    `json:"blocking_sites"`
+	Adjustments   []AdjustmentJSON      `json:"adjustments"`
+	Timeline      []ThreadPoolPointJSON `json:"timeline"`
+	Notes         []string              `json:"notes"`
 }
 
 // StarvationJSON is one starvation episode.
@@ -97,7 +99,7 @@ func NewThreadPoolDocument(in Input, r *threadpool.Result, start time.Time) *Thr
 	s := &r.Summary
 	d := &ThreadPoolDocument{Input: in, ThreadsMax: s.ThreadsMax, MinWorkerThreads: s.MinWorkers, MaxWorkerThreads: s.MaxWorkers,
 		Injections: s.Injections, InjectionsByReason: r.InjectionsByReason, BlockedMs: ms(s.BlockedNs), Waits: s.Waits,
-		BlockingSource: s.Source, Starvation: []StarvationJSON{}, BlockingSites: []BlockingSiteJSON{},
+		BlockingSource: s.Source, BriefEpisodes: s.BriefEpisodes, Starvation: []StarvationJSON{}, BlockingSites: []BlockingSiteJSON{},
 		Adjustments: []AdjustmentJSON{}, Timeline: []ThreadPoolPointJSON{}, Notes: slices.Clone(r.Notes)}
 	if d.Notes == nil {
 		d.Notes = []string{}
@@ -181,7 +183,11 @@ func WriteThreadPoolText(w io.Writer, in Input, r *threadpool.Result, start time
 	}
 	fmt.Fprintln(ew)
 
-	fmt.Fprintf(ew, "\nStarvation: %d episode(s)\n", s.Episodes)
+	fmt.Fprintf(ew, "\nStarvation: %d episode(s)", s.Episodes)
+	if s.BriefEpisodes > 0 {
+		fmt.Fprintf(ew, " (and %d shorter than 100 ms, not listed)", s.BriefEpisodes)
+	}
+	fmt.Fprintln(ew)
 	if len(r.Episodes) > 0 {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "START (UTC)\tAT\tDURATION\tTHREADS\tINJECTIONS\tQUEUE MAX\tTRIGGER\tENDED BY")

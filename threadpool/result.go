@@ -51,6 +51,8 @@ type Summary struct {
 	Adjustments  int
 	Injections   int
 	Episodes     int
+	// BriefEpisodes counts episodes that ended within 100 ms (not listed).
+	BriefEpisodes int
 	// BlockedNs and Waits total the pool threads' blocking (every site).
 	BlockedNs int64
 	Waits     int64
@@ -179,6 +181,7 @@ func (a *Analyzer) Result() *Result {
 		}
 	}
 	s.Episodes = len(r.Episodes) + a.droppedEpisodes
+	s.BriefEpisodes = a.briefEpisodes
 	a.sites(r)
 	r.Notes = a.notes(r)
 	return r

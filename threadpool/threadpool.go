@@ -31,6 +31,13 @@ const (
 	// counterSettleNs: the runtime writes one interval's counters as a
 	// burst; the snapshot is taken once the burst is this old.
 	counterSettleNs = 100_000_000
+	// idleQuietNs: an injection for blocked threads starts an episode only
+	// if no worker went idle this recently (an idle worker means the queue
+	// was empty: the pool was compensating for blocking, not starving).
+	idleQuietNs = 100_000_000
+	// minEpisodeNs: an episode shorter than this (queued work waited less)
+	// is counted as brief, not listed.
+	minEpisodeNs = 100_000_000
 )
 
 // Wait kinds.
@@ -65,8 +72,11 @@ type Analyzer struct {
 	// Current state.
 	threads    int // the pool's worker count (last event that told it)
 	hasThreads bool
-	target     int // the last adjustment's target
-	hasTarget  bool
+	// The last adjustment's target per family: hill climbing (and the
+	// gate thread's starvation injections) moves one count, cooperative
+	// blocking another.
+	target     [2]int
+	hasTarget  [2]bool
 	queue      float64
 	hasQueue   bool
 	prevQueue  float64
@@ -90,8 +100,9 @@ type Analyzer struct {
 	injections      int
 	injectByReason  map[clrevents.AdjustmentReason]int
 	episodes        []Episode
-	open            *Episode
+	open            *Episode // the last of episodes while it lasts
 	droppedEpisodes int
+	briefEpisodes   int
 
 	timeline        []Point
 	droppedTimeline int
@@ -301,22 +312,25 @@ func (a *Analyzer) setThreads(n int, ts int64) {
 }
 
 func (a *Analyzer) adjust(ts int64, e clrevents.ThreadPoolAdjustment) {
-	from := a.target
-	if !a.hasTarget {
+	fam := 0
+	if e.Reason == clrevents.AdjustCooperativeBlocking {
+		fam = 1
+	}
+	from := a.target[fam]
+	if !a.hasTarget[fam] {
 		from = a.threads
 	}
 	to := int(e.NewWorkerThreadCount)
-	a.target, a.hasTarget = to, true
+	a.target[fam], a.hasTarget[fam] = to, true
 	ns := a.ns(ts)
 	inject := to > from
 	if inject {
 		a.injections++
 		a.injectByReason[e.Reason]++
 		a.point(ts).Injections++
-		if e.Reason == clrevents.AdjustStarvation || e.Reason == clrevents.AdjustCooperativeBlocking {
-			if a.open == nil {
-				a.openEpisode(ns, ts, from, e.Reason.String()+" injection")
-			}
+		blocked := e.Reason == clrevents.AdjustStarvation || e.Reason == clrevents.AdjustCooperativeBlocking
+		if blocked && a.open == nil && (!a.hasIdle || ns-a.lastIdleNs > idleQuietNs) {
+			a.openEpisode(ns, ts, a.threads, e.Reason.String()+" injection")
 		}
 		if a.open != nil {
 			a.open.Injections++
@@ -346,6 +360,11 @@ func (a *Analyzer) openEpisode(ns, ts int64, before int, why string) {
 func (a *Analyzer) closeEpisode(ns int64, why string) {
 	e := a.open
 	a.open = nil
+	if ns-e.StartNs < minEpisodeNs {
+		a.episodes = a.episodes[:len(a.episodes)-1]
+		a.briefEpisodes++
+		return
+	}
 	e.EndNs, e.Ended, e.EndedBy = ns, true, why
 	e.ThreadsAfter = a.threads
 }

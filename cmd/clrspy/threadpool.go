@@ -22,7 +22,9 @@ func init() { commands = append(commands, newThreadPoolCmd) }
 // blocking stacks on .NET 8.
 func threadPoolProviders(samples bool) []ipc.Provider {
 	kw := ipc.KeywordThreading | ipc.KeywordWaitHandle | ipc.KeywordContention | ipc.KeywordSymbols
-	ps := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}
+	// WaitHandleWaitStart/Stop are verbose events (and so, with Threading,
+	// are ThreadPoolEnqueue/Dequeue: two events per work item).
+	ps := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose}}
 	ps = append(ps, counters.Providers(&counters.Options{Interval: time.Second})...)
 	if samples {
 		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
