@@ -18,8 +18,14 @@
 // pool's threads were blocked (starvation: the gate thread found no
 // progress; cooperative blocking: a pool thread blocked in Task.Wait), or
 // at the second counter interval in a row in which the queue grew while no
-// worker went idle; it ends when a worker finds the queue empty and waits
-// for work (ThreadPoolWorkerThreadWait) or the queue counter reads 0.
+// worker parked; it ends when a worker parks (ThreadPoolWorkerThreadWait:
+// the pool has more threads than its target, so the threads it injected
+// for are running again; measured on .NET 10, the pool raises it at the
+// end of a sync-over-async burst and not while work is steady) or the
+// queue counter reads 0. An injection within 100 ms of a worker parking
+// starts no episode, and episodes shorter than 100 ms are counted, not
+// listed (a single Task.Wait makes the pool inject a thread without
+// starving it).
 //
 // Blocking sites are resolved when the Result is made (stacks are kept as
 // addresses until then): each blocking wait of a pool thread is charged to

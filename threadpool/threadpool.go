@@ -32,8 +32,8 @@ const (
 	// burst; the snapshot is taken once the burst is this old.
 	counterSettleNs = 100_000_000
 	// idleQuietNs: an injection for blocked threads starts an episode only
-	// if no worker went idle this recently (an idle worker means the queue
-	// was empty: the pool was compensating for blocking, not starving).
+	// if no worker parked this recently (a parked worker means the pool
+	// had more threads than it wanted: it was not starving).
 	idleQuietNs = 100_000_000
 	// minEpisodeNs: an episode shorter than this (queued work waited less)
 	// is counted as brief, not listed.
@@ -81,7 +81,7 @@ type Analyzer struct {
 	hasQueue   bool
 	prevQueue  float64
 	prevQTS    int64 // ns of the previous queue sample
-	lastIdleNs int64 // last ThreadPoolWorkerThreadWait, ns
+	lastIdleNs int64 // last ThreadPoolWorkerThreadWait (a worker parked), ns
 	hasIdle    bool
 	throughput float64
 
@@ -229,7 +229,7 @@ func (a *Analyzer) runtime(ev *nettrace.Event) {
 			ns := a.ns(ev.Timestamp)
 			a.lastIdleNs, a.hasIdle = ns, true
 			if a.open != nil {
-				a.closeEpisode(ns, "a worker found the queue empty")
+				a.closeEpisode(ns, "a worker parked (more threads than the pool's target)")
 			}
 		}
 		a.setThreads(int(e.ActiveWorkerThreadCount), ev.Timestamp)
@@ -435,7 +435,7 @@ func (a *Analyzer) queueSample(q float64, ns, ts int64) {
 		return
 	}
 	if growing {
-		a.openEpisode(ns, ts, a.threads, "queue grew while no worker was idle")
+		a.openEpisode(ns, ts, a.threads, "the queue grew while no worker parked")
 	}
 }
 

@@ -44,8 +44,9 @@ every change of the pool's target thread count with its reason (warmup,
 climbing move, starvation, cooperative blocking, ...), and starvation
 episodes: from the first injection because pool threads were blocked
 (starvation or cooperative blocking), or a queue that grew over two counter
-intervals while no worker was idle, until a worker finds the queue empty or
-the queue counter reads 0. Each episode has its start and end (UTC and time
+intervals while no worker parked, until a worker parks (the pool has more
+threads than its target: the blocked ones run again) or the queue counter
+reads 0; episodes under 100 ms are counted, not listed. Each episode has its start and end (UTC and time
 since the session began), threads before and after, injections and the
 longest queue.
 
@@ -58,6 +59,9 @@ events give every wait and its stack; lock waits come from the contention
 events. On .NET 8 there are no WaitHandle events: --samples takes the
 sampler's stacks of pool threads in blocking frames instead (the blocked
 time is then estimated from the sampling intervals).
+
+WaitHandle events are verbose: the session asks for the runtime provider at
+the verbose level.
 
 Output: a text report (default), --json, or --format pprof (the pool
 threads' blocked time by stack, readable by go tool pprof).`,
