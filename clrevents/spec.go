@@ -111,7 +111,7 @@ var specs = [...]Spec{
 	{nettrace.Runtime, IDThreadPoolAdjustmentStats, "ThreadPoolWorkerThreadAdjustment/Stats", dec(0, DecodeThreadPoolAdjustmentStats)},
 	{nettrace.Runtime, IDThreadPoolWorkerThreadWait, "ThreadPoolWorkerThread/Wait", dec(0, DecodeThreadPoolWorker)},
 	{nettrace.Runtime, 58, "YieldProcessorMeasurement/Info", decoder{}},
-	{nettrace.Runtime, IDThreadPoolMinMaxThreads, "ThreadPoolMinMaxThreads/Info", dec(0, DecodeThreadPoolMinMaxThreads)},
+	{nettrace.Runtime, IDThreadPoolMinMaxThreads, "ThreadPoolMinMaxThreads", dec(0, DecodeThreadPoolMinMaxThreads)},
 	{nettrace.Runtime, 60, "ThreadPoolWorkingThreadCount/Start", decoder{}},
 	{nettrace.Runtime, 61, "ThreadPool/Enqueue", decoder{}},
 	{nettrace.Runtime, 62, "ThreadPool/Dequeue", decoder{}},

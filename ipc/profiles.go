@@ -60,6 +60,11 @@ var profiles = map[string]struct {
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
+	"threadpool": {"thread-pool events, wait-handle waits and lock contention with stacks (verbose: WaitHandle events need it), the runtime's counters every second",
+		[]Provider{
+			{Name: nettrace.ProviderRuntime, Keywords: KeywordThreading | KeywordWaitHandle | KeywordContention | KeywordSymbols, Level: LevelVerbose},
+			{Name: "System.Runtime", Level: LevelInformational, Args: "EventCounterIntervalSec=1"},
+		}},
 	"all": {"everything above",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
