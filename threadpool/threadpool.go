@@ -109,7 +109,6 @@ type Analyzer struct {
 
 	ctrDirty   bool
 	ctrLastNs  int64
-	ctrEvents  uint64
 	hasCounter bool
 	completed  float64 // completed items per second (counters)
 	hasCompl   bool
