@@ -53,6 +53,10 @@ type Options struct {
 	// Symbols names the blocking stacks (fed by the caller with the same
 	// stream); nil leaves them as addresses, so no site is named.
 	Symbols *stacks.Symbols
+	// OnEpisode is called once a starvation episode has lasted 100 ms
+	// (shorter ones are not starvation; from Event, on its goroutine),
+	// with the episode as it stands: its end and totals are not known yet.
+	OnEpisode func(Episode)
 }
 
 // Analyzer follows the pool. Create it with New, feed every event to
@@ -60,6 +64,7 @@ type Options struct {
 type Analyzer struct {
 	hdr     *nettrace.Header
 	sym     *stacks.Symbols
+	onEp    func(Episode)
 	ctr     *counters.Analyzer
 	used    uint64
 	st      analysis.Stats
@@ -103,6 +108,8 @@ type Analyzer struct {
 	open            *Episode // the last of episodes while it lasts
 	droppedEpisodes int
 	briefEpisodes   int
+	announced       bool // the open episode was counted in confirmed
+	confirmed       int  // episodes that lasted minEpisodeNs
 
 	timeline        []Point
 	droppedTimeline int
@@ -122,6 +129,9 @@ type Analyzer struct {
 	lastSamp  map[uint64]int64 // thread → last sample, ticks
 	waitsSeen [numKinds]int
 	unpaired  int
+	// poolBlockedNs sums the waits (not samples) of threads known as pool
+	// workers when they waited: Totals' cheap figure.
+	poolBlockedNs int64
 }
 
 type openWait struct {
@@ -146,6 +156,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	a := &Analyzer{
 		hdr:            hdr,
 		sym:            opts.Symbols,
+		onEp:           opts.OnEpisode,
 		ctr:            counters.New(hdr, counters.Options{}),
 		poolThreads:    make(map[uint64]struct{}),
 		injectByReason: make(map[clrevents.AdjustmentReason]int),
@@ -189,6 +200,9 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	}
 	if a.ctrDirty && a.hdr.DurationNanos(ev.Timestamp)-a.ctrLastNs > counterSettleNs {
 		a.counterSnapshot()
+	}
+	if a.open != nil && !a.announced && a.ns(ev.Timestamp)-a.open.StartNs >= minEpisodeNs {
+		a.announce()
 	}
 	switch m.Runtime {
 	case nettrace.NotRuntime:
@@ -354,9 +368,23 @@ func (a *Analyzer) openEpisode(ns, ts int64, before int, why string) {
 		a.open.QueueMax = a.queue
 	}
 	_ = ts
+	a.announced = false
+}
+
+// announce counts the open episode once it has lasted minEpisodeNs (or
+// ended after that long) and tells OnEpisode.
+func (a *Analyzer) announce() {
+	a.announced = true
+	a.confirmed++
+	if a.onEp != nil {
+		a.onEp(*a.open)
+	}
 }
 
 func (a *Analyzer) closeEpisode(ns int64, why string) {
+	if !a.announced && ns-a.open.StartNs >= minEpisodeNs {
+		a.announce()
+	}
 	e := a.open
 	a.open = nil
 	if ns-e.StartNs < minEpisodeNs {
@@ -490,6 +518,9 @@ func (a *Analyzer) waitStop(kind int, ev *nettrace.Event, d int64) {
 }
 
 func (a *Analyzer) charge(k aggKey, d int64) {
+	if k.pool && k.kind != KindSample {
+		a.poolBlockedNs += d
+	}
 	g := a.aggs[k]
 	g.count++
 	g.ns += d
@@ -511,4 +542,48 @@ func (a *Analyzer) sample(ev *nettrace.Event) {
 	}
 	a.lastSamp[ev.ThreadID] = ev.Timestamp
 	a.charge(aggKey{stack: a.intern(ev.Stack, ev.Timestamp), kind: KindSample, pool: a.isPool(ev.ThreadID)}, d)
+}
+
+// Totals are the running figures a live view shows, cheap to take (no
+// stack is named, nothing is copied).
+type Totals struct {
+	Threads    int     // the pool's worker count now (-1: unknown)
+	ThreadsMax int     // the most it had
+	Queue      float64 // the queue-length counter's last value (-1: none)
+	// Injections counts the injections per reason (AdjustmentReason as
+	// index; reasons past the manifest's are not counted here).
+	Injections [AdjustmentReasonCount]int
+	Episodes   int  // starvation episodes that lasted 100 ms (the open one too, once it has)
+	Starving   bool // an episode is open
+	// StarvingSinceNs is when the open episode began (ns since the first
+	// event).
+	StarvingSinceNs int64
+	// BlockedNs sums the finished waits (WaitHandle, lock contention) of
+	// threads known as pool workers (they had raised worker events).
+	BlockedNs int64
+}
+
+// AdjustmentReasonCount is the number of adjustment reasons the manifest
+// defines.
+const AdjustmentReasonCount = 9
+
+// Totals returns the running figures.
+func (a *Analyzer) Totals() Totals {
+	t := Totals{Threads: -1, ThreadsMax: a.threadsMax, Queue: -1, BlockedNs: a.poolBlockedNs,
+		Episodes: a.confirmed}
+	if a.hasThreads {
+		t.Threads = a.threads
+	}
+	if a.hasQueue {
+		t.Queue = a.queue
+	}
+	for r, n := range a.injectByReason {
+		if int(r) < AdjustmentReasonCount {
+			t.Injections[r] = n
+		}
+	}
+	if a.open != nil && a.announced {
+		t.Starving, t.StarvingSinceNs = true, a.open.StartNs
+	}
+	return t
 }

@@ -140,3 +140,33 @@ func TestShortPayloads(t *testing.T) {
 		t.Errorf("an 18-byte adjustment: %v", err)
 	}
 }
+
+// TestTotalsAndOnEpisode: the running figures a live view takes agree with
+// the Result, and OnEpisode fires once for the episode that lasted.
+func TestTotalsAndOnEpisode(t *testing.T) {
+	r := tracetest.OpenFile(t, tracetest.Path(t, "threadpool.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	var eps []Episode
+	a := New(r.Header(), Options{OnEpisode: func(e Episode) { eps = append(eps, e) }})
+	if err := tracetest.ReadAll(t, r, a.Event); err != nil {
+		t.Fatal(err)
+	}
+	tot, res := a.Totals(), a.Result()
+	if len(eps) != 1 || eps[0].StartNs != res.Episodes[0].StartNs || tot.Episodes != 1 || tot.Starving {
+		t.Errorf("OnEpisode %+v, totals %+v", eps, tot)
+	}
+	if tot.ThreadsMax != 13 || tot.Threads != 13 || tot.Injections[clrevents.AdjustCooperativeBlocking] != 13 {
+		t.Errorf("totals %+v", tot)
+	}
+	// Without stacks named every wait of a pool worker counts: here the
+	// same waits as the named sites' (the 18 blocked items).
+	named, _ := runFixture(t)
+	if tot.BlockedNs != named.Summary.BlockedNs {
+		t.Errorf("blocked %d ns, the named sites %d ns", tot.BlockedNs, named.Summary.BlockedNs)
+	}
+}
