@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // Options configure a Monitor. The zero value monitors GCs, suspensions,
@@ -55,6 +56,14 @@ type Options struct {
 	// must not be changed, and stays valid (it is not reused).
 	OnGC         func(*gcpause.GC)
 	OnSuspension func(*gcpause.Suspension)
+
+	// ThreadPool asks for the thread-pool events (Threading keyword) and
+	// follows the pool with package threadpool (Snapshot.ThreadPool).
+	ThreadPool bool
+	// OnStarvation is called when a thread-pool starvation episode has
+	// lasted 100 ms (ThreadPool), like OnGC: on the reader goroutine, the
+	// lock released.
+	OnStarvation func(threadpool.Episode)
 }
 
 func (o *Options) keepGCs() int         { return def(o.KeepGCs, 256) }
@@ -88,6 +97,9 @@ func Providers(opts *Options) []ipc.Provider {
 	if opts.Locks {
 		kw |= ipc.KeywordContention
 	}
+	if opts.ThreadPool {
+		kw |= ipc.KeywordThreading
+	}
 	var ps []ipc.Provider
 	if opts.CPU {
 		kw |= ipc.KeywordSymbols
@@ -112,11 +124,13 @@ type Monitor struct {
 	ctr  *counters.Analyzer
 	cpu  *cpuWindow
 	lock lockState
+	tp   *threadpool.Analyzer
 
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
 	pendingGCs   []*gcpause.GC
 	pendingSusps []*gcpause.Suspension
+	pendingEps   []threadpool.Episode
 
 	gcs   ring[GCRow]
 	susps ring[SuspensionRow]
@@ -209,6 +223,10 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
 		m.cpu.mappings = opts.Mappings
 	}
+	if opts.ThreadPool {
+		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr,
+			OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
+	}
 	m.proc.Pid = hdr.ProcessID
 	m.sess.state = StateRunning
 	return m
@@ -227,6 +245,9 @@ func (m *Monitor) Stats() analysis.Stats {
 	if m.cpu != nil {
 		st.Add(m.cpu.stats())
 	}
+	if m.tp != nil {
+		st.Add(m.tp.Stats())
+	}
 	return st
 }
 
@@ -234,12 +255,12 @@ func (m *Monitor) Stats() analysis.Stats {
 func (m *Monitor) Event(ev *nettrace.Event) {
 	m.mu.Lock()
 	m.event(ev)
-	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
+	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 && len(m.pendingEps) == 0 {
 		m.mu.Unlock()
 		return
 	}
-	gcs, susps := m.pendingGCs, m.pendingSusps
-	m.pendingGCs, m.pendingSusps = nil, nil
+	gcs, susps, eps := m.pendingGCs, m.pendingSusps, m.pendingEps
+	m.pendingGCs, m.pendingSusps, m.pendingEps = nil, nil, nil
 	m.mu.Unlock()
 	// The callbacks run unlocked (they may take a Snapshot); the slices
 	// are this goroutine's alone until handed back.
@@ -253,10 +274,15 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 			f(s)
 		}
 	}
+	if f := m.opts.OnStarvation; f != nil {
+		for _, e := range eps {
+			f(e)
+		}
+	}
 	clear(gcs)
 	clear(susps)
 	m.mu.Lock()
-	m.pendingGCs, m.pendingSusps = gcs[:0], susps[:0]
+	m.pendingGCs, m.pendingSusps, m.pendingEps = gcs[:0], susps[:0], eps[:0]
 	m.mu.Unlock()
 }
 
@@ -289,7 +315,13 @@ func (m *Monitor) event(ev *nettrace.Event) {
 		if m.ctr != nil {
 			m.ctr.Event(ev)
 		}
+		if m.tp != nil {
+			m.tp.Event(ev) // after the counters: it reads the queue length from them
+		}
 		return
+	}
+	if m.tp != nil {
+		m.tp.Event(ev)
 	}
 	if m.cpu != nil {
 		m.cpu.event(ev, ts)

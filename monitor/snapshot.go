@@ -161,6 +161,8 @@ type Snapshot struct {
 	CPU *CPUProfile `json:"cpu,omitempty"`
 	// Counters is set unless Options.NoCounters.
 	Counters *counters.Result `json:"counters,omitempty"`
+	// ThreadPool is set with Options.ThreadPool.
+	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -187,6 +189,10 @@ func (m *Monitor) Snapshot() *Snapshot {
 	st.Add(m.gc.Stats())
 	if m.ctr != nil {
 		st.Add(m.ctr.Stats())
+	}
+	if m.tp != nil {
+		st.Add(m.tp.Stats())
+		s.ThreadPool = threadPoolSummary(m.tp.Totals())
 	}
 	s.Session.DecodeErrors = st.DecodeErrors
 	elapsed := m.now - m.first

@@ -17,6 +17,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // target is one monitored process.
@@ -84,9 +85,11 @@ func (t *target) alive() bool {
 func (t *target) spec(opts *monitor.Options) source.Spec {
 	ps := monitor.Providers(opts)
 	// The monitor needs no thread events (a ContentionStart names the
-	// owner's OS thread), and a thread pool's wait events are frequent.
+	// owner's OS thread), and a thread pool's wait events are frequent:
+	// the Threading keyword stays only for the thread-pool figures
+	// (injections, starvation; a worker parking is one event).
 	for i := range ps {
-		if ps[i].Name == nettrace.ProviderRuntime {
+		if ps[i].Name == nettrace.ProviderRuntime && !opts.ThreadPool {
 			ps[i].Keywords &^= ipc.KeywordThreading
 		}
 	}
@@ -126,7 +129,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true}
+		opts := monitor.Options{Locks: true, ThreadPool: true}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		spec := t.spec(&opts)
 		st, err := t.open(spec)
@@ -205,6 +208,11 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	}
 	if plog != nil {
 		opts.OnSuspension = plog.Suspension
+	}
+	opts.OnStarvation = func(e threadpool.Episode) {
+		// The episode has lasted 100 ms; it is logged once, at its start.
+		d.log.Warn("thread pool starvation", "pid", t.pidLabel, "process", t.name, "trigger", e.Trigger,
+			"threads", e.ThreadsMax, "injections", e.Injections)
 	}
 	obs := d.cfg.Sessions
 	id := strconv.FormatUint(nextOrder(), 10)

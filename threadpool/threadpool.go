@@ -57,6 +57,11 @@ type Options struct {
 	// (shorter ones are not starvation; from Event, on its goroutine),
 	// with the episode as it stands: its end and totals are not known yet.
 	OnEpisode func(Episode)
+	// Counters, when set, is a counters analyzer the caller feeds with the
+	// same stream before this one (a live view's); the analysis reads the
+	// queue length from it instead of decoding the counters twice, and its
+	// Stats leave them out.
+	Counters *counters.Analyzer
 }
 
 // Analyzer follows the pool. Create it with New, feed every event to
@@ -66,6 +71,8 @@ type Analyzer struct {
 	sym     *stacks.Symbols
 	onEp    func(Episode)
 	ctr     *counters.Analyzer
+	ownCtr  bool   // ctr is this analysis' own (fed and counted here)
+	ctrSeen uint64 // ctr's events at the last look
 	used    uint64
 	st      analysis.Stats
 	firstTS int64 // first event, ticks
@@ -157,7 +164,8 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		hdr:            hdr,
 		sym:            opts.Symbols,
 		onEp:           opts.OnEpisode,
-		ctr:            counters.New(hdr, counters.Options{}),
+		ctr:            opts.Counters,
+		ownCtr:         opts.Counters == nil,
 		poolThreads:    make(map[uint64]struct{}),
 		injectByReason: make(map[clrevents.AdjustmentReason]int),
 		aggs:           make(map[aggKey]agg),
@@ -165,6 +173,9 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		stacks:         [][]uint64{nil},
 		stackTS:        []int64{0},
 		lastSamp:       make(map[uint64]int64),
+	}
+	if a.ownCtr {
+		a.ctr = counters.New(hdr, counters.Options{})
 	}
 	for i := range a.openWaits {
 		a.openWaits[i] = make(map[uint64]openWait)
@@ -175,8 +186,10 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 // Stats implements analysis.Analyzer.
 func (a *Analyzer) Stats() analysis.Stats {
 	st := a.st
-	st.Events = a.used + a.ctr.Stats().Events
-	st.Add(analysis.Stats{DecodeErrors: a.ctr.Stats().DecodeErrors, FirstError: a.ctr.Stats().FirstError})
+	st.Events = a.used
+	if a.ownCtr {
+		st.Add(a.ctr.Stats())
+	}
 	return st
 }
 
@@ -198,7 +211,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			a.lastTS = ev.Timestamp
 		}
 	}
-	if a.ctrDirty && a.hdr.DurationNanos(ev.Timestamp)-a.ctrLastNs > counterSettleNs {
+	if a.ctrDirty && a.ns(ev.Timestamp)-a.ctrLastNs > counterSettleNs {
 		a.counterSnapshot()
 	}
 	if a.open != nil && !a.announced && a.ns(ev.Timestamp)-a.open.StartNs >= minEpisodeNs {
@@ -206,10 +219,12 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	}
 	switch m.Runtime {
 	case nettrace.NotRuntime:
-		n := a.ctr.Stats().Events
-		a.ctr.Event(ev)
-		if a.ctr.Stats().Events != n {
-			a.ctrDirty, a.ctrLastNs = true, a.hdr.DurationNanos(ev.Timestamp)
+		if a.ownCtr {
+			a.ctr.Event(ev)
+		}
+		if n := a.ctr.Stats().Events; n != a.ctrSeen {
+			a.ctrSeen = n
+			a.ctrDirty, a.ctrLastNs = true, a.ns(ev.Timestamp)
 		}
 	case nettrace.SampleProfiler:
 		if m.EventID == clrevents.IDThreadSample {
