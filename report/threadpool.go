@@ -272,7 +272,8 @@ func WriteThreadPoolText(w io.Writer, in Input, r *threadpool.Result, start time
 
 // ThreadPoolProfile is a pprof profile of the pool threads' blocked time
 // by stack: sample types waits/count and blocked/nanoseconds.
-func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration, partial string) *profile.Profile {
+// comments go into the profile's comments (the partial-input lines, notes).
+func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration, comments []string) *profile.Profile {
 	p := &profile.Profile{
 		SampleType:        []*profile.ValueType{{Type: "waits", Unit: "count"}, {Type: "blocked", Unit: "nanoseconds"}},
 		DefaultSampleType: "blocked",
@@ -281,9 +282,7 @@ func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration
 		TimeNanos:         start.UnixNano(),
 		DurationNanos:     int64(span),
 	}
-	if partial != "" {
-		p.Comments = append(p.Comments, partial)
-	}
+	p.Comments = append(p.Comments, comments...)
 	funcs := map[string]*profile.Function{}
 	locs := map[string]*profile.Location{}
 	location := func(name, mod string) *profile.Location {
@@ -319,6 +318,6 @@ func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration
 }
 
 // WriteThreadPoolPprof writes the blocked-time profile as gzipped protobuf.
-func WriteThreadPoolPprof(w io.Writer, r *threadpool.Result, start time.Time, span time.Duration, partial string) error {
-	return ThreadPoolProfile(r, start, span, partial).Write(w)
+func WriteThreadPoolPprof(w io.Writer, r *threadpool.Result, start time.Time, span time.Duration, comments []string) error {
+	return ThreadPoolProfile(r, start, span, comments).Write(w)
 }

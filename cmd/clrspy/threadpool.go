@@ -115,7 +115,11 @@ func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, ou
 	case "json":
 		err = report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(in, res, start))
 	case "pprof":
-		err = report.WriteThreadPoolPprof(w, res, start, span, in.PartialLine())
+		var comments []string
+		for _, n := range in.Partial {
+			comments = append(comments, "PARTIAL: "+n)
+		}
+		err = report.WriteThreadPoolPprof(w, res, start, span, append(comments, res.Notes...))
 	default:
 		err = report.WriteThreadPoolText(w, in, res, start)
 	}
