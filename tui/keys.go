@@ -8,6 +8,9 @@ import (
 // KeyMap are clrspy top's keys. No mouse is needed.
 type KeyMap struct {
 	Quit, Freeze, GCs, Locks, CPU, Sort, Filter, Help key.Binding
+	// ThreadPool (t) shows the thread-pool panel (--threadpool); it is
+	// in the help text, not the footer.
+	ThreadPool key.Binding
 }
 
 // DefaultKeyMap: q quit, space freeze, g/l/c panels, s sort, / filter,
@@ -22,6 +25,8 @@ func DefaultKeyMap() KeyMap {
 		Sort:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Filter: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+
+		ThreadPool: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "thread pool")),
 	}
 }
 

@@ -23,6 +23,9 @@ type Config struct {
 	// Locks and CPU say the session collects lock contention and CPU
 	// samples (their panels say how to turn them on otherwise).
 	Locks, CPU bool
+	// ThreadPool says the session follows the thread pool (the t panel
+	// and the starvation banner).
+	ThreadPool bool
 	// Refresh is the time between two Update calls: the timeline's period
 	// (0: 1 s).
 	Refresh time.Duration
@@ -62,6 +65,7 @@ const (
 	PanelGCs Panel = iota
 	PanelLocks
 	PanelCPU
+	PanelThreadPool
 )
 
 func (p Panel) String() string {
@@ -70,6 +74,8 @@ func (p Panel) String() string {
 		return "locks"
 	case PanelCPU:
 		return "cpu"
+	case PanelThreadPool:
+		return "threadpool"
 	}
 	return "gcs"
 }
@@ -238,6 +244,8 @@ func (m *Model) HandleKey(k tea.KeyMsg) (quit bool) {
 		m.panel = PanelLocks
 	case matches(k, m.keys.CPU):
 		m.panel = PanelCPU
+	case matches(k, m.keys.ThreadPool):
+		m.panel = PanelThreadPool
 	case matches(k, m.keys.Sort):
 		m.sort = (m.sort + 1) % 3
 	case matches(k, m.keys.Filter):

@@ -61,9 +61,11 @@ type Screen struct {
 	Histograms []GenHistogram `json:"histograms"`
 	Timeline   Timeline       `json:"timeline"`
 
-	Locks    *monitor.LockSummary `json:"locks,omitempty"`
-	CPU      *CPUPanel            `json:"cpu,omitempty"`
-	Counters []Counter            `json:"counters"`
+	Locks *monitor.LockSummary `json:"locks,omitempty"`
+	CPU   *CPUPanel            `json:"cpu,omitempty"`
+	// ThreadPool is set when the session follows the pool (--threadpool).
+	ThreadPool *monitor.ThreadPoolSummary `json:"thread_pool,omitempty"`
+	Counters   []Counter                  `json:"counters"`
 	// HasCounters: the session carries the runtime's counters.
 	HasCounters bool `json:"has_counters"`
 
@@ -327,6 +329,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	if m.cfg.Locks {
 		l := s.Locks
 		sc.Locks = &l
+	}
+	if m.cfg.ThreadPool && s.ThreadPool != nil {
+		tp := *s.ThreadPool
+		sc.ThreadPool = &tp
 	}
 	if m.cfg.CPU && s.CPU != nil {
 		sc.CPU = &CPUPanel{WindowSec: s.CPU.WindowSec, Samples: s.CPU.Samples, Total: s.CPU.Total, TopMethods: s.CPU.TopMethods}

@@ -24,6 +24,7 @@ func init() { commands = append(commands, newTopCmd) }
 type topOptions struct {
 	info, warn, slowSuspend time.Duration
 	locks, cpu              bool
+	threadPool              bool
 	programOutput           string
 	snapshotEvery           time.Duration
 	out                     string
@@ -47,7 +48,9 @@ attach, the longest pause; the latest GCs (colored with clrspy gc's --info and
 --warn thresholds, slow suspensions marked "!", non-GC suspensions as rows of
 their own); a pause histogram per generation and a timeline; the runtime's
 counters (thread pool, exceptions, JIT, working set); the most contended locks
-with --locks and the methods with the most CPU samples with --cpu.
+with --locks and the methods with the most CPU samples with --cpu; with
+--threadpool the thread pool's threads, queue, injections and starvation
+episodes (the t panel) and a banner while the pool starves.
 
 Keys: q quit (the session stops cleanly, the target keeps running), space
 freeze/unfreeze the display (collection goes on), g/l/c the GC table, locks or
@@ -72,6 +75,7 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	f.DurationVar(&o.warn, "warn", 100*time.Millisecond, "pauses from this long are colored as Warn (red)")
 	f.DurationVar(&o.slowSuspend, "slow-suspend", 5*time.Millisecond, `mark suspensions (time to stop threads) longer than this with "!"`)
 	f.BoolVar(&o.locks, "locks", false, "also collect lock contention (the l panel)")
+	f.BoolVar(&o.threadPool, "threadpool", false, "also follow the thread pool (the t panel: threads, queue, injections, starvation; a banner while it starves)")
 	f.BoolVar(&o.cpu, "cpu", false, "also run the sample profiler clrspy profile uses (the c panel: top methods)")
 	f.StringVar(&o.programOutput, "program-output", "", "write a program started with -- its stdout and stderr to this file (default: discarded)")
 	f.DurationVar(&o.snapshotEvery, "snapshot-every", 0, "append the screen's data to -o FILE as a JSON line this often")
@@ -120,7 +124,7 @@ func openLive(path string, flag int) (*os.File, error) {
 }
 
 func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
-	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu}
+	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, ThreadPool: o.threadPool}
 	spec, err := t.spec(cmd, args, monitor.Providers(&mopts))
 	if err != nil {
 		return err
@@ -185,7 +189,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	mon := monitor.New(st.Header(), mopts)
 	cfg := top.Config{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
-		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu,
+		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, ThreadPool: o.threadPool,
 			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
 	}
 	if snaps != nil {
