@@ -50,6 +50,7 @@ type Page struct {
 	SuspendReasons map[string]string `json:"suspend_reasons"`
 	CPU            *Flame            `json:"cpu,omitempty"`
 	Locks          *PageLocks        `json:"locks,omitempty"`
+	ThreadPool     *PageThreadPool   `json:"thread_pool,omitempty"`
 	Heap           *PageHeap         `json:"heap,omitempty"`
 }
 
@@ -81,7 +82,9 @@ type PageParts struct {
 	// PageLocks is the lock table already made from the result (Locks is
 	// then nil).
 	PageLocks *PageLocks
-	Heap      *heap.Summary
+	// PageThreadPool is the thread-pool section (nil: none).
+	PageThreadPool *PageThreadPool
+	Heap           *heap.Summary
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
@@ -119,6 +122,7 @@ func NewPage(pp PageParts) *Page {
 		p.CPU = NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
 	}
 	p.Locks = pp.PageLocks
+	p.ThreadPool = pp.PageThreadPool
 	if p.Locks == nil {
 		p.Locks = pageLocks(pp.Locks)
 	}

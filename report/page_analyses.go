@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // PageProviders are the events a live session needs for every section of
@@ -22,7 +23,7 @@ import (
 // (they make every GC slower).
 func PageProviders(movement bool) []ipc.Provider {
 	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
-		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling
+		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling | ipc.KeywordWaitHandle
 	if movement {
 		kw |= ipc.KeywordGCSurvivalAndMovement
 	}
@@ -44,7 +45,9 @@ type PageAnalyses struct {
 	Stacks   *stacks.Builder
 	Timeline *stacks.Timeline
 	Locks    *locks.Analyzer
-	Heap     *movementHeap // nil with NoHeap
+	// ThreadPool follows the thread pool (starvation, blocking sites).
+	ThreadPool *threadpool.Analyzer
+	Heap       *movementHeap // nil with NoHeap
 	// retired holds, as page rows, the GCs a file's pause analysis let
 	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
 	// in chunks.
@@ -84,6 +87,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	}
 	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
+	a.ThreadPool = threadpool.New(hdr, threadpool.Options{Symbols: a.Symbols})
 	if !o.NoHeap {
 		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
 	}
@@ -92,7 +96,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 
 // Analyzers lists the analyses to feed, the symbol table first.
 func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
-	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks}
+	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks, a.ThreadPool}
 	if a.Heap != nil {
 		as = append(as, a.Heap)
 	}
@@ -110,6 +114,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	// (7 MB on a 1 GiB trace), the table a hundred.
 	pp.PageLocks = pageLocks(a.Locks.Result())
 	a.Locks.Release()
+	pp.PageThreadPool = pageThreadPool(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)

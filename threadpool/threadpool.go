@@ -602,3 +602,7 @@ func (a *Analyzer) Totals() Totals {
 	}
 	return t
 }
+
+// FirstNanos is the stream time of the first event (ns since the session
+// start, nettrace.Header.Nanos): the Result's times count from it.
+func (a *Analyzer) FirstNanos() int64 { return a.hdr.Nanos(a.firstTS) }
