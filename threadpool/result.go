@@ -169,9 +169,18 @@ func (a *Analyzer) Result() *Result {
 	r.Timeline = slices.Clone(a.timeline)
 	r.Adjustments = slices.Clone(a.adjustments)
 	r.Episodes = slices.Clone(a.episodes)
+	if a.open != nil && a.hasPendingEnd && a.pendingEnd-a.open.StartNs < minEpisodeNs {
+		// Ended (the stream stopped within the grace) before it was one.
+		r.Episodes = r.Episodes[:len(r.Episodes)-1]
+	}
 	for i := range r.Episodes {
 		e := &r.Episodes[i]
-		if !e.Ended {
+		switch {
+		case e.Ended:
+		case a.hasPendingEnd && &a.episodes[i] == a.open:
+			// The stream ended within the grace after the end.
+			e.EndNs, e.Ended, e.EndedBy, e.ThreadsAfter = a.pendingEnd, true, a.pendingWhy, a.pendingThreads
+		default:
 			e.EndNs = a.ns(a.lastTS)
 			e.ThreadsAfter = a.threads
 			e.EndedBy = "still starving when the stream ended"

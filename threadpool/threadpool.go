@@ -38,6 +38,13 @@ const (
 	// minEpisodeNs: an episode shorter than this (queued work waited less)
 	// is counted as brief, not listed.
 	minEpisodeNs = 100_000_000
+	// endGraceNs: an episode's end (a worker parked, the queue read 0) is
+	// final only if the pool injects no thread for blocked threads within
+	// this long; otherwise the episode goes on. Measured on .NET 10 (the
+	// starve workload, 2 cores): workers park now and then in the middle
+	// of a burst, and the next cooperative-blocking injection follows
+	// 125–180 ms later.
+	endGraceNs = 500_000_000
 )
 
 // Wait kinds.
@@ -116,7 +123,12 @@ type Analyzer struct {
 	droppedEpisodes int
 	briefEpisodes   int
 	announced       bool // the open episode was counted in confirmed
-	confirmed       int  // episodes that lasted minEpisodeNs
+	// The open episode's tentative end (endGraceNs).
+	hasPendingEnd  bool
+	pendingEnd     int64
+	pendingThreads int
+	pendingWhy     string
+	confirmed      int // episodes that lasted minEpisodeNs
 
 	timeline        []Point
 	droppedTimeline int
@@ -214,8 +226,13 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if a.ctrDirty && a.ns(ev.Timestamp)-a.ctrLastNs > counterSettleNs {
 		a.counterSnapshot()
 	}
-	if a.open != nil && !a.announced && a.ns(ev.Timestamp)-a.open.StartNs >= minEpisodeNs {
-		a.announce()
+	if a.open != nil {
+		ns := a.ns(ev.Timestamp)
+		if a.hasPendingEnd && ns-a.pendingEnd > endGraceNs {
+			a.closeEpisode(a.pendingEnd, a.pendingWhy)
+		} else if !a.announced && ns-a.open.StartNs >= minEpisodeNs && !a.hasPendingEnd {
+			a.announce()
+		}
 	}
 	switch m.Runtime {
 	case nettrace.NotRuntime:
@@ -256,9 +273,7 @@ func (a *Analyzer) runtime(ev *nettrace.Event) {
 			a.workerWaits++
 			ns := a.ns(ev.Timestamp)
 			a.lastIdleNs, a.hasIdle = ns, true
-			if a.open != nil {
-				a.closeEpisode(ns, "a worker parked (more threads than the pool's target)")
-			}
+			a.tentativeEnd(ns, "a worker parked (more threads than the pool's target)")
 		}
 		a.setThreads(int(e.ActiveWorkerThreadCount), ev.Timestamp)
 	case clrevents.IDThreadPoolAdjustmentSample:
@@ -357,6 +372,9 @@ func (a *Analyzer) adjust(ts int64, e clrevents.ThreadPoolAdjustment) {
 		a.injectByReason[e.Reason]++
 		a.point(ts).Injections++
 		blocked := e.Reason == clrevents.AdjustStarvation || e.Reason == clrevents.AdjustCooperativeBlocking
+		if blocked && a.open != nil {
+			a.hasPendingEnd = false // still starving: the end was not one
+		}
 		if blocked && a.open == nil && (!a.hasIdle || ns-a.lastIdleNs > idleQuietNs) {
 			a.openEpisode(ns, ts, a.threads, e.Reason.String()+" injection")
 		}
@@ -396,7 +414,38 @@ func (a *Analyzer) announce() {
 	}
 }
 
+// tentativeEnd marks the open episode's end, final after endGraceNs
+// without an injection for blocked threads.
+func (a *Analyzer) tentativeEnd(ns int64, why string) {
+	if a.open == nil {
+		return
+	}
+	if !a.hasPendingEnd {
+		a.hasPendingEnd, a.pendingEnd, a.pendingThreads, a.pendingWhy = true, ns, a.threads, why
+	}
+	// With wait events in the stream, a pool with no thread blocked now
+	// has recovered: the end is final without the grace.
+	if a.waitsSeen[KindWaitHandle]+a.waitsSeen[KindMonitor] > 0 && a.poolBlockedNow() == 0 {
+		a.closeEpisode(a.pendingEnd, a.pendingWhy)
+	}
+}
+
+// poolBlockedNow counts the pool threads in a wait now (a few dozen
+// entries at most; called when a worker parks).
+func (a *Analyzer) poolBlockedNow() int {
+	n := 0
+	for _, m := range a.openWaits {
+		for tid, w := range m {
+			if w.pool || a.isPool(tid) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func (a *Analyzer) closeEpisode(ns int64, why string) {
+	a.hasPendingEnd = false
 	if !a.announced && ns-a.open.StartNs >= minEpisodeNs {
 		a.announce()
 	}
@@ -408,7 +457,7 @@ func (a *Analyzer) closeEpisode(ns int64, why string) {
 		return
 	}
 	e.EndNs, e.Ended, e.EndedBy = ns, true, why
-	e.ThreadsAfter = a.threads
+	e.ThreadsAfter = a.pendingThreads
 }
 
 // point is the timeline row of the second ts falls in.
@@ -472,7 +521,7 @@ func (a *Analyzer) queueSample(q float64, ns, ts int64) {
 			a.open.QueueMax = q
 		}
 		if q == 0 {
-			a.closeEpisode(ns, "the queue emptied")
+			a.tentativeEnd(ns, "the queue emptied")
 		}
 		return
 	}

@@ -108,6 +108,13 @@ func TestThreadPoolLiveStarve(t *testing.T) {
 			if e.Injections == 0 || e.ThreadsAfter <= e.ThreadsBefore {
 				t.Errorf("the burst's episode has %d injections, threads %d → %d", e.Injections, e.ThreadsBefore, e.ThreadsAfter)
 			}
+			// It begins with the pool's first injection for the blocked
+			// items (measured: within 5 ms of the burst's start; a second
+			// allows for a loaded machine) and ends by the time the last
+			// item is done (plus a second likewise).
+			if s.Before(bStart.Add(-slack)) || s.After(bStart.Add(time.Second)) || en.After(bEnd.Add(time.Second)) {
+				t.Errorf("episode %s .. %s, burst %s .. %s", e.StartUTC, e.EndUTC, startS, endS)
+			}
 		}
 	}
 	if !found {
