@@ -22,7 +22,11 @@
 // the pool has more threads than its target, so the threads it injected
 // for are running again; measured on .NET 10, the pool raises it at the
 // end of a sync-over-async burst and not while work is steady) or the
-// queue counter reads 0. An injection within 100 ms of a worker parking
+// queue counter reads 0, unless within 500 ms the pool injects another
+// thread for blocked threads (workers also park in the middle of a burst,
+// while other pool threads are still blocked); when the stream has wait
+// events and no pool thread is in a wait, the end is final at once. An
+// injection within 100 ms of a worker parking
 // starts no episode, and episodes shorter than 100 ms are counted, not
 // listed (a single Task.Wait makes the pool inject a thread without
 // starving it).

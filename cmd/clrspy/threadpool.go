@@ -46,7 +46,8 @@ episodes: from the first injection because pool threads were blocked
 (starvation or cooperative blocking), or a queue that grew over two counter
 intervals while no worker parked, until a worker parks (the pool has more
 threads than its target: the blocked ones run again) or the queue counter
-reads 0; episodes under 100 ms are counted, not listed. Each episode has its start and end (UTC and time
+reads 0 and no injection for blocked threads follows within 500 ms;
+episodes under 100 ms are counted, not listed. Each episode has its start and end (UTC and time
 since the session began), threads before and after, injections and the
 longest queue.
 
