@@ -18,18 +18,16 @@
 // pool's threads were blocked (starvation: the gate thread found no
 // progress; cooperative blocking: a pool thread blocked in Task.Wait), or
 // at the second counter interval in a row in which the queue grew while no
-// worker parked; it ends when a worker parks (ThreadPoolWorkerThreadWait:
-// the pool has more threads than its target, so the threads it injected
-// for are running again; measured on .NET 10, the pool raises it at the
-// end of a sync-over-async burst and not while work is steady) or the
-// queue counter reads 0, unless within 500 ms the pool injects another
-// thread for blocked threads (workers also park in the middle of a burst,
-// while other pool threads are still blocked); when the stream has wait
-// events and no pool thread is in a wait, the end is final at once. An
-// injection within 100 ms of a worker parking
-// starts no episode, and episodes shorter than 100 ms are counted, not
-// listed (a single Task.Wait makes the pool inject a thread without
-// starving it).
+// worker parked. It ends when a worker parks (ThreadPoolWorkerThreadWait:
+// the pool has more threads than its target, so threads it injected for
+// run again) or the queue counter reads 0, unless the pool injects another
+// thread for blocked threads within 500 ms: measured on .NET 10, workers
+// also park in the middle of a sync-over-async burst, while other pool
+// threads are still blocked. When the stream has wait events and no pool
+// thread is in a wait, the end is final at once. An injection within
+// 100 ms of a worker parking starts no episode, and episodes shorter than
+// 100 ms are counted, not listed (a single Task.Wait makes the pool inject
+// a thread without starving it).
 //
 // Blocking sites are resolved when the Result is made (stacks are kept as
 // addresses until then): each blocking wait of a pool thread is charged to
