@@ -90,15 +90,6 @@ var (
 	famLockWait = &Family{Name: "clrspy_lock_wait_seconds", OTel: "clrspy.lock.wait", OTelUnit: "s", Kind: Histogram,
 		Help:   "Lock waits, ContentionStart to ContentionStop (the spinning before a wait not included).",
 		Labels: target()}
-	famTPEpisodes = &Family{Name: "clrspy_thread_pool_starvation_episodes_total", OTel: "clrspy.thread_pool.starvation_episodes", OTelUnit: "{episode}", Kind: Counter,
-		Help:   "Thread-pool starvation episodes since the session began that lasted 100 ms: from the pool's first injection because its threads were blocked (starvation, cooperative blocking) until a worker parks or the queue empties (clrspy threadpool).",
-		Labels: target()}
-	famTPInjections = &Family{Name: "clrspy_thread_pool_injections_total", OTel: "clrspy.thread_pool.injections", OTelUnit: "{thread}", Kind: Counter,
-		Help:   "Times the thread pool raised its target thread count since the session began, by the runtime's reason (warmup, initializing, random_move, climbing_move, change_point, stabilizing, starvation, thread_timed_out, cooperative_blocking).",
-		Labels: target(LabelReason)}
-	famTPBlocked = &Family{Name: "clrspy_thread_pool_blocked_seconds_total", OTel: "clrspy.thread_pool.blocked", OTelUnit: "s", Kind: Counter,
-		Help:   "Time thread-pool worker threads spent blocked in finished waits since the session began: lock contention (and WaitHandle waits, verbose events serve's session does not ask for); the blocking call sites are clrspy threadpool's.",
-		Labels: target()}
 	famUp = &Family{Name: "clrspy_target_up", OTel: "clrspy.target.up", Kind: Gauge,
 		Help:   "1 while clrspy has a session on the process, 0 once it ended (the process exited, or the session failed and is being retried); the series go after the grace period.",
 		Labels: target()}
@@ -117,7 +108,7 @@ var (
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famTPEpisodes, famTPInjections, famTPBlocked, famUp, famInfo, famLost, famAttachErrors, famSessions}
+	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions}
 
 // counterFamily is one runtime counter exported under its semantic-
 // convention name: attrs are the counter's attributes, in label order.

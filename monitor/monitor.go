@@ -255,12 +255,26 @@ func (m *Monitor) Stats() analysis.Stats {
 func (m *Monitor) Event(ev *nettrace.Event) {
 	m.mu.Lock()
 	m.event(ev)
-	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 && len(m.pendingEps) == 0 {
+	if len(m.pendingEps) > 0 {
+		// Starvation episodes, as GCs below: the callback runs unlocked.
+		eps := m.pendingEps
+		m.pendingEps = nil
+		m.mu.Unlock()
+		if f := m.opts.OnStarvation; f != nil {
+			for _, e := range eps {
+				f(e)
+			}
+		}
+		clear(eps)
+		m.mu.Lock()
+		m.pendingEps = eps[:0]
+	}
+	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
 		m.mu.Unlock()
 		return
 	}
-	gcs, susps, eps := m.pendingGCs, m.pendingSusps, m.pendingEps
-	m.pendingGCs, m.pendingSusps, m.pendingEps = nil, nil, nil
+	gcs, susps := m.pendingGCs, m.pendingSusps
+	m.pendingGCs, m.pendingSusps = nil, nil
 	m.mu.Unlock()
 	// The callbacks run unlocked (they may take a Snapshot); the slices
 	// are this goroutine's alone until handed back.
@@ -274,15 +288,10 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 			f(s)
 		}
 	}
-	if f := m.opts.OnStarvation; f != nil {
-		for _, e := range eps {
-			f(e)
-		}
-	}
 	clear(gcs)
 	clear(susps)
 	m.mu.Lock()
-	m.pendingGCs, m.pendingSusps, m.pendingEps = gcs[:0], susps[:0], eps[:0]
+	m.pendingGCs, m.pendingSusps = gcs[:0], susps[:0]
 	m.mu.Unlock()
 }
 

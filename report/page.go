@@ -82,12 +82,13 @@ type PageParts struct {
 	// PageLocks is the lock table already made from the result (Locks is
 	// then nil).
 	PageLocks *PageLocks
-	// PageThreadPool is the thread-pool section (nil: none).
-	PageThreadPool *PageThreadPool
-	Heap           *heap.Summary
+	Heap      *heap.Summary
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
+
+	// PageThreadPool is the thread-pool section (nil: none).
+	PageThreadPool *PageThreadPool
 }
 
 // NewPage builds the page data.

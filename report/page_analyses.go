@@ -45,13 +45,14 @@ type PageAnalyses struct {
 	Stacks   *stacks.Builder
 	Timeline *stacks.Timeline
 	Locks    *locks.Analyzer
-	// ThreadPool follows the thread pool (starvation, blocking sites).
-	ThreadPool *threadpool.Analyzer
-	Heap       *movementHeap // nil with NoHeap
+	Heap     *movementHeap // nil with NoHeap
 	// retired holds, as page rows, the GCs a file's pause analysis let
 	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
 	// in chunks.
 	retired *GCColumns
+
+	// ThreadPool follows the thread pool (starvation, blocking sites).
+	ThreadPool *threadpool.Analyzer
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.

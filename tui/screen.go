@@ -61,13 +61,14 @@ type Screen struct {
 	Histograms []GenHistogram `json:"histograms"`
 	Timeline   Timeline       `json:"timeline"`
 
-	Locks *monitor.LockSummary `json:"locks,omitempty"`
-	CPU   *CPUPanel            `json:"cpu,omitempty"`
-	// ThreadPool is set when the session follows the pool (--threadpool).
-	ThreadPool *monitor.ThreadPoolSummary `json:"thread_pool,omitempty"`
-	Counters   []Counter                  `json:"counters"`
+	Locks    *monitor.LockSummary `json:"locks,omitempty"`
+	CPU      *CPUPanel            `json:"cpu,omitempty"`
+	Counters []Counter            `json:"counters"`
 	// HasCounters: the session carries the runtime's counters.
 	HasCounters bool `json:"has_counters"`
+
+	// ThreadPool is set when the session follows the pool (--threadpool).
+	ThreadPool *monitor.ThreadPoolSummary `json:"thread_pool,omitempty"`
 
 	// rows before the cut to the terminal's height.
 	allRows []*Row
