@@ -23,8 +23,8 @@
 // run again) or the queue counter reads 0, unless the pool injects another
 // thread for blocked threads within 500 ms: measured on .NET 10, workers
 // also park in the middle of a sync-over-async burst, while other pool
-// threads are still blocked. When the stream has wait events and no pool
-// thread is in a wait, the end is final at once. An injection within
+// threads are still blocked. When the stream has WaitHandle events and no
+// pool thread is in a wait, the end is final at once. An injection within
 // 100 ms of a worker parking starts no episode, and episodes shorter than
 // 100 ms are counted, not listed (a single Task.Wait makes the pool inject
 // a thread without starving it).

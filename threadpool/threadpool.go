@@ -423,9 +423,11 @@ func (a *Analyzer) tentativeEnd(ns int64, why string) {
 	if !a.hasPendingEnd {
 		a.hasPendingEnd, a.pendingEnd, a.pendingThreads, a.pendingWhy = true, ns, a.threads, why
 	}
-	// With wait events in the stream, a pool with no thread blocked now
-	// has recovered: the end is final without the grace.
-	if a.waitsSeen[KindWaitHandle]+a.waitsSeen[KindMonitor] > 0 && a.poolBlockedNow() == 0 {
+	// With WaitHandle events in the stream (.NET 9+: every Task.Wait,
+	// Monitor.Wait, WaitOne), a pool with no thread blocked now has
+	// recovered: the end is final without the grace. Lock contention alone
+	// (.NET 8) does not see a thread blocked in Task.Wait.
+	if a.waitsSeen[KindWaitHandle] > 0 && a.poolBlockedNow() == 0 {
 		a.closeEpisode(a.pendingEnd, a.pendingWhy)
 	}
 }

@@ -95,6 +95,7 @@ func TestThreadPoolLiveStarve(t *testing.T) {
 	// machine's; 20 ms covers the rounding of the trace's clock sync.
 	const slack = 20 * time.Millisecond
 	found := false
+	var first, last time.Time // of the episodes that overlap the burst
 	for _, e := range d.Starvation {
 		s, err1 := time.Parse(time.RFC3339Nano, e.StartUTC)
 		en, err2 := time.Parse(time.RFC3339Nano, e.EndUTC)
@@ -108,17 +109,24 @@ func TestThreadPoolLiveStarve(t *testing.T) {
 			if e.Injections == 0 || e.ThreadsAfter <= e.ThreadsBefore {
 				t.Errorf("the burst's episode has %d injections, threads %d → %d", e.Injections, e.ThreadsBefore, e.ThreadsAfter)
 			}
-			// It begins with the pool's first injection for the blocked
-			// items (measured: within 5 ms of the burst's start; a second
-			// allows for a loaded machine) and ends by the time the last
-			// item is done (plus a second likewise).
-			if s.Before(bStart.Add(-slack)) || s.After(bStart.Add(time.Second)) || en.After(bEnd.Add(time.Second)) {
-				t.Errorf("episode %s .. %s, burst %s .. %s", e.StartUTC, e.EndUTC, startS, endS)
+			if first.IsZero() || s.Before(first) {
+				first = s
+			}
+			if en.After(last) {
+				last = en
 			}
 		}
 	}
 	if !found {
 		t.Errorf("no starvation episode overlaps the burst %s .. %s", startS, endS)
+	} else if first.Before(bStart.Add(-slack)) || first.After(bStart.Add(time.Second)) || last.After(bEnd.Add(time.Second)) {
+		// Starvation begins with the pool's first injection for the
+		// blocked items (measured: within 5 ms of the burst's start on
+		// .NET 10, 170 ms on .NET 8 under the sampler; a second allows for
+		// a loaded machine) and is over by the time the last item is done
+		// (plus a second likewise). On .NET 8, without wait events, a
+		// burst may show as two episodes.
+		t.Errorf("episodes from %s to %s, burst %s .. %s", first.Format("15:04:05.000"), last.Format("15:04:05.000"), startS, endS)
 	}
 	if d.ThreadsMax < peak-2 || d.ThreadsMax > peak+2 {
 		t.Errorf("threads_max %d, the runtime's peak ThreadPool.ThreadCount %d (within 2)", d.ThreadsMax, peak)
