@@ -39,30 +39,29 @@ func newThreadPoolCmd() *cobra.Command {
 		Use:   "threadpool [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
 		Short: "Thread-pool starvation: worker threads, queue, injections and the calls that blocked the pool",
 		Long: `threadpool follows the runtime's thread pool: the worker thread count, the
-queue length and completed items per second (one timeline row per second),
+queue length and completed items per second (one timeline row per second), and
 every change of the pool's target thread count with its reason (warmup,
-climbing move, starvation, cooperative blocking, ...), and starvation
-episodes: from the first injection because pool threads were blocked
-(starvation or cooperative blocking), or a queue that grew over two counter
-intervals while no worker parked, until a worker parks (the pool has more
-threads than its target: the blocked ones run again) or the queue counter
-reads 0 and no injection for blocked threads follows within 500 ms;
-episodes under 100 ms are counted, not listed. Each episode has its start and end (UTC and time
-since the session began), threads before and after, injections and the
-longest queue.
+climbing move, starvation, cooperative blocking, ...).
+
+Starvation episodes begin at the pool's first injection because its threads
+were blocked (starvation or cooperative blocking), or when the queue grew over
+two counter intervals while no worker parked. They end when a worker parks
+(the pool has more threads than its target: the blocked ones run again) or the
+queue counter reads 0, and no injection for blocked threads follows within
+500 ms. Episodes under 100 ms are counted, not listed. Each has its start and
+end (UTC and time since the session began), threads before and after,
+injections and the longest queue.
 
 Blocking sites: what the pool threads were blocked on, by call site (the
 first application frame above the wait, with the framework call it made),
 with the time blocked and the number of waits, longest first; waits on a
 Task (.Wait(), .Result, GetAwaiter().GetResult()) are marked
 sync-over-async. On .NET 9 and later the runtime's WaitHandleWaitStart/Stop
-events give every wait and its stack; lock waits come from the contention
-events. On .NET 8 there are no WaitHandle events: --samples takes the
-sampler's stacks of pool threads in blocking frames instead (the blocked
-time is then estimated from the sampling intervals).
-
-WaitHandle events are verbose: the session asks for the runtime provider at
-the verbose level.
+events give every wait and its stack (they are verbose events: the session
+asks for the runtime provider at the verbose level); lock waits come from
+the contention events. On .NET 8 there are no WaitHandle events: --samples
+takes the sampler's stacks of pool threads in blocking frames instead (the
+blocked time is then estimated from the sampling intervals).
 
 Output: a text report (default), --json, or --format pprof (the pool
 threads' blocked time by stack, readable by go tool pprof).`,
