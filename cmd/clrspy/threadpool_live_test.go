@@ -119,10 +119,10 @@ func TestThreadPoolLiveStarve(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no starvation episode overlaps the burst %s .. %s", startS, endS)
-	} else if first.Before(bStart.Add(-slack)) || first.After(bStart.Add(time.Second)) || last.After(bEnd.Add(time.Second)) {
+	} else if first.Before(bStart.Add(-slack)) || first.After(bStart.Add(1500*time.Millisecond)) || last.After(bEnd.Add(time.Second)) {
 		// Starvation begins with the pool's first injection for the
 		// blocked items (measured: within 5 ms of the burst's start on
-		// .NET 10, 170 ms on .NET 8 under the sampler; a second allows for
+		// .NET 10, 80–380 ms on .NET 8 under the sampler; 1.5 s allows for
 		// a loaded machine) and is over by the time the last item is done
 		// (plus a second likewise). On .NET 8, without wait events, a
 		// burst may show as two episodes.
