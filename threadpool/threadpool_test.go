@@ -170,3 +170,41 @@ func TestTotalsAndOnEpisode(t *testing.T) {
 		t.Errorf("blocked %d ns, the named sites %d ns", tot.BlockedNs, named.Summary.BlockedNs)
 	}
 }
+
+// TestEventNoAlloc: in steady state (threads, stacks and timeline second
+// already seen) the analysis allocates nothing per event.
+func TestEventNoAlloc(t *testing.T) {
+	h := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
+	a := New(h, Options{})
+	rt := func(id uint32) *nettrace.Metadata {
+		return &nettrace.Metadata{Provider: nettrace.ProviderRuntime, Runtime: nettrace.Runtime, EventID: id}
+	}
+	worker := make([]byte, 10)
+	worker[0] = 4
+	adj := make([]byte, 18)
+	adj[8], adj[12] = 4, byte(clrevents.AdjustClimbingMove)
+	stack := []uint64{0x1000, 0x2000, 0x3000}
+	evs := []*nettrace.Event{
+		{Meta: rt(clrevents.IDThreadPoolWorkerThreadStart), ThreadID: 7, Payload: worker},
+		{Meta: rt(clrevents.IDWaitHandleWaitStart), ThreadID: 7, Payload: make([]byte, 11), Stack: stack},
+		{Meta: rt(clrevents.IDWaitHandleWaitStop), ThreadID: 7, Payload: make([]byte, 2)},
+		{Meta: rt(clrevents.IDThreadPoolAdjustmentAdjustment), ThreadID: 8, Payload: adj},
+		{Meta: rt(clrevents.IDThreadPoolAdjustmentSample), ThreadID: 8, Payload: make([]byte, 10)},
+		{Meta: &nettrace.Metadata{Provider: nettrace.ProviderSampleProfiler, Runtime: nettrace.SampleProfiler}, ThreadID: 7, Payload: make([]byte, 4), Stack: stack},
+	}
+	ts := int64(1)
+	feed := func() {
+		for _, ev := range evs {
+			ts += 1000
+			ev.Timestamp = ts
+			a.Event(ev)
+		}
+	}
+	feed()
+	if n := testing.AllocsPerRun(1000, feed); n != 0 {
+		t.Errorf("%v allocations per round of %d events", n, len(evs))
+	}
+	if st := a.Stats(); st.DecodeErrors != 0 {
+		t.Fatalf("decode errors: %v", st.FirstError)
+	}
+}
