@@ -57,6 +57,7 @@ e2e-runtimes:
 	for v in net8.0 net9.0; do \
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m ./ipc/ || exit 1; \
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '$(E2E_TESTS)' ./cmd/clrspy/ || exit 1; \
+		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '^TestThreadPoolLiveStarve$$' ./cmd/clrspy/ || exit 1; \
 	done
 
 # Every pause is logged (--info 0: the default logs from 10 ms); quiet=1

@@ -68,6 +68,11 @@ var profiles = map[string]struct {
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordLocks | KeywordWaitHandle, Level: LevelInformational}}},
+	"threadpool": {"thread-pool events, wait-handle waits and lock contention with stacks (verbose: WaitHandle events need it), the runtime's counters every second",
+		[]Provider{
+			{Name: nettrace.ProviderRuntime, Keywords: KeywordThreading | KeywordWaitHandle | KeywordContention | KeywordSymbols, Level: LevelVerbose},
+			{Name: "System.Runtime", Level: LevelInformational, Args: "EventCounterIntervalSec=1"},
+		}},
 	// all leaves movement out: its keyword makes the runtime report every
 	// surviving range and lengthens each GC's pause (measured: background
 	// gen2 pauses 30x longer), so "all" would distort what it records.

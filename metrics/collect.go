@@ -138,6 +138,13 @@ func walkTarget(t *Target, s sink) {
 			}
 		}
 	}
+	if tp := snap.ThreadPool; tp != nil {
+		s.value(famTPEpisodes, float64(tp.Episodes), lv())
+		for _, r := range tp.Injections {
+			s.value(famTPInjections, float64(r.Count), lv(r.Reason))
+		}
+		s.value(famTPBlocked, tp.BlockedSec, lv())
+	}
 	walkCounters(snap, lv, s)
 }
 

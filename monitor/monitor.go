@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // Options configure a Monitor. The zero value monitors GCs, suspensions,
@@ -63,6 +64,14 @@ type Options struct {
 	// must not be changed, and stays valid (it is not reused).
 	OnGC         func(*gcpause.GC)
 	OnSuspension func(*gcpause.Suspension)
+
+	// ThreadPool asks for the thread-pool events (Threading keyword) and
+	// follows the pool with package threadpool (Snapshot.ThreadPool).
+	ThreadPool bool
+	// OnStarvation is called when a thread-pool starvation episode has
+	// lasted 100 ms (ThreadPool), like OnGC: on the reader goroutine, the
+	// lock released.
+	OnStarvation func(threadpool.Episode)
 }
 
 func (o *Options) keepGCs() int         { return def(o.KeepGCs, 256) }
@@ -101,6 +110,9 @@ func Providers(opts *Options) []ipc.Provider {
 	if opts.Exceptions {
 		kw |= ipc.KeywordException | ipc.KeywordSymbols
 	}
+	if opts.ThreadPool {
+		kw |= ipc.KeywordThreading
+	}
 	var ps []ipc.Provider
 	if opts.CPU {
 		kw |= ipc.KeywordSymbols
@@ -126,11 +138,13 @@ type Monitor struct {
 	cpu  *cpuWindow
 	exc  *excState // nil unless Options.Exceptions
 	lock *lockState
+	tp   *threadpool.Analyzer
 
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
 	pendingGCs   []*gcpause.GC
 	pendingSusps []*gcpause.Suspension
+	pendingEps   []threadpool.Episode
 
 	gcs   ring[GCRow]
 	susps ring[SuspensionRow]
@@ -231,6 +245,10 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		sym = m.cpu.sym
 	}
 	m.lock = newLockState(hdr, sym)
+	if opts.ThreadPool {
+		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr,
+			OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
+	}
 	m.proc.Pid = hdr.ProcessID
 	m.sess.state = StateRunning
 	return m
@@ -253,6 +271,9 @@ func (m *Monitor) Stats() analysis.Stats {
 	if m.exc != nil {
 		st.Add(m.exc.a.Stats())
 	}
+	if m.tp != nil {
+		st.Add(m.tp.Stats())
+	}
 	return st
 }
 
@@ -260,6 +281,20 @@ func (m *Monitor) Stats() analysis.Stats {
 func (m *Monitor) Event(ev *nettrace.Event) {
 	m.mu.Lock()
 	m.event(ev)
+	if len(m.pendingEps) > 0 {
+		// Starvation episodes, as GCs below: the callback runs unlocked.
+		eps := m.pendingEps
+		m.pendingEps = nil
+		m.mu.Unlock()
+		if f := m.opts.OnStarvation; f != nil {
+			for _, e := range eps {
+				f(e)
+			}
+		}
+		clear(eps)
+		m.mu.Lock()
+		m.pendingEps = eps[:0]
+	}
 	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
 		m.mu.Unlock()
 		return
@@ -319,7 +354,13 @@ func (m *Monitor) event(ev *nettrace.Event) {
 				m.trySeed()
 			}
 		}
+		if m.tp != nil {
+			m.tp.Event(ev) // after the counters: it reads the queue length from them
+		}
 		return
+	}
+	if m.tp != nil {
+		m.tp.Event(ev)
 	}
 	if m.cpu != nil {
 		m.cpu.event(ev, ts)

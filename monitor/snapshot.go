@@ -179,6 +179,8 @@ type Snapshot struct {
 	// LocksResult is package locks' result behind Locks: the tables a
 	// file's report shows (owners, waiting stacks), for a live page.
 	LocksResult *locks.Result `json:"-"`
+	// ThreadPool is set with Options.ThreadPool.
+	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -209,6 +211,10 @@ func (m *Monitor) Snapshot() *Snapshot {
 	st.Add(m.lock.an.Stats())
 	if m.ctr != nil {
 		st.Add(m.ctr.Stats())
+	}
+	if m.tp != nil {
+		st.Add(m.tp.Stats())
+		s.ThreadPool = threadPoolSummary(m.tp.Totals())
 	}
 	s.Session.DecodeErrors = st.DecodeErrors
 	elapsed := m.now - m.first

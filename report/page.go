@@ -56,6 +56,7 @@ type Page struct {
 	Views      []*Flame        `json:"views,omitempty"`
 	Locks      *PageLocks      `json:"locks,omitempty"`
 	Exceptions *PageExceptions `json:"exceptions,omitempty"`
+	ThreadPool *PageThreadPool `json:"thread_pool,omitempty"`
 	Heap       *PageHeap       `json:"heap,omitempty"`
 }
 
@@ -98,6 +99,9 @@ type PageParts struct {
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
+
+	// PageThreadPool is the thread-pool section (nil: none).
+	PageThreadPool *PageThreadPool
 }
 
 // NewPage builds the page data.
@@ -145,6 +149,7 @@ func NewPage(pp PageParts) *Page {
 		p.CPU, p.Views = flames[0], flames[1:]
 	}
 	p.Locks = pp.PageLocks
+	p.ThreadPool = pp.PageThreadPool
 	if p.Locks == nil {
 		p.Locks = PageLocksOf(pp.Locks)
 	}

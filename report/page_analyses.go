@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // PageProviders are the events a live session needs for every section of
@@ -23,7 +24,7 @@ import (
 // (they make every GC slower).
 func PageProviders(movement bool) []ipc.Provider {
 	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
-		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling | ipc.KeywordException
+		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling | ipc.KeywordException | ipc.KeywordWaitHandle
 	if movement {
 		kw |= ipc.KeywordGCSurvivalAndMovement
 	}
@@ -52,6 +53,9 @@ type PageAnalyses struct {
 	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
 	// in chunks.
 	retired *GCColumns
+
+	// ThreadPool follows the thread pool (starvation, blocking sites).
+	ThreadPool *threadpool.Analyzer
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.
@@ -88,6 +92,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
 	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
 	a.Exceptions = exceptions.New(hdr, exceptions.Options{Symbols: a.Symbols})
+	a.ThreadPool = threadpool.New(hdr, threadpool.Options{Symbols: a.Symbols})
 	if !o.NoHeap {
 		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
 	}
@@ -96,7 +101,7 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 
 // Analyzers lists the analyses to feed, the symbol table first.
 func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
-	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks, a.Exceptions}
+	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks, a.Exceptions, a.ThreadPool}
 	if a.Heap != nil {
 		as = append(as, a.Heap)
 	}
@@ -115,6 +120,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	pp.PageLocks = PageLocksOf(a.Locks.Result())
 	a.Locks.Release()
 	pp.Exceptions = a.Exceptions.Result()
+	pp.PageThreadPool = pageThreadPool(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)

@@ -45,7 +45,7 @@ cut() {
 	fi
 }
 
-all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated exceptions)
+all=(gc-wks gc-server gc-induced heap-alloc heap-churn cpu recursion contention composite gc-wks.truncated exceptions threadpool)
 want=("$@")
 [ ${#want[@]} -eq 0 ] && want=("${all[@]}")
 for n in "${want[@]}"; do
@@ -91,6 +91,12 @@ for n in "${want[@]}"; do
 	# Everything at once (churn, cpu and contention on their own threads,
 	# then an induced gen2 GC): the report page's test trace.
 	composite) rec composite gc,cpu,contention,alloc -- composite seconds=1.5 ;;
+	# Thread-pool starvation (sync-over-async) with its wait-handle waits;
+	# gzipped, out of the tests that read every *.nettrace fixture.
+	threadpool)
+		rec threadpool threadpool -- starve items=16 blockMs=200 settleMs=200 tailMs=300
+		gzip -9f "$D/threadpool.nettrace"
+		;;
 	# A copy of gc-wks cut in the middle of an event block, among its GCs.
 	gc-wks.truncated) cut gc-wks.nettrace gc-wks.truncated.nettrace 30000 ;;
 	*)

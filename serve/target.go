@@ -19,6 +19,7 @@ import (
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // target is one monitored process.
@@ -109,9 +110,11 @@ func (t *target) meterSafe() bool {
 func (t *target) spec(opts *monitor.Options) source.Spec {
 	ps := monitor.Providers(opts)
 	// The monitor needs no thread events (a ContentionStart names the
-	// owner's OS thread), and a thread pool's wait events are frequent.
+	// owner's OS thread), and a thread pool's wait events are frequent:
+	// the Threading keyword stays only for the thread-pool figures
+	// (injections, starvation; a worker parking is one event).
 	for i := range ps {
-		if ps[i].Name == nettrace.ProviderRuntime {
+		if ps[i].Name == nettrace.ProviderRuntime && !opts.ThreadPool {
 			ps[i].Keywords &^= ipc.KeywordThreading
 		}
 	}
@@ -152,7 +155,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)
@@ -232,6 +235,11 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	}
 	if plog != nil {
 		opts.OnSuspension = plog.Suspension
+	}
+	opts.OnStarvation = func(e threadpool.Episode) {
+		// The episode has lasted 100 ms; it is logged once, at its start.
+		d.log.Warn("thread pool starvation", "pid", t.pidLabel, "process", t.name, "trigger", e.Trigger,
+			"threads", e.ThreadsMax, "injections", e.Injections)
 	}
 	obs := d.cfg.Sessions
 	id := strconv.FormatUint(nextOrder(), 10)

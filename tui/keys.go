@@ -10,6 +10,9 @@ type KeyMap struct {
 	Quit, Freeze, GCs, Locks, CPU, Sort, Filter, Help key.Binding
 	// Exceptions shows the exceptions panel (x).
 	Exceptions key.Binding
+	// ThreadPool (t) shows the thread-pool panel (--threadpool); it is
+	// in the help text, not the footer.
+	ThreadPool key.Binding
 }
 
 // DefaultKeyMap: q quit, space freeze, g/l/c panels, s sort, / filter,
@@ -26,6 +29,7 @@ func DefaultKeyMap() KeyMap {
 		Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 
 		Exceptions: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "exceptions")),
+		ThreadPool: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "thread pool")),
 	}
 }
 

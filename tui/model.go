@@ -26,6 +26,9 @@ type Config struct {
 	// Exceptions says the session collects exceptions with their stacks
 	// (the x panel).
 	Exceptions bool
+	// ThreadPool says the session follows the thread pool (the t panel
+	// and the starvation banner).
+	ThreadPool bool
 	// Refresh is the time between two Update calls: the timeline's period
 	// (0: 1 s).
 	Refresh time.Duration
@@ -66,6 +69,7 @@ const (
 	PanelLocks
 	PanelCPU
 	PanelExceptions
+	PanelThreadPool
 )
 
 func (p Panel) String() string {
@@ -76,6 +80,8 @@ func (p Panel) String() string {
 		return "cpu"
 	case PanelExceptions:
 		return "exceptions"
+	case PanelThreadPool:
+		return "threadpool"
 	}
 	return "gcs"
 }
@@ -246,6 +252,8 @@ func (m *Model) HandleKey(k tea.KeyMsg) (quit bool) {
 		m.panel = PanelCPU
 	case matches(k, m.keys.Exceptions):
 		m.panel = PanelExceptions
+	case matches(k, m.keys.ThreadPool):
+		m.panel = PanelThreadPool
 	case matches(k, m.keys.Sort):
 		m.sort = (m.sort + 1) % 3
 	case matches(k, m.keys.Filter):

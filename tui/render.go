@@ -228,6 +228,10 @@ func (m *Model) status(sc *Screen, W int) []string {
 	if sc.Frozen {
 		items = append(items, m.st.frozen.Render(truncate(" FROZEN: space resumes (collection goes on) ", W)))
 	}
+	if tp := sc.ThreadPool; tp != nil && tp.Starving {
+		items = append(items, m.st.banner.Render(truncate(fmt.Sprintf(" THREAD POOL STARVING since %.1f s: %d threads, queue %s (t) ",
+			tp.StarvingSinceSec, tp.Threads, fmtQueue(tp.Queue)), W)))
+	}
 	groups := [][]string{items}
 	for _, n := range sc.Notes {
 		groups = append(groups, []string{m.st.dim.Render(truncate(n, W))})
@@ -258,6 +262,8 @@ func (m *Model) panelLines(sc *Screen, W, h int) []string {
 		lines = m.cpuPanel(sc, W, h)
 	case PanelExceptions:
 		lines = m.exceptionsPanel(sc, W, h)
+	case PanelThreadPool:
+		lines = m.threadPoolPanel(sc, W, h)
 	default:
 		lines = m.gcTable(sc, W, h)
 	}
@@ -702,6 +708,12 @@ func (m *Model) helpLines(W int) []string {
 		"The runtime's own counters. % paused (runtime): the share of time in GC pauses by the runtime's definition (GC.GetTotalPauseDuration). " +
 			"pool threads, pool queue, pool work items: the thread pool's threads (ThreadPool.ThreadCount), its queued work items and the work items it completes per second.",
 	}
+	if c.ThreadPool {
+		paras = append(paras, m.st.section.Render("thread pool"),
+			"t the thread-pool panel: worker threads now and at most, the queue (the runtime's counter), injections by the pool's reason, "+
+				"starvation episodes (100 ms or longer: the pool injecting threads because its threads were blocked), time pool threads spent blocked on locks. "+
+				"A red banner shows while the pool starves; clrspy threadpool names the blocking call sites.")
+	}
 	var out []string
 	for _, p := range paras {
 		out = append(out, wrapWords(p, W)...)
@@ -728,4 +740,43 @@ func wrapWords(text string, W int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+func fmtQueue(q float64) string {
+	if q < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(q, 'f', 0, 64)
+}
+
+// threadPoolPanel: the pool's threads, queue, injections and starvation.
+func (m *Model) threadPoolPanel(sc *Screen, W, h int) []string {
+	lines := []string{m.st.section.Render("thread pool")}
+	tp := sc.ThreadPool
+	if tp == nil {
+		return append(lines, wrapWords("The thread pool is not followed: start clrspy top with --threadpool (the runtime's thread-pool events).", W)...)
+	}
+	threads := "-"
+	if tp.Threads >= 0 {
+		threads = strconv.Itoa(tp.Threads)
+	}
+	state := "not starving"
+	if tp.Starving {
+		state = m.st.warn.Render(fmt.Sprintf("STARVING since %.1f s", tp.StarvingSinceSec))
+	}
+	lines = append(lines, flow([][]string{{"threads " + threads, fmt.Sprintf("max %d", tp.ThreadsMax), "queue " + fmtQueue(tp.Queue),
+		fmt.Sprintf("episodes %d", tp.Episodes), state, fmt.Sprintf("blocked on locks %.3f s", tp.BlockedSec)}}, W)...)
+	lines = append(lines, m.st.dim.Render("injections by reason"))
+	some := false
+	for _, r := range tp.Injections {
+		if r.Count == 0 {
+			continue
+		}
+		some = true
+		lines = append(lines, fmt.Sprintf("  %-22s %8d", r.Reason, r.Count))
+	}
+	if !some {
+		lines = append(lines, m.st.dim.Render("  none yet"))
+	}
+	return lines
 }

@@ -69,6 +69,9 @@ type Screen struct {
 	// HasCounters: the session carries the runtime's counters.
 	HasCounters bool `json:"has_counters"`
 
+	// ThreadPool is set when the session follows the pool (--threadpool).
+	ThreadPool *monitor.ThreadPoolSummary `json:"thread_pool,omitempty"`
+
 	// rows before the cut to the terminal's height.
 	allRows []*Row
 }
@@ -330,6 +333,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	if m.cfg.Locks {
 		l := s.Locks
 		sc.Locks = &l
+	}
+	if m.cfg.ThreadPool && s.ThreadPool != nil {
+		tp := *s.ThreadPool
+		sc.ThreadPool = &tp
 	}
 	if m.cfg.CPU && s.CPU != nil {
 		sc.CPU = &CPUPanel{WindowSec: s.CPU.WindowSec, Samples: s.CPU.Samples, Total: s.CPU.Total, TopMethods: s.CPU.TopMethods}

@@ -50,7 +50,7 @@ func TestJSONContract(t *testing.T) {
 		lost      int64
 		truncated bool
 	}{{cut, 0, true}, {lossy, 2236, false}} {
-		for _, args := range [][]string{{"gc", "--json"}, {"heap", "--json"}, {"locks", "--json"}, {"stat", "--json"}, {"exceptions", "--json"}} {
+		for _, args := range [][]string{{"gc", "--json"}, {"heap", "--json"}, {"locks", "--json"}, {"stat", "--json"}, {"exceptions", "--json"}, {"threadpool", "--json"}} {
 			stdout, _, err := runCaptured(t, append(args, c.trace)...)
 			if err != nil {
 				t.Fatalf("%v %s: %v", args, c.trace, err)
@@ -99,7 +99,7 @@ func TestPartialEveryFormat(t *testing.T) {
 	cut := filepath.Join(traces, "diagnostics__trace.nettrace")
 	const first = "PARTIAL REPORT: the trace is truncated at offset 4170673 (inside EventBlock): only the events before the cut are counted"
 	dir := t.TempDir()
-	for _, cmd := range []string{"gc", "heap", "locks", "exceptions"} {
+	for _, cmd := range []string{"gc", "heap", "locks", "exceptions", "threadpool"} {
 		out := filepath.Join(dir, cmd+".txt")
 		if _, _, err := runCaptured(t, cmd, "-o", out, cut); err != nil {
 			t.Fatal(err)

@@ -25,6 +25,7 @@ type topOptions struct {
 	info, warn, slowSuspend time.Duration
 	locks, cpu              bool
 	exceptions              bool
+	threadPool              bool
 	programOutput           string
 	snapshotEvery           time.Duration
 	out                     string
@@ -48,8 +49,10 @@ attach, the longest pause; the latest GCs (colored with clrspy gc's --info and
 --warn thresholds, slow suspensions marked "!", non-GC suspensions as rows of
 their own); a pause histogram per generation and a timeline; the runtime's
 counters (thread pool, exceptions, JIT, working set); the most contended locks
-with --locks, the methods with the most CPU samples with --cpu, and the
-exceptions thrown most with their throw sites with --exceptions.
+with --locks, the methods with the most CPU samples with --cpu, the
+exceptions thrown most with their throw sites with --exceptions; with
+--threadpool the thread pool's threads, queue, injections and starvation
+episodes (the t panel) and a banner while the pool starves.
 
 Keys: q quit (the session stops cleanly, the target keeps running), space
 freeze/unfreeze the display (collection goes on), g/l/c/x the GC table, locks,
@@ -75,6 +78,7 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	f.DurationVar(&o.slowSuspend, "slow-suspend", 5*time.Millisecond, `mark suspensions (time to stop threads) longer than this with "!"`)
 	f.BoolVar(&o.locks, "locks", false, "also collect lock contention (the l panel)")
 	f.BoolVar(&o.exceptions, "exceptions", false, "also count every exception with its stack (the x panel: the types thrown most and their throw sites; costly at thousands a second, docs/PERFORMANCE.md)")
+	f.BoolVar(&o.threadPool, "threadpool", false, "also follow the thread pool (the t panel: threads, queue, injections, starvation; a banner while it starves)")
 	f.BoolVar(&o.cpu, "cpu", false, "also run the sample profiler clrspy profile uses (the c panel: top methods)")
 	f.StringVar(&o.programOutput, "program-output", "", "write a program started with -- its stdout and stderr to this file (default: discarded)")
 	f.DurationVar(&o.snapshotEvery, "snapshot-every", 0, "append the screen's data to -o FILE as a JSON line this often")
@@ -123,7 +127,7 @@ func openLive(path string, flag int) (*os.File, error) {
 }
 
 func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
-	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions}
+	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool}
 	spec, err := t.spec(cmd, args, monitor.Providers(&mopts))
 	if err != nil {
 		return err
@@ -198,7 +202,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	}
 	cfg := top.Config{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
-		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions,
+		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool,
 			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
 	}
 	if snaps != nil {

@@ -114,9 +114,9 @@ func Stat(tb testing.TB, path string) *StatResult {
 // run runs one mode and decodes its document. Exit status 1 with a
 // document is TraceEvent failing part way (the document's error says how);
 // anything else fails the test.
-func run(tb testing.TB, mode, path string, v any) {
+func run(tb testing.TB, mode, path string, v any, extra ...string) {
 	tb.Helper()
-	cmd := exec.Command(Exe(tb), mode, path)
+	cmd := exec.Command(Exe(tb), append([]string{mode, path}, extra...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -135,4 +135,29 @@ func run(tb testing.TB, mode, path string, v any) {
 // String is a row as the tests print it.
 func (g GCRow) String() string {
 	return fmt.Sprintf("GC %d gen%d %s %s complete=%v pause %.6f ms", g.Number, g.Generation, g.Type, g.Reason, g.Complete, g.PauseMS)
+}
+
+// FieldsEvent is one event of the fields mode: its TraceEvent name and its
+// payload fields as TraceEvent's parsers decode them.
+type FieldsEvent struct {
+	Name    string         `json:"name"`
+	Version int            `json:"version"`
+	Thread  int64          `json:"thread"`
+	TimeMS  float64        `json:"time_ms"`
+	Fields  map[string]any `json:"fields"`
+}
+
+// FieldsResult is what the fields mode printed.
+type FieldsResult struct {
+	Events []FieldsEvent `json:"events"`
+	Error  string        `json:"error"`
+}
+
+// Fields runs the fields mode: the events named names (TraceEvent's names,
+// "ThreadPoolWorkerThread/Start") of the trace at path, in stream order.
+func Fields(tb testing.TB, path string, names ...string) *FieldsResult {
+	tb.Helper()
+	var r FieldsResult
+	run(tb, "fields", path, &r, names...)
+	return &r
 }

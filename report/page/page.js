@@ -208,6 +208,7 @@ const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
+  ['threadpool', renderThreadPool],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -1212,6 +1213,34 @@ function renderExceptions() {
   if (E.more) h += '<div class="sub">' + E.more + ' more types</div>';
   if (E.notes && E.notes.length) h += '<div class="sub" style="margin-top:6px">' + E.notes.map(esc).join('<br>') + '</div>';
   $('exc').innerHTML = h;
+}
+
+function renderThreadPool() {
+  const P = M.page.thread_pool;
+  const panel = $('p-threadpool');
+  if (!P) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const reasons = Object.keys(P.by_reason || {}).sort().map(k => k + ' ' + P.by_reason[k]).join(', ');
+  $('threadpool-sub').textContent = 'at most ' + fmtInt(P.threads_max) + ' worker threads' + (P.queue_max === null ? '' : ' · queue at most ' + fmtInt(P.queue_max)) +
+    ' · ' + fmtInt(P.injections) + ' injections' + (reasons ? ' (' + reasons + ')' : '') + ' · ' + P.episodes.length + ' starvation episodes';
+  let h = '';
+  if (P.episodes.length) {
+    h += '<table class="grid"><thead><tr><th>start ms</th><th>duration ms</th><th>threads</th><th>injections</th><th class="l">trigger</th></tr></thead><tbody>';
+    for (const e of P.episodes) h += '<tr><td>' + fmtMs(e.start_ms) + '</td><td><b>' + fmtMs(e.end_ms - e.start_ms) + '</b></td><td>' + e.threads_before + ' → ' + e.threads_after +
+      '</td><td>' + fmtInt(e.injections) + '</td><td class="l">' + esc(e.trigger) + '</td></tr>';
+    h += '</tbody></table>';
+  }
+  if (P.sites.length) {
+    h += '<div class="sub" style="margin-top:6px">blocking sites of pool threads (' + esc(P.source) + '): ' + fmtMs(P.blocked_ms) + ' ms blocked in ' + fmtInt(P.waits) + ' waits</div>';
+    h += '<table class="grid"><thead><tr><th class="l">site</th><th class="l">calls</th><th>waits</th><th>blocked ms</th></tr></thead><tbody>';
+    for (const s of P.sites) {
+      h += '<tr title="' + esc(s.stack.join('\n')) + '"><td class="l mono">' + esc(s.site) + (s.sync_over_async ? ' <b>sync-over-async</b>' : '') + '</td><td class="l mono">' + esc(s.calls) +
+        '</td><td>' + fmtInt(s.waits) + '</td><td><b>' + fmtMs(s.blocked_ms) + '</b></td></tr>';
+    }
+    h += '</tbody></table>';
+  }
+  if (P.notes && P.notes.length) h += '<div class="sub" style="margin-top:6px">' + P.notes.map(esc).join('<br>') + '</div>';
+  $('threadpool').innerHTML = h;
 }
 
 function renderHeapTypes() {

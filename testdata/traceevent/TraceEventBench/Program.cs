@@ -11,6 +11,8 @@
 //   gc FILE    TraceEvent's GC analysis (NeedLoadedDotNetRuntimes: the
 //              TraceLoadedDotNetRuntime/TraceGC rows PerfView's GCStats view
 //              prints), one row per GC (clrspy gc --json).
+//   fields FILE NAME...  the payload fields of the events named NAME, as
+//              TraceEvent's parsers decode them (Fields.cs).
 //
 // Output is one JSON document on stdout. A file TraceEvent cannot read to
 // its end exits with status 1 after printing what it had, with "error".
@@ -24,9 +26,9 @@ using Microsoft.Diagnostics.Tracing.Parsers.Clr;
 
 if (args.Length == 2 && args[0] == "exceptions")
     return ExceptionsMode.Run(args[1]); // Exceptions.cs
-if (args.Length != 2 || (args[0] != "stat" && args[0] != "gc"))
+if (args.Length < 2 || (args[0] != "stat" && args[0] != "gc" && args[0] != "fields") || (args[0] != "fields" && args.Length != 2))
 {
-    Console.Error.WriteLine("usage: TraceEventBench stat|gc FILE");
+    Console.Error.WriteLine("usage: TraceEventBench stat|gc FILE | fields FILE NAME...");
     return 2;
 }
 using var stdout = Console.OpenStandardOutput();
@@ -39,6 +41,8 @@ using (var source = new EventPipeEventSource(args[1]))
     {
         if (args[0] == "stat")
             Stat(source, json, ref error);
+        else if (args[0] == "fields")
+            Fields.Run(source, args[2..], json, ref error);
         else
             GC(source, json, ref error);
     }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
+)
+
+func init() { commands = append(commands, newThreadPoolCmd) }
+
+// threadPoolProviders: the pool's events (Threading), blocking waits with
+// their stacks (WaitHandle, .NET 9+; Contention), method and module events
+// to name the stacks, and the runtime's counters every second for the
+// queue length. samples adds the sample profiler: the only source of
+// blocking stacks on .NET 8.
+func threadPoolProviders(samples bool) []ipc.Provider {
+	kw := ipc.KeywordThreading | ipc.KeywordWaitHandle | ipc.KeywordContention | ipc.KeywordSymbols
+	// WaitHandleWaitStart/Stop are verbose events (and so, with Threading,
+	// are ThreadPoolEnqueue/Dequeue: two events per work item).
+	ps := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose}}
+	ps = append(ps, counters.Providers(&counters.Options{Interval: time.Second})...)
+	if samples {
+		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+	}
+	return ps
+}
+
+func newThreadPoolCmd() *cobra.Command {
+	var asJSON, samples bool
+	var format, out string
+	c := &cobra.Command{
+		Use:   "threadpool [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "Thread-pool starvation: worker threads, queue, injections and the calls that blocked the pool",
+		Long: `threadpool follows the runtime's thread pool: the worker thread count, the
+queue length and completed items per second (one timeline row per second), and
+every change of the pool's target thread count with its reason (warmup,
+climbing move, starvation, cooperative blocking, ...).
+
+Starvation episodes begin at the pool's first injection because its threads
+were blocked (starvation or cooperative blocking), or when the queue grew over
+two counter intervals while no worker parked. They end when a worker parks
+(the pool has more threads than its target: the blocked ones run again) or the
+queue counter reads 0, and no injection for blocked threads follows within
+500 ms. Episodes under 100 ms are counted, not listed. Each has its start and
+end (UTC and time since the session began), threads before and after,
+injections and the longest queue.
+
+Blocking sites: what the pool threads were blocked on, by call site (the
+first application frame above the wait, with the framework call it made),
+with the time blocked and the number of waits, longest first; waits on a
+Task (.Wait(), .Result, GetAwaiter().GetResult()) are marked
+sync-over-async. On .NET 9 and later the runtime's WaitHandleWaitStart/Stop
+events give every wait and its stack (they are verbose events: the session
+asks for the runtime provider at the verbose level); lock waits come from
+the contention events. On .NET 8 there are no WaitHandle events: --samples
+takes the sampler's stacks of pool threads in blocking frames instead (the
+blocked time is then estimated from the sampling intervals).
+
+Output: a text report (default), --json, or --format pprof (the pool
+threads' blocked time by stack, readable by go tool pprof).`,
+		Example: `  clrspy threadpool -- dotnet MyService.dll
+  clrspy threadpool --pid 1234 --duration 30s
+  clrspy threadpool --samples --pid 1234 --duration 30s     # .NET 8
+  clrspy threadpool --json app.nettrace | jq '.starvation'
+  clrspy threadpool --format pprof -o blocked.pb.gz --pid 1234 --duration 20s`,
+	}
+	t := addTargetFlags(c)
+	addThreadsFlag(c, &t.threads, 1)
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
+	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var err error
+		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
+			return err
+		}
+		return runThreadPool(cmd, t, args, format, out, samples)
+	}
+	return c
+}
+
+func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, out string, samples bool) error {
+	spec, err := t.spec(cmd, args, threadPoolProviders(samples))
+	if err != nil {
+		return err
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	sym := stacks.NewSymbols(st.Header())
+	a := threadpool.New(st.Header(), threadpool.Options{Symbols: sym})
+	in, err := run(st, stopWatch, a, sym)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	res := a.Result()
+	w, closeOut, err := openOutput(cmd, out)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	end := st.End()
+	start, span := st.Header().Time(end.FirstTimestamp), time.Duration(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp))
+	switch format {
+	case "json":
+		err = report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(in, res, start))
+	case "pprof":
+		var comments []string
+		for _, n := range in.Partial {
+			comments = append(comments, "PARTIAL: "+n)
+		}
+		err = report.WriteThreadPoolPprof(w, res, start, span, append(comments, res.Notes...))
+	default:
+		err = report.WriteThreadPoolText(w, in, res, start)
+	}
+	err = closeOut(err)
+	return finish(st, in, err)
+}
