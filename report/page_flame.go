@@ -6,6 +6,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"unsafe"
 
@@ -224,16 +225,32 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		NodeDepth: []int32{}, NodeFrame: []int32{}, StackNode: []int32{}, StackCount: []int64{},
 		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}}
 	root := &treeNode{frame: -1}
+	cut := 0 // stacks deeper than MaxFlameDepth
 	for _, fs := range list {
 		if fs.count == 0 {
 			continue
 		}
 		n := root
 		n.total += fs.count
-		for i := len(fs.frames) - 1; i >= 0; i-- {
+		// A stack deeper than the page draws keeps its root-side frames,
+		// a cut frame and its leaf (as WriteFlameGraph does); stacks that
+		// differ only in the frames cut out end in the same node.
+		stop := 0
+		if len(fs.frames) > MaxFlameDepth {
+			stop = len(fs.frames) - (MaxFlameDepth - 2)
+			cut++
+		}
+		for i := len(fs.frames) - 1; i >= stop; i-- {
 			c := n.child(fs.frames[i])
 			c.total += fs.count
 			n = c
+		}
+		if stop > 0 {
+			for _, fr := range [2]int32{cutFrame, fs.frames[0]} {
+				c := n.child(fr)
+				c.total += fs.count
+				n = c
+			}
 		}
 		if n.stack != nil { // an empty stack merges into the root's
 			n.stack.count += fs.count
@@ -260,6 +277,12 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		}
 		i := int32(len(f.Frames))
 		frameIdx[fr] = i
+		if fr == cutFrame {
+			f.Frames = append(f.Frames, FlameCutName)
+			f.FrameKind = append(f.FrameKind, int(stacks.KindTruncated))
+			f.FrameMod = append(f.FrameMod, -1)
+			return i
+		}
 		pf := &p.Frames[fr]
 		f.Frames = append(f.Frames, pf.Name)
 		f.FrameKind = append(f.FrameKind, int(pf.Kind))
@@ -311,5 +334,12 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		}
 	}
 	walk(root, 0)
+	if cut > 0 {
+		f.Notes = append(slices.Clip(f.Notes), fmt.Sprintf("%d stacks deeper than %d frames: drawn to that depth, the frames between marked %s", cut, MaxFlameDepth, FlameCutName))
+	}
 	return f
 }
+
+// cutFrame is the frame, outside the profile's numbering, that stands for
+// the frames of a deep stack the page does not draw.
+const cutFrame = -2
