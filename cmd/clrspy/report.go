@@ -67,6 +67,11 @@ objects survive (they make every GC slower).`,
 	f.StringVar(&o.live, "live", "", "serve the page live on this address (host:port) while the session runs, until interrupted")
 	f.MarkHidden("live")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.out == "-" {
+			if err := refuseTerminal(o.out, "report"); err != nil {
+				return err
+			}
+		}
 		if o.live != "" {
 			return runReportLive(cmd, t, args, o)
 		}
@@ -102,7 +107,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		an.Symbols.SetMappings(proc.Mappings())
 	}
 	page := report.NewPage(pageParts(st, an, in))
-	w, closeOut, err := openOutput(cmd, o.out)
+	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
 		return err
@@ -179,7 +184,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	srv.Shutdown(ctx)
 	cancel()
 	if err == nil && cmd.Flags().Changed("output") {
-		w, closeOut, oerr := openOutput(cmd, o.out)
+		w, closeOut, oerr := openOutput(cmd, st, o.out)
 		if oerr != nil {
 			st.Close()
 			return oerr

@@ -151,7 +151,10 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		}
 	}
 	var snaps *os.File
+	snapsNew := false // made here: its mode is clrspy's to set
 	if o.out != "" {
+		_, serr := os.Lstat(o.out)
+		snapsNew = os.IsNotExist(serr)
 		if snaps, err = openLive(o.out, os.O_APPEND); err != nil {
 			return err
 		}
@@ -173,7 +176,12 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return err
 	}
 	if rec != nil {
-		rec.SetPerm(tracePerm(st))
+		rec.SetPerm(outputPerm(st))
+	}
+	if snaps != nil && snapsNew && outputPerm(st) == 0o600 {
+		// Another user's process: its screens are root's to read only,
+		// as every other output (through the descriptor, not the path).
+		snaps.Chmod(0o600)
 	}
 	if o.cpu && st.Live() {
 		// Native frames no event names: module+offset from the target's
