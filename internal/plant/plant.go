@@ -105,7 +105,9 @@ func Listen(t testing.TB, path string, uid, gid int) *Listener {
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = []string{envListen + "=" + path}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	if uid != os.Geteuid() || gid != os.Getegid() {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -127,6 +129,9 @@ func Listen(t testing.TB, path string, uid, gid int) *Listener {
 	}
 	return l
 }
+
+// Pid is the listener's process id.
+func (l *Listener) Pid() int { return l.cmd.Process.Pid }
 
 // Stop ends the listener and returns how many connections it accepted and
 // how many bytes it received over all of them.
