@@ -61,17 +61,11 @@ func checkOutputs(cmd *cobra.Command) error {
 		if err != nil || kind == "" || v == "" || v == "-" || (!f.Changed && live) {
 			return
 		}
+		// The messages name the path (as Create's do), not the flag.
 		if kind == "dir" {
 			err = outfile.CheckDir(v, v)
 		} else {
 			err = outfile.Check(v)
-		}
-		if err != nil {
-			name := "--" + f.Name
-			if f.Shorthand != "" {
-				name = "-" + f.Shorthand
-			}
-			err = fmt.Errorf("%s: %w", name, err)
 		}
 	})
 	return err

@@ -26,6 +26,7 @@ file) and reports, precisely, what the runtime does to it:
   run      start a program under a session from its first instruction
   report   one HTML page of everything: pauses, heap, locks, CPU (or --live)
   serve    watch every .NET process; export to Prometheus and OpenTelemetry
+  version  clrspy's version and build
 
 No agent is loaded into the target and no .NET SDK is needed.
 

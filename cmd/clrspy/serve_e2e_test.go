@@ -616,7 +616,7 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"--label", "pid=1"}, `clrspy: --label "pid=1": pid is a label clrspy sets itself`},
 		{[]string{"--level", "loud"}, `clrspy: unknown --level "loud": use debug, info, warn or none`},
 		{[]string{"--save-on-pause-over", "50ms"}, "clrspy: --save-on-pause-over needs --save-dir DIR"},
-		{[]string{"--save-on-pause-over", "50ms", "--save-dir", filepath.Join(dir, "none")}, "clrspy: --save-dir: " + filepath.Join(dir, "none") + ": no such directory"},
+		{[]string{"--save-on-pause-over", "50ms", "--save-dir", filepath.Join(dir, "none")}, "clrspy: " + filepath.Join(dir, "none") + ": no such directory"},
 		{[]string{"--diagnostic-port", file}, "clrspy: diagnostic port " + file + ": a file that is not a socket is in the way"},
 		{[]string{"--diagnostic-port-mode", "rw"}, `clrspy: --diagnostic-port-mode "rw": want an octal file mode such as 0600 or 0666`},
 		{[]string{"--attach=false"}, "clrspy: --attach=false leaves nothing to monitor: give --diagnostic-port PATH"},
