@@ -18,7 +18,11 @@ import (
 // block: the framer only adds at the end of them while decoders run, and
 // waits for every decoder (drain) before any other change (a metadata
 // block, a redefined or out-of-range stack id). Memory ahead of Next is
-// bounded by the item queue's length and by readAhead bytes of blocks.
+// bounded by readAhead bytes of blocks, counted before a block is read
+// (waitAhead), not only before it is queued: a block read while the framer
+// waited to queue it was one more block in memory, and with 255 MiB blocks
+// the read-ahead grew by blocks, not bytes (issue 29: a stream rejected at
+// its first event cost 807 MB with two decoders).
 
 // readAhead bounds the bytes of event blocks read but not yet taken by Next
 // (one block always goes, however large).
@@ -155,6 +159,21 @@ func (p *pipeline) send(r *Reader, it item) error {
 		p.wg.Done()
 		return errStopped
 	}
+}
+
+// waitAhead holds the framer, before it reads a block of size bytes, until
+// the read-ahead budget takes it (or nothing is ahead: one block always
+// goes, however large). Without a pipeline it returns at once.
+func (r *Reader) waitAhead(size int64) {
+	p := r.pipe
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	for p.ahead > 0 && p.ahead+size > readAhead && !p.stopped() {
+		p.cond.Wait()
+	}
+	p.mu.Unlock()
 }
 
 func (p *pipeline) stopped() bool {

@@ -174,6 +174,7 @@ func (r *Reader) parseV6Block() error {
 		return io.EOF
 	}
 	name := v6BlockName(kind)
+	r.waitAhead(int64(size))
 	b := r.getBuf()
 	b.data, err = s.readBlock(b.data, size)
 	if err != nil {
