@@ -335,9 +335,17 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 	}
 	walk(root, 0)
 	if cut > 0 {
-		f.Notes = append(slices.Clip(f.Notes), fmt.Sprintf("%d stacks deeper than %d frames: drawn to that depth, the frames between marked %s", cut, MaxFlameDepth, FlameCutName))
+		f.Notes = append(slices.Clip(f.Notes), fmt.Sprintf("%d %s deeper than %d frames: drawn to that depth, the frames between marked %s", cut, cutNoun(int64(cut), "stack"), MaxFlameDepth, FlameCutName))
 	}
 	return f
+}
+
+// cutNoun is noun, plural unless n is 1.
+func cutNoun(n int64, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // cutFrame is the frame, outside the profile's numbering, that stands for

@@ -175,7 +175,7 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 	data = append(data, `,"unit":"`+unit+`"}`...)
 	notes := p.Notes
 	if cut > 0 {
-		notes = append(slices.Clip(notes), fmt.Sprintf("%d samples with stacks deeper than %d frames: drawn to that depth, the frames between marked %s", cut, MaxFlameDepth, FlameCutName))
+		notes = append(slices.Clip(notes), fmt.Sprintf("%d %s with stacks deeper than %d frames: drawn to that depth, the frames between marked %s", cut, cutNoun(cut, "sample"), MaxFlameDepth, FlameCutName))
 	}
 	title := o.Title
 	if title == "" {
