@@ -22,7 +22,9 @@ import (
 // (waitAhead), not only before it is queued: a block read while the framer
 // waited to queue it was one more block in memory, and with 255 MiB blocks
 // the read-ahead grew by blocks, not bytes (issue 29: a stream rejected at
-// its first event cost 807 MB with two decoders).
+// its first event cost 807 MB with two decoders, 1 GB through stdin). A
+// block larger than what the budget has left is read only once Next waits
+// for it: big blocks are then never read ahead of the one Next decodes.
 
 // readAhead bounds the bytes of event blocks read but not yet taken by Next
 // (one block always goes, however large).
@@ -35,9 +37,10 @@ type pipeline struct {
 	wg    sync.WaitGroup // V4 blocks handed to decoders, not fully decoded
 	gor   sync.WaitGroup // the goroutines
 
-	mu    sync.Mutex
-	cond  sync.Cond
-	ahead int64 // block bytes sent on items, not yet received
+	mu       sync.Mutex
+	cond     sync.Cond
+	ahead    int64 // block bytes sent on items, not yet received
+	starving bool  // Next waits for an item
 }
 
 // errStopped ends the framer when the pipeline is stopped.
@@ -162,18 +165,27 @@ func (p *pipeline) send(r *Reader, it item) error {
 }
 
 // waitAhead holds the framer, before it reads a block of size bytes, until
-// the read-ahead budget takes it (or nothing is ahead: one block always
-// goes, however large). Without a pipeline it returns at once.
-func (r *Reader) waitAhead(size int64) {
+// the read-ahead budget takes it, or, for a block larger than what is left
+// of it, until nothing is ahead and Next waits for an item (so a stream of
+// big blocks never deadlocks: Next always ends up waiting for the next
+// one). Without a pipeline it returns at once; a stopped pipeline returns
+// errStopped.
+func (r *Reader) waitAhead(size int64) error {
 	p := r.pipe
 	if p == nil {
-		return
+		return nil
 	}
 	p.mu.Lock()
-	for p.ahead > 0 && p.ahead+size > readAhead && !p.stopped() {
+	defer p.mu.Unlock()
+	for {
+		switch {
+		case p.stopped():
+			return errStopped
+		case p.ahead+size <= readAhead, p.ahead == 0 && p.starving:
+			return nil
+		}
 		p.cond.Wait()
 	}
-	p.mu.Unlock()
 }
 
 func (p *pipeline) stopped() bool {
@@ -185,9 +197,22 @@ func (p *pipeline) stopped() bool {
 	}
 }
 
-// receive takes the next item (Next's goroutine).
+// receive takes the next item (Next's goroutine). When none is there it
+// says so to the framer (waitAhead) before it waits.
 func (p *pipeline) receive() item {
-	it := <-p.items
+	var it item
+	select {
+	case it = <-p.items:
+	default:
+		p.mu.Lock()
+		p.starving = true
+		p.cond.Signal()
+		p.mu.Unlock()
+		it = <-p.items
+		p.mu.Lock()
+		p.starving = false
+		p.mu.Unlock()
+	}
 	if it.kind == itemBlock {
 		p.mu.Lock()
 		p.ahead -= int64(len(it.b.data))

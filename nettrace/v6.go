@@ -174,7 +174,9 @@ func (r *Reader) parseV6Block() error {
 		return io.EOF
 	}
 	name := v6BlockName(kind)
-	r.waitAhead(int64(size))
+	if err := r.waitAhead(int64(size)); err != nil {
+		return err
+	}
 	b := r.getBuf()
 	b.data, err = s.readBlock(b.data, size)
 	if err != nil {
