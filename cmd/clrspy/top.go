@@ -78,6 +78,8 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	f.StringVarP(&o.out, "output", "o", "", "the file --snapshot-every appends to")
 	f.StringVar(&o.record, "record", "", "also save the session's event stream to this .nettrace file, as clrspy record does (what the screen showed, for clrspy gc, profile, locks...)")
 	f.DurationVar(&o.refresh, "refresh", time.Second, "how often the screen is refreshed")
+	markOutput(c, "record", "file")
+	markOutput(c, "program-output", "file")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		switch {
 		case o.info > o.warn:
