@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,8 @@ var (
 	timeWord = regexp.MustCompile(`(^|-)(timeout|interval|duration|delay|grace|period|every|wait|ms|us|ns|sec|secs|seconds|minutes)($|-)`)
 	// Sizes are -mb (rule 3).
 	otherSize = regexp.MustCompile(`-(kb|gb|bytes|mib|gib|kib)$`)
+	// A number whose name says memory is a size in MiB (rule 3).
+	sizeWord = regexp.MustCompile(`(^|-)(buffer|ring|memory|mem|cache|size)($|-)`)
 )
 
 // concept is a flag's type with a repeatable form counted as the same
@@ -44,9 +48,59 @@ func concept(t string) string {
 // are checked too) and checks each flag against docs/FLAGS.md. A failure
 // names the command, the flag and the rule to follow.
 func TestFlagRules(t *testing.T) {
-	root := newRootCmd()
-	types := map[string]string{} // flag name -> type and first command
-	where := map[string]string{}
+	for _, v := range flagRuleViolations(newRootCmd) {
+		t.Error(v)
+	}
+}
+
+// TestFlagRulesCatch: the walk finds what the rules forbid, with messages
+// that say what to do (a command breaking each rule once).
+func TestFlagRulesCatch(t *testing.T) {
+	bad := func() *cobra.Command {
+		root := newRootCmd()
+		c := &cobra.Command{Use: "bad", Short: "breaks every rule", RunE: func(*cobra.Command, []string) error { return nil }}
+		f := c.Flags()
+		f.Int("timeout-ms", 0, "a time in a number")
+		f.Int("cache-size", 0, "a size not in MiB")
+		f.Int("ring-mb", 0, "a size without its unit")
+		f.String("trace-out", "", "an old spelling")
+		f.Bool("pid", false, "a second concept for --pid")
+		f.Int("Bad_Name", 0, "bad name")
+		f.Var(fixedValue{}, "wait", "a duration registered after normalizeFlags")
+		root.AddCommand(c)
+		return root
+	}
+	got := strings.Join(flagRuleViolations(bad), "\n")
+	for _, want := range []string{
+		"clrspy bad --timeout-ms: a int whose name says time: make it a duration",
+		"clrspy bad --cache-size: a size is a whole number of MiB in a flag ending -mb",
+		`clrspy bad --ring-mb: the help of a -mb flag says "MiB"`,
+		`clrspy bad --trace-out: this concept is spelled --save-to; keep --trace-out only as aliasFlag(cmd, "trace-out", "save-to")`,
+		"--pid: one name, one concept (rule 4): it is a bool in bad; a int in ",
+		"clrspy bad --Bad_Name: flag names are lower-case words joined by '-'",
+		"clrspy bad --wait: a duration flag that does not take plain seconds",
+		`clrspy --help: the command list in root.go's Long text has no "bad" row`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no violation %q in:\n%s", want, got)
+		}
+	}
+}
+
+// fixedValue is a duration-typed value that is not wrapped.
+type fixedValue struct{}
+
+func (fixedValue) String() string   { return "0s" }
+func (fixedValue) Set(string) error { return nil }
+func (fixedValue) Type() string     { return "duration" }
+
+// flagRuleViolations walks the commands of the root newRoot makes and
+// returns one line per broken rule.
+func flagRuleViolations(newRoot func() *cobra.Command) []string {
+	var bad []string
+	errorf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	root := newRoot()
+	uses := map[string]map[string][]string{} // flag name -> concept -> commands
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, s := range c.Commands() {
@@ -57,19 +111,19 @@ func TestFlagRules(t *testing.T) {
 		}
 		// --help must run and list every visible flag.
 		var out bytes.Buffer
-		help := newRootCmd()
+		help := newRoot()
 		help.SetOut(&out)
 		help.SetErr(&out)
 		help.SetArgs(append(strings.Fields(strings.TrimPrefix(c.CommandPath(), "clrspy")), "--help"))
 		if err := help.Execute(); err != nil {
-			t.Errorf("clrspy %s --help: %v", c.CommandPath(), err)
+			errorf("%s --help: %v", c.CommandPath(), err)
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			at := c.CommandPath() + " --" + f.Name
 			if f.Deprecated != "" {
 				// An old spelling: hidden, pointing at the new one.
 				if !f.Hidden {
-					t.Errorf("%s: a deprecated alias must be hidden (docs/FLAGS.md rule 4)", at)
+					errorf("%s: a deprecated alias must be hidden (docs/FLAGS.md rule 4)", at)
 				}
 				return
 			}
@@ -77,60 +131,74 @@ func TestFlagRules(t *testing.T) {
 				return
 			}
 			if !strings.Contains(out.String(), "--"+f.Name) {
-				t.Errorf("%s: not in the command's --help output (rule 7)", at)
+				errorf("%s: not in the command's --help output (rule 7)", at)
 			}
 			if !flagName.MatchString(f.Name) {
-				t.Errorf("%s: flag names are lower-case words joined by '-' (docs/FLAGS.md rule 1)", at)
+				errorf("%s: flag names are lower-case words joined by '-' (docs/FLAGS.md rule 1)", at)
 			}
 			if strings.TrimSpace(f.Usage) == "" {
-				t.Errorf("%s: no help text (rule 1)", at)
+				errorf("%s: no help text (rule 1)", at)
 			}
 			if to, ok := renamed[f.Name]; ok {
-				t.Errorf("%s: this concept is spelled --%s; keep --%s only as aliasFlag(cmd, %q, %q) (rule 4, Vocabulary)", at, to, f.Name, f.Name, to)
+				errorf("%s: this concept is spelled --%s; keep --%s only as aliasFlag(cmd, %q, %q) (rule 4, Vocabulary)", at, to, f.Name, f.Name, to)
 			}
 			typ := f.Value.Type()
 			switch {
 			case typ == "duration":
 				if _, wrapped := f.Value.(secondsDuration); !wrapped {
-					t.Errorf("%s: a duration flag that does not take plain seconds (register it before newRootCmd's normalizeFlags runs; rule 2)", at)
+					errorf("%s: a duration flag that does not take plain seconds (register it with f.DurationVar in the command's constructor, so normalizeFlags wraps it; rule 2)", at)
 				}
 				if _, err := time.ParseDuration(f.DefValue); err != nil {
-					t.Errorf("%s: default %q is not a duration with a unit (rule 2)", at, f.DefValue)
+					errorf("%s: default %q is not a duration with a unit (rule 2)", at, f.DefValue)
 				}
 			case timeWord.MatchString(f.Name) && typ != "bool":
-				t.Errorf("%s: a %s whose name says time: make it a duration (f.DurationVar; rule 2)", at, typ)
+				errorf("%s: a %s whose name says time: make it a duration (f.DurationVar; rule 2)", at, typ)
 			}
 			if strings.HasSuffix(f.Name, "-mb") {
 				if !strings.HasPrefix(typ, "int") && !strings.HasPrefix(typ, "uint") {
-					t.Errorf("%s: a -mb flag is a whole number of MiB, not a %s (rule 3)", at, typ)
+					errorf("%s: a -mb flag is a whole number of MiB, not a %s (rule 3)", at, typ)
 				}
 				if !strings.Contains(f.Usage, "MiB") {
-					t.Errorf("%s: the help of a -mb flag says \"MiB\" (rule 3): %q", at, f.Usage)
+					errorf("%s: the help of a -mb flag says \"MiB\" (rule 3): %q", at, f.Usage)
 				}
 			}
+			numeric := strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint") || strings.HasPrefix(typ, "float")
+			if numeric && sizeWord.MatchString(f.Name) && !strings.HasSuffix(f.Name, "-mb") {
+				errorf("%s: a size is a whole number of MiB in a flag ending -mb (rule 3)", at)
+			}
 			if otherSize.MatchString(f.Name) {
-				t.Errorf("%s: sizes are whole MiB in a flag ending -mb (rule 3)", at)
+				errorf("%s: sizes are whole MiB in a flag ending -mb (rule 3)", at)
 			}
 			if f.Name == "output" && (f.Shorthand != "o" || typ != "string") {
-				t.Errorf("%s: --output is a string with the shorthand -o (rule 5)", at)
+				errorf("%s: --output is a string with the shorthand -o (rule 5)", at)
 			}
-			if prev, ok := types[f.Name]; ok && concept(prev) != concept(typ) {
-				t.Errorf("%s is a %s, but %s is a %s: one name, one concept (rule 4)", at, typ, where[f.Name], prev)
-			} else if !ok {
-				types[f.Name], where[f.Name] = typ, at
+			if uses[f.Name] == nil {
+				uses[f.Name] = map[string][]string{}
 			}
+			uses[f.Name][concept(typ)] = append(uses[f.Name][concept(typ)], c.Name())
 		})
 	}
 	walk(root)
+	for name, by := range uses {
+		if len(by) > 1 {
+			var kinds []string
+			for typ, cmds := range by {
+				kinds = append(kinds, fmt.Sprintf("a %s in %s", typ, strings.Join(cmds, ", ")))
+			}
+			sort.Strings(kinds)
+			errorf("--%s: one name, one concept (rule 4): it is %s", name, strings.Join(kinds, "; "))
+		}
+	}
 	// Rule 7: the top-level help names every command.
 	for _, c := range root.Commands() {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
 			continue
 		}
 		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(c.Name()) + ` `).MatchString(root.Long) {
-			t.Errorf("clrspy --help: the command list in root.go's Long text has no %q row (rule 7)", c.Name())
+			errorf("clrspy --help: the command list in root.go's Long text has no %q row (rule 7)", c.Name())
 		}
 	}
+	return bad
 }
 
 // TestFlagValues: what the run-time rules do with a value (durations in
