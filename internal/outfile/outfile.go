@@ -408,7 +408,7 @@ func Check(path string) error {
 			}
 			return nil
 		}
-	} else if !os.IsNotExist(err) {
+	} else if !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR) {
 		return pathError(path, err)
 	}
 	return CheckDir(filepath.Dir(path), path)
