@@ -19,6 +19,9 @@ type Client struct {
 	// the user when root attaches to another user's process.
 	Notice string
 	dial   func() (net.Conn, error)
+	// timeout bounds the wait for a reply (0: replyTimeout); ps asks
+	// with a short one so one mute process cannot stall it.
+	timeout time.Duration
 }
 
 // NewClient makes a Client over any connection factory (tests use pipes).
@@ -41,7 +44,11 @@ func (c *Client) do(set, id byte, payload []byte, what string) (net.Conn, []byte
 	if err != nil {
 		return nil, nil, err
 	}
-	conn.SetDeadline(time.Now().Add(replyTimeout))
+	wait := replyTimeout
+	if c.timeout > 0 {
+		wait = c.timeout
+	}
+	conn.SetDeadline(time.Now().Add(wait))
 	if _, err := conn.Write(msg); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("%s: sending the request: %w", what, err)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -463,12 +464,22 @@ func dialUnix(path string, timeout time.Duration) (net.Conn, error) {
 
 // Dial connects to the diagnostics server of pid.
 func Dial(pid int) (*Client, error) {
+	return dialWithin(pid, 0)
+}
+
+// dialWithin is Dial whose connects and replies each wait at most timeout
+// (0: the defaults, 5 s to connect and replyTimeout for a reply).
+func dialWithin(pid int, timeout time.Duration) (*Client, error) {
 	ep, err := Find(pid)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Pid: pid, Socket: ep.Socket, Notice: ep.Notice, dial: func() (net.Conn, error) {
-		c, err := dialUnix(ep.Socket, 5*time.Second)
+	connect := 5 * time.Second
+	if timeout > 0 {
+		connect = timeout
+	}
+	return &Client{Pid: pid, Socket: ep.Socket, Notice: ep.Notice, timeout: timeout, dial: func() (net.Conn, error) {
+		c, err := dialUnix(ep.Socket, connect)
 		if err != nil {
 			return nil, connectError(pid, ep.Socket, err)
 		}
@@ -512,34 +523,89 @@ type Process struct {
 	OS             string
 	Entrypoint     string
 	Socket         string
+	// NotAnswering: its runtime did not answer in time (busy, stopped,
+	// hung, or not a runtime at all behind the socket).
+	NotAnswering bool
 }
 
 // Processes lists the .NET processes visible in /proc: those with the
 // CoreCLR runtime mapped or a diagnostics socket in their temp directory.
 // Each is queried with ProcessInfo; a failure is kept as its Reason.
 func Processes() ([]Process, error) {
+	return ProcessesWithin(replyTimeout)
+}
+
+// ProcessesWithin is Processes with every process asked in parallel and
+// each question bounded by timeout: it returns within about timeout
+// however many processes stay mute. A .NET process that has not answered
+// by then is listed, not attachable, with NotAnswering set; a process that
+// answered is never dropped.
+func ProcessesWithin(timeout time.Duration) ([]Process, error) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
-	var out []Process
+	var pids []int
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != self {
+			pids = append(pids, pid)
 		}
-		p, ok := probe(pid)
-		if ok {
-			out = append(out, p)
+	}
+	var mu sync.Mutex
+	found := map[int]*Process{} // .NET processes, answered or not yet
+	answered := map[int]bool{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16) // /proc reads are cheap; this bounds the fds
+	for _, pid := range pids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p, ok := probe(pid, timeout, func(p Process) {
+				mu.Lock()
+				found[pid] = &p
+				mu.Unlock()
+			})
+			mu.Lock()
+			if ok {
+				found[pid] = &p
+				answered[pid] = true
+			}
+			mu.Unlock()
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout + 250*time.Millisecond):
+		// Probes still under way hold a dial or a read that their own
+		// deadline ends soon; what they found so far is listed.
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]Process, 0, len(found))
+	for pid, p := range found {
+		e := *p
+		if !answered[pid] {
+			e.Attachable, e.NotAnswering = false, true
+			e.Reason = fmt.Sprintf("not answering (no reply within %v)", timeout)
 		}
+		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
 	return out, nil
 }
 
-// probe decides whether pid is a .NET process and fills its entry.
-func probe(pid int) (Process, bool) {
+// probe decides whether pid is a .NET process and fills its entry;
+// pending gets the entry once pid is known to be one, before the runtime
+// is asked (timeout bounds each connect and reply).
+func probe(pid int, timeout time.Duration, pending func(Process)) (Process, bool) {
 	isNet, _ := isDotnet(pid)
 	ep, ferr := Find(pid)
 	if !isNet && ferr != nil {
@@ -562,7 +628,8 @@ func probe(pid int) (Process, bool) {
 		return p, true
 	}
 	p.Socket = ep.Socket
-	c, err := Dial(pid)
+	pending(p)
+	c, err := dialWithin(pid, timeout)
 	if err == nil {
 		var info *ProcessInfo
 		info, err = c.ProcessInfo()
@@ -576,9 +643,14 @@ func probe(pid int) (Process, bool) {
 		}
 	}
 	var ae *AttachError
-	if errors.As(err, &ae) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ae):
 		p.Reason = ae.Reason
-	} else {
+	case errors.As(err, &ne) && ne.Timeout():
+		p.NotAnswering = true
+		p.Reason = fmt.Sprintf("not answering (no reply within %v)", timeout)
+	default:
 		p.Reason = err.Error()
 	}
 	return p, true

@@ -77,7 +77,7 @@ func TestPlantedSocketRefused(t *testing.T) {
 				t.Errorf("Dial: %v", err)
 			}
 			// ps lists the process with that reason, not as attachable.
-			if pr, ok := probe(p.Pid); !ok || pr.Attachable || "pid "+strconv.Itoa(p.Pid)+": "+pr.Reason != want {
+			if pr, ok := probe(p.Pid, 2*time.Second, func(Process) {}); !ok || pr.Attachable || "pid "+strconv.Itoa(p.Pid)+": "+pr.Reason != want {
 				t.Errorf("ps entry %+v", pr)
 			}
 			conns, n, err := l.Stop()

@@ -18,7 +18,13 @@ import (
 // block: the framer only adds at the end of them while decoders run, and
 // waits for every decoder (drain) before any other change (a metadata
 // block, a redefined or out-of-range stack id). Memory ahead of Next is
-// bounded by the item queue's length and by readAhead bytes of blocks.
+// bounded by readAhead bytes of blocks, counted before a block is read
+// (waitAhead), not only before it is queued: a block read while the framer
+// waited to queue it was one more block in memory, and with 255 MiB blocks
+// the read-ahead grew by blocks, not bytes (issue 29: a stream rejected at
+// its first event cost 807 MB with two decoders, 1 GB through stdin). A
+// block larger than what the budget has left is read only once Next waits
+// for it: big blocks are then never read ahead of the one Next decodes.
 
 // readAhead bounds the bytes of event blocks read but not yet taken by Next
 // (one block always goes, however large).
@@ -31,9 +37,10 @@ type pipeline struct {
 	wg    sync.WaitGroup // V4 blocks handed to decoders, not fully decoded
 	gor   sync.WaitGroup // the goroutines
 
-	mu    sync.Mutex
-	cond  sync.Cond
-	ahead int64 // block bytes sent on items, not yet received
+	mu       sync.Mutex
+	cond     sync.Cond
+	ahead    int64 // block bytes sent on items, not yet received
+	starving bool  // Next waits for an item
 }
 
 // errStopped ends the framer when the pipeline is stopped.
@@ -157,6 +164,30 @@ func (p *pipeline) send(r *Reader, it item) error {
 	}
 }
 
+// waitAhead holds the framer, before it reads a block of size bytes, until
+// the read-ahead budget takes it, or, for a block larger than what is left
+// of it, until nothing is ahead and Next waits for an item (so a stream of
+// big blocks never deadlocks: Next always ends up waiting for the next
+// one). Without a pipeline it returns at once; a stopped pipeline returns
+// errStopped.
+func (r *Reader) waitAhead(size int64) error {
+	p := r.pipe
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		switch {
+		case p.stopped():
+			return errStopped
+		case p.ahead+size <= readAhead, p.ahead == 0 && p.starving:
+			return nil
+		}
+		p.cond.Wait()
+	}
+}
+
 func (p *pipeline) stopped() bool {
 	select {
 	case <-p.stop:
@@ -166,9 +197,22 @@ func (p *pipeline) stopped() bool {
 	}
 }
 
-// receive takes the next item (Next's goroutine).
+// receive takes the next item (Next's goroutine). When none is there it
+// says so to the framer (waitAhead) before it waits.
 func (p *pipeline) receive() item {
-	it := <-p.items
+	var it item
+	select {
+	case it = <-p.items:
+	default:
+		p.mu.Lock()
+		p.starving = true
+		p.cond.Signal()
+		p.mu.Unlock()
+		it = <-p.items
+		p.mu.Lock()
+		p.starving = false
+		p.mu.Unlock()
+	}
 	if it.kind == itemBlock {
 		p.mu.Lock()
 		p.ahead -= int64(len(it.b.data))

@@ -568,6 +568,9 @@ func (r *Reader) objectBody(oh objectHeader, start int64) (b *blockBuf, cut *Tru
 			return nil, nil, r.eofAs(err, start, oh.name)
 		}
 	}
+	if err := r.waitAhead(int64(size)); err != nil {
+		return nil, nil, err
+	}
 	b = r.getBuf()
 	b.data, err = s.readBlock(b.data, int(size))
 	if err == nil {

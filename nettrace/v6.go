@@ -174,6 +174,9 @@ func (r *Reader) parseV6Block() error {
 		return io.EOF
 	}
 	name := v6BlockName(kind)
+	if err := r.waitAhead(int64(size)); err != nil {
+		return err
+	}
 	b := r.getBuf()
 	b.data, err = s.readBlock(b.data, size)
 	if err != nil {

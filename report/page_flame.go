@@ -6,6 +6,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"unsafe"
 
@@ -228,16 +229,32 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		NodeDepth: []int32{}, NodeFrame: []int32{}, StackNode: []int32{}, StackCount: []int64{},
 		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}}
 	root := &treeNode{frame: -1}
+	cut := 0 // stacks deeper than MaxFlameDepth
 	for _, fs := range list {
 		if fs.count == 0 {
 			continue
 		}
 		n := root
 		n.total += fs.count
-		for i := len(fs.frames) - 1; i >= 0; i-- {
+		// A stack deeper than the page draws keeps its root-side frames,
+		// a cut frame and its leaf (as WriteFlameGraph does); stacks that
+		// differ only in the frames cut out end in the same node.
+		stop := 0
+		if len(fs.frames) > MaxFlameDepth {
+			stop = len(fs.frames) - (MaxFlameDepth - 2)
+			cut++
+		}
+		for i := len(fs.frames) - 1; i >= stop; i-- {
 			c := n.child(fs.frames[i])
 			c.total += fs.count
 			n = c
+		}
+		if stop > 0 {
+			for _, fr := range [2]int32{cutFrame, fs.frames[0]} {
+				c := n.child(fr)
+				c.total += fs.count
+				n = c
+			}
 		}
 		if n.stack != nil { // an empty stack merges into the root's
 			n.stack.count += fs.count
@@ -264,6 +281,12 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		}
 		i := int32(len(f.Frames))
 		frameIdx[fr] = i
+		if fr == cutFrame {
+			f.Frames = append(f.Frames, FlameCutName)
+			f.FrameKind = append(f.FrameKind, int(stacks.KindTruncated))
+			f.FrameMod = append(f.FrameMod, -1)
+			return i
+		}
 		pf := &p.Frames[fr]
 		f.Frames = append(f.Frames, pf.Name)
 		f.FrameKind = append(f.FrameKind, int(pf.Kind))
@@ -315,5 +338,20 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		}
 	}
 	walk(root, 0)
+	if cut > 0 {
+		f.Notes = append(slices.Clip(f.Notes), fmt.Sprintf("%d %s deeper than %d frames: drawn to that depth, the frames between marked %s", cut, cutNoun(int64(cut), "stack"), MaxFlameDepth, FlameCutName))
+	}
 	return f
 }
+
+// cutNoun is noun, plural unless n is 1.
+func cutNoun(n int64, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// cutFrame is the frame, outside the profile's numbering, that stands for
+// the frames of a deep stack the page does not draw.
+const cutFrame = -2

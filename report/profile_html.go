@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -37,21 +39,66 @@ func (n *flameNode) child(f int32) *flameNode {
 	return c
 }
 
-// MarshalJSON writes children heaviest first, ties by frame index, so the
-// page is deterministic.
-func (n *flameNode) MarshalJSON() ([]byte, error) {
-	kids := make([]*flameNode, 0, len(n.children))
-	for _, c := range n.children {
-		kids = append(kids, c)
+// appendJSON appends n's subtree as [frame, total, [children...]],
+// children heaviest first, ties by frame index, so the page is
+// deterministic. It iterates with its own stack: a recursive encoder
+// (json.Marshal through MarshalJSON) overflowed Go's stack on a 1 M-frame
+// stack and, re-encoding each level's output, took 161 s on 100 k frames.
+func (n *flameNode) appendJSON(b []byte) []byte {
+	type level struct {
+		kids []*flameNode
+		next int
 	}
-	sort.Slice(kids, func(i, j int) bool {
-		if kids[i].value != kids[j].value {
-			return kids[i].value > kids[j].value
+	sorted := func(n *flameNode) []*flameNode {
+		kids := make([]*flameNode, 0, len(n.children))
+		for _, c := range n.children {
+			kids = append(kids, c)
 		}
-		return kids[i].frame < kids[j].frame
-	})
-	return json.Marshal([]any{n.frame, n.value, kids})
+		sort.Slice(kids, func(i, j int) bool {
+			if kids[i].value != kids[j].value {
+				return kids[i].value > kids[j].value
+			}
+			return kids[i].frame < kids[j].frame
+		})
+		return kids
+	}
+	open := func(b []byte, n *flameNode) []byte {
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(n.frame), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, n.value, 10)
+		return append(b, ",["...)
+	}
+	b = open(b, n)
+	stack := []level{{kids: sorted(n)}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(top.kids) {
+			b = append(b, "]]"...)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		c := top.kids[top.next]
+		if top.next > 0 {
+			b = append(b, ',')
+		}
+		top.next++
+		b = open(b, c)
+		stack = append(stack, level{kids: sorted(c)})
+	}
+	return b
 }
+
+// MaxFlameDepth is the most frames a flame graph draws of one stack. A
+// deeper stack (runaway recursion; a crafted trace) keeps its root-side
+// frames and its leaf, with one FlameCutName frame standing for the frames
+// between: a page of a million rows could not be drawn, and the leaf is
+// where the time went.
+const MaxFlameDepth = 1000
+
+// FlameCutName names the frame that stands for a deep stack's frames not
+// drawn.
+const FlameCutName = "[frames not drawn: stack deeper than 1000]"
 
 type flameFrame struct {
 	Name   string `json:"n"`
@@ -74,6 +121,8 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 	frames = append(frames, flameFrame{Name: "all", Kind: flameThread})
 	root := &flameNode{frame: rootIdx}
 	threadFrame := make(map[int]int32)
+	cutIdx := int32(-1) // the FlameCutName frame, added on the first deep stack
+	cut := int64(0)     // samples whose stack was cut
 	for i := range p.Samples {
 		s := &p.Samples[i]
 		v := o.Weight.of(s)
@@ -92,8 +141,23 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 			n = n.child(tf)
 			n.value += v
 		}
-		for j := len(s.Stack) - 1; j >= 0; j-- {
+		stop := 0 // the frames from the root down to stop are drawn
+		if len(s.Stack) > MaxFlameDepth {
+			stop = len(s.Stack) - (MaxFlameDepth - 2)
+			cut += s.Count
+		}
+		for j := len(s.Stack) - 1; j >= stop; j-- {
 			n = n.child(s.Stack[j])
+			n.value += v
+		}
+		if stop > 0 {
+			if cutIdx < 0 {
+				cutIdx = int32(len(frames))
+				frames = append(frames, flameFrame{Name: FlameCutName, Kind: int(stacks.KindTruncated)})
+			}
+			n = n.child(cutIdx)
+			n.value += v
+			n = n.child(s.Stack[0])
 			n.value += v
 		}
 	}
@@ -101,9 +165,17 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 	if o.Weight == WeightWall {
 		unit = "ns"
 	}
-	data, err := json.Marshal(map[string]any{"frames": frames, "root": root, "unit": unit})
+	fj, err := json.Marshal(frames)
 	if err != nil {
 		return err
+	}
+	data := append([]byte(`{"frames":`), fj...)
+	data = append(data, `,"root":`...)
+	data = root.appendJSON(data)
+	data = append(data, `,"unit":"`+unit+`"}`...)
+	notes := p.Notes
+	if cut > 0 {
+		notes = append(slices.Clip(notes), fmt.Sprintf("%d %s with stacks deeper than %d frames: drawn to that depth, the frames between marked %s", cut, cutNoun(cut, "sample"), MaxFlameDepth, FlameCutName))
 	}
 	title := o.Title
 	if title == "" {
@@ -112,7 +184,7 @@ func WriteFlameGraph(w io.Writer, p *stacks.Profile, o FlameOptions) error {
 	return flameTmpl.Execute(w, map[string]any{
 		"Title": "clrspy flame graph: " + title,
 		"Info": partialName(fmt.Sprintf("%d samples (%d managed, %d external) on %d threads; value: %s",
-			p.Total, p.Managed, p.External, len(p.Threads), unit), p.Notes),
+			p.Total, p.Managed, p.External, len(p.Threads), unit), notes),
 		// json.Marshal escapes <, > and &, so the data cannot close the
 		// script element.
 		"Data": template.JS(data),

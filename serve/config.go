@@ -108,7 +108,7 @@ type Sessions interface {
 }
 
 // Capture configures pause-triggered captures: the window of `clrspy
-// record --stop-on-pause-over` around every pause longer than Over, per
+// record --save-on-pause-over` around every pause longer than Over, per
 // target, written to Dir as PROCESS_PID_gcN_TIME.nettrace. MaxFiles and
 // MaxBytes cap the directory's captures: the oldest are removed first.
 type Capture struct {
@@ -191,27 +191,27 @@ func (c *Config) check() error {
 	cp := &c.Capture
 	switch {
 	case cp.Over < 0:
-		return fmt.Errorf("--capture-on-pause-over %v: must be positive", cp.Over)
+		return fmt.Errorf("--save-on-pause-over %v: must be positive", cp.Over)
 	case cp.Over > 0 && cp.Dir == "":
-		return errors.New("--capture-on-pause-over needs --capture-dir DIR")
+		return errors.New("--save-on-pause-over needs --save-dir DIR")
 	case cp.Over == 0 && cp.Dir != "":
-		return errors.New("--capture-dir needs --capture-on-pause-over D")
+		return errors.New("--save-dir needs --save-on-pause-over D")
 	case cp.Before < 0 || cp.After < 0 || cp.MaxFiles < 0 || cp.MaxBytes < 0 || cp.RingBytes < 0:
-		return errors.New("--capture-before, --capture-after, --capture-max-files, --capture-max-mb and --capture-ring-mb must be positive")
+		return errors.New("--before, --after, --save-max-files, --save-max-mb and --ring-mb must be positive")
 	}
 	if cp.Over > 0 {
 		st, err := os.Stat(cp.Dir)
 		switch {
 		case err != nil && os.IsNotExist(err):
-			return fmt.Errorf("--capture-dir %s: no such directory", cp.Dir)
+			return fmt.Errorf("--save-dir %s: no such directory", cp.Dir)
 		case err != nil:
-			return fmt.Errorf("--capture-dir %s: %w", cp.Dir, err)
+			return fmt.Errorf("--save-dir %s: %w", cp.Dir, err)
 		case !st.IsDir():
-			return fmt.Errorf("--capture-dir %s: not a directory", cp.Dir)
+			return fmt.Errorf("--save-dir %s: not a directory", cp.Dir)
 		}
 		f, err := os.CreateTemp(cp.Dir, ".clrspy-check-*")
 		if err != nil {
-			return fmt.Errorf("--capture-dir %s: cannot write there", cp.Dir)
+			return fmt.Errorf("--save-dir %s: cannot write there", cp.Dir)
 		}
 		f.Close()
 		os.Remove(f.Name())

@@ -428,7 +428,7 @@ func TestPs(t *testing.T) {
 		t.Errorf("the Go test process is listed as .NET")
 	}
 	stdout, _, _ := clrspyRun(t, "ps")
-	if !strings.Contains(stdout, strconv.Itoa(ok.Pid)+"  ") || !strings.Contains(stdout, strconv.Itoa(off.Pid)+"\tWorkload\tcannot attach: diagnostics are disabled") {
+	if !strings.Contains(stdout, strconv.Itoa(ok.Pid)+"  ") || !strings.Contains(stdout, "pid "+strconv.Itoa(off.Pid)+" cannot be attached: diagnostics are disabled") {
 		t.Errorf("ps text:\n%s", stdout)
 	}
 	ok.Release()

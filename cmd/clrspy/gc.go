@@ -199,7 +199,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 			// In the pause log, so --log-json readers see the saves too.
 			say = func(m string) { log.Logger().Warn(m) }
 		}
-		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, tracePerm(st), say, nil)
+		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
 		as = append([]analysis.Analyzer{trig}, as...)
 	}
 	in, err := run(st, stopWatch, as...)
@@ -215,7 +215,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	if len(early) > 0 {
 		res.GCs = append(early, res.GCs...)
 	}
-	w, closeOut, err := openOutput(cmd, o.out)
+	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
 		return err

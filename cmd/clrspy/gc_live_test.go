@@ -221,7 +221,7 @@ func TestGCLiveLongGen2(t *testing.T) {
 func TestGCLiveTrigger(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "long.nettrace")
-	r := runGCLive(t, []string{"--save-on-pause-over", "60ms", "--trace-out", trace, "--before", "10s", "--after", "100ms"},
+	r := runGCLive(t, []string{"--save-on-pause-over", "60ms", "--save-to", trace, "--before", "10s", "--after", "100ms"},
 		"longgen2", "nodes=3000000", "count=2")
 	saved := -1
 	for _, m := range r.logs {

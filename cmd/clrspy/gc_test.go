@@ -76,8 +76,8 @@ func TestGCFlagErrors(t *testing.T) {
 		{[]string{"gc", "--json", "--csv", trace}, "contradict"},
 		{[]string{"gc", "--level", "loud", trace}, "unknown --level"},
 		{[]string{"gc", "--info", "1s", "--warn", "10ms", trace}, "--info"},
-		{[]string{"gc", "--save-on-pause-over", "1s", "--trace-out", "x.nettrace", trace}, "live sessions only"},
-		{[]string{"gc", "--save-on-pause-over", "1s", "--pid", "1"}, "--trace-out"},
+		{[]string{"gc", "--save-on-pause-over", "1s", "--save-to", "x.nettrace", trace}, "live sessions only"},
+		{[]string{"gc", "--save-on-pause-over", "1s", "--pid", "1"}, "--save-to"},
 		{[]string{"gc", "no-such-file.nettrace"}, "no such file"},
 	} {
 		_, err := runGCCmd(t, c.args...)

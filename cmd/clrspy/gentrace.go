@@ -26,6 +26,9 @@ func newGentraceCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseTerminal(out, "gentrace"); err != nil {
+				return err
+			}
 			n, err := parseSize(size)
 			if err != nil {
 				return err

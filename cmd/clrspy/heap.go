@@ -113,7 +113,7 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 		return err
 	}
 	res := tr.Result()
-	w, closeOut, err := openOutput(cmd, out)
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
 		st.Close()
 		return err

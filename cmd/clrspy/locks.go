@@ -112,7 +112,7 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out str
 	if st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
 	}
-	w, closeOut, err := openOutput(cmd, out)
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
 		st.Close()
 		return err

@@ -12,10 +12,12 @@ import (
 // Output files go through package outfile: written beside the final name
 // and renamed into place when complete, never through a symbolic link.
 
-// tracePerm is the permission of a file holding the raw events of st's
-// process: 0600 when that process runs as another user than clrspy (root
-// tracing a service), so that only root reads what it saved of it.
-func tracePerm(st *source.Stream) os.FileMode {
+// outputPerm is the permission of every file clrspy writes about st's
+// process (its raw events, a report, a profile, a trigger's window): 0600
+// when that process runs as another user than clrspy (root tracing a
+// service), so that only root reads what it saved of it (command line,
+// names, stacks, addresses). One rule for every output.
+func outputPerm(st *source.Stream) os.FileMode {
 	if st != nil && st.Pid > 0 {
 		if uid := ipc.ProcessUID(st.Pid); uid >= 0 && uid != os.Geteuid() {
 			return 0o600

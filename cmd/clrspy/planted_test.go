@@ -71,3 +71,48 @@ func TestRootAttachNotice(t *testing.T) {
 		t.Errorf("trace file mode %v (%v), want 0600", st.Mode(), err)
 	}
 }
+
+// Root's reports about another user's process (they hold its command line,
+// method names, stacks) are readable by root only, as record's traces are
+// (issue 29: gc, report and profile -o wrote 0644); a report of a trace
+// file gets the usual 0644 (less the umask).
+func TestRootReportsOwnerOnly(t *testing.T) {
+	requireRoot(t)
+	exe := copyWorkload(t, "Workload")
+	w := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "idle", "seconds=90", "gcEveryMs=50", "stdin=1")
+	p := workload.StartCmd(t, w, []string{"HOME=/tmp", "TMPDIR=/tmp"})
+	defer p.Release()
+	pid := strconv.Itoa(dotnetChild(t, p.Pid))
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"gc", "--json", "-o", filepath.Join(dir, "gc.json")},
+		{"profile", "--sampler", "eventpipe", "--format", "folded", "-o", filepath.Join(dir, "cpu.folded")},
+		{"report", "-o", filepath.Join(dir, "report.html")},
+		{"locks", "-o", filepath.Join(dir, "locks.txt")},
+	} {
+		out := args[len(args)-1]
+		_, stderr, code := clrspyRun(t, append(args, "--pid", pid, "--duration", "1s")...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
+			continue
+		}
+		if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s -o of another user's process: mode %v (%v), want 0600", args[0], st.Mode(), err)
+		}
+	}
+	out := filepath.Join(dir, "file.txt")
+	if _, stderr, code := clrspyRun(t, "gc", "-o", out, filepath.Join(sharedTraces, "filtrace__contention.nettrace")); code != 0 {
+		t.Fatalf("gc of a file: exit %d: %s", code, stderr)
+	}
+	umask := os.FileMode(0o022)
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		if i := strings.Index(string(b), "Umask:"); i >= 0 {
+			if v, err := strconv.ParseUint(strings.Fields(string(b[i+6:]))[0], 8, 32); err == nil {
+				umask = os.FileMode(v)
+			}
+		}
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644&^umask {
+		t.Errorf("gc -o of a trace file: mode %v (%v), want %v", st.Mode(), err, 0o644&^umask)
+	}
+}

@@ -87,7 +87,7 @@ frames, its time accounting) for comparison with that tool.`,
 	addThreadsFlag(c, &tgt.threads, 0)
 	f := c.Flags()
 	f.StringVar(&format, "format", "pprof", "pprof, speedscope, folded or html")
-	f.StringVarP(&out, "output", "o", "", "output file ('-' for stdout; default: stdout for folded, profile.<ext> otherwise)")
+	f.StringVarP(&out, "output", "o", "", "output file (default: standard output; pprof, speedscope and html are refused on a terminal)")
 	f.BoolVar(&managedOnly, "managed-only", false, "drop the time threads spent outside managed code")
 	f.StringVar(&compat, "compat", "", "reproduce another tool's output: dotnetdiag")
 	f.StringVar(&weight, "weight", "", "value of folded and html output: samples or wall (default samples; wall with --compat dotnetdiag)")
@@ -126,8 +126,10 @@ frames, its time accounting) for comparison with that tool.`,
 				return err
 			}
 		}
-		if out == "" && ext != "" {
-			out = "profile." + ext
+		if ext != "" {
+			if err := refuseTerminal(out, "--format "+format); err != nil {
+				return err
+			}
 		}
 		o := &profileOutput{format: format, out: out, weight: w, threads: threads}
 		live := tgt.live(cmd)
@@ -215,7 +217,7 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 		partial = append(partial, "names from the missing rundown are [unknown]")
 	}
 	p.Notes = append(partial, p.Notes...)
-	dst, closeOut, err := openOutput(cmd, o.out)
+	dst, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
 		return err

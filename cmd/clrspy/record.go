@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,8 +29,23 @@ type sessionFlags struct {
 
 func addSessionFlags(cmd *cobra.Command) *sessionFlags {
 	sf := &sessionFlags{}
+	// The default first, "all" last: the list reads from what to start
+	// with to everything.
+	names := ipc.ProfileNames()
+	slices.SortStableFunc(names, func(a, b string) int {
+		rank := func(n string) int {
+			switch n {
+			case "gc":
+				return 0
+			case "all":
+				return 2
+			}
+			return 1
+		}
+		return rank(a) - rank(b)
+	})
 	var docs []string
-	for _, n := range ipc.ProfileNames() {
+	for _, n := range names {
 		docs = append(docs, fmt.Sprintf("  %-11s %s", n, ipc.ProfileDoc(n)))
 	}
 	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+strings.Join(docs, "\n"))
@@ -77,13 +93,13 @@ partial trace, and a clrspy killed outright leaves everything it received in
 the .partial file (a trace cut short, readable up to the cut). The file is
 readable by its owner only (0600) when the process runs as another user.
 
-With --stop-on-pause-over D, record keeps only a bounded ring of the stream in
+With --save-on-pause-over D, record keeps only a bounded ring of the stream in
 memory (metadata, stacks and method loads kept valid) and, when a GC pause
 longer than D ends, writes the window from --before the pause to --after its
 end to -o as a readable .nettrace, then stops the session (or, with --rearm,
 goes on and writes FILE-2, FILE-3, ... at later long pauses).`,
 		Example: `  clrspy record --pid 4242 --profile gc,cpu --duration 30s -o app.nettrace
-  clrspy record --name MyService --stop-on-pause-over 200ms --before 30s --after 5s -o slow-gc.nettrace
+  clrspy record --name MyService --save-on-pause-over 200ms --before 30s --after 5s -o slow-gc.nettrace
   clrspy record --providers 'Microsoft-Windows-DotNETRuntime:0x4000:4' -o locks.nettrace -- dotnet app.dll`,
 	}
 	t := addTargetFlags(cmd)
@@ -97,12 +113,15 @@ goes on and writes FILE-2, FILE-3, ... at later long pauses).`,
 		if !t.live(cmd) {
 			return errors.New("record needs a live target: --pid, --name or -- COMMAND")
 		}
+		if err := refuseTerminal(out, "record"); err != nil {
+			return err
+		}
 		if trig.over != 0 {
 			if trig.over < 0 || trig.before < 0 || trig.after < 0 || trig.maxMB <= 0 {
-				return errors.New("--stop-on-pause-over, --before, --after and --ring-mb must be positive")
+				return errors.New("--save-on-pause-over, --before, --after and --ring-mb must be positive")
 			}
 			if out == "-" {
-				return errors.New("--stop-on-pause-over writes a file: give -o FILE.nettrace")
+				return errors.New("--save-on-pause-over writes a file: give -o FILE.nettrace")
 			}
 			// The trigger needs the GC events whatever else is recorded.
 			sf.profiles = append(sf.profiles, "gc")
@@ -130,7 +149,7 @@ also keeps the trace.`,
 	sf := addSessionFlags(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the trace to this file")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop the session after this long, then send the program SIGTERM")
-	cmd.Flags().Uint32Var(&bufferMB, "buffer-mb", 256, "runtime-side event buffer of the session, in MB")
+	cmd.Flags().Uint32Var(&bufferMB, "buffer-mb", 256, "runtime-side event buffer of the session, in MiB")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if cmd.ArgsLenAtDash() < 0 {
 			return errors.New("run needs a command after --: clrspy run [flags] -- COMMAND [ARGS]")
@@ -173,7 +192,7 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 		return err
 	}
 	if file != nil {
-		file.SetPerm(tracePerm(st))
+		file.SetPerm(outputPerm(st))
 	}
 	noteMovementLive(st, providers)
 	var events, gcs uint64
@@ -267,7 +286,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 		st.Name, o.over, o.before, o.after, o.maxMB))
 	// Stop waits for the runtime to end the session, which needs the read
 	// loop to go on: Stream.Stop stops in the background.
-	trig := o.newTrigger(st.Header(), out, tracePerm(st), notice, st.Stop)
+	trig := o.newTrigger(st.Header(), out, outputPerm(st), notice, st.Stop)
 	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, KeepGCs: 1, KeepSuspensions: 1})
 	_, err = run(st, stopWatch, trig, a)
 	trig.Finish()

@@ -14,12 +14,12 @@ import (
 )
 
 // runRecordTrigger launches the longgen2 workload (deliberately long
-// blocking gen2 GCs) under `clrspy record --stop-on-pause-over` and returns
+// blocking gen2 GCs) under `clrspy record --save-on-pause-over` and returns
 // clrspy's stderr.
 func runRecordTrigger(t *testing.T, over, out string, extra ...string) string {
 	t.Helper()
 	argv := workload.Argv(t, "longgen2", "nodes=3000000", "count=2")
-	args := append([]string{"record", "--stop-on-pause-over", over, "--before", "10s", "--after", "100ms", "-o", out}, extra...)
+	args := append([]string{"record", "--save-on-pause-over", over, "--before", "10s", "--after", "100ms", "-o", out}, extra...)
 	_, stderr, runErr := runCaptured(t, append(append(args, "--"), argv...)...)
 	if runErr != nil {
 		t.Fatalf("clrspy record: %v\n%s", runErr, stderr)

@@ -85,6 +85,11 @@ so, as it does for a trace file recorded with them).`,
 	f.MarkHidden("live")
 	o.perf = addPerfFlags(c, &o.sampler)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.out == "-" {
+			if err := refuseTerminal(o.out, "report"); err != nil {
+				return err
+			}
+		}
 		if o.live != "" {
 			return runReportLive(cmd, t, args, o)
 		}
@@ -144,7 +149,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
 	page := report.NewPage(pp)
-	w, closeOut, err := openOutput(cmd, o.out)
+	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
 		return err
@@ -226,7 +231,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	srv.Shutdown(ctx)
 	cancel()
 	if err == nil && cmd.Flags().Changed("output") {
-		w, closeOut, oerr := openOutput(cmd, o.out)
+		w, closeOut, oerr := openOutput(cmd, st, o.out)
 		if oerr != nil {
 			st.Close()
 			return oerr

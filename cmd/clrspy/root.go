@@ -26,8 +26,15 @@ file) and reports, precisely, what the runtime does to it:
   ps       .NET processes this user can attach to
   record   save a live session to a .nettrace file
   run      start a program under a session from its first instruction
+  report   one HTML page of everything: pauses, heap, locks, CPU (or --live)
+  serve    watch every .NET process; export to Prometheus and OpenTelemetry
+  version  clrspy's version and build
 
-No agent is loaded into the target and no .NET SDK is needed.`,
+No agent is loaded into the target and no .NET SDK is needed.
+
+Durations take a unit (500ms, 10s, 2m) or are a plain number of seconds;
+sizes are in MiB (--buffer-mb, --ring-mb); without -o, reports go to standard
+output, and binary or page formats refuse a terminal (docs/FLAGS.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionLine(),
@@ -36,5 +43,6 @@ No agent is loaded into the target and no .NET SDK is needed.`,
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
+	normalizeFlags(root)
 	return root
 }

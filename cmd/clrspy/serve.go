@@ -83,14 +83,14 @@ loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
 has the threat model and how to run it exposed.
 
 The pause log (one line per GC pause, with pid and process) goes to stderr;
---capture-on-pause-over saves the trace around long pauses. A process that
+--save-on-pause-over saves the trace around long pauses. A process that
 exits keeps its series (clrspy_target_up 0) for --grace, then they go.
 SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		Example: `  clrspy serve
   clrspy serve --listen 0.0.0.0:9464 --label cluster=prod --name MyService
   clrspy serve --listen 0.0.0.0:9464 --auth-token-file /etc/clrspy/token --tls-cert cert.pem --tls-key key.pem
   clrspy serve --diagnostic-port /diag/clrspy/clrspy.sock --attach=false
-  clrspy serve --capture-on-pause-over 200ms --capture-dir /var/lib/clrspy
+  clrspy serve --save-on-pause-over 200ms --save-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   clrspy serve --web --cpu-profile --name MyService
   go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
@@ -106,20 +106,28 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringArrayVar(&cfg.SocketDirs, "socket-dir", nil, "directory where runtimes create their diagnostics sockets, watched for new ones (repeatable; default /tmp and $TMPDIR)")
 	f.DurationVar(&cfg.Grace, "grace", time.Minute, "how long an exited process's series stay")
 	f.StringArrayVar(&labels, "label", nil, "name=value label added to every series (repeatable)")
-	f.Uint32Var(&cfg.BufferMB, "buffer-mb", 64, "runtime-side event buffer of each session, in MB")
+	f.Uint32Var(&cfg.BufferMB, "buffer-mb", 64, "runtime-side event buffer of each session, in MiB")
 	f.DurationVar(&cfg.CounterInterval, "counter-interval", 5*time.Second, "how often runtimes publish their counters")
 	f.DurationVar(&info, "info", 10*time.Millisecond, "pauses from this long are logged at Info level (shorter: Debug)")
 	f.DurationVar(&warn, "warn", 100*time.Millisecond, "pauses from this long are logged at Warn level")
 	f.DurationVar(&slow, "slow-suspend", 5*time.Millisecond, "flag suspensions (time to stop threads) longer than this")
 	f.StringVar(&level, "level", "info", "log level: debug, info, warn or none")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
-	f.DurationVar(&cfg.Capture.Over, "capture-on-pause-over", 0, "save the trace around every GC pause longer than this, per process, to --capture-dir")
-	f.StringVar(&cfg.Capture.Dir, "capture-dir", "", "directory of the captures (PROCESS_PID_gcN_TIME.nettrace)")
-	f.DurationVar(&cfg.Capture.Before, "capture-before", 30*time.Second, "how much of the stream before the pause a capture holds")
-	f.DurationVar(&cfg.Capture.After, "capture-after", 5*time.Second, "how much of the stream after the pause a capture holds")
-	f.IntVar(&cfg.Capture.MaxFiles, "capture-max-files", 20, "captures kept in --capture-dir (oldest removed first)")
-	f.IntVar(&captureMB, "capture-max-mb", 1024, "bytes of captures kept in --capture-dir, in MB (oldest removed first)")
-	f.IntVar(&ringMB, "capture-ring-mb", 32, "memory of each process's capture ring, in MB")
+	// The trigger's flags are spelled as gc's and record's (docs/FLAGS.md);
+	// the old capture-* names stay as deprecated aliases.
+	f.DurationVar(&cfg.Capture.Over, "save-on-pause-over", 0, "save the trace around every GC pause longer than this, per process, to --save-dir")
+	f.StringVar(&cfg.Capture.Dir, "save-dir", "", "directory the saved traces go to (PROCESS_PID_gcN_TIME.nettrace)")
+	f.DurationVar(&cfg.Capture.Before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
+	f.DurationVar(&cfg.Capture.After, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	f.IntVar(&cfg.Capture.MaxFiles, "save-max-files", 20, "saved traces kept in --save-dir (oldest removed first)")
+	f.IntVar(&captureMB, "save-max-mb", 1024, "size of the saved traces kept in --save-dir, in MiB (oldest removed first)")
+	f.IntVar(&ringMB, "ring-mb", 32, "with --save-on-pause-over: memory bound of each process's ring, in MiB")
+	for old, name := range map[string]string{"capture-on-pause-over": "save-on-pause-over", "capture-dir": "save-dir",
+		"capture-before": "before", "capture-after": "after", "capture-max-files": "save-max-files",
+		"capture-max-mb": "save-max-mb", "capture-ring-mb": "ring-mb"} {
+		aliasFlag(c, old, name)
+	}
+	markOutput(c, "save-dir", "dir")
 	f.StringVar(&cfg.Sampler, "sampler", "auto", "CPU profiles (/debug/pprof/profile): perf (perf_event, mixed-mode), eventpipe (the runtime's sampler) or auto (perf where the kernel permits it)")
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
@@ -178,7 +186,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		}
 		cfg.PortMode = os.FileMode(mode)
 		if captureMB <= 0 || ringMB <= 0 {
-			return errors.New("--capture-max-mb and --capture-ring-mb must be positive")
+			return errors.New("--save-max-mb and --ring-mb must be positive")
 		}
 		cfg.Capture.MaxBytes, cfg.Capture.RingBytes = int64(captureMB)<<20, ringMB<<20
 		lbls := map[string]string{}

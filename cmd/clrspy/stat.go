@@ -66,7 +66,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 				return err
 			}
 			doc := report.BuildStat(in, st.Reader(), sum.Summary, st.End())
-			w, closeOut, err := openOutput(cmd, out)
+			w, closeOut, err := openOutput(cmd, st, out)
 			if err != nil {
 				st.Close()
 				return err

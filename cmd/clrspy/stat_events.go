@@ -37,7 +37,7 @@ func statEvents(cmd *cobra.Command, st *source.Stream, stopWatch func(), out str
 		stopWatch()
 		return errors.New("--events and --json contradict each other")
 	}
-	w, closeOut, err := openOutput(cmd, out)
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
 		st.Close()
 		stopWatch()

@@ -34,7 +34,7 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 	f.IntVar(&t.pid, "pid", 0, "attach to the .NET process with this id")
 	f.StringVar(&t.name, "name", "", "attach to the .NET process with this name")
 	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits); a program started with -- is then sent SIGTERM")
-	f.Uint32Var(&t.bufferMB, "buffer-mb", 256, "runtime-side event buffer of a live session, in MB")
+	f.Uint32Var(&t.bufferMB, "buffer-mb", 256, "runtime-side event buffer of a live session, in MiB")
 	return t
 }
 
@@ -50,7 +50,12 @@ func addThreadsFlag(cmd *cobra.Command, n *int, def int) {
 	if def == 0 {
 		zero = "default 0: one per core; 1 leaves the other cores alone" // cobra prints no "(default 0)"
 	}
-	cmd.Flags().IntVar(n, "threads", def, "decode a trace file on this many goroutines ("+zero+"); live sessions are read on one")
+	usage := "decode a trace file on this many goroutines (" + zero + ")"
+	if cmd.Flags().Lookup("pid") != nil {
+		// Only for commands that have live sessions (stat has none).
+		usage += "; live sessions are read on one"
+	}
+	cmd.Flags().IntVar(n, "threads", def, usage)
 }
 
 // readerThreads is the decoder count a --threads value asks for.

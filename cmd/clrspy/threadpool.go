@@ -104,7 +104,7 @@ func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, ou
 		return err
 	}
 	res := a.Result()
-	w, closeOut, err := openOutput(cmd, out)
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
 		st.Close()
 		return err

@@ -85,6 +85,8 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	f.StringVarP(&o.out, "output", "o", "", "the file --snapshot-every appends to")
 	f.StringVar(&o.record, "record", "", "also save the session's event stream to this .nettrace file, as clrspy record does (what the screen showed, for clrspy gc, profile, locks...)")
 	f.DurationVar(&o.refresh, "refresh", time.Second, "how often the screen is refreshed")
+	markOutput(c, "record", "file")
+	markOutput(c, "program-output", "file")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		switch {
 		case o.info > o.warn:
@@ -158,7 +160,10 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		}
 	}
 	var snaps *os.File
+	snapsNew := false // made here: its mode is clrspy's to set
 	if o.out != "" {
+		_, serr := os.Lstat(o.out)
+		snapsNew = os.IsNotExist(serr)
 		if snaps, err = openLive(o.out, os.O_APPEND); err != nil {
 			return err
 		}
@@ -180,7 +185,12 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return err
 	}
 	if rec != nil {
-		rec.SetPerm(tracePerm(st))
+		rec.SetPerm(outputPerm(st))
+	}
+	if snaps != nil && snapsNew && outputPerm(st) == 0o600 {
+		// Another user's process: its screens are root's to read only,
+		// as every other output (through the descriptor, not the path).
+		snaps.Chmod(0o600)
 	}
 	if o.cpu && st.Live() {
 		// Native frames no event names: module+offset from the target's

@@ -17,8 +17,8 @@ import (
 )
 
 // triggerFlags are the flags of the "save the trace around a long GC
-// pause" trigger (package flightrec): `record --stop-on-pause-over` and
-// `gc --save-on-pause-over`.
+// pause" trigger (package flightrec): `record --save-on-pause-over` and
+// `gc --save-on-pause-over` (serve's are spelled alike; docs/FLAGS.md).
 type triggerFlags struct {
 	over, before, after time.Duration
 	out                 string
@@ -31,23 +31,26 @@ type triggerFlags struct {
 func addRecordTriggerFlags(c *cobra.Command) *triggerFlags {
 	o := &triggerFlags{}
 	f := c.Flags()
-	f.DurationVar(&o.over, "stop-on-pause-over", 0, "keep only a ring of the stream in memory; when a GC pause longer than this ends, write the window around it to -o and stop (see --rearm)")
-	f.DurationVar(&o.before, "before", 30*time.Second, "with --stop-on-pause-over: how much of the stream before the pause to keep")
-	f.DurationVar(&o.after, "after", 5*time.Second, "with --stop-on-pause-over: how much of the stream after the pause to add")
-	f.BoolVar(&o.rearm, "rearm", false, "with --stop-on-pause-over: keep going and save every later long pause too (FILE-2, FILE-3, ...)")
-	f.IntVar(&o.maxMB, "ring-mb", 512, "with --stop-on-pause-over: memory bound of the ring, in MB")
+	f.DurationVar(&o.over, "save-on-pause-over", 0, "keep only a ring of the stream in memory; when a GC pause longer than this ends, write the window around it to -o and stop (see --rearm)")
+	f.DurationVar(&o.before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
+	f.DurationVar(&o.after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	f.BoolVar(&o.rearm, "rearm", false, "with --save-on-pause-over: keep going and save every later long pause too (FILE-2, FILE-3, ...)")
+	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MiB")
+	aliasFlag(c, "stop-on-pause-over", "save-on-pause-over")
 	return o
 }
 
 // addGCTriggerFlags registers gc's trigger flags.
 func addGCTriggerFlags(c *cobra.Command, o *triggerFlags) {
 	f := c.Flags()
-	f.DurationVar(&o.over, "save-on-pause-over", 0, "when a GC pause longer than this ends, save the stream around it to --trace-out (live sessions)")
-	f.StringVar(&o.out, "trace-out", "", "file the triggered trace is written to (with --rearm: FILE, FILE-2, ...)")
+	f.DurationVar(&o.over, "save-on-pause-over", 0, "when a GC pause longer than this ends, save the stream around it to --save-to (live sessions)")
+	f.StringVar(&o.out, "save-to", "", "file the saved trace is written to (with --rearm: FILE, FILE-2, ...)")
+	aliasFlag(c, "trace-out", "save-to")
+	markOutput(c, "save-to", "file")
 	f.DurationVar(&o.before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
 	f.DurationVar(&o.after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
 	f.BoolVar(&o.rearm, "rearm", false, "with --save-on-pause-over: save again at every later long pause (FILE-2, FILE-3, ...) instead of once")
-	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MB")
+	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MiB")
 }
 
 // check validates gc's trigger flags.
@@ -56,9 +59,9 @@ func (t *triggerFlags) check(live bool) error {
 	case t.over == 0 && t.out == "":
 		return nil
 	case t.over <= 0:
-		return fmt.Errorf("--trace-out needs --save-on-pause-over D")
+		return fmt.Errorf("--save-to needs --save-on-pause-over D")
 	case t.out == "":
-		return fmt.Errorf("--save-on-pause-over needs --trace-out FILE")
+		return fmt.Errorf("--save-on-pause-over needs --save-to FILE")
 	case !live:
 		return fmt.Errorf("--save-on-pause-over applies to live sessions only (--pid, --name or -- COMMAND)")
 	case t.before < 0 || t.after < 0 || t.maxMB <= 0:

@@ -26,6 +26,11 @@
 // are the user's explicit choice of an existing stream: they are opened as
 // they are, without a partial file.
 //
+// Check applies the same refusals without creating anything that stays
+// (the directory's writability is tried with a file created and removed at
+// once), so commands can refuse a bad output path before they attach to a
+// process or start one.
+//
 // A long stream written to a File (record -o) is in the partial file until
 // Close: a clrspy killed outright (SIGKILL) leaves everything it received
 // in NAME.partial-XXXXXXXX, and the final name untouched.

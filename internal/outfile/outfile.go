@@ -371,3 +371,75 @@ func (f *File) Seal(offset int64, tail []byte) error {
 	}
 	return f.err
 }
+
+// Check reports, in one line, why Create(path) would fail, without
+// creating anything that stays: the final name is not a symbolic link, a
+// directory or another user's pipe or device, the path's directories pass
+// the protected_symlinks rule, and the directory exists and takes a new
+// file (one is created and removed at once, so a read-only file system, a
+// missing write permission or an ACL all show). Commands call it before
+// they attach or start a program, so a bad -o costs nothing. "-" and
+// paths under /dev/ are streams: they only have to exist.
+func Check(path string) error {
+	switch {
+	case path == "-":
+		return nil
+	case path == "":
+		return errors.New("empty output file name")
+	case isStreamPath(path):
+		if _, err := os.Stat(path); err != nil {
+			return pathError(path, err)
+		}
+		return nil
+	}
+	if err := checkDirs(path); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(path); err == nil {
+		switch m := st.Mode(); {
+		case m&os.ModeSymlink != 0:
+			to, _ := os.Readlink(path)
+			return fmt.Errorf("%s is a symbolic link (to %s) owned by %s: not writing through it (remove it, or name the file it points to)", path, to, ownerOf(st))
+		case m.IsDir():
+			return fmt.Errorf("%s is a directory: name a file in it", path)
+		case m&(os.ModeNamedPipe|os.ModeSocket|os.ModeDevice|os.ModeCharDevice) != 0:
+			if uid(st) != os.Geteuid() || m&os.ModeNamedPipe == 0 {
+				return fmt.Errorf("%s is a %s owned by %s: not writing into it", path, kind(m), ownerOf(st))
+			}
+			return nil
+		}
+	} else if !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR) {
+		return pathError(path, err)
+	}
+	return CheckDir(filepath.Dir(path), path)
+}
+
+// CheckDir reports why a new file cannot be created in dir (for is the
+// name the message speaks of: the file, or the directory itself).
+func CheckDir(dir, what string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case os.IsNotExist(err):
+		if dir == what {
+			return fmt.Errorf("%s: no such directory", dir)
+		}
+		return fmt.Errorf("cannot write %s: no such directory %s", what, dir)
+	case err != nil:
+		return fmt.Errorf("cannot write %s: %w", what, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("cannot write %s: %s is not a directory", what, dir)
+	}
+	var r [4]byte
+	rand.Read(r[:])
+	probe := filepath.Join(dir, ".clrspy-check"+PartialSuffix+hex.EncodeToString(r[:]))
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		if os.IsPermission(err) {
+			return fmt.Errorf("cannot write %s: permission denied (creating files in %s)", what, dir)
+		}
+		return fmt.Errorf("cannot write %s: %w", what, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(probe)
+	return nil
+}

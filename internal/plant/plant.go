@@ -126,7 +126,10 @@ func startAs(t testing.TB, env []string, uid, gid int, cloneflags uintptr) (*exe
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Cloneflags: cloneflags}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: cloneflags}
+	if uid != os.Geteuid() || gid != os.Getegid() {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -216,6 +219,9 @@ func fakeRuntime(path string) {
 	c.Close()
 	os.Exit(0)
 }
+
+// Pid is the listener's process id.
+func (l *Listener) Pid() int { return l.cmd.Process.Pid }
 
 // Stop ends the listener and returns how many connections it accepted and
 // how many bytes it received over all of them.
