@@ -6,12 +6,6 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// Keywords of the runtime provider that make a heap snapshot: GC |
-// GCHeapCollect (induces the blocking gen2 GC) | GCHeapDump (the walk's
-// events) | GCHeapAndTypeNames | Type (BulkType names), at level
-// Verbose: what dotnet-gcdump enables (its GCHeapSnapshot keyword set).
-const Keywords uint64 = 0x1 | 0x800000 | 0x100000 | 0x1000000 | 0x80000
-
 // rawRoot is a root as the events give it, resolved to a node id at the
 // end (the object is usually described after its root).
 type rawRoot struct {

@@ -101,3 +101,55 @@ func TestGraphWorkload(t *testing.T) {
 		t.Errorf("StackOnly path %+v", p)
 	}
 }
+
+// TestGraphDiff compares the two snapshots of the graph workload: between
+// them it added 500 GraphItem, 500 GraphLeaf and one GraphItem[] (the
+// workload's addedBytes) under the static holder, and nothing else of
+// its types changed.
+func TestGraphDiff(t *testing.T) {
+	old, cur := load(t, "heap-graph.nettrace.gz"), load(t, "heap-graph-added.nettrace.gz")
+	w := tracetest.Workload(t, "heap-graph-added")
+	var added, addedBytes int64
+	if w.Get("addedItems", &added) != nil || w.Get("addedBytes", &addedBytes) != nil {
+		t.Fatal("workload result lacks addedItems/addedBytes")
+	}
+	d := Compare(old, cur)
+	got := map[string]TypeDelta{}
+	for _, td := range d.Types {
+		got[td.Type] = td
+	}
+	var bytes int64
+	for name, want := range map[string]int64{"Workload.GraphItem": added, "Workload.GraphLeaf": added, "Workload.GraphItem[]": 1,
+		"Workload.GraphHolder": 0, "Workload.GraphHandleOnly": 0, "Workload.GraphStackOnly": 0} {
+		if got[name].CountDelta != want {
+			t.Errorf("%s: count delta %d, the workload added %d", name, got[name].CountDelta, want)
+		}
+		bytes += got[name].BytesDelta
+	}
+	if bytes != addedBytes {
+		t.Errorf("the workload's types grew by %d bytes, it allocated %d", bytes, addedBytes)
+	}
+	if h := got["Workload.GraphHolder"]; h.RetainedDelta != addedBytes {
+		t.Errorf("GraphHolder's retained bytes grew by %d, want %d", h.RetainedDelta, addedBytes)
+	}
+	// The runtime's own EventSource grew too (the first session made
+	// its metadata): the holder's growth is one of the dominators'.
+	grew := false
+	for _, g := range d.Growth {
+		if g.Root == "Holder" && len(g.Path) == 1 && g.Path[0] == "Workload.GraphHolder" {
+			grew = g.Delta == addedBytes
+		}
+	}
+	if !grew {
+		t.Errorf("growth %+v: want the static Holder's GraphHolder by %d", d.Growth, addedBytes)
+	}
+	found := false
+	for _, s := range d.Suspects {
+		if s.Type == "Workload.GraphLeaf" && s.Path.Root == "Holder" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("GraphLeaf not a suspect: %+v", d.Suspects)
+	}
+}

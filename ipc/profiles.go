@@ -21,12 +21,20 @@ const (
 	KeywordType                          uint64 = 0x80000
 	KeywordGCSampledObjectAllocationHigh uint64 = 0x200000
 	KeywordGCSurvivalAndMovement         uint64 = 0x400000
+	KeywordGCHeapDump                    uint64 = 0x100000
+	KeywordGCHeapCollect                 uint64 = 0x800000
 	KeywordGCHeapAndTypeNames            uint64 = 0x1000000
 	KeywordWaitHandle                    uint64 = 0x40000000000
 	KeywordAllocationSampling            uint64 = 0x80000000000
 
 	// SampleProfilerKeywords enables the sample profiler's events.
 	SampleProfilerKeywords uint64 = 0xF00000000000
+
+	// HeapSnapshotKeywords make a heap snapshot: GCHeapCollect induces a
+	// blocking gen2 GC during which GCHeapDump describes every object,
+	// reference and root; Type and GCHeapAndTypeNames name the types
+	// (dotnet-gcdump's set, at LevelVerbose).
+	HeapSnapshotKeywords = KeywordGC | KeywordType | KeywordGCHeapDump | KeywordGCHeapCollect | KeywordGCHeapAndTypeNames
 
 	// KeywordSymbols names code: method and module load events, so stacks
 	// of a live session resolve without waiting for the rundown.
@@ -60,7 +68,9 @@ var profiles = map[string]struct {
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelInformational}}},
-	"all": {"everything above",
+	"gcdump": {"a heap snapshot: one induced blocking gen2 GC describing every object, reference and root (clrspy snapshot reads it)",
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: HeapSnapshotKeywords, Level: LevelVerbose}}},
+	"all": {"everything above but gcdump",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordGCSurvivalAndMovement |
 				KeywordContention | KeywordWaitHandle | KeywordSymbols, Level: LevelVerbose},
