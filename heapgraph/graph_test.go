@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,4 +153,137 @@ func TestGraphDiff(t *testing.T) {
 	if !found {
 		t.Errorf("GraphLeaf not a suspect: %+v", d.Suspects)
 	}
+}
+
+// events returns the heap-dump stream of a fixture as (id, payload)
+// pairs, the runtime provider's events the builder reads.
+func events(tb testing.TB, name string) []rawEvent {
+	tb.Helper()
+	r := tracetest.OpenFile(tb, tracetest.Path(tb, name), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	var out []rawEvent
+	if err := tracetest.ReadAll(tb, r, func(ev *nettrace.Event) {
+		if ev.Meta.Runtime == nettrace.Runtime && Wants(ev.Meta) {
+			out = append(out, rawEvent{id: ev.Meta.EventID, version: ev.Meta.Version, ts: ev.Timestamp, payload: append([]byte(nil), ev.Payload...)})
+		}
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+type rawEvent struct {
+	id, version uint32
+	ts          int64
+	payload     []byte
+}
+
+// feed builds a graph from raw events.
+func feed(evs []rawEvent) (*Graph, error) {
+	hdr := &nettrace.Header{PointerSize: 8}
+	b := NewBuilder(hdr, nil)
+	metas := map[uint32]*nettrace.Metadata{}
+	for _, e := range evs {
+		m := metas[e.id<<8|e.version]
+		if m == nil {
+			m = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: e.id, Version: e.version}
+			metas[e.id<<8|e.version] = m
+		}
+		b.Event(&nettrace.Event{Meta: m, Timestamp: e.ts, Payload: e.payload})
+	}
+	return b.Graph()
+}
+
+// TestGraphLost: a heap dump that lost events is never a silent partial
+// graph. Without its one GCBulkEdge, every announced reference is
+// missing; without the second GCBulkNode, its Index gap is counted and
+// the references of the objects after it point at objects never
+// described; cut before the dump's GC ended, the walk counts as cut.
+func TestGraphLost(t *testing.T) {
+	all := events(t, "heap-graph.nettrace.gz")
+	drop := func(id uint32, nth int) []rawEvent {
+		var out []rawEvent
+		n := 0
+		for _, e := range all {
+			if e.id == id {
+				n++
+				if n == nth {
+					continue
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	g, err := feed(drop(19, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Complete() || g.Missing.Edges == 0 {
+		t.Errorf("without the edges: complete %v, missing %+v", g.Complete(), g.Missing)
+	}
+	if g, err = feed(drop(18, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if g.Complete() || g.Missing.NodeEvents != 1 {
+		t.Errorf("without the second node event: complete %v, missing %+v", g.Complete(), g.Missing)
+	}
+	for i, e := range all {
+		if e.id == 2 { // GCEnd
+			if g, err = feed(all[:i]); err != nil {
+				t.Fatal(err)
+			}
+			if g.Complete() || g.Missing.NodeEvents == 0 {
+				t.Errorf("cut before the GC ended: complete %v, missing %+v", g.Complete(), g.Missing)
+			}
+			break
+		}
+	}
+	if _, err := feed(drop(18, 0)[:3]); err == nil {
+		t.Error("a stream without a heap dump gave a graph")
+	}
+}
+
+// FuzzGraph builds graphs from hostile heap-dump streams: the real
+// snapshot's events, each payload replaced or cut by the fuzzer's bytes.
+// The builder and every analysis must not panic, and a graph's arrays
+// must agree.
+func FuzzGraph(f *testing.F) {
+	all := events(f, "heap-graph.nettrace.gz")
+	f.Add(uint16(0), []byte{}, uint16(0))
+	for i, e := range all {
+		if e.id == 18 || e.id == 19 || e.id == 16 || e.id == 38 {
+			f.Add(uint16(i), e.payload[:len(e.payload)/2], uint16(len(e.payload)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, at uint16, repl []byte, cut uint16) {
+		evs := slices.Clone(all)
+		if int(at) < len(evs) {
+			evs[at].payload = repl
+		}
+		if int(cut) < len(evs) {
+			evs = evs[:cut]
+		}
+		g, err := feed(evs)
+		if err != nil {
+			return
+		}
+		if len(g.Addr) != g.N || len(g.Off) != g.N+2 || int(g.Off[g.N+1]) != len(g.Dst) || len(g.Retained) != g.N+1 {
+			t.Fatalf("inconsistent graph: %d nodes, %d offsets, %d refs", g.N, len(g.Off), len(g.Dst))
+		}
+		var sum uint64
+		for _, ts := range g.Types() {
+			sum += ts.Bytes
+		}
+		if sum != g.Bytes || g.Retained[g.N] != g.Bytes {
+			t.Fatalf("types sum to %d bytes, the root retains %d, the graph has %d", sum, g.Retained[g.N], g.Bytes)
+		}
+		g.Why(func(uint32) bool { return true })
+		g.Tree(3, 3)
+	})
 }
