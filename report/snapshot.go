@@ -19,7 +19,7 @@ type SnapshotDocument struct {
 	Input
 	Objects uint64  `json:"objects"`
 	Bytes   uint64  `json:"bytes"`
-	GC      uint32  `json:"gc"`       // the induced GC's number
+	GC      uint32  `json:"gc"`       // the induced GC's number (0: not recorded, a .gcdump)
 	PauseMs float64 `json:"pause_ms"` // its pause (the walk included): the snapshot's cost to the target
 	// Roots counts the roots per kind.
 	Roots   map[string]int        `json:"roots"`
@@ -146,8 +146,12 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
 	}
-	fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d, pause %.2f ms: the snapshot's cost to the target)\n",
-		d.Source, d.Objects, sizeText(d.Bytes), d.GC, d.PauseMs)
+	if d.GC > 0 {
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d, pause %.2f ms: the snapshot's cost to the target)\n",
+			d.Source, d.Objects, sizeText(d.Bytes), d.GC, d.PauseMs)
+	} else {
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (the induced GC's pause is not recorded in it)\n", d.Source, d.Objects, sizeText(d.Bytes))
+	}
 	var kinds []string
 	for k := heapgraph.RootStatic; k.String() != "unrooted"; k++ {
 		if n := d.Roots[k.String()]; n > 0 {

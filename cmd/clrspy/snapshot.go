@@ -71,7 +71,10 @@ counted as unrooted.
 Sources: a live process (--pid, --name; or -- COMMAND, snapshotted --after
 its start and then sent SIGTERM), or a .nettrace holding a heap dump
 (clrspy record --profile gcdump, or dotnet-trace with the keywords).
-Reading and writing .gcdump files (PerfView's format) is not implemented.
+A .gcdump file (dotnet-gcdump, dotnet-monitor, PerfView: PerfView's
+serialized memory graph) is read too: its root pseudo-nodes become roots of
+the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
+Writing .gcdump files is not implemented.
 
 Output: text (top types by retained bytes), --json, or --format pprof (a heap
 profile whose stacks are retention paths from the root kind down to the
@@ -79,6 +82,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 		Example: `  clrspy snapshot --pid 4242
   clrspy snapshot --pid 4242 --why MyApp.Session
   clrspy snapshot --json app-heap.nettrace | jq '.types[0]'
+  clrspy snapshot --why MyApp.Session dump.gcdump
   clrspy record --pid 4242 --profile gcdump --duration 5s -o before.nettrace
   clrspy snapshot --diff before.nettrace after.nettrace
   clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
@@ -94,7 +98,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.IntVar(&o.width, "tree-width", 10, "with --tree: children shown per node, the largest by retained bytes")
 	f.IntVar(&o.top, "top", 30, "types listed (0: all)")
 	f.StringVar(&o.save, "save", "", "live sessions: also save the snapshot's events to this .nettrace file (for a later --diff)")
-	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace files)")
+	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
@@ -118,22 +122,35 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	return c
 }
 
-// checkGcdump refuses a .gcdump input with one line.
-func checkGcdump(path string) error {
-	if strings.EqualFold(filepath.Ext(path), ".gcdump") {
-		return fmt.Errorf("%s: reading .gcdump files is not implemented yet; clrspy snapshot reads a .nettrace holding a heap dump (clrspy record --profile gcdump)", path)
+// isGcdump says whether path names a .gcdump file (PerfView's format).
+func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), ".gcdump") }
+
+// readGcdump reads a .gcdump file into a graph, with the input's
+// description (a file: nothing is lost by the reader; what the graph
+// misses says the graph).
+func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return report.Input{}, nil, err
 	}
-	return nil
+	defer f.Close()
+	g, err := heapgraph.ReadGCDump(f)
+	if err != nil {
+		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return report.Input{Source: path, Complete: true}, g, nil
 }
 
 func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
 	if cmd.ArgsLenAtDash() >= 0 {
 		return launchSnapshot(cmd, t, args, o)
 	}
-	if len(args) == 1 {
-		if err := checkGcdump(args[0]); err != nil {
+	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
+		in, g, err := readGcdump(args[0])
+		if err != nil {
 			return err
 		}
+		return writeSnapshot(cmd, in, g, o)
 	}
 	spec, err := t.spec(cmd, args, snapshotProviders())
 	if err != nil {
@@ -187,16 +204,24 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		st.Close()
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
+	err = writeSnapshot(cmd, in, g, o)
+	if !g.Complete() {
+		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
+	}
+	return finish(st, in, err)
+}
+
+// writeSnapshot writes the report of one snapshot.
+func writeSnapshot(cmd *cobra.Command, in report.Input, g *heapgraph.Graph, o snapshotOptions) error {
 	ro := report.SnapshotOptions{Top: o.top, Why: o.why, TreeDepth: o.tree, TreeWidth: o.width}
 	if o.why != "" {
+		var err error
 		if ro.WhyMatcher, err = g.Matcher(o.why); err != nil {
-			st.Close()
 			return err
 		}
 	}
 	w, closeOut, err := openOutput(cmd, o.out)
 	if err != nil {
-		st.Close()
 		return err
 	}
 	switch o.format {
@@ -207,11 +232,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	default:
 		err = report.WriteSnapshotText(w, report.NewSnapshotDocument(in, g, ro))
 	}
-	err = closeOut(err)
-	if !g.Complete() {
-		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
-	}
-	return finish(st, in, err)
+	return closeOut(err)
 }
 
 // launchSnapshot starts COMMAND, waits --after, snapshots it by pid, then
@@ -247,8 +268,8 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph, error) {
-	if err := checkGcdump(path); err != nil {
-		return report.Input{}, nil, err
+	if isGcdump(path) {
+		return readGcdump(path)
 	}
 	st, err := source.Open(source.Spec{File: path, Stdin: os.Stdin, Threads: threads, Keep: heapgraph.Wants})
 	if err != nil {
