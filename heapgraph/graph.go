@@ -170,10 +170,25 @@ func (b *Builder) Graph() (*Graph, error) {
 		return nil, fmt.Errorf("%d objects: more than 32-bit node ids hold", n)
 	}
 	g := &Graph{N: n, Addr: b.addrs, Size: b.sizes, Type: b.types, TypeNames: b.typeNames, GC: b.gc, COM: b.com}
-	for i, name := range g.TypeNames {
+	// Types by name: distinct TypeIDs of one name (nested "<>c" classes
+	// of different parents, a type in two load contexts) are one row.
+	byName := make(map[string]uint32, len(b.typeNames))
+	remap := make([]uint32, len(b.typeNames))
+	g.TypeNames = nil
+	for i, name := range b.typeNames {
 		if name == "" {
-			g.TypeNames[i] = fmt.Sprintf("Type(0x%x)", b.typeIDs[i])
+			name = fmt.Sprintf("Type(0x%x)", b.typeIDs[i])
 		}
+		t, ok := byName[name]
+		if !ok {
+			t = uint32(len(g.TypeNames))
+			byName[name] = t
+			g.TypeNames = append(g.TypeNames, name)
+		}
+		remap[i] = t
+	}
+	for v, t := range g.Type {
+		g.Type[v] = remap[t]
 	}
 	if b.start != 0 && b.restart > b.start {
 		g.Pause = time.Duration(b.hdr.DurationNanos(b.restart - b.start))

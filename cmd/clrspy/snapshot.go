@@ -74,7 +74,8 @@ its start and then sent SIGTERM), or a .nettrace holding a heap dump
 A .gcdump file (dotnet-gcdump, dotnet-monitor, PerfView: PerfView's
 serialized memory graph) is read too: its root pseudo-nodes become roots of
 the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
-Writing .gcdump files is not implemented.
+-o FILE.gcdump writes the snapshot in that format (dotnet-gcdump report and
+PerfView read it) instead of a report.
 
 Output: text (top types by retained bytes), --json, or --format pprof (a heap
 profile whose stacks are retention paths from the root kind down to the
@@ -83,6 +84,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
   clrspy snapshot --pid 4242 --why MyApp.Session
   clrspy snapshot --json app-heap.nettrace | jq '.types[0]'
   clrspy snapshot --why MyApp.Session dump.gcdump
+  clrspy snapshot --pid 4242 -o app.gcdump
   clrspy record --pid 4242 --profile gcdump --duration 5s -o before.nettrace
   clrspy snapshot --diff before.nettrace after.nettrace
   clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
@@ -92,7 +94,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f := c.Flags()
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or pprof")
-	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout")
+	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
 	f.StringVar(&o.why, "why", "", "why are objects of this type (full name or last part) or at this 0xADDRESS alive: shortest paths from roots")
 	f.IntVar(&o.tree, "tree", 0, "print the dominator tree this many levels deep (0: no tree)")
 	f.IntVar(&o.width, "tree-width", 10, "with --tree: children shown per node, the largest by retained bytes")
@@ -109,8 +111,8 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 		switch {
 		case o.tree < 0 || o.top < 0 || o.width < 1:
 			return fmt.Errorf("--tree and --top must be 0 or more, --tree-width 1 or more")
-		case strings.HasSuffix(strings.ToLower(o.out), ".gcdump"):
-			return fmt.Errorf("-o %s: writing .gcdump files is not implemented; -o writes the report (clrspy record --profile gcdump saves the snapshot as a .nettrace)", o.out)
+		case isGcdump(o.out) && (o.format != "text" || cmd.Flags().Changed("format")):
+			return fmt.Errorf("-o %s writes a .gcdump: --json and --format do not apply", o.out)
 		case o.after < 0 || o.timeout <= 0:
 			return fmt.Errorf("--after must not be negative and --timeout must be positive")
 		}
@@ -223,6 +225,9 @@ func writeSnapshot(cmd *cobra.Command, in report.Input, g *heapgraph.Graph, o sn
 	w, closeOut, err := openOutput(cmd, o.out)
 	if err != nil {
 		return err
+	}
+	if isGcdump(o.out) {
+		return closeOut(heapgraph.WriteGCDump(w, g))
 	}
 	switch o.format {
 	case "pprof":

@@ -107,6 +107,17 @@ func TestSnapshotLive(t *testing.T) {
 	if len(handle.Paths) != 1 || handle.Paths[0].RootKind != "handle" || len(handle.Paths[0].Path) != 1 {
 		t.Errorf("GraphHandleOnly's paths %+v, want one, straight from a handle", handle.Paths)
 	}
+	// The first snapshot as a .gcdump, read back: the same types.
+	gcdump := filepath.Join(dir, "first.gcdump")
+	if _, stderr, err := runCaptured(t, "snapshot", first, "-o", gcdump); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	stdout, _, _ = runCaptured(t, "snapshot", "--json", "--top", "0", gcdump)
+	var back report.SnapshotDocument
+	json.Unmarshal(stdout, &back)
+	if back.Objects != d.Objects || back.Bytes != d.Bytes {
+		t.Errorf("the .gcdump reads back %d objects, %d bytes; the snapshot had %d, %d", back.Objects, back.Bytes, d.Objects, d.Bytes)
+	}
 	stdout, stderr, err = runCaptured(t, "snapshot", "--json", "--top", "0", "--diff", first, second)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
