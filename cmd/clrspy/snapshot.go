@@ -263,11 +263,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 		p.Wait()
 	}()
 	time.Sleep(o.after)
-	spec, err := t.spec(cmd, nil, snapshotProviders())
-	if err != nil {
-		return err
-	}
-	spec.Pid = p.Process.Pid
+	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: snapshotProviders(), Notice: notice}
 	return snapshotSpec(cmd, spec, o)
 }
 

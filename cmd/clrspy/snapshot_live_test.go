@@ -143,3 +143,31 @@ func TestSnapshotLive(t *testing.T) {
 			bytes, deltas["Workload.GraphHolder"].RetainedDelta, addedBytes)
 	}
 }
+
+// TestSnapshotLaunch: with -- COMMAND, the snapshot is taken --after the
+// start (not at startup, where the session would induce the GC before
+// Main), then the program is sent SIGTERM: the idle workload, which would
+// run 30 s, ends with the snapshot.
+func TestSnapshotLaunch(t *testing.T) {
+	start := time.Now()
+	argv := workload.Argv(t, "idle", "seconds=30")
+	stdout, stderr, err := runCaptured(t, append([]string{"snapshot", "--json", "--top", "0", "--why", "System.Threading.Thread", "--after", "1500ms", "--"}, argv...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	// The workload's own "ready" and exit lines share the streams.
+	i := strings.Index(string(stdout), "{\n")
+	if i < 0 {
+		t.Fatalf("no JSON document in %q", stdout)
+	}
+	var d report.SnapshotDocument
+	if err := json.NewDecoder(strings.NewReader(string(stdout[i:]))).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Live || !d.Complete || d.Objects < 100 || d.GC == 0 || len(d.Paths) == 0 {
+		t.Errorf("live %v complete %v, %d objects, GC %d, %d paths to Thread", d.Live, d.Complete, d.Objects, d.GC, len(d.Paths))
+	}
+	if el := time.Since(start); el > 25*time.Second {
+		t.Errorf("took %v: the program was not ended after the snapshot", el)
+	}
+}
