@@ -101,9 +101,12 @@ func (g *Graph) Analyze() {
 		}
 		anc[i] = parent[i]
 	}
-	rsrc, roff, label, anc = nil, nil, nil, nil
+	rsrc, roff, label, anc, dfn = nil, nil, nil, nil, nil
 
-	idom := make([]int32, m)
+	// parent becomes idom in place: idom[i] needs parent[i] and the
+	// idoms of smaller numbers only.
+	idom := parent
+	idom[0] = 0 // the root (its parent was -1)
 	for i := 1; i < m; i++ {
 		d := parent[i]
 		for d > semi[i] {
@@ -111,22 +114,20 @@ func (g *Graph) Analyze() {
 		}
 		idom[i] = d
 	}
-	semi, parent = nil, nil
+	semi = nil
 
 	g.Idom = make([]uint32, nn)
 	g.Retained = make([]uint64, nn)
-	ret := make([]uint64, m)
-	for i, v := range vertex {
+	for _, v := range vertex {
 		if int(v) < g.N {
-			ret[i] = g.Size[v]
+			g.Retained[v] = g.Size[v]
 		}
 	}
 	for i := m - 1; i >= 1; i-- {
-		ret[idom[i]] += ret[i]
+		g.Retained[vertex[idom[i]]] += g.Retained[vertex[i]]
 	}
 	for i, v := range vertex {
 		g.Idom[v] = vertex[idom[i]]
-		g.Retained[v] = ret[i]
 	}
 	g.Idom[root] = root
 	g.order = vertex

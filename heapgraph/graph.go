@@ -217,13 +217,16 @@ func (b *Builder) Graph() (*Graph, error) {
 
 	// CSR: node i's edges are the next nedges[i] of the edge stream;
 	// edges to objects never described are dropped and counted.
-	g.Off = make([]uint32, n+2)
+	// The per-node edge counts become the offsets in place (each count
+	// is read before its slot is overwritten): no second array.
+	g.Off = append(b.nedges, 0, 0)
+	b.nedges = nil
 	g.Dst = make([]uint32, 0, len(b.edges)+len(b.roots)+len(b.statics))
 	var dangling []uint64
 	pos := uint64(0)
 	for i := 0; i < n; i++ {
+		want := uint64(g.Off[i])
 		g.Off[i] = uint32(len(g.Dst))
-		want := uint64(b.nedges[i])
 		if rest := uint64(len(b.edges)) - pos; want > rest {
 			g.Missing.Edges += want - rest
 			want = rest
@@ -241,7 +244,7 @@ func (b *Builder) Graph() (*Graph, error) {
 	g.Missing.DanglingEdges = uint64(len(dangling))
 	slices.Sort(dangling)
 	g.Missing.DanglingObjects = uint64(len(slices.Compact(dangling)))
-	b.edges, b.nedges = nil, nil
+	b.edges = nil
 
 	// Roots: statics first (named by class and field), then the others
 	// in kind order, so a path prefers the most telling root.
