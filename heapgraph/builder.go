@@ -42,7 +42,9 @@ type Builder struct {
 
 	typeOf    map[uint64]uint32 // BulkType TypeID -> index
 	typeNames []string
-	typeIDs   []uint64 // TypeIDs met before their BulkType (named late)
+	typeIDs   []uint64 // each type's TypeID
+	typeMods  []uint64 // each type's ModuleID (0: unknown)
+	modules   map[uint64]string
 	names     []string // root names; 0 is ""
 	nameIdx   map[string]uint32
 	statics   []staticRoot
@@ -93,11 +95,14 @@ func Wants(m *nettrace.Metadata) bool {
 		switch m.EventID {
 		case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd, clrevents.IDBulkType,
 			clrevents.IDGCBulkNode, clrevents.IDGCBulkEdge, clrevents.IDGCBulkRootEdge, clrevents.IDGCBulkRootCWTEdge,
-			clrevents.IDGCBulkRootStaticVar, clrevents.IDGCBulkRCW, clrevents.IDGCBulkRootCCW, clrevents.IDMethodLoadVerbose:
+			clrevents.IDGCBulkRootStaticVar, clrevents.IDGCBulkRCW, clrevents.IDGCBulkRootCCW, clrevents.IDMethodLoadVerbose, clrevents.IDModuleLoad:
 			return true
 		}
 	case nettrace.Rundown:
-		return m.EventID == clrevents.IDRundownMethodDCStartVerbose || m.EventID == clrevents.IDRundownMethodDCEndVerbose
+		switch m.EventID {
+		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose, clrevents.IDRundownModuleDCStart, clrevents.IDRundownModuleDCEnd:
+			return true
+		}
 	}
 	return false
 }
@@ -113,8 +118,11 @@ func (b *Builder) Dumped() bool { return len(b.addrs) > 0 }
 func (b *Builder) Event(ev *nettrace.Event) {
 	m := ev.Meta
 	if m.Runtime == nettrace.Rundown {
-		if m.EventID == clrevents.IDRundownMethodDCStartVerbose || m.EventID == clrevents.IDRundownMethodDCEndVerbose {
+		switch m.EventID {
+		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose:
 			b.method(ev)
+		case clrevents.IDRundownModuleDCStart, clrevents.IDRundownModuleDCEnd:
+			b.module(ev)
 		}
 		return
 	}
@@ -171,16 +179,19 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		for _, t := range bt.Types {
 			if i, ok := b.typeOf[t.TypeID]; ok {
 				if b.typeNames[i] == "" {
-					b.typeNames[i] = t.Name
+					b.typeNames[i], b.typeMods[i] = t.Name, t.ModuleID
 				}
 				continue
 			}
 			b.typeOf[t.TypeID] = uint32(len(b.typeNames))
 			b.typeNames = append(b.typeNames, t.Name)
 			b.typeIDs = append(b.typeIDs, t.TypeID)
+			b.typeMods = append(b.typeMods, t.ModuleID)
 		}
 	case clrevents.IDMethodLoadVerbose:
 		b.method(ev)
+	case clrevents.IDModuleLoad:
+		b.module(ev)
 	}
 	if b.state != dumping {
 		return
@@ -308,7 +319,24 @@ func (b *Builder) typeIndex(id uint64) uint32 {
 	b.typeOf[id] = i
 	b.typeNames = append(b.typeNames, "")
 	b.typeIDs = append(b.typeIDs, id)
+	b.typeMods = append(b.typeMods, 0)
 	return i
+}
+
+// module remembers a module's IL path, to name the types' modules in a
+// written .gcdump.
+func (b *Builder) module(ev *nettrace.Event) {
+	m, err := clrevents.DecodeModule(ev.Payload, ev.Meta.Version, b.ptr)
+	if b.stats.Failed(err) {
+		return
+	}
+	b.stats.Used()
+	if b.modules == nil {
+		b.modules = map[uint64]string{}
+	}
+	if m.ILPath != "" {
+		b.modules[m.ModuleID] = m.ILPath
+	}
 }
 
 // method names the frames of stack roots: their GCRootID is the frame's

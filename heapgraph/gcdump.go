@@ -140,11 +140,12 @@ func ReadGCDump(in io.Reader) (*Graph, error) {
 		return nil, r.err
 	}
 	names := make([]string, ntypes)
+	mods := make([]string, ntypes)
 	sizes := make([]int32, ntypes)
 	for i := range names {
 		names[i] = r.str()
 		sizes[i] = r.i32()
-		r.str() // module
+		mods[i] = r.str()
 	}
 	nnodes := r.i32()
 	if r.err != nil || nnodes < 0 || int(nnodes) > (len(data)-r.p)/4 || root < 0 || root >= nnodes {
@@ -167,7 +168,7 @@ func ReadGCDump(in io.Reader) (*Graph, error) {
 			addrs[i] = uint64(r.i64())
 		}
 	}
-	return gcdumpGraph(names, sizes, labels, blob, addrs, uint32(root))
+	return gcdumpGraph(names, mods, sizes, labels, blob, addrs, uint32(root))
 }
 
 // gcNode is one node decoded from the blob.
@@ -231,7 +232,7 @@ func pseudoKind(name string, parent RootKind) (RootKind, string) {
 	return parent, ""
 }
 
-func gcdumpGraph(names []string, sizes []int32, labels []uint32, blob []byte, addrs []uint64, root uint32) (*Graph, error) {
+func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []byte, addrs []uint64, root uint32) (*Graph, error) {
 	n := len(labels)
 	var kids []int32
 	node := func(i int) (gcNode, error) {
@@ -303,7 +304,7 @@ func gcdumpGraph(names []string, sizes []int32, labels []uint32, blob []byte, ad
 	// 10K)"): the same type, merged here.
 	byName := map[string]uint32{}
 	typeOf := make([]uint32, len(names))
-	var typeNames []string
+	var typeNames, typeMods []string
 	for i, s := range names {
 		if j := strings.LastIndex(s, " (Bytes > "); j > 0 && strings.HasSuffix(s, ")") {
 			s = s[:j]
@@ -313,10 +314,11 @@ func gcdumpGraph(names []string, sizes []int32, labels []uint32, blob []byte, ad
 			t = uint32(len(typeNames))
 			byName[s] = t
 			typeNames = append(typeNames, s)
+			typeMods = append(typeMods, mods[i])
 		}
 		typeOf[i] = t
 	}
-	g := &Graph{TypeNames: typeNames}
+	g := &Graph{TypeNames: typeNames, TypeModules: typeMods}
 	// A node of address 0 stands for a null root (PerfView adds the
 	// runtime's null stack slots as children of "[local vars]").
 	isNull := func(i int32) bool { return addrs != nil && addrs[i] == 0 }

@@ -200,7 +200,11 @@ func WriteGCDump(w io.Writer, g *Graph) error {
 		// PerfView's readers list the types that have a module and
 		// take the others (null module) for pseudo-nodes.
 		if i > 0 && i <= len(g.TypeNames) {
-			str(gcdumpModule)
+			mod := gcdumpModule
+			if i-1 < len(g.TypeModules) && g.TypeModules[i-1] != "" {
+				mod = g.TypeModules[i-1]
+			}
+			str(mod)
 		} else {
 			i32(-1)
 		}
@@ -244,6 +248,7 @@ func WriteGCDump(w io.Writer, g *Graph) error {
 	return bw.Flush()
 }
 
-// gcdumpModule is every type's module in a written .gcdump: the
-// snapshot does not keep module names.
+// gcdumpModule is a type's module in a written .gcdump when the
+// snapshot's events did not name it (PerfView's readers list only types
+// with a module).
 const gcdumpModule = "unknown module"

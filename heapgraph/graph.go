@@ -98,6 +98,8 @@ type Graph struct {
 	rootOf map[uint32]uint32
 
 	TypeNames []string
+	// TypeModules names each type's module (its IL path), "" unknown.
+	TypeModules []string
 
 	Bytes    uint64 // sum of Size
 	Missing  Missing
@@ -184,6 +186,7 @@ func (b *Builder) Graph() (*Graph, error) {
 			t = uint32(len(g.TypeNames))
 			byName[name] = t
 			g.TypeNames = append(g.TypeNames, name)
+			g.TypeModules = append(g.TypeModules, b.modules[b.typeMods[i]])
 		}
 		remap[i] = t
 	}
