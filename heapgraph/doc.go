@@ -21,6 +21,13 @@
 // root events lost, or kinds the runtime does not report) are joined to
 // the virtual root as "unrooted" so every byte is still counted.
 //
+// A Graph also comes from a .gcdump file (ReadGCDump: PerfView's
+// FastSerialization MemoryGraph, as dotnet-gcdump, dotnet-monitor and
+// PerfView write it; its root pseudo-nodes become roots of the same
+// kinds) and is written as one (WriteGCDump, in dotnet-gcdump's layout,
+// so dotnet-gcdump report and PerfView read it).
+//
 // The builder is an analysis.Analyzer (events from package source); the
-// analyses are pure functions of a Graph, with no I/O.
+// analyses are pure functions of a Graph; the .gcdump functions take an
+// io.Reader or io.Writer.
 package heapgraph

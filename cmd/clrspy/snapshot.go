@@ -70,7 +70,9 @@ counted as unrooted.
 
 Sources: a live process (--pid, --name; or -- COMMAND, snapshotted --after
 its start and then sent SIGTERM), or a .nettrace holding a heap dump
-(clrspy record --profile gcdump, or dotnet-trace with the keywords).
+(--save, clrspy record --profile gcdump, or dotnet-trace with the keywords).
+Live sessions use a 1024 MB runtime-side buffer unless --buffer-mb says
+otherwise (the heap dump is one burst of events).
 A .gcdump file (dotnet-gcdump, dotnet-monitor, PerfView: PerfView's
 serialized memory graph) is read too: its root pseudo-nodes become roots of
 the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
@@ -85,7 +87,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
   clrspy snapshot --json app-heap.nettrace | jq '.types[0]'
   clrspy snapshot --why MyApp.Session dump.gcdump
   clrspy snapshot --pid 4242 -o app.gcdump
-  clrspy record --pid 4242 --profile gcdump --duration 5s -o before.nettrace
+  clrspy snapshot --pid 4242 --save before.nettrace    # later the same with after.nettrace
   clrspy snapshot --diff before.nettrace after.nettrace
   clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
 	}
@@ -107,6 +109,12 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 		var err error
 		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
 			return err
+		}
+		if !cmd.Flags().Changed("buffer-mb") {
+			// A heap dump is one burst of events as large as the heap's
+			// graph: the buffer dotnet-gcdump asks for, so that a reader
+			// that falls behind loses nothing.
+			t.bufferMB = 1024
 		}
 		switch {
 		case o.tree < 0 || o.top < 0 || o.width < 1:
@@ -152,7 +160,13 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 		if err != nil {
 			return err
 		}
-		return writeSnapshot(cmd, in, g, o)
+		if err := writeSnapshot(cmd, in, g, o); err != nil {
+			return err
+		}
+		if !g.Complete() {
+			warn("%s: the heap snapshot is incomplete (see the report)", args[0])
+		}
+		return nil
 	}
 	spec, err := t.spec(cmd, args, snapshotProviders())
 	if err != nil {
