@@ -119,6 +119,8 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 		switch {
 		case o.tree < 0 || o.top < 0 || o.width < 1:
 			return fmt.Errorf("--tree and --top must be 0 or more, --tree-width 1 or more")
+		case o.tree > 64:
+			return fmt.Errorf("--tree %d: at most 64 levels (the text would be unreadable long before)", o.tree)
 		case isGcdump(o.out) && (o.format != "text" || cmd.Flags().Changed("format")):
 			return fmt.Errorf("-o %s writes a .gcdump: --json and --format do not apply", o.out)
 		case o.after < 0 || o.timeout <= 0:
