@@ -124,8 +124,8 @@ func TestDecodeEveryCatalogEvent(t *testing.T) {
 	// Runtime (1), rundown (2) and sample-profiler (4) events with their
 	// versions, as present in the catalog (CATALOG.md §6).
 	want := "1/1 v2, 1/10 v3, 1/10 v4, 1/11 v1, 1/12 v1, 1/14 v1, 1/142 v1, 1/142 v2, 1/143 v1, 1/143 v2, 1/144 v1, 1/144 v2, " +
-		"1/15 v0, 1/151 v1, 1/152 v2, 1/153 v2, 1/2 v1, 1/202 v0, 1/204 v3, 1/205 v2, 1/205 v4, 1/21 v0, " +
-		"1/22 v0, 1/23 v0, 1/3 v1, 1/301 v0, 1/302 v0, 1/35 v0, 1/39 v0, 1/4 v1, 1/4 v2, 1/7 v1, 1/8 v1, " +
+		"1/15 v0, 1/151 v1, 1/152 v2, 1/153 v2, 1/16 v0, 1/18 v0, 1/19 v0, 1/2 v1, 1/202 v0, 1/204 v3, 1/205 v2, 1/205 v4, 1/21 v0, " +
+		"1/22 v0, 1/23 v0, 1/3 v1, 1/301 v0, 1/302 v0, 1/35 v0, 1/36 v0, 1/37 v0, 1/38 v0, 1/39 v0, 1/4 v1, 1/4 v2, 1/7 v1, 1/8 v1, " +
 		"1/81 v1, 1/81 v2, 1/85 v0, 1/9 v1, 1/90 v0, 1/91 v1, 2/144 v1, 2/144 v2, 2/152 v1, 2/154 v2, 4/0 v0"
 	if got != want {
 		t.Errorf("decoded event versions:\n got %s\nwant %s", got, want)
