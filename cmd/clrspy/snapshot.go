@@ -217,9 +217,11 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 			return err
 		}
 	}
+	// The stream is done: its buffers go before the graph's arrays come
+	// (finish closes it again, a no-op).
+	st.Close()
 	g, err := b.Graph()
 	if err != nil {
-		st.Close()
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
 	err = writeSnapshot(cmd, in, g, o)
