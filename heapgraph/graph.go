@@ -58,6 +58,9 @@ func (r Root) Label() string {
 // Missing counts what a snapshot lacks. Any non-zero field but Unrooted
 // makes the graph incomplete.
 type Missing struct {
+	// Cut: the stream ended during the heap walk (before the dump's GC
+	// ended).
+	Cut        bool   `json:"cut"`
 	NodeEvents uint32 `json:"node_events"` // GCBulkNode events lost (Index gaps)
 	EdgeEvents uint32 `json:"edge_events"`
 	RootEvents uint32 `json:"root_events"`
@@ -197,10 +200,8 @@ func (b *Builder) Graph() (*Graph, error) {
 		g.Pause = time.Duration(b.hdr.DurationNanos(b.restart - b.start))
 	}
 	g.Missing.NodeEvents, g.Missing.EdgeEvents, g.Missing.RootEvents = b.lostNode, b.lostEdge, b.lostRoot
-	if b.state == dumping {
-		// The stream ended inside the dump's GC: the walk may be cut.
-		g.Missing.NodeEvents++
-	}
+	// The stream ended inside the dump's GC: the walk may be cut.
+	g.Missing.Cut = b.state == dumping
 	for _, s := range g.Size {
 		g.Bytes += s
 	}

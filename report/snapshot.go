@@ -115,6 +115,9 @@ func treeJSON(g *heapgraph.Graph, n heapgraph.TreeNode) SnapshotTreeNodeJSON {
 // snapshotMissing is the partial line of an incomplete snapshot.
 func snapshotMissing(m heapgraph.Missing) string {
 	var p []string
+	if m.Cut {
+		p = append(p, "the events end during the heap walk")
+	}
 	if n := m.NodeEvents + m.EdgeEvents + m.RootEvents; n > 0 {
 		p = append(p, fmt.Sprintf("%d heap-dump events lost (%d of objects, %d of references, %d of roots)", n, m.NodeEvents, m.EdgeEvents, m.RootEvents))
 	}
@@ -146,10 +149,14 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
 	}
-	if d.GC > 0 {
+	switch {
+	case d.GC > 0 && d.PauseMs > 0:
 		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d, pause %.2f ms: the snapshot's cost to the target)\n",
 			d.Source, d.Objects, sizeText(d.Bytes), d.GC, d.PauseMs)
-	} else {
+	case d.GC > 0:
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d; its pause is unknown: the events end before the runtime resumed)\n",
+			d.Source, d.Objects, sizeText(d.Bytes), d.GC)
+	default:
 		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (the induced GC's pause is not recorded in it)\n", d.Source, d.Objects, sizeText(d.Bytes))
 	}
 	var kinds []string
