@@ -45,6 +45,8 @@ func TestFuzzCorpus(t *testing.T) {
 		func(e realtrace.Event) []any { return []any{e.Payload, e.Version} })
 	pay("FuzzBulkType", []uint32{IDBulkType},
 		func(e realtrace.Event) []any { return []any{e.Payload, e.Version} })
+	pay("FuzzHeapDump", []uint32{IDGCBulkNode, IDGCBulkEdge, IDGCBulkRootEdge, IDGCBulkRootCWTEdge, IDGCBulkRootStaticVar, IDGCBulkRCW, IDGCBulkRootCCW},
+		func(e realtrace.Event) []any { return []any{e.Payload, uint8(e.ID), e.PtrSize == 8} })
 
 	// FuzzDecode picks its decoder by index into the sorted decoder keys.
 	keys := decoderKeys()

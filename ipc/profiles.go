@@ -22,6 +22,8 @@ const (
 	KeywordType                          uint64 = 0x80000
 	KeywordGCSampledObjectAllocationHigh uint64 = 0x200000
 	KeywordGCSurvivalAndMovement         uint64 = 0x400000
+	KeywordGCHeapDump                    uint64 = 0x100000
+	KeywordGCHeapCollect                 uint64 = 0x800000
 	KeywordGCHeapAndTypeNames            uint64 = 0x1000000
 	KeywordWaitHandle                    uint64 = 0x40000000000
 	KeywordAllocationSampling            uint64 = 0x80000000000
@@ -35,6 +37,11 @@ const (
 	// contention` (which adds wait-handle waits) both use it, so a recorded
 	// trace names the same owners as a live session.
 	KeywordLocks = KeywordContention | KeywordAppDomainResourceManagement | KeywordThreading | KeywordSymbols
+	// HeapSnapshotKeywords make a heap snapshot: GCHeapCollect induces a
+	// blocking gen2 GC during which GCHeapDump describes every object,
+	// reference and root; Type and GCHeapAndTypeNames name the types
+	// (dotnet-gcdump's set, at LevelVerbose).
+	HeapSnapshotKeywords = KeywordGC | KeywordType | KeywordGCHeapDump | KeywordGCHeapCollect | KeywordGCHeapAndTypeNames
 
 	// KeywordSymbols names code: method and module load events, so stacks
 	// of a live session resolve without waiting for the rundown.
@@ -68,6 +75,8 @@ var profiles = map[string]struct {
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
 	"contention": {"lock contention and wait-handle waits, with stacks",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordLocks | KeywordWaitHandle, Level: LevelInformational}}},
+	"gcdump": {"a heap snapshot: one induced blocking gen2 GC describing every object, reference and root (clrspy snapshot reads it)",
+		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: HeapSnapshotKeywords, Level: LevelVerbose}}},
 	"threadpool": {"thread-pool events, wait-handle waits and lock contention with stacks (verbose: WaitHandle events need it), the runtime's counters every second",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordThreading | KeywordWaitHandle | KeywordContention | KeywordSymbols, Level: LevelVerbose},
@@ -76,7 +85,7 @@ var profiles = map[string]struct {
 	// all leaves movement out: its keyword makes the runtime report every
 	// surviving range and lengthens each GC's pause (measured: background
 	// gen2 pauses 30x longer), so "all" would distort what it records.
-	"all": {"every other set but movement (which lengthens GC pauses: name it to add it)",
+	"all": {"every other set but movement (which lengthens GC pauses: name it to add it) and gcdump (a heap snapshot)",
 		[]Provider{
 			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling |
 				KeywordLocks | KeywordWaitHandle, Level: LevelVerbose},

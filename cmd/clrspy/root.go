@@ -19,6 +19,7 @@ file) and reports, precisely, what the runtime does to it:
   top      a live terminal view of one process: pauses, heap, counters, locks, CPU
   profile  managed stack samples to pprof, speedscope, folded stacks, flame graphs
   heap     sampled objects followed across compacting GCs
+  snapshot a heap snapshot: retained sizes, why objects are alive, diffs
   locks    lock contention: which lock, how long, behind which owner
   exceptions  exceptions by type, message, throw and catch site; caught or not
   threadpool  thread-pool starvation: threads, queue, injections, blocking call sites

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/outfile"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+func init() { commands = append(commands, newSnapshotCmd) }
+
+// snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set);
+// the stop-time rundown names the methods whose frames root objects.
+func snapshotProviders() []ipc.Provider {
+	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.HeapSnapshotKeywords, Level: ipc.LevelVerbose}}
+}
+
+type snapshotOptions struct {
+	asJSON, diff bool
+	format, out  string
+	why          string
+	tree, top    int
+	width        int
+	save         string
+	after        time.Duration
+	timeout      time.Duration
+}
+
+func newSnapshotCmd() *cobra.Command {
+	var o snapshotOptions
+	c := &cobra.Command{
+		Use:   "snapshot [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] | --diff OLD NEW",
+		Short: "A heap snapshot: what keeps memory alive (retained sizes, paths from roots, diffs)",
+		Long: `snapshot takes (or reads) a heap snapshot: the runtime, asked by an EventPipe
+session with the GCHeapCollect and GCHeapDump keywords, induces one blocking
+gen2 GC and describes every live object, reference and GC root during it. The
+session ends as soon as that GC ends. The GC's pause, walk included, is the
+snapshot's cost to the target; the report gives it.
+
+Per type: objects, own bytes and retained bytes: the bytes of the objects only
+objects of the type keep alive, from the dominator tree over a virtual root
+joined to every GC root (an object kept by two objects of the type, neither
+dominating it, is counted with their common dominator instead).
+--why TYPE (or 0xADDRESS): the shortest paths from roots to those objects,
+grouped by the sequence of types along the path, each with its root (a static
+field by name, a GC handle, a stack frame's method, the finalizer queue) and
+the objects' count and bytes. --tree N: the dominator tree N levels deep.
+--diff OLD NEW: per type count, bytes and retained deltas between two
+snapshots of one process, the dominators whose retained bytes grew most
+(matched by their path from a root: addresses change) and leak suspects
+(types that grew and are kept through one path).
+
+Lost events never give a silent partial graph: gaps in the heap-dump events,
+missing references and references to objects never described make the
+report partial (complete false, one warning line). The runtime's frozen
+string literals and RuntimeType objects, which no reported root reaches, are
+counted as unrooted.
+
+Sources: a live process (--pid, --name; or -- COMMAND, snapshotted --after
+its start and then sent SIGTERM), or a .nettrace holding a heap dump
+(--save, clrspy record --profile gcdump, or dotnet-trace with the keywords).
+Live sessions use a 1024 MB runtime-side buffer unless --buffer-mb says
+otherwise (the heap dump is one burst of events).
+A .gcdump file (dotnet-gcdump, dotnet-monitor, PerfView: PerfView's
+serialized memory graph) is read too: its root pseudo-nodes become roots of
+the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
+-o FILE.gcdump writes the snapshot in that format (dotnet-gcdump report and
+PerfView read it) instead of a report.
+
+Output: text (top types by retained bytes), --json, or --format pprof (a heap
+profile whose stacks are retention paths from the root kind down to the
+type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
+		Example: `  clrspy snapshot --pid 4242
+  clrspy snapshot --pid 4242 --why MyApp.Session
+  clrspy snapshot --json app-heap.nettrace | jq '.types[0]'
+  clrspy snapshot --why MyApp.Session dump.gcdump
+  clrspy snapshot --pid 4242 -o app.gcdump
+  clrspy snapshot --pid 4242 --save before.nettrace    # later the same with after.nettrace
+  clrspy snapshot --diff before.nettrace after.nettrace
+  clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
+	}
+	t := addTargetFlags(c)
+	addThreadsFlag(c, &t.threads, 1)
+	f := c.Flags()
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
+	f.StringVar(&o.format, "format", "text", "output format: text, json or pprof")
+	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
+	f.StringVar(&o.why, "why", "", "why are objects of this type (full name or last part) or at this 0xADDRESS alive: shortest paths from roots")
+	f.IntVar(&o.tree, "tree", 0, "print the dominator tree this many levels deep (0: no tree)")
+	f.IntVar(&o.width, "tree-width", 10, "with --tree: children shown per node, the largest by retained bytes")
+	f.IntVar(&o.top, "top", 30, "types listed (0: all)")
+	f.StringVar(&o.save, "save", "", "live sessions: also save the snapshot's events to this .nettrace file (for a later --diff)")
+	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
+	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
+	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var err error
+		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
+			return err
+		}
+		if !cmd.Flags().Changed("buffer-mb") {
+			// A heap dump is one burst of events as large as the heap's
+			// graph: the buffer dotnet-gcdump asks for, so that a reader
+			// that falls behind loses nothing.
+			t.bufferMB = 1024
+		}
+		switch {
+		case o.tree < 0 || o.top < 0 || o.width < 1:
+			return fmt.Errorf("--tree and --top must be 0 or more, --tree-width 1 or more")
+		case o.tree > 64:
+			return fmt.Errorf("--tree %d: at most 64 levels (the text would be unreadable long before)", o.tree)
+		case isGcdump(o.out) && (o.format != "text" || cmd.Flags().Changed("format")):
+			return fmt.Errorf("-o %s writes a .gcdump: --json and --format do not apply", o.out)
+		case o.after < 0 || o.timeout <= 0:
+			return fmt.Errorf("--after must not be negative and --timeout must be positive")
+		}
+		if o.diff {
+			return runSnapshotDiff(cmd, t, args, o)
+		}
+		return runSnapshot(cmd, t, args, o)
+	}
+	return c
+}
+
+// isGcdump says whether path names a .gcdump file (PerfView's format).
+func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), ".gcdump") }
+
+// readGcdump reads a .gcdump file into a graph, with the input's
+// description (a file: nothing is lost by the reader; what the graph
+// misses says the graph).
+func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return report.Input{}, nil, err
+	}
+	defer f.Close()
+	g, err := heapgraph.ReadGCDump(f)
+	if err != nil {
+		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return report.Input{Source: path, Complete: true}, g, nil
+}
+
+func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
+	if cmd.ArgsLenAtDash() >= 0 {
+		return launchSnapshot(cmd, t, args, o)
+	}
+	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
+		in, g, err := readGcdump(args[0])
+		if err != nil {
+			return err
+		}
+		if err := writeSnapshot(cmd, nil, in, g, o); err != nil {
+			return err
+		}
+		if !g.Complete() {
+			warn("%s: the heap snapshot is incomplete (see the report)", args[0])
+		}
+		return nil
+	}
+	spec, err := t.spec(cmd, args, snapshotProviders())
+	if err != nil {
+		return err
+	}
+	return snapshotSpec(cmd, spec, o)
+}
+
+func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
+	spec.Keep = heapgraph.Wants
+	live := spec.File == ""
+	if live && spec.Duration == 0 {
+		spec.Duration = o.timeout
+	}
+	var saved *outfile.File
+	if o.save != "" {
+		if !live {
+			return fmt.Errorf("--save applies to live sessions (the trace file is the snapshot)")
+		}
+		// Written beside the name and renamed when the session ends,
+		// as record does: never a partial FILE.
+		var err error
+		if saved, err = outfile.Create(o.save, outfile.Options{Perm: 0o600}); err != nil {
+			return err
+		}
+		defer saved.Abort() // a no-op once closed
+		spec.Tee = saved
+	}
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	if live {
+		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
+	}
+	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	in, err := run(st, stopWatch, b)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	if saved != nil {
+		st.Drain()
+		if err := saved.Close(); err != nil {
+			st.Close()
+			return err
+		}
+	}
+	// The stream is done: its buffers go before the graph's arrays come
+	// (finish closes it again, a no-op).
+	st.Close()
+	g, err := b.Graph()
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.Name, err)
+	}
+	err = writeSnapshot(cmd, st, in, g, o)
+	if !g.Complete() {
+		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
+	}
+	return finish(st, in, err)
+}
+
+// writeSnapshot writes the report of one snapshot.
+// st is the live stream the snapshot came from (nil for files): a report
+// on another user's process is written for clrspy's user alone.
+func writeSnapshot(cmd *cobra.Command, st *source.Stream, in report.Input, g *heapgraph.Graph, o snapshotOptions) error {
+	ro := report.SnapshotOptions{Top: o.top, Why: o.why, TreeDepth: o.tree, TreeWidth: o.width}
+	if o.why != "" {
+		var err error
+		if ro.WhyMatcher, err = g.Matcher(o.why); err != nil {
+			return err
+		}
+	}
+	w, closeOut, err := openOutput(cmd, st, o.out)
+	if err != nil {
+		return err
+	}
+	if isGcdump(o.out) {
+		return closeOut(heapgraph.WriteGCDump(w, g))
+	}
+	switch o.format {
+	case "pprof":
+		err = report.WriteSnapshotPprof(w, in, g)
+	case "json":
+		err = report.WriteSnapshotJSON(w, report.NewSnapshotDocument(in, g, ro))
+	default:
+		err = report.WriteSnapshotText(w, report.NewSnapshotDocument(in, g, ro))
+	}
+	return closeOut(err)
+}
+
+// launchSnapshot starts COMMAND, waits --after, snapshots it by pid, then
+// sends it SIGTERM and waits for it. (A launch under a session from the
+// first instruction would induce the snapshot's GC at startup.)
+func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
+	if cmd.ArgsLenAtDash() > 0 {
+		return fmt.Errorf("unexpected argument %q before --", args[0])
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("no command after --")
+	}
+	if t.pid != 0 || t.name != "" {
+		return fmt.Errorf("give either a command after -- or --pid/--name, not both")
+	}
+	p := exec.Command(args[0], args[1:]...)
+	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := p.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", args[0], err)
+	}
+	defer func() {
+		p.Process.Signal(syscall.SIGTERM)
+		p.Wait()
+	}()
+	time.Sleep(o.after)
+	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: snapshotProviders(), Notice: notice}
+	return snapshotSpec(cmd, spec, o)
+}
+
+// readSnapshotFile builds the graph of a trace file.
+func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph, error) {
+	if isGcdump(path) {
+		return readGcdump(path)
+	}
+	st, err := source.Open(source.Spec{File: path, Stdin: os.Stdin, Threads: threads, Keep: heapgraph.Wants})
+	if err != nil {
+		return report.Input{}, nil, err
+	}
+	defer st.Close()
+	b := heapgraph.NewBuilder(st.Header(), nil)
+	in, err := run(st, func() {}, b)
+	if err != nil {
+		return in, nil, err
+	}
+	g, err := b.Graph()
+	if err != nil {
+		return in, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, g, nil
+}
+
+func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
+	if t.live(cmd) {
+		return fmt.Errorf("--diff compares two trace files: --diff OLD NEW (take them with clrspy record --profile gcdump)")
+	}
+	if len(args) != 2 {
+		return fmt.Errorf("--diff needs two trace files: --diff OLD NEW (got %d arguments)", len(args))
+	}
+	if o.format == "pprof" {
+		return fmt.Errorf("--diff gives text or --json; for pprof, write each snapshot with --format pprof and use go tool pprof -diff_base")
+	}
+	if o.why != "" || o.tree > 0 {
+		return fmt.Errorf("--why and --tree apply to one snapshot, not to --diff")
+	}
+	threads, err := readerThreads(t.threads)
+	if err != nil {
+		return err
+	}
+	bin, old, err := readSnapshotFile(args[0], threads)
+	if err != nil {
+		return err
+	}
+	ain, cur, err := readSnapshotFile(args[1], threads)
+	if err != nil {
+		return err
+	}
+	doc := report.NewSnapshotDiffDocument(bin, ain, old, cur, heapgraph.Compare(old, cur), o.top)
+	w, closeOut, err := openOutput(cmd, nil, o.out)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		err = report.WriteSnapshotJSON(w, doc)
+	} else {
+		err = report.WriteSnapshotDiffText(w, doc)
+	}
+	if err = closeOut(err); err != nil {
+		return err
+	}
+	for _, p := range doc.Partial {
+		warn("%s", p)
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+package heapgraph
+
+import (
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// rawRoot is a root as the events give it, resolved to a node id at the
+// end (the object is usually described after its root).
+type rawRoot struct {
+	obj  uint64
+	id   uint64 // GCRootID, or the static's declaring TypeID
+	kind RootKind
+	name uint32 // index into Builder.names (0: none yet)
+}
+
+// Builder collects one heap dump from a stream of events: the first
+// blocking gen2 GC during which the runtime describes objects. It is an
+// analysis.Analyzer; Graph builds the result once the stream ended (or
+// once Done reported the dump's GC ended).
+type Builder struct {
+	hdr   *nettrace.Header
+	ptr   int
+	stats analysis.Stats
+
+	state   int // waiting, dumping, done
+	gc      uint32
+	suspend int64 // last GCSuspendEEBegin
+	start   int64 // the dump GC's suspension began
+	end     int64 // its GCEnd
+	restart int64 // the runtime resumed after it
+	onDone  func()
+
+	// Nodes in the order described, parallel arrays.
+	addrs  []uint64
+	sizes  []uint64
+	types  []uint32 // index into typeNames
+	nedges []uint32
+	edges  []uint64 // edge target addresses, in node order
+	roots  []rawRoot
+
+	typeOf    map[uint64]uint32 // BulkType TypeID -> index
+	typeNames []string
+	typeIDs   []uint64 // each type's TypeID
+	typeMods  []uint64 // each type's ModuleID (0: unknown)
+	modules   map[uint64]string
+	names     []string // root names; 0 is ""
+	nameIdx   map[string]uint32
+	statics   []staticRoot
+	stackIDs  map[uint64]string
+	cwt       uint64
+	com       uint64
+
+	// Next expected Index per bulk kind, and the events missing.
+	nextNode, nextEdge, nextRoot uint32
+	lostNode, lostEdge, lostRoot uint32
+	edgesAnnounced               uint64
+
+	nodeBuf []clrevents.HeapNode
+	edgeBuf []clrevents.HeapEdge
+	rootBuf []clrevents.HeapRoot
+}
+
+type staticRoot struct {
+	obj, typeID uint64
+	field       string
+	thread      bool
+}
+
+const (
+	waiting = iota
+	dumping
+	done
+)
+
+// NewBuilder returns a builder for a stream with header hdr. onDone (may
+// be nil) is called once, when the dump's GC has ended: a live session
+// can then be stopped (the rundown that names stack roots' methods still
+// arrives).
+func NewBuilder(hdr *nettrace.Header, onDone func()) *Builder {
+	b := &Builder{hdr: hdr, ptr: hdr.PointerSize, onDone: onDone,
+		typeOf: map[uint64]uint32{}, stackIDs: map[uint64]string{}, names: []string{""}}
+	if b.ptr != 4 {
+		b.ptr = 8
+	}
+	return b
+}
+
+// Wants reports whether an event of m is one the builder reads (a file
+// reader skips the others).
+func Wants(m *nettrace.Metadata) bool {
+	switch m.Runtime {
+	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd, clrevents.IDBulkType,
+			clrevents.IDGCBulkNode, clrevents.IDGCBulkEdge, clrevents.IDGCBulkRootEdge, clrevents.IDGCBulkRootCWTEdge,
+			clrevents.IDGCBulkRootStaticVar, clrevents.IDGCBulkRCW, clrevents.IDGCBulkRootCCW, clrevents.IDMethodLoadVerbose, clrevents.IDModuleLoad:
+			return true
+		}
+	case nettrace.Rundown:
+		switch m.EventID {
+		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose, clrevents.IDRundownModuleDCStart, clrevents.IDRundownModuleDCEnd:
+			return true
+		}
+	}
+	return false
+}
+
+// Stats reports the events used and the decode errors.
+func (b *Builder) Stats() analysis.Stats { return b.stats }
+
+// Dumped reports whether the stream held a heap dump (its GC started and
+// described objects).
+func (b *Builder) Dumped() bool { return len(b.addrs) > 0 }
+
+// Event feeds one event.
+func (b *Builder) Event(ev *nettrace.Event) {
+	m := ev.Meta
+	if m.Runtime == nettrace.Rundown {
+		switch m.EventID {
+		case clrevents.IDRundownMethodDCStartVerbose, clrevents.IDRundownMethodDCEndVerbose:
+			b.method(ev)
+		case clrevents.IDRundownModuleDCStart, clrevents.IDRundownModuleDCEnd:
+			b.module(ev)
+		}
+		return
+	}
+	if m.Runtime != nettrace.Runtime {
+		return
+	}
+	p, v := ev.Payload, m.Version
+	switch m.EventID {
+	case clrevents.IDGCSuspendEEBegin:
+		if b.state == waiting {
+			b.suspend = ev.Timestamp
+		}
+	case clrevents.IDGCStart:
+		g, err := clrevents.DecodeGCStart(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		// dotnet-gcdump's rule: the first blocking gen2 GC (the one
+		// GCHeapCollect induced).
+		if b.state == waiting && g.Depth == 2 && g.Type != clrevents.GCBackground {
+			b.state, b.gc, b.start = dumping, g.Count, b.suspend
+			if b.start == 0 {
+				b.start = ev.Timestamp
+			}
+		}
+	case clrevents.IDGCEnd:
+		g, err := clrevents.DecodeGCEnd(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		if b.state == dumping && g.Count == b.gc {
+			if len(b.addrs) == 0 {
+				// A gen2 GC without a walk: wait for the next one.
+				b.state = waiting
+				return
+			}
+			b.state, b.end = done, ev.Timestamp
+			if b.onDone != nil {
+				b.onDone()
+			}
+		}
+	case clrevents.IDGCRestartEEEnd:
+		if b.state == done && b.restart == 0 {
+			b.restart = ev.Timestamp
+		}
+	case clrevents.IDBulkType:
+		bt, err := clrevents.DecodeBulkType(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		for _, t := range bt.Types {
+			if i, ok := b.typeOf[t.TypeID]; ok {
+				if b.typeNames[i] == "" {
+					b.typeNames[i], b.typeMods[i] = t.Name, t.ModuleID
+				}
+				continue
+			}
+			b.typeOf[t.TypeID] = uint32(len(b.typeNames))
+			b.typeNames = append(b.typeNames, t.Name)
+			b.typeIDs = append(b.typeIDs, t.TypeID)
+			b.typeMods = append(b.typeMods, t.ModuleID)
+		}
+	case clrevents.IDMethodLoadVerbose:
+		b.method(ev)
+	case clrevents.IDModuleLoad:
+		b.module(ev)
+	}
+	if b.state != dumping {
+		return
+	}
+	switch m.EventID {
+	case clrevents.IDGCBulkNode:
+		var idx uint32
+		var err error
+		b.nodeBuf, idx, err = clrevents.AppendBulkNodes(b.nodeBuf[:0], p, v, b.ptr)
+		if b.stats.Failed(err) {
+			b.lostNode++
+			return
+		}
+		b.stats.Used()
+		b.lostNode += gap(&b.nextNode, idx)
+		for i := range b.nodeBuf {
+			n := &b.nodeBuf[i]
+			b.addrs = append(b.addrs, n.Address)
+			b.sizes = append(b.sizes, n.Size)
+			b.types = append(b.types, b.typeIndex(n.TypeID))
+			ec := n.EdgeCount
+			if ec > 1<<31 {
+				ec = 1 << 31 // hostile: the edges cannot be there
+			}
+			b.nedges = append(b.nedges, uint32(ec))
+			b.edgesAnnounced += ec
+		}
+	case clrevents.IDGCBulkEdge:
+		var idx uint32
+		var err error
+		b.edgeBuf, idx, err = clrevents.AppendBulkEdges(b.edgeBuf[:0], p, v, b.ptr)
+		if b.stats.Failed(err) {
+			b.lostEdge++
+			return
+		}
+		b.stats.Used()
+		b.lostEdge += gap(&b.nextEdge, idx)
+		for i := range b.edgeBuf {
+			b.edges = append(b.edges, b.edgeBuf[i].Target)
+		}
+	case clrevents.IDGCBulkRootEdge:
+		var idx uint32
+		var err error
+		b.rootBuf, idx, err = clrevents.AppendBulkRoots(b.rootBuf[:0], p, v, b.ptr)
+		if b.stats.Failed(err) {
+			b.lostRoot++
+			return
+		}
+		b.stats.Used()
+		b.lostRoot += gap(&b.nextRoot, idx)
+		for _, r := range b.rootBuf {
+			if r.Object == 0 || r.Flags&clrevents.RootFlagWeakRef != 0 {
+				continue // weak references keep nothing alive
+			}
+			k := RootOther
+			switch {
+			case r.Flags&clrevents.RootFlagRefCounted != 0:
+				k = RootRefCounted
+			case r.Kind == clrevents.RootKindStack:
+				k = RootStack
+				if _, ok := b.stackIDs[r.ID]; !ok && r.ID != 0 {
+					b.stackIDs[r.ID] = ""
+				}
+			case r.Kind == clrevents.RootKindFinalizer:
+				k = RootFinalizer
+			case r.Kind == clrevents.RootKindHandle && r.Flags&clrevents.RootFlagPinning != 0:
+				k = RootPinnedHandle
+			case r.Kind == clrevents.RootKindHandle:
+				k = RootHandle
+			}
+			b.roots = append(b.roots, rawRoot{obj: r.Object, id: r.ID, kind: k})
+		}
+	case clrevents.IDGCBulkRootCWTEdge:
+		c, err := clrevents.DecodeBulkCWTEdge(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		for _, e := range c.Edges {
+			if e.Key != 0 && e.Value != 0 {
+				b.roots = append(b.roots, rawRoot{obj: e.Value, id: e.Key, kind: RootDependent})
+				b.cwt++
+			}
+		}
+	case clrevents.IDGCBulkRootStaticVar:
+		s, err := clrevents.DecodeBulkStaticVar(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		for _, st := range s.Statics {
+			if st.Object == 0 {
+				continue
+			}
+			b.statics = append(b.statics, staticRoot{obj: st.Object, typeID: st.TypeID, field: st.Field, thread: st.Flags&clrevents.StaticFlagThreadLocal != 0})
+		}
+	case clrevents.IDGCBulkRCW, clrevents.IDGCBulkRootCCW:
+		c, err := clrevents.DecodeBulkCOM(p, v, b.ptr)
+		if b.stats.Failed(err) {
+			return
+		}
+		b.stats.Used()
+		b.com += uint64(c.Count)
+	}
+}
+
+// gap advances the expected Index and returns how many events were
+// skipped (a restart at 0, as each server GC heap may, is not a gap).
+func gap(next *uint32, idx uint32) uint32 {
+	var lost uint32
+	if idx > *next {
+		lost = idx - *next
+	}
+	*next = idx + 1
+	return lost
+}
+
+// typeIndex is the index of a TypeID, named later if its BulkType has not
+// come yet.
+func (b *Builder) typeIndex(id uint64) uint32 {
+	if i, ok := b.typeOf[id]; ok {
+		return i
+	}
+	i := uint32(len(b.typeNames))
+	b.typeOf[id] = i
+	b.typeNames = append(b.typeNames, "")
+	b.typeIDs = append(b.typeIDs, id)
+	b.typeMods = append(b.typeMods, 0)
+	return i
+}
+
+// module remembers a module's IL path, to name the types' modules in a
+// written .gcdump.
+func (b *Builder) module(ev *nettrace.Event) {
+	m, err := clrevents.DecodeModule(ev.Payload, ev.Meta.Version, b.ptr)
+	if b.stats.Failed(err) {
+		return
+	}
+	b.stats.Used()
+	if b.modules == nil {
+		b.modules = map[uint64]string{}
+	}
+	if m.ILPath != "" {
+		b.modules[m.ModuleID] = m.ILPath
+	}
+}
+
+// method names the frames of stack roots: their GCRootID is the frame's
+// MethodDesc, the MethodID of the method events (the rundown names every
+// compiled method). Only methods some stack root names are decoded.
+func (b *Builder) method(ev *nettrace.Event) {
+	if len(b.stackIDs) == 0 || len(ev.Payload) < 8 {
+		return
+	}
+	c := nettrace.NewCursor(ev.Payload)
+	id := c.U64()
+	name, ok := b.stackIDs[id]
+	if !ok || name != "" {
+		return
+	}
+	m, err := clrevents.DecodeMethodVerbose(ev.Payload, ev.Meta.Version, b.ptr)
+	if b.stats.Failed(err) {
+		return
+	}
+	b.stats.Used()
+	if m.Namespace != "" {
+		b.stackIDs[id] = m.Namespace + "." + m.Name
+	} else {
+		b.stackIDs[id] = m.Name
+	}
+}

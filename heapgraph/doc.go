@@ -1,0 +1,33 @@
+// Package heapgraph builds the object graph of a heap snapshot (the
+// runtime's heap dump: GCBulkNode, GCBulkEdge, root, static and type
+// events of the gen2 GC a session with GCHeapCollect|GCHeapDump induces)
+// and answers what keeps memory alive: types by count, own and retained
+// bytes (dominator tree over a virtual root joined to every GC root),
+// the shortest paths from roots to a type or an object, the dominator
+// tree itself, and the difference between two snapshots.
+//
+// Memory is bounded by compact arrays, not by Go objects: nodes are
+// 32-bit ids in the order the runtime described them, with parallel
+// arrays of address, size and type; references are CSR adjacency (an
+// offset per node into one array of target ids); an address is found by
+// binary search in the ids sorted by address. The dominator tree is
+// computed by the iterative semi-NCA algorithm (no recursion), in a few
+// 32-bit arrays per node.
+//
+// Lost events never make a silent partial graph: a gap in a bulk kind's
+// Index, fewer edges than the nodes announced, or an edge to an object
+// never described marks the graph incomplete with counts of what is
+// missing (Graph.Missing). Objects the reported roots do not reach (their
+// root events lost, or kinds the runtime does not report) are joined to
+// the virtual root as "unrooted" so every byte is still counted.
+//
+// A Graph also comes from a .gcdump file (ReadGCDump: PerfView's
+// FastSerialization MemoryGraph, as dotnet-gcdump, dotnet-monitor and
+// PerfView write it; its root pseudo-nodes become roots of the same
+// kinds) and is written as one (WriteGCDump, in dotnet-gcdump's layout,
+// so dotnet-gcdump report and PerfView read it).
+//
+// The builder is an analysis.Analyzer (events from package source); the
+// analyses are pure functions of a Graph; the .gcdump functions take an
+// io.Reader or io.Writer.
+package heapgraph

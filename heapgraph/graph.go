@@ -1,0 +1,375 @@
+package heapgraph
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// RootKind says what kind of GC root keeps an object alive.
+type RootKind uint8
+
+// Root kinds, in the order a path prefers them (a static field names its
+// object better than the handle of the array statics live in).
+const (
+	RootStatic       RootKind = iota // a static field (Root.Name: the field's name)
+	RootThreadStatic                 // a thread-static field
+	RootStack                        // a local of a thread's stack (Name: the frame's method)
+	RootHandle                       // a strong GC handle
+	RootPinnedHandle                 // a pinning GC handle
+	RootRefCounted                   // a ref-counted handle (COM)
+	RootDependent                    // a dependent handle (ConditionalWeakTable value)
+	RootFinalizer                    // the finalizer queue
+	RootOther                        // older generation, sized ref, overflow
+	RootUnrooted                     // no reported root reaches it (see Missing)
+	numRootKinds
+)
+
+var rootKindNames = [numRootKinds]string{"static", "thread_static", "stack", "handle", "pinned_handle",
+	"ref_counted_handle", "dependent_handle", "finalizer_queue", "other", "unrooted"}
+
+// String is the kind's JSON name (snake_case).
+func (k RootKind) String() string {
+	if k < numRootKinds {
+		return rootKindNames[k]
+	}
+	return fmt.Sprintf("kind_%d", k)
+}
+
+// Root is one GC root: an object and what holds it.
+type Root struct {
+	Object uint32 // node id
+	Kind   RootKind
+	Name   string // static: the field's name; stack: the frame's method; else ""
+}
+
+// Label names the root for people: "static Field", "stack of
+// Namespace.Method", "handle", ...
+func (r Root) Label() string {
+	switch {
+	case r.Name == "":
+		return r.Kind.String()
+	case r.Kind == RootStack:
+		return "stack of " + r.Name
+	}
+	return r.Kind.String() + " " + r.Name
+}
+
+// Missing counts what a snapshot lacks. Any non-zero field but Unrooted
+// makes the graph incomplete.
+type Missing struct {
+	// Cut: the stream ended during the heap walk (before the dump's GC
+	// ended).
+	Cut        bool   `json:"cut"`
+	NodeEvents uint32 `json:"node_events"` // GCBulkNode events lost (Index gaps)
+	EdgeEvents uint32 `json:"edge_events"`
+	RootEvents uint32 `json:"root_events"`
+	// Edges the nodes announced that no GCBulkEdge carried.
+	Edges uint64 `json:"edges"`
+	// DanglingEdges point at objects never described; DanglingObjects
+	// counts those objects.
+	DanglingEdges   uint64 `json:"dangling_edges"`
+	DanglingObjects uint64 `json:"dangling_objects"`
+	// Roots whose object was never described.
+	Roots uint64 `json:"roots"`
+	// Unrooted objects: no reported root reaches them (the frozen
+	// segments' string literals and RuntimeType objects, which are
+	// alive forever; or objects whose root events were lost); each
+	// region is joined to the virtual root as RootUnrooted.
+	Unrooted uint64 `json:"unrooted"`
+}
+
+// Lost reports whether anything but unrooted objects is missing.
+func (m Missing) Lost() bool {
+	u := m
+	u.Unrooted = 0
+	return u != Missing{}
+}
+
+// Graph is a heap snapshot: node ids 0..N-1 are objects in the order the
+// runtime described them; id N is the virtual root, whose references are
+// the rooted objects.
+type Graph struct {
+	N     int
+	Addr  []uint64
+	Size  []uint64
+	Type  []uint32 // index into TypeNames
+	Off   []uint32 // N+2 offsets into Dst: node v's references are Dst[Off[v]:Off[v+1]]
+	Dst   []uint32
+	Roots []Root // every root, in kind order (statics first)
+	// rootOf maps a root object to its first (preferred) root.
+	rootOf map[uint32]uint32
+
+	TypeNames []string
+	// TypeModules names each type's module (its IL path), "" unknown.
+	TypeModules []string
+
+	Bytes    uint64 // sum of Size
+	Missing  Missing
+	GC       uint32        // the dump GC's number
+	Pause    time.Duration // the dump GC's pause (suspension to restart), 0 unknown
+	COM      uint64        // RCW and CCW wrappers reported
+	byAddr   []uint32      // ids sorted by address
+	analysed bool
+
+	// Filled by Analyze.
+	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
+	Retained []uint64 // retained bytes (N+1; Retained[N] == Bytes)
+	order    []uint32 // ids in DFS preorder from the virtual root
+}
+
+// Complete reports whether nothing was lost.
+func (g *Graph) Complete() bool { return !g.Missing.Lost() }
+
+// Root is the virtual root's id.
+func (g *Graph) Root() uint32 { return uint32(g.N) }
+
+// Refs returns v's references (for the virtual root: the rooted objects).
+func (g *Graph) Refs(v uint32) []uint32 { return g.Dst[g.Off[v]:g.Off[v+1]] }
+
+// TypeName is the type name of node v ("[root]" for the virtual root).
+func (g *Graph) TypeName(v uint32) string {
+	if int(v) >= g.N {
+		return "[root]"
+	}
+	return g.TypeNames[g.Type[v]]
+}
+
+// Find returns the id of the object at addr.
+func (g *Graph) Find(addr uint64) (uint32, bool) {
+	i, ok := slices.BinarySearchFunc(g.byAddr, addr, func(id uint32, a uint64) int {
+		switch x := g.Addr[id]; {
+		case x < a:
+			return -1
+		case x > a:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return 0, false
+	}
+	return g.byAddr[i], true
+}
+
+// RootOf returns the preferred root of a rooted object.
+func (g *Graph) RootOf(v uint32) (Root, bool) {
+	i, ok := g.rootOf[v]
+	if !ok {
+		return Root{}, false
+	}
+	return g.Roots[i], true
+}
+
+// Graph builds the graph the builder collected and analyses it (see
+// Analyze). It fails when the stream held no heap dump.
+func (b *Builder) Graph() (*Graph, error) {
+	if len(b.addrs) == 0 {
+		if b.state == waiting && b.gc == 0 {
+			return nil, fmt.Errorf("no heap dump in the events (no blocking gen2 GC described its objects: the session needs the runtime's GCHeapDump and GCHeapCollect keywords)")
+		}
+		return nil, fmt.Errorf("the heap dump's GC %d described no objects", b.gc)
+	}
+	n := len(b.addrs)
+	if uint64(n) >= 1<<32-2 {
+		return nil, fmt.Errorf("%d objects: more than 32-bit node ids hold", n)
+	}
+	g := &Graph{N: n, Addr: b.addrs, Size: b.sizes, Type: b.types, TypeNames: b.typeNames, GC: b.gc, COM: b.com}
+	// Types by name: distinct TypeIDs of one name (nested "<>c" classes
+	// of different parents, a type in two load contexts) are one row.
+	byName := make(map[string]uint32, len(b.typeNames))
+	remap := make([]uint32, len(b.typeNames))
+	g.TypeNames = nil
+	for i, name := range b.typeNames {
+		if name == "" {
+			name = fmt.Sprintf("Type(0x%x)", b.typeIDs[i])
+		}
+		t, ok := byName[name]
+		if !ok {
+			t = uint32(len(g.TypeNames))
+			byName[name] = t
+			g.TypeNames = append(g.TypeNames, name)
+			g.TypeModules = append(g.TypeModules, b.modules[b.typeMods[i]])
+		}
+		remap[i] = t
+	}
+	for v, t := range g.Type {
+		g.Type[v] = remap[t]
+	}
+	if b.start != 0 && b.restart > b.start {
+		g.Pause = time.Duration(b.hdr.DurationNanos(b.restart - b.start))
+	}
+	g.Missing.NodeEvents, g.Missing.EdgeEvents, g.Missing.RootEvents = b.lostNode, b.lostEdge, b.lostRoot
+	// The stream ended inside the dump's GC: the walk may be cut.
+	g.Missing.Cut = b.state == dumping
+	for _, s := range g.Size {
+		g.Bytes += s
+	}
+	g.byAddr = make([]uint32, n)
+	for i := range g.byAddr {
+		g.byAddr[i] = uint32(i)
+	}
+	slices.SortFunc(g.byAddr, func(a, c uint32) int {
+		switch x, y := g.Addr[a], g.Addr[c]; {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+
+	// CSR: node i's edges are the next nedges[i] of the edge stream;
+	// edges to objects never described are dropped and counted.
+	// The per-node edge counts become the offsets in place (each count
+	// is read before its slot is overwritten): no second array.
+	g.Off = append(b.nedges, 0, 0)
+	b.nedges = nil
+	g.Dst = make([]uint32, 0, len(b.edges)+len(b.roots)+len(b.statics))
+	var dangling []uint64
+	pos := uint64(0)
+	for i := 0; i < n; i++ {
+		want := uint64(g.Off[i])
+		g.Off[i] = uint32(len(g.Dst))
+		if rest := uint64(len(b.edges)) - pos; want > rest {
+			g.Missing.Edges += want - rest
+			want = rest
+		}
+		for _, a := range b.edges[pos : pos+want] {
+			if id, ok := g.Find(a); ok {
+				g.Dst = append(g.Dst, id)
+			} else if a != 0 {
+				dangling = append(dangling, a)
+			}
+		}
+		pos += want
+	}
+	g.Off[n] = uint32(len(g.Dst))
+	g.Missing.DanglingEdges = uint64(len(dangling))
+	slices.Sort(dangling)
+	g.Missing.DanglingObjects = uint64(len(slices.Compact(dangling)))
+	b.edges = nil
+
+	// Roots: statics first (named by class and field), then the others
+	// in kind order, so a path prefers the most telling root.
+	for _, s := range b.statics {
+		// The event's TypeID is the field's type (measured: the
+		// workload's static Holder of type GraphHolder declared in
+		// Graph comes with GraphHolder's id), so the declaring class
+		// is unknown: the field is named by its name alone.
+		k := RootStatic
+		if s.thread {
+			k = RootThreadStatic
+		}
+		b.roots = append(b.roots, rawRoot{obj: s.obj, kind: k, name: b.intern(s.field)})
+	}
+	for i := range b.roots {
+		r := &b.roots[i]
+		if r.kind == RootStack {
+			if m := b.stackIDs[r.id]; m != "" {
+				r.name = b.intern(m)
+			}
+		}
+	}
+	slices.SortStableFunc(b.roots, func(x, y rawRoot) int { return int(x.kind) - int(y.kind) })
+	g.rootOf = make(map[uint32]uint32)
+	for _, r := range b.roots {
+		id, ok := g.Find(r.obj)
+		if !ok {
+			g.Missing.Roots++
+			continue
+		}
+		if _, seen := g.rootOf[id]; !seen {
+			g.rootOf[id] = uint32(len(g.Roots))
+			g.Dst = append(g.Dst, id)
+		}
+		g.Roots = append(g.Roots, Root{Object: id, Kind: r.kind, Name: b.names[r.name]})
+	}
+	b.roots = nil
+	g.Off[n+1] = uint32(len(g.Dst))
+	g.attachUnrooted()
+	g.Analyze()
+	return g, nil
+}
+
+func (b *Builder) intern(s string) uint32 {
+	if i, ok := b.nameIdx[s]; ok {
+		return i
+	}
+	if b.nameIdx == nil {
+		b.nameIdx = map[string]uint32{}
+	}
+	i := uint32(len(b.names))
+	b.names = append(b.names, s)
+	b.nameIdx[s] = i
+	return i
+}
+
+// attachUnrooted joins to the virtual root every object the roots do not
+// reach: the first unreached object of each unreached region (in id
+// order) becomes an unrooted root.
+func (g *Graph) attachUnrooted() {
+	seen := make([]uint64, (g.N+1+63)/64)
+	var stack []uint32
+	mark := func(s uint32) {
+		seen[s/64] |= 1 << (s % 64)
+		stack = append(stack[:0], s)
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, w := range g.Refs(v) {
+				if seen[w/64]&(1<<(w%64)) == 0 {
+					seen[w/64] |= 1 << (w % 64)
+					stack = append(stack, w)
+				}
+			}
+		}
+	}
+	mark(g.Root())
+	for v := uint32(0); v < uint32(g.N); v++ {
+		if seen[v/64]&(1<<(v%64)) != 0 {
+			continue
+		}
+		g.Missing.Unrooted++
+		g.rootOf[v] = uint32(len(g.Roots))
+		g.Roots = append(g.Roots, Root{Object: v, Kind: RootUnrooted})
+		g.Dst = append(g.Dst, v)
+		g.Off[g.N+1] = uint32(len(g.Dst))
+		mark(v)
+	}
+	// Count every object reached only through an unrooted one (more
+	// than the unrooted roots themselves).
+	if g.Missing.Unrooted > 0 {
+		g.Missing.Unrooted = g.unrootedCount()
+	}
+}
+
+// unrootedCount counts the objects the real roots do not reach.
+func (g *Graph) unrootedCount() uint64 {
+	seen := make([]uint64, (g.N+1+63)/64)
+	stack := []uint32{}
+	for _, r := range g.Roots {
+		if r.Kind == RootUnrooted || seen[r.Object/64]&(1<<(r.Object%64)) != 0 {
+			continue
+		}
+		seen[r.Object/64] |= 1 << (r.Object % 64)
+		stack = append(stack, r.Object)
+	}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.Refs(v) {
+			if seen[w/64]&(1<<(w%64)) == 0 {
+				seen[w/64] |= 1 << (w % 64)
+				stack = append(stack, w)
+			}
+		}
+	}
+	var n uint64
+	for v := 0; v < g.N; v++ {
+		if seen[v/64]&(1<<(v%64)) == 0 {
+			n++
+		}
+	}
+	return n
+}

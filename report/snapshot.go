@@ -1,0 +1,396 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrspy/clrspy/heapgraph"
+)
+
+// SnapshotDocument is `clrspy snapshot --json`: a heap snapshot's totals,
+// its types by retained bytes, and --why's paths or --tree's dominators
+// when asked.
+type SnapshotDocument struct {
+	Input
+	Objects uint64  `json:"objects"`
+	Bytes   uint64  `json:"bytes"`
+	GC      uint32  `json:"gc"`       // the induced GC's number (0: not recorded, a .gcdump)
+	PauseMs float64 `json:"pause_ms"` // its pause (the walk included): the snapshot's cost to the target
+	// Roots counts the roots per kind.
+	Roots   map[string]int        `json:"roots"`
+	Missing heapgraph.Missing     `json:"missing"`
+	Types   []SnapshotTypeJSON    `json:"types"`
+	Why     string                `json:"why,omitempty"`
+	Paths   []SnapshotPathJSON    `json:"paths,omitempty"`
+	Tree    *SnapshotTreeNodeJSON `json:"tree,omitempty"`
+}
+
+// SnapshotTypeJSON is one type of a snapshot.
+type SnapshotTypeJSON struct {
+	Type          string `json:"type"`
+	Count         uint64 `json:"count"`
+	Bytes         uint64 `json:"bytes"`
+	RetainedBytes uint64 `json:"retained_bytes"`
+}
+
+// SnapshotPathJSON is one --why group: objects reached by the same
+// shortest path from a root.
+type SnapshotPathJSON struct {
+	RootKind string   `json:"root_kind"`
+	Root     string   `json:"root"`
+	Path     []string `json:"path"`
+	Count    uint64   `json:"count"`
+	Bytes    uint64   `json:"bytes"`
+}
+
+// SnapshotTreeNodeJSON is a node of --tree's dominator tree.
+type SnapshotTreeNodeJSON struct {
+	Type          string                 `json:"type"`
+	Address       string                 `json:"address,omitempty"`
+	Root          string                 `json:"root,omitempty"`
+	Bytes         uint64                 `json:"bytes"`
+	RetainedBytes uint64                 `json:"retained_bytes"`
+	Children      []SnapshotTreeNodeJSON `json:"children,omitempty"`
+	More          int                    `json:"more_children,omitempty"`
+}
+
+// SnapshotOptions says what a snapshot document holds beyond the types.
+type SnapshotOptions struct {
+	Top        int    // types listed (0: all)
+	Why        string // --why's argument ("": none)
+	TreeDepth  int    // --tree's depth (0: no tree)
+	TreeWidth  int
+	WhyMatcher func(uint32) bool
+}
+
+// NewSnapshotDocument describes graph g read from in.
+func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *SnapshotDocument {
+	if !g.Complete() {
+		in.Complete = false
+		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
+	}
+	d := &SnapshotDocument{Input: in, Objects: uint64(g.N), Bytes: g.Bytes, GC: g.GC,
+		PauseMs: float64(g.Pause.Microseconds()) / 1000, Roots: map[string]int{}, Missing: g.Missing}
+	for _, r := range g.Roots {
+		d.Roots[r.Kind.String()]++
+	}
+	ts := g.Types()
+	if o.Top > 0 && len(ts) > o.Top {
+		ts = ts[:o.Top]
+	}
+	d.Types = make([]SnapshotTypeJSON, len(ts))
+	for i, t := range ts {
+		d.Types[i] = SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained}
+	}
+	if o.WhyMatcher != nil {
+		d.Why = o.Why
+		d.Paths = []SnapshotPathJSON{}
+		for _, p := range g.Why(o.WhyMatcher) {
+			d.Paths = append(d.Paths, SnapshotPathJSON{RootKind: p.RootKind.String(), Root: p.Root, Path: p.Types, Count: p.Count, Bytes: p.Bytes})
+		}
+	}
+	if o.TreeDepth > 0 {
+		t := treeJSON(g, g.Tree(o.TreeDepth, o.TreeWidth))
+		d.Tree = &t
+	}
+	return d
+}
+
+func treeJSON(g *heapgraph.Graph, n heapgraph.TreeNode) SnapshotTreeNodeJSON {
+	j := SnapshotTreeNodeJSON{Type: n.Type, Bytes: n.Size, RetainedBytes: n.Retained, More: n.More, Root: g.RootLabel(n.ID)}
+	if n.ID != g.Root() {
+		j.Address = fmt.Sprintf("0x%x", n.Address)
+	}
+	for _, c := range n.Children {
+		j.Children = append(j.Children, treeJSON(g, c))
+	}
+	return j
+}
+
+// snapshotMissing is the partial line of an incomplete snapshot.
+func snapshotMissing(m heapgraph.Missing) string {
+	var p []string
+	if m.Cut {
+		p = append(p, "the events end during the heap walk")
+	}
+	if n := m.NodeEvents + m.EdgeEvents + m.RootEvents; n > 0 {
+		p = append(p, fmt.Sprintf("%d heap-dump events lost (%d of objects, %d of references, %d of roots)", n, m.NodeEvents, m.EdgeEvents, m.RootEvents))
+	}
+	if m.Edges > 0 {
+		p = append(p, fmt.Sprintf("%d references the objects announced never came", m.Edges))
+	}
+	if m.DanglingEdges > 0 {
+		p = append(p, fmt.Sprintf("%d references point at %d objects never described", m.DanglingEdges, m.DanglingObjects))
+	}
+	if m.Roots > 0 {
+		p = append(p, fmt.Sprintf("%d roots name objects never described", m.Roots))
+	}
+	return "the heap snapshot is incomplete: " + strings.Join(p, ", ") + " (retained sizes and paths are of the objects described)"
+}
+
+// WriteSnapshotJSON writes d as one indented JSON document.
+func WriteSnapshotJSON(w io.Writer, d any) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	e.SetEscapeHTML(false)
+	return e.Encode(d)
+}
+
+// WriteSnapshotText writes the snapshot for people: totals and the
+// induced GC's pause, roots per kind, the types by retained bytes, then
+// --why's paths and --tree's dominators when asked.
+func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
+	b := &strings.Builder{}
+	if l := d.PartialLine(); l != "" {
+		fmt.Fprintln(b, l)
+	}
+	switch {
+	case d.GC > 0 && d.PauseMs > 0:
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d, pause %.2f ms: the snapshot's cost to the target)\n",
+			d.Source, d.Objects, sizeText(d.Bytes), d.GC, d.PauseMs)
+	case d.GC > 0:
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (induced gen2 GC #%d; its pause is unknown: the events end before the runtime resumed)\n",
+			d.Source, d.Objects, sizeText(d.Bytes), d.GC)
+	default:
+		fmt.Fprintf(b, "heap snapshot of %s: %d objects, %s (the induced GC's pause is not recorded in it)\n", d.Source, d.Objects, sizeText(d.Bytes))
+	}
+	var kinds []string
+	for k := heapgraph.RootStatic; k.String() != "unrooted"; k++ {
+		if n := d.Roots[k.String()]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	fmt.Fprintf(b, "roots: %s\n", strings.Join(kinds, ", "))
+	if d.Missing.Unrooted > 0 {
+		fmt.Fprintf(b, "unrooted: %d objects no reported root reaches (the frozen segments' literals and RuntimeType objects, or lost roots)\n", d.Missing.Unrooted)
+	}
+	fmt.Fprintln(b)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RETAINED\tBYTES\tCOUNT\t  TYPE")
+	for _, t := range d.Types {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", sizeText(t.RetainedBytes), sizeText(t.Bytes), t.Count, t.Type)
+	}
+	tw.Flush()
+	if d.Paths != nil {
+		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
+		for _, p := range d.Paths {
+			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), strings.Join(p.Path, " > "))
+		}
+	}
+	if d.Tree != nil {
+		fmt.Fprintf(b, "\ndominator tree (retained, own, type)\n")
+		writeTree(b, *d.Tree, 0)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTree(b *strings.Builder, n SnapshotTreeNodeJSON, depth int) {
+	root := ""
+	if n.Root != "" {
+		root = " [" + n.Root + "]"
+	}
+	fmt.Fprintf(b, "%s%s %s %s %s%s\n", strings.Repeat("  ", depth), sizeText(n.RetainedBytes), sizeText(n.Bytes), n.Type, n.Address, root)
+	for _, c := range n.Children {
+		writeTree(b, c, depth+1)
+	}
+	if n.More > 0 {
+		fmt.Fprintf(b, "%s... %d more\n", strings.Repeat("  ", depth+1), n.More)
+	}
+}
+
+// rootText names a root in brackets: "[static Holder]", "[handle]".
+func rootText(kind, root string) string {
+	if root == "" || root == kind {
+		return "[" + kind + "]"
+	}
+	return "[" + kind + " " + root + "]"
+}
+
+// sizeText is a byte count for people: 512 B, 1.5 KiB, 12.3 MiB.
+func sizeText(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// WriteSnapshotPprof writes a pprof heap profile (inuse_objects,
+// inuse_space) whose stacks are retention paths: the root kind, the root,
+// then the types along the shortest path from it down to the objects'
+// type, so `go tool pprof -http` draws who keeps memory and -diff_base
+// compares two snapshots. A partial snapshot says so in the comments.
+func WriteSnapshotPprof(w io.Writer, in Input, g *heapgraph.Graph) error {
+	p := &profile.Profile{
+		SampleType:        []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		DefaultSampleType: "inuse_space",
+		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:            1,
+	}
+	if !g.Complete() {
+		in.Complete = false
+		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
+	}
+	if l := in.PartialLine(); l != "" {
+		p.Comments = append(p.Comments, l)
+	}
+	locs := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+		p.Function = append(p.Function, f)
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		p.Location = append(p.Location, l)
+		locs[name] = l
+		return l
+	}
+	for _, path := range g.Why(func(uint32) bool { return true }) {
+		ls := make([]*profile.Location, 0, len(path.Types)+2)
+		for i := len(path.Types) - 1; i >= 0; i-- {
+			ls = append(ls, loc(path.Types[i]))
+		}
+		ls = append(ls, loc(path.RootKind.String()+" "+path.Root), loc("["+path.RootKind.String()+"]"))
+		if path.Root == path.RootKind.String() {
+			ls = append(ls[:len(ls)-2], ls[len(ls)-1])
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: ls, Value: []int64{int64(path.Count), int64(path.Bytes)}})
+	}
+	return p.Write(w)
+}
+
+// SnapshotDiffDocument is `clrspy snapshot --diff OLD NEW --json`: per
+// type deltas, the dominators whose retained bytes grew most (matched by
+// their root path), and leak suspects. The envelope describes both inputs
+// (sources joined, counts summed, complete only if both were).
+type SnapshotDiffDocument struct {
+	Input
+	Before   SnapshotSideJSON        `json:"before"`
+	After    SnapshotSideJSON        `json:"after"`
+	Types    []SnapshotTypeDeltaJSON `json:"types"`
+	Growth   []SnapshotGrowthJSON    `json:"growth"`
+	Suspects []SnapshotSuspectJSON   `json:"suspects"`
+}
+
+// SnapshotSideJSON is one snapshot of a diff.
+type SnapshotSideJSON struct {
+	Source  string `json:"source"`
+	Objects uint64 `json:"objects"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// SnapshotTypeDeltaJSON is one type's change.
+type SnapshotTypeDeltaJSON struct {
+	Type          string `json:"type"`
+	CountBefore   uint64 `json:"count_before"`
+	CountAfter    uint64 `json:"count_after"`
+	CountDelta    int64  `json:"count_delta"`
+	BytesDelta    int64  `json:"bytes_delta"`
+	RetainedDelta int64  `json:"retained_delta"`
+}
+
+// SnapshotGrowthJSON is a dominator path whose retained bytes grew.
+type SnapshotGrowthJSON struct {
+	RootKind       string   `json:"root_kind"`
+	Root           string   `json:"root"`
+	Path           []string `json:"path"`
+	Count          uint64   `json:"count"`
+	RetainedBefore uint64   `json:"retained_before"`
+	RetainedAfter  uint64   `json:"retained_after"`
+	RetainedDelta  int64    `json:"retained_delta"`
+}
+
+// SnapshotSuspectJSON is a type that grew and is kept through one path.
+type SnapshotSuspectJSON struct {
+	Type       string           `json:"type"`
+	CountDelta int64            `json:"count_delta"`
+	BytesDelta int64            `json:"bytes_delta"`
+	Share      float64          `json:"share"`
+	Path       SnapshotPathJSON `json:"path"`
+}
+
+// NewSnapshotDiffDocument describes the diff of two snapshots.
+func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d heapgraph.Diff, top int) *SnapshotDiffDocument {
+	in := Input{Source: before.Source + " -> " + after.Source, Events: before.Events + after.Events,
+		EventsLost: before.EventsLost + after.EventsLost, Truncated: before.Truncated || after.Truncated,
+		DecodeErrors: before.DecodeErrors + after.DecodeErrors}
+	if after.TruncatedAt != nil {
+		in.TruncatedAt = after.TruncatedAt
+	} else {
+		in.TruncatedAt = before.TruncatedAt
+	}
+	for _, s := range []struct {
+		in Input
+		g  *heapgraph.Graph
+	}{{before, old}, {after, cur}} {
+		for _, p := range s.in.Partial {
+			in.Partial = append(in.Partial, s.in.Source+": "+p)
+		}
+		if !s.g.Complete() {
+			in.Partial = append(in.Partial, s.in.Source+": "+snapshotMissing(s.g.Missing))
+		}
+	}
+	in.Complete = len(in.Partial) == 0
+	doc := &SnapshotDiffDocument{Input: in,
+		Before: SnapshotSideJSON{Source: before.Source, Objects: uint64(old.N), Bytes: old.Bytes},
+		After:  SnapshotSideJSON{Source: after.Source, Objects: uint64(cur.N), Bytes: cur.Bytes},
+		Types:  []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{}}
+	ts := d.Types
+	if top > 0 && len(ts) > top {
+		ts = ts[:top]
+	}
+	for _, t := range ts {
+		doc.Types = append(doc.Types, SnapshotTypeDeltaJSON{Type: t.Type, CountBefore: t.CountBefore, CountAfter: t.CountAfter,
+			CountDelta: t.CountDelta, BytesDelta: t.BytesDelta, RetainedDelta: t.RetainedDelta})
+	}
+	for _, g := range d.Growth {
+		doc.Growth = append(doc.Growth, SnapshotGrowthJSON{RootKind: g.RootKind.String(), Root: g.Root, Path: g.Path, Count: g.Count,
+			RetainedBefore: g.RetainedBefore, RetainedAfter: g.RetainedAfter, RetainedDelta: g.Delta})
+	}
+	for _, s := range d.Suspects {
+		doc.Suspects = append(doc.Suspects, SnapshotSuspectJSON{Type: s.Type, CountDelta: s.CountDelta, BytesDelta: s.BytesDelta, Share: s.Share,
+			Path: SnapshotPathJSON{RootKind: s.Path.RootKind.String(), Root: s.Path.Root, Path: s.Path.Types, Count: s.Path.Count, Bytes: s.Path.Bytes}})
+	}
+	return doc
+}
+
+// WriteSnapshotDiffText writes a diff for people.
+func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
+	b := &strings.Builder{}
+	if l := d.PartialLine(); l != "" {
+		fmt.Fprintln(b, l)
+	}
+	fmt.Fprintf(b, "heap snapshots: %s (%d objects, %s) -> %s (%d objects, %s)\n\n", d.Before.Source, d.Before.Objects, sizeText(d.Before.Bytes),
+		d.After.Source, d.After.Objects, sizeText(d.After.Bytes))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RETAINED Δ\tBYTES Δ\tCOUNT Δ\tBEFORE\tAFTER\t  TYPE")
+	for _, t := range d.Types {
+		fmt.Fprintf(tw, "%+d\t%+d\t%+d\t%d\t%d\t  %s\n", t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+	}
+	tw.Flush()
+	if len(d.Growth) > 0 {
+		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
+		for _, g := range d.Growth[:min(10, len(d.Growth))] {
+			fmt.Fprintf(b, "%+12d B  %s -> %s  %s %s\n", g.RetainedDelta, sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), strings.Join(g.Path, " > "))
+		}
+	}
+	if len(d.Suspects) > 0 {
+		fmt.Fprintf(b, "\nleak suspects (grew, and kept through one path)\n")
+		for _, s := range d.Suspects {
+			fmt.Fprintf(b, "%s: %+d objects, %+d B; %.0f%% through %s %s\n", s.Type, s.CountDelta, s.BytesDelta, 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), strings.Join(s.Path.Path, " > "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

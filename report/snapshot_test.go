@@ -1,0 +1,102 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+func graphFixture(t *testing.T) *heapgraph.Graph {
+	t.Helper()
+	r := tracetest.OpenFile(t, tracetest.Path(t, "heap-graph.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	b := heapgraph.NewBuilder(r.Header(), nil)
+	if err := tracetest.ReadAll(t, r, b.Event); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestSnapshotPprof: the profile's samples sum to the snapshot's objects
+// and bytes, and the leaves' stacks are retention paths: GraphLeaf's ends
+// in the static Holder's frame and the [static] root kind.
+func TestSnapshotPprof(t *testing.T) {
+	g := graphFixture(t)
+	var buf bytes.Buffer
+	if err := WriteSnapshotPprof(&buf, Input{Source: "x", Complete: true}, g); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects, bytes int64
+	leaf := false
+	for _, s := range p.Sample {
+		objects += s.Value[0]
+		bytes += s.Value[1]
+		var frames []string
+		for _, l := range s.Location {
+			frames = append(frames, l.Line[0].Function.Name)
+		}
+		if frames[0] == "Workload.GraphLeaf" {
+			leaf = strings.Join(frames, " < ") == "Workload.GraphLeaf < Workload.GraphItem < Workload.GraphItem[] < Workload.GraphHolder < static Holder < [static]" && s.Value[0] == 2000
+			if !leaf {
+				t.Errorf("GraphLeaf's sample %v %v", frames, s.Value)
+			}
+		}
+	}
+	if objects != int64(g.N) || bytes != int64(g.Bytes) || !leaf {
+		t.Errorf("samples sum to %d objects, %d bytes; the snapshot has %d, %d (GraphLeaf's path found: %v)", objects, bytes, g.N, g.Bytes, leaf)
+	}
+}
+
+// TestSnapshotDocuments: the JSON documents use snake_case keys and the
+// text report leads with the totals and the types by retained bytes.
+func TestSnapshotDocuments(t *testing.T) {
+	g := graphFixture(t)
+	m, _ := g.Matcher("GraphLeaf")
+	d := NewSnapshotDocument(Input{Source: "x", Complete: true}, g, SnapshotOptions{Top: 5, Why: "GraphLeaf", WhyMatcher: m, TreeDepth: 2, TreeWidth: 2})
+	var buf bytes.Buffer
+	if err := WriteSnapshotJSON(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"objects", "bytes", "complete", "events_lost", "types", "paths", "tree", "pause_ms"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("no %q in the document", k)
+		}
+	}
+	if !strings.Contains(buf.String(), `"retained_bytes": 144056`) || !strings.Contains(buf.String(), `"root_kind": "static"`) {
+		t.Errorf("document lacks the holder's retained bytes or the static path:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := WriteSnapshotText(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.HasPrefix(lines[0], "heap snapshot of x: 4491 objects") || !strings.Contains(buf.String(), "[static Holder] Workload.GraphHolder > Workload.GraphItem[] > Workload.GraphItem > Workload.GraphLeaf") {
+		t.Errorf("text report:\n%s", buf.String())
+	}
+}
