@@ -273,10 +273,14 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	} else {
 		close(cpuDone)
 	}
-	if opts.Exceptions && t.kind != source.Listen {
-		// An attached session names only the code compiled after it
-		// began; a runtime in listen mode was watched from its start.
-		go t.nameCompiledCode(m)
+	if opts.Exceptions || opts.CPU {
+		// A session names only the code compiled after it began: a
+		// second session's rundown names the rest (throw sites, stacks).
+		go func() {
+			if err := st.Rundown(m.SymbolEvent); err != nil {
+				d.log.Debug("no rundown to name compiled code", "pid", t.pidLabel, "error", errLine(err))
+			}
+		}()
 	}
 	end, err := m.Run(ctx, st, also...)
 	cancelCPU()
@@ -370,27 +374,3 @@ func (t *target) cpuProfiles(ctx context.Context, id string) {
 		}
 	}
 }
-
-// nameCompiledCode opens a short second session whose rundown names the
-// methods compiled before the monitoring session began, and feeds them to
-// the monitor's symbol tables (serve --exceptions: throw sites in code
-// the process compiled at startup). A failure leaves those sites
-// [unknown], as they were.
-func (t *target) nameCompiledCode(m *monitor.Monitor) {
-	st, err := t.openSpec(source.Spec{
-		Providers: []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational}},
-		BufferMB:  16, NoStackwalk: true, Duration: time.Millisecond,
-	})
-	if err != nil {
-		t.d.log.Debug("no rundown to name compiled code", "pid", t.pidLabel, "error", errLine(err))
-		return
-	}
-	defer st.Close()
-	st.Run(symbolFeed{m})
-}
-
-// symbolFeed passes a stream's rundown events to Monitor.SymbolEvent.
-type symbolFeed struct{ m *monitor.Monitor }
-
-func (f symbolFeed) Event(ev *nettrace.Event) { f.m.SymbolEvent(ev) }
-func (f symbolFeed) Stats() analysis.Stats    { return analysis.Stats{} }
