@@ -1,14 +1,16 @@
 package main
 
 import (
-	"time"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -57,9 +59,7 @@ pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	addReportFlags(c, &asJSON, &format, &out)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
@@ -71,37 +71,24 @@ pprof).`,
 }
 
 func runExceptions(cmd *cobra.Command, t *targetFlags, args []string, format, out string) error {
-	spec, err := t.spec(cmd, args, exceptionsProviders())
+	var a *exceptions.Analyzer
+	var sym *stacks.Symbols
+	r, err := runAnalysis(cmd, t, args, exceptionsProviders(), func(st *source.Stream) []analysis.Analyzer {
+		sym = stacks.NewSymbols(st.Header())
+		a = exceptions.New(st.Header(), exceptions.Options{Symbols: sym})
+		return []analysis.Analyzer{a, sym}
+	})
 	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	sym := stacks.NewSymbols(st.Header())
-	a := exceptions.New(st.Header(), exceptions.Options{Symbols: sym})
-	in, err := run(st, stopWatch, a, sym)
-	if err != nil {
-		st.Close()
 		return err
 	}
 	res := a.Result()
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	end := st.End()
-	start, span := st.Header().Time(end.FirstTimestamp), time.Duration(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp))
-	switch format {
-	case "json":
-		err = report.WriteExceptionsJSON(w, report.NewExceptionsDocument(in, res, span))
-	case "pprof":
-		err = report.WriteExceptionsPprof(w, in, res, start, span)
-	default:
-		err = report.WriteExceptionsText(w, in, res, span)
-	}
-	err = closeOut(err)
-	return finish(st, in, err)
+	return r.write(cmd, out, func(w io.Writer) error {
+		switch format {
+		case "json":
+			return report.WriteExceptionsJSON(w, report.NewExceptionsDocument(r.in, res, r.span))
+		case "pprof":
+			return report.WriteExceptionsPprof(w, r.in, res, r.start, r.span)
+		}
+		return report.WriteExceptionsText(w, r.in, res, r.span)
+	})
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"time"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -66,9 +67,7 @@ go tool pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	addReportFlags(c, &asJSON, &format, &out)
 	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
@@ -81,23 +80,22 @@ go tool pprof).`,
 }
 
 func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out string, objectTypes bool) error {
-	spec, err := t.spec(cmd, args, locksProviders(objectTypes))
-	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	sym := stacks.NewSymbols(st.Header())
-	a := locks.New(st.Header(), locks.Options{Symbols: sym})
+	var a *locks.Analyzer
+	var sym *stacks.Symbols
 	var proc *source.ProcWatcher
-	if st.Live() {
-		proc = source.WatchProc(st.Pid)
-	}
-	in, err := run(st, stopWatch, a, sym)
+	r, err := runAnalysis(cmd, t, args, locksProviders(objectTypes), func(st *source.Stream) []analysis.Analyzer {
+		sym = stacks.NewSymbols(st.Header())
+		a = locks.New(st.Header(), locks.Options{Symbols: sym})
+		if st.Live() {
+			// Thread names and native modules, from /proc while it runs.
+			proc = source.WatchProc(st.Pid)
+		}
+		return []analysis.Analyzer{a, sym}
+	})
 	if err != nil {
-		st.Close()
+		if proc != nil {
+			proc.Stop()
+		}
 		return err
 	}
 	if proc != nil {
@@ -109,24 +107,16 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out str
 		names := proc.ThreadNames()
 		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}
-	if st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
+	if r.st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
 	}
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	end := st.End()
-	start, span := st.Header().Time(end.FirstTimestamp), time.Duration(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp))
-	switch format {
-	case "json":
-		err = report.WriteLocksJSON(w, report.NewLocksDocument(in, res))
-	case "pprof":
-		err = report.WriteLocksPprof(w, res, start, span)
-	default:
-		err = report.WriteLocksText(w, in, res)
-	}
-	err = closeOut(err)
-	return finish(st, in, err)
+	return r.write(cmd, out, func(w io.Writer) error {
+		switch format {
+		case "json":
+			return report.WriteLocksJSON(w, report.NewLocksDocument(r.in, res))
+		case "pprof":
+			return report.WriteLocksPprof(w, res, r.start, r.span)
+		}
+		return report.WriteLocksText(w, r.in, res)
+	})
 }

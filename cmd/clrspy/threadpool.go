@@ -1,14 +1,17 @@
 package main
 
 import (
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
@@ -73,9 +76,7 @@ threads' blocked time by stack, readable by go tool pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	addReportFlags(c, &asJSON, &format, &out)
 	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
@@ -88,41 +89,27 @@ threads' blocked time by stack, readable by go tool pprof).`,
 }
 
 func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, out string, samples bool) error {
-	spec, err := t.spec(cmd, args, threadPoolProviders(samples))
+	var a *threadpool.Analyzer
+	r, err := runAnalysis(cmd, t, args, threadPoolProviders(samples), func(st *source.Stream) []analysis.Analyzer {
+		sym := stacks.NewSymbols(st.Header())
+		a = threadpool.New(st.Header(), threadpool.Options{Symbols: sym})
+		return []analysis.Analyzer{a, sym}
+	})
 	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	sym := stacks.NewSymbols(st.Header())
-	a := threadpool.New(st.Header(), threadpool.Options{Symbols: sym})
-	in, err := run(st, stopWatch, a, sym)
-	if err != nil {
-		st.Close()
 		return err
 	}
 	res := a.Result()
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	end := st.End()
-	start, span := st.Header().Time(end.FirstTimestamp), time.Duration(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp))
-	switch format {
-	case "json":
-		err = report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(in, res, start))
-	case "pprof":
-		var comments []string
-		for _, n := range in.Partial {
-			comments = append(comments, "PARTIAL: "+n)
+	return r.write(cmd, out, func(w io.Writer) error {
+		switch format {
+		case "json":
+			return report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(r.in, res, r.start))
+		case "pprof":
+			var comments []string
+			for _, n := range r.in.Partial {
+				comments = append(comments, "PARTIAL: "+n)
+			}
+			return report.WriteThreadPoolPprof(w, res, r.start, r.span, append(comments, res.Notes...))
 		}
-		err = report.WriteThreadPoolPprof(w, res, start, span, append(comments, res.Notes...))
-	default:
-		err = report.WriteThreadPoolText(w, in, res, start)
-	}
-	err = closeOut(err)
-	return finish(st, in, err)
+		return report.WriteThreadPoolText(w, r.in, res, r.start)
+	})
 }
