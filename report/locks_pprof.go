@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -28,29 +27,11 @@ func LocksProfile(r *locks.Result, start time.Time, span time.Duration) *profile
 		TimeNanos:         start.UnixNano(),
 		DurationNanos:     int64(span),
 	}
-	funcs := map[string]*profile.Function{}
-	locs := map[string]*profile.Location{}
 	types := map[uint64]string{}
 	for _, l := range r.Locks {
 		types[l.ID] = l.ObjectType
 	}
-	location := func(ip uint64, name, mod string) *profile.Location {
-		key := fmt.Sprintf("%x %s %s", ip, mod, name)
-		if loc, ok := locs[key]; ok {
-			return loc
-		}
-		fk := mod + "!" + name
-		fn := funcs[fk]
-		if fn == nil {
-			fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: mod}
-			funcs[fk] = fn
-			p.Function = append(p.Function, fn)
-		}
-		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Address: ip, Line: []profile.Line{{Function: fn}}}
-		locs[key] = loc
-		p.Location = append(p.Location, loc)
-		return loc
-	}
+	location := newPprofLocs(p).location
 	for _, s := range r.Samples {
 		st := r.Stacks[s.Stack]
 		// Addresses go with frames only when they correspond one to one

@@ -283,21 +283,8 @@ func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration
 		DurationNanos:     int64(span),
 	}
 	p.Comments = append(p.Comments, comments...)
-	funcs := map[string]*profile.Function{}
-	locs := map[string]*profile.Location{}
-	location := func(name, mod string) *profile.Location {
-		key := mod + "!" + name
-		if loc, ok := locs[key]; ok {
-			return loc
-		}
-		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: mod}
-		funcs[key] = fn
-		p.Function = append(p.Function, fn)
-		loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
-		locs[key] = loc
-		p.Location = append(p.Location, loc)
-		return loc
-	}
+	pl := newPprofLocs(p)
+	location := func(name, mod string) *profile.Location { return pl.location(0, name, mod) }
 	for _, b := range r.Blocked {
 		st := r.Stacks[b.Stack]
 		var sl []*profile.Location

@@ -1,0 +1,40 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/google/pprof/profile"
+)
+
+// pprofLocs interns the functions and locations of a pprof profile built
+// from named stacks (locks, exceptions, thread-pool waits): one function
+// per module and name, one location per address, module and name.
+type pprofLocs struct {
+	p     *profile.Profile
+	funcs map[string]*profile.Function
+	locs  map[string]*profile.Location
+}
+
+func newPprofLocs(p *profile.Profile) *pprofLocs {
+	return &pprofLocs{p: p, funcs: map[string]*profile.Function{}, locs: map[string]*profile.Location{}}
+}
+
+// location is the location of a frame; ip 0 when the frame has no
+// address of its own (the symbolizer folded frames).
+func (l *pprofLocs) location(ip uint64, name, mod string) *profile.Location {
+	key := fmt.Sprintf("%x %s %s", ip, mod, name)
+	if loc, ok := l.locs[key]; ok {
+		return loc
+	}
+	fk := mod + "!" + name
+	fn := l.funcs[fk]
+	if fn == nil {
+		fn = &profile.Function{ID: uint64(len(l.p.Function) + 1), Name: name, SystemName: name, Filename: mod}
+		l.funcs[fk] = fn
+		l.p.Function = append(l.p.Function, fn)
+	}
+	loc := &profile.Location{ID: uint64(len(l.p.Location) + 1), Address: ip, Line: []profile.Line{{Function: fn}}}
+	l.locs[key] = loc
+	l.p.Location = append(l.p.Location, loc)
+	return loc
+}
