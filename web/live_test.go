@@ -2,10 +2,12 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/browsertest"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -256,6 +259,98 @@ func TestLivePageWaiting(t *testing.T) {
 		t.Errorf("after the first GCs: %v", err)
 	}
 	if errs := r.b.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// gateReader reads r up to each of stops (byte offsets, ascending) in
+// turn, waiting at each for a value on open.
+type gateReader struct {
+	r     io.Reader
+	read  int64
+	stops []int64
+	open  chan struct{}
+	quit  chan struct{} // closed: the stream ends at the stop
+}
+
+func (g *gateReader) Read(p []byte) (int, error) {
+	for len(g.stops) > 0 && g.read >= g.stops[0] {
+		select {
+		case <-g.open:
+		case <-g.quit:
+			return 0, io.EOF
+		}
+		g.stops = g.stops[1:]
+	}
+	if len(g.stops) > 0 {
+		p = p[:min(int64(len(p)), g.stops[0]-g.read)]
+	}
+	k, err := g.r.Read(p)
+	g.read += int64(k)
+	return k, err
+}
+
+// TestLivePageExceptionsPanel: the live page over the exceptions fixture
+// (160 exceptions of 4 types, all in one stretch of the stream about 72 KB
+// in), its stream held twice: before the exceptions the live page shows no
+// Exceptions panel; held after them, still live, it shows the panel with
+// all 160; at the end the panel stays with the workload's most thrown type
+// first. Holding the stream makes the test independent of the machine's
+// load (the page has as long as it needs at each stop).
+func TestLivePageExceptionsPanel(t *testing.T) {
+	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
+	const name = "exceptions.nettrace.gz"
+	f, err := os.Open(tracetest.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateReader{r: z, stops: []int64{48 << 10, 400 << 10}, open: make(chan struct{}), quit: make(chan struct{})} // of 760 KB
+	next := func() { g.open <- struct{}{} }
+	st, err := source.Open(source.Spec{File: "-", Stdin: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer close(g.quit) // a failed test's stream ends (before Close)
+	hub := NewStreamHub(st, StreamOptions{})
+	srv := httptest.NewServer(Handler(hub, Options{}))
+	defer srv.Close()
+	runErr := make(chan error, 1)
+	go func() { _, err := hub.Run(); runErr <- err }()
+	if err := b.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	const live = `document.documentElement.dataset.liveState === 'on'`
+	const panel = `(() => { const p = document.getElementById('p-exc'); return p && !p.hidden ? document.getElementById('exc-sub').textContent : ''; })()`
+	// Held before the exceptions: live, drawn, no panel.
+	if err := b.WaitFor(live+` && document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if sub := browsertest.MustEval[string](t, b, panel); sub != "" {
+		t.Errorf("before any exception the panel says %q", sub)
+	}
+	next()
+	// Held after them: the update brought the section.
+	if err := b.WaitFor(live+` && `+panel+`.startsWith('160 thrown · 160 caught')`, 30*time.Second); err != nil {
+		t.Errorf("the live page's Exceptions panel: %v: %q (live state %q)", err, browsertest.MustEval[string](t, b, panel),
+			browsertest.MustEval[string](t, b, `document.documentElement.dataset.liveState`))
+	}
+	next()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.documentElement.dataset.liveState === 'ended' && document.documentElement.dataset.drawn === '1' && `+panel+`.startsWith('160 thrown')`, 30*time.Second); err != nil {
+		t.Errorf("%v: %q", err, browsertest.MustEval[string](t, b, panel))
+	}
+	if first := browsertest.MustEval[string](t, b, `document.querySelector('#exc tbody tr td').textContent`); first != "System.InvalidOperationException" {
+		t.Errorf("first type %q", first)
+	}
+	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
 }
