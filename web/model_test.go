@@ -66,9 +66,10 @@ func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
 // (the report page's analyses) and once through the live model (the
 // monitor behind the live page and serve, fed the same events): the GC
 // rows, the summary (counts, stopped time, percentiles, suspensions by
-// reason) and the lock table (owners and waiting stacks) are equal: the
-// live page renders package gcpause's rollup and package locks' result,
-// as the file's page does, not second copies.
+// reason), the lock table (owners and waiting stacks) and the thread-pool
+// and exceptions sections are equal: the live page renders package
+// gcpause's rollup and package locks', threadpool's and exceptions'
+// results, as the file's page does, not second copies.
 func TestLiveModelEqualsFile(t *testing.T) {
 	for _, name := range tracetest.Fixtures(t) {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
@@ -119,6 +120,12 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			}
 			if got, want := lockTable(live.Locks), lockTable(off.Locks); got != want {
 				t.Errorf("locks:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(live.ThreadPool), section(off.ThreadPool); got != want {
+				t.Errorf("thread pool:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(live.Exceptions), section(off.Exceptions); got != want {
+				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
 			}
 		})
 	}
