@@ -354,3 +354,51 @@ func TestLivePageExceptionsPanel(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestLivePageThreadPool: the live page of the starve workload (16 pool
+// items blocked 200 ms each in Task.Wait) shows the Thread pool panel with
+// the starvation episode while the session is still live (the workload
+// keeps probing for 6 s after its burst: time for an update, sent every
+// 250 ms, and the panel's redraw, at most every 2 s, on a loaded machine),
+// and ends with the pool's peak within 2 threads of the runtime's own
+// ThreadPool.ThreadCount (sampled by the workload every 20 ms, so it can
+// miss a thread the events count, or see one the last event has not) and
+// the blocking site the workload's.
+func TestLivePageThreadPool(t *testing.T) {
+	r := startLive(t, nil, "starve", "wait=1", "items=16", "blockMs=200", "tailMs=6000")
+	io.WriteString(r.stdin, "go\n")
+	const live = `document.documentElement.dataset.liveState === 'on'`
+	const episodes = `(() => { const p = document.getElementById('p-threadpool'), P = window.clrspy.model.page.thread_pool; return p && !p.hidden && P ? P.episodes.length : 0; })()`
+	if err := r.b.WaitFor(live+` && `+episodes+` > 0`, 60*time.Second); err != nil {
+		t.Errorf("while live: %v (the panel says %q)", err, browsertest.MustEval[string](t, r.b, `document.getElementById('threadpool-sub').textContent`))
+	}
+	wl, _ := r.finished(t, 120*time.Second)
+	if err := <-r.runErr; err != nil {
+		t.Fatal(err)
+	}
+	if err := r.b.WaitFor(`document.documentElement.dataset.liveState === 'ended' && document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	type section struct {
+		ThreadsMax int `json:"threads_max"`
+		Episodes   []struct {
+			StartMs float64 `json:"start_ms"`
+		} `json:"episodes"`
+		Sites []struct {
+			Site          string `json:"site"`
+			SyncOverAsync bool   `json:"sync_over_async"`
+		} `json:"sites"`
+	}
+	p := browsertest.MustEval[section](t, r.b, `window.clrspy.model.page.thread_pool`)
+	peak := int(wl.Int("peakThreads"))
+	t.Logf("page: at most %d threads, %d episodes, sites %+v; the runtime: peak %d threads", p.ThreadsMax, len(p.Episodes), p.Sites, peak)
+	if peak < 8 || p.ThreadsMax < peak-2 || p.ThreadsMax > peak+2 {
+		t.Errorf("page's peak %d threads, the runtime's %d", p.ThreadsMax, peak)
+	}
+	if len(p.Episodes) == 0 || len(p.Sites) == 0 || p.Sites[0].Site != "Workload.Starve.Block" || !p.Sites[0].SyncOverAsync {
+		t.Errorf("page's thread pool: %+v", p)
+	}
+	if errs := r.b.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
