@@ -7,6 +7,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -139,6 +140,15 @@ type Monitor struct {
 	exc  *excState // nil unless Options.Exceptions
 	lock *lockState
 	tp   *threadpool.Analyzer
+	// tpSym names the thread pool's blocking stacks when neither the CPU
+	// window nor the exceptions have a symbol table to share.
+	tpSym *stacks.Symbols
+	// The last results built for a snapshot and what they were built
+	// from: a snapshot reuses them while nothing they show has changed.
+	tpRes  *threadpool.Result
+	tpKey  [4]int64
+	excRes *exceptions.Result
+	excKey [2]int64
 
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
@@ -246,7 +256,18 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	}
 	m.lock = newLockState(hdr, sym)
 	if opts.ThreadPool {
-		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr,
+		// Blocking sites are named as a file's page names them: from a
+		// symbol table fed the same stream (the CPU window's or the
+		// exceptions', else one of its own).
+		switch {
+		case sym != nil:
+		case m.exc != nil:
+			sym = m.exc.sym
+		default:
+			m.tpSym = stacks.NewSymbols(hdr)
+			sym = m.tpSym
+		}
+		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr, Symbols: sym,
 			OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
 	}
 	m.proc.Pid = hdr.ProcessID
@@ -361,6 +382,9 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	}
 	if m.tp != nil {
 		m.tp.Event(ev)
+		if m.tpSym != nil {
+			m.tpSym.Event(ev)
+		}
 	}
 	if m.cpu != nil {
 		m.cpu.event(ev, ts)
@@ -535,6 +559,9 @@ func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
 	}
 	if m.exc != nil {
 		m.exc.sym.Event(ev)
+	}
+	if m.tpSym != nil {
+		m.tpSym.Event(ev)
 	}
 }
 

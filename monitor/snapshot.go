@@ -1,12 +1,15 @@
 package monitor
 
 import (
-	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/locks"
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/exceptions"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // State is where a session stands.
@@ -181,6 +184,17 @@ type Snapshot struct {
 	LocksResult *locks.Result `json:"-"`
 	// ThreadPool is set with Options.ThreadPool.
 	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
+	// ThreadPoolResult is package threadpool's result behind ThreadPool
+	// (episodes, blocking sites): what a file's report shows, for a live
+	// page. Its times count from ThreadPoolFirstNanos (ns since the
+	// session start). Snapshots share it while the pool's events have not
+	// changed it: read it, do not modify it.
+	ThreadPoolResult     *threadpool.Result `json:"-"`
+	ThreadPoolFirstNanos int64              `json:"-"`
+	// ExceptionsResult is package exceptions' result behind Exceptions
+	// (every type, site, pattern and the rate over time), for a live page;
+	// shared as ThreadPoolResult is.
+	ExceptionsResult *exceptions.Result `json:"-"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -214,7 +228,9 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	if m.tp != nil {
 		st.Add(m.tp.Stats())
-		s.ThreadPool = threadPoolSummary(m.tp.Totals())
+		t := m.tp.Totals()
+		s.ThreadPool = threadPoolSummary(t)
+		s.ThreadPoolResult, s.ThreadPoolFirstNanos = m.threadPoolResult(t.Starving), m.tp.FirstNanos()
 	}
 	s.Session.DecodeErrors = st.DecodeErrors
 	elapsed := m.now - m.first
@@ -241,6 +257,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	if m.exc != nil {
 		s.Exceptions = m.exc.summary(m.opts.topExcTypes(), m.opts.topThrowSites())
+		s.ExceptionsResult = m.exceptionsResult()
 	}
 	if m.ctr != nil {
 		s.Counters = m.ctr.Result()
@@ -249,6 +266,45 @@ func (m *Monitor) Snapshot() *Snapshot {
 		}
 	}
 	return s
+}
+
+// threadPoolResult is the thread-pool analysis' result, built again only
+// when what it shows may have changed: the pool's events, the counters it
+// reads the queue from, the symbols that name its sites, and (while an
+// episode lasts, its end being the stream's latest event) the clock.
+func (m *Monitor) threadPoolResult(starving bool) *threadpool.Result {
+	key := [4]int64{int64(m.tp.Stats().Events), 0, int64(m.tpSymbols().Len()), 0}
+	if m.ctr != nil {
+		key[1] = int64(m.ctr.Stats().Events)
+	}
+	if starving {
+		key[3] = m.now
+	}
+	if m.tpRes == nil || key != m.tpKey {
+		m.tpRes, m.tpKey = m.tp.Result(), key
+	}
+	return m.tpRes
+}
+
+// tpSymbols is the symbol table naming the thread pool's stacks.
+func (m *Monitor) tpSymbols() *stacks.Symbols {
+	switch {
+	case m.cpu != nil:
+		return m.cpu.sym
+	case m.exc != nil:
+		return m.exc.sym
+	}
+	return m.tpSym
+}
+
+// exceptionsResult is the exception analysis' result, built again only
+// after new exception events or symbols.
+func (m *Monitor) exceptionsResult() *exceptions.Result {
+	key := [2]int64{int64(m.exc.a.Stats().Events), int64(m.exc.sym.Len())}
+	if m.excRes == nil || key != m.excKey {
+		m.excRes, m.excKey = m.exc.a.Result(), key
+	}
+	return m.excRes
 }
 
 func (m *Monitor) gcSummary(g *GCSummary, elapsed int64) {

@@ -153,9 +153,7 @@ func NewPage(pp PageParts) *Page {
 	if p.Locks == nil {
 		p.Locks = PageLocksOf(pp.Locks)
 	}
-	if pp.Exceptions != nil && pp.Exceptions.Thrown > 0 {
-		p.Exceptions = NewPageExceptions(pp.Exceptions, maxTableRows)
-	}
+	p.Exceptions = PageExceptionsOf(pp.Exceptions)
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
 	}

@@ -120,7 +120,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	pp.PageLocks = PageLocksOf(a.Locks.Result())
 	a.Locks.Release()
 	pp.Exceptions = a.Exceptions.Result()
-	pp.PageThreadPool = pageThreadPool(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
+	pp.PageThreadPool = PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
 	if a.Heap != nil && a.Heap.t != nil {
 		r := a.Heap.t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)

@@ -37,6 +37,15 @@ type PageExcSite struct {
 // pageExcTop bounds the sites, catches and patterns per type on the page.
 const pageExcTop = 5
 
+// PageExceptionsOf is the page's exceptions section (nil when none was
+// thrown): a file's page and a live one build it with it.
+func PageExceptionsOf(r *exceptions.Result) *PageExceptions {
+	if r == nil || r.Thrown == 0 {
+		return nil
+	}
+	return NewPageExceptions(r, maxTableRows)
+}
+
 // NewPageExceptions builds the table (at most max types).
 func NewPageExceptions(r *exceptions.Result, max int) *PageExceptions {
 	pe := &PageExceptions{Thrown: r.Thrown, Caught: r.Caught, Uncaught: r.Uncaught, Open: r.Open,

@@ -40,10 +40,14 @@ type PageSite struct {
 	Stack         []string `json:"stack"`
 }
 
-// pageThreadPool is the page's section, nil when the stream had no
+// PageThreadPoolOf is the page's section, nil when the stream had no
 // thread-pool events and no blocking waits. first is the analysis' first
-// event in ns since the session start (its times count from it).
-func pageThreadPool(r *threadpool.Result, first int64) *PageThreadPool {
+// event in ns since the session start (its times count from it): a file's
+// page and a live one build the section with it.
+func PageThreadPoolOf(r *threadpool.Result, first int64) *PageThreadPool {
+	if r == nil {
+		return nil
+	}
 	s := &r.Summary
 	if s.WorkerStarts+s.WorkerWaits+s.Adjustments == 0 && len(r.Sites) == 0 {
 		return nil

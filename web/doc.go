@@ -2,7 +2,9 @@
 // report page (package report's page, in its live form) at its root and
 // streams each target's updates to it over a websocket, so the page grows
 // as events arrive: new GC rows, the exact rollup, runtime suspensions,
-// the lock table and a flame graph of the last seconds.
+// the lock table, the thread pool and exceptions sections (each built
+// from the monitor's analyses by the file page's own functions, sent when
+// they change) and a flame graph of the last seconds.
 //
 // The handler reads from a Source: the targets to choose from and, per
 // target, a subscription of Updates. Monitors is a Source over targets

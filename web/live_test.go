@@ -2,10 +2,12 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/browsertest"
+	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -254,6 +257,146 @@ func TestLivePageWaiting(t *testing.T) {
 	}
 	if err := r.b.WaitFor(`!document.getElementById('sel-info').textContent.includes('waiting')`, 30*time.Second); err != nil {
 		t.Errorf("after the first GCs: %v", err)
+	}
+	if errs := r.b.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// gateReader reads r up to each of stops (byte offsets, ascending) in
+// turn, waiting at each for a value on open.
+type gateReader struct {
+	r     io.Reader
+	read  int64
+	stops []int64
+	open  chan struct{}
+	quit  chan struct{} // closed: the stream ends at the stop
+}
+
+func (g *gateReader) Read(p []byte) (int, error) {
+	for len(g.stops) > 0 && g.read >= g.stops[0] {
+		select {
+		case <-g.open:
+		case <-g.quit:
+			return 0, io.EOF
+		}
+		g.stops = g.stops[1:]
+	}
+	if len(g.stops) > 0 {
+		p = p[:min(int64(len(p)), g.stops[0]-g.read)]
+	}
+	k, err := g.r.Read(p)
+	g.read += int64(k)
+	return k, err
+}
+
+// TestLivePageExceptionsPanel: the live page over the exceptions fixture
+// (160 exceptions of 4 types, all in one stretch of the stream about 72 KB
+// in), its stream held twice: before the exceptions the live page shows no
+// Exceptions panel; held after them, still live, it shows the panel with
+// all 160; at the end the panel stays with the workload's most thrown type
+// first. Holding the stream makes the test independent of the machine's
+// load (the page has as long as it needs at each stop).
+func TestLivePageExceptionsPanel(t *testing.T) {
+	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
+	const name = "exceptions.nettrace.gz"
+	f, err := os.Open(tracetest.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateReader{r: z, stops: []int64{48 << 10, 400 << 10}, open: make(chan struct{}), quit: make(chan struct{})} // of 760 KB
+	next := func() { g.open <- struct{}{} }
+	st, err := source.Open(source.Spec{File: "-", Stdin: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer close(g.quit) // a failed test's stream ends (before Close)
+	hub := NewStreamHub(st, StreamOptions{})
+	srv := httptest.NewServer(Handler(hub, Options{}))
+	defer srv.Close()
+	runErr := make(chan error, 1)
+	go func() { _, err := hub.Run(); runErr <- err }()
+	if err := b.Open(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	const live = `document.documentElement.dataset.liveState === 'on'`
+	const panel = `(() => { const p = document.getElementById('p-exc'); return p && !p.hidden ? document.getElementById('exc-sub').textContent : ''; })()`
+	// Held before the exceptions: live, drawn, no panel.
+	if err := b.WaitFor(live+` && document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if sub := browsertest.MustEval[string](t, b, panel); sub != "" {
+		t.Errorf("before any exception the panel says %q", sub)
+	}
+	next()
+	// Held after them: the update brought the section.
+	if err := b.WaitFor(live+` && `+panel+`.startsWith('160 thrown · 160 caught')`, 30*time.Second); err != nil {
+		t.Errorf("the live page's Exceptions panel: %v: %q (live state %q)", err, browsertest.MustEval[string](t, b, panel),
+			browsertest.MustEval[string](t, b, `document.documentElement.dataset.liveState`))
+	}
+	next()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.documentElement.dataset.liveState === 'ended' && document.documentElement.dataset.drawn === '1' && `+panel+`.startsWith('160 thrown')`, 30*time.Second); err != nil {
+		t.Errorf("%v: %q", err, browsertest.MustEval[string](t, b, panel))
+	}
+	if first := browsertest.MustEval[string](t, b, `document.querySelector('#exc tbody tr td').textContent`); first != "System.InvalidOperationException" {
+		t.Errorf("first type %q", first)
+	}
+	if errs := b.Errors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestLivePageThreadPool: the live page of the starve workload (16 pool
+// items blocked 200 ms each in Task.Wait) shows the Thread pool panel with
+// the starvation episode while the session is still live (the workload
+// keeps probing for 6 s after its burst: time for an update, sent every
+// 250 ms, and the panel's redraw, at most every 2 s, on a loaded machine),
+// and ends with the pool's peak within 2 threads of the runtime's own
+// ThreadPool.ThreadCount (sampled by the workload every 20 ms, so it can
+// miss a thread the events count, or see one the last event has not) and
+// the blocking site the workload's.
+func TestLivePageThreadPool(t *testing.T) {
+	r := startLive(t, nil, "starve", "wait=1", "items=16", "blockMs=200", "tailMs=6000")
+	io.WriteString(r.stdin, "go\n")
+	const live = `document.documentElement.dataset.liveState === 'on'`
+	const episodes = `(() => { const p = document.getElementById('p-threadpool'), P = window.clrspy.model.page.thread_pool; return p && !p.hidden && P ? P.episodes.length : 0; })()`
+	if err := r.b.WaitFor(live+` && `+episodes+` > 0`, 60*time.Second); err != nil {
+		t.Errorf("while live: %v (the panel says %q)", err, browsertest.MustEval[string](t, r.b, `document.getElementById('threadpool-sub').textContent`))
+	}
+	wl, _ := r.finished(t, 120*time.Second)
+	if err := <-r.runErr; err != nil {
+		t.Fatal(err)
+	}
+	if err := r.b.WaitFor(`document.documentElement.dataset.liveState === 'ended' && document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	type section struct {
+		ThreadsMax int `json:"threads_max"`
+		Episodes   []struct {
+			StartMs float64 `json:"start_ms"`
+		} `json:"episodes"`
+		Sites []struct {
+			Site          string `json:"site"`
+			SyncOverAsync bool   `json:"sync_over_async"`
+		} `json:"sites"`
+	}
+	p := browsertest.MustEval[section](t, r.b, `window.clrspy.model.page.thread_pool`)
+	peak := int(wl.Int("peakThreads"))
+	t.Logf("page: at most %d threads, %d episodes, sites %+v; the runtime: peak %d threads", p.ThreadsMax, len(p.Episodes), p.Sites, peak)
+	if peak < 8 || p.ThreadsMax < peak-2 || p.ThreadsMax > peak+2 {
+		t.Errorf("page's peak %d threads, the runtime's %d", p.ThreadsMax, peak)
+	}
+	if len(p.Episodes) == 0 || len(p.Sites) == 0 || p.Sites[0].Site != "Workload.Starve.Block" || !p.Sites[0].SyncOverAsync {
+		t.Errorf("page's thread pool: %+v", p)
 	}
 	if errs := r.b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

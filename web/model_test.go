@@ -1,14 +1,20 @@
 package web
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 )
 
 // gcRows is a page's GC table as one JSON object per GC, by GC number:
@@ -60,9 +66,10 @@ func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
 // (the report page's analyses) and once through the live model (the
 // monitor behind the live page and serve, fed the same events): the GC
 // rows, the summary (counts, stopped time, percentiles, suspensions by
-// reason) and the lock table (owners and waiting stacks) are equal: the
-// live page renders package gcpause's rollup and package locks' result,
-// as the file's page does, not second copies.
+// reason), the lock table (owners and waiting stacks) and the thread-pool
+// and exceptions sections are equal: the live page renders package
+// gcpause's rollup and package locks', threadpool's and exceptions'
+// results, as the file's page does, not second copies.
 func TestLiveModelEqualsFile(t *testing.T) {
 	for _, name := range tracetest.Fixtures(t) {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
@@ -114,6 +121,12 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			if got, want := lockTable(live.Locks), lockTable(off.Locks); got != want {
 				t.Errorf("locks:\nlive %s\nfile %s", got, want)
 			}
+			if got, want := section(live.ThreadPool), section(off.ThreadPool); got != want {
+				t.Errorf("thread pool:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(live.Exceptions), section(off.Exceptions); got != want {
+				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
+			}
 		})
 	}
 }
@@ -124,4 +137,122 @@ func lockTable(l *report.PageLocks) string {
 	}
 	b, _ := json.Marshal(l)
 	return string(b)
+}
+
+// TestLiveSectionsEqualFile: the thread-pool and exceptions fixtures
+// streamed to a page over the websocket (a page that subscribed before the
+// stream was read, applying each section as updates replace it) end with
+// the same thread-pool and exceptions sections as the file's page of the
+// same trace: the live page builds them from the monitor's analyses with
+// the file page's functions. Each section is sent only when it changed.
+// The trace is read slowly (16 KB every 5 ms, ~0.3 s) so that sections
+// are sent while it grows; how many updates that makes depends on the
+// machine's load, so only the end state and "never resent unchanged" are
+// asserted.
+func TestLiveSectionsEqualFile(t *testing.T) {
+	for _, name := range []string{"threadpool.nettrace.gz", "exceptions.nettrace.gz"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := os.Open(tracetest.Path(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			z, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := source.Open(source.Spec{File: "-", Stdin: &slowReader{r: z}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			hub := NewStreamHub(st, StreamOptions{Interval: 20 * time.Millisecond})
+			srv := httptest.NewServer(Handler(hub, Options{}))
+			defer srv.Close()
+			c := dial(t, srv, "1")
+			first, _ := read(t, c)
+			if first.Type != "snapshot" || first.Page == nil {
+				t.Fatalf("first message %q", first.Type)
+			}
+			tp, exc := first.Page.ThreadPool, first.Page.Exceptions
+			done := make(chan error, 1)
+			go func() { _, err := hub.Run(); done <- err }()
+			var tpSent, excSent []string
+			updates := 0
+			for {
+				m, ok := read(t, c)
+				if !ok {
+					break
+				}
+				updates++
+				if m.ThreadPool != nil {
+					tp = m.ThreadPool
+					tpSent = append(tpSent, section(m.ThreadPool))
+				}
+				if m.Exceptions != nil {
+					exc = m.Exceptions
+					excSent = append(excSent, section(m.Exceptions))
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			off := offline(t, name)
+			t.Logf("%d updates; the thread pool sent in %d, the exceptions in %d", updates, len(tpSent), len(excSent))
+			if got, want := section(tp), section(off.ThreadPool); got != want {
+				t.Errorf("thread pool:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(exc), section(off.Exceptions); got != want {
+				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(hub.Page().ThreadPool), section(off.ThreadPool); got != want {
+				t.Errorf("final page's thread pool:\nlive %s\nfile %s", got, want)
+			}
+			if got, want := section(hub.Page().Exceptions), section(off.Exceptions); got != want {
+				t.Errorf("final page's exceptions:\nlive %s\nfile %s", got, want)
+			}
+			for what, sent := range map[string][]string{"thread pool": tpSent, "exceptions": excSent} {
+				for i := 1; i < len(sent); i++ {
+					if sent[i] == sent[i-1] {
+						t.Errorf("%s sent again unchanged (update %d of %d)", what, i+1, len(sent))
+					}
+				}
+			}
+			// What the fixtures' workloads did (testdata/traces/*.workload.json).
+			switch name {
+			case "threadpool.nettrace.gz":
+				// starve: 16 items blocked 200 ms in Task.Wait, peak 13
+				// threads by the runtime's own count.
+				if off.ThreadPool == nil || off.ThreadPool.ThreadsMax != 13 || len(off.ThreadPool.Episodes) == 0 {
+					t.Errorf("file page's thread pool: %s", section(off.ThreadPool))
+				}
+				if len(tpSent) == 0 {
+					t.Error("no update carried the thread pool")
+				}
+			case "exceptions.nettrace.gz":
+				// throws: 80 + 40 + 20 + 20 thrown, all caught.
+				e := off.Exceptions
+				if e == nil || e.Thrown != 160 || e.Caught != 160 || len(e.Types) != 4 || e.Types[0].Type != "System.InvalidOperationException" || e.Types[0].Count != 80 {
+					t.Errorf("file page's exceptions: %s", section(e))
+				}
+				if len(excSent) == 0 {
+					t.Error("no update carried the exceptions")
+				}
+			}
+		})
+	}
+}
+
+// section is a page section as JSON ("null": none).
+func section(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// slowReader reads at most 16 KB every 5 ms.
+type slowReader struct{ r io.Reader }
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.r.Read(p[:min(len(p), 16<<10)])
 }

@@ -4,17 +4,20 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // MonitorsOptions configure Monitors. Every field is optional.
@@ -83,12 +86,22 @@ type mtarget struct {
 	locks             *report.PageLocks
 	locksVer          int
 	locksWaits        uint64
+	// The thread-pool and exceptions sections and the monitor's results
+	// they were built from (the monitor keeps a result while nothing in
+	// it changed).
+	tp     *report.PageThreadPool
+	tpVer  int
+	tpRes  *threadpool.Result
+	exc    *report.PageExceptions
+	excVer int
+	excRes *exceptions.Result
 }
 
 type subscriber struct {
 	ch                chan Update
 	rowNext, suspNext int // absolute number of the next row to send
 	cpuVer, locksVer  int
+	tpVer, excVer     int
 	done              <-chan struct{}
 }
 
@@ -273,6 +286,11 @@ type state struct {
 	total   int64 // CPU samples since the session began
 	locks   *report.PageLocks
 	waits   uint64
+	// The monitor's thread-pool and exceptions results (nil: none), and
+	// when the former's times begin.
+	tpRes   *threadpool.Result
+	tpFirst int64
+	excRes  *exceptions.Result
 }
 
 // publish sends every subscriber of t what it has not seen (final: the
@@ -292,6 +310,21 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 	if st.locks != nil && st.waits != t.locksWaits {
 		t.locks, t.locksWaits = st.locks, st.waits
 		t.locksVer++
+	}
+	if st.tpRes != t.tpRes {
+		// The file's page's own section of the same analysis.
+		t.tpRes = st.tpRes
+		if p := report.PageThreadPoolOf(st.tpRes, st.tpFirst); !reflect.DeepEqual(p, t.tp) {
+			t.tp = p
+			t.tpVer++
+		}
+	}
+	if st.excRes != t.excRes {
+		t.excRes = st.excRes
+		if p := report.PageExceptionsOf(st.excRes); !reflect.DeepEqual(p, t.exc) {
+			t.exc = p
+			t.excVer++
+		}
 	}
 	for sub := range t.subs {
 		u := t.delta(sub, &st)
@@ -338,6 +371,12 @@ func (t *mtarget) delta(sub *subscriber, st *state) Update {
 	if sub.locksVer < t.locksVer {
 		u.Locks = t.locks
 	}
+	if sub.tpVer < t.tpVer {
+		u.ThreadPool = t.tp
+	}
+	if sub.excVer < t.excVer {
+		u.Exceptions = t.exc
+	}
 	return u
 }
 
@@ -346,6 +385,7 @@ func (t *mtarget) sent(sub *subscriber) {
 	sub.rowNext = t.rowBase + t.rows.Len()
 	sub.suspNext = t.suspBase + t.susp.Len()
 	sub.cpuVer, sub.locksVer = t.cpuVer, t.locksVer
+	sub.tpVer, sub.excVer = t.tpVer, t.excVer
 }
 
 // snapshot is the page as it stands (the rows kept so far).
@@ -355,7 +395,7 @@ func (t *mtarget) snapshot(st *state) *report.Page {
 		Title: t.name, Input: st.input, Run: st.run, Pid: t.pid, T0MS: st.t0, T1MS: st.t1, Summary: &sum,
 		GCs: t.rows.Slice(0, t.rows.Len()), Suspensions: t.susp.Slice(0, t.susp.Len()),
 		GCReasons: map[string]string{}, SuspendReasons: map[string]string{},
-		CPU: t.cpu, Locks: t.locks,
+		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc,
 	}
 	if t.hdr != nil && !t.hdr.SyncTimeUTC.IsZero() {
 		p.StartUTC = t.hdr.SyncTimeUTC.UTC().Format(time.RFC3339Nano)
@@ -484,6 +524,8 @@ func pageState(snap *monitor.Snapshot) state {
 		// The file's page's own table of the same analysis.
 		st.locks, st.waits = report.PageLocksOf(snap.LocksResult), l.Waits
 	}
+	// Built into sections by publish, once per new result.
+	st.tpRes, st.tpFirst, st.excRes = snap.ThreadPoolResult, snap.ThreadPoolFirstNanos, snap.ExceptionsResult
 	return st
 }
 

@@ -37,7 +37,10 @@ const streamTarget = "1"
 // NewStreamHub prepares a hub for st (opened, not yet read).
 func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 	ms := NewMonitors(MonitorsOptions{Interval: o.Interval, CPUEvery: o.CPUEvery, MaxRows: o.MaxRows})
-	opts := monitor.Options{CPU: true, Locks: true, CPUWindow: o.CPUWindow, TopLocks: 100, NoCounters: true}
+	// Every section the page has: the thread pool and the exceptions as
+	// a file's page shows them (the stream's providers are the page's).
+	opts := monitor.Options{CPU: true, Locks: true, CPUWindow: o.CPUWindow, TopLocks: 100, NoCounters: true,
+		Exceptions: true, ThreadPool: true}
 	var proc *source.ProcWatcher
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)

@@ -57,6 +57,9 @@ type Update struct {
 	CPU *report.Flame
 	// Locks replaces the lock table.
 	Locks *report.PageLocks
+	// ThreadPool and Exceptions replace those sections.
+	ThreadPool *report.PageThreadPool
+	Exceptions *report.PageExceptions
 	// End says the target's stream ended (nothing follows).
 	End bool
 }
@@ -75,12 +78,16 @@ type wire struct {
 	T1MS           *float64            `json:"t1_ms,omitempty"`
 	CPU            *report.Flame       `json:"cpu,omitempty"`
 	Locks          *report.PageLocks   `json:"locks,omitempty"`
+	// The page's own keys, so the page replaces its sections by name.
+	ThreadPool *report.PageThreadPool `json:"thread_pool,omitempty"`
+	Exceptions *report.PageExceptions `json:"exceptions,omitempty"`
 }
 
 // MarshalJSON writes the update as the page's message.
 func (u *Update) MarshalJSON() ([]byte, error) {
 	w := wire{Type: "update", Page: u.Snapshot, GCs: u.GCs, Suspensions: u.Suspensions, GCReasons: u.GCReasons,
-		SuspendReasons: u.SuspendReasons, Summary: u.Summary, Input: u.Input, Run: u.Run, CPU: u.CPU, Locks: u.Locks}
+		SuspendReasons: u.SuspendReasons, Summary: u.Summary, Input: u.Input, Run: u.Run, CPU: u.CPU, Locks: u.Locks,
+		ThreadPool: u.ThreadPool, Exceptions: u.Exceptions}
 	switch {
 	case u.Snapshot != nil:
 		w.Type = "snapshot"

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,9 @@ type message struct {
 	CPU     *report.Flame     `json:"cpu"`
 	Locks   *report.PageLocks `json:"locks"`
 	T1MS    float64           `json:"t1_ms"`
+
+	ThreadPool *report.PageThreadPool `json:"thread_pool"`
+	Exceptions *report.PageExceptions `json:"exceptions"`
 }
 
 type columns struct {
@@ -39,15 +44,36 @@ type columns struct {
 // has subscribed (start), so that page sees the stream grow.
 func hubOver(t *testing.T, name string) (*StreamHub, *httptest.Server) {
 	t.Helper()
-	st, err := source.Open(source.Spec{File: tracetest.Path(t, name)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openFixture(t, name)
 	t.Cleanup(func() { st.Close() })
 	hub := NewStreamHub(st, StreamOptions{Interval: 20 * time.Millisecond})
 	srv := httptest.NewServer(Handler(hub, Options{}))
 	t.Cleanup(srv.Close)
 	return hub, srv
+}
+
+// openFixture opens testdata/traces/NAME; a .gz fixture is read through
+// gzip as standard input (source reads plain traces only).
+func openFixture(t *testing.T, name string) *source.Stream {
+	t.Helper()
+	spec := source.Spec{File: tracetest.Path(t, name)}
+	if strings.HasSuffix(name, ".gz") {
+		f, err := os.Open(spec.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec = source.Spec{File: "-", Stdin: z}
+	}
+	st, err := source.Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func dial(t *testing.T, srv *httptest.Server, target string) *websocket.Conn {
@@ -170,10 +196,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 
 func offline(t *testing.T, name string) *report.Page {
 	t.Helper()
-	st, err := source.Open(source.Spec{File: tracetest.Path(t, name)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openFixture(t, name)
 	defer st.Close()
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{NoHeap: true})
 	end, err := st.Run(an.Analyzers()...)

@@ -132,7 +132,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
 	f.BoolVar(&cfg.Exceptions, "exceptions", false, "also count every exception with its stack and export the top throw sites per type (clrspy_exceptions_thrown_total; the sessions then carry stacks, a cost docs/PERFORMANCE.md measures)")
-	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions and locks as they happen, from the same sessions")
+	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions, locks, thread pool (and exceptions, with --exceptions) as they happen, from the same sessions")
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "with --web: sample every process with the perf_event sampler at a low rate (--cpu-profile-hz), so the live page has a CPU flame graph (each window's own EventPipe session names the code)")
 	f.IntVar(&cfg.CPUProfile.Hz, "cpu-profile-hz", 19, "--cpu-profile: samples per second per thread")
 	f.DurationVar(&cfg.CPUProfile.Window, "cpu-profile-window", 30*time.Second, "--cpu-profile: each flame graph covers this long; a new one follows")

@@ -211,7 +211,7 @@ const PARTS = [
   ['threadpool', renderThreadPool],
 ];
 // In a live page, costly panels render at most this often (ms).
-const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
+const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2000, threadpool: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
 // One render pass does the dirty panels in order until it has spent its
 // budget; the rest go to the next frame, so a frame holds at most one
 // costly panel (a live page never freezes for all of them at once).
@@ -1410,7 +1410,7 @@ function apply(msg) {
     appendSusp(M.s, msg.suspensions);
     Object.assign(M.gcReasons, msg.gc_reasons || {});
     Object.assign(M.suspReasons, msg.suspend_reasons || {});
-    for (const k of ['summary', 'input', 'run', 'locks', 'heap']) if (msg[k]) M.page[k] = msg[k];
+    for (const k of ['summary', 'input', 'run', 'locks', 'heap', 'thread_pool', 'exceptions']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
     if (msg.cpu) {
       const f = prepareFlame(msg.cpu);
@@ -1424,6 +1424,8 @@ function apply(msg) {
     if (sig !== M.headerSig) { M.headerSig = sig; invalidate('header'); }
     if (msg.locks) invalidate('locks');
     if (msg.heap) invalidate('heaptypes');
+    if (msg.thread_pool) invalidate('threadpool');
+    if (msg.exceptions) invalidate('exc');
     if (msg.type === 'end') {
       M.ended = true;
       invalidate('all'); // everything, now: nothing more will come
