@@ -20,6 +20,7 @@ file) and reports, precisely, what the runtime does to it:
   profile  managed stack samples to pprof, speedscope, folded stacks, flame graphs
   heap     sampled objects followed across compacting GCs
   locks    lock contention: which lock, how long, behind which owner
+  triage   what is wrong with a process: ranked findings, evidence, next command
   stat     what a trace file contains
   ps       .NET processes this user can attach to
   record   save a live session to a .nettrace file
