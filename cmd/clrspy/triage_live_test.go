@@ -37,9 +37,9 @@ type triageDoc struct {
 // reduce. The durations (5–6 s) leave room for the launch and the JIT.
 func TestTriageConfusion(t *testing.T) {
 	cases := []struct {
-		name string
-		want triage.Area // "" for the calm one
-		mode []string
+		name  string
+		want  triage.Area // "" for the calm one
+		mode  []string
 		check func(t *testing.T, d *triageDoc, w *workload.Result)
 	}{
 		{"gc-induced", triage.AreaGC, []string{"induced", "gen0=0", "gen1=0", "gen2=20", "sleepMs=200"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
