@@ -95,6 +95,9 @@ var (
 	famLockWait = &Family{Name: "clrspy_lock_wait_seconds", OTel: "clrspy.lock.wait", OTelUnit: "s", Kind: Histogram,
 		Help:   "Lock waits, ContentionStart to ContentionStop (the spinning before a wait not included).",
 		Labels: target()}
+	famFindings = &Family{Name: "clrspy_findings", OTel: "clrspy.findings", OTelUnit: "{finding}", Kind: Gauge,
+		Help:   "clrspy triage's findings per area and severity, judged from the monitor's figures since clrspy attached (docs/TRIAGE.md's thresholds; the thread-pool and exception ones from the runtime's counters now): alert on severity=\"critical\" > 0.",
+		Labels: target(Label{"area", "clrspy.finding.area"}, Label{"severity", "clrspy.finding.severity"})}
 	famUp = &Family{Name: "clrspy_target_up", OTel: "clrspy.target.up", Kind: Gauge,
 		Help:   "1 while clrspy has a session on the process, 0 once it ended (the process exited, or the session failed and is being retried); the series go after the grace period.",
 		Labels: target()}
@@ -113,7 +116,7 @@ var (
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famUp, famInfo, famLost, famAttachErrors, famSessions}
+	famPromoted, famContentions, famLockWait, famFindings, famUp, famInfo, famLost, famAttachErrors, famSessions}
 
 // counterFamily is one runtime counter exported under its semantic-
 // convention name: attrs are the counter's attributes, in label order.

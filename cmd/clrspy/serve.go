@@ -51,6 +51,7 @@ default; every endpoint is read-only):
   /targets                                 the monitored processes (JSON)
   /debug/pprof/profile?pid=N&seconds=S     a CPU profile of one process (go tool pprof, Parca, Pyroscope)
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
+  /triage?pid=N&seconds=S                  its findings over S s (clrspy triage's JSON; format=text)
   /  (with --web, in a browser)            the live web view: every process's GCs as they happen
 
 Metric names follow the OpenTelemetry .NET runtime semantic conventions as the
