@@ -25,6 +25,7 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // Page is everything the report page shows.
@@ -51,6 +52,9 @@ type Page struct {
 	CPU            *Flame            `json:"cpu,omitempty"`
 	Locks          *PageLocks        `json:"locks,omitempty"`
 	Heap           *PageHeap         `json:"heap,omitempty"`
+	// Findings are clrspy triage's findings over the whole stream, most
+	// severe first (the page opens with them); nil: not judged.
+	Findings []triage.Finding `json:"findings,omitempty"`
 }
 
 // PageParts are the results a page is built from; nil parts are left out.
@@ -85,6 +89,8 @@ type PageParts struct {
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
+	// Findings: triage's, most severe first.
+	Findings []triage.Finding
 }
 
 // NewPage builds the page data.
@@ -118,6 +124,7 @@ func NewPage(pp PageParts) *Page {
 	if pp.CPU != nil && pp.CPU.Total > 0 && pp.Stacks != nil {
 		p.CPU = NewFlame(pp.Stacks, pp.CPU, pp.Timeline, maxFlameBins)
 	}
+	p.Findings = pp.Findings
 	p.Locks = pp.PageLocks
 	if p.Locks == nil {
 		p.Locks = pageLocks(pp.Locks)

@@ -23,6 +23,12 @@ type Options struct {
 	// CounterSessionID is the counters session the command opened ("":
 	// any, for a file).
 	CounterSessionID string
+	// Symbols is a symbol table shared with other analyses of the stream,
+	// fed by the caller (nil: the Analyzer has its own and feeds it).
+	Symbols *stacks.Symbols
+	// NoProfile leaves out the CPU samples' top methods (a caller that
+	// profiles the stream itself, such as the report page).
+	NoProfile bool
 }
 
 // maxThreads bounds the distinct threads counted for the lock share;
@@ -40,11 +46,13 @@ type Analyzer struct {
 	hdr  *nettrace.Header
 	opts Options
 	sym  *stacks.Symbols
-	gc   *gcpause.Analyzer
-	lk   *locks.Analyzer
-	ctr  *counters.Analyzer
-	run  *runinfo.Analyzer
-	prof *stacks.Builder
+	// ownSym: the symbol table is this Analyzer's to feed.
+	ownSym bool
+	gc     *gcpause.Analyzer
+	lk     *locks.Analyzer
+	ctr    *counters.Analyzer
+	run    *runinfo.Analyzer
+	prof   *stacks.Builder
 
 	first, last int64
 	seen        bool
@@ -78,12 +86,17 @@ type Analyzer struct {
 // New returns an Analyzer for a stream with header hdr.
 func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	a := &Analyzer{hdr: hdr, opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
-	a.sym = stacks.NewSymbols(hdr)
+	a.sym, a.ownSym = opts.Symbols, opts.Symbols == nil
+	if a.ownSym {
+		a.sym = stacks.NewSymbols(hdr)
+	}
 	a.gc = gcpause.New(hdr, gcpause.Options{KeepGCs: 64, OnGC: a.onGC})
 	a.lk = locks.New(hdr, locks.Options{Symbols: a.sym})
 	a.ctr = counters.New(hdr, counters.Options{SessionID: opts.CounterSessionID})
 	a.run = runinfo.New(hdr)
-	a.prof = stacks.New(hdr, stacks.Options{Symbols: a.sym})
+	if !opts.NoProfile {
+		a.prof = stacks.New(hdr, stacks.Options{Symbols: a.sym})
+	}
 	return a
 }
 
@@ -122,12 +135,16 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
 		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
 	}
-	a.sym.Event(ev)
+	if a.ownSym {
+		a.sym.Event(ev)
+	}
 	a.gc.Event(ev)
 	a.lk.Event(ev)
 	a.ctr.Event(ev)
 	a.run.Event(ev)
-	a.prof.Event(ev)
+	if a.prof != nil {
+		a.prof.Event(ev)
+	}
 	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
 		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
 			a.lastPeek, a.peeked = ns, true
@@ -143,7 +160,9 @@ func (a *Analyzer) Stats() analysis.Stats {
 	s.Add(a.lk.Stats())
 	s.Add(a.ctr.Stats())
 	s.Add(a.run.Stats())
-	s.Add(a.prof.Stats())
+	if a.prof != nil {
+		s.Add(a.prof.Stats())
+	}
 	return s
 }
 
@@ -359,6 +378,9 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 		c.Source, c.Seen, c.Pct = "schedstat", true, a.demandPct
 	case a.cpuN > 0:
 		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
+	}
+	if a.prof == nil {
+		return
 	}
 	p := a.prof.ResultStacks()
 	if p.Managed == 0 {

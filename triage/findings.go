@@ -301,9 +301,11 @@ func Evidence(f *Facts, a Area) map[string]any {
 	case AreaGC:
 		g := &f.GC
 		m := map[string]any{"gcs": g.Count, "pause_pct": r(g.PausePct), "paused_ms": r(g.PausedMs),
-			"max_pause_ms": r(g.MaxPauseMs), "max_pause_gc": g.MaxPauseGC, "max_pause_reason": g.MaxPauseReason,
-			"max_pause_type": g.MaxPauseType, "max_pause_generation": g.MaxPauseGen, "gen2_blocking": g.Gen2Blocking,
-			"induced": g.Induced, "loh_triggered": g.LOHTriggered, "max_suspend_ms": r(g.MaxSuspendMs), "window_sec": r(f.WindowSec)}
+			"gen2_blocking": g.Gen2Blocking, "induced": g.Induced, "loh_triggered": g.LOHTriggered, "window_sec": r(f.WindowSec)}
+		if g.MaxPauseReason != "" { // the longest GC, when there was one
+			m["max_pause_ms"], m["max_pause_gc"], m["max_pause_reason"] = r(g.MaxPauseMs), g.MaxPauseGC, g.MaxPauseReason
+			m["max_pause_type"], m["max_pause_generation"], m["max_suspend_ms"] = g.MaxPauseType, g.MaxPauseGen, r(g.MaxSuspendMs)
+		}
 		if g.HasAllocRate {
 			m["alloc_mb_per_sec"] = r(g.AllocMBPerSec)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/triage"
 	"github.com/clrspy/clrspy/web"
 )
 
@@ -87,11 +88,14 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	noteMovementLive(st, spec.Providers)
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
+	// The page opens with triage's findings: its analyses on the same
+	// stream, sharing the page's symbol table (the page has the profile).
+	tri := triage.New(st.Header(), triage.Options{Target: triageTarget(st), Symbols: an.Symbols, NoProfile: true})
 	var proc *source.ProcWatcher
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, an.Analyzers()...)
+	in, err := run(st, stopWatch, append(an.Analyzers(), uncounted{tri})...)
 	if err != nil {
 		st.Close()
 		return err
@@ -101,7 +105,9 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		proc.Stop()
 		an.Symbols.SetMappings(proc.Mappings())
 	}
-	page := report.NewPage(pageParts(st, an, in))
+	pp := pageParts(st, an, in)
+	pp.Findings = triage.Findings(tri.Facts())
+	page := report.NewPage(pp)
 	w, closeOut, err := openOutput(cmd, o.out)
 	if err != nil {
 		st.Close()
@@ -132,6 +138,13 @@ func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) repo
 	}
 	return pp
 }
+
+// uncounted hides an analysis's stats: triage's analyses decode the
+// events the page's own already decode and count, so their failures
+// would count twice.
+type uncounted struct{ analysis.Analyzer }
+
+func (uncounted) Stats() analysis.Stats { return analysis.Stats{} }
 
 func cpuTotal(p *report.Page) int64 {
 	if p.CPU == nil {

@@ -149,6 +149,19 @@ func (s *schedSampler) pct(cores int) float64 {
 	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
 }
 
+// triageTarget names the target in the next commands: an attached pid,
+// a launched command (its process is gone when the next command runs), a
+// file.
+func triageTarget(st *source.Stream) string {
+	switch {
+	case st.Kind == source.Launch:
+		return "-- " + st.Name
+	case st.Live():
+		return "--pid " + strconv.Itoa(st.Pid)
+	}
+	return st.Name
+}
+
 func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out string, cpu bool) error {
 	copts := counters.Options{Interval: time.Second}
 	spec, err := t.spec(cmd, args, triageProviders(cpu, &copts))
@@ -159,13 +172,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if err != nil {
 		return err
 	}
-	target := st.Name
-	switch {
-	case st.Kind == source.Launch:
-		target = "-- " + st.Name // the launched process is gone when the next command runs
-	case st.Live():
-		target = "--pid " + strconv.Itoa(st.Pid)
-	}
+	target := triageTarget(st)
 	sid := ""
 	if st.Live() {
 		sid = copts.SessionID
