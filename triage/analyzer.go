@@ -382,7 +382,7 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 	if a.prof == nil {
 		return
 	}
-	p := a.prof.ResultStacks()
+	p := a.prof.Result()
 	if p.Managed == 0 {
 		return
 	}
@@ -412,6 +412,9 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 		return strings.Compare(x.Name, y.Name)
 	})
 	c.TopMethods = c.TopMethods[:min(len(c.TopMethods), 5)]
+	if !c.Seen {
+		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
+	}
 }
 
 // shortName drops a method's argument list.

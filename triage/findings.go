@@ -160,7 +160,7 @@ var rules = []rule{
 			}
 			return s
 		}, func(f *Facts) string { return f.cmd("exceptions", "--duration 30s") }},
-	{"cpu.demand_pct", func(f *Facts) (float64, bool) { return f.CPU.Pct, f.CPU.Seen },
+	{"cpu.demand_pct", func(f *Facts) (float64, bool) { return f.CPU.Pct, f.CPU.Seen && f.CPU.Source != "samples" },
 		func(f *Facts, v float64) string {
 			s := fmt.Sprintf("process wants %.0f%% of %d cores", v, f.CPU.Cores)
 			if len(f.CPU.TopMethods) > 0 {
@@ -288,6 +288,10 @@ func calm(f *Facts, a Area) (string, bool) {
 	case AreaCPU:
 		if !f.CPU.Seen {
 			return "", false
+		}
+		if f.CPU.Source == "samples" && len(f.CPU.TopMethods) > 0 {
+			m := f.CPU.TopMethods[0]
+			return fmt.Sprintf("CPU: no usage figure in this stream; top method %s %.0f%%", m.Name, m.Pct), true
 		}
 		return fmt.Sprintf("CPU calm: %.0f%% of %d cores", f.CPU.Pct, f.CPU.Cores), true
 	}

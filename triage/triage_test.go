@@ -184,3 +184,26 @@ func TestContentionFixture(t *testing.T) {
 		t.Errorf("top finding %+v", fs[0])
 	}
 }
+
+// TestCPUFixture: the cpu fixture (runtime samples, no counters): the top
+// methods are HotA and HotB in the ratio the workload measured (within
+// 10%: samples every ~1 ms over one second), and the CPU area says it has
+// no usage figure rather than calling the process calm.
+func TestCPUFixture(t *testing.T) {
+	w := tracetest.Workload(t, "cpu.nettrace")
+	f := runFile(t, "cpu.nettrace")
+	c := f.CPU
+	if c.Source != "samples" || len(c.TopMethods) < 2 || c.TopMethods[0].Name != "Workload.Cpu.HotA" || c.TopMethods[1].Name != "Workload.Cpu.HotB" {
+		t.Fatalf("cpu facts %+v", c)
+	}
+	got := c.TopMethods[0].Pct / (c.TopMethods[0].Pct + c.TopMethods[1].Pct)
+	want := w.Float("hotAMs") / (w.Float("hotAMs") + w.Float("hotBMs"))
+	if math.Abs(got-want) > 0.1*want {
+		t.Errorf("HotA's share of HotA+HotB: %.3f, the workload measured %.3f", got, want)
+	}
+	for _, x := range Findings(f) {
+		if x.Area == AreaCPU && (x.Severity != Info || !strings.HasPrefix(x.Title, "CPU: no usage figure in this stream; top method Workload.Cpu.HotA ")) {
+			t.Errorf("cpu finding %+v", x)
+		}
+	}
+}
