@@ -39,10 +39,11 @@ func newTriageCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "triage [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] [--duration 30s]",
 		Short: "What is wrong with a process: ranked findings with the evidence and the next command",
-		Long: `triage takes one short look at a process (default 30 s of a live target, or a
-trace file) with light providers (GC events, lock contention and thread
-events, the runtime's counters; no stacks unless --cpu) and runs every
-analysis on that one stream. It prints findings, most severe first: the area
+		Long: `triage takes one short look at a process (an attached one for 30 s unless
+--duration says otherwise, a launched one until it exits, or a trace file)
+with light providers (GC events, lock contention and thread events, the
+runtime's counters; no stacks unless --cpu) and runs every analysis on that
+one stream. It prints findings, most severe first: the area
 (gc, memory, locks, threadpool, exceptions, cpu), the severity (critical,
 warning, info), a title with the number, the evidence (the figures) and the
 exact clrspy command to run next. An area with data and nothing past a
