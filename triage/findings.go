@@ -98,7 +98,7 @@ var rules = []rule{
 			return fmt.Sprintf("longest GC pause %.0f ms (gen%d %s, %s)", v, f.GC.MaxPauseGen, f.GC.MaxPauseType, f.GC.MaxPauseReason)
 		}, gcNext},
 	{"gc.gen2_blocking_per_min", func(f *Facts) (float64, bool) {
-		return perMin(f, f.GC.Gen2Blocking), f.GC.Seen && f.GC.Gen2Blocking > 0
+		return perMin(f, f.GC.Gen2Blocking), f.GC.Seen && f.GC.Gen2Blocking >= MinGCsForRate
 	},
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("%d blocking gen2 GCs (%.0f/min)", f.GC.Gen2Blocking, v)
@@ -108,7 +108,7 @@ var rules = []rule{
 			return fmt.Sprintf("%d induced GCs (%.0f/min): something calls GC.Collect", f.GC.Induced, v)
 		}, gcNext},
 	{"gc.loh_triggered_per_min", func(f *Facts) (float64, bool) {
-		return perMin(f, f.GC.LOHTriggered), f.GC.Seen && f.GC.LOHTriggered > 0
+		return perMin(f, f.GC.LOHTriggered), f.GC.Seen && f.GC.LOHTriggered >= MinGCsForRate
 	},
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("%d GCs triggered by large-object allocations (%.0f/min)", f.GC.LOHTriggered, v)

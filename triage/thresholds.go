@@ -44,6 +44,10 @@ const (
 	// MinFragmentationMB: fragmentation of a gen2 smaller than this is not
 	// judged.
 	MinFragmentationMB = 64
+	// MinGCsForRate: blocking gen2 and LOH-triggered GCs are judged as a
+	// rate from this many on (one in a short window is not a rate: the
+	// runtime may make one blocking gen2 GC on its own).
+	MinGCsForRate = 2
 )
 
 // threshold returns the row of key; it panics on a key missing from the

@@ -108,6 +108,15 @@ func TestFindingsRanked(t *testing.T) {
 	if Worst(cf) != Info || len(cf) != 1 || cf[0].Title != "GC calm: 3 GCs, 0.1% paused, longest 2 ms" || cf[0].Next != "clrspy gc app.nettrace" {
 		t.Fatalf("calm: %+v", cf)
 	}
+	// One blocking gen2 GC in a short window is not a rate; two are.
+	one := &Facts{WindowSec: 6, GC: GCFacts{Seen: true, Count: 20, Gen2Blocking: 1}}
+	if w := Worst(Findings(one)); w != Info {
+		t.Errorf("one blocking gen2 GC in 6 s judged %s", w)
+	}
+	one.GC.Gen2Blocking = 2
+	if fs := Findings(one); fs[0].Severity != Warning || fs[0].Title != "2 blocking gen2 GCs (20/min)" {
+		t.Errorf("two blocking gen2 GCs in 6 s: %+v", fs[0])
+	}
 	// A leak: growth judged only past the guards.
 	leak := &Facts{WindowSec: 30, Target: "--pid 1", Memory: MemoryFacts{Seen: true, GCs: 5, FirstOldMB: 10, LastOldMB: 90, SpanSec: 20, OldGrowthMBMin: 240}}
 	lf := Findings(leak)

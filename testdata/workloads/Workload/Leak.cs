@@ -13,6 +13,9 @@ public sealed class Leak : IWorkload
     public string Name => "leak";
 
     static readonly List<byte[]> Kept = new();
+    // The garbage goes through here: an array that does not escape would be
+    // allocated on the stack (.NET 10's escape analysis) and never collected.
+    static readonly byte[]?[] Recent = new byte[64][];
 
     public void Run(Options opt, Dictionary<string, object> work)
     {
@@ -26,7 +29,7 @@ public sealed class Leak : IWorkload
         {
             var step = Stopwatch.StartNew();
             for (int i = 0; i < leakKBps / 20; i++) { Kept.Add(new byte[1024]); kept++; }
-            for (long b = 0; b < (long)churnMBps * 1024 * 1024 / 20; b += 256) { _ = new byte[232]; garbage++; }
+            for (long b = 0; b < (long)churnMBps * 1024 * 1024 / 20; b += 256) { Recent[garbage & 63] = new byte[232]; garbage++; }
             var left = 50 - step.Elapsed.TotalMilliseconds;
             if (left > 0) Thread.Sleep(TimeSpan.FromMilliseconds(left));
         }
