@@ -29,6 +29,20 @@ type Options struct {
 	// NoProfile leaves out the CPU samples' top methods (a caller that
 	// profiles the stream itself, such as the report page).
 	NoProfile bool
+	// Contributors are further analyses run on the same stream that fill
+	// the facts they know better (the seam for package threadpool and
+	// package exceptions: they replace the counters' ThreadPool and
+	// Exceptions facts).
+	Contributors []Contributor
+}
+
+// Contributor is an analysis that fills part of the facts: the Analyzer
+// hands it every event and, when facts are gathered, calls Contribute
+// after the facts from its own analyses are in, so a contributor's figures
+// win.
+type Contributor interface {
+	analysis.Analyzer
+	Contribute(f *Facts)
 }
 
 // maxThreads bounds the distinct threads counted for the lock share;
@@ -145,6 +159,9 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if a.prof != nil {
 		a.prof.Event(ev)
 	}
+	for _, c := range a.opts.Contributors {
+		c.Event(ev)
+	}
 	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
 		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
 			a.lastPeek, a.peeked = ns, true
@@ -162,6 +179,9 @@ func (a *Analyzer) Stats() analysis.Stats {
 	s.Add(a.run.Stats())
 	if a.prof != nil {
 		s.Add(a.prof.Stats())
+	}
+	for _, c := range a.opts.Contributors {
+		s.Add(c.Stats())
 	}
 	return s
 }
@@ -245,6 +265,9 @@ func (a *Analyzer) Facts() *Facts {
 	cr := a.ctr.Result()
 	a.counterFacts(f, cr)
 	a.cpuFacts(f)
+	for _, c := range a.opts.Contributors {
+		c.Contribute(f)
+	}
 	if a.extraThreadPool != nil {
 		f.ThreadPool = *a.extraThreadPool
 	}

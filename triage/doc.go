@@ -13,8 +13,10 @@
 // snapshot). The thread-pool and exception facts come from the runtime's
 // own counters today (queue length, thread count, completed items,
 // exception count; Source "counters"); an analysis of the runtime's
-// thread-pool or exception events fills the same structs with Source set
-// to its name and the same rules then read the better figures.
+// thread-pool or exception events plugs in as a Contributor
+// (Options.Contributors: fed the same stream, it fills the same structs
+// with Source set to its name) or through SetThreadPool / SetExceptions,
+// and the same rules then read the better figures.
 //
 // No I/O: the caller supplies what only the operating system knows (the
 // number of cores, the process's CPU demand from /proc) through

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -214,5 +215,43 @@ func TestCPUFixture(t *testing.T) {
 		if x.Area == AreaCPU && (x.Severity != Info || !strings.HasPrefix(x.Title, "CPU: no usage figure in this stream; top method Workload.Cpu.HotA ")) {
 			t.Errorf("cpu finding %+v", x)
 		}
+	}
+}
+
+// fakePool stands for a thread-pool analysis plugged in as a Contributor:
+// it counts the events it was handed and replaces the counters' facts.
+type fakePool struct{ events int }
+
+func (p *fakePool) Event(*nettrace.Event) { p.events++ }
+func (p *fakePool) Stats() analysis.Stats { return analysis.Stats{Events: uint64(p.events)} }
+func (p *fakePool) Contribute(f *Facts) {
+	f.ThreadPool = ThreadPoolFacts{Source: "threadpool", Seen: true, QueueMax: 500, Starvations: 3, TopBlockingSite: "App.Handler.Get"}
+}
+
+// TestContributor: a contributor sees every event of the stream and its
+// facts replace the counters' ones, which the same rule then judges.
+func TestContributor(t *testing.T) {
+	r := tracetest.Open(t, "contention.nettrace", nettrace.NewReader)
+	p := &fakePool{}
+	a := New(r.Header(), Options{Target: "x", Contributors: []Contributor{p}})
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Event(ev)
+		n++
+	}
+	f := a.Facts()
+	if p.events != n || f.ThreadPool.Source != "threadpool" {
+		t.Fatalf("contributor saw %d of %d events; facts %+v", p.events, n, f.ThreadPool)
+	}
+	fs := Findings(f)
+	if fs[0].Area != AreaThreadPool || fs[0].Severity != Critical || fs[0].Evidence["top_blocking_site"] != "App.Handler.Get" || fs[0].Evidence["source"] != "threadpool" {
+		t.Errorf("top finding %+v", fs[0])
 	}
 }
