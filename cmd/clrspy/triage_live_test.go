@@ -58,9 +58,12 @@ func TestTriageConfusion(t *testing.T) {
 			for _, c := range contended {
 				n += c
 			}
-			// The runtime's own waits come on top (the counters' poll
-			// takes a lock: one wait in some runs).
-			if c := d.Facts.Locks.Contentions; c < n || c > n+3 {
+			// Every contended Enter waits (the holder sleeps 20 ms, longer
+			// than any spin), so at least the workload's count; more when a
+			// woken waiter loses the lock to another thread and waits again
+			// (barging, more frequent on a loaded machine: 149 for 145 in
+			// one run) and for the runtime's own waits (the counters' poll).
+			if c := d.Facts.Locks.Contentions; c < n || c > n+n/10+3 {
 				t.Errorf("%d waits; the workload waited %d times", c, n)
 			}
 		}},
