@@ -34,7 +34,7 @@ type triageDoc struct {
 // on a free core; the starving pool queues hundreds of items; the leak
 // keeps 8 MB a second (16 MB the guard, 120 MB/min critical); CPU is the
 // threads' run-or-runnable time (demand), which a busy machine does not
-// reduce. The durations (5–6 s) leave room for the launch and the JIT.
+// reduce. The durations (4–5 s) leave room for the launch and the JIT.
 func TestTriageConfusion(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -42,10 +42,10 @@ func TestTriageConfusion(t *testing.T) {
 		mode  []string
 		check func(t *testing.T, d *triageDoc, w *workload.Result)
 	}{
-		{"gc-induced", triage.AreaGC, []string{"induced", "gen0=0", "gen1=0", "gen2=20", "sleepMs=200"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+		{"gc-induced", triage.AreaGC, []string{"induced", "gen0=0", "gen1=0", "gen2=15", "sleepMs=200"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
 			// Launched: the session sees every GC; each GC.Collect(2) is
 			// one induced blocking gen2 GC.
-			if d.Facts.GC.Induced != w.Gen2 || d.Facts.GC.Gen2Blocking != w.Gen2 || w.Gen2 < 20 {
+			if d.Facts.GC.Induced != w.Gen2 || d.Facts.GC.Gen2Blocking != w.Gen2 || w.Gen2 < 15 {
 				t.Errorf("induced %d, gen2 blocking %d; the runtime counted %d gen2 GCs", d.Facts.GC.Induced, d.Facts.GC.Gen2Blocking, w.Gen2)
 			}
 		}},
@@ -67,12 +67,12 @@ func TestTriageConfusion(t *testing.T) {
 				t.Errorf("%d waits; the workload waited %d times", c, n)
 			}
 		}},
-		{"cpu", triage.AreaCPU, []string{"cpu", "seconds=5", "threads=2"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+		{"cpu", triage.AreaCPU, []string{"cpu", "seconds=4", "threads=2"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
 			if d.Facts.CPU.Source != "schedstat" || d.Facts.CPU.Pct < 75 {
 				t.Errorf("cpu %+v: two spinning threads on 2 cores should ask for ≥ 75%%", d.Facts.CPU)
 			}
 		}},
-		{"leak", triage.AreaMemory, []string{"leak", "seconds=6"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+		{"leak", triage.AreaMemory, []string{"leak", "seconds=5"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
 			// gen2+LOH grew by at most what the list kept (plus 8 MB of
 			// the churn's survivors) and at least the 16 MB guard.
 			m := d.Facts.Memory
@@ -89,13 +89,13 @@ func TestTriageConfusion(t *testing.T) {
 				t.Errorf("%.0f exceptions counted; the workload threw %.0f", c, thrown)
 			}
 		}},
-		{"starve", triage.AreaThreadPool, []string{"starve", "seconds=6"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+		{"starve", triage.AreaThreadPool, []string{"starve", "seconds=5"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
 			tp := d.Facts.ThreadPool
 			if tp.QueueMax < 100 || float64(w.Int("queued")) < tp.QueueMax || tp.ThreadsMax > float64(w.Int("poolThreads"))+2 {
 				t.Errorf("queue max %.0f, threads %.0f; the workload queued %d, the pool had %d threads", tp.QueueMax, tp.ThreadsMax, w.Int("queued"), w.Int("poolThreads"))
 			}
 		}},
-		{"idle", "", []string{"idle", "seconds=5"}, nil},
+		{"idle", "", []string{"idle", "seconds=4"}, nil},
 	}
 	var rows []matrixRow
 	for _, c := range cases {
