@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"github.com/clrspy/clrspy/clrevents"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // Target is one monitored process as the exporter sees it.
@@ -145,8 +147,30 @@ func walkTarget(t *Target, s sink) {
 		}
 		s.value(famTPBlocked, tp.BlockedSec, lv())
 	}
+	walkFindings(t, snap, lv, s)
 	walkCounters(snap, lv, s)
 }
+
+// walkFindings judges the snapshot's figures since the session began
+// (triage's thresholds) and exports how many findings each area has at
+// each severity, zeros included, so an alert can test for one.
+func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
+	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	var n [len(triageSeverities)][]int
+	for i := range n {
+		n[i] = make([]int, len(triage.Areas))
+	}
+	for _, x := range triage.Findings(f) {
+		n[x.Severity][slices.Index(triage.Areas, x.Area)]++
+	}
+	for ai, a := range triage.Areas {
+		for si, sev := range triageSeverities {
+			s.value(famFindings, float64(n[si][ai]), lv(string(a), sev.String()))
+		}
+	}
+}
+
+var triageSeverities = [...]triage.Severity{triage.Info, triage.Warning, triage.Critical}
 
 // heapSizeCounter is the runtime counter's size of generation gen, -1
 // when the session has none.

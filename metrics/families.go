@@ -98,6 +98,9 @@ var (
 	famExceptionSites = &Family{Name: "clrspy_exceptions_thrown_total", OTel: "clrspy.exceptions.thrown", OTelUnit: "{exception}", Kind: Counter,
 		Help:   "Exceptions thrown since the session began (first chance, caught or not), by type and throw site (the first application frame of the throw's stack), with serve --exceptions: the 10 types thrown most, each with its 5 top sites and the rest as [other sites], the other types as [other types], so the series stay bounded. dotnet_exceptions_total is the runtime's own count by type.",
 		Labels: target(Label{"error_type", "error.type"}, Label{"throw_site", "code.function"})}
+	famFindings = &Family{Name: "clrspy_findings", OTel: "clrspy.findings", OTelUnit: "{finding}", Kind: Gauge,
+		Help:   "clrspy triage's findings per area and severity, judged from the monitor's figures since clrspy attached (docs/TRIAGE.md's thresholds; the thread-pool and exception ones from the runtime's counters now): alert on severity=\"critical\" > 0.",
+		Labels: target(Label{"area", "clrspy.finding.area"}, Label{"severity", "clrspy.finding.severity"})}
 	famUp = &Family{Name: "clrspy_target_up", OTel: "clrspy.target.up", Kind: Gauge,
 		Help:   "1 while clrspy has a session on the process, 0 once it ended (the process exited, or the session failed and is being retried); the series go after the grace period.",
 		Labels: target()}
@@ -122,7 +125,7 @@ var (
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famExceptionSites, famUp, famInfo, famLost, famAttachErrors, famSessions,
+	famPromoted, famContentions, famLockWait, famExceptionSites, famFindings, famUp, famInfo, famLost, famAttachErrors, famSessions,
 	famLastEventAge, famCaptureErrors}
 
 // counterFamily is one runtime counter exported under its semantic-

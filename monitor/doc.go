@@ -17,6 +17,10 @@
 // facts (pid, name, runtime version, GC flavour, uptime) and the session's
 // state (running, stopped, target exited with status, error).
 //
+// TriageFacts turns two snapshots (or one, since the session began) into
+// package triage's facts, for serve's /triage and the clrspy_findings
+// gauge.
+//
 // Threading: Event (and Run, which calls it) runs on the one goroutine
 // that reads the stream; Snapshot, the setters and Stats may be called
 // from any goroutine. One mutex guards the state: Event holds it for one

@@ -26,6 +26,7 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // Page is everything the report page shows.
@@ -58,6 +59,9 @@ type Page struct {
 	Exceptions *PageExceptions `json:"exceptions,omitempty"`
 	ThreadPool *PageThreadPool `json:"thread_pool,omitempty"`
 	Heap       *PageHeap       `json:"heap,omitempty"`
+	// Findings are clrspy triage's findings over the whole stream, most
+	// severe first (the page opens with them); nil: not judged.
+	Findings []triage.Finding `json:"findings,omitempty"`
 }
 
 // PageParts are the results a page is built from; nil parts are left out.
@@ -102,6 +106,8 @@ type PageParts struct {
 
 	// PageThreadPool is the thread-pool section (nil: none).
 	PageThreadPool *PageThreadPool
+	// Findings: triage's, most severe first.
+	Findings []triage.Finding
 }
 
 // NewPage builds the page data.
@@ -148,6 +154,7 @@ func NewPage(pp PageParts) *Page {
 	if len(flames) > 0 {
 		p.CPU, p.Views = flames[0], flames[1:]
 	}
+	p.Findings = pp.Findings
 	p.Locks = pp.PageLocks
 	p.ThreadPool = pp.PageThreadPool
 	if p.Locks == nil {

@@ -31,6 +31,8 @@
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
+// /triage (one target's findings over S seconds, judged from two snapshots
+// of its monitor: no second session),
 // and the live web view at / (HandlerOptions.Web, fed through
 // Config.Sessions by the same monitors: no second session; with
 // Config.CPUProfile each target is also sampled by the perf sampler in

@@ -22,6 +22,7 @@ import (
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/triage"
 	"github.com/clrspy/clrspy/web"
 )
 
@@ -120,6 +121,9 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	noteMovementLive(st, spec.Providers)
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
+	// The page opens with triage's findings: its analyses on the same
+	// stream, sharing the page's symbol table (the page has the profile).
+	tri := triage.New(st.Header(), triage.Options{Target: triageTarget(st), Symbols: an.Symbols, NoProfile: true})
 	var proc *source.ProcWatcher
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
@@ -133,7 +137,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 			analyzers = append(analyzers, cpu.b)
 		}
 	}
-	in, err := run(st, stopWatch, analyzers...)
+	in, err := run(st, stopWatch, append(analyzers, uncounted{tri})...)
 	prof := cpu.stop()
 	if err != nil {
 		st.Close()
@@ -148,6 +152,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
+	pp.Findings = triage.Findings(tri.Facts())
 	page := report.NewPage(pp)
 	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
@@ -179,6 +184,13 @@ func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) repo
 	}
 	return pp
 }
+
+// uncounted hides an analysis's stats: triage's analyses decode the
+// events the page's own already decode and count, so their failures
+// would count twice.
+type uncounted struct{ analysis.Analyzer }
+
+func (uncounted) Stats() analysis.Stats { return analysis.Stats{} }
 
 // samplesNote counts the flame graph's samples under what they measure.
 func samplesNote(p *report.Page) string {

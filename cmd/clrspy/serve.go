@@ -59,6 +59,7 @@ default; every endpoint is read-only):
   /debug/pprof/profile?pid=N&seconds=S     a CPU profile of one process (go tool pprof, Parca, Pyroscope)
       &off_cpu=1                           ... with time off the CPU too (perf sampler): where threads block, for how long
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
+  /triage?pid=N&seconds=S                  its findings over S s (clrspy triage's JSON; format=text)
   /  (with --web, in a browser)            the live web view: every process's GCs as they happen
                                            (--cpu-profile adds a CPU flame graph: perf_event at
                                            19 Hz per thread, one profile per 30 s window)

@@ -205,7 +205,7 @@ function rootAttr(name, v) {
   document.documentElement.setAttribute('data-' + name, v);
 }
 const PARTS = [
-  ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['summary', renderSummary],
+  ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['findings', renderFindings], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
   ['threadpool', renderThreadPool],
@@ -216,7 +216,7 @@ const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2
 // budget; the rest go to the next frame, so a frame holds at most one
 // costly panel (a live page never freezes for all of them at once).
 const FRAME_BUDGET = 10;
-const TOP_PARTS = ['timeline', 'selinfo', 'header', 'summary'];
+const TOP_PARTS = ['timeline', 'selinfo', 'header', 'findings', 'summary'];
 function renderNow() {
   scheduled = false;
   const t0 = performance.now();
@@ -1174,6 +1174,26 @@ function renderSusp() {
   }
   $('susp-sub').textContent = rows.length ? fmtInt(rows.length) + ' non-GC suspensions' : 'no suspension other than GCs and the sample profiler\'s';
   $('susp').innerHTML = h || '<div class="empty">' + (M.live ? 'No runtime suspension in this session yet.' : 'No runtime suspension in this trace.') + '</div>';
+}
+
+// ------------------------------------------------------------ findings
+
+// renderFindings: clrspy triage's findings over the whole trace, most
+// severe first (the page's selection does not change them).
+function renderFindings() {
+  const F = M.page.findings;
+  const panel = $('p-findings');
+  if (!F || !F.length) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const above = F.filter((f) => f.severity !== 'info').length;
+  $('findings-sub').textContent = above ? above + ' above info · whole trace · thresholds in docs/TRIAGE.md' : 'nothing above info · whole trace';
+  let h = '<table class="grid findings"><tbody>';
+  for (const f of F) {
+    const ev = Object.keys(f.evidence || {}).filter((k) => typeof f.evidence[k] !== 'object').sort().map((k) => k + '=' + f.evidence[k]).join(' ');
+    h += '<tr class="sev-' + esc(f.severity) + '"><td class="l"><span class="sev">' + esc(f.severity) + '</span></td><td class="l">' + esc(f.area) +
+      '</td><td class="l wrap"><b>' + esc(f.title) + '</b><div class="sub">' + esc(ev) + '</div><div class="mono sub">' + esc(f.next) + '</div></td></tr>';
+  }
+  $('findings').innerHTML = h + '</tbody></table>';
 }
 
 // ------------------------------------------------------------ locks, heap

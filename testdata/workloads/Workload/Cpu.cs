@@ -25,6 +25,17 @@ public sealed class Cpu : IWorkload
         const int unit = 200_000;
         double aMs = 0, bMs = 0, aCpu = 0, bCpu = 0;
         long rounds = 0, sink = 0;
+        // threads>1 (triage's CPU-bound process): as many more threads
+        // spin in HotA until the main loop ends.
+        int extra = opt.Int("threads", 1) - 1;
+        var spinning = true;
+        var spinners = new List<Thread>();
+        for (int t = 0; t < extra; t++)
+        {
+            var th = new Thread(() => { long s = 0; while (Volatile.Read(ref spinning)) s += HotA(unit); GC.KeepAlive(s); }) { IsBackground = true };
+            th.Start();
+            spinners.Add(th);
+        }
         var total = Stopwatch.StartNew();
         while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : total.Elapsed.TotalSeconds < seconds)
         {
@@ -42,6 +53,8 @@ public sealed class Cpu : IWorkload
             bCpu += (c2 - c1) / 1e6;
             rounds++;
         }
+        Volatile.Write(ref spinning, false);
+        foreach (var th in spinners) th.Join();
         work["ratio"] = ratio;
         work["rounds"] = rounds;
         work["hotAMs"] = aMs;

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/clrspy/clrspy/triage"
+)
+
+// TestTriageFileText: `clrspy triage FILE` on the contention fixture
+// (four threads, one Monitor, 518 ms of waits in 0.43 s): the findings
+// come first, the lock one above info, with the file as the next
+// command's target, and no line passes 100 columns.
+func TestTriageFileText(t *testing.T) {
+	f := "../../testdata/traces/contention.nettrace"
+	out, err := runCLI(t, "triage", f)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if lines[0] != "1 finding(s) above info in "+f+" over 0.4 s" || !strings.HasPrefix(lines[2], "WARNING   locks       threads wait on locks 24% of their time (17 waits, 518 ms)") ||
+		!strings.Contains(out, "next: clrspy locks "+f+"\n") {
+		t.Errorf("output:\n%s", out)
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("line %d has %d columns: %q", i+1, n, l)
+		}
+	}
+	if _, err := runCLI(t, "triage", "--format", "pprof", f); err == nil || err.Error() != "--format pprof: triage writes text or json" {
+		t.Errorf("--format pprof: %v", err)
+	}
+}
+
+// TestTriageFileJSON: --json has the envelope, the findings most severe
+// first (the induced fixture: 9 induced GCs, 4 of them blocking gen2) and
+// the facts.
+func TestTriageFileJSON(t *testing.T) {
+	out, err := runCLI(t, "triage", "--json", "../../testdata/traces/gc-induced.nettrace")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var d struct {
+		Source     string           `json:"source"`
+		Complete   bool             `json:"complete"`
+		Truncated  *bool            `json:"truncated"`
+		EventsLost *uint64          `json:"events_lost"`
+		Worst      string           `json:"worst"`
+		Findings   []triage.Finding `json:"findings"`
+		Facts      triage.Facts     `json:"facts"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Complete || d.Truncated == nil || d.EventsLost == nil || d.Worst != "critical" || len(d.Findings) < 2 {
+		t.Fatalf("document %+v", d)
+	}
+	f0, f1 := d.Findings[0], d.Findings[1]
+	if f0.Area != triage.AreaGC || f0.Title != "9 induced GCs (1241/min): something calls GC.Collect" || f1.Title != "4 blocking gen2 GCs (552/min)" ||
+		f0.Evidence["induced"] != 9.0 || d.Facts.GC.Gen2Blocking != 4 {
+		t.Errorf("findings %+v %+v", f0, f1)
+	}
+}
+
+// TestReportFindings: the HTML report's data carries the same findings,
+// which the page shows above its panels.
+func TestReportFindings(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	if msg, err := runCLI(t, "report", "-o", out, "../../testdata/traces/gc-induced.nettrace"); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	_, data, _ := strings.Cut(html, `<script id="clrspy-data" type="application/json">`)
+	data, _, _ = strings.Cut(data, "</script>")
+	var page struct {
+		Findings []triage.Finding `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(data), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Findings) == 0 || page.Findings[0].Title != "9 induced GCs (1241/min): something calls GC.Collect" ||
+		strings.Index(html, `id="p-findings"`) > strings.Index(html, `id="summary"`) {
+		t.Errorf("page findings %+v", page.Findings)
+	}
+}

@@ -1,0 +1,449 @@
+package triage
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/runinfo"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// Options configure an Analyzer.
+type Options struct {
+	// Target names the target in the next commands ("--pid 4242", a
+	// file's path).
+	Target string
+	// CounterSessionID is the counters session the command opened ("":
+	// any, for a file).
+	CounterSessionID string
+	// Symbols is a symbol table shared with other analyses of the stream,
+	// fed by the caller (nil: the Analyzer has its own and feeds it).
+	Symbols *stacks.Symbols
+	// NoProfile leaves out the CPU samples' top methods (a caller that
+	// profiles the stream itself, such as the report page).
+	NoProfile bool
+	// Contributors are further analyses run on the same stream that fill
+	// the facts they know better (the seam for package threadpool and
+	// package exceptions: they replace the counters' ThreadPool and
+	// Exceptions facts).
+	Contributors []Contributor
+}
+
+// Contributor is an analysis that fills part of the facts: the Analyzer
+// hands it every event and, when facts are gathered, calls Contribute
+// after the facts from its own analyses are in, so a contributor's figures
+// win.
+type Contributor interface {
+	analysis.Analyzer
+	Contribute(f *Facts)
+}
+
+// maxThreads bounds the distinct threads counted for the lock share;
+// threads past it are not counted (the share is then an upper bound).
+const maxThreads = 1 << 14
+
+// peekNanos: the counters are sampled for their peaks (queue length,
+// thread count) at most this often, on the event clock. The runtime
+// publishes them once a second.
+const peekNanos = 500_000_000
+
+// Analyzer runs every analysis triage reads on one stream and gathers
+// their results into Facts.
+type Analyzer struct {
+	hdr  *nettrace.Header
+	opts Options
+	sym  *stacks.Symbols
+	// ownSym: the symbol table is this Analyzer's to feed.
+	ownSym bool
+	gc     *gcpause.Analyzer
+	lk     *locks.Analyzer
+	ctr    *counters.Analyzer
+	run    *runinfo.Analyzer
+	prof   *stacks.Builder
+
+	first, last int64
+	seen        bool
+	threads     map[uint64]struct{}
+
+	mem struct {
+		gcs                 int
+		firstOld, lastOld   float64
+		firstNs, lastNs     int64
+		gen2MB, lohMB, frag float64
+		hasFrag             bool
+		pinned              uint32
+	}
+	gen2Blocking, loh int
+
+	lastPeek                 int64
+	peeked                   bool
+	queueMax, queueLast      float64
+	threadsFirst, threadsMax float64
+	tpSeen                   bool
+	cpuSum                   float64
+	cpuN                     int
+	cpuLastUpdate            int64
+	cores                    int
+	demandPct                float64
+	demandSet                bool
+	extraExceptions          *ExceptionFacts
+	extraThreadPool          *ThreadPoolFacts
+}
+
+// New returns an Analyzer for a stream with header hdr.
+func New(hdr *nettrace.Header, opts Options) *Analyzer {
+	a := &Analyzer{hdr: hdr, opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
+	a.sym, a.ownSym = opts.Symbols, opts.Symbols == nil
+	if a.ownSym {
+		a.sym = stacks.NewSymbols(hdr)
+	}
+	a.gc = gcpause.New(hdr, gcpause.Options{KeepGCs: 64, OnGC: a.onGC})
+	a.lk = locks.New(hdr, locks.Options{Symbols: a.sym})
+	a.ctr = counters.New(hdr, counters.Options{SessionID: opts.CounterSessionID})
+	a.run = runinfo.New(hdr)
+	if !opts.NoProfile {
+		a.prof = stacks.New(hdr, stacks.Options{Symbols: a.sym})
+	}
+	return a
+}
+
+// Symbols is the symbol table the analyses share.
+func (a *Analyzer) Symbols() *stacks.Symbols { return a.sym }
+
+// Locks is the lock analysis (a caller names its threads).
+func (a *Analyzer) Locks() *locks.Analyzer { return a.lk }
+
+// SetCPU gives what only the operating system knows: the machine's cores
+// and the share of them the process's threads spent running or runnable
+// over the window (-1: unknown, the runtime's cpu-usage counter is used).
+func (a *Analyzer) SetCPU(cores int, demandPct float64) {
+	a.cores = cores
+	if demandPct >= 0 {
+		a.demandPct, a.demandSet = demandPct, true
+	}
+}
+
+// SetThreadPool replaces the counters' thread-pool facts with a
+// thread-pool analysis's (the seam for package threadpool).
+func (a *Analyzer) SetThreadPool(f ThreadPoolFacts) { a.extraThreadPool = &f }
+
+// SetExceptions replaces the counters' exception facts with an exception
+// analysis's (the seam for package exceptions).
+func (a *Analyzer) SetExceptions(f ExceptionFacts) { a.extraExceptions = &f }
+
+// Event hands ev to every analysis.
+func (a *Analyzer) Event(ev *nettrace.Event) {
+	if !a.seen {
+		a.first, a.seen = ev.Timestamp, true
+	}
+	if ev.Timestamp > a.last {
+		a.last = ev.Timestamp
+	}
+	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
+		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
+	}
+	if a.ownSym {
+		a.sym.Event(ev)
+	}
+	a.gc.Event(ev)
+	a.lk.Event(ev)
+	a.ctr.Event(ev)
+	a.run.Event(ev)
+	if a.prof != nil {
+		a.prof.Event(ev)
+	}
+	for _, c := range a.opts.Contributors {
+		c.Event(ev)
+	}
+	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
+		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
+			a.lastPeek, a.peeked = ns, true
+			a.peek() // allocates a Result: twice a second at most
+		}
+	}
+}
+
+// Stats sums the analyses' stats.
+func (a *Analyzer) Stats() analysis.Stats {
+	var s analysis.Stats
+	s.Add(a.gc.Stats())
+	s.Add(a.lk.Stats())
+	s.Add(a.ctr.Stats())
+	s.Add(a.run.Stats())
+	if a.prof != nil {
+		s.Add(a.prof.Stats())
+	}
+	for _, c := range a.opts.Contributors {
+		s.Add(c.Stats())
+	}
+	return s
+}
+
+const mb = 1 << 20
+
+func (a *Analyzer) onGC(g *gcpause.GC) {
+	if !g.Complete {
+		return
+	}
+	if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+		a.gen2Blocking++
+	}
+	if g.Reason == clrevents.ReasonAllocLarge || g.Reason == clrevents.ReasonOutOfSpaceLOH {
+		a.loh++
+	}
+	if !g.HasHeapStats {
+		return
+	}
+	h := &g.HeapStats
+	old := float64(h.GenerationSize[2]+h.GenerationSize[3]) / mb
+	if h.HasPOH {
+		old += float64(h.GenerationSize[4]) / mb
+	}
+	m := &a.mem
+	if m.gcs == 0 {
+		m.firstOld, m.firstNs = old, g.StartNanos
+	}
+	m.gcs++
+	m.lastOld, m.lastNs = old, g.StartNanos
+	m.gen2MB, m.lohMB = float64(h.GenerationSize[2])/mb, float64(h.GenerationSize[3])/mb
+	m.pinned = max(m.pinned, h.PinnedObjectCount)
+	if g.Generation == 2 {
+		if p := g.FragmentationPercent(2); p >= 0 {
+			m.frag, m.hasFrag = p, true
+		}
+	}
+}
+
+// peek samples the counters whose peaks matter (the runtime publishes
+// only the current value).
+func (a *Analyzer) peek() {
+	r := a.ctr.Result()
+	if v, ok := r.Value("dotnet.thread_pool.queue.length"); ok {
+		a.queueMax, a.queueLast, a.tpSeen = max(a.queueMax, v), v, true
+	}
+	if v, ok := r.Value("dotnet.thread_pool.thread.count"); ok {
+		if a.threadsMax == 0 && a.threadsFirst == 0 {
+			a.threadsFirst = v
+		}
+		a.threadsMax, a.tpSeen = max(a.threadsMax, v), true
+	}
+	if m, ok := r.Get("cpu-usage"); ok && m.UpdatedNanos != a.cpuLastUpdate {
+		a.cpuLastUpdate = m.UpdatedNanos
+		a.cpuSum += m.Value
+		a.cpuN++
+	}
+}
+
+// WindowNanos is the time from the first to the last event.
+func (a *Analyzer) WindowNanos() int64 {
+	if !a.seen {
+		return 0
+	}
+	return a.hdr.DurationNanos(a.last - a.first)
+}
+
+// Runtime is what the stream said about the runtime.
+func (a *Analyzer) Runtime() runinfo.Info { return a.run.Result() }
+
+// Facts gathers the analyses' results (callable mid-stream).
+func (a *Analyzer) Facts() *Facts {
+	if a.seen {
+		a.peek()
+	}
+	win := a.WindowNanos()
+	f := &Facts{WindowSec: float64(win) / 1e9, Target: a.opts.Target}
+	a.gcFacts(f, win)
+	a.memFacts(f)
+	a.lockFacts(f, win)
+	cr := a.ctr.Result()
+	a.counterFacts(f, cr)
+	a.cpuFacts(f)
+	for _, c := range a.opts.Contributors {
+		c.Contribute(f)
+	}
+	if a.extraThreadPool != nil {
+		f.ThreadPool = *a.extraThreadPool
+	}
+	if a.extraExceptions != nil {
+		f.Exceptions = *a.extraExceptions
+	}
+	return f
+}
+
+func (a *Analyzer) gcFacts(f *Facts, win int64) {
+	r := a.gc.Result()
+	g := &f.GC
+	g.Count = r.All.Count
+	g.Seen = win > 0 // every triage session asks for GC events: none is calm
+	if win > 0 {
+		g.PausePct = float64(r.All.RuntimeNanos) * 100 / float64(win)
+	}
+	g.PausedMs = float64(r.All.RuntimeNanos) / 1e6
+	g.MaxPauseMs = float64(r.All.MaxNanos) / 1e6
+	if len(r.Longest) > 0 {
+		l := r.Longest[0]
+		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
+	}
+	g.Induced = r.All.Induced
+	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
+	g.MaxSuspendMs = float64(r.All.MaxSuspend) / 1e6
+}
+
+func (a *Analyzer) memFacts(f *Facts) {
+	m := &a.mem
+	x := &f.Memory
+	x.Seen = m.gcs > 0
+	x.GCs = m.gcs
+	x.FirstOldMB, x.LastOldMB = m.firstOld, m.lastOld
+	x.SpanSec = float64(m.lastNs-m.firstNs) / 1e9
+	if x.SpanSec > 0 {
+		x.OldGrowthMBMin = (m.lastOld - m.firstOld) * 60 / x.SpanSec
+	}
+	x.Gen2MB, x.LOHMB = m.gen2MB, m.lohMB
+	x.Gen2FragPct, x.HasFragmentation = m.frag, m.hasFrag
+	x.MaxPinned = m.pinned
+}
+
+func (a *Analyzer) lockFacts(f *Facts, win int64) {
+	r := a.lk.Result()
+	l := &f.Locks
+	// Contention events come only with the contention keyword: a session
+	// without them says nothing about locks; one with them and no waits
+	// is calm.
+	l.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	l.Contentions = r.Summary.Contentions
+	l.WaitMs = float64(r.Summary.TotalNs) / 1e6
+	l.Threads = len(a.threads)
+	if win > 0 && l.Threads > 0 {
+		l.WaitPct = float64(r.Summary.TotalNs) * 100 / (float64(win) * float64(l.Threads))
+	}
+	if len(r.Locks) == 0 {
+		return
+	}
+	top := &r.Locks[0]
+	switch {
+	case top.ObjectType != "":
+		l.TopLock = top.ObjectType
+	case top.ID != 0:
+		l.TopLock = fmt.Sprintf("lock 0x%x", top.ID)
+	default:
+		l.TopLock = "a Monitor"
+	}
+	l.TopWaitMs, l.TopCount = float64(top.TotalNs)/1e6, top.Contentions
+	if len(top.Stacks) > 0 && top.Stacks[0].Stack >= 0 && top.Stacks[0].Stack < len(r.Stacks) {
+		fr := r.Stacks[top.Stacks[0].Stack].Frames
+		l.TopStack = slices.Clone(fr[:min(len(fr), 8)])
+	}
+}
+
+func sumValue(r *counters.Result, name string) (total, rate float64, fromStart, ok bool) {
+	for i := range r.Metrics {
+		m := &r.Metrics[i]
+		if m.Name == name {
+			total += m.Value
+			rate += m.Rate
+			fromStart = fromStart || m.FromStart
+			ok = true
+		}
+	}
+	return
+}
+
+func (a *Analyzer) counterFacts(f *Facts, r *counters.Result) {
+	win := f.WindowSec
+	tp := &f.ThreadPool
+	tp.Source, tp.Seen = "counters", a.tpSeen
+	tp.QueueMax, tp.QueueLast, tp.ThreadsFirst, tp.ThreadsMax = a.queueMax, a.queueLast, a.threadsFirst, a.threadsMax
+	if t, rate, fromStart, ok := sumValue(r, "dotnet.thread_pool.work_item.count"); ok {
+		tp.CompletedPerSec = perSec(t, rate, fromStart, win)
+	}
+	x := &f.Exceptions
+	x.Source = "counters"
+	if t, rate, fromStart, ok := sumValue(r, "dotnet.exceptions"); ok {
+		x.Seen = true
+		x.PerSec = perSec(t, rate, fromStart, win)
+		x.Count = x.PerSec * win
+		if !fromStart {
+			x.Count = t
+		}
+	} else if tp.Seen {
+		x.Seen = true // counters arrived and no exception was counted
+	}
+	if t, rate, fromStart, ok := sumValue(r, "dotnet.gc.heap.total_allocated"); ok {
+		f.GC.AllocMBPerSec, f.GC.HasAllocRate = perSec(t, rate, fromStart, win)/mb, true
+	}
+}
+
+// perSec is a counter's rate over the window: its total when the total
+// runs from the session's start, else its last interval's rate.
+func perSec(total, rate float64, fromStart bool, win float64) float64 {
+	if fromStart || win <= 0 {
+		return rate
+	}
+	return total / win
+}
+
+func (a *Analyzer) cpuFacts(f *Facts) {
+	c := &f.CPU
+	c.Cores, c.UsagePct = a.cores, -1
+	if a.cpuN > 0 {
+		c.UsagePct = a.cpuSum / float64(a.cpuN)
+	}
+	switch {
+	case a.demandSet:
+		c.Source, c.Seen, c.Pct = "schedstat", true, a.demandPct
+	case a.cpuN > 0:
+		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
+	}
+	if a.prof == nil {
+		return
+	}
+	p := a.prof.Result()
+	if p.Managed == 0 {
+		return
+	}
+	by := map[string]int64{}
+	var total int64
+	for _, s := range p.Samples {
+		if s.Type != clrevents.SampleManaged || len(s.Stack) == 0 {
+			continue
+		}
+		fr := p.Frames[s.Stack[0]]
+		if fr.Kind != stacks.KindManaged {
+			continue
+		}
+		by[fr.Name] += s.Count
+		total += s.Count
+	}
+	for n, v := range by {
+		c.TopMethods = append(c.TopMethods, Method{Name: shortName(n), Pct: float64(v) * 100 / float64(total)})
+	}
+	slices.SortFunc(c.TopMethods, func(x, y Method) int {
+		if x.Pct != y.Pct {
+			if x.Pct > y.Pct {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	c.TopMethods = c.TopMethods[:min(len(c.TopMethods), 5)]
+	if !c.Seen {
+		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
+	}
+}
+
+// shortName drops a method's argument list.
+func shortName(n string) string {
+	if i := strings.IndexByte(n, '('); i > 0 {
+		return n[:i]
+	}
+	return n
+}

@@ -1,0 +1,125 @@
+package triage
+
+// Facts are the figures the findings are computed from: one struct per
+// area, each filled from whichever analysis knows it best (Source says
+// which). Seen is false when the stream carried nothing for the area.
+type Facts struct {
+	WindowSec float64 `json:"window_sec"`
+	// Target is the argument that names the target in the next commands:
+	// "--pid 4242", or a trace file's path.
+	Target     string          `json:"target"`
+	GC         GCFacts         `json:"gc"`
+	Memory     MemoryFacts     `json:"memory"`
+	Locks      LockFacts       `json:"locks"`
+	ThreadPool ThreadPoolFacts `json:"threadpool"`
+	Exceptions ExceptionFacts  `json:"exceptions"`
+	CPU        CPUFacts        `json:"cpu"`
+}
+
+// GCFacts come from package gcpause (and the allocation rate from the
+// runtime's counters).
+type GCFacts struct {
+	Seen  bool `json:"seen"`
+	Count int  `json:"count"`
+	// PausePct is the runtime's own pause time (what
+	// GC.GetTotalPauseDuration adds over the window) as a share of the
+	// window.
+	PausePct       float64 `json:"pause_pct"`
+	PausedMs       float64 `json:"paused_ms"`
+	MaxPauseMs     float64 `json:"max_pause_ms"`
+	MaxPauseGC     uint32  `json:"max_pause_gc"`
+	MaxPauseReason string  `json:"max_pause_reason"`
+	MaxPauseType   string  `json:"max_pause_type"`
+	MaxPauseGen    int     `json:"max_pause_generation"`
+	Gen2Blocking   int     `json:"gen2_blocking"`
+	Induced        int     `json:"induced"`
+	LOHTriggered   int     `json:"loh_triggered"`
+	MaxSuspendMs   float64 `json:"max_suspend_ms"`
+	AllocMBPerSec  float64 `json:"alloc_mb_per_sec"`
+	HasAllocRate   bool    `json:"has_alloc_rate"`
+}
+
+// MemoryFacts come from the heap statistics every GC reports (package
+// gcpause): the old generations (gen2, LOH, POH) after each GC.
+type MemoryFacts struct {
+	Seen bool `json:"seen"`
+	// GCs is the number of GCs with heap statistics in the window.
+	GCs int `json:"gcs"`
+	// FirstOldMB and LastOldMB are gen2+LOH+POH after the first and the
+	// last of them, SpanSec the time between the two.
+	FirstOldMB       float64 `json:"first_old_mb"`
+	LastOldMB        float64 `json:"last_old_mb"`
+	SpanSec          float64 `json:"span_sec"`
+	OldGrowthMBMin   float64 `json:"old_growth_mb_per_min"`
+	Gen2MB           float64 `json:"gen2_mb"`
+	LOHMB            float64 `json:"loh_mb"`
+	Gen2FragPct      float64 `json:"gen2_fragmentation_pct"`
+	HasFragmentation bool    `json:"has_fragmentation"`
+	MaxPinned        uint32  `json:"max_pinned_objects"`
+}
+
+// LockFacts come from package locks.
+type LockFacts struct {
+	Seen        bool    `json:"seen"`
+	Contentions int64   `json:"contentions"`
+	WaitMs      float64 `json:"wait_ms"`
+	// Threads is the number of threads the stream showed (any event); the
+	// share of thread time waiting is WaitMs over Threads × the window.
+	Threads   int     `json:"threads"`
+	WaitPct   float64 `json:"wait_pct"`
+	TopLock   string  `json:"top_lock,omitempty"`
+	TopWaitMs float64 `json:"top_lock_wait_ms"`
+	TopCount  int64   `json:"top_lock_contentions"`
+	// TopStack is the top lock's longest-waiting stack, leaf first.
+	TopStack []string `json:"top_stack,omitempty"`
+}
+
+// ThreadPoolFacts: today from the runtime's counters (Source "counters":
+// dotnet.thread_pool.* sampled once a second); a thread-pool analysis
+// fills the same fields (and the episode and blocking-site ones) when it
+// lands.
+type ThreadPoolFacts struct {
+	Source          string  `json:"source"`
+	Seen            bool    `json:"seen"`
+	QueueMax        float64 `json:"queue_max"`
+	QueueLast       float64 `json:"queue_last"`
+	ThreadsFirst    float64 `json:"threads_first"`
+	ThreadsMax      float64 `json:"threads_max"`
+	CompletedPerSec float64 `json:"completed_per_sec"`
+	// Starvations and TopBlockingSite: from a thread-pool analysis
+	// (Source other than "counters").
+	Starvations     int    `json:"starvations,omitempty"`
+	TopBlockingSite string `json:"top_blocking_site,omitempty"`
+}
+
+// ExceptionFacts: today from the runtime's exception counter (Source
+// "counters"); an exception analysis also names the top type and site.
+type ExceptionFacts struct {
+	Source  string  `json:"source"`
+	Seen    bool    `json:"seen"`
+	Count   float64 `json:"count"`
+	PerSec  float64 `json:"per_sec"`
+	TopType string  `json:"top_type,omitempty"`
+	TopSite string  `json:"top_site,omitempty"`
+}
+
+// CPUFacts: the process's CPU against the cores. Source "schedstat": the
+// threads' time running or runnable from /proc (what the process asks
+// for, which a loaded machine does not shrink); "counters": the runtime's
+// cpu-usage (what it got).
+type CPUFacts struct {
+	Source string  `json:"source"`
+	Seen   bool    `json:"seen"`
+	Cores  int     `json:"cores"`
+	Pct    float64 `json:"pct_of_cores"`
+	// UsagePct is the runtime's cpu-usage counter (share of all cores the
+	// process used), -1 unknown.
+	UsagePct   float64  `json:"usage_pct"`
+	TopMethods []Method `json:"top_methods,omitempty"`
+}
+
+// Method is one method's share of the managed samples (leaf frames).
+type Method struct {
+	Name string  `json:"name"`
+	Pct  float64 `json:"pct"`
+}

@@ -1,0 +1,74 @@
+package triage
+
+// Threshold is one row of the thresholds table: a figure of one area, the
+// value from which it is a warning and from which it is critical. A figure
+// below Warning is reported as info (with the area's figures) when no other
+// figure of the area is worse.
+type Threshold struct {
+	Key      string  // "gc.pause_pct"
+	Area     Area    // the area its finding belongs to
+	Unit     string  // the figure's unit, as docs/TRIAGE.md writes it
+	Warning  float64 // from this value on: warning
+	Critical float64 // from this value on: critical
+}
+
+// Thresholds is the one table of the thresholds the findings use.
+// docs/TRIAGE.md lists the same rows with the reason for each value (a
+// test compares them); change both together.
+var Thresholds = []Threshold{
+	{"gc.pause_pct", AreaGC, "% of wall time", 5, 20},
+	{"gc.max_pause_ms", AreaGC, "ms", 200, 1000},
+	{"gc.gen2_blocking_per_min", AreaGC, "GCs/min", 2, 30},
+	{"gc.induced_per_min", AreaGC, "GCs/min", 1, 20},
+	{"gc.loh_triggered_per_min", AreaGC, "GCs/min", 6, 60},
+	{"gc.max_suspend_ms", AreaGC, "ms", 50, 500},
+	{"gc.alloc_mb_per_sec", AreaGC, "MB/s", 500, 4000},
+	{"memory.old_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
+	{"memory.gen2_fragmentation_pct", AreaMemory, "%", 40, 70},
+	{"memory.pinned_objects", AreaMemory, "objects", 2000, 20000},
+	{"locks.wait_pct", AreaLocks, "% of thread time", 10, 25},
+	{"threadpool.queue_length", AreaThreadPool, "work items", 20, 100},
+	{"threadpool.thread_growth", AreaThreadPool, "threads", 6, 20},
+	{"exceptions.per_sec", AreaExceptions, "exceptions/s", 50, 500},
+	{"cpu.demand_pct", AreaCPU, "% of cores", 40, 75},
+}
+
+// Guards: below these a figure is not judged (too little to mean anything).
+const (
+	// MinOldGrowthMB: growth of gen2+LOH+POH below this is not a leak
+	// suspect, whatever its rate (a short window after startup promotes a
+	// few MB).
+	MinOldGrowthMB = 16
+	// MinOldGrowthGCs: a trend needs this many GCs with heap statistics.
+	MinOldGrowthGCs = 3
+	// MinFragmentationMB: fragmentation of a gen2 smaller than this is not
+	// judged.
+	MinFragmentationMB = 64
+	// MinGCsForRate: blocking gen2 and LOH-triggered GCs are judged as a
+	// rate from this many on (one in a short window is not a rate: the
+	// runtime may make one blocking gen2 GC on its own).
+	MinGCsForRate = 2
+)
+
+// threshold returns the row of key; it panics on a key missing from the
+// table (a programming error caught by every test).
+func threshold(key string) *Threshold {
+	for i := range Thresholds {
+		if Thresholds[i].Key == key {
+			return &Thresholds[i]
+		}
+	}
+	panic("triage: no threshold " + key)
+}
+
+// Judge returns the severity of value against the row of key.
+func Judge(key string, value float64) Severity {
+	t := threshold(key)
+	switch {
+	case value >= t.Critical:
+		return Critical
+	case value >= t.Warning:
+		return Warning
+	}
+	return Info
+}

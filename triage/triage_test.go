@@ -1,0 +1,257 @@
+package triage
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// TestThresholdsDocumented: docs/TRIAGE.md's thresholds table is the
+// code's table, row for row (key, area, unit, warning, critical).
+func TestThresholdsDocumented(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "docs", "TRIAGE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []Threshold
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) < 6 {
+			t.Fatalf("row %q: want 6 cells", line)
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		warn, err1 := strconv.ParseFloat(cells[3], 64)
+		crit, err2 := strconv.ParseFloat(cells[4], 64)
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
+		if cells[5] == "" {
+			t.Errorf("row %s: no reason given", cells[0])
+		}
+		got = append(got, Threshold{Key: strings.Trim(cells[0], "`"), Area: Area(cells[1]), Unit: cells[2], Warning: warn, Critical: crit})
+	}
+	if len(got) != len(Thresholds) {
+		t.Fatalf("docs/TRIAGE.md has %d threshold rows, the code %d", len(got), len(Thresholds))
+	}
+	for i := range got {
+		if got[i] != Thresholds[i] {
+			t.Errorf("row %d: docs %+v, code %+v", i, got[i], Thresholds[i])
+		}
+	}
+	// Every rule has its row and every row a rule.
+	for _, r := range rules {
+		threshold(r.key)
+	}
+	for _, th := range Thresholds {
+		n := 0
+		for _, r := range rules {
+			if r.key == th.Key {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("threshold %s: %d rules", th.Key, n)
+		}
+		if th.Warning >= th.Critical {
+			t.Errorf("threshold %s: warning %v not below critical %v", th.Key, th.Warning, th.Critical)
+		}
+	}
+}
+
+// TestFindingsRanked: figures past their thresholds become findings,
+// most severe first and, within a severity, furthest past the threshold
+// first; areas with data and nothing past a threshold get one info line;
+// a calm set of facts has nothing above info.
+func TestFindingsRanked(t *testing.T) {
+	f := &Facts{WindowSec: 60, Target: "--pid 4242"}
+	f.GC = GCFacts{Seen: true, Count: 40, PausePct: 6, Induced: 30, MaxPauseMs: 12}
+	f.Locks = LockFacts{Seen: true, WaitPct: 50, Contentions: 900, WaitMs: 30000, Threads: 10}
+	f.Exceptions = ExceptionFacts{Source: "counters", Seen: true, PerSec: 3}
+	f.CPU = CPUFacts{Source: "schedstat", Seen: true, Cores: 4, Pct: 10, UsagePct: -1}
+	fs := Findings(f)
+	var got []string
+	for _, x := range fs {
+		got = append(got, x.Severity.String()+" "+string(x.Area)+" "+x.Rule)
+	}
+	// locks 50/25 = 2.0 ahead of induced 30/min / 20 = 1.5; pause 6/5.
+	want := []string{"critical locks locks.wait_pct", "critical gc gc.induced_per_min", "warning gc gc.pause_pct",
+		"info exceptions ", "info cpu "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if fs[0].Title != "threads wait on locks 50% of their time (900 waits, 30000 ms)" || fs[0].Next != "clrspy locks --pid 4242 --duration 30s" {
+		t.Errorf("first finding %q next %q", fs[0].Title, fs[0].Next)
+	}
+	if fs[1].Title != "30 induced GCs (30/min): something calls GC.Collect" || fs[1].Evidence["induced"] != 30 {
+		t.Errorf("induced finding %q %v", fs[1].Title, fs[1].Evidence)
+	}
+	calm := &Facts{WindowSec: 30, Target: "app.nettrace", GC: GCFacts{Seen: true, Count: 3, PausePct: 0.1, MaxPauseMs: 2}}
+	cf := Findings(calm)
+	if Worst(cf) != Info || len(cf) != 1 || cf[0].Title != "GC calm: 3 GCs, 0.1% paused, longest 2 ms" || cf[0].Next != "clrspy gc app.nettrace" {
+		t.Fatalf("calm: %+v", cf)
+	}
+	// One blocking gen2 GC in a short window is not a rate; two are.
+	one := &Facts{WindowSec: 6, GC: GCFacts{Seen: true, Count: 20, Gen2Blocking: 1}}
+	if w := Worst(Findings(one)); w != Info {
+		t.Errorf("one blocking gen2 GC in 6 s judged %s", w)
+	}
+	one.GC.Gen2Blocking = 2
+	if fs := Findings(one); fs[0].Severity != Warning || fs[0].Title != "2 blocking gen2 GCs (20/min)" {
+		t.Errorf("two blocking gen2 GCs in 6 s: %+v", fs[0])
+	}
+	// A leak: growth judged only past the guards.
+	leak := &Facts{WindowSec: 30, Target: "--pid 1", Memory: MemoryFacts{Seen: true, GCs: 5, FirstOldMB: 10, LastOldMB: 90, SpanSec: 20, OldGrowthMBMin: 240}}
+	lf := Findings(leak)
+	if lf[0].Severity != Critical || lf[0].Rule != "memory.old_growth_mb_per_min" || !strings.HasPrefix(lf[0].Next, "clrspy snapshot --pid 1 -o a.gcdump") {
+		t.Fatalf("leak: %+v", lf[0])
+	}
+	leak.Memory.LastOldMB = 20 // 10 MB: below MinOldGrowthMB
+	if Worst(Findings(leak)) != Info {
+		t.Errorf("10 MB of growth judged: %+v", Findings(leak)[0])
+	}
+}
+
+func runFile(t *testing.T, name string) *Facts {
+	t.Helper()
+	r := tracetest.Open(t, name, nettrace.NewReader)
+	a := New(r.Header(), Options{Target: name})
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Event(ev)
+	}
+	if s := a.Stats(); s.DecodeErrors != 0 {
+		t.Fatalf("%d decode errors: %v", s.DecodeErrors, s.FirstError)
+	}
+	return a.Facts()
+}
+
+// TestInducedFixture: the induced fixture (3 GC.Collect calls per
+// generation) judged: the GC facts are the runtime's own figures and the
+// top finding is a critical induced-GC one.
+func TestInducedFixture(t *testing.T) {
+	w := tracetest.Workload(t, "gc-induced.nettrace")
+	f := runFile(t, "gc-induced.nettrace")
+	induced := w.Int("induced0") + w.Int("induced1") + w.Int("induced2")
+	if int64(f.GC.Induced) != induced || f.GC.Count != 9 {
+		t.Errorf("induced %d of %d GCs; the workload called GC.Collect %d times", f.GC.Induced, f.GC.Count, induced)
+	}
+	// The runtime's pause total (GC.GetTotalPauseDuration) within 0.05 ms.
+	if math.Abs(f.GC.PausedMs-w.PauseMs) > 0.05 {
+		t.Errorf("paused %.3f ms, the runtime says %.3f ms", f.GC.PausedMs, w.PauseMs)
+	}
+	fs := Findings(f)
+	if fs[0].Area != AreaGC || fs[0].Severity != Critical || fs[0].Rule != "gc.induced_per_min" {
+		t.Errorf("top finding %+v", fs[0])
+	}
+}
+
+// TestContentionFixture: four threads, one Monitor: the lock facts are
+// the workload's measured waits, the top lock's stack is the workload's.
+func TestContentionFixture(t *testing.T) {
+	w := tracetest.Workload(t, "contention.nettrace")
+	var contended []int64
+	if err := w.Get("contended", &contended); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range contended {
+		n += c
+	}
+	f := runFile(t, "contention.nettrace")
+	if f.Locks.Contentions != n || math.Abs(f.Locks.WaitMs-w.Float("totalWaitMs")) > 0.1*w.Float("totalWaitMs") {
+		t.Errorf("%d waits %.1f ms; the workload: %d waits %.1f ms", f.Locks.Contentions, f.Locks.WaitMs, n, w.Float("totalWaitMs"))
+	}
+	if len(f.Locks.TopStack) < 2 || !strings.Contains(f.Locks.TopStack[1], "Workload.Contention") {
+		t.Errorf("top stack %q", f.Locks.TopStack)
+	}
+	fs := Findings(f)
+	if fs[0].Area != AreaLocks || fs[0].Severity == Info {
+		t.Errorf("top finding %+v", fs[0])
+	}
+}
+
+// TestCPUFixture: the cpu fixture (runtime samples, no counters): the top
+// methods are HotA and HotB in the ratio the workload measured (within
+// 10%: samples every ~1 ms over one second), and the CPU area says it has
+// no usage figure rather than calling the process calm.
+func TestCPUFixture(t *testing.T) {
+	w := tracetest.Workload(t, "cpu.nettrace")
+	f := runFile(t, "cpu.nettrace")
+	c := f.CPU
+	if c.Source != "samples" || len(c.TopMethods) < 2 || c.TopMethods[0].Name != "Workload.Cpu.HotA" || c.TopMethods[1].Name != "Workload.Cpu.HotB" {
+		t.Fatalf("cpu facts %+v", c)
+	}
+	got := c.TopMethods[0].Pct / (c.TopMethods[0].Pct + c.TopMethods[1].Pct)
+	want := w.Float("hotAMs") / (w.Float("hotAMs") + w.Float("hotBMs"))
+	if math.Abs(got-want) > 0.1*want {
+		t.Errorf("HotA's share of HotA+HotB: %.3f, the workload measured %.3f", got, want)
+	}
+	for _, x := range Findings(f) {
+		if x.Area == AreaCPU && (x.Severity != Info || !strings.HasPrefix(x.Title, "CPU: no usage figure in this stream; top method Workload.Cpu.HotA ")) {
+			t.Errorf("cpu finding %+v", x)
+		}
+	}
+}
+
+// fakePool stands for a thread-pool analysis plugged in as a Contributor:
+// it counts the events it was handed and replaces the counters' facts.
+type fakePool struct{ events int }
+
+func (p *fakePool) Event(*nettrace.Event) { p.events++ }
+func (p *fakePool) Stats() analysis.Stats { return analysis.Stats{Events: uint64(p.events)} }
+func (p *fakePool) Contribute(f *Facts) {
+	f.ThreadPool = ThreadPoolFacts{Source: "threadpool", Seen: true, QueueMax: 500, Starvations: 3, TopBlockingSite: "App.Handler.Get"}
+}
+
+// TestContributor: a contributor sees every event of the stream and its
+// facts replace the counters' ones, which the same rule then judges.
+func TestContributor(t *testing.T) {
+	r := tracetest.Open(t, "contention.nettrace", nettrace.NewReader)
+	p := &fakePool{}
+	a := New(r.Header(), Options{Target: "x", Contributors: []Contributor{p}})
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Event(ev)
+		n++
+	}
+	f := a.Facts()
+	if p.events != n || f.ThreadPool.Source != "threadpool" {
+		t.Fatalf("contributor saw %d of %d events; facts %+v", p.events, n, f.ThreadPool)
+	}
+	fs := Findings(f)
+	if fs[0].Area != AreaThreadPool || fs[0].Severity != Critical || fs[0].Evidence["top_blocking_site"] != "App.Handler.Get" || fs[0].Evidence["source"] != "threadpool" {
+		t.Errorf("top finding %+v", fs[0])
+	}
+}
