@@ -31,6 +31,9 @@
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
+// /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
+// the runtime induce a blocking gen2 GC and walk the heap; the profile's
+// stacks are retention paths; one per target at a time),
 // and the live web view at / (HandlerOptions.Web, fed through
 // Config.Sessions by the same monitors: no second session; with
 // Config.CPUProfile each target is also sampled by the perf sampler in

@@ -50,6 +50,9 @@ type target struct {
 	sessID string
 
 	profiling atomic.Bool
+	// snapshotting holds the one heap snapshot at a time
+	// (/debug/pprof/heap).
+	snapshotting atomic.Bool
 }
 
 // maxFirstAttempts bounds the tries to open a first session on a process
