@@ -59,6 +59,10 @@ default; every endpoint is read-only):
   /debug/pprof/profile?pid=N&seconds=S     a CPU profile of one process (go tool pprof, Parca, Pyroscope)
       &off_cpu=1                           ... with time off the CPU too (perf sampler): where threads block, for how long
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
+  /debug/pprof/heap?pid=N                  a heap snapshot of one process, taken on request: a BLOCKING
+                                           gen2 GC in the process (it walks the heap while paused); a
+                                           pprof heap profile whose stacks are retention paths (as
+                                           clrspy snapshot --format pprof); one at a time per process
   /  (with --web, in a browser)            the live web view: every process's GCs as they happen
                                            (--cpu-profile adds a CPU flame graph: perf_event at
                                            19 Hz per thread, one profile per 30 s window)
@@ -93,7 +97,8 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
   clrspy serve --save-on-pause-over 200ms --save-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   clrspy serve --web --cpu-profile --name MyService
-  go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
+  go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'
+  go tool pprof -http : 'http://127.0.0.1:9464/debug/pprof/heap?pid=4242'`,
 		Args: cobra.NoArgs,
 	}
 	f := c.Flags()
