@@ -53,6 +53,8 @@ type target struct {
 	// snapshotting holds the one heap snapshot at a time
 	// (/debug/pprof/heap).
 	snapshotting atomic.Bool
+	// watch is Config.SnapshotOnGen2Growth's state.
+	watch heapWatch
 }
 
 // maxFirstAttempts bounds the tries to open a first session on a process
@@ -234,6 +236,9 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		}
 		if trig != nil {
 			trig.GC(g)
+		}
+		if pct := d.cfg.SnapshotOnGen2Growth; pct > 0 {
+			t.watchGC(ctx, g, pct)
 		}
 	}
 	if plog != nil {
