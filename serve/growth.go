@@ -24,9 +24,10 @@ var snapshotMinInterval = time.Minute
 // heap), and the last diff's top growth.
 type heapWatch struct {
 	mu sync.Mutex
-	// ref is the gen2 size after the last snapshot's GC (0: the next
-	// GC's gen2 size becomes it).
-	ref uint64
+	// ref is the gen2 size after the last snapshot's GC (refSet false:
+	// the next GC's gen2 size becomes it).
+	ref    uint64
+	refSet bool
 	// busy: a snapshot is being taken; sawGC: a GC was seen meanwhile
 	// (the snapshot's own, whose gen2 size is the new ref).
 	busy, sawGC bool
@@ -57,14 +58,14 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 	defer w.mu.Unlock()
 	switch {
 	case w.busy:
-		w.ref, w.sawGC = gen2, true
+		w.ref, w.refSet, w.sawGC = gen2, true, true
 		return
-	case w.types != nil && w.ref == 0:
-		w.ref = gen2
+	case w.types != nil && !w.refSet:
+		w.ref, w.refSet = gen2, true
 		return
 	case time.Since(w.last) < snapshotMinInterval:
 		return // a failed snapshot is retried no sooner either
-	case w.types != nil && float64(gen2) < float64(w.ref)*(1+pct/100):
+	case w.types != nil && (gen2 <= w.ref || float64(gen2) < float64(w.ref)*(1+pct/100)):
 		return
 	}
 	if !t.snapshotting.CompareAndSwap(false, true) {
@@ -74,7 +75,7 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 	if w.types == nil {
 		before = gen2
 	}
-	w.busy, w.sawGC, w.ref = true, false, gen2
+	w.busy, w.sawGC, w.ref, w.refSet = true, false, gen2, true
 	d := t.d
 	d.wg.Add(1)
 	go func() {
@@ -95,7 +96,7 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 	if !w.sawGC {
 		// The snapshot's GC was not seen (yet): the next GC's gen2 size
 		// is the reference.
-		w.ref = 0
+		w.refSet = false
 	}
 	if err != nil {
 		if ctx.Err() == nil {

@@ -72,7 +72,8 @@ func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
-// snapshot takes a heap snapshot of t: a session of its own (through the
+// snapshot takes a heap snapshot of t (its snapshotting slot held): a
+// session of its own (through the
 // target's reverse connection in listen mode) whose keywords make the
 // runtime induce a blocking gen2 GC and describe its heap; the session is
 // stopped as soon as that GC ends, or when ctx does, or after
@@ -94,7 +95,12 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	}()
 	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
 	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// The runtime names each type once while the monitoring session
+	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
+	// from the earlier ones. Snapshots of a target take turns (its slot).
+	b.KnownTypes(t.typeNames)
 	end, err := st.Run(b)
+	t.typeNames = b.NamedTypes()
 	in := report.NewInput(st, end, b.Stats())
 	if err != nil {
 		return in, nil, err

@@ -80,7 +80,9 @@ func checkGraph(t *testing.T, count, bytes map[string]int64, r graphResult) {
 // graph workload taken on request, as a pprof profile whose per-type
 // objects and bytes are the workload's own (as TestSnapshotLive checks
 // `clrspy snapshot`); the leaf GraphLeaf objects' stacks go up to the
-// static field Holder. A second request while one is being taken gets
+// static field Holder. A later snapshot names the types too (the runtime
+// names each once while a session has the Type keyword, so the names
+// carry over). A second request while one is being taken gets
 // 409; a missing pid 400, an unknown one 404, in one line.
 func TestHeapSnapshot(t *testing.T) {
 	path, name := alias(t, t.TempDir())
@@ -139,7 +141,15 @@ func TestHeapSnapshot(t *testing.T) {
 		t.Fatalf("heap: %d %s", rec.Code, rec.Body)
 	}
 	count, bytes, prof := heapTypes(t, rec.Body.Bytes())
+	// Another snapshot: the runtime does not name the types again while
+	// the monitoring session lives; the names are the first's.
+	again := get(t, h, "/debug/pprof/heap?pid="+pid)
+	if again.Code != 200 {
+		t.Fatalf("second heap snapshot: %d %s", again.Code, again.Body)
+	}
+	count2, bytes2, _ := heapTypes(t, again.Body.Bytes())
 	r := graphEnd(t, p)
+	checkGraph(t, count2, bytes2, r)
 	t.Logf("%d samples; comments %q; holder %d B", len(prof.Sample), prof.Comments, r.holder)
 	if len(prof.Comments) != 0 {
 		t.Errorf("the snapshot is partial: %q", prof.Comments)
@@ -200,5 +210,71 @@ func waitStderr(t *testing.T, p *workload.Proc, want string) {
 			t.Fatalf("workload never printed %q:\n%s", want, p.Stderr())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestHeapGrowth: with SnapshotOnGen2Growth, the graph workload's first
+// GC (its `gc` command) takes the baseline snapshot; the workload then
+// adds 30,000 items (about 2 MB against a gen2 of a few hundred KB) and
+// collects twice: gen2 grew by more than 20 %, so a second snapshot is taken,
+// and the types that grew are logged at WARN and exported: GraphItem,
+// GraphLeaf and the new GraphItem[] grew by exactly the bytes the
+// workload allocated adding them.
+func TestHeapGrowth(t *testing.T) {
+	old := snapshotMinInterval
+	snapshotMinInterval = 0
+	t.Cleanup(func() { snapshotMinInterval = old })
+	path, name := alias(t, t.TempDir())
+	d, log := run(t, Config{Names: []string{name}, SnapshotOnGen2Growth: 20})
+	h, err := d.Handler(HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "graph", "items=3000")
+	pid := strconv.Itoa(p.Pid)
+	waitStderr(t, p, "graph ready")
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	p.Stdin("gc\n")
+	waitFor(t, 20*time.Second, "baseline snapshot", func() bool {
+		return strings.Contains(log.String(), "heap snapshot taken as the baseline of gen2 growth pid="+pid)
+	})
+	p.Stdin("add 30000\n")
+	waitStderr(t, p, "added 30000")
+	// Objects move up one generation per GC: the second puts them in
+	// gen2.
+	p.Stdin("gc\ngc\n")
+	waitFor(t, 20*time.Second, "growth logged", func() bool {
+		return strings.Contains(log.String(), "gen2 grew since the last heap snapshot; the types that grew most pid="+pid)
+	})
+	p.Stdin("exit\n")
+	res, err := p.Wait(30 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added int64
+	if res.Get("addedBytes", &added) != nil {
+		t.Fatal("workload result lacks addedBytes")
+	}
+	// The exposition's series, the bytes of each type.
+	grown := map[string]float64{}
+	for _, l := range strings.Split(get(t, h, "/metrics").Body.String(), "\n") {
+		rest, ok := strings.CutPrefix(l, `clrspy_heap_growth_bytes{pid="`+pid+`",process="`+name+`",type="`)
+		if !ok {
+			continue
+		}
+		ty, v, _ := strings.Cut(rest, `"} `)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		grown[ty] = f
+	}
+	t.Logf("growth series %v; the workload added %d B", grown, added)
+	if len(grown) == 0 || len(grown) > 10 {
+		t.Fatalf("%d clrspy_heap_growth_bytes series, want 1 to 10", len(grown))
+	}
+	if sum := grown["Workload.GraphItem"] + grown["Workload.GraphLeaf"] + grown["Workload.GraphItem[]"]; int64(sum) != added ||
+		grown["Workload.GraphItem"] == 0 || grown["Workload.GraphLeaf"] == 0 {
+		t.Errorf("the workload's types grew by %.0f B (%v); it allocated %d B adding them", sum, grown, added)
 	}
 }

@@ -53,6 +53,9 @@ type target struct {
 	// snapshotting holds the one heap snapshot at a time
 	// (/debug/pprof/heap).
 	snapshotting atomic.Bool
+	// typeNames are the type names of the target's snapshots so far, by
+	// TypeID (used and replaced by the slot's holder).
+	typeNames map[uint64]string
 	// watch is Config.SnapshotOnGen2Growth's state.
 	watch heapWatch
 }
