@@ -109,13 +109,14 @@ func Wants(m *nettrace.Metadata) bool {
 }
 
 // KnownTypes gives the builder names of types by TypeID, for the types
-// whose BulkType the runtime does not send: it logs each type once while
-// any session has the Type keyword on, and forgets what it logged only
-// when none has it, so a snapshot taken while another session holds the
-// keyword, or a second one whose previous session's keywords are still
-// being turned off, may describe objects of types it never names. A
-// daemon keeps the names of a process's earlier snapshots (NamedTypes)
-// for its next. Call it before the events.
+// whose BulkType the runtime does not send: it logs each type once and
+// forgets what it logged only when its Type keyword is turned off, which
+// (measured on .NET 10) does not happen while another session stays open
+// on the runtime's provider: a second snapshot of a process clrspy serve
+// monitors describes objects of types it never names. A daemon keeps the
+// names of a process's earlier snapshots (NamedTypes) for its next (a
+// TypeID is a MethodTable's address: stable while the type is loaded).
+// Call it before the events.
 func (b *Builder) KnownTypes(names map[uint64]string) { b.known = names }
 
 // NamedTypes returns the TypeIDs named so far (by BulkType events or
