@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/metrics"
 )
 
 // heapTypes sums a heap profile's samples by their leaf location (the
@@ -276,5 +279,35 @@ func TestHeapGrowth(t *testing.T) {
 	if sum := grown["Workload.GraphItem"] + grown["Workload.GraphLeaf"] + grown["Workload.GraphItem[]"]; int64(sum) != added ||
 		grown["Workload.GraphItem"] == 0 || grown["Workload.GraphLeaf"] == 0 {
 		t.Errorf("the workload's types grew by %.0f B (%v); it allocated %d B adding them", sum, grown, added)
+	}
+}
+
+// TestSnapshotOnGen2GrowthFlag: a percentage that is not a positive
+// finite number is refused in one line naming the flag.
+func TestSnapshotOnGen2GrowthFlag(t *testing.T) {
+	for _, v := range []float64{-1, math.NaN(), math.Inf(1)} {
+		c := Config{SnapshotOnGen2Growth: v}
+		err := c.check()
+		if err == nil || !strings.HasPrefix(err.Error(), "--snapshot-on-gen2-growth ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v", v, err)
+		}
+	}
+	c := Config{SnapshotOnGen2Growth: 25}
+	if err := c.check(); err != nil {
+		t.Errorf("25: %v", err)
+	}
+}
+
+// TestGrowthOf: the types whose own bytes grew, the largest first, at
+// most metrics.MaxHeapGrowth; types that shrank or are new count from 0.
+func TestGrowthOf(t *testing.T) {
+	prev := map[string]heapgraph.TypeStat{"A": {Bytes: 100}, "B": {Bytes: 500}, "C": {Bytes: 10}}
+	cur := map[string]heapgraph.TypeStat{"A": {Bytes: 400}, "B": {Bytes: 200}, "C": {Bytes: 10}, "D": {Bytes: 50}}
+	for i := range 20 {
+		cur["E"+strconv.Itoa(i)] = heapgraph.TypeStat{Bytes: 1}
+	}
+	g := growthOf(prev, cur)
+	if len(g) != metrics.MaxHeapGrowth || g[0] != (metrics.HeapGrowth{Type: "A", Bytes: 300}) || g[1] != (metrics.HeapGrowth{Type: "D", Bytes: 50}) || g[2].Bytes != 1 {
+		t.Errorf("growth %v", g)
 	}
 }
