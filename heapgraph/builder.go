@@ -42,8 +42,9 @@ type Builder struct {
 
 	typeOf    map[uint64]uint32 // BulkType TypeID -> index
 	typeNames []string
-	typeIDs   []uint64 // each type's TypeID
-	typeMods  []uint64 // each type's ModuleID (0: unknown)
+	typeIDs   []uint64          // each type's TypeID
+	typeMods  []uint64          // each type's ModuleID (0: unknown)
+	known     map[uint64]string // KnownTypes
 	modules   map[uint64]string
 	names     []string // root names; 0 is ""
 	nameIdx   map[string]uint32
@@ -105,6 +106,32 @@ func Wants(m *nettrace.Metadata) bool {
 		}
 	}
 	return false
+}
+
+// KnownTypes gives the builder names of types by TypeID, for the types
+// whose BulkType the runtime does not send: it logs each type once and
+// forgets what it logged only when its Type keyword is turned off, which
+// (measured on .NET 10) does not happen while another session stays open
+// on the runtime's provider: a second snapshot of a process clrspy serve
+// monitors describes objects of types it never names. A daemon keeps the
+// names of a process's earlier snapshots (NamedTypes) for its next (a
+// TypeID is a MethodTable's address: stable while the type is loaded).
+// Call it before the events.
+func (b *Builder) KnownTypes(names map[uint64]string) { b.known = names }
+
+// NamedTypes returns the TypeIDs named so far (by BulkType events or
+// KnownTypes) and their names.
+func (b *Builder) NamedTypes() map[uint64]string {
+	m := make(map[uint64]string, len(b.typeIDs)+len(b.known))
+	for id, name := range b.known {
+		m[id] = name
+	}
+	for i, id := range b.typeIDs {
+		if b.typeNames[i] != "" {
+			m[id] = b.typeNames[i]
+		}
+	}
+	return m
 }
 
 // Stats reports the events used and the decode errors.

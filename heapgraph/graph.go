@@ -182,6 +182,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	g.TypeNames = nil
 	for i, name := range b.typeNames {
 		if name == "" {
+			name = b.known[b.typeIDs[i]]
+		}
+		if name == "" {
 			name = fmt.Sprintf("Type(0x%x)", b.typeIDs[i])
 		}
 		t, ok := byName[name]

@@ -28,6 +28,9 @@ type Target struct {
 	// LastEventAge is how long ago the latest event of the session
 	// happened (a stopped or hung process: it grows while Up stays 1).
 	LastEventAge time.Duration
+	// HeapGrowth is the growth between the last two automatic heap
+	// snapshots, the largest first (at most MaxHeapGrowth; nil: none).
+	HeapGrowth []HeapGrowth
 }
 
 // Health is the daemon's own state.
@@ -87,6 +90,9 @@ func walkTarget(t *Target, s sink) {
 		up = 1
 	}
 	s.value(famUp, up, lv())
+	for _, g := range t.HeapGrowth {
+		s.value(famHeapGrowth, float64(g.Bytes), lv(g.Type))
+	}
 	snap := t.Snapshot
 	if snap == nil {
 		return

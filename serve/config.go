@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -51,6 +52,15 @@ type Config struct {
 	// carries a stack) and exports the top throw sites per type
 	// (clrspy_exceptions_thrown_total).
 	Exceptions bool
+	// SnapshotOnGen2Growth, when positive, watches every target's gen2
+	// size: the first GC seen takes a heap snapshot as the baseline (each
+	// snapshot is a blocking gen2 GC in the target); after a GC whose gen2
+	// size grew by this percentage since the last snapshot's, another is
+	// taken (at most one a minute), and the types that grew most since
+	// the last one are logged at warning level and exported
+	// (clrspy_heap_growth_bytes). Only the last snapshot's per-type table
+	// is kept.
+	SnapshotOnGen2Growth float64
 	// Retry is the first delay before a failed session is opened again
 	// (doubled up to a minute; 0: 2 s).
 	Retry time.Duration
@@ -187,6 +197,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--grace %v: must not be negative", c.Grace)
 	case c.CounterInterval < 0:
 		return fmt.Errorf("--counter-interval %v: must not be negative", c.CounterInterval)
+	case math.IsNaN(c.SnapshotOnGen2Growth) || math.IsInf(c.SnapshotOnGen2Growth, 0) || c.SnapshotOnGen2Growth < 0:
+		return fmt.Errorf("--snapshot-on-gen2-growth %v: a percentage, positive (0: off)", c.SnapshotOnGen2Growth)
 	}
 	cp := &c.Capture
 	switch {

@@ -233,7 +233,7 @@ func (d *Daemon) Targets() []metrics.Target {
 		// The latest event's time is the runtime's clock (the session's
 		// sync time plus its timestamps), the same host clock as ours.
 		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
-			LastEventAge: time.Since(snap.Time)})
+			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth()})
 	}
 	return out
 }

@@ -33,6 +33,11 @@
 // CPU profile through the runtime's sample profiler, or its lock waits),
 // /triage (one target's findings over S seconds, judged from two snapshots
 // of its monitor: no second session),
+// /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
+// the runtime induce a blocking gen2 GC and walk the heap; the profile's
+// stacks are retention paths; one per target at a time; with
+// Config.SnapshotOnGen2Growth also taken when gen2 grows, each diffed with
+// the last one's per-type table),
 // and the live web view at / (HandlerOptions.Web, fed through
 // Config.Sessions by the same monitors: no second session; with
 // Config.CPUProfile each target is also sampled by the perf sampler in

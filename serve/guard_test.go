@@ -54,7 +54,7 @@ func status(t *testing.T, srv *httptest.Server, path, host string, hdr map[strin
 // serves it as a bearer token or a Basic password; the websocket too.
 func TestToken(t *testing.T) {
 	srv := guarded(t, HandlerOptions{Token: "s3cret-token"})
-	for _, p := range []string{"/metrics", "/targets", "/", "/debug/pprof/profile?pid=1&seconds=1", "/targets.json", "/ws?target=1"} {
+	for _, p := range []string{"/metrics", "/targets", "/", "/debug/pprof/profile?pid=1&seconds=1", "/debug/pprof/heap?pid=1", "/targets.json", "/ws?target=1"} {
 		code, h, body := status(t, srv, p, "", nil)
 		if ch := strings.Join(h.Values("WWW-Authenticate"), ", "); code != 401 || ch != `Bearer realm="clrspy", Basic realm="clrspy"` || !strings.Contains(body, "Authorization: Bearer") {
 			t.Errorf("%s without a token: %d %q %q", p, code, ch, body)
@@ -91,6 +91,11 @@ func TestLoopbackHosts(t *testing.T) {
 		if code != want {
 			t.Errorf("Host %q: %d %q, want %d", host, code, body, want)
 		}
+	}
+	// A heap snapshot (a blocking GC in the target) is refused before the
+	// pid is even looked at.
+	if code, _, _ := status(t, srv, "/debug/pprof/heap?pid=1", "evil.example:9464", nil); code != http.StatusMisdirectedRequest {
+		t.Errorf("/debug/pprof/heap with a foreign Host: %d, want 421", code)
 	}
 	// The websocket: Host and Origin both the attacker's name.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

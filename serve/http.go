@@ -70,6 +70,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile))
 	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile))
 	mux.HandleFunc("/triage", d.triageHandler(maxProfile))
+	mux.HandleFunc("/debug/pprof/heap", d.heapHandler)
 	if o.Web != nil {
 		for _, p := range []string{"/index.html", "/targets.json", "/ws"} {
 			mux.Handle(p, o.Web)
@@ -89,6 +90,8 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 /debug/pprof/profile?pid=N&seconds=S        CPU profile of one process (pprof)
 /debug/pprof/contention?pid=N&seconds=S     lock contention profile of one process (pprof)
 /triage?pid=N&seconds=S                     findings of one process over S s (JSON; format=text)
+/debug/pprof/heap?pid=N                     heap snapshot of one process (pprof, retention paths);
+                                            induces a blocking gen2 GC in the process
 `)
 		if o.Web != nil {
 			fmt.Fprintln(w, "/ (in a browser)                            live web view")

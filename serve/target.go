@@ -50,6 +50,14 @@ type target struct {
 	sessID string
 
 	profiling atomic.Bool
+	// snapshotting holds the one heap snapshot at a time
+	// (/debug/pprof/heap).
+	snapshotting atomic.Bool
+	// typeNames are the type names of the target's snapshots so far, by
+	// TypeID (used and replaced by the slot's holder).
+	typeNames map[uint64]string
+	// watch is Config.SnapshotOnGen2Growth's state.
+	watch heapWatch
 }
 
 // maxFirstAttempts bounds the tries to open a first session on a process
@@ -231,6 +239,9 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		}
 		if trig != nil {
 			trig.GC(g)
+		}
+		if pct := d.cfg.SnapshotOnGen2Growth; pct > 0 {
+			t.watchGC(ctx, g, pct)
 		}
 	}
 	if plog != nil {

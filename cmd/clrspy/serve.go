@@ -60,6 +60,10 @@ default; every endpoint is read-only):
       &off_cpu=1                           ... with time off the CPU too (perf sampler): where threads block, for how long
   /debug/pprof/contention?pid=N&seconds=S  its lock contention, likewise
   /triage?pid=N&seconds=S                  its findings over S s (clrspy triage's JSON; format=text)
+  /debug/pprof/heap?pid=N                  a heap snapshot of one process, taken on request: a BLOCKING
+                                           gen2 GC in the process (it walks the heap while paused); a
+                                           pprof heap profile whose stacks are retention paths (as
+                                           clrspy snapshot --format pprof); one at a time per process
   /  (with --web, in a browser)            the live web view: every process's GCs as they happen
                                            (--cpu-profile adds a CPU flame graph: perf_event at
                                            19 Hz per thread, one profile per 30 s window)
@@ -83,6 +87,10 @@ serve speaks HTTPS. A non-loopback --listen with neither is refused unless
 loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
 has the threat model and how to run it exposed.
 
+--snapshot-on-gen2-growth PCT watches for leaks: a heap snapshot of each
+process at its first GC, then another whenever gen2 grew by PCT % since the
+last one; the types that grew most are logged and exported.
+
 The pause log (one line per GC pause, with pid and process) goes to stderr;
 --save-on-pause-over saves the trace around long pauses. A process that
 exits keeps its series (clrspy_target_up 0) for --grace, then they go.
@@ -94,7 +102,9 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
   clrspy serve --save-on-pause-over 200ms --save-dir /var/lib/clrspy
   clrspy serve --web    # then open http://127.0.0.1:9464/ in a browser
   clrspy serve --web --cpu-profile --name MyService
-  go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'`,
+  clrspy serve --snapshot-on-gen2-growth 25 --name MyService
+  go tool pprof -top 'http://127.0.0.1:9464/debug/pprof/profile?pid=4242&seconds=10'
+  go tool pprof -http : 'http://127.0.0.1:9464/debug/pprof/heap?pid=4242'`,
 		Args: cobra.NoArgs,
 	}
 	f := c.Flags()
@@ -132,6 +142,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringVar(&cfg.Sampler, "sampler", "auto", "CPU profiles (/debug/pprof/profile): perf (perf_event, mixed-mode), eventpipe (the runtime's sampler) or auto (perf where the kernel permits it)")
 	f.StringVar(&otlpURL, "otlp-endpoint", "", "also push the metrics to this OTLP/HTTP endpoint (http://collector:4318)")
 	f.DurationVar(&otlpEvery, "otlp-interval", 15*time.Second, "how often to push with --otlp-endpoint")
+	f.Float64Var(&cfg.SnapshotOnGen2Growth, "snapshot-on-gen2-growth", 0, "leak watch, opt-in: take a heap snapshot (a blocking gen2 GC) at each process's first GC, then another after a GC whose gen2 grew by this many percent since the last (at most one a minute); log the types that grew most at warning level and export them (clrspy_heap_growth_bytes)")
 	f.BoolVar(&cfg.Exceptions, "exceptions", false, "also count every exception with its stack and export the top throw sites per type (clrspy_exceptions_thrown_total; the sessions then carry stacks, a cost docs/PERFORMANCE.md measures)")
 	f.BoolVar(&webView, "web", false, "also serve the live web view at / (open it in a browser): each process's GC pauses, suspensions, locks, thread pool (and exceptions, with --exceptions) as they happen, from the same sessions")
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "with --web: sample every process with the perf_event sampler at a low rate (--cpu-profile-hz), so the live page has a CPU flame graph (each window's own EventPipe session names the code)")

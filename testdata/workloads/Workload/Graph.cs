@@ -25,6 +25,7 @@ public sealed class GraphStackOnly { public long X, Y; }
 // It prints "graph ready" on stderr, then does what each stdin line says:
 //   add N   N more GraphItem+GraphLeaf in a new GraphItem[] set as
 //           GraphHolder.More (once); prints "added N BYTES" on stderr
+//   gc      a blocking gen2 GC (GC.Collect); prints "collected"
 //   exit    ends (EOF too)
 // work: items, holderBytes (the holder, its array, items and leaves),
 // handleBytes, stackBytes, addedItems, addedBytes, and types: the count of
@@ -141,6 +142,12 @@ public sealed class Graph : IWorkload
                 addedBytes += b;
                 addedItems += k;
                 Console.Error.WriteLine($"added {k} {b}");
+                continue;
+            }
+            if (f[0] == "gc")
+            {
+                GC.Collect();
+                Console.Error.WriteLine("collected");
                 continue;
             }
             Console.Error.WriteLine($"graph: unknown command {line}");

@@ -1,0 +1,123 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+// snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set,
+// `clrspy snapshot`'s); the stop-time rundown names the methods whose
+// frames root objects.
+var snapshotProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.HeapSnapshotKeywords, Level: ipc.LevelVerbose}}
+
+// snapshotBufferMB is a snapshot session's runtime-side buffer: the heap
+// dump is one burst of events as large as the heap's graph, and a reader
+// that falls behind must lose nothing (`clrspy snapshot`'s default too).
+// The runtime fills it on demand: a small heap costs little of it.
+const snapshotBufferMB = 1024
+
+// snapshotTimeout bounds a snapshot session: the heap dump's GC must have
+// ended by then (a variable for the tests).
+var snapshotTimeout = time.Minute
+
+// heapHandler serves /debug/pprof/heap?pid=N: a heap snapshot of one
+// target taken now (a blocking gen2 GC in the target, walk included),
+// as the pprof profile whose stacks are retention paths.
+func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
+	pid := r.URL.Query().Get("pid")
+	if pid == "" {
+		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+		return
+	}
+	t := d.lookup(pid)
+	if t == nil || !d.isUp(t) {
+		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+		return
+	}
+	if !t.snapshotting.CompareAndSwap(false, true) {
+		http.Error(w, fmt.Sprintf("pid %s: a heap snapshot is being taken already; one at a time", pid), http.StatusConflict)
+		return
+	}
+	defer t.snapshotting.Store(false)
+	// A large heap's walk outlasts the server's write deadline (Server).
+	rc := http.NewResponseController(w)
+	until := time.Now().Add(snapshotTimeout + 30*time.Second)
+	rc.SetReadDeadline(until)
+	rc.SetWriteDeadline(until)
+	in, g, err := d.snapshot(r.Context(), t)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
+		return
+	}
+	var buf bytes.Buffer
+	if err := report.WriteSnapshotPprof(&buf, in, g); err != nil {
+		http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusInternalServerError)
+		return
+	}
+	if !g.Complete() {
+		d.log.Warn("heap snapshot incomplete (the profile's comments say what is missing)", "pid", t.pidLabel, "process", t.name)
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="heap-%s.pb.gz"`, pid))
+	w.Write(buf.Bytes())
+}
+
+// snapshot takes a heap snapshot of t (its snapshotting slot held): a
+// session of its own (through the
+// target's reverse connection in listen mode) whose keywords make the
+// runtime induce a blocking gen2 GC and describe its heap; the session is
+// stopped as soon as that GC ends, or when ctx does, or after
+// snapshotTimeout.
+func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
+	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout})
+	if err != nil {
+		return report.Input{}, nil, err
+	}
+	defer st.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			st.Stop()
+		case <-done:
+		}
+	}()
+	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
+	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// The runtime names each type once while the monitoring session
+	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
+	// from the earlier ones. Snapshots of a target take turns (its slot).
+	b.KnownTypes(t.typeNames)
+	end, err := st.Run(b)
+	t.typeNames = b.NamedTypes()
+	in := report.NewInput(st, end, b.Stats())
+	if err != nil {
+		return in, nil, err
+	}
+	if !b.Dumped() {
+		if ctx.Err() != nil {
+			return in, nil, errors.New("the request ended before the heap dump")
+		}
+		return in, nil, fmt.Errorf("no heap dump arrived within %v", snapshotTimeout)
+	}
+	// The stream's buffers go before the graph's arrays come.
+	st.Close()
+	g, err := b.Graph()
+	if err != nil {
+		return in, nil, err
+	}
+	d.log.Info("heap snapshot taken", "pid", t.pidLabel, "process", t.name, "objects", g.N, "bytes", g.Bytes,
+		"pause_ms", float64(g.Pause.Microseconds())/1000, "complete", g.Complete())
+	return in, g, nil
+}
