@@ -680,3 +680,16 @@ func Wants(m *nettrace.Metadata) bool {
 	}
 	return false
 }
+
+// WantsWaits reports whether m is one of the blocking waits the analysis
+// reads: WaitHandleWaitStart/Stop (.NET 9+) and ContentionStart/Stop.
+func WantsWaits(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDWaitHandleWaitStart, clrevents.IDWaitHandleWaitStop, clrevents.IDContentionStart, clrevents.IDContentionStop:
+		return true
+	}
+	return false
+}

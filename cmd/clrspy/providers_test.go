@@ -1,0 +1,68 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// The sessions' providers derived from the analyses' events
+// (clrevents.ProvidersFor) against the lists the commands wrote by hand
+// before (written out here as they were). They are equal but for the level
+// of record --profile contention, explained in its row.
+func TestDerivedProvidersEqualHandWritten(t *testing.T) {
+	runtime := func(kw uint64, level uint8) ipc.Provider {
+		return ipc.Provider{Name: nettrace.ProviderRuntime, Keywords: kw, Level: level}
+	}
+	sampler := ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational}
+	ctrs := counters.Providers(&counters.Options{Interval: time.Second})
+	profile := func(name string) []ipc.Provider {
+		ps, err := (&sessionFlags{profiles: []string{name}}).resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		name    string
+		derived []ipc.Provider
+		before  []ipc.Provider
+	}{
+		{"gc", gcProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
+		{"gc --sample", gcProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
+		{"exceptions", exceptionsProviders(),
+			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"locks", locksProviders(false), []ipc.Provider{runtime(ipc.KeywordLocks, ipc.LevelInformational)}},
+		{"locks --object-types", locksProviders(true), []ipc.Provider{runtime(ipc.KeywordLocks|ipc.KeywordType|
+			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
+		{"threadpool", threadPoolProviders(false), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
+		{"threadpool --samples", threadPoolProviders(true), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
+		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
+			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
+			{Name: "System.Runtime", Level: ipc.LevelInformational, Args: "EventCounterIntervalSec=1"},
+		}},
+	} {
+		if !reflect.DeepEqual(tc.derived, tc.before) {
+			t.Errorf("%s: derived %+v; before %+v", tc.name, tc.derived, tc.before)
+		}
+	}
+
+	// record --profile contention: before, the same keywords at the
+	// informational level. The profile promises wait-handle waits, and
+	// WaitHandleWaitStart/Stop are verbose events (manifest level
+	// win:Verbose): an informational session never got one. The derived
+	// set asks for the verbose level they need (as `clrspy threadpool`
+	// always did), which also brings the Threading keyword's verbose pool
+	// events (ThreadPoolEnqueue/Dequeue).
+	before := []ipc.Provider{runtime(ipc.KeywordLocks|ipc.KeywordWaitHandle, ipc.LevelInformational)}
+	before[0].Level = ipc.LevelVerbose
+	if got := profile("contention"); !reflect.DeepEqual(got, before) {
+		t.Errorf("record --profile contention: derived %+v; before, verbose: %+v", got, before)
+	}
+}
