@@ -8,6 +8,7 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
 )
 
 // The sessions' providers derived from the analyses' events
@@ -43,6 +44,10 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
 		{"threadpool --samples", threadPoolProviders(true), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
+		{"heap", heapProviders(), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
+			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
+		{"profile (eventpipe sampler)", profileProviders, []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
 			{Name: "System.Runtime", Level: ipc.LevelInformational, Args: "EventCounterIntervalSec=1"},
