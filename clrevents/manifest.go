@@ -65,7 +65,9 @@ type manifestRow struct {
 // manifest is merged into the spec table at init (Spec.Keywords,
 // Spec.Level), keyed by provider and id, so the table's rows stay
 // {provider, id, name, decoder}. Every Runtime and Rundown row of the
-// table has one entry here and every entry a row (TestManifestCoversSpecs).
+// table has one entry here and every entry a row (TestManifestCoversSpecs);
+// the 57 event types of the fixtures have the keywords and level the
+// runtime wrote in their metadata (TestManifestMatchesFixtures).
 var manifest = [...]manifestRow{
 	// Microsoft-Windows-DotNETRuntime
 	{nettrace.Runtime, 1, kwGC, LevelInformational},
@@ -104,8 +106,10 @@ var manifest = [...]manifestRow{
 	{nettrace.Runtime, 36, kwGCHeapDump, LevelInformational},
 	{nettrace.Runtime, 37, kwGCHeapDump, LevelInformational},
 	{nettrace.Runtime, 38, kwGCHeapDump, LevelInformational},
+	// The manifest says win:LogAlways; the runtime registers (and writes in
+	// a trace's metadata) informational, which is what EventPipe checks.
 	{nettrace.Runtime, 39, kwGC | kwGCHandle | kwGCHeapDump | kwGCAllocHigh | kwGCSurvivalMovement |
-		kwGCHeapCollect | kwGCHeapAndTypeNames | kwGCAllocLow, LevelLogAlways},
+		kwGCHeapCollect | kwGCHeapAndTypeNames | kwGCAllocLow, LevelInformational},
 	{nettrace.Runtime, 40, kwThreading, LevelInformational},
 	{nettrace.Runtime, 41, kwThreading, LevelInformational},
 	{nettrace.Runtime, 42, kwThreading, LevelInformational},

@@ -32,7 +32,7 @@ func TestManifestKnownRows(t *testing.T) {
 		{nettrace.Runtime, IDThreadCreated, "AppDomainResourceManagement/ThreadCreated", 0x10800, LevelInformational},
 		{nettrace.Runtime, IDThreadPoolAdjustmentStats, "ThreadPoolWorkerThreadAdjustment/Stats", 0x10000, LevelVerbose},
 		{nettrace.Runtime, IDAllocationSampled, "AllocationSampled/Info", 0x80000000000, LevelInformational},
-		{nettrace.Runtime, IDGCDynamicEvent, "GC/DynamicEvent", 0x3F00003, LevelLogAlways},
+		{nettrace.Runtime, IDGCDynamicEvent, "GC/DynamicEvent", 0x3F00003, LevelInformational},
 		{nettrace.Runtime, 187, "Runtime/Start", 0, LevelInformational},
 		{nettrace.Rundown, IDRundownMethodDCEndVerbose, "Method/DCStopVerbose", 0x30, LevelInformational},
 		{nettrace.Rundown, IDRundownThreadDC, "Loader/ThreadDCStop", 0x10800, LevelInformational},
