@@ -424,20 +424,33 @@ func (t *Tracker) Stats() analysis.Stats {
 func Wants(m *nettrace.Metadata) bool { return m.Runtime == nettrace.Runtime }
 
 // WantsSession reports whether m is one of the events a live session asks
-// for (clrevents.ProvidersFor): the GC's starts, ends and heap stats,
-// allocation ticks (verbose: they carry addresses), .NET 10's sampled
-// allocations, type names, and the survival and movement ranges and
-// generation bounds that follow sampled objects. The tracker also reads
-// GCSampledObjectAllocationHigh/Low from traces that hold them; a session
-// does not ask for them (an event per type every few milliseconds).
+// for (clrevents.ProvidersFor), movement apart (WantsMovement): the GC's
+// starts, ends and heap stats, allocation ticks (verbose: they carry
+// addresses), .NET 10's sampled allocations and type names. The tracker
+// also reads GCSampledObjectAllocationHigh/Low from traces that hold them;
+// a session does not ask for them (an event per type every few
+// milliseconds).
 func WantsSession(m *nettrace.Metadata) bool {
 	if m.Runtime != nettrace.Runtime {
 		return false
 	}
 	switch m.EventID {
 	case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd, clrevents.IDGCHeapStats,
-		clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled, clrevents.IDBulkType,
-		clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange:
+		clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled, clrevents.IDBulkType:
+		return true
+	}
+	return false
+}
+
+// WantsMovement reports whether m is one of the survival and movement
+// events that follow sampled objects across GCs (surviving and moved
+// ranges, generation bounds). Their keyword makes every GC slower.
+func WantsMovement(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange:
 		return true
 	}
 	return false

@@ -19,7 +19,7 @@ func init() { commands = append(commands, newHeapCmd) }
 // names, survival and movement ranges, .NET 10 allocation sampling (ignored
 // by older runtimes), and method/module events to name allocation stacks.
 func heapProviders() []ipc.Provider {
-	return clrevents.ProvidersFor(heap.WantsSession, stacks.SymbolsWant)
+	return clrevents.ProvidersFor(heap.WantsSession, heap.WantsMovement, stacks.SymbolsWant)
 }
 
 // movementNote is printed when a live session starts: the runtime walks

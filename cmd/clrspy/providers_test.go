@@ -9,6 +9,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
+	"github.com/clrspy/clrspy/report"
 )
 
 // The sessions' providers derived from the analyses' events
@@ -55,6 +56,26 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 	} {
 		if !reflect.DeepEqual(tc.derived, tc.before) {
 			t.Errorf("%s: derived %+v; before %+v", tc.name, tc.derived, tc.before)
+		}
+	}
+
+	// The report page (clrspy report, the live page): before, the same set
+	// with AppDomainResourceManagement too. The page reads its
+	// ThreadCreated events (lock owners), which either of their keywords
+	// enables, and Threading (the pool's events) is on: measured on the
+	// contention workload, a session with Contention|Threading and one
+	// with Contention|AppDomainResourceManagement both got the same 8
+	// ThreadCreated events. The keyword's other events (AppDomain memory
+	// allocated and survived) are read by nothing.
+	for _, movement := range []bool{false, true} {
+		kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
+			ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling | ipc.KeywordException | ipc.KeywordWaitHandle
+		if movement {
+			kw |= ipc.KeywordGCSurvivalAndMovement
+		}
+		before := []ipc.Provider{runtime(kw&^ipc.KeywordAppDomainResourceManagement, ipc.LevelVerbose), sampler}
+		if got := report.PageProviders(movement); !reflect.DeepEqual(got, before) {
+			t.Errorf("report page (movement %v): derived %+v; before, without AppDomainResourceManagement: %+v", movement, got, before)
 		}
 	}
 
