@@ -23,6 +23,9 @@
 // events written in a later version, which `clrspy stat` reports). The
 // names reach package nettrace through a hook this package registers when
 // it is linked in, so a trace's events are named in every tool and test
-// that decodes them. Payloads are read with nettrace.Cursor, the one
+// that decodes them. The keywords and level of each runtime and rundown
+// event come from the manifest too (manifest.go, merged into the table by
+// provider and id: Spec.Keywords, Spec.Level); ProvidersFor derives a
+// session's runtime provider from the events analyses want. Payloads are read with nettrace.Cursor, the one
 // bounds-checked little-endian reader of the code base.
 package clrevents

@@ -11,13 +11,29 @@ import (
 // PerfView's users know; the runtime writes empty names in its metadata)
 // and the typed decoder with the newest payload version it reads, that of
 // the runtime's manifest (ClrEtwAll.man) when the table was written (no
-// decoder: the event is named, not decoded).
+// decoder: the event is named, not decoded), and, for the runtime and
+// rundown providers, the keywords and level the manifest gives the event
+// (what a session must enable to get it: ProvidersFor).
 type Spec struct {
 	Provider nettrace.ProviderKind
 	ID       uint32
 	Name     string
 	dec      decoder
+
+	keywords   uint64
+	level      uint8
+	inManifest bool
 }
+
+// Keywords is the event's keyword mask in the runtime's manifest: a
+// session enables the event when its keywords share a bit with the mask
+// (0: whatever the keywords). 0 for events of no manifest row (the
+// private provider, the sample profiler).
+func (s *Spec) Keywords() uint64 { return s.keywords }
+
+// Level is the event's level in the runtime's manifest (LevelVerbose:
+// only a verbose session gets it).
+func (s *Spec) Level() uint8 { return s.level }
 
 // decoder is a typed decoder and the newest version it reads field by
 // field. A later version is read as that one: the runtime only ever appends
@@ -51,9 +67,19 @@ func Newer(p nettrace.ProviderKind, id, version uint32) (known uint32, newer boo
 	return known, ok && version > known
 }
 
-// specs is the one table of runtime events. Ids that code refers to have
-// a constant (clrevents.go); the others are written here once.
-var specs = [...]Spec{
+// row is one line of the table as written: provider, id, name, decoder.
+type row struct {
+	p    nettrace.ProviderKind
+	id   uint32
+	name string
+	dec  decoder
+}
+
+// table is the one table of runtime events. Ids that code refers to have
+// a constant (clrevents.go); the others are written here once. The
+// keywords and level of each event come from the manifest's rows
+// (manifest.go), merged into the specs by provider and id.
+var table = [...]row{
 	// Microsoft-Windows-DotNETRuntime
 	{nettrace.Runtime, IDGCStart, "GC/Start", dec(2, DecodeGCStart)},
 	{nettrace.Runtime, IDGCEnd, "GC/Stop", dec(1, DecodeGCEnd)},
@@ -267,6 +293,20 @@ var specs = [...]Spec{
 	// Microsoft-DotNETCore-SampleProfiler
 	{nettrace.SampleProfiler, IDThreadSample, "Thread/Sample", dec(0, DecodeThreadSample)},
 }
+
+// specs is the table with the manifest merged in (Lookup, Specs).
+var specs = func() []Spec {
+	kw := make(map[specKey]manifestRow, len(manifest))
+	for _, m := range manifest {
+		kw[specKey{m.p, m.id}] = m
+	}
+	out := make([]Spec, len(table))
+	for i, r := range table {
+		m, ok := kw[specKey{r.p, r.id}]
+		out[i] = Spec{Provider: r.p, ID: r.id, Name: r.name, dec: r.dec, keywords: m.keywords, level: m.level, inManifest: ok}
+	}
+	return out
+}()
 
 type specKey struct {
 	p  nettrace.ProviderKind

@@ -463,3 +463,19 @@ func CatchName(s string) string {
 	}
 	return rest[:k] + "." + rest[k+2:]
 }
+
+// Wants reports whether the analysis reads events of m: the exception
+// thrown event and the exception handling (catch, finally, filter, stop)
+// events. Sessions derive their keywords from it (clrevents.ProvidersFor).
+func Wants(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDExceptionThrown, clrevents.IDExceptionCatchStart, clrevents.IDExceptionCatchStop,
+		clrevents.IDExceptionFinallyStart, clrevents.IDExceptionFinallyStop, clrevents.IDExceptionFilterStart,
+		clrevents.IDExceptionFilterStop, clrevents.IDExceptionThrownStop:
+		return true
+	}
+	return false
+}

@@ -423,6 +423,39 @@ func (t *Tracker) Stats() analysis.Stats {
 // others (source.Spec.Keep).
 func Wants(m *nettrace.Metadata) bool { return m.Runtime == nettrace.Runtime }
 
+// WantsSession reports whether m is one of the events a live session asks
+// for (clrevents.ProvidersFor), movement apart (WantsMovement): the GC's
+// starts, ends and heap stats, allocation ticks (verbose: they carry
+// addresses), .NET 10's sampled allocations and type names. The tracker
+// also reads GCSampledObjectAllocationHigh/Low from traces that hold them;
+// a session does not ask for them (an event per type every few
+// milliseconds).
+func WantsSession(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd, clrevents.IDGCHeapStats,
+		clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled, clrevents.IDBulkType:
+		return true
+	}
+	return false
+}
+
+// WantsMovement reports whether m is one of the survival and movement
+// events that follow sampled objects across GCs (surviving and moved
+// ranges, generation bounds). Their keyword makes every GC slower.
+func WantsMovement(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange:
+		return true
+	}
+	return false
+}
+
 // Event feeds one event. Undecodable payloads are counted (Stats.Decode-
 // Errors) and skipped, so one bad event does not end an analysis.
 func (t *Tracker) Event(ev *nettrace.Event) {

@@ -33,9 +33,9 @@ const (
 
 	// KeywordLocks is what lock analysis needs: contention events, the
 	// thread events that map lock owners to OS threads and the method
-	// events that name waiting stacks. `clrspy locks` and `record --profile
-	// contention` (which adds wait-handle waits) both use it, so a recorded
-	// trace names the same owners as a live session.
+	// events that name waiting stacks (the "all" profile uses it; `clrspy
+	// locks` and `record --profile contention` derive the same set from the
+	// analysis's events: clrevents.ProvidersFor).
 	KeywordLocks = KeywordContention | KeywordAppDomainResourceManagement | KeywordThreading | KeywordSymbols
 	// HeapSnapshotKeywords make a heap snapshot: GCHeapCollect induces a
 	// blocking gen2 GC during which GCHeapDump describes every object,
@@ -55,11 +55,20 @@ const (
 	LevelVerbose       uint8 = 5
 )
 
-// profiles are clrspy's named provider sets (see ProfileNames).
-var profiles = map[string]struct {
+// profile is a named provider set: a fixed list, or one a higher package
+// derives (RegisterProfile: derive set, providers nil).
+type profile struct {
 	doc       string
 	providers []Provider
-}{
+}
+
+// derived are the derivations of the registered profiles.
+var derived = map[string]func() []Provider{}
+
+// profiles are clrspy's named provider sets (see ProfileNames). The
+// analyses' own sets (contention, threadpool) are registered by
+// cmd/clrspy, which derives them from the events the analyses read.
+var profiles = map[string]profile{
 	"gc": {"GC events at informational level: starts, ends, suspensions, heap stats (cheap)",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}},
 	"gc-verbose": {"GC events at verbose level: adds allocation ticks every ~100 KB",
@@ -73,15 +82,8 @@ var profiles = map[string]struct {
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordSymbols, Level: LevelVerbose}}},
 	"movement": {"GC events plus every surviving and moved object range",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
-	"contention": {"lock contention and wait-handle waits, with stacks",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordLocks | KeywordWaitHandle, Level: LevelInformational}}},
 	"gcdump": {"a heap snapshot: one induced blocking gen2 GC describing every object, reference and root (clrspy snapshot reads it)",
 		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: HeapSnapshotKeywords, Level: LevelVerbose}}},
-	"threadpool": {"thread-pool events, wait-handle waits and lock contention with stacks (verbose: WaitHandle events need it), the runtime's counters every second",
-		[]Provider{
-			{Name: nettrace.ProviderRuntime, Keywords: KeywordThreading | KeywordWaitHandle | KeywordContention | KeywordSymbols, Level: LevelVerbose},
-			{Name: "System.Runtime", Level: LevelInformational, Args: "EventCounterIntervalSec=1"},
-		}},
 	// all leaves movement out: its keyword makes the runtime report every
 	// surviving range and lengthens each GC's pause (measured: background
 	// gen2 pauses 30x longer), so "all" would distort what it records.
@@ -91,6 +93,14 @@ var profiles = map[string]struct {
 				KeywordLocks | KeywordWaitHandle, Level: LevelVerbose},
 			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
 		}},
+}
+
+// RegisterProfile adds the named profile name, whose providers derive
+// returns when it is asked for (a package above ipc derives them from the
+// events its analyses read). Call it from an init function.
+func RegisterProfile(name, doc string, derive func() []Provider) {
+	profiles[name] = profile{doc: doc}
+	derived[name] = derive
 }
 
 // ProfileNames lists the named profiles, sorted.
@@ -111,6 +121,9 @@ func Profile(name string) ([]Provider, error) {
 	p, ok := profiles[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown profile %q (profiles: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	if d := derived[name]; d != nil {
+		return d(), nil
 	}
 	return append([]Provider(nil), p.providers...), nil
 }

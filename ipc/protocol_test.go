@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,10 +243,22 @@ func TestParseProviders(t *testing.T) {
 }
 
 func TestProfilesAndMerge(t *testing.T) {
-	for _, n := range []string{"gc", "gc-verbose", "cpu", "alloc", "movement", "contention", "all"} {
+	for _, n := range []string{"gc", "gc-verbose", "cpu", "alloc", "movement", "gcdump", "all"} {
 		if _, err := Profile(n); err != nil {
 			t.Errorf("profile %s: %v", n, err)
 		}
+	}
+	// A registered profile (cmd/clrspy registers contention and
+	// threadpool) is listed and derived when asked for.
+	calls := 0
+	RegisterProfile("test-derived", "a derived set", func() []Provider {
+		calls++
+		return []Provider{{Name: "P", Keywords: 0x4000, Level: LevelVerbose}}
+	})
+	t.Cleanup(func() { delete(profiles, "test-derived"); delete(derived, "test-derived") })
+	if p, err := Profile("test-derived"); err != nil || calls != 1 || len(p) != 1 || p[0].Keywords != 0x4000 ||
+		!slices.Contains(ProfileNames(), "test-derived") || ProfileDoc("test-derived") != "a derived set" {
+		t.Errorf("registered profile: %+v, %v, %d calls, names %v", p, err, calls, ProfileNames())
 	}
 	if _, err := Profile("nope"); err == nil || !strings.Contains(err.Error(), "gc-verbose") {
 		t.Fatalf("err = %v", err)

@@ -544,3 +544,49 @@ func topAggs[K comparable](m map[K]*agg, less func(a, b K) bool) []K {
 	})
 	return keys
 }
+
+// Wants reports whether the analysis reads events of m: the lock events
+// and the thread events that name owners (WantsContention), and the
+// allocation and type events that name locked objects (WantsObjectTypes).
+// Sessions derive their keywords from these (clrevents.ProvidersFor).
+func Wants(m *nettrace.Metadata) bool { return WantsContention(m) || WantsObjectTypes(m) }
+
+// WantsContention reports whether m is a lock event (ContentionStart,
+// ContentionStop, LockCreated) or a thread event that maps lock owners to
+// OS threads (ThreadCreated, the rundown's ThreadDC).
+func WantsContention(m *nettrace.Metadata) bool {
+	switch m.Runtime {
+	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDContentionStart, clrevents.IDContentionStop, clrevents.IDContentionLockCreated, clrevents.IDThreadCreated:
+			return true
+		}
+	case nettrace.Rundown:
+		return m.EventID == clrevents.IDRundownThreadDC
+	}
+	return false
+}
+
+// WantsObjectTypes reports whether m is one of the allocation and type
+// events the analysis reads to name a lock's object type (every one a
+// trace may hold).
+func WantsObjectTypes(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled,
+		clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCSampledObjectAllocLow:
+		return true
+	}
+	return false
+}
+
+// WantsObjectNames reports whether m is one of the events a live session
+// asks for to name lock objects (`clrspy locks --object-types`): the first
+// allocation of every type with its address (SampledObjectAllocationHigh)
+// and the types' names (BulkType). The other allocation events the
+// analysis reads (ticks, .NET 10 sampling) cost more and name fewer types.
+func WantsObjectNames(m *nettrace.Metadata) bool {
+	return m.Runtime == nettrace.Runtime && (m.EventID == clrevents.IDBulkType || m.EventID == clrevents.IDGCSampledObjectAllocHigh)
+}

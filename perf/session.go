@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -36,9 +38,7 @@ type Config struct {
 // with the sampler: GC events (suspensions and GC numbers for labels) and
 // method/module loads (names of JIT'd code), informational level, no
 // stacks; the default rundown at the end names what was compiled before.
-var SessionProviders = []ipc.Provider{
-	{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordGC | ipc.KeywordSymbols, Level: ipc.LevelInformational},
-}
+var SessionProviders = clrevents.ProvidersFor(gcpause.Wants, stacks.SymbolsWant)
 
 // Session is a running mixed-mode profile of one process: the perf
 // sampler and, unless disabled, an EventPipe session for names and GC

@@ -22,16 +22,17 @@ import (
 // owners, sampled allocations with type names; movement adds the GC
 // survival and movement events that tell which sampled objects survive
 // (they make every GC slower).
+//
+// The runtime provider is derived from the events the page's analyses read
+// (clrevents.ProvidersFor); the sample profiler is written here.
 func PageProviders(movement bool) []ipc.Provider {
-	kw := ipc.KeywordGC | ipc.KeywordSymbols | ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement |
-		ipc.KeywordThreading | ipc.KeywordType | ipc.KeywordAllocationSampling | ipc.KeywordException | ipc.KeywordWaitHandle
+	wants := []func(*nettrace.Metadata) bool{gcpause.Wants, stacks.SymbolsWant, locks.WantsContention,
+		exceptions.Wants, threadpool.Wants, heap.WantsSession}
 	if movement {
-		kw |= ipc.KeywordGCSurvivalAndMovement
+		wants = append(wants, heap.WantsMovement)
 	}
-	return []ipc.Provider{
-		{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose},
-		{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
-	}
+	return append(clrevents.ProvidersFor(wants...),
+		ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
 }
 
 // PageAnalyses are the analyses a report page is built from, all fed

@@ -657,3 +657,39 @@ func (a *Analyzer) Totals() Totals {
 // FirstNanos is the stream time of the first event (ns since the session
 // start, nettrace.Header.Nanos): the Result's times count from it.
 func (a *Analyzer) FirstNanos() int64 { return a.hdr.Nanos(a.firstTS) }
+
+// Wants reports whether the analysis reads events of m: the pool's worker
+// and adjustment events, blocking waits (WaitHandleWait, Contention), the
+// sample profiler's samples and the counters' EventSource events (every
+// event of a provider that is not the runtime's). Sessions derive their
+// runtime keywords from it (clrevents.ProvidersFor).
+func Wants(m *nettrace.Metadata) bool {
+	switch m.Runtime {
+	case nettrace.NotRuntime:
+		return true
+	case nettrace.SampleProfiler:
+		return m.EventID == clrevents.IDThreadSample
+	case nettrace.Runtime:
+		switch m.EventID {
+		case clrevents.IDThreadPoolWorkerThreadStart, clrevents.IDThreadPoolWorkerThreadStop, clrevents.IDThreadPoolWorkerThreadWait,
+			clrevents.IDThreadPoolAdjustmentSample, clrevents.IDThreadPoolAdjustmentAdjustment, clrevents.IDThreadPoolAdjustmentStats,
+			clrevents.IDThreadPoolMinMaxThreads, clrevents.IDWaitHandleWaitStart, clrevents.IDWaitHandleWaitStop,
+			clrevents.IDContentionStart, clrevents.IDContentionStop:
+			return true
+		}
+	}
+	return false
+}
+
+// WantsWaits reports whether m is one of the blocking waits the analysis
+// reads: WaitHandleWaitStart/Stop (.NET 9+) and ContentionStart/Stop.
+func WantsWaits(m *nettrace.Metadata) bool {
+	if m.Runtime != nettrace.Runtime {
+		return false
+	}
+	switch m.EventID {
+	case clrevents.IDWaitHandleWaitStart, clrevents.IDWaitHandleWaitStop, clrevents.IDContentionStart, clrevents.IDContentionStop:
+		return true
+	}
+	return false
+}

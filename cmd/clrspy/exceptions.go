@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -19,7 +19,7 @@ func init() { commands = append(commands, newExceptionsCmd) }
 // exceptionsProviders: the exception events (each throw with its stack),
 // and method and module events so the stacks can be named.
 func exceptionsProviders() []ipc.Provider {
-	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordException | ipc.KeywordSymbols, Level: ipc.LevelInformational}}
+	return clrevents.ProvidersFor(exceptions.Wants, stacks.SymbolsWant)
 }
 
 func newExceptionsCmd() *cobra.Command {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
@@ -32,10 +33,10 @@ type gcOptions struct {
 	trigger     triggerFlags
 }
 
-// gcProviders: GC events at informational level; the sample profiler too
-// with --sample.
+// gcProviders: the GC and suspension events the pause analysis reads
+// (the GC keyword, informational); the sample profiler too with --sample.
 func gcProviders(sample bool) []ipc.Provider {
-	p := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordGC, Level: ipc.LevelInformational}}
+	p := clrevents.ProvidersFor(gcpause.Wants)
 	if sample {
 		p = append(p, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -18,11 +19,7 @@ func init() { commands = append(commands, newHeapCmd) }
 // names, survival and movement ranges, .NET 10 allocation sampling (ignored
 // by older runtimes), and method/module events to name allocation stacks.
 func heapProviders() []ipc.Provider {
-	return []ipc.Provider{{
-		Name:     nettrace.ProviderRuntime,
-		Keywords: ipc.KeywordGC | ipc.KeywordType | ipc.KeywordGCSurvivalAndMovement | ipc.KeywordAllocationSampling | ipc.KeywordSymbols,
-		Level:    ipc.LevelVerbose,
-	}}
+	return clrevents.ProvidersFor(heap.WantsSession, heap.WantsMovement, stacks.SymbolsWant)
 }
 
 // movementNote is printed when a live session starts: the runtime walks

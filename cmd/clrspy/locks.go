@@ -6,9 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -24,11 +24,14 @@ func init() { commands = append(commands, newLocksCmd) }
 // by address. The runtime names types in BulkType only when
 // GCHeapAndTypeNames is on; it forces no GC by itself.
 func locksProviders(objectTypes bool) []ipc.Provider {
-	kw := ipc.KeywordLocks
+	ps := clrevents.ProvidersFor(locks.WantsContention, stacks.SymbolsWant)
 	if objectTypes {
-		kw |= ipc.KeywordType | ipc.KeywordGCSampledObjectAllocationHigh | ipc.KeywordGCHeapAndTypeNames
+		ps = ipc.Merge(ps, clrevents.ProvidersFor(locks.WantsObjectNames))
+		// GCHeapAndTypeNames is no event's keyword: it makes BulkType carry
+		// the types' names, so no Wants can ask for it.
+		ps[0].Keywords |= ipc.KeywordGCHeapAndTypeNames
 	}
-	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}
+	return ps
 }
 
 func newLocksCmd() *cobra.Command {

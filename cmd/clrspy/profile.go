@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
@@ -21,10 +22,9 @@ func init() { commands = append(commands, newProfileCmd) }
 // profileProviders is what a live CPU profile needs: the sample profiler,
 // and method/module events so methods jitted while recording are named;
 // rundown names the rest.
-var profileProviders = []ipc.Provider{
+var profileProviders = append([]ipc.Provider{
 	{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
-	{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational},
-}
+}, clrevents.ProvidersFor(stacks.SymbolsWant)...)
 
 func newProfileCmd() *cobra.Command {
 	var format, out, compat, weight, sampler string

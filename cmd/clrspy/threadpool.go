@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -24,10 +25,10 @@ func init() { commands = append(commands, newThreadPoolCmd) }
 // queue length. samples adds the sample profiler: the only source of
 // blocking stacks on .NET 8.
 func threadPoolProviders(samples bool) []ipc.Provider {
-	kw := ipc.KeywordThreading | ipc.KeywordWaitHandle | ipc.KeywordContention | ipc.KeywordSymbols
-	// WaitHandleWaitStart/Stop are verbose events (and so, with Threading,
-	// are ThreadPoolEnqueue/Dequeue: two events per work item).
-	ps := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelVerbose}}
+	// WaitHandleWaitStart/Stop are verbose events, so the session is (and,
+	// with Threading, ThreadPoolEnqueue/Dequeue come too: two events per
+	// work item).
+	ps := clrevents.ProvidersFor(threadpool.Wants, stacks.SymbolsWant)
 	ps = append(ps, counters.Providers(&counters.Options{Interval: time.Second})...)
 	if samples {
 		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
