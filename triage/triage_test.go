@@ -2,7 +2,9 @@ package triage
 
 import (
 	"bufio"
+	"compress/gzip"
 	"errors"
+	"github.com/clrspy/clrspy/stacks"
 	"io"
 	"math"
 	"os"
@@ -253,5 +255,45 @@ func TestContributor(t *testing.T) {
 	fs := Findings(f)
 	if fs[0].Area != AreaThreadPool || fs[0].Severity != Critical || fs[0].Evidence["top_blocking_site"] != "App.Handler.Get" || fs[0].Evidence["source"] != "threadpool" {
 		t.Errorf("top finding %+v", fs[0])
+	}
+}
+
+// TestContributorsOnFixtures: the thread-pool and exception analyses
+// refine the counters' facts where the stream has their events. The
+// threadpool fixture (the starve workload: 32 items blocked in
+// Starve.Block's Task.Wait, one episode) gets its episode and blocking
+// site; the exceptions fixture (160 throws of 4 types, InvalidOperation-
+// Exception the most thrown, from ExcOrders.Lookup) its top type and throw
+// site, counted exactly.
+func TestContributorsOnFixtures(t *testing.T) {
+	open := func(name string) *nettrace.Reader {
+		return tracetest.OpenFile(t, tracetest.Path(t, name), func(in io.Reader) (*nettrace.Reader, error) {
+			z, err := gzip.NewReader(in)
+			if err != nil {
+				return nil, err
+			}
+			return nettrace.NewReader(z)
+		})
+	}
+	run := func(name string) *Facts {
+		r := open(name)
+		sym := stacks.NewSymbols(r.Header())
+		a := New(r.Header(), Options{Target: name, Symbols: sym,
+			Contributors: []Contributor{ThreadPool(r.Header(), sym), Exceptions(r.Header(), sym)}})
+		if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) { sym.Event(ev); a.Event(ev) }); err != nil {
+			t.Fatal(err)
+		}
+		return a.Facts()
+	}
+	tp := run("threadpool.nettrace.gz").ThreadPool
+	t.Logf("thread pool: %+v", tp)
+	if tp.Source != "threadpool" || tp.Starvations != 1 || tp.ThreadsMax != 13 ||
+		!strings.HasPrefix(tp.TopBlockingSite, "Workload.Starve.Block → System.Threading.Tasks.Task") {
+		t.Errorf("thread-pool facts %+v: want the fixture's one episode, 13 threads, Starve.Block blocking in Task.Wait", tp)
+	}
+	x := run("exceptions.nettrace.gz").Exceptions
+	t.Logf("exceptions: %+v", x)
+	if x.Source != "exceptions" || x.Count != 160 || x.TopType != "System.InvalidOperationException" || x.TopSite == "" {
+		t.Errorf("exception facts %+v", x)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -178,14 +179,19 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if st.Live() {
 		sid = copts.SessionID
 	}
-	a := triage.New(st.Header(), triage.Options{Target: target, CounterSessionID: sid})
+	// One symbol table for the analyses that name stacks; the thread-pool
+	// and exception analyses refine the counters' facts where the stream
+	// has their events.
+	sym := stacks.NewSymbols(st.Header())
+	a := triage.New(st.Header(), triage.Options{Target: target, CounterSessionID: sid, Symbols: sym,
+		Contributors: []triage.Contributor{triage.ThreadPool(st.Header(), sym), triage.Exceptions(st.Header(), sym)}})
 	var sched *schedSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
 		sched = startSched(st.Pid)
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, a)
+	in, err := run(st, stopWatch, sym, a)
 	if err != nil {
 		st.Close()
 		return err
