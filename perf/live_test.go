@@ -428,13 +428,31 @@ func TestPerfRecordOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(t.TempDir(), "perf.data")
-	rec := exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-p", strconv.Itoa(p.Pid), "-o", data)
+	var rec *exec.Cmd
 	var recErr bytes.Buffer
-	rec.Stderr = &recErr
-	if err := rec.Start(); err != nil {
-		t.Fatal(err)
+	done := make(chan error, 1)
+	// perf record opens an event per thread of /proc/PID/task: a thread
+	// that exits in between (the runtime's tiering worker does) makes it
+	// fail with ESRCH. The workload waits on stdin, so try again.
+	for try := 1; ; try++ {
+		rec = exec.Command(perfBin, "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-p", strconv.Itoa(p.Pid), "-o", data)
+		recErr.Reset()
+		rec.Stderr = &recErr
+		if err := rec.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- rec.Wait() }()
+		select {
+		case err := <-done:
+			if try < 5 {
+				t.Logf("perf record attempt %d ended at once (%v): %s", try, err, recErr.String())
+				continue
+			}
+			t.Fatalf("perf record: %v\n%s", err, recErr.String())
+		case <-time.After(500 * time.Millisecond): // perf record attached
+		}
+		break
 	}
-	time.Sleep(500 * time.Millisecond) // perf record attaches
 	p.Release()
 	<-s.Done()
 	prof, err := s.Stop()
@@ -444,8 +462,6 @@ func TestPerfRecordOracle(t *testing.T) {
 	if _, err := p.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- rec.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

@@ -49,7 +49,11 @@ func TestTriageEndpoint(t *testing.T) {
 	if len(doc.Findings) == 0 || doc.Findings[0].Area != triage.AreaExceptions || doc.Findings[0].Severity != triage.Critical {
 		t.Fatalf("findings %+v", doc.Findings)
 	}
-	if f := doc.Facts; f.WindowSec < 2.5 || f.WindowSec > 6 || f.Exceptions.PerSec < 500 || f.Target != "--pid "+pid ||
+	// The window runs on the event clock (each snapshot's time is its
+	// latest event's), so it can fall short of the 3 s asked by the gap
+	// between two events (GCs every ~0.4 s here, longer on a loaded
+	// machine: 2.4 s was seen under CI load).
+	if f := doc.Facts; f.WindowSec < 1.5 || f.WindowSec > 6 || f.Exceptions.PerSec < 500 || f.Target != "--pid "+pid ||
 		doc.Findings[0].Next != "clrspy exceptions --pid "+pid+" --duration 30s" || !doc.Live {
 		t.Errorf("window %.1f s, %.0f exceptions/s, target %q, next %q", f.WindowSec, f.Exceptions.PerSec, f.Target, doc.Findings[0].Next)
 	}
