@@ -15,22 +15,22 @@ func newRootCmd() *cobra.Command {
 		Long: `clrspy attaches to a running .NET process (or starts one, or reads a .nettrace
 file) and reports, precisely, what the runtime does to it:
 
-  gc       every stop-the-world pause: GC generation, reason, suspend and pause time
-  top      a live terminal view of one process: pauses, heap, counters, locks, CPU
-  profile  managed stack samples to pprof, speedscope, folded stacks, flame graphs
-  heap     sampled objects followed across compacting GCs
-  snapshot a heap snapshot: retained sizes, why objects are alive, diffs
-  locks    lock contention: which lock, how long, behind which owner
-  exceptions  exceptions by type, message, throw and catch site; caught or not
-  threadpool  thread-pool starvation: threads, queue, injections, blocking call sites
-  triage   what is wrong with a process: ranked findings, evidence, next command
-  stat     what a trace file contains
-  ps       .NET processes this user can attach to
-  record   save a live session to a .nettrace file
-  run      start a program under a session from its first instruction
-  report   one HTML page of everything: pauses, heap, locks, CPU (or --live)
-  serve    watch every .NET process; export to Prometheus and OpenTelemetry
-  version  clrspy's version and build
+  gc         every stop-the-world pause: GC generation, reason, suspend and pause time
+  top        a live terminal view of one process: pauses, heap, counters, locks, CPU
+  profile    managed stack samples to pprof, speedscope, folded stacks, flame graphs
+  heap       sampled objects followed across compacting GCs
+  snapshot   a heap snapshot: retained sizes, why objects are alive, diffs
+  locks      lock contention: which lock, how long, behind which owner
+  exceptions exceptions by type, message, throw and catch site; caught or not
+  threadpool thread-pool starvation: threads, queue, injections, blocking call sites
+  triage     what is wrong with a process: ranked findings, evidence, next command
+  stat       what a trace file contains
+  ps         .NET processes this user can attach to
+  record     save a live session to a .nettrace file
+  run        start a program under a session from its first instruction
+  report     one HTML page of everything: pauses, heap, locks, CPU (or --live)
+  serve      watch every .NET process; export to Prometheus and OpenTelemetry
+  version    clrspy's version and build
 
 No agent is loaded into the target and no .NET SDK is needed.
 
