@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/clrspy/clrspy/heapgraph"
@@ -39,21 +40,12 @@ func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
 		return
 	}
-	t := d.lookup(pid)
-	if t == nil || !d.isUp(t) {
-		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+	// A large heap's walk outlasts the server's write deadline.
+	t, release := d.claim(w, pid, "a heap snapshot", snapshotTimeout, func(t *target) *atomic.Bool { return &t.snapshotting })
+	if t == nil {
 		return
 	}
-	if !t.snapshotting.CompareAndSwap(false, true) {
-		http.Error(w, fmt.Sprintf("pid %s: a heap snapshot is being taken already; one at a time", pid), http.StatusConflict)
-		return
-	}
-	defer t.snapshotting.Store(false)
-	// A large heap's walk outlasts the server's write deadline (Server).
-	rc := http.NewResponseController(w)
-	until := time.Now().Add(snapshotTimeout + 30*time.Second)
-	rc.SetReadDeadline(until)
-	rc.SetWriteDeadline(until)
+	defer release()
 	in, g, err := d.snapshot(r.Context(), t)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,22 +133,12 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 			span = v
 		}
 		span = min(span, maxDur)
-		t := d.lookup(pid)
-		if t == nil || !d.isUp(t) {
-			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+		// The profile streams for its seconds.
+		t, release := d.claim(w, pid, "a profile", span, func(t *target) *atomic.Bool { return &t.profiling })
+		if t == nil {
 			return
 		}
-		if !t.profiling.CompareAndSwap(false, true) {
-			http.Error(w, fmt.Sprintf("pid %s: a profile is being taken already; one at a time", pid), http.StatusConflict)
-			return
-		}
-		defer t.profiling.Store(false)
-		// The profile streams for its seconds: past the server's read and
-		// write deadlines (Server), which would cut it.
-		rc := http.NewResponseController(w)
-		until := time.Now().Add(span + 30*time.Second)
-		rc.SetReadDeadline(until)
-		rc.SetWriteDeadline(until)
+		defer release()
 		sampler := d.cfg.sampler()
 		if s := q.Get("sampler"); s != "" {
 			if s != "auto" && s != "perf" && s != "eventpipe" {
@@ -321,4 +312,27 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 		return nil, true, errors.New("no stack samples arrived")
 	}
 	return p, true, nil
+}
+
+// claim finds the monitored target of pid and takes its one-at-a-time
+// slot for a request that runs for span (a profile, a heap snapshot),
+// answering 404 or 409 itself when it cannot (then t is nil). The
+// request's deadlines are moved past span: the server's (Server) would
+// cut it. release frees the slot.
+func (d *Daemon) claim(w http.ResponseWriter, pid, what string, span time.Duration, slot func(*target) *atomic.Bool) (t *target, release func()) {
+	t = d.lookup(pid)
+	if t == nil || !d.isUp(t) {
+		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+		return nil, nil
+	}
+	busy := slot(t)
+	if !busy.CompareAndSwap(false, true) {
+		http.Error(w, fmt.Sprintf("pid %s: %s is being taken already; one at a time", pid, what), http.StatusConflict)
+		return nil, nil
+	}
+	rc := http.NewResponseController(w)
+	until := time.Now().Add(span + 30*time.Second)
+	rc.SetReadDeadline(until)
+	rc.SetWriteDeadline(until)
+	return t, func() { busy.Store(false) }
 }
