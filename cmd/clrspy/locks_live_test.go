@@ -71,6 +71,23 @@ func runLocksLive(t *testing.T, flags []string, mode string, args ...string) (*l
 	return &d, wl
 }
 
+// contentionWork is what the contention workload reports of itself: its
+// threads' OS ids and the contended acquisitions they made.
+func contentionWork(t *testing.T, wl *workload.Result) (tids []uint64, contended int64) {
+	t.Helper()
+	var perThread []int64
+	if err := wl.Get("tids", &tids); err != nil {
+		t.Fatal(err)
+	}
+	if err := wl.Get("contended", &perThread); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range perThread {
+		contended += c
+	}
+	return tids, contended
+}
+
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
 
 // TestLocksLiveContention: four threads, one Monitor held 20 ms per
@@ -79,18 +96,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 // own threads (it prints their OS ids).
 func TestLocksLiveContention(t *testing.T) {
 	d, wl := runLocksLive(t, nil, "contention", "threads=4", "iterations=10", "holdMs=20")
-	var tids []uint64
-	var contended []int64
-	if err := wl.Get("tids", &tids); err != nil {
-		t.Fatal(err)
-	}
-	if err := wl.Get("contended", &contended); err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, c := range contended {
-		n += c
-	}
+	tids, n := contentionWork(t, wl)
 	measured := wl.Float("totalWaitMs")
 	s := d.Summary
 	t.Logf("clrspy: %d waits, total %.3f ms, mean %.3f ms; workload: %d contended acquisitions, %.3f ms waited",
@@ -237,18 +243,7 @@ func TestRecordContentionNamesOwners(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, tail(stderr))
 	}
-	var tids []uint64
-	var contended []int64
-	if err := wl.Get("tids", &tids); err != nil {
-		t.Fatal(err)
-	}
-	if err := wl.Get("contended", &contended); err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, c := range contended {
-		n += c
-	}
+	tids, n := contentionWork(t, wl)
 	out := filepath.Join(dir, "locks.json")
 	if _, stderr, err := runCaptured(t, "locks", "--json", "-o", out, trace); err != nil {
 		t.Fatalf("clrspy locks: %v\nstderr:\n%s", err, tail(stderr))
