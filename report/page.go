@@ -23,6 +23,7 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
@@ -59,6 +60,8 @@ type Page struct {
 	Exceptions *PageExceptions `json:"exceptions,omitempty"`
 	ThreadPool *PageThreadPool `json:"thread_pool,omitempty"`
 	Heap       *PageHeap       `json:"heap,omitempty"`
+	// Snapshot is the heap snapshot section (the input held a heap dump).
+	Snapshot *PageSnapshot `json:"snapshot,omitempty"`
 	// Findings are clrspy triage's findings over the whole stream, most
 	// severe first (the page opens with them); nil: not judged.
 	Findings []triage.Finding `json:"findings,omitempty"`
@@ -103,6 +106,11 @@ type PageParts struct {
 	// HeapMovement says whether the heap analysis saw survival and
 	// movement events (without them survival is unknown).
 	HeapMovement bool
+
+	// Snapshot is the input's heap dump (nil: none); SnapshotError says
+	// why a dump the input holds has no graph.
+	Snapshot      *heapgraph.Graph
+	SnapshotError string
 
 	// PageThreadPool is the thread-pool section (nil: none).
 	PageThreadPool *PageThreadPool
@@ -163,6 +171,13 @@ func NewPage(pp PageParts) *Page {
 	p.Exceptions = PageExceptionsOf(pp.Exceptions)
 	if pp.Heap != nil && pp.Heap.Total.Sampled > 0 {
 		p.Heap = NewPageHeap(pp.Heap, pp.HeapMovement, maxTableRows)
+	}
+	if pp.Snapshot != nil {
+		p.addSnapshot(pp.Snapshot)
+	}
+	if pp.SnapshotError != "" {
+		p.Input.Complete = false
+		p.Input.Partial = append(slices.Clip(p.Input.Partial), pp.SnapshotError)
 	}
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
+	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -57,6 +58,11 @@ type PageAnalyses struct {
 
 	// ThreadPool follows the thread pool (starvation, blocking sites).
 	ThreadPool *threadpool.Analyzer
+
+	// Snapshot collects a heap dump when the stream holds one (clrspy
+	// record --profile gcdump); nil with NoSnapshot. Until a dump's GC
+	// it keeps only the type names.
+	Snapshot *heapgraph.Builder
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.
@@ -68,6 +74,8 @@ type PageAnalysesOptions struct {
 	TimelineRuns int
 	// NoHeap leaves the heap analysis out (it keeps every sampled object).
 	NoHeap bool
+	// NoSnapshot leaves the heap snapshot section out.
+	NoSnapshot bool
 	// OnSample is also called for every CPU sample (after the timeline).
 	OnSample func(stacks.RawSample)
 }
@@ -97,6 +105,9 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	if !o.NoHeap {
 		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
 	}
+	if !o.NoSnapshot {
+		a.Snapshot = heapgraph.NewBuilder(hdr, nil)
+	}
 	return a
 }
 
@@ -105,6 +116,9 @@ func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
 	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks, a.Exceptions, a.ThreadPool}
 	if a.Heap != nil {
 		as = append(as, a.Heap)
+	}
+	if a.Snapshot != nil {
+		as = append(as, uncountedSnapshot{a.Snapshot})
 	}
 	return as
 }
@@ -127,11 +141,27 @@ func (a *PageAnalyses) Parts() PageParts {
 		pp.Heap = heap.Summarize(r, a.Symbols)
 		pp.HeapMovement = r.Stats.HasMovementEvents
 	}
+	if a.Snapshot != nil && a.Snapshot.Dumped() {
+		g, err := a.Snapshot.Graph()
+		if err != nil {
+			pp.SnapshotError = "no heap snapshot section: " + err.Error()
+		}
+		pp.Snapshot = g
+		a.Snapshot = nil
+	}
 	// The page's flame graph counts from the timeline, not the samples.
 	pp.CPU = a.Stacks.ResultStacks()
 	a.Stacks.Release()
 	return pp
 }
+
+// uncountedSnapshot hides the snapshot builder's stats: it decodes the GC
+// events the pause analysis already counts, and what it loses of a heap
+// dump the section itself reports (heapgraph.Missing).
+type uncountedSnapshot struct{ *heapgraph.Builder }
+
+// Stats implements analysis.Analyzer.
+func (uncountedSnapshot) Stats() analysis.Stats { return analysis.Stats{} }
 
 // heapGiveUp is how many GCs the page's heap analysis waits for a survival
 // or movement event before it gives up.

@@ -58,7 +58,13 @@ attach it to a ticket.
     graph (icicle or flame, callees or callers, search, colours by module or
     namespace);
   - lock contention, exceptions (by type, throw and catch site, message) and
-    heap survival by type when the input has them.
+    heap survival by type when the input has them;
+  - a heap snapshot when the input holds a heap dump (clrspy record
+    --profile gcdump, or a .gcdump file given alone): the dominator tree as
+    an icicle (a box as wide as the bytes its object keeps alive; small
+    children summed by type), the types by count, own and retained bytes,
+    and a type's retention paths on click (clrspy snapshot --why's, for the
+    top types). A snapshot that lost events says so.
 
 The flame graph panel says what its samples measure. A live target is
 sampled with perf_event where the kernel permits it (--sampler, as in clrspy
@@ -75,7 +81,8 @@ tell which sampled objects survive (they make every GC slower: clrspy says
 so, as it does for a trace file recorded with them).`,
 		Example: `  clrspy report app.nettrace -o app.html
   clrspy report --pid 1234 --duration 30s -o app.html
-  clrspy report -o run.html -- dotnet app.dll`,
+  clrspy report -o run.html -- dotnet app.dll
+  clrspy report heap.gcdump -o heap.html`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
@@ -100,6 +107,9 @@ so, as it does for a trace file recorded with them).`,
 }
 
 func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
+	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
+		return reportGcdump(cmd, args[0], o)
+	}
 	use, err := chooseSampler(o.sampler, t.live(cmd), t, cmd, args, o.perf.options())
 	if err != nil {
 		return err
@@ -154,6 +164,12 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	pp.Findings = triage.Findings(tri.Facts())
 	page := report.NewPage(pp)
+	if s := page.Snapshot; s != nil && !s.Complete {
+		in.Partial = append(in.Partial, s.Note) // warned by finish
+	}
+	if pp.SnapshotError != "" {
+		in.Partial = append(in.Partial, pp.SnapshotError)
+	}
 	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
@@ -164,7 +180,38 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	if o.out != "-" {
-		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), filepath.Clean(o.out))
+		snap := ""
+		if n := page.SnapshotNote(); n != "" {
+			snap = ", " + n
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s%s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), snap, filepath.Clean(o.out))
+	}
+	return nil
+}
+
+// reportGcdump writes the page of a .gcdump file: its heap snapshot
+// section alone (the file holds no events).
+func reportGcdump(cmd *cobra.Command, path string, o *reportOptions) error {
+	if o.heap {
+		return fmt.Errorf("--heap applies to live sessions, not to %s", path)
+	}
+	in, g, err := readGcdump(path)
+	if err != nil {
+		return err
+	}
+	page := report.NewPage(report.PageParts{Title: path, Input: in, Snapshot: g})
+	w, closeOut, err := openOutput(cmd, nil, o.out)
+	if err != nil {
+		return err
+	}
+	if err := closeOut(report.WritePage(w, page)); err != nil {
+		return err
+	}
+	for _, p := range page.Input.Partial {
+		warn("%s: %s", path, p)
+	}
+	if o.out != "-" {
+		fmt.Fprintf(os.Stderr, "%s: %s; wrote %s\n", path, page.SnapshotNote(), filepath.Clean(o.out))
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ const S = {
   sel: null, history: [], ylog: false, filt: { gen: [true, true, true], type: [true, true, true], reason: 'all' },
   sort: { key: 'n', dir: 1 }, tableLimit: 500, liveWindow: 60000,
   flame: { dir: 'callees', orient: 'icicle', color: 'module', zoom: [], search: '' },
+  snap: { sort: 'retained_bytes', dir: -1, zoom: 0, sel: null },
 };
 const STATS = { renders: 0, renderMs: 0, maxRenderMs: 0, updates: 0, applyMs: 0, parts: {}, marks: 0, markLog: [], drawnAt: 0, firstPassAt: 0 };
 window.clrspy = { model: M, state: S, stats: STATS, select: setSelection, reset: resetSelection, search: setSearch };
@@ -66,6 +67,8 @@ function loadPage(p) {
   M.flames = [p.cpu].concat(p.views || []).filter(Boolean).map(prepareFlame);
   M.view = 0;
   M.cpu = M.flames[0] || null;
+  M.snap = prepareSnapshot(p.snapshot);
+  S.snap.zoom = 0; S.snap.sel = null;
   S.sel = null; S.history = []; S.flame.zoom = [];
   invalidate('all');
 }
@@ -208,7 +211,7 @@ const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['findings', renderFindings], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
-  ['threadpool', renderThreadPool],
+  ['threadpool', renderThreadPool], ['snapshot', renderSnapshot],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2000, threadpool: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -1280,6 +1283,171 @@ function renderHeapTypes() {
   $('heaptypes').innerHTML = h;
 }
 
+// ---------------------------------------------------------- heap snapshot
+
+// The heap snapshot section: the dominator tree as an icicle (columns in
+// depth-first order, as the server bounded it), the types by retained
+// bytes (sortable), and the retention paths of the type clicked (the
+// server precomputed them for the top types).
+function prepareSnapshot(s) {
+  if (!s || !s.tree) return null;
+  const T = s.tree, n = T.depth.length;
+  const parent = new Int32Array(n), first = new Int32Array(n).fill(-1), next = new Int32Array(n).fill(-1), last = new Int32Array(n).fill(-1);
+  const stack = [];
+  for (let i = 0; i < n; i++) {
+    const d = T.depth[i];
+    stack.length = d;
+    const p = d > 0 ? stack[d - 1] : -1;
+    parent[i] = p;
+    stack.push(i);
+    if (p >= 0) { if (last[p] < 0) first[p] = i; else next[last[p]] = i; last[p] = i; }
+  }
+  return Object.assign({}, s, { parent, first, next, n });
+}
+function fmtBytes(n) {
+  if (n === null || n === undefined) return '–';
+  if (n >= 1 << 30) return (n / (1 << 30)).toFixed(1) + ' GiB';
+  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + ' MiB';
+  if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + ' KiB';
+  return n + ' B';
+}
+function snapType(N, k) { const t = N.tree.type[k]; return t >= 0 ? N.tree.names[t] : ''; }
+function snapLabel(N, k) {
+  const T = N.tree;
+  if (k === 0) return 'all: ' + fmtInt(N.objects) + ' objects, ' + fmtBytes(N.bytes);
+  if (T.kind[k] === 1) return snapType(N, k) + ' ×' + fmtInt(T.count[k]);
+  if (T.kind[k] === 2) return 'other: ' + fmtInt(T.count[k]) + ' objects';
+  return snapType(N, k);
+}
+function snapColor(type) {
+  const key = 's:' + namespaceOf(type.replace(/[`[<].*$/, ''));
+  let c = colorCache.get(key);
+  if (!c) { const h = hashHue(key); c = 'hsl(' + h + ',58%,' + (74 + (h % 7)) + '%)'; colorCache.set(key, c); }
+  return c;
+}
+function renderSnapshot() {
+  const N = M.snap;
+  const panel = $('p-snapshot');
+  // A page of a .gcdump file has nothing but the snapshot.
+  const only = !!N && !M.page.summary && !M.g.n.length && !M.cpu;
+  for (const id of ['summary', 'p-timeline', 'p-hist', 'p-longest', 'p-table', 'p-susp']) $(id).hidden = only;
+  if (!N) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const roots = Object.keys(N.roots || {}).filter((k) => k !== 'unrooted').sort().map((k) => k + ' ' + fmtInt(N.roots[k])).join(', ');
+  $('snap-sub').textContent = fmtInt(N.objects) + ' objects · ' + fmtBytes(N.bytes) +
+    (N.gc ? ' · induced gen2 GC #' + N.gc + (N.pause_ms ? ', pause ' + fmtMs(N.pause_ms) + ' ms (the snapshot\'s cost to the target)' : '') : '') +
+    (roots ? ' · roots: ' + roots : '') + (N.missing && N.missing.unrooted ? ' · ' + fmtInt(N.missing.unrooted) + ' unrooted objects' : '');
+  const note = $('snap-note');
+  note.hidden = N.complete;
+  note.textContent = N.complete ? '' : '\u26a0 ' + N.note;
+  panel.setAttribute('data-complete', N.complete ? '1' : '0');
+  renderSnapTree(N);
+  renderSnapTypes(N);
+  renderSnapPaths(N);
+}
+function renderSnapTree(N) {
+  const T = N.tree, node = $('snaptree');
+  const W = Math.max(300, node.clientWidth || 1000);
+  let z = S.snap.zoom < N.n ? S.snap.zoom : 0;
+  const anc = [];
+  for (let p = z; p >= 0; p = N.parent[p]) anc.unshift(p);
+  const RH = 18, items = [];
+  anc.forEach((k, d) => items.push([k, 0, W, d, k !== z]));
+  const zr = T.retained[z] || 1;
+  let maxDepth = anc.length - 1;
+  const walk = (k, x0, depth) => {
+    let x = x0;
+    for (let c = N.first[k]; c >= 0; c = N.next[c]) {
+      const w = T.retained[c] / zr * W;
+      if (w >= 0.8) { items.push([c, x, w, depth, false]); if (depth > maxDepth) maxDepth = depth; walk(c, x, depth + 1); }
+      x += w;
+    }
+  };
+  walk(z, 0, anc.length);
+  const out = [];
+  for (const [k, x, w, depth, isAnc] of items) {
+    let cls = 'fr', style = 'left:' + x.toFixed(2) + 'px;width:' + Math.max(w - 0.5, 0.5).toFixed(2) + 'px;top:' + depth * RH + 'px';
+    const type = snapType(N, k), kind = T.kind[k];
+    if (k === 0) cls += ' root';
+    else if (kind === 2) cls += ' sr';
+    else { style += ';background:' + snapColor(type); if (kind === 1) cls += ' sg'; }
+    if (isAnc) cls += ' anc';
+    if (w < 3) cls += ' thin';
+    const root = T.root[k] >= 0 ? T.names[T.root[k]] : '';
+    const label = snapLabel(N, k);
+    out.push('<div class="' + cls + '" style="' + style + '" data-n="' + k + '" data-kind="' + kind + '" data-type="' + esc(type) + '" data-retained="' + T.retained[k] + '"' +
+      (root ? ' data-root="' + esc(root) + '"' : '') + '>' + (w > 28 ? esc(label + (root && k ? ' [' + root + ']' : '')) : '') + '</div>');
+  }
+  node.style.height = (maxDepth + 1) * RH + 2 + 'px';
+  node.innerHTML = out.join('');
+  let cr = '<a data-z="0">all</a>';
+  for (let i = 1; i < anc.length; i++) cr += ' › <a data-z="' + anc[i] + '">' + esc(snapLabel(N, anc[i])) + '</a>';
+  $('snap-crumbs').innerHTML = anc.length > 1 ? cr : '<span>' + T.max_depth + ' levels; children retaining less than ' + fmtBytes(T.min_retained) + ' summed by type (striped) or as "other" (grey)</span>';
+}
+function snapTip(k) {
+  const N = M.snap;
+  if (!N) return '';
+  const T = N.tree;
+  const root = T.root[k] >= 0 ? T.names[T.root[k]] : '';
+  const kind = T.kind[k];
+  let h = '<div class="mono"><b>' + esc(snapLabel(N, k)) + '</b></div>';
+  if (T.addr[k]) h += '<div><span class="k">address</span> ' + esc(T.addr[k]) + '</div>';
+  if (root) h += '<div><span class="k">root</span> ' + esc(root) + '</div>';
+  h += '<div><span class="k">retained</span> ' + fmtBytes(T.retained[k]) + ' (' + fmtInt(T.retained[k]) + ' B, ' + fmt(N.bytes ? T.retained[k] * 100 / N.bytes : 0, 2) + '% of the heap)</div>';
+  if (k && kind !== 2) h += '<div><span class="k">own</span> ' + fmtBytes(T.bytes[k]) + (kind === 1 ? ' · ' + fmtInt(T.count[k]) + ' objects, each retaining less than ' + fmtBytes(T.min_retained) : '') + '</div>';
+  if (kind === 2) h += '<div>children in no box above</div>';
+  if (T.more[k] && kind === 0 && T.depth[k] >= T.max_depth) h += '<div><span class="k">below</span> ' + fmtInt(T.more[k]) + ' dominated objects (depth limit; clrspy snapshot --tree goes deeper)</div>';
+  return h;
+}
+const SNAP_COLS = [
+  ['type', 'type', 'l', 'The runtime\'s type name'],
+  ['count', 'objects', '', 'Live objects of the type'],
+  ['bytes', 'own bytes', '', 'The objects\' own sizes'],
+  ['retained_bytes', 'retained bytes', '', 'The bytes only objects of the type keep alive (dominator tree), each object counted once'],
+];
+function renderSnapTypes(N) {
+  const rows = N.types.map((_, i) => i);
+  const k = S.snap.sort, dir = S.snap.dir;
+  rows.sort((x, y) => {
+    const p = N.types[x][k], q = N.types[y][k];
+    if (p === q) return x - y;
+    return (p < q ? -1 : 1) * dir;
+  });
+  let h = '<thead><tr>' + SNAP_COLS.map((c) => '<th data-k="' + c[0] + '" title="' + esc(c[3]) + '" class="' + c[2] + (c[0] === k ? ' sorted' + (dir < 0 ? ' desc' : '') : '') + '">' + esc(c[1]) + '</th>').join('') + '</tr></thead><tbody>';
+  for (const i of rows) {
+    const t = N.types[i];
+    h += '<tr data-i="' + i + '" data-type="' + esc(t.type) + '" data-count="' + t.count + '" data-bytes="' + t.bytes + '" data-retained="' + t.retained_bytes + '"' + (S.snap.sel === i ? ' class="hl"' : '') +
+      '><td class="l mono wrap">' + esc(t.type) + '</td><td>' + fmtInt(t.count) + '</td><td title="' + fmtInt(t.bytes) + ' B">' + fmtBytes(t.bytes) + '</td><td title="' + fmtInt(t.retained_bytes) + ' B"><b>' + fmtBytes(t.retained_bytes) + '</b></td></tr>';
+  }
+  $('snaptypes').innerHTML = h + '</tbody>';
+  $('snaptypes-more').textContent = N.more_types ? N.more_types + ' more types (clrspy snapshot --top 0 lists them all)' : '';
+}
+function renderSnapPaths(N) {
+  const box = $('snappaths');
+  const i = S.snap.sel;
+  if (i === null || !N.types[i]) { box.innerHTML = '<div class="empty">Click a type (or a box of the tree) for its retention paths: why its objects are alive.</div>'; box.removeAttribute('data-type'); return; }
+  const t = N.types[i], w = (N.why || [])[i];
+  box.setAttribute('data-type', t.type);
+  let h = '<div class="sub">why is <b class="mono">' + esc(t.type) + '</b> alive: the shortest paths from a GC root, grouped by the types along them</div>';
+  if (!w) {
+    box.innerHTML = h + '<div class="empty">The page holds the paths of the top ' + (N.why || []).length + ' types; clrspy snapshot --why ' + esc(t.type) + ' gives this one\'s.</div>';
+    return;
+  }
+  h += '<table class="grid paths"><thead><tr><th class="l">root kind</th><th class="l">root</th><th class="l">path</th><th>objects</th><th>bytes</th></tr></thead><tbody>';
+  for (const p of w.paths) {
+    h += '<tr data-root-kind="' + esc(p.root_kind) + '" data-root="' + esc(p.root) + '" data-count="' + p.count + '" data-bytes="' + p.bytes + '"><td class="l">' + esc(p.root_kind) + '</td><td class="l mono">' + esc(p.root) +
+      '</td><td class="l mono wrap">' + p.path.map(esc).join(' › ') + '</td><td>' + fmtInt(p.count) + '</td><td>' + fmtBytes(p.bytes) + '</td></tr>';
+  }
+  h += '</tbody></table>';
+  if (w.more) h += '<div class="sub">' + w.more + ' more paths (clrspy snapshot --why lists them all)</div>';
+  box.innerHTML = h;
+}
+function snapSelectType(type) {
+  const N = M.snap;
+  const i = N.types.findIndex((t) => t.type === type);
+  S.snap.sel = i >= 0 ? i : null;
+}
+
 // ---------------------------------------------------------------- legend
 
 function renderLegend() {
@@ -1371,6 +1539,34 @@ function wire() {
     if (!M.flames[i] || i === M.view) return;
     M.view = i; M.cpu = M.flames[i]; S.flame.zoom = [];
     invalidate('flame');
+  });
+  tipOn($('snaptree'), (t) => { const d = t.closest && t.closest('.fr'); return d ? snapTip(+d.getAttribute('data-n')) : ''; });
+  $('snaptree').addEventListener('click', (e) => {
+    const d = e.target.closest('.fr');
+    if (!d || !M.snap) return;
+    const k = +d.getAttribute('data-n');
+    S.snap.zoom = k;
+    if (k && M.snap.tree.kind[k] !== 2) snapSelectType(d.getAttribute('data-type'));
+    invalidate('snapshot');
+  });
+  $('snap-crumbs').addEventListener('click', (e) => {
+    const a = e.target.closest('a[data-z]');
+    if (!a) return;
+    S.snap.zoom = +a.getAttribute('data-z');
+    invalidate('snapshot');
+  });
+  $('snaptypes').addEventListener('click', (e) => {
+    const th = e.target.closest('th');
+    if (th) {
+      const k = th.getAttribute('data-k');
+      if (S.snap.sort === k) S.snap.dir = -S.snap.dir; else { S.snap.sort = k; S.snap.dir = k === 'type' ? 1 : -1; }
+      invalidate('snapshot');
+      return;
+    }
+    const tr = e.target.closest('tr[data-i]');
+    if (!tr) return;
+    S.snap.sel = +tr.getAttribute('data-i');
+    invalidate('snapshot');
   });
   let rz = 0;
   window.addEventListener('resize', () => { clearTimeout(rz); rz = setTimeout(() => invalidate('all'), 150); });
