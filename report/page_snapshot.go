@@ -8,6 +8,7 @@ package report
 // are the rows `clrspy snapshot --json` writes.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,19 +110,38 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 		s.Why[i].Paths = []SnapshotPathJSON{}
 		byType[ts[i].Type] = &s.Why[i]
 	}
-	for _, p := range g.Why(func(uint32) bool { return true }) { // by bytes
-		w := byType[p.Types[len(p.Types)-1]]
-		if w == nil {
-			continue
+	for _, p := range g.Why(func(uint32) bool { return true }) {
+		if w := byType[p.Types[len(p.Types)-1]]; w != nil {
+			w.Paths = append(w.Paths, SnapshotPathJSON{RootKind: p.RootKind.String(), Root: p.Root, Path: p.Types, Count: p.Count, Bytes: p.Bytes})
 		}
-		if len(w.Paths) == snapWhyPaths {
-			w.More++
-			continue
+	}
+	for i := range s.Why {
+		w := &s.Why[i]
+		sortPaths(w.Paths)
+		if len(w.Paths) > snapWhyPaths {
+			w.More = len(w.Paths) - snapWhyPaths
+			w.Paths = slices.Clip(w.Paths[:snapWhyPaths])
 		}
-		w.Paths = append(w.Paths, SnapshotPathJSON{RootKind: p.RootKind.String(), Root: p.Root, Path: p.Types, Count: p.Count, Bytes: p.Bytes})
 	}
 	s.Tree = newPageSnapshotTree(g)
 	return s
+}
+
+// sortPaths orders paths as Why does (bytes, then objects, then the
+// types along them), ties by their root: the page is the same every time.
+func sortPaths(ps []SnapshotPathJSON) {
+	slices.SortFunc(ps, func(a, b SnapshotPathJSON) int {
+		switch {
+		case a.Bytes != b.Bytes:
+			return cmp.Compare(b.Bytes, a.Bytes)
+		case a.Count != b.Count:
+			return cmp.Compare(b.Count, a.Count)
+		}
+		if c := slices.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(a.RootKind, b.RootKind), strings.Compare(a.Root, b.Root))
+	})
 }
 
 func newPageSnapshotTree(g *heapgraph.Graph) *PageSnapshotTree {
