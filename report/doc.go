@@ -10,4 +10,10 @@
 // what its samples measure: LabelCPU for perf_event's on-CPU samples,
 // LabelWall for the runtime's sampler (every managed thread, running or
 // waiting); another sampler's profile (off-CPU time) is one more view.
+//
+// When the input holds a heap dump (or is a .gcdump), the page has a heap
+// snapshot section (page_snapshot.go): heapgraph's bounded dominator tree
+// as an icicle, the types by retained bytes and each top type's retention
+// paths, all precomputed, so the page stays self-contained and a few
+// hundred KB whatever the heap's size.
 package report
