@@ -18,8 +18,8 @@ var pageDataRE = regexp.MustCompile(`(?s)<script id="clrspy-data" type="applicat
 
 // TestReportSnapshotLargeLive: the page of a million-object heap stays
 // small. The graph workload builds 500,000 GraphItem, each with a
-// GraphLeaf, under its static holder; clrspy record --profile gcdump
-// takes the snapshot and clrspy report draws it. The section's figures
+// GraphLeaf, under its static holder; clrspy snapshot --save records the
+// heap dump and clrspy report draws it. The section's figures
 // are the workload's own (objects per type, the bytes it allocated under
 // the holder), and the page, the whole report included, is under 1 MB:
 // the tree sums the million small objects by type and the tables hold
@@ -30,10 +30,12 @@ func TestReportSnapshotLargeLive(t *testing.T) {
 	waitStderr(t, p, "graph ready")
 	dir := t.TempDir()
 	trace, page := filepath.Join(dir, "big.nettrace"), filepath.Join(dir, "big.html")
-	// The dump of a million objects takes about a second; the session
-	// lasts longer so a loaded machine still has it all.
-	if _, stderr, err := runCaptured(t, "record", "--pid", strconv.Itoa(p.Pid), "--profile", "gcdump", "--duration", "6s", "-o", trace); err != nil {
-		t.Fatalf("clrspy record: %v\n%s", err, stderr)
+	// snapshot --save writes the events clrspy record --profile gcdump
+	// records (the same provider and keywords), but ends when the dump's
+	// GC has (a fixed --duration could end a loaded machine's dump
+	// early), with its 1 GB buffer.
+	if _, stderr, err := runCaptured(t, "snapshot", "--pid", strconv.Itoa(p.Pid), "--save", trace, "-o", filepath.Join(dir, "snapshot.txt")); err != nil {
+		t.Fatalf("clrspy snapshot: %v\n%s", err, stderr)
 	}
 	p.Stdin("exit\n")
 	res, err := p.Wait(30 * time.Second)
