@@ -1436,7 +1436,7 @@ function renderSnapPaths(N) {
   h += '<table class="grid paths"><thead><tr><th class="l">root kind</th><th class="l">root</th><th class="l">path</th><th>objects</th><th>bytes</th></tr></thead><tbody>';
   for (const p of w.paths) {
     h += '<tr data-root-kind="' + esc(p.root_kind) + '" data-root="' + esc(p.root) + '" data-count="' + p.count + '" data-bytes="' + p.bytes + '"><td class="l">' + esc(p.root_kind) + '</td><td class="l mono">' + esc(p.root) +
-      '</td><td class="l mono wrap">' + p.path.map(esc).join(' › ') + '</td><td>' + fmtInt(p.count) + '</td><td>' + fmtBytes(p.bytes) + '</td></tr>';
+      '</td><td class="l mono pathcell">' + p.path.map(esc).join(' › ') + '</td><td>' + fmtInt(p.count) + '</td><td>' + fmtBytes(p.bytes) + '</td></tr>';
   }
   h += '</tbody></table>';
   if (w.more) h += '<div class="sub">' + w.more + ' more paths (clrspy snapshot --why lists them all)</div>';
