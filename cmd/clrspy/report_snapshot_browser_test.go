@@ -234,3 +234,33 @@ func TestReportSnapshotInBrowser(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestReportGcdumpBadInput: a cut .gcdump and a flag that does not apply
+// to one are one line each, and no page is written.
+func TestReportGcdumpBadInput(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../../testdata/traces/heap-graph-dotnet-gcdump.gcdump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.gcdump")
+	if err := os.WriteFile(cut, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "page.html")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", cut, "-o", page}, "not a readable .gcdump: truncated"},
+		{[]string{"report", "--heap", "../../testdata/traces/heap-graph-dotnet-gcdump.gcdump", "-o", page}, "--heap applies to live sessions"},
+	} {
+		_, err := runGCCmd(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line with %q", c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(page); !os.IsNotExist(err) {
+		t.Errorf("a page was written: %v", err)
+	}
+}
