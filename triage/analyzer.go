@@ -95,6 +95,7 @@ type Analyzer struct {
 	demandSet                bool
 	extraExceptions          *ExceptionFacts
 	extraThreadPool          *ThreadPoolFacts
+	snapshotGC               uint32 // the heap snapshot's own GC (0: none)
 }
 
 // New returns an Analyzer for a stream with header hdr.
@@ -133,6 +134,11 @@ func (a *Analyzer) SetCPU(cores int, demandPct float64) {
 // SetThreadPool replaces the counters' thread-pool facts with a
 // thread-pool analysis's (the seam for package threadpool).
 func (a *Analyzer) SetThreadPool(f ThreadPoolFacts) { a.extraThreadPool = &f }
+
+// SetSnapshotGC names the GC a heap snapshot induced (its number): the
+// tool's own GC.Collect, not the application's, so it is not counted as
+// an induced GC and a longest pause that is this GC says so.
+func (a *Analyzer) SetSnapshotGC(number uint32) { a.snapshotGC = number }
 
 // SetExceptions replaces the counters' exception facts with an exception
 // analysis's (the seam for package exceptions).
@@ -292,6 +298,12 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
 	}
 	g.Induced = r.All.Induced
+	if a.snapshotGC != 0 {
+		g.SnapshotGC = a.snapshotGC
+		if g.Induced > 0 {
+			g.Induced--
+		}
+	}
 	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
 	g.MaxSuspendMs = float64(r.All.MaxSuspend) / 1e6
 }

@@ -33,10 +33,13 @@ type GCFacts struct {
 	MaxPauseGen    int     `json:"max_pause_generation"`
 	Gen2Blocking   int     `json:"gen2_blocking"`
 	Induced        int     `json:"induced"`
-	LOHTriggered   int     `json:"loh_triggered"`
-	MaxSuspendMs   float64 `json:"max_suspend_ms"`
-	AllocMBPerSec  float64 `json:"alloc_mb_per_sec"`
-	HasAllocRate   bool    `json:"has_alloc_rate"`
+	// SnapshotGC is the number of the GC a heap snapshot in the stream
+	// induced (0: none); it is not in Induced.
+	SnapshotGC    uint32  `json:"snapshot_gc,omitempty"`
+	LOHTriggered  int     `json:"loh_triggered"`
+	MaxSuspendMs  float64 `json:"max_suspend_ms"`
+	AllocMBPerSec float64 `json:"alloc_mb_per_sec"`
+	HasAllocRate  bool    `json:"has_alloc_rate"`
 }
 
 // MemoryFacts come from the heap statistics every GC reports (package

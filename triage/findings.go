@@ -95,6 +95,9 @@ var rules = []rule{
 		}, gcNext},
 	{"gc.max_pause_ms", func(f *Facts) (float64, bool) { return f.GC.MaxPauseMs, f.GC.Seen },
 		func(f *Facts, v float64) string {
+			if f.GC.SnapshotGC != 0 && f.GC.MaxPauseGC == f.GC.SnapshotGC {
+				return fmt.Sprintf("longest GC pause %.0f ms: the heap snapshot's own GC (gen%d %s), taken by the tool, not the application", v, f.GC.MaxPauseGen, f.GC.MaxPauseType)
+			}
 			return fmt.Sprintf("longest GC pause %.0f ms (gen%d %s, %s)", v, f.GC.MaxPauseGen, f.GC.MaxPauseType, f.GC.MaxPauseReason)
 		}, gcNext},
 	{"gc.gen2_blocking_per_min", func(f *Facts) (float64, bool) {
