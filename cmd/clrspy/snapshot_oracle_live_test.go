@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +52,84 @@ type clrmdHeap struct {
 		Objects int64 `json:"objects"`
 		Bytes   int64 `json:"bytes"`
 	} `json:"frozen"`
+}
+
+// gcdumpToolVersion is the dotnet-gcdump whose assemblies (PerfView's
+// MemoryGraph and GCHeapDump, as dotnet/diagnostics compiles them) the
+// PerfViewGcdump program writes with.
+const gcdumpToolVersion = "10.0.750501"
+
+// perfviewProject is the PerfViewGcdump program (testdata/oracles/
+// PerfViewGcdump); Args gets the tool's directory.
+var perfviewProject = workload.Project{
+	Dir:       "testdata/oracles/PerfViewGcdump",
+	Name:      "PerfViewGcdump",
+	Out:       "testdata/oracles/bin-perfview",
+	Artifacts: "testdata/oracles/obj",
+	Lock:      "testdata/oracles/build.lock",
+}
+
+var (
+	perfviewOnce sync.Once
+	perfviewExe  string
+	perfviewErr  error
+)
+
+// gcdumpTool installs dotnet-gcdump (NuGet, dotnet tool install) under
+// testdata/oracles/tools unless there, and returns the directory holding
+// dotnet-gcdump.dll.
+func gcdumpTool() (string, error) {
+	root, err := workload.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	tools := filepath.Join(root, "testdata/oracles/tools")
+	dir := filepath.Join(tools, ".store/dotnet-gcdump", gcdumpToolVersion, "dotnet-gcdump", gcdumpToolVersion, "tools/net8.0/any")
+	lock, err := os.OpenFile(filepath.Join(root, "testdata/oracles/build.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(filepath.Join(dir, "dotnet-gcdump.dll")); err == nil {
+		return dir, nil
+	}
+	cmd := exec.Command("dotnet", "tool", "install", "dotnet-gcdump", "--version", gcdumpToolVersion, "--tool-path", tools)
+	cmd.Env = append(os.Environ(), "DOTNET_CLI_TELEMETRY_OPTOUT=1", "DOTNET_NOLOGO=1", "DOTNET_CLI_UI_LANGUAGE=en")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("dotnet tool install dotnet-gcdump %s: %v\n%s", gcdumpToolVersion, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dotnet-gcdump.dll")); err != nil {
+		return "", fmt.Errorf("dotnet tool install left no %s", filepath.Join(dir, "dotnet-gcdump.dll"))
+	}
+	return dir, nil
+}
+
+// runPerfViewGcdump writes dump's heap as out with PerfView's serializer.
+func runPerfViewGcdump(t *testing.T, dump, out string) {
+	t.Helper()
+	perfviewOnce.Do(func() {
+		dir, err := gcdumpTool()
+		if err != nil {
+			perfviewErr = err
+			return
+		}
+		p := perfviewProject
+		p.Args = []string{"-p:GcdumpTool=" + dir}
+		perfviewExe, perfviewErr = workload.Build(p)
+	})
+	if perfviewErr != nil {
+		t.Fatalf("building the PerfView writer: %v", perfviewErr)
+	}
+	cmd := exec.Command(perfviewExe, dump, out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if b, err := cmd.Output(); err != nil {
+		t.Fatalf("PerfViewGcdump: %v\n%s%s", err, b, stderr.Bytes())
+	}
 }
 
 // runClrMD builds the ClrMD program (once per process) and walks dump.
@@ -296,6 +376,34 @@ func TestSnapshotClrMD(t *testing.T) {
 			t.Logf("allocated after the GC? %s: clrspy %v, ClrMD %v", n, mine[n], theirs[n])
 		}
 	}
+	// The same heap as a .gcdump written by PerfView's own serializer
+	// (MemoryGraph, GCHeapDump.WriteMemoryGraph) from ClrMD's walk, read
+	// by clrspy: every type ClrMD counted, with its count and bytes.
+	gcd := filepath.Join(dir, "perfview.gcdump")
+	runPerfViewGcdump(t, dump, gcd)
+	stdout, stderr, err = runCaptured(t, "snapshot", "--json", "--top", "0", gcd)
+	if err != nil {
+		t.Fatalf("clrspy snapshot %s: %v\n%s", gcd, err, stderr)
+	}
+	var pv report.SnapshotDocument
+	if err := json.Unmarshal(stdout, &pv); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PerfView's .gcdump of the dump: %d objects, %d bytes, complete %v, roots %v", pv.Objects, pv.Bytes, pv.Complete, pv.Roots)
+	if !pv.Complete || int64(pv.Objects) != h.Heap.Objects || int64(pv.Bytes) != h.Heap.Bytes || pv.Roots["stack"] == 0 || pv.Roots["handle"] == 0 {
+		t.Errorf("PerfView's .gcdump reads as %d objects, %d bytes, complete %v, roots %v; ClrMD walked %d, %d",
+			pv.Objects, pv.Bytes, pv.Complete, pv.Roots, h.Heap.Objects, h.Heap.Bytes)
+	}
+	pvTypes := map[string][2]int64{}
+	for _, ty := range pv.Types {
+		pvTypes[ty.Type] = [2]int64{int64(ty.Count), int64(ty.Bytes)}
+	}
+	for _, ty := range h.Heap.Types {
+		if got := pvTypes[ty.Type]; got != [2]int64{ty.Count, ty.Bytes} {
+			t.Errorf("PerfView's .gcdump: %s has %d objects, %d bytes; ClrMD counted %d, %d", ty.Type, got[0], got[1], ty.Count, ty.Bytes)
+		}
+	}
+
 	extraObjects, extraBytes := h.Heap.Objects-int64(d.Objects), h.Heap.Bytes-int64(d.Bytes)
 	t.Logf("%d of %d types equal; the dump has %d objects and %d bytes more", equal, len(names), extraObjects, extraBytes)
 	if extraObjects < 0 || extraObjects > 300 || extraBytes < 0 || extraBytes > 64<<10 {
