@@ -3,8 +3,13 @@ package ipc
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/internal/workload"
 )
 
 // GenerateCoreDump3 for /tmp/c with the heap, no flags, byte for byte as
@@ -72,4 +77,35 @@ func TestWriteDumpErrors(t *testing.T) {
 			t.Errorf("WriteDump(%q, %d) = %v, want %q", c.path, c.typ, err, c.want)
 		}
 	}
+}
+
+// TestWriteDumpLive asks a real runtime for core dumps: a path its
+// createdump cannot write is refused with createdump's own message (the
+// GenerateCoreDump3 error text) on one line; a writable one gets an ELF
+// core file. (The heap snapshot oracle, cmd/clrspy's TestSnapshotClrMD,
+// walks a dump with the heap.)
+func TestWriteDumpLive(t *testing.T) {
+	p := workload.Start(t, nil, "idle", "seconds=30")
+	c, err := Dial(p.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.WriteDump("/nonexistent-clrspy-dir/core", DumpNormal, 0)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Command != "GenerateCoreDump3" || se.Message == "" || strings.Contains(err.Error(), "\n") {
+		t.Errorf("dump to a missing directory: %v, want GenerateCoreDump3 refused with createdump's message on one line", err)
+	}
+	t.Logf("refused: %v", err)
+	core := filepath.Join(t.TempDir(), "core")
+	if err := c.WriteDump(core, DumpNormal, 0); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(core)
+	if err != nil {
+		t.Fatalf("the runtime answered but wrote no dump: %v", err)
+	}
+	if len(b) < 64 || string(b[:4]) != "\x7fELF" || binary.LittleEndian.Uint16(b[16:]) != 4 { // e_type ET_CORE
+		t.Errorf("%s is not an ELF core file (%d bytes)", core, len(b))
+	}
+	t.Logf("normal dump: %d MB", len(b)>>20)
 }

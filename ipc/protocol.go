@@ -94,6 +94,17 @@ func IsUnknownCommand(err error) bool {
 	return errors.As(err, &se) && se.HResult == HRUnknownCommand
 }
 
+// oneLine joins a multi-line text (createdump's log) into one line.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // message builds an IPC message: header then payload.
 func message(set, id byte, payload []byte) ([]byte, error) {
 	n := headerSize + len(payload)
@@ -144,7 +155,7 @@ func readResponse(r io.Reader, what string) ([]byte, error) {
 			// dropped, the HRESULT still says what failed.
 			d := &dec{b: payload[4:]}
 			if m := d.str(); d.err == nil {
-				se.Message = strings.TrimSpace(m)
+				se.Message = oneLine(m)
 			}
 		}
 		return nil, se
