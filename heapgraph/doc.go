@@ -25,7 +25,10 @@
 // FastSerialization MemoryGraph, as dotnet-gcdump, dotnet-monitor and
 // PerfView write it; its root pseudo-nodes become roots of the same
 // kinds) and is written as one (WriteGCDump, in dotnet-gcdump's layout,
-// so dotnet-gcdump report and PerfView read it).
+// so dotnet-gcdump report and PerfView read it). A .gcdump cut in its
+// node data or addresses gives the nodes it holds whole, marked cut
+// (Missing.FileCut, CutNodes); references to objects it never describes
+// (PerfView's UNDEFINED nodes) are counted like lost events' are.
 //
 // The builder is an analysis.Analyzer (events from package source); the
 // analyses are pure functions of a Graph; the .gcdump functions take an

@@ -156,19 +156,30 @@ func ReadGCDump(in io.Reader) (*Graph, error) {
 	for i := range labels {
 		labels[i] = uint32(r.i32())
 	}
-	blob := r.take(int(r.i32()))
-	if r.err != nil {
+	// A file cut in the node blob or the addresses after it still gives
+	// the nodes it holds whole: a partial graph, marked cut (Missing).
+	// Cut before, there is nothing to read.
+	blobLen := r.i32()
+	if r.err != nil || blobLen < 0 {
+		r.fail("bad node data length")
 		return nil, r.err
 	}
-	// The nodes' addresses follow (MemoryGraph's part), when present.
+	cut := int(blobLen) > len(data)-r.p
+	blob := r.take(min(int(blobLen), len(data)-r.p))
+	// The nodes' addresses follow (MemoryGraph's part); GCHeapDump's own
+	// fields come after them, so a file ending here is cut.
 	var addrs []uint64
-	if n := r.i32(); r.err == nil && n == nnodes && int(n) <= (len(data)-r.p)/8 {
-		addrs = make([]uint64, n)
+	if n := r.i32(); r.err != nil {
+		cut = true
+	} else if n == nnodes {
+		have := min(int(n), (len(data)-r.p)/8)
+		cut = cut || have < int(n)
+		addrs = make([]uint64, have)
 		for i := range addrs {
 			addrs[i] = uint64(r.i64())
 		}
 	}
-	return gcdumpGraph(names, mods, sizes, labels, blob, addrs, uint32(root))
+	return gcdumpGraph(names, mods, sizes, labels, blob, addrs, uint32(root), cut)
 }
 
 // gcNode is one node decoded from the blob.
@@ -232,9 +243,20 @@ func pseudoKind(name string, parent RootKind) (RootKind, string) {
 	return parent, ""
 }
 
-func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []byte, addrs []uint64, root uint32) (*Graph, error) {
+func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []byte, addrs []uint64, root uint32, cut bool) (*Graph, error) {
 	n := len(labels)
 	var kids []int32
+	// In a cut file, the nodes whose encoding the cut reaches are lost:
+	// not described, like PerfView's UNDEFINED nodes, and counted.
+	var lost []bool
+	if cut {
+		lost = make([]bool, n)
+		for i := range lost {
+			_, ok := decodeNode(blob, labels[i], i, sizes, nil)
+			lost[i] = !ok
+		}
+	}
+	isLost := func(i int32) bool { return lost != nil && lost[i] }
 	node := func(i int) (gcNode, error) {
 		g, ok := decodeNode(blob, labels[i], i, sizes, kids)
 		if !ok {
@@ -263,6 +285,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		name string
 	}
 	var roots []rootRef
+	var lostRoots uint64
 	type item struct {
 		v    int32
 		kind RootKind
@@ -273,6 +296,9 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if isLost(it.v) {
+			continue
+		}
 		g, err := node(int(it.v))
 		if err != nil {
 			return nil, err
@@ -280,6 +306,12 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		ks := slices.Clone(g.kids)
 		for _, k := range ks {
 			if newID[k] == pseudo {
+				continue
+			}
+			if isLost(k) {
+				// A root pseudo-node or a root object: either way,
+				// roots named by nothing the file still holds.
+				lostRoots++
 				continue
 			}
 			kg, err := node(int(k))
@@ -319,12 +351,20 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		typeOf[i] = t
 	}
 	g := &Graph{TypeNames: typeNames, TypeModules: typeMods}
+	g.Missing.FileCut = cut
+	g.Missing.Roots = lostRoots
 	// A node of address 0 stands for a null root (PerfView adds the
-	// runtime's null stack slots as children of "[local vars]").
-	isNull := func(i int32) bool { return addrs != nil && addrs[i] == 0 }
+	// runtime's null stack slots as children of "[local vars]"); in a
+	// file cut in the addresses, those past the cut are unknown.
+	isNull := func(i int32) bool { return int(i) < len(addrs) && addrs[i] == 0 }
 	m := uint32(0)
 	for i := 0; i < n; i++ {
 		if newID[i] == pseudo {
+			continue
+		}
+		if isLost(int32(i)) {
+			newID[i] = undefined
+			g.Missing.CutNodes++
 			continue
 		}
 		nd, err := node(i)
@@ -341,7 +381,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		newID[i] = m
 		m++
 		var a uint64
-		if addrs != nil {
+		if i < len(addrs) {
 			a = addrs[i]
 		}
 		sz := max(nd.size, 0)

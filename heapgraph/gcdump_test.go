@@ -2,6 +2,7 @@ package heapgraph
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -70,8 +71,9 @@ func TestReadGCDump(t *testing.T) {
 			t.Fatalf("error not wrapping ErrGCDump: %v", err)
 		}
 	}
-	// Cut anywhere, the file is one error, never a panic.
-	for _, n := range []int{0, 10, 30, 100, len(data) / 2, len(data) - 5000} {
+	// Cut before its nodes, the file is one error, never a panic
+	// (TestReadGCDumpCut: cut later, a partial graph).
+	for _, n := range []int{0, 10, 30, 100, len(data) / 2} {
 		if _, err := ReadGCDump(bytes.NewReader(data[:n])); !errors.Is(err, ErrGCDump) {
 			t.Errorf("cut at %d: %v, want ErrGCDump", n, err)
 		}
@@ -85,6 +87,9 @@ func FuzzGCDump(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add(data[:len(data)/3])
+	f.Add(data[:len(data)-6200]) // cut in the node data
+	f.Add(data[:len(data)-200])  // cut in the addresses
+	f.Add(undefinedGCDump())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := ReadGCDump(bytes.NewReader(b))
 		if err != nil {
@@ -136,5 +141,147 @@ func TestWriteGCDump(t *testing.T) {
 	}
 	if m, _ := h.Matcher("GraphLeaf"); h.Why(m)[0].Root != "Holder" {
 		t.Errorf("GraphLeaf's root %q, want Holder", h.Why(m)[0].Root)
+	}
+}
+
+// tinyNode is one node of a hand-made .gcdump: its type index, its size
+// when not the type's, and its children's indices.
+type tinyNode struct {
+	typ, size int32
+	kids      []int32
+}
+
+// tinyGCDump writes a .gcdump by hand, field by field as ReadGCDump's
+// comment describes the layout (types: name and size; node 0 the root).
+func tinyGCDump(types []string, sizes []int32, nodes []tinyNode, addrs []uint64) []byte {
+	var b []byte
+	i32 := func(v int32) { b = binary.LittleEndian.AppendUint32(b, uint32(v)) }
+	str := func(s string) { i32(int32(len(s))); b = append(b, s...) }
+	header := func(name string) { b = append(b, 4, 4, 1); i32(1); i32(0); str(name); b = append(b, 6) }
+	// compressed: 7-bit groups, most significant first, the first one
+	// signed, the high bit on all but the last.
+	comp := func(out []byte, v int32) []byte {
+		n := 1
+		for ; n < 5; n++ {
+			if lo, hi := int64(-1)<<(7*n-1), int64(1)<<(7*n-1); int64(v) >= lo && int64(v) < hi {
+				break
+			}
+		}
+		for k := n - 1; k >= 0; k-- {
+			c := byte(v>>(7*k)) & 0x7f
+			if k > 0 {
+				c |= 0x80
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	str("!FastSerialization.1")
+	header("GCHeapDump")
+	header("Graphs.MemoryGraph")
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	i32(0) // root: node 0
+	i32(int32(len(types)))
+	for i, t := range types {
+		str(t)
+		i32(sizes[i])
+		str("")
+	}
+	var blob []byte
+	i32(int32(len(nodes)))
+	for i, n := range nodes {
+		i32(int32(len(blob)))
+		if n.size != 0 {
+			blob = comp(blob, n.typ<<1|1)
+			blob = comp(blob, n.size)
+		} else {
+			blob = comp(blob, n.typ<<1)
+		}
+		blob = comp(blob, int32(len(n.kids)))
+		for _, k := range n.kids {
+			blob = comp(blob, k-int32(i))
+		}
+	}
+	i32(int32(len(blob)))
+	b = append(b, blob...)
+	i32(int32(len(addrs)))
+	for _, a := range addrs {
+		b = binary.LittleEndian.AppendUint64(b, a)
+	}
+	return append(b, make([]byte, 16)...) // GCHeapDump's fields after the graph (not read)
+}
+
+// undefinedGCDump is a static root A (24 bytes) referring to B (a 300-byte
+// object) and to an object never described (PerfView's UNDEFINED node),
+// to which B refers too.
+func undefinedGCDump() []byte {
+	return tinyGCDump([]string{"UNDEFINED", "[.NET Roots]", "[static vars]", "A", "B"}, []int32{0, 0, 0, 24, 32},
+		[]tinyNode{{typ: 1, kids: []int32{1}}, {typ: 2, kids: []int32{2}}, {typ: 3, kids: []int32{3, 4}}, {typ: 0}, {typ: 4, size: 300, kids: []int32{3}}},
+		[]uint64{0, 0, 0x1000, 0x2000, 0x3000})
+}
+
+// TestReadGCDumpMissing: references to an object the file never
+// describes (UNDEFINED) give the graph of what it does describe, marked
+// incomplete with the references and objects missing counted.
+func TestReadGCDumpMissing(t *testing.T) {
+	g, err := ReadGCDump(bytes.NewReader(undefinedGCDump()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.N != 2 || g.Bytes != 324 || g.Complete() || g.Missing.DanglingEdges != 2 || g.Missing.DanglingObjects != 1 {
+		t.Fatalf("%d objects, %d bytes, missing %+v; want 2, 324, 2 references to 1 object never described", g.N, g.Bytes, g.Missing)
+	}
+	ts := typeMap(g)
+	if ts["A"].Retained != 324 || ts["B"].Count != 1 || ts["B"].Bytes != 300 {
+		t.Errorf("types %+v", ts)
+	}
+	if len(g.Roots) != 1 || g.Roots[0].Kind != RootStatic {
+		t.Errorf("roots %+v, want A from a static", g.Roots)
+	}
+}
+
+// TestReadGCDumpCut: a .gcdump cut anywhere is one error when the cut
+// leaves no node to read (in the header, types or node offsets), and
+// otherwise a partial graph marked cut: the nodes the file still holds
+// whole, the lost ones counted, consistent sums.
+func TestReadGCDumpCut(t *testing.T) {
+	data, err := os.ReadFile(tracetest.Path(t, dotnetGcdump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := ReadGCDump(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inNodes, inAddrs int
+	for n := 0; n < len(data)-100; n += 97 {
+		g, err := ReadGCDump(bytes.NewReader(data[:n]))
+		if err != nil {
+			if !errors.Is(err, ErrGCDump) {
+				t.Fatalf("cut at %d: %v, not wrapping ErrGCDump", n, err)
+			}
+			continue
+		}
+		if g.Complete() || !g.Missing.FileCut || g.N > full.N {
+			t.Fatalf("cut at %d: %d objects, complete %v, missing %+v", n, g.N, g.Complete(), g.Missing)
+		}
+		var sum uint64
+		for _, ts := range g.Types() {
+			sum += ts.Bytes
+		}
+		if sum != g.Bytes || g.Retained[g.N] != g.Bytes {
+			t.Fatalf("cut at %d: types sum to %d, the root retains %d, the graph has %d", n, sum, g.Retained[g.N], g.Bytes)
+		}
+		if g.Missing.CutNodes > 0 {
+			inNodes++
+		} else {
+			inAddrs++
+		}
+	}
+	// The node data and the addresses after it are most of a large
+	// heap's file (here, with a few hundred objects and long type names,
+	// their last sixth).
+	if inNodes < 5 || inAddrs < 5 {
+		t.Errorf("%d cuts gave partial graphs missing nodes, %d missing addresses; want 5 or more of each", inNodes, inAddrs)
 	}
 }

@@ -72,6 +72,11 @@ type Missing struct {
 	DanglingObjects uint64 `json:"dangling_objects"`
 	// Roots whose object was never described.
 	Roots uint64 `json:"roots"`
+	// FileCut: a .gcdump file ends early (in its node data or the
+	// addresses after it); CutNodes of its nodes (objects or root
+	// pseudo-nodes) were past the cut.
+	FileCut  bool   `json:"file_cut"`
+	CutNodes uint64 `json:"cut_nodes"`
 	// Unrooted objects: no reported root reaches them (the frozen
 	// segments' string literals and RuntimeType objects, which are
 	// alive forever; or objects whose root events were lost); each

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf16"
 )
 
@@ -73,10 +74,17 @@ func HResultName(hr uint32) string {
 type ServerError struct {
 	Command string // the request, e.g. "CollectTracing5"
 	HResult uint32
+	// Message is the text some errors carry after the HRESULT
+	// (GenerateCoreDump3: createdump's own message).
+	Message string
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("the runtime refused %s: %s (0x%08X)", e.Command, HResultName(e.HResult), e.HResult)
+	s := fmt.Sprintf("the runtime refused %s: %s (0x%08X)", e.Command, HResultName(e.HResult), e.HResult)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
 }
 
 // IsUnknownCommand reports whether err is the reply of a runtime too old to
@@ -84,6 +92,17 @@ func (e *ServerError) Error() string {
 func IsUnknownCommand(err error) bool {
 	var se *ServerError
 	return errors.As(err, &se) && se.HResult == HRUnknownCommand
+}
+
+// oneLine joins a multi-line text (createdump's log) into one line.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // message builds an IPC message: header then payload.
@@ -130,7 +149,16 @@ func readResponse(r io.Reader, what string) ([]byte, error) {
 		if len(payload) < 4 {
 			return nil, fmt.Errorf("%s: error reply without an HRESULT", what)
 		}
-		return nil, &ServerError{Command: what, HResult: binary.LittleEndian.Uint32(payload)}
+		se := &ServerError{Command: what, HResult: binary.LittleEndian.Uint32(payload)}
+		if len(payload) > 4 {
+			// A message may follow (GenerateCoreDump3); a malformed one is
+			// dropped, the HRESULT still says what failed.
+			d := &dec{b: payload[4:]}
+			if m := d.str(); d.err == nil {
+				se.Message = oneLine(m)
+			}
+		}
+		return nil, se
 	}
 	return nil, fmt.Errorf("%s: unknown reply id 0x%02X", what, h[17])
 }

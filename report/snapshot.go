@@ -118,6 +118,11 @@ func snapshotMissing(m heapgraph.Missing) string {
 	if m.Cut {
 		p = append(p, "the events end during the heap walk")
 	}
+	if m.FileCut && m.CutNodes > 0 {
+		p = append(p, fmt.Sprintf("the .gcdump file is cut short (%d of its nodes lost)", m.CutNodes))
+	} else if m.FileCut {
+		p = append(p, "the .gcdump file is cut short (in the objects' addresses)")
+	}
 	if n := m.NodeEvents + m.EdgeEvents + m.RootEvents; n > 0 {
 		p = append(p, fmt.Sprintf("%d heap-dump events lost (%d of objects, %d of references, %d of roots)", n, m.NodeEvents, m.EdgeEvents, m.RootEvents))
 	}

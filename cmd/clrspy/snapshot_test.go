@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrspy/clrspy/report"
 )
 
 // TestSnapshotBadInput: every bad input is one line naming the cause.
@@ -33,5 +36,36 @@ func TestSnapshotBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v, want one line with %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestSnapshotCutGcdump: a .gcdump cut in its node data gives the objects
+// it still holds, marked partial in the document (complete false, the
+// partial line) and in one warning line.
+func TestSnapshotCutGcdump(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/traces/heap-graph-dotnet-gcdump.gcdump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.gcdump")
+	if err := os.WriteFile(cut, data[:len(data)-6200], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runCaptured(t, "snapshot", "--json", cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d report.SnapshotDocument
+	if err := json.Unmarshal(stdout, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Complete || !d.Missing.FileCut || d.Missing.CutNodes == 0 || d.Objects == 0 || d.Objects >= 497 {
+		t.Errorf("complete %v, %d objects (the whole file: 497), missing %+v", d.Complete, d.Objects, d.Missing)
+	}
+	if len(d.Partial) != 1 || !strings.Contains(d.Partial[0], "the .gcdump file is cut short") {
+		t.Errorf("partial %q", d.Partial)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(stderr)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "incomplete") {
+		t.Errorf("stderr %q, want one warning line", stderr)
 	}
 }
