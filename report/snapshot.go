@@ -36,6 +36,11 @@ type SnapshotTypeJSON struct {
 	Count         uint64 `json:"count"`
 	Bytes         uint64 `json:"bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`
+	// RetainedExact: retained_bytes is exact (what the roots no longer
+	// reach without the type's objects); false: it is the dominator
+	// tree's lower bound (a type past the top ones when the exact walks
+	// ran out of their time budget).
+	RetainedExact bool `json:"retained_exact"`
 }
 
 // SnapshotPathJSON is one --why group: objects reached by the same
@@ -79,13 +84,17 @@ func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *Snaps
 	for _, r := range g.Roots {
 		d.Roots[r.Kind.String()]++
 	}
-	ts := g.Types()
+	to := heapgraph.TypeOptions{Top: o.Top}
+	if o.WhyMatcher != nil {
+		to.Also = g.TypesOf(o.WhyMatcher)
+	}
+	ts := g.TypesWith(to)
 	if o.Top > 0 && len(ts) > o.Top {
 		ts = ts[:o.Top]
 	}
 	d.Types = make([]SnapshotTypeJSON, len(ts))
 	for i, t := range ts {
-		d.Types[i] = SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained}
+		d.Types[i] = SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained, RetainedExact: t.RetainedExact}
 	}
 	if o.WhyMatcher != nil {
 		d.Why = o.Why
@@ -172,10 +181,20 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	fmt.Fprintln(b)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED\tBYTES\tCOUNT\t  TYPE")
+	bounds := 0
 	for _, t := range d.Types {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", sizeText(t.RetainedBytes), sizeText(t.Bytes), t.Count, t.Type)
+		r := sizeText(t.RetainedBytes)
+		if !t.RetainedExact {
+			r = ">=" + r
+			bounds++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, t.Type)
 	}
 	tw.Flush()
+	if bounds > 0 {
+		fmt.Fprintf(b, "%d types' retained bytes (>=) are the dominator tree's lower bound: exact figures (a walk of the heap without the type) are computed for the top types by that bound and by own bytes, and for more while %v lasts\n",
+			bounds, heapgraph.DefaultExactBudget)
+	}
 	if d.Paths != nil {
 		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
 		for _, p := range d.Paths {
@@ -298,6 +317,9 @@ type SnapshotTypeDeltaJSON struct {
 	CountDelta    int64  `json:"count_delta"`
 	BytesDelta    int64  `json:"bytes_delta"`
 	RetainedDelta int64  `json:"retained_delta"`
+	// RetainedExact: the delta is of exact retained bytes on both sides
+	// (false: of the dominator tree's lower bound on one side or both).
+	RetainedExact bool `json:"retained_exact"`
 }
 
 // SnapshotGrowthJSON is a dominator path whose retained bytes grew.
@@ -352,7 +374,7 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	}
 	for _, t := range ts {
 		doc.Types = append(doc.Types, SnapshotTypeDeltaJSON{Type: t.Type, CountBefore: t.CountBefore, CountAfter: t.CountAfter,
-			CountDelta: t.CountDelta, BytesDelta: t.BytesDelta, RetainedDelta: t.RetainedDelta})
+			CountDelta: t.CountDelta, BytesDelta: t.BytesDelta, RetainedDelta: t.RetainedDelta, RetainedExact: t.RetainedExact})
 	}
 	for _, g := range d.Growth {
 		doc.Growth = append(doc.Growth, SnapshotGrowthJSON{RootKind: g.RootKind.String(), Root: g.Root, Path: g.Path, Count: g.Count,
@@ -376,9 +398,19 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED Δ\tBYTES Δ\tCOUNT Δ\tBEFORE\tAFTER\t  TYPE")
 	for _, t := range d.Types {
-		fmt.Fprintf(tw, "%+d\t%+d\t%+d\t%d\t%d\t  %s\n", t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+		mark := ""
+		if !t.RetainedExact {
+			mark = "~"
+		}
+		fmt.Fprintf(tw, "%s%+d\t%+d\t%+d\t%d\t%d\t  %s\n", mark, t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
 	}
 	tw.Flush()
+	for _, t := range d.Types {
+		if !t.RetainedExact {
+			fmt.Fprintln(b, "~: a retained delta of the dominator tree's lower bounds (types past those whose exact retained bytes fit in the time budget)")
+			break
+		}
+	}
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {
