@@ -79,6 +79,7 @@ func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *Snaps
 		in.Complete = false
 		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
 	}
+	in = snapshotUnnamed(in, g)
 	d := &SnapshotDocument{Input: in, Objects: uint64(g.N), Bytes: g.Bytes, GC: g.GC,
 		PauseMs: float64(g.Pause.Microseconds()) / 1000, Roots: map[string]int{}, Missing: g.Missing}
 	for _, r := range g.Roots {
@@ -140,6 +141,25 @@ func snapshotMissing(m heapgraph.Missing) string {
 		p = append(p, fmt.Sprintf("%d roots name objects never described", m.Roots))
 	}
 	return "the heap snapshot is incomplete: " + strings.Join(p, ", ") + " (retained sizes and paths are of the objects described)"
+}
+
+// SnapshotUnnamed is the partial line of a snapshot whose types were not
+// all named ("" when they were).
+func SnapshotUnnamed(g *heapgraph.Graph) string {
+	types, objects := g.UnnamedTypes()
+	if types == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d types (%d objects) are unnamed (Type(0x...)): the runtime names each type once and forgets which it named only when no session has its Type keyword on; another session open on the process (one with that keyword on) kept it from forgetting", types, objects)
+}
+
+// snapshotUnnamed marks in partial when g has unnamed types.
+func snapshotUnnamed(in Input, g *heapgraph.Graph) Input {
+	if l := SnapshotUnnamed(g); l != "" {
+		in.Complete = false
+		in.Partial = append(in.Partial, l)
+	}
+	return in
 }
 
 // WriteSnapshotJSON writes d as one indented JSON document.
@@ -260,6 +280,7 @@ func WriteSnapshotPprof(w io.Writer, in Input, g *heapgraph.Graph) error {
 		in.Complete = false
 		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
 	}
+	in = snapshotUnnamed(in, g)
 	if l := in.PartialLine(); l != "" {
 		p.Comments = append(p.Comments, l)
 	}
@@ -361,6 +382,9 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 		}
 		if !s.g.Complete() {
 			in.Partial = append(in.Partial, s.in.Source+": "+snapshotMissing(s.g.Missing))
+		}
+		if l := SnapshotUnnamed(s.g); l != "" {
+			in.Partial = append(in.Partial, s.in.Source+": "+l)
 		}
 	}
 	in.Complete = len(in.Partial) == 0

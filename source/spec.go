@@ -65,6 +65,11 @@ type Spec struct {
 	// For daemons watching many processes (clrspy serve: 500 ms); 0 reads
 	// as data comes.
 	ReadEvery time.Duration
+	// ResetTypeLog: before an attach session, make the runtime forget
+	// which types it has named (ipc.Client.ResetTypeLog), so a session
+	// with the Type keyword names every type even when another session
+	// is open on the process (heap snapshots).
+	ResetTypeLog bool
 	// NoStackwalk asks for events without stacks (cheaper for the target;
 	// needs CollectTracing3, .NET 6+).
 	NoStackwalk bool

@@ -179,6 +179,9 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 
 func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
 	spec.Keep = heapgraph.Wants
+	// Another session open on the process would otherwise leave the
+	// types it saw unnamed (ipc.Client.ResetTypeLog).
+	spec.ResetTypeLog = true
 	live := spec.File == ""
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout
@@ -227,6 +230,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	err = writeSnapshot(cmd, st, in, g, o)
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
+	}
+	if l := report.SnapshotUnnamed(g); l != "" {
+		in.Partial = append(in.Partial, l)
 	}
 	return finish(st, in, err)
 }
