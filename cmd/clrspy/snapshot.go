@@ -50,9 +50,16 @@ session ends as soon as that GC ends. The GC's pause, walk included, is the
 snapshot's cost to the target; the report gives it.
 
 Per type: objects, own bytes and retained bytes: the bytes of the objects only
-objects of the type keep alive, from the dominator tree over a virtual root
-joined to every GC root (an object kept by two objects of the type, neither
-dominating it, is counted with their common dominator instead).
+objects of the type keep alive, each counted once (what the roots no longer
+reach once every object of the type is gone: one walk of the heap per type).
+It is exact for the top 30 types by the dominator tree's lower bound and by own
+bytes, for --why's types, and for more while 2 s last; the others show that
+lower bound (the union of the dominator subtrees of the type's objects, over a
+virtual root joined to every GC root), marked ">=" (retained_exact false).
+Before a live snapshot clrspy opens and closes a short session without the
+Type keyword, so the runtime names every type even when another session
+(clrspy serve or top, dotnet-counters) is open on the process; when one with
+the Type keyword on keeps types unnamed, the report says so (partial).
 --why TYPE (or 0xADDRESS): the shortest paths from roots to those objects,
 grouped by the sequence of types along the path, each with its root (a static
 field by name, a GC handle, a stack frame's method, the finalizer queue) and
