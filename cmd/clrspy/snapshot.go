@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
@@ -230,6 +231,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// The stream is done: its buffers go before the graph's arrays come
 	// (finish closes it again, a no-op).
 	st.Close()
+	b.NameStatics(clrmeta.Reader(st.Pid))
 	g, err := b.Graph()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
@@ -315,6 +317,7 @@ func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph,
 	if err != nil {
 		return in, nil, err
 	}
+	b.NameStatics(clrmeta.Reader(0))
 	g, err := b.Graph()
 	if err != nil {
 		return in, nil, fmt.Errorf("%s: %w", path, err)

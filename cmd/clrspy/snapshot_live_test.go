@@ -101,8 +101,11 @@ func TestSnapshotLive(t *testing.T) {
 	}
 	var leaf report.SnapshotDocument
 	json.Unmarshal(stdout, &leaf)
-	if len(leaf.Paths) != 1 || leaf.Paths[0].RootKind != "static" || leaf.Paths[0].Root != "Holder" || leaf.Paths[0].Count != 3000 {
-		t.Errorf("GraphLeaf's paths %+v, want 3000 objects from the static Holder", leaf.Paths)
+	// The static root by class and field: the event names the field and
+	// its object's type (GraphHolder); the class comes from the module's
+	// metadata.
+	if len(leaf.Paths) != 1 || leaf.Paths[0].RootKind != "static" || leaf.Paths[0].Root != "Workload.Graph.Holder" || leaf.Paths[0].Count != 3000 {
+		t.Errorf("GraphLeaf's paths %+v, want 3000 objects from the static Workload.Graph.Holder", leaf.Paths)
 	}
 	stdout, _, _ = runCaptured(t, "snapshot", "--json", "--why", "Workload.GraphHandleOnly", first)
 	var handle report.SnapshotDocument
@@ -206,7 +209,7 @@ func TestSnapshotBesideSession(t *testing.T) {
 	}()
 	pid := strconv.Itoa(p.Pid)
 	for i := range 2 {
-		stdout, stderr, err := runCaptured(t, "snapshot", "--pid", pid, "--json", "--top", "0")
+		stdout, stderr, err := runCaptured(t, "snapshot", "--pid", pid, "--json", "--top", "0", "--why", "Workload.GraphLeaf")
 		if err != nil {
 			t.Fatalf("snapshot %d: %v\n%s", i+1, err, stderr)
 		}
@@ -225,6 +228,10 @@ func TestSnapshotBesideSession(t *testing.T) {
 		if unnamed > 0 || !d.Complete || counts["Workload.GraphItem"] != 1000 || counts["Workload.GraphLeaf"] != 1000 {
 			t.Errorf("snapshot %d beside another session: %d of %d types unnamed, complete %v (%v), %d GraphItem and %d GraphLeaf (the workload made 1000 each)",
 				i+1, unnamed, len(d.Types), d.Complete, d.Partial, counts["Workload.GraphItem"], counts["Workload.GraphLeaf"])
+		}
+		// The live form names the static root by class and field too.
+		if len(d.Paths) != 1 || d.Paths[0].Root != "Workload.Graph.Holder" || d.Paths[0].Count != 1000 {
+			t.Errorf("snapshot %d: GraphLeaf's paths %+v, want 1000 objects from the static Workload.Graph.Holder", i+1, d.Paths)
 		}
 	}
 }
