@@ -63,8 +63,11 @@ Type keyword, so the runtime names every type even when another session
 the Type keyword on keeps types unnamed, the report says so (partial).
 --why TYPE (or 0xADDRESS): the shortest paths from roots to those objects,
 grouped by the sequence of types along the path, each with its root (a static
-field by name, a GC handle, a stack frame's method, the finalizer queue) and
-the objects' count and bytes. --tree N: the dominator tree N levels deep.
+field as Class.Field, a GC handle, a stack frame's method, the finalizer queue)
+and the objects' count and bytes. The runtime gives a static root's field and
+its object's type, not its class: the class comes from the metadata of the
+target's module files (read from disk; a field several classes declare with
+the same type, or a module not found, keeps the field's name alone). --tree N: the dominator tree N levels deep.
 --diff OLD NEW: per type count, bytes and retained deltas between two
 snapshots of one process, the dominators whose retained bytes grew most
 (matched by their path from a root: addresses change) and leak suspects
