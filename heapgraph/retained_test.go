@@ -1,6 +1,7 @@
 package heapgraph
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -100,10 +101,64 @@ func TestRetainedExact(t *testing.T) {
 func BenchmarkRetainedExact(b *testing.B) {
 	g := load(b, "heap-graph.nettrace.gz")
 	g.Analyze()
+	d := g.domIndex()
 	var s retainedScratch
 	start := time.Now()
 	for b.Loop() {
-		g.retainedWithout(0, &s)
+		g.retainedWithout(^uint32(0), g.Root(), &d, &s) // a whole walk
 	}
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(g.N)*1e6/1e6, "ms/Mobjects")
+}
+
+// TestRetainedExactRandom checks the exact figures (walks confined to the
+// common dominator's subtree, on several goroutines) against the
+// definition on random graphs: the bytes no longer reachable from the
+// roots once the type's objects are gone.
+func TestRetainedExactRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"A", "B", "C", "D", "E", "F"}
+	for round := range 300 {
+		n := 2 + rng.IntN(60)
+		nodes := make([][2]uint64, n)
+		for i := range nodes {
+			nodes[i] = [2]uint64{uint64(rng.IntN(len(names))), uint64(1 + rng.IntN(100))}
+		}
+		refs := map[uint32][]uint32{}
+		for range rng.IntN(3 * n) {
+			a, b := uint32(rng.IntN(n)), uint32(rng.IntN(n))
+			refs[a] = append(refs[a], b)
+		}
+		var roots []uint32
+		for range 1 + rng.IntN(4) {
+			roots = append(roots, uint32(rng.IntN(n)))
+		}
+		g := craft(names, nodes, refs, roots)
+		for _, ts := range g.Types() {
+			want := bruteRetained(g, ts.Type)
+			if !ts.RetainedExact || ts.Retained != want {
+				t.Fatalf("round %d: %s retains %d (exact %v), want %d", round, ts.Type, ts.Retained, ts.RetainedExact, want)
+			}
+		}
+	}
+}
+
+// bruteRetained is the definition: the bytes the virtual root does not
+// reach once every object of the type named is removed.
+func bruteRetained(g *Graph, name string) uint64 {
+	seen := make([]bool, g.N+1)
+	stack := []uint32{g.Root()}
+	seen[g.Root()] = true
+	var reached uint64
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range g.Refs(v) {
+			if !seen[w] && g.TypeNames[g.Type[w]] != name {
+				seen[w] = true
+				reached += g.Size[w]
+				stack = append(stack, w)
+			}
+		}
+	}
+	return g.Bytes - reached
 }
