@@ -36,8 +36,8 @@ type TypeOptions struct {
 }
 
 // DefaultExactBudget is the time Types spends making retained bytes exact
-// beyond the types a report shows (measured: about 8 ms per type per
-// million objects, see docs/PERFORMANCE.md).
+// beyond the types a report shows (measured: about 10 ms per type per
+// million objects and references, see docs/PERFORMANCE.md).
 const DefaultExactBudget = 2 * time.Second
 
 const defaultTop = 30
