@@ -23,6 +23,11 @@ type StaticField struct {
 	// Reference: the field holds a reference or a struct (the statics
 	// the runtime reports as roots), not a primitive or a pointer.
 	Reference bool
+	// Module is the file's path as given; Order the field's rank in
+	// the module (classes in metadata order, then their fields): the
+	// order the runtime walks statics in.
+	Module string
+	Order  int
 }
 
 // maxMetadata bounds the metadata read from one file (CoreLib's is about
@@ -51,6 +56,9 @@ func StaticFields(path string, want map[string]bool) ([]StaticField, error) {
 	out, err := md.statics(want)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range out {
+		out[i].Module = path
 	}
 	return out, nil
 }
@@ -565,6 +573,7 @@ func (t *tables) statics(want map[string]bool) ([]StaticField, error) {
 		}
 		class := ""
 		for fr := first; fr < last; fr++ {
+			order := int(fr)
 			flags := t.col(tField, fr, 0)
 			if flags&0x10 == 0 || flags&0x40 != 0 { // not static, or a literal
 				continue
@@ -577,7 +586,7 @@ func (t *tables) statics(want map[string]bool) ([]StaticField, error) {
 				class = t.typeDefName(r, enclosing)
 			}
 			ft, ref := t.sigType(t.blobAt(t.col(tField, fr, 2)), enclosing)
-			out = append(out, StaticField{Class: class, Field: name, FieldType: ft, Reference: ref})
+			out = append(out, StaticField{Class: class, Field: name, FieldType: ft, Reference: ref, Order: order})
 		}
 	}
 	return out, nil

@@ -255,7 +255,8 @@ func (b *Builder) Graph() (*Graph, error) {
 
 	// Roots: statics first (named by class and field), then the others
 	// in kind order, so a path prefers the most telling root.
-	for _, s := range b.statics {
+	staticNames := b.staticNames()
+	for i, s := range b.statics {
 		// The event's TypeID is the object's type (measured: the
 		// workload's static Holder of type GraphHolder declared in
 		// Graph comes with GraphHolder's id): the declaring class
@@ -264,7 +265,7 @@ func (b *Builder) Graph() (*Graph, error) {
 		if s.thread {
 			k = RootThreadStatic
 		}
-		b.roots = append(b.roots, rawRoot{obj: s.obj, kind: k, name: b.intern(b.staticName(s))})
+		b.roots = append(b.roots, rawRoot{obj: s.obj, kind: k, name: b.intern(staticNames[i])})
 	}
 	for i := range b.roots {
 		r := &b.roots[i]

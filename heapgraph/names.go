@@ -73,46 +73,104 @@ func (b *Builder) NameStatics(read func(path string, fields map[string]bool) ([]
 	}
 }
 
-// staticName is a static root's name: Class.Field when the modules'
-// metadata (NameStatics) says which class declares it, else the field.
-func (b *Builder) staticName(s staticRoot) string {
-	cands := b.staticFields[s.field]
-	if len(cands) == 0 {
-		return s.field
-	}
-	if c, ok := oneClass(cands); ok {
-		return c + "." + s.field
-	}
-	// Several classes declare a static of that name: the one declaring it
-	// with the object's type.
-	obj := ""
-	if i, ok := b.typeOf[s.typeID]; ok {
-		obj = b.typeNames[i]
-	}
-	if obj == "" {
-		obj = b.known[s.typeID]
-	}
-	var match []clrmeta.StaticField
-	for _, f := range cands {
-		if obj != "" && f.FieldType == obj {
-			match = append(match, f)
+// staticNames names the static roots in b.statics' order: Class.Field
+// when the modules' metadata (NameStatics) says which class declares the
+// field, else the field alone. A field one class declares is that class's;
+// of several, the one declared with the object's type; still several, the
+// one the runtime's order puts there: it logs statics module by module,
+// class by class in metadata order, field by field (BulkStaticsLogger),
+// so a static between two others resolved in one module lies between
+// them in that module's order. (Compiler-made names such as a closure
+// class's <>9 are declared by many classes with the same type: the order
+// names them.)
+func (b *Builder) staticNames() []string {
+	names := make([]string, len(b.statics))
+	pick := make([]int, len(b.statics)) // index into the field's candidates, -1 none
+	for i, s := range b.statics {
+		pick[i] = -1
+		cands := b.staticFields[s.field]
+		if len(cands) == 0 {
+			continue
+		}
+		if oneClass(cands) {
+			pick[i] = 0
+			continue
+		}
+		obj := ""
+		if t, ok := b.typeOf[s.typeID]; ok {
+			obj = b.typeNames[t]
+		}
+		if obj == "" {
+			obj = b.known[s.typeID]
+		}
+		match := -1
+		for j, f := range cands {
+			if obj != "" && f.FieldType == obj {
+				if match >= 0 && cands[match].Class != f.Class {
+					match = -2 // several classes
+					break
+				}
+				if match == -1 {
+					match = j
+				}
+			}
+		}
+		if match >= 0 {
+			pick[i] = match
 		}
 	}
-	if c, ok := oneClass(match); ok {
-		return c + "." + s.field
+	// By order: between the resolved statics before and after it, in
+	// one module.
+	var prev *clrmeta.StaticField
+	for i, s := range b.statics {
+		if pick[i] >= 0 {
+			prev = &b.staticFields[s.field][pick[i]]
+			continue
+		}
+		cands := b.staticFields[s.field]
+		if prev == nil || len(cands) == 0 {
+			continue
+		}
+		var next *clrmeta.StaticField
+		for k := i + 1; k < len(b.statics); k++ {
+			if pick[k] >= 0 {
+				next = &b.staticFields[b.statics[k].field][pick[k]]
+				break
+			}
+		}
+		if next == nil || next.Module != prev.Module {
+			continue
+		}
+		found := -1
+		for j, f := range cands {
+			if f.Module == prev.Module && f.Order > prev.Order && f.Order < next.Order {
+				if found >= 0 {
+					found = -2
+					break
+				}
+				found = j
+			}
+		}
+		if found >= 0 {
+			pick[i] = found
+			prev = &cands[found]
+		}
 	}
-	return s.field
+	for i, s := range b.statics {
+		names[i] = s.field
+		if pick[i] >= 0 {
+			names[i] = b.staticFields[s.field][pick[i]].Class + "." + s.field
+		}
+	}
+	return names
 }
 
-// oneClass returns the class when every field of fs has the same one.
-func oneClass(fs []clrmeta.StaticField) (string, bool) {
-	if len(fs) == 0 {
-		return "", false
-	}
+// oneClass reports whether every field of fs has the same class.
+func oneClass(fs []clrmeta.StaticField) bool {
 	for _, f := range fs[1:] {
 		if f.Class != fs[0].Class {
-			return "", false
+			return false
 		}
 	}
-	return fs[0].Class, true
+	return true
 }
