@@ -87,8 +87,13 @@ func TestSnapshotLive(t *testing.T) {
 			t.Errorf("%s: %d objects in the snapshot, the workload made %d", name, got, want)
 		}
 	}
-	if got := types["Workload.GraphHolder"].RetainedBytes; got != uint64(holderBytes) {
-		t.Errorf("GraphHolder retains %d bytes; the workload allocated %d building it", got, holderBytes)
+	if got := types["Workload.GraphHolder"].RetainedBytes; got != uint64(holderBytes) || !types["Workload.GraphHolder"].RetainedExact {
+		t.Errorf("GraphHolder retains %d bytes (exact %v); the workload allocated %d building it", got, types["Workload.GraphHolder"].RetainedExact, holderBytes)
+	}
+	// Items as a set keep themselves and their leaves (exact: a walk
+	// without them), the leaves only themselves.
+	if it, lf := types["Workload.GraphItem"], types["Workload.GraphLeaf"]; !it.RetainedExact || it.RetainedBytes != it.Bytes+lf.Bytes || lf.RetainedBytes != lf.Bytes {
+		t.Errorf("GraphItem retains %d (exact %v), GraphLeaf %d: want %d and %d", it.RetainedBytes, it.RetainedExact, lf.RetainedBytes, it.Bytes+lf.Bytes, lf.Bytes)
 	}
 	if len(d.Paths) != 1 || d.Paths[0].RootKind != "stack" || !strings.Contains(d.Paths[0].Root, "Workload.Graph.Park") {
 		t.Errorf("GraphStackOnly's paths %+v, want one, from the stack of Workload.Graph.Park", d.Paths)
@@ -144,7 +149,7 @@ func TestSnapshotLive(t *testing.T) {
 		}
 		bytes += deltas[name].BytesDelta
 	}
-	if bytes != addedBytes || deltas["Workload.GraphHolder"].RetainedDelta != addedBytes {
+	if bytes != addedBytes || deltas["Workload.GraphHolder"].RetainedDelta != addedBytes || !deltas["Workload.GraphHolder"].RetainedExact {
 		t.Errorf("the workload's types grew by %d bytes and the holder's retained bytes by %d; it allocated %d",
 			bytes, deltas["Workload.GraphHolder"].RetainedDelta, addedBytes)
 	}
