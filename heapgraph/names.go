@@ -1,6 +1,7 @@
 package heapgraph
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clrspy/clrspy/clrmeta"
@@ -173,4 +174,60 @@ func oneClass(fs []clrmeta.StaticField) bool {
 		}
 	}
 	return true
+}
+
+// NameStatics renames the static roots of a graph read from a .gcdump
+// file. dotnet-gcdump and PerfView name a static root "[static var
+// T.Field]" with T the TypeID the event gives, taking it for the class;
+// it is the object's type (the workload's Graph.Holder comes as
+// "Workload.GraphHolder.Holder"). A root so named whose field a module of
+// the file's types declares (read, as in Builder.NameStatics) in one
+// class, or in one class with type T, is renamed Class.Field; others keep
+// their name.
+func (g *Graph) NameStatics(read func(path string, fields map[string]bool) ([]clrmeta.StaticField, error)) {
+	type ref struct {
+		root       int
+		field, obj string
+	}
+	var refs []ref
+	want := map[string]bool{}
+	for i, r := range g.Roots {
+		if r.Kind != RootStatic && r.Kind != RootThreadStatic {
+			continue
+		}
+		obj := g.TypeName(r.Object)
+		if f, ok := strings.CutPrefix(r.Name, obj+"."); ok && f != "" {
+			refs = append(refs, ref{i, f, obj})
+			want[f] = true
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	cands := map[string][]clrmeta.StaticField{}
+	seen := map[string]bool{}
+	for _, p := range g.TypeModules {
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		fs, err := read(p, want)
+		if err != nil {
+			continue
+		}
+		for _, f := range fs {
+			if f.Reference {
+				cands[f.Field] = append(cands[f.Field], f)
+			}
+		}
+	}
+	for _, r := range refs {
+		cs := cands[r.field]
+		if len(cs) > 1 && !oneClass(cs) {
+			cs = slices.DeleteFunc(slices.Clone(cs), func(f clrmeta.StaticField) bool { return f.FieldType != r.obj })
+		}
+		if len(cs) > 0 && oneClass(cs) {
+			g.Roots[r.root].Name = cs[0].Class + "." + r.field
+		}
+	}
 }

@@ -161,6 +161,9 @@ func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
 	if err != nil {
 		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// dotnet-gcdump's static roots are named by their object's type:
+	// the class from the modules the file names, when they are here.
+	g.NameStatics(clrmeta.Reader(0))
 	return report.Input{Source: path, Complete: true}, g, nil
 }
 
