@@ -212,7 +212,7 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	}
 	tw.Flush()
 	if bounds > 0 {
-		fmt.Fprintf(b, "%d types' retained bytes (>=) are the dominator tree's lower bound: exact figures (a walk of the heap without the type) are computed for the top types by that bound and by own bytes, and for more while %v lasts\n",
+		fmt.Fprintf(b, ">=: the dominator tree's lower bound of retained bytes (%d of the types listed); exact figures (a walk of the heap without the type) are computed for the top types by that bound and by own bytes, and for more while %v lasts\n",
 			bounds, heapgraph.DefaultExactBudget)
 	}
 	if d.Paths != nil {

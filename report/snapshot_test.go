@@ -122,7 +122,7 @@ func TestSnapshotRetainedBound(t *testing.T) {
 	}
 	text := buf.String()
 	if !strings.Contains(text, ">=100 B  100 B      2  App.Bound") || strings.Contains(text, ">=200 B") ||
-		!strings.Contains(text, "1 types' retained bytes (>=) are the dominator tree's lower bound") {
+		!strings.Contains(text, ">=: the dominator tree's lower bound of retained bytes (1 of the types listed)") {
 		t.Errorf("text report:\n%s", text)
 	}
 }
