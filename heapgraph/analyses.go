@@ -14,11 +14,14 @@ type TypeStat struct {
 	Count uint64
 	Bytes uint64 // own sizes
 	// Retained is the bytes of the objects only objects of this type
-	// keep alive (each object counted once): the union of the dominator
-	// subtrees of the type's objects. An object two objects of the type
-	// both keep, neither dominating it, is not in it (the dominator tree
-	// gives it to their common dominator).
-	Retained uint64
+	// keep alive, each counted once (the type's own objects included):
+	// what the roots no longer reach once every object of the type is
+	// gone, when RetainedExact. Otherwise it is the lower bound the
+	// dominator tree gives: the union of the dominator subtrees of the
+	// type's objects, which leaves out an object two objects of the type
+	// share with neither dominating it (see retained.go).
+	Retained      uint64
+	RetainedExact bool
 }
 
 // domChildren is the dominator tree as CSR (children of each node).
@@ -49,8 +52,26 @@ func (g *Graph) domChildren() (off, kids []uint32) {
 }
 
 // Types returns every type's count, own bytes and retained bytes, by
-// retained bytes (then own bytes, then name).
-func (g *Graph) Types() []TypeStat {
+// retained bytes (then own bytes, then name), with the default options:
+// exact retained bytes for the top 30 types by the dominator tree's lower
+// bound and by own bytes, and for the others while DefaultExactBudget
+// lasts.
+func (g *Graph) Types() []TypeStat { return g.TypesWith(TypeOptions{}) }
+
+// TypesWith is Types with the types whose retained bytes are made exact
+// chosen by o.
+func (g *Graph) TypesWith(o TypeOptions) []TypeStat {
+	ts := g.typesBound()
+	if o.Top >= 0 || len(o.Also) > 0 || o.Budget >= 0 {
+		g.exactRetained(ts, o)
+		sortTypes(ts)
+	}
+	return ts
+}
+
+// typesBound returns every type with the dominator tree's lower bound of
+// its retained bytes, sorted by it.
+func (g *Graph) typesBound() []TypeStat {
 	g.Analyze()
 	ts := make([]TypeStat, len(g.TypeNames))
 	for i := range ts {
@@ -87,6 +108,12 @@ func (g *Graph) Types() []TypeStat {
 		stack = append(stack, frame{w, off[w]})
 	}
 	ts = slices.DeleteFunc(ts, func(t TypeStat) bool { return t.Count == 0 })
+	sortTypes(ts)
+	return ts
+}
+
+// sortTypes orders types by retained bytes, then own bytes, then name.
+func sortTypes(ts []TypeStat) {
 	slices.SortFunc(ts, func(a, b TypeStat) int {
 		switch {
 		case a.Retained != b.Retained:
@@ -96,7 +123,6 @@ func (g *Graph) Types() []TypeStat {
 		}
 		return strings.Compare(a.Type, b.Type)
 	})
-	return ts
 }
 
 func cmpDesc(a, b uint64) int {
@@ -181,6 +207,20 @@ func (g *Graph) Matcher(spec string) (func(v uint32) bool, error) {
 		return nil, fmt.Errorf("--why %s: no type of that name in the snapshot", spec)
 	}
 	return func(v uint32) bool { return want[g.Type[v]] }, nil
+}
+
+// TypesOf names the types of the objects match selects (for
+// TypeOptions.Also: --why's types get exact retained bytes).
+func (g *Graph) TypesOf(match func(v uint32) bool) []string {
+	seen := make([]bool, len(g.TypeNames))
+	var out []string
+	for v := uint32(0); v < uint32(g.N); v++ {
+		if t := g.Type[v]; !seen[t] && match(v) {
+			seen[t] = true
+			out = append(out, g.TypeNames[t])
+		}
+	}
+	return out
 }
 
 // Why groups the objects match selects by their shortest path from a

@@ -3,6 +3,7 @@ package heapgraph
 import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -57,6 +58,10 @@ type Builder struct {
 	nextNode, nextEdge, nextRoot uint32
 	lostNode, lostEdge, lostRoot uint32
 	edgesAnnounced               uint64
+
+	// staticFields: the static fields the modules declare, by name
+	// (NameStatics).
+	staticFields map[string][]clrmeta.StaticField
 
 	nodeBuf []clrevents.HeapNode
 	edgeBuf []clrevents.HeapEdge

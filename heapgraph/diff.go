@@ -13,6 +13,9 @@ type TypeDelta struct {
 	CountDelta    int64
 	BytesDelta    int64
 	RetainedDelta int64
+	// RetainedExact: both sides' retained bytes are exact (else the
+	// delta is of the dominator tree's lower bounds on one side or both).
+	RetainedExact bool
 }
 
 // Growth is a dominator whose retained bytes changed, matched across the
@@ -48,19 +51,40 @@ type Diff struct {
 // Compare diffs two snapshots of the same process.
 func Compare(old, cur *Graph) Diff {
 	var d Diff
+	// Retained deltas of exact figures on both sides: the types exact
+	// after are made exact before, and the other way round.
+	curTypes := cur.Types()
+	var also []string
+	for _, t := range curTypes {
+		if t.RetainedExact {
+			also = append(also, t.Type)
+		}
+	}
+	oldTypes := old.TypesWith(TypeOptions{Also: also})
+	also = also[:0]
+	for _, t := range oldTypes {
+		if t.RetainedExact {
+			also = append(also, t.Type)
+		}
+	}
+	cur.exactRetained(curTypes, TypeOptions{Top: -1, Budget: -1, Also: also})
 	before := map[string]TypeStat{}
-	for _, t := range old.Types() {
+	for _, t := range oldTypes {
 		before[t.Type] = t
 	}
 	seen := map[string]bool{}
-	for _, a := range cur.Types() {
-		b := before[a.Type]
+	for _, a := range curTypes {
+		b, ok := before[a.Type]
+		if !ok {
+			// A type new in cur: nothing retained before, exactly.
+			b.RetainedExact = true
+		}
 		seen[a.Type] = true
 		d.Types = append(d.Types, delta(a.Type, b, a))
 	}
-	for _, b := range old.Types() {
+	for _, b := range oldTypes {
 		if !seen[b.Type] {
-			d.Types = append(d.Types, delta(b.Type, b, TypeStat{}))
+			d.Types = append(d.Types, delta(b.Type, b, TypeStat{RetainedExact: true}))
 		}
 	}
 	d.Types = slices.DeleteFunc(d.Types, func(t TypeDelta) bool {
@@ -149,7 +173,7 @@ const (
 func delta(name string, b, a TypeStat) TypeDelta {
 	return TypeDelta{Type: name, CountBefore: b.Count, CountAfter: a.Count,
 		CountDelta: int64(a.Count) - int64(b.Count), BytesDelta: int64(a.Bytes) - int64(b.Bytes),
-		RetainedDelta: int64(a.Retained) - int64(b.Retained)}
+		RetainedDelta: int64(a.Retained) - int64(b.Retained), RetainedExact: a.RetainedExact && b.RetainedExact}
 }
 
 func abs(v int64) uint64 {

@@ -30,6 +30,14 @@
 // (Missing.FileCut, CutNodes); references to objects it never describes
 // (PerfView's UNDEFINED nodes) are counted like lost events' are.
 //
+// A type's retained bytes are exact where computed (the bytes the roots no
+// longer reach without the type's objects, one walk per type: Types does
+// the top types and more within a time budget) and otherwise the dominator
+// tree's lower bound, marked (TypeStat.RetainedExact). Static roots are
+// named Class.Field when the caller gives the modules' static fields
+// (Builder.NameStatics, from package clrmeta: the events name only the
+// field).
+//
 // The builder is an analysis.Analyzer (events from package source); the
 // analyses are pure functions of a Graph; the .gcdump functions take an
 // io.Reader or io.Writer.

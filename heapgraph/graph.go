@@ -40,7 +40,7 @@ func (k RootKind) String() string {
 type Root struct {
 	Object uint32 // node id
 	Kind   RootKind
-	Name   string // static: the field's name; stack: the frame's method; else ""
+	Name   string // static: Class.Field (the field alone when no module says); stack: the frame's method; else ""
 }
 
 // Label names the root for people: "static Field", "stack of
@@ -260,16 +260,17 @@ func (b *Builder) Graph() (*Graph, error) {
 
 	// Roots: statics first (named by class and field), then the others
 	// in kind order, so a path prefers the most telling root.
-	for _, s := range b.statics {
-		// The event's TypeID is the field's type (measured: the
+	staticNames := b.staticNames()
+	for i, s := range b.statics {
+		// The event's TypeID is the object's type (measured: the
 		// workload's static Holder of type GraphHolder declared in
-		// Graph comes with GraphHolder's id), so the declaring class
-		// is unknown: the field is named by its name alone.
+		// Graph comes with GraphHolder's id): the declaring class
+		// comes from the modules' metadata (NameStatics), if given.
 		k := RootStatic
 		if s.thread {
 			k = RootThreadStatic
 		}
-		b.roots = append(b.roots, rawRoot{obj: s.obj, kind: k, name: b.intern(s.field)})
+		b.roots = append(b.roots, rawRoot{obj: s.obj, kind: k, name: b.intern(staticNames[i])})
 	}
 	for i := range b.roots {
 		r := &b.roots[i]

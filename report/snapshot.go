@@ -36,6 +36,11 @@ type SnapshotTypeJSON struct {
 	Count         uint64 `json:"count"`
 	Bytes         uint64 `json:"bytes"`
 	RetainedBytes uint64 `json:"retained_bytes"`
+	// RetainedExact: retained_bytes is exact (what the roots no longer
+	// reach without the type's objects); false: it is the dominator
+	// tree's lower bound (a type past the top ones when the exact walks
+	// ran out of their time budget).
+	RetainedExact bool `json:"retained_exact"`
 }
 
 // SnapshotPathJSON is one --why group: objects reached by the same
@@ -74,18 +79,23 @@ func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *Snaps
 		in.Complete = false
 		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
 	}
+	in = snapshotUnnamed(in, g)
 	d := &SnapshotDocument{Input: in, Objects: uint64(g.N), Bytes: g.Bytes, GC: g.GC,
 		PauseMs: float64(g.Pause.Microseconds()) / 1000, Roots: map[string]int{}, Missing: g.Missing}
 	for _, r := range g.Roots {
 		d.Roots[r.Kind.String()]++
 	}
-	ts := g.Types()
+	to := heapgraph.TypeOptions{Top: o.Top}
+	if o.WhyMatcher != nil {
+		to.Also = g.TypesOf(o.WhyMatcher)
+	}
+	ts := g.TypesWith(to)
 	if o.Top > 0 && len(ts) > o.Top {
 		ts = ts[:o.Top]
 	}
 	d.Types = make([]SnapshotTypeJSON, len(ts))
 	for i, t := range ts {
-		d.Types[i] = SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained}
+		d.Types[i] = SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained, RetainedExact: t.RetainedExact}
 	}
 	if o.WhyMatcher != nil {
 		d.Why = o.Why
@@ -138,6 +148,25 @@ func snapshotMissing(m heapgraph.Missing) string {
 	return "the heap snapshot is incomplete: " + strings.Join(p, ", ") + " (retained sizes and paths are of the objects described)"
 }
 
+// SnapshotUnnamed is the partial line of a snapshot whose types were not
+// all named ("" when they were).
+func SnapshotUnnamed(g *heapgraph.Graph) string {
+	types, objects := g.UnnamedTypes()
+	if types == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d types (%d objects) are unnamed (Type(0x...)): the runtime names each type once and forgets which it named only when no session has its Type keyword on; another session open on the process (one with that keyword on) kept it from forgetting", types, objects)
+}
+
+// snapshotUnnamed marks in partial when g has unnamed types.
+func snapshotUnnamed(in Input, g *heapgraph.Graph) Input {
+	if l := SnapshotUnnamed(g); l != "" {
+		in.Complete = false
+		in.Partial = append(in.Partial, l)
+	}
+	return in
+}
+
 // WriteSnapshotJSON writes d as one indented JSON document.
 func WriteSnapshotJSON(w io.Writer, d any) error {
 	e := json.NewEncoder(w)
@@ -177,10 +206,20 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	fmt.Fprintln(b)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED\tBYTES\tCOUNT\t  TYPE")
+	bounds := 0
 	for _, t := range d.Types {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", sizeText(t.RetainedBytes), sizeText(t.Bytes), t.Count, t.Type)
+		r := sizeText(t.RetainedBytes)
+		if !t.RetainedExact {
+			r = ">=" + r
+			bounds++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, t.Type)
 	}
 	tw.Flush()
+	if bounds > 0 {
+		fmt.Fprintf(b, ">=: the dominator tree's lower bound of retained bytes (%d of the types listed); exact figures (a walk of the heap without the type) are computed for the top types by that bound and by own bytes, and for more while %v lasts\n",
+			bounds, heapgraph.DefaultExactBudget)
+	}
 	if d.Paths != nil {
 		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
 		for _, p := range d.Paths {
@@ -246,6 +285,7 @@ func WriteSnapshotPprof(w io.Writer, in Input, g *heapgraph.Graph) error {
 		in.Complete = false
 		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
 	}
+	in = snapshotUnnamed(in, g)
 	if l := in.PartialLine(); l != "" {
 		p.Comments = append(p.Comments, l)
 	}
@@ -303,6 +343,9 @@ type SnapshotTypeDeltaJSON struct {
 	CountDelta    int64  `json:"count_delta"`
 	BytesDelta    int64  `json:"bytes_delta"`
 	RetainedDelta int64  `json:"retained_delta"`
+	// RetainedExact: the delta is of exact retained bytes on both sides
+	// (false: of the dominator tree's lower bound on one side or both).
+	RetainedExact bool `json:"retained_exact"`
 }
 
 // SnapshotGrowthJSON is a dominator path whose retained bytes grew.
@@ -345,6 +388,9 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 		if !s.g.Complete() {
 			in.Partial = append(in.Partial, s.in.Source+": "+snapshotMissing(s.g.Missing))
 		}
+		if l := SnapshotUnnamed(s.g); l != "" {
+			in.Partial = append(in.Partial, s.in.Source+": "+l)
+		}
 	}
 	in.Complete = len(in.Partial) == 0
 	doc := &SnapshotDiffDocument{Input: in,
@@ -357,7 +403,7 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	}
 	for _, t := range ts {
 		doc.Types = append(doc.Types, SnapshotTypeDeltaJSON{Type: t.Type, CountBefore: t.CountBefore, CountAfter: t.CountAfter,
-			CountDelta: t.CountDelta, BytesDelta: t.BytesDelta, RetainedDelta: t.RetainedDelta})
+			CountDelta: t.CountDelta, BytesDelta: t.BytesDelta, RetainedDelta: t.RetainedDelta, RetainedExact: t.RetainedExact})
 	}
 	for _, g := range d.Growth {
 		doc.Growth = append(doc.Growth, SnapshotGrowthJSON{RootKind: g.RootKind.String(), Root: g.Root, Path: g.Path, Count: g.Count,
@@ -381,9 +427,19 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED Δ\tBYTES Δ\tCOUNT Δ\tBEFORE\tAFTER\t  TYPE")
 	for _, t := range d.Types {
-		fmt.Fprintf(tw, "%+d\t%+d\t%+d\t%d\t%d\t  %s\n", t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+		mark := ""
+		if !t.RetainedExact {
+			mark = "~"
+		}
+		fmt.Fprintf(tw, "%s%+d\t%+d\t%+d\t%d\t%d\t  %s\n", mark, t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
 	}
 	tw.Flush()
+	for _, t := range d.Types {
+		if !t.RetainedExact {
+			fmt.Fprintln(b, "~: a retained delta of the dominator tree's lower bounds (types past those whose exact retained bytes fit in the time budget)")
+			break
+		}
+	}
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {

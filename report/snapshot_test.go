@@ -100,3 +100,29 @@ func TestSnapshotDocuments(t *testing.T) {
 		t.Errorf("text report:\n%s", buf.String())
 	}
 }
+
+// TestSnapshotRetainedBound: a type whose retained bytes are the
+// dominator tree's lower bound says so: retained_exact false in JSON,
+// ">=" and one note line in the text; exact ones carry no mark.
+func TestSnapshotRetainedBound(t *testing.T) {
+	d := &SnapshotDocument{Input: Input{Source: "x", Complete: true}, Objects: 3, Bytes: 300, Types: []SnapshotTypeJSON{
+		{Type: "App.Exact", Count: 1, Bytes: 100, RetainedBytes: 200, RetainedExact: true},
+		{Type: "App.Bound", Count: 2, Bytes: 100, RetainedBytes: 100},
+	}}
+	var buf bytes.Buffer
+	if err := WriteSnapshotJSON(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"retained_exact": true`) || !strings.Contains(buf.String(), `"retained_exact": false`) {
+		t.Errorf("JSON without retained_exact:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := WriteSnapshotText(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	if !strings.Contains(text, ">=100 B  100 B      2  App.Bound") || strings.Contains(text, ">=200 B") ||
+		!strings.Contains(text, ">=: the dominator tree's lower bound of retained bytes (1 of the types listed)") {
+		t.Errorf("text report:\n%s", text)
+	}
+}

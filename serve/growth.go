@@ -108,7 +108,8 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 		d.log.Warn("heap snapshot on gen2 growth incomplete: its diff may miss growth", "pid", t.pidLabel, "process", t.name)
 	}
 	types := make(map[string]heapgraph.TypeStat)
-	for _, ty := range g.Types() {
+	// Own bytes only: no exact retained bytes (a walk of the heap per type).
+	for _, ty := range g.TypesWith(heapgraph.TypeOptions{Top: -1, Budget: -1}) {
 		types[ty.Type] = ty
 	}
 	prev := w.types

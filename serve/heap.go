@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -71,7 +72,7 @@ func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
 // stopped as soon as that GC ends, or when ctx does, or after
 // snapshotTimeout.
 func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
-	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout})
+	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout, ResetTypeLog: true})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
@@ -105,6 +106,10 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	}
 	// The stream's buffers go before the graph's arrays come.
 	st.Close()
+	// Static roots by class and field: the class from the modules'
+	// metadata, read through the target's root (0: not visible here,
+	// the paths as given).
+	b.NameStatics(clrmeta.Reader(t.hostPid))
 	g, err := b.Graph()
 	if err != nil {
 		return in, nil, err

@@ -158,7 +158,8 @@ func TestHeapSnapshot(t *testing.T) {
 		t.Errorf("the snapshot is partial: %q", prof.Comments)
 	}
 	checkGraph(t, count, bytes, r)
-	// Retention paths: GraphLeaf <- GraphItem <- GraphItem[] <- GraphHolder <- the static Holder.
+	// Retention paths: GraphLeaf <- GraphItem <- GraphItem[] <- GraphHolder <- the static
+	// Workload.Graph.Holder (its class from the module's metadata).
 	var viaHolder int64
 	for _, s := range prof.Sample {
 		var names []string
@@ -166,12 +167,12 @@ func TestHeapSnapshot(t *testing.T) {
 			names = append(names, l.Line[0].Function.Name)
 		}
 		if names[0] == "Workload.GraphLeaf" && strings.Contains(strings.Join(names, " <- "),
-			"Workload.GraphLeaf <- Workload.GraphItem <- Workload.GraphItem[] <- Workload.GraphHolder <- static Holder <- [static]") {
+			"Workload.GraphLeaf <- Workload.GraphItem <- Workload.GraphItem[] <- Workload.GraphHolder <- static Workload.Graph.Holder <- [static]") {
 			viaHolder += s.Value[0]
 		}
 	}
 	if viaHolder != 3000 {
-		t.Errorf("%d GraphLeaf objects retained through the static Holder, want 3000", viaHolder)
+		t.Errorf("%d GraphLeaf objects retained through the static Workload.Graph.Holder, want 3000", viaHolder)
 	}
 	if !strings.Contains(log.String(), "heap snapshot taken pid="+pid) {
 		t.Errorf("no log line for the snapshot")

@@ -122,6 +122,11 @@ func attach(spec *Spec) (*Stream, error) {
 		// Root attaching to another user's process: say so, once.
 		spec.notice("%s", c.Notice)
 	}
+	if spec.resetsTypeLog() {
+		if err := c.ResetTypeLog(); err != nil {
+			spec.notice("pid %d: could not make the runtime forget the types it named (%v): types another session already saw may be unnamed", pid, err)
+		}
+	}
 	sess, err := c.StartSession(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)

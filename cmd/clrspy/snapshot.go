@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
@@ -50,13 +51,23 @@ session ends as soon as that GC ends. The GC's pause, walk included, is the
 snapshot's cost to the target; the report gives it.
 
 Per type: objects, own bytes and retained bytes: the bytes of the objects only
-objects of the type keep alive, from the dominator tree over a virtual root
-joined to every GC root (an object kept by two objects of the type, neither
-dominating it, is counted with their common dominator instead).
+objects of the type keep alive, each counted once (what the roots no longer
+reach once every object of the type is gone: one walk of the heap per type).
+It is exact for the top 30 types by the dominator tree's lower bound and by own
+bytes, for --why's types, and for more while 2 s last; the others show that
+lower bound (the union of the dominator subtrees of the type's objects, over a
+virtual root joined to every GC root), marked ">=" (retained_exact false).
+Before a live snapshot clrspy opens and closes a short session without the
+Type keyword, so the runtime names every type even when another session
+(clrspy serve or top, dotnet-counters) is open on the process; when one with
+the Type keyword on keeps types unnamed, the report says so (partial).
 --why TYPE (or 0xADDRESS): the shortest paths from roots to those objects,
 grouped by the sequence of types along the path, each with its root (a static
-field by name, a GC handle, a stack frame's method, the finalizer queue) and
-the objects' count and bytes. --tree N: the dominator tree N levels deep.
+field as Class.Field, a GC handle, a stack frame's method, the finalizer queue)
+and the objects' count and bytes. The runtime gives a static root's field and
+its object's type, not its class: the class comes from the metadata of the
+target's module files (read from disk; a field several classes declare with
+the same type, or a module not found, keeps the field's name alone). --tree N: the dominator tree N levels deep.
 --diff OLD NEW: per type count, bytes and retained deltas between two
 snapshots of one process, the dominators whose retained bytes grew most
 (matched by their path from a root: addresses change) and leak suspects
@@ -150,6 +161,9 @@ func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
 	if err != nil {
 		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// dotnet-gcdump's static roots are named by their object's type:
+	// the class from the modules the file names, when they are here.
+	g.NameStatics(clrmeta.Reader(0))
 	return report.Input{Source: path, Complete: true}, g, nil
 }
 
@@ -179,6 +193,9 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 
 func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
 	spec.Keep = heapgraph.Wants
+	// Another session open on the process would otherwise leave the
+	// types it saw unnamed (ipc.Client.ResetTypeLog).
+	spec.ResetTypeLog = true
 	live := spec.File == ""
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout
@@ -220,6 +237,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// The stream is done: its buffers go before the graph's arrays come
 	// (finish closes it again, a no-op).
 	st.Close()
+	b.NameStatics(clrmeta.Reader(st.Pid))
 	g, err := b.Graph()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
@@ -227,6 +245,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	err = writeSnapshot(cmd, st, in, g, o)
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
+	}
+	if l := report.SnapshotUnnamed(g); l != "" {
+		in.Partial = append(in.Partial, l)
 	}
 	return finish(st, in, err)
 }
@@ -302,6 +323,7 @@ func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph,
 	if err != nil {
 		return in, nil, err
 	}
+	b.NameStatics(clrmeta.Reader(0))
 	g, err := b.Graph()
 	if err != nil {
 		return in, nil, fmt.Errorf("%s: %w", path, err)

@@ -1,0 +1,100 @@
+package clrmeta
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// TestStaticFieldsWorkload reads the test workload's own module: the
+// graph mode's static Holder is declared by Workload.Graph with type
+// Workload.GraphHolder (the heap dump names only the field and the
+// object's type).
+func TestStaticFieldsWorkload(t *testing.T) {
+	dll := workload.Exe(t) + ".dll"
+	fs, err := StaticFields(dll, map[string]bool{"Holder": true, "handle": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]StaticField{}
+	for _, f := range fs {
+		got[f.Class+"."+f.Field] = f
+	}
+	if f, ok := got["Workload.Graph.Holder"]; !ok || f.FieldType != "Workload.GraphHolder" || !f.Reference {
+		t.Errorf("Workload.Graph.Holder: %+v (all: %+v)", f, fs)
+	}
+	// handle is a GCHandle: a struct, declared with its TypeRef's name.
+	if f := got["Workload.Graph.handle"]; f.FieldType != "System.Runtime.InteropServices.GCHandle" || !f.Reference {
+		t.Errorf("Workload.Graph.handle: %+v", f)
+	}
+}
+
+// TestStaticFieldsCoreLib reads the runtime's CoreLib (large tables, 4-byte
+// indexes in places, nested types): String.Empty is there, and every
+// static's class has a name.
+func TestStaticFieldsCoreLib(t *testing.T) {
+	dotnet, err := exec.LookPath("dotnet")
+	if err != nil {
+		t.Fatal("dotnet is not on PATH")
+	}
+	if r, err := filepath.EvalSymlinks(dotnet); err == nil {
+		dotnet = r
+	}
+	libs, _ := filepath.Glob(filepath.Join(filepath.Dir(dotnet), "shared", "Microsoft.NETCore.App", "*", "System.Private.CoreLib.dll"))
+	if len(libs) == 0 {
+		t.Fatalf("no System.Private.CoreLib.dll under %s", filepath.Dir(dotnet))
+	}
+	fs, err := StaticFields(libs[len(libs)-1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, nested := false, 0
+	for _, f := range fs {
+		if f.Class == "" || f.Field == "" {
+			t.Fatalf("unnamed static %+v", f)
+		}
+		if f.Class == "System.String" && f.Field == "Empty" && f.FieldType == "System.String" {
+			empty = true
+		}
+		if strings.Contains(f.Class, "+") {
+			nested++
+		}
+	}
+	t.Logf("%d statics, %d in nested classes", len(fs), nested)
+	if !empty || nested == 0 || len(fs) < 1000 {
+		t.Errorf("String.Empty found %v; %d statics, %d in nested classes", empty, len(fs), nested)
+	}
+}
+
+// TestStaticFieldsNotManaged: a native file is an error, not a panic.
+func TestStaticFieldsNotManaged(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.dll")
+	os.WriteFile(p, []byte("MZ not a PE"), 0o600)
+	if _, err := StaticFields(p, nil); err == nil {
+		t.Error("no error for a non-PE file")
+	}
+}
+
+// FuzzStaticFields: hostile module bytes give an error or fields, never a
+// panic (seeded with the workload's module and cuts of it).
+func FuzzStaticFields(f *testing.F) {
+	b, err := os.ReadFile(workload.Exe(f) + ".dll")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add(b[:512])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		md, err := metadata(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		md.statics(nil)
+	})
+}
