@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -59,7 +60,7 @@ func TestResultStacksIsResultWithoutSamples(t *testing.T) {
 // twenty batches, on 64 threads.
 func TestConcurrentSameProfile(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := nettrace.GenerateLarge(&buf, 4<<20, 7); err != nil {
+	if _, err := tracegen.Large(&buf, 4<<20, 7); err != nil {
 		t.Fatal(err)
 	}
 	read := func(o Options) (mid, end *Profile) {
