@@ -183,7 +183,7 @@ func TestHeapChurnBackgroundGCs(t *testing.T) {
 	if full.Concurrent || !full.Compacted || info["Background"].Index != 46 {
 		t.Fatalf("workload gcInfo %+v", info)
 	}
-	r, _ := loadTrace(t, tracetest.Path(t, heapChurn)).replay(Options{MaxObjects: -1})
+	r, _ := loadTrace(t, tracetest.Path(t, heapChurn)).replay(t, Options{MaxObjects: -1})
 	if c := r.Stats.Contradictions; c.Total() != 0 {
 		t.Errorf("contradictions %+v", c)
 	}

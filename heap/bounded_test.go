@@ -325,8 +325,8 @@ func TestRemapOrders(t *testing.T) {
 // no dead record is kept.
 func TestSkipObjects(t *testing.T) {
 	lt := loadTrace(t, tracetest.Path(t, heapChurn))
-	full, _ := lt.replay(Options{})
-	bare, _ := lt.replay(Options{SkipObjects: true})
+	full, _ := lt.replay(t, Options{})
+	bare, _ := lt.replay(t, Options{SkipObjects: true})
 	if len(bare.Objects) != 0 || !bare.NoObjects || bare.Complete() || !full.Complete() {
 		t.Fatalf("skip: %d objects, complete %v; full complete %v", len(bare.Objects), bare.Complete(), full.Complete())
 	}

@@ -333,7 +333,11 @@ func FuzzTracker(f *testing.F) {
 		}
 		tr.Event(rtEvent(ids[int(which)%len(ids)], v%5, 99, p))
 		tr.Finish()
-		_ = Summarize(tr.Result(), nil)
+		r := tr.Result()
+		if err := r.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		_ = Summarize(r, nil)
 	})
 }
 
