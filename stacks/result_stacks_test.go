@@ -83,6 +83,11 @@ func TestConcurrentSameProfile(t *testing.T) {
 	}
 	mid1, end1 := read(Options{})
 	mid2, end2 := read(Options{Concurrent: true})
+	for _, p := range []*Profile{mid1, end1, mid2, end2} {
+		if err := p.CheckValid(); p != nil && err != nil {
+			t.Error(err)
+		}
+	}
 	if mid1 == nil || end1.Total < 5*accBatch || len(end1.Threads) != 64 {
 		t.Fatalf("the trace has %d samples on %d threads (mid-stream result %v): too few to test batches", end1.Total, len(end1.Threads), mid1 != nil)
 	}
