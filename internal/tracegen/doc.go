@@ -15,8 +15,11 @@
 //	g.Run(t, analyzer.Event) // written, read back by nettrace.Reader
 //
 // Run sends the events through the real writer and reader, so an analysis
-// sees what it would see from a file; Events gives them as built, for the
-// few tests that need what no stream can carry (events out of order).
+// sees what it would see from a file: in timestamp order, events of
+// different threads at the same timestamp in the reader's order (give them
+// distinct times when the order matters), a lost count only after a
+// thread's first event (a reader cannot see a gap before it). Events gives
+// them as built, for the few tests that need what no stream carries.
 //
 // Large streams a big synthetic but realistic trace (the hidden `clrspy
 // gentrace` command and the scale benchmarks use it).

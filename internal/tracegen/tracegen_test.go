@@ -1,0 +1,75 @@
+package tracegen_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// TestRoundTrip: every typed method writes an event that the reader gives
+// back at its time, on its thread, with its stack and lost count, and that
+// clrevents decodes to the values given (the runtime's layouts). Threads
+// write at distinct times: the reader orders events of different threads
+// at one timestamp as it likes, as it does the runtime's.
+func TestRoundTrip(t *testing.T) {
+	g := tracegen.New()
+	gc, app := g.Thread(100), g.Thread(200)
+	app.At(time.Millisecond).Stack(0x10, 0x20).GCTriggered(clrevents.ReasonInduced)
+	gc.At(2*time.Millisecond).SuspendEE(clrevents.SuspendForGC, 7).SuspendEEEnd().
+		GCStart(7, 2, clrevents.ReasonInduced, clrevents.GCBackground).
+		After(time.Millisecond).GCEnd(7, 2).
+		HeapStats(clrevents.GCHeapStats{GenerationSize: [5]uint64{1, 2, 3, 4, 5}, GCHandleCount: 9, HasPOH: true}).
+		Restart()
+	app.After(time.Microsecond).Lost(3).AllocationTick(clrevents.AllocationTick{AllocationAmount: 100_000, TypeID: 0xAB, TypeName: "T[]", Address: 0x5000, ObjectSize: 24})
+	app.After(time.Microsecond).ContentionStart(0xA, 0xB, 0xC).After(time.Microsecond).ContentionStop(1000)
+	g.Thread(900).After(time.Microsecond).Stack(0x30).Sample(200, clrevents.SampleManaged)
+	hdr := g.Header()
+	want := []struct {
+		v       any
+		ns      int64
+		thread  uint64
+		stack   []uint64
+		lost    uint32
+		version uint32
+	}{
+		{clrevents.GCTriggered{Reason: clrevents.ReasonInduced}, 1e6, 200, []uint64{0x10, 0x20}, 0, 0},
+		{clrevents.GCSuspendEEBegin{Reason: clrevents.SuspendForGC, Count: 7}, 2e6, 100, nil, 0, 1},
+		{nil, 2e6, 100, nil, 0, 1}, // SuspendEEEnd
+		{clrevents.GCStart{Count: 7, Depth: 2, Reason: clrevents.ReasonInduced, Type: clrevents.GCBackground}, 2e6, 100, nil, 0, 2},
+		{clrevents.GCEnd{Count: 7, Depth: 2}, 3e6, 100, nil, 0, 1},
+		{clrevents.GCHeapStats{GenerationSize: [5]uint64{1, 2, 3, 4, 5}, GCHandleCount: 9, HasPOH: true}, 3e6, 100, nil, 0, 2},
+		{nil, 3e6, 100, nil, 0, 1}, // RestartEEBegin
+		{nil, 3e6, 100, nil, 0, 1}, // RestartEEEnd
+		{clrevents.AllocationTick{AllocationAmount: 100_000, TypeID: 0xAB, TypeName: "T[]", Address: 0x5000, ObjectSize: 24,
+			HasType: true, HasAddress: true, HasSize: true}, 3.001e6, 200, nil, 3, 4},
+		{clrevents.ContentionStart{ClrInstanceID: 1, HasLock: true, LockID: 0xA, AssociatedObjectID: 0xB, LockOwnerThreadID: 0xC}, 3.002e6, 200, nil, 0, 2},
+		{clrevents.ContentionStop{ClrInstanceID: 1, HasDuration: true, DurationNs: 1000}, 3.003e6, 200, nil, 0, 1},
+		{clrevents.ThreadSample{Type: clrevents.SampleManaged}, 3.004e6, 200, []uint64{0x30}, 0, 0},
+	}
+	i := 0
+	g.Run(t, func(ev *nettrace.Event) {
+		if i >= len(want) {
+			t.Fatalf("event %d: more events than written", i)
+		}
+		w := want[i]
+		i++
+		if got := hdr.Nanos(ev.Timestamp); got != w.ns || ev.ThreadID != w.thread || !reflect.DeepEqual(ev.Stack, w.stack) && len(w.stack)+len(ev.Stack) > 0 ||
+			ev.LostBefore != w.lost || ev.Meta.Version != w.version {
+			t.Errorf("event %d: at %d ns on thread %d, stack %x, %d lost, version %d; want %+v", i-1, got, ev.ThreadID, ev.Stack, ev.LostBefore, ev.Meta.Version, w)
+		}
+		if w.v == nil {
+			return
+		}
+		v, err := clrevents.Decode(ev, hdr.PointerSize)
+		if err != nil || !reflect.DeepEqual(v, w.v) {
+			t.Errorf("event %d: decoded %+v (%v), want %+v", i-1, v, err, w.v)
+		}
+	})
+	if i != len(want) {
+		t.Errorf("read %d events, wrote %d", i, len(want))
+	}
+}
