@@ -12,4 +12,5 @@ func init() {
 		_, err := tracegen.Large(w, approxBytes, seed)
 		return err
 	})
+	nettrace.SetRandom(tracegen.Random)
 }

@@ -14,6 +14,14 @@ var generateLarge func(w io.Writer, approxBytes int64, seed uint64) error
 // SetGenerator is how the external test package hands generateLarge over.
 func SetGenerator(f func(w io.Writer, approxBytes int64, seed uint64) error) { generateLarge = f }
 
+// random is tracegen.Random (set the same way): n events on threads
+// capture threads, strictly increasing timestamps, unique payloads ("EV" +
+// index), stacks from a small pool and some activity ids.
+var random func(n, threads int, seed uint64) []Event
+
+// SetRandom is how the external test package hands random over.
+func SetRandom(f func(n, threads int, seed uint64) []Event) { random = f }
+
 // generated is a tracegen.Large trace of about approxBytes.
 func generated(tb testing.TB, approxBytes int64, seed uint64) []byte {
 	tb.Helper()

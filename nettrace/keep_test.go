@@ -117,7 +117,7 @@ func checkKeep(t *testing.T, what string, data []byte, keep func(*Metadata) bool
 // lossyTrace is a stream whose threads' sequence numbers jump now and then
 // (lost events), inside runs of one thread's events and between them.
 func lossyTrace(t *testing.T) []byte {
-	evs := synth(20000, 3, 11)
+	evs := random(20000, 3, 11)
 	rng := rand.New(rand.NewPCG(11, 2))
 	seq := map[uint64]uint32{}
 	for i := range evs {

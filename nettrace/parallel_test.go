@@ -123,7 +123,7 @@ func parallelInputs(t *testing.T) map[string][]byte {
 	_, _, copies := copyTrace(t, bytes.NewReader(gen),
 		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true, BlockSize: 8 << 10})
 	in["generated v6"], in["generated uncompressed"] = copies[0], copies[1]
-	in["unsorted"] = writeAll(t, synth(20000, 5, 7), WriterOptions{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096})
+	in["unsorted"] = writeAll(t, random(20000, 5, 7), WriterOptions{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096})
 	return in
 }
 
