@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -31,14 +32,16 @@ type stream struct {
 
 func newStream(movement bool, perGC int) *stream {
 	s := &stream{perGC: perGC, movement: movement, types: 3}
-	tick := pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0)
-	s.addrOff = len(tick)
-	tick = tick.u64(0).u64(64)
-	s.tick = rtEvent(clrevents.IDGCAllocationTick, 4, 0, tick)
-	s.start = rtEvent(clrevents.IDGCStart, 2, 0, pb{}.u32(0).u32(0).u32(0).u32(0).u16(0).u64(0))
-	s.moved = rtEvent(clrevents.IDGCBulkMovedObjectRanges, 0, 0, pb{}.u32(0).u32(1).u16(0).u64(0).u64(0).u64(0))
-	s.end = rtEvent(clrevents.IDGCEnd, 1, 0, pb{}.u32(0).u32(0).u16(0))
-	s.restart = rtEvent(clrevents.IDGCRestartEEEnd, 1, 0, pb{}.u16(0))
+	// One of each event, built by tracegen; next patches their payloads in
+	// place (the layouts' offsets: a tick's type id at 18, its address 16
+	// bytes from the end; a GC's count and depth at 0 and 4; a moved
+	// range at 10).
+	g := tracegen.New()
+	g.Thread(1).AllocationTick(clrevents.AllocationTick{AllocationAmount: 102400, TypeID: 0xabc, TypeName: "Foo", ObjectSize: 64}).
+		GCStart(0, 0, 0, 0).MovedRanges(0, clrevents.MovedRange{}).GCEnd(0, 0).RestartEEEnd()
+	evs := g.Events()
+	s.tick, s.start, s.moved, s.end, s.restart = &evs[0], &evs[1], &evs[2], &evs[3], &evs[4]
+	s.addrOff = len(s.tick.Payload) - 16
 	for i := range 8 {
 		s.stacks = append(s.stacks, []uint64{0x1000 + uint64(i), 0x2000, 0x3000})
 	}

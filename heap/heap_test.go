@@ -1,11 +1,10 @@
 package heap
 
 import (
-	"encoding/binary"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -263,45 +262,26 @@ func keys(m map[uint64]*Object) []uint64 {
 	return out
 }
 
-// payload builders for the event-level test
-
-type pb []byte
-
-func (p pb) u8(v uint8) pb   { return append(p, v) }
-func (p pb) u16(v uint16) pb { return binary.LittleEndian.AppendUint16(p, v) }
-func (p pb) u32(v uint32) pb { return binary.LittleEndian.AppendUint32(p, v) }
-func (p pb) u64(v uint64) pb { return binary.LittleEndian.AppendUint64(p, v) }
-func (p pb) str(s string) pb {
-	for _, c := range utf16.Encode([]rune(s)) {
-		p = p.u16(c)
-	}
-	return p.u16(0)
+// tick is an AllocationTick v4 of one 24-byte object of type name at
+// addr standing for 102,400 bytes.
+func tick(addr uint64, name string) clrevents.AllocationTick {
+	return clrevents.AllocationTick{AllocationAmount: 102400, TypeID: 0xabc, TypeName: name, Address: addr, ObjectSize: 24}
 }
 
-func rtEvent(id, version uint32, ts int64, payload []byte) *nettrace.Event {
-	return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: id, Version: version},
-		Timestamp: ts, Payload: payload}
-}
-
-// TestEventDispatch drives the tracker through encoded payloads: an
-// AllocationTick v4 object moved by one GC and a second one dying.
+// TestEventDispatch drives the tracker through a stream (package
+// tracegen): an AllocationTick v4 object moved by one GC and a second one
+// dying.
 func TestEventDispatch(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
-	tick := func(addr uint64, name string) []byte {
-		return pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str(name).u32(0).u64(addr).u64(24)
-	}
-	evs := []*nettrace.Event{
-		rtEvent(clrevents.IDGCAllocationTick, 4, 10, tick(0x1000, "Foo")),
-		rtEvent(clrevents.IDGCAllocationTick, 4, 20, tick(0x2000, "Foo")),
-		rtEvent(clrevents.IDGCAllocationTick, 2, 25, pb{}.u32(1).u32(0).u16(0).u64(1).u64(1).str("X").u32(0)),
-		rtEvent(clrevents.IDGCStart, 2, 30, pb{}.u32(1).u32(0).u32(0).u32(0).u16(0).u64(0)),
-		rtEvent(clrevents.IDGCBulkMovedObjectRanges, 0, 40, pb{}.u32(0).u32(1).u16(0).u64(0x2000).u64(0x100).u64(0x18)),
-		rtEvent(clrevents.IDGCEnd, 1, 50, pb{}.u32(1).u32(0).u16(0)),
-		rtEvent(clrevents.IDGCRestartEEEnd, 1, 60, pb{}.u16(0)),
-	}
-	for _, ev := range evs {
-		tr.Event(ev)
-	}
+	g := tracegen.New()
+	g.Thread(1).Tick(10).AllocationTick(tick(0x1000, "Foo")).
+		Tick(20).AllocationTick(tick(0x2000, "Foo")).
+		Tick(25).Runtime(clrevents.IDGCAllocationTick, 2, tracegen.Payload(nil).U32(1).U32(0).U16(0).U64(1).U64(1).String("X").U32(0)).
+		Tick(30).GCStart(1, 0, 0, 0).
+		Tick(40).MovedRanges(0, clrevents.MovedRange{OldBase: 0x2000, NewBase: 0x100, Length: 0x18}).
+		Tick(50).GCEnd(1, 0).
+		Tick(60).RestartEEEnd()
+	tr := New(g.Header(), Options{})
+	g.Run(t, tr.Event)
 	tr.Finish()
 	r := tr.Result()
 	if r.Stats.DecodeErrors != 0 || r.Stats.Untracked != 1 || r.Stats.Tracked != 2 || r.Stats.AllocationTicks != 3 {
@@ -320,18 +300,21 @@ func TestEventDispatch(t *testing.T) {
 // handles: it must never panic, whatever the bytes.
 func FuzzTracker(f *testing.F) {
 	f.Add(uint8(0), []byte{}, uint32(0))
-	f.Add(uint8(1), []byte(pb{}.u32(0).u32(1).u16(0).u64(0x100).u64(0x80).u64(0x10)), uint32(0))
-	f.Add(uint8(2), []byte(pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x100).u64(24)), uint32(4))
+	f.Add(uint8(1), []byte(tracegen.Payload(nil).U32(0).U32(1).U16(0).U64(0x100).U64(0x80).U64(0x10)), uint32(0))
+	f.Add(uint8(2), []byte(tracegen.Payload(nil).U32(100000).U32(0).U16(0).U64(102400).U64(0xabc).String("Foo").U32(0).U64(0x100).U64(24)), uint32(4))
 	ids := []uint32{clrevents.IDGCStart, clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCAllocationTick,
 		clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange, clrevents.IDBulkType,
 		clrevents.IDAllocationSampled, clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd}
 	f.Fuzz(func(t *testing.T, which uint8, p []byte, v uint32) {
-		tr := New(nil, Options{})
+		g := tracegen.New()
+		th := g.Thread(1)
 		for i, id := range ids {
 			// Each id once in a fixed order, then the fuzzed one again.
-			tr.Event(rtEvent(id, v%5, int64(i), p))
+			th.Tick(int64(i)).Runtime(id, v%5, p)
 		}
-		tr.Event(rtEvent(ids[int(which)%len(ids)], v%5, 99, p))
+		th.Tick(99).Runtime(ids[int(which)%len(ids)], v%5, p)
+		tr := New(g.Header(), Options{})
+		g.Run(t, tr.Event)
 		tr.Finish()
 		r := tr.Result()
 		if err := r.CheckValid(); err != nil {
@@ -422,22 +405,21 @@ func TestNothingSurvived(t *testing.T) {
 // type id, named by a BulkType event (even one arriving later); once
 // AllocationSampled is seen, AllocationTicks are no longer followed.
 func TestSampledObjectsNamedByBulkType(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
-	sampled := pb{}.u64(0x5000).u64(0x77).u32(10).u64(320).u16(0)
-	bulk := pb{}.u32(1).u16(0).u64(0x77).u64(0x1).u32(0x02000001).u32(0).u8(0x12).str("My.Type").u32(0)
-	as := pb{}.u32(0).u16(0).u64(0x88).str("Other").u64(0x6000).u64(32).u64(0)
-	tick := pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x7000).u64(24)
-	for i, ev := range []*nettrace.Event{
-		rtEvent(clrevents.IDGCSampledObjectAllocLow, 0, 1, sampled),
-		rtEvent(clrevents.IDAllocationSampled, 0, 2, as),
-		rtEvent(clrevents.IDGCAllocationTick, 4, 3, tick),
-		rtEvent(clrevents.IDBulkType, 0, 4, bulk),
-	} {
+	g := tracegen.New()
+	g.Thread(1).Tick(1).Runtime(clrevents.IDGCSampledObjectAllocLow, 0,
+		tracegen.AppendSampledObjectAllocation(nil, clrevents.SampledObjectAllocation{Address: 0x5000, TypeID: 0x77, ObjectCount: 10, TotalSize: 320})).
+		Tick(2).AllocationSampled(clrevents.AllocationSampled{TypeID: 0x88, TypeName: "Other", Address: 0x6000, ObjectSize: 32}).
+		Tick(3).AllocationTick(tick(0x7000, "Foo")).
+		Tick(4).BulkType(clrevents.BulkTypeEntry{TypeID: 0x77, ModuleID: 0x1, TypeNameID: 0x02000001, CorElementType: 0x12, Name: "My.Type"})
+	tr := New(g.Header(), Options{})
+	i := 0
+	g.Run(t, func(ev *nettrace.Event) {
 		tr.Event(ev)
 		if tr.stats.DecodeErrors != 0 {
 			t.Fatalf("event %d: %s", i, tr.stats.FirstDecodeError)
 		}
-	}
+		i++
+	})
 	tr.Finish()
 	r := tr.Result()
 	if len(r.Objects) != 2 || r.Stats.IgnoredTicks != 1 {

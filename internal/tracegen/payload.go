@@ -118,3 +118,51 @@ func AppendMethodVerbose(b []byte, m clrevents.Method) []byte {
 func AppendThreadSample(b []byte, e clrevents.ThreadSample) []byte {
 	return Payload(b).U32(uint32(e.Type))
 }
+
+// AppendBulkMovedRanges writes GCBulkMovedObjectRanges v0 (64-bit
+// pointers): the index of the event in its heap walk, then the ranges.
+func AppendBulkMovedRanges(b []byte, index uint32, rs []clrevents.MovedRange) []byte {
+	p := Payload(b).U32(index).U32(uint32(len(rs))).U16(0)
+	for _, r := range rs {
+		p = p.U64(r.OldBase).U64(r.NewBase).U64(r.Length)
+	}
+	return p
+}
+
+// AppendBulkSurvivingRanges writes GCBulkSurvivingObjectRanges v0.
+func AppendBulkSurvivingRanges(b []byte, index uint32, rs []clrevents.SurvivingRange) []byte {
+	p := Payload(b).U32(index).U32(uint32(len(rs))).U16(0)
+	for _, r := range rs {
+		p = p.U64(r.Base).U64(r.Length)
+	}
+	return p
+}
+
+// AppendGenerationRange writes GCGenerationRange v0.
+func AppendGenerationRange(b []byte, g clrevents.GenerationRange) []byte {
+	return Payload(b).U8(g.Generation).U64(g.Start).U64(g.UsedLength).U64(g.ReservedLength).U16(0)
+}
+
+// AppendBulkType writes BulkType v0.
+func AppendBulkType(b []byte, types ...clrevents.BulkTypeEntry) []byte {
+	p := Payload(b).U32(uint32(len(types))).U16(0)
+	for _, t := range types {
+		p = p.U64(t.TypeID).U64(t.ModuleID).U32(t.TypeNameID).U32(t.Flags).U8(t.CorElementType).String(t.Name)
+		p = p.U32(uint32(len(t.TypeParameters)))
+		for _, a := range t.TypeParameters {
+			p = p.U64(a)
+		}
+	}
+	return p
+}
+
+// AppendSampledObjectAllocation writes GCSampledObjectAllocationHigh/Low
+// v0.
+func AppendSampledObjectAllocation(b []byte, s clrevents.SampledObjectAllocation) []byte {
+	return Payload(b).U64(s.Address).U64(s.TypeID).U32(s.ObjectCount).U64(s.TotalSize).U16(0)
+}
+
+// AppendAllocationSampled writes AllocationSampled v0 (.NET 10).
+func AppendAllocationSampled(b []byte, a clrevents.AllocationSampled) []byte {
+	return Payload(b).U32(a.AllocationKind).U16(0).U64(a.TypeID).String(a.TypeName).U64(a.Address).U64(a.ObjectSize).U64(a.SampledByteOffset)
+}

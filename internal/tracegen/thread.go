@@ -191,3 +191,38 @@ func (t *Thread) Sample(about uint64, typ clrevents.SampleType) *Thread {
 	m := t.g.meta(nettrace.SampleProfiler, clrevents.IDThreadSample, 0)
 	return t.emit(m, about, AppendThreadSample(nil, clrevents.ThreadSample{Type: typ}))
 }
+
+// Heap events: what the heap analysis replays.
+
+// MovedRanges writes GCBulkMovedObjectRanges: a compacting GC moved these
+// ranges (index numbers the events of one heap walk).
+func (t *Thread) MovedRanges(index uint32, rs ...clrevents.MovedRange) *Thread {
+	return t.rt(clrevents.IDGCBulkMovedObjectRanges, AppendBulkMovedRanges(nil, index, rs))
+}
+
+// SurvivingRanges writes GCBulkSurvivingObjectRanges: a sweeping GC left
+// these ranges in place.
+func (t *Thread) SurvivingRanges(index uint32, rs ...clrevents.SurvivingRange) *Thread {
+	return t.rt(clrevents.IDGCBulkSurvivingObjectRanges, AppendBulkSurvivingRanges(nil, index, rs))
+}
+
+// GenerationRange writes GCGenerationRange.
+func (t *Thread) GenerationRange(g clrevents.GenerationRange) *Thread {
+	return t.rt(clrevents.IDGCGenerationRange, AppendGenerationRange(nil, g))
+}
+
+// BulkType writes BulkType: names of type ids.
+func (t *Thread) BulkType(types ...clrevents.BulkTypeEntry) *Thread {
+	return t.rt(clrevents.IDBulkType, AppendBulkType(nil, types...))
+}
+
+// SampledObjectAllocation writes GCSampledObjectAllocationHigh (the
+// runtime's older object sampling).
+func (t *Thread) SampledObjectAllocation(s clrevents.SampledObjectAllocation) *Thread {
+	return t.rt(clrevents.IDGCSampledObjectAllocHigh, AppendSampledObjectAllocation(nil, s))
+}
+
+// AllocationSampled writes AllocationSampled (.NET 10's Poisson sampling).
+func (t *Thread) AllocationSampled(a clrevents.AllocationSampled) *Thread {
+	return t.rt(clrevents.IDAllocationSampled, AppendAllocationSampled(nil, a))
+}
