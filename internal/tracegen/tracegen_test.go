@@ -73,3 +73,36 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("read %d events, wrote %d", i, len(want))
 	}
 }
+
+// TestHeapEventsRoundTrip: the heap events decode to the values given.
+func TestHeapEventsRoundTrip(t *testing.T) {
+	g := tracegen.New()
+	th := g.Thread(1)
+	moved := []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x80, Length: 0x10}, {OldBase: 0x200, NewBase: 0x90, Length: 8}}
+	surv := []clrevents.SurvivingRange{{Base: 0x300, Length: 0x20}}
+	th.Tick(1).MovedRanges(3, moved...).
+		Tick(2).SurvivingRanges(4, surv...).
+		Tick(3).GenerationRange(clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x100, ReservedLength: 0x1000}).
+		Tick(4).BulkType(clrevents.BulkTypeEntry{TypeID: 0x77, ModuleID: 1, TypeNameID: 0x02000001, CorElementType: 0x12, Name: "A.B", TypeParameters: []uint64{0x78}}).
+		Tick(5).SampledObjectAllocation(clrevents.SampledObjectAllocation{Address: 0x5000, TypeID: 0x77, ObjectCount: 10, TotalSize: 320}).
+		Tick(6).AllocationSampled(clrevents.AllocationSampled{TypeID: 0x88, TypeName: "C", Address: 0x6000, ObjectSize: 32, SampledByteOffset: 5})
+	want := []any{
+		clrevents.BulkMovedRanges{Index: 3, Ranges: moved},
+		clrevents.BulkSurvivingRanges{Index: 4, Ranges: surv},
+		clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x100, ReservedLength: 0x1000},
+		clrevents.BulkType{Types: []clrevents.BulkTypeEntry{{TypeID: 0x77, ModuleID: 1, TypeNameID: 0x02000001, CorElementType: 0x12, Name: "A.B", TypeParameters: []uint64{0x78}}}},
+		clrevents.SampledObjectAllocation{Address: 0x5000, TypeID: 0x77, ObjectCount: 10, TotalSize: 320},
+		clrevents.AllocationSampled{TypeID: 0x88, TypeName: "C", Address: 0x6000, ObjectSize: 32, SampledByteOffset: 5},
+	}
+	i := 0
+	g.Run(t, func(ev *nettrace.Event) {
+		v, err := clrevents.Decode(ev, 8)
+		if i >= len(want) || err != nil || !reflect.DeepEqual(v, want[i]) {
+			t.Errorf("event %d: %+v (%v)", i, v, err)
+		}
+		i++
+	})
+	if i != len(want) {
+		t.Errorf("read %d events, wrote %d", i, len(want))
+	}
+}
