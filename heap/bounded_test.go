@@ -179,7 +179,7 @@ func keysOf(gs []Group) []string {
 // the bound, the threshold falls back so that new samples are all followed
 // again, and the objects followed keep their weights.
 func TestReservoirRelaxes(t *testing.T) {
-	tr := New(nil, Options{MaxObjects: 100})
+	tr := newReplayer(Options{MaxObjects: 100})
 	for i := range 1000 {
 		tr.Allocate(Alloc{Address: uint64(0x1000 + i*16), Size: 16, TypeID: 1, EstBytes: 1000, EstCount: 60})
 	}
@@ -215,7 +215,7 @@ func TestReservoirRelaxes(t *testing.T) {
 // counted and named as not kept, never attributed to another; dead records
 // past MaxObjects leave Result.Objects but not the tallies.
 func TestTableLimits(t *testing.T) {
-	tr := New(nil, Options{MaxTypes: 2, MaxStacks: 1})
+	tr := newReplayer(Options{MaxTypes: 2, MaxStacks: 1})
 	for i, ty := range []string{"A", "B", "C", "A"} {
 		tr.Allocate(Alloc{Address: uint64(0x100 * (i + 1)), Size: 8, TypeID: uint64(i%3 + 1), Type: ty, EstBytes: 1, EstCount: 1,
 			Stack: []uint64{uint64(0x10 * (i%2 + 1))}})
@@ -242,7 +242,7 @@ func TestTableLimits(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	// Four objects die in two GCs: 3 records kept, the tallies count 4.
-	tr = New(nil, Options{MaxObjects: 3})
+	tr = newReplayer(Options{MaxObjects: 3})
 	for i := range 3 {
 		alloc(tr, uint64(0x100*(i+1)), "T")
 	}
@@ -285,7 +285,7 @@ func TestRadixSort(t *testing.T) {
 // old one (and one where two land on the same bytes) leaves the live
 // objects sorted by address with the right addresses.
 func TestRemapOrders(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for i := range 100 {
 		alloc(tr, uint64(0x10000+i*0x10), "T")
 	}

@@ -8,21 +8,55 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// alloc starts following a one-byte object of type typ at addr.
-func alloc(t *Tracker, addr uint64, typ string) {
-	t.Allocate(Alloc{Address: addr, Size: 1, Type: typ, TypeID: 1, EstBytes: 1, EstCount: 1})
+// replayer is a Tracker fed events described with tracegen (1 tick = 1
+// ns) as soon as they are described: tests interleave them with calls of
+// the Tracker's own methods, which must come after the events before them.
+type replayer struct {
+	*Tracker
+	g     *tracegen.Trace
+	th    *tracegen.Thread
+	fed   int
+	types map[string]uint64 // type ids by name, from 1
 }
 
-func gc(t *Tracker, count uint32, depth int, moved []clrevents.MovedRange, surv []clrevents.SurvivingRange) {
-	t.GCStart(int64(count)*1000, count, depth, 0)
+func newReplayer(opts Options) *replayer {
+	g := tracegen.New()
+	return &replayer{Tracker: New(g.Header(), opts), g: g, th: g.Thread(1), types: map[string]uint64{}}
+}
+
+// feed gives the tracker the events described since the last feed.
+func (r *replayer) feed() {
+	evs := r.g.Events()
+	for ; r.fed < len(evs); r.fed++ {
+		r.Event(&evs[r.fed])
+	}
+}
+
+// alloc starts following a one-byte object of type typ at addr: an
+// allocation tick of one object standing for itself.
+func alloc(r *replayer, addr uint64, typ string) {
+	id := r.types[typ]
+	if id == 0 {
+		id = uint64(len(r.types) + 1)
+		r.types[typ] = id
+	}
+	r.th.AllocationTick(clrevents.AllocationTick{AllocationAmount: 1, TypeID: id, TypeName: typ, Address: addr, ObjectSize: 1})
+	r.feed()
+}
+
+// gc writes GC count of generation depth at count µs: GCStart, the moved
+// and surviving ranges when not nil (an empty list is an event with no
+// range), GCEnd, RestartEEEnd.
+func gc(r *replayer, count uint32, depth int, moved []clrevents.MovedRange, surv []clrevents.SurvivingRange) {
+	r.th.Tick(int64(count)*1000).GCStart(count, uint32(depth), clrevents.ReasonAllocSmall, clrevents.GCNonConcurrent)
 	if moved != nil {
-		t.Moved(moved)
+		r.th.MovedRanges(0, moved...)
 	}
 	if surv != nil {
-		t.Surviving(surv)
+		r.th.SurvivingRanges(0, surv...)
 	}
-	t.GCEnd(count)
-	t.RestartEEEnd()
+	r.th.GCEnd(count, uint32(depth)).RestartEEEnd()
+	r.feed()
 }
 
 // byAddr returns the live objects keyed by their current address and the
@@ -43,7 +77,7 @@ func split(r *Result) (live, dead map[uint64]*Object) {
 // TestTenObjectExample replays the documented compaction example: ten
 // objects at 08..19, three die, seven survivors slide down in three blocks.
 func TestTenObjectExample(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for _, a := range []uint64{0x08, 0x09, 0x10, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19} {
 		alloc(tr, a, "T")
 	}
@@ -89,7 +123,7 @@ func TestTenObjectExample(t *testing.T) {
 // TestSweepingGC: a non-compacting GC reports survivors in place; what no
 // range covers in the condemned generation is dead.
 func TestSweepingGC(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for _, a := range []uint64{100, 110, 120, 130} {
 		alloc(tr, a, "T")
 	}
@@ -113,7 +147,7 @@ func TestSweepingGC(t *testing.T) {
 // TestGen0GCLeavesGen2Alone: objects promoted to gen2 survive a gen0 GC
 // that reports no range for them; a fresh gen0 object without a range dies.
 func TestGen0GCLeavesGen2Alone(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 1000, "Old")
 	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 1000, NewBase: 500, Length: 8}}, nil)
 	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 500, NewBase: 200, Length: 8}}, nil)
@@ -144,7 +178,7 @@ func TestGen0GCLeavesGen2Alone(t *testing.T) {
 // TestSeveralRangeEventsOutOfOrder: under server GC each heap sends its own
 // bulk events (Index restarting at 0) in any order; the union applies.
 func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	addrs := []uint64{0x1000, 0x1100, 0x9000, 0x9100, 0x5000}
 	for _, a := range addrs {
 		alloc(tr, a, "T")
@@ -178,7 +212,7 @@ func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
 // TestLargeObjectsGoWithGen2: LOH objects ignore gen0/gen1 GCs and die in
 // the first gen2 GC that does not report them.
 func TestLargeObjectsGoWithGen2(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	tr.Allocate(Alloc{Address: 0x10000, Size: 100000, Kind: clrevents.AllocLarge, Type: "Big"})
 	tr.Allocate(Alloc{Address: 0x20000, Size: 100000, Type: "Big"}) // size alone says LOH
 	gc(tr, 1, 1, []clrevents.MovedRange{}, nil)
@@ -197,7 +231,7 @@ func TestLargeObjectsGoWithGen2(t *testing.T) {
 // address and a range outside any GC are counted, not silently accepted; an
 // event overlapping itself is dropped as corrupt and its GC kills nothing.
 func TestContradictions(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x118, "T") // covered by both ranges below
 	alloc(tr, 0x900, "T")
 	tr.GCStart(1, 1, 0, 0)
@@ -226,7 +260,7 @@ func TestContradictions(t *testing.T) {
 // TestNoRangesKillsNothing: a GC without any range event (keyword off or
 // events lost) declares nothing dead.
 func TestNoRangesKillsNothing(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 2, nil, nil)
 	tr.Finish()
@@ -239,7 +273,7 @@ func TestNoRangesKillsNothing(t *testing.T) {
 // TestGenerationRangeCorrectsModel: GCGenerationRange at GC start says which
 // generation an address is in, overriding the promotion model.
 func TestGenerationRangeCorrectsModel(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x5000, "T") // modelled gen0, but the runtime says gen1 region
 	tr.GCStart(1, 1, 0, 0)
 	tr.GenerationRange(clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x2000})
@@ -327,7 +361,7 @@ func FuzzTracker(f *testing.F) {
 // TestBackgroundGCLeavesEphemeralAlone: a background GC condemns gen2 only;
 // a gen0 object it does not report is neither dead nor promoted.
 func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "Young")
 	alloc(tr, 0x200, "Young")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -352,7 +386,7 @@ func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
 // (bgc_test.go says why), so an uncovered gen0 object dies even though a
 // background GC condemns only gen2.
 func TestBackgroundGCEndingInFirstPause(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "Dead")
 	alloc(tr, 0x200, "Moved")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -377,7 +411,7 @@ func TestBackgroundGCEndingInFirstPause(t *testing.T) {
 // heap stats show zero promoted bytes killed every condemned object; with
 // promoted bytes it is missing data and kills nothing.
 func TestNothingSurvived(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x100, Length: 8}}, nil) // movement on; now gen1
 	alloc(tr, 0x200, "T")
@@ -441,7 +475,7 @@ func TestSampledObjectsNamedByBulkType(t *testing.T) {
 // half the live set), then a sample on every seventh address, and on as
 // many addresses nothing was allocated at.
 func TestAddressReusedPendingAndLive(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	const n = 5000
 	for i := range n {
 		alloc(tr, 0x10000+uint64(i)*0x40, "T")
@@ -477,7 +511,7 @@ func TestAddressReusedPendingAndLive(t *testing.T) {
 // contradiction). The same sample after another GC, or on an object
 // allocated after the background GC ended, is still a contradiction.
 func TestSweptByBackgroundGC(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x1000, "T")
 	tr.GCStart(1000, 1, 2, gcTypeBackground)
 	tr.RestartEEEnd() // the first pause ends
