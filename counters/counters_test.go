@@ -89,6 +89,9 @@ func (f *feeder) sync() *Analyzer {
 		n++
 	})
 	f.fed = n
+	if err := f.a.Result().CheckValid(); err != nil {
+		f.t.Error(err)
+	}
 	return f.a
 }
 
