@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/internal/tracegen"
 )
 
@@ -12,12 +13,15 @@ import (
 // length, time steps up to 2.5 s so that episodes open and close): it
 // must not panic, and its result must hold together.
 func FuzzAnalyzer(f *testing.F) {
-	// An injection (AdjustmentAdjustment v0: average throughput, new count,
-	// reason starvation) and a worker start, then a wait with a stack.
+	// An injection (AdjustmentAdjustment v0: average throughput, new count
+	// 8, reason starvation), then a (short) worker start 2 s later.
 	f.Add([]byte{4, 1, 10, 18, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 6, 0, 0, 0, 0, 0,
 		0, 2, 200, 6, 4, 0, 0, 0, 4, 0, 0, 0})
-	f.Add([]byte{9, 1, 1, 0, 10, 1, 250, 0})
-	ids := []uint32{50, 51, 57, 54, 55, 56, 59, 301, 302, 81, 91}
+	f.Add([]byte{9, 1, 1, 0, 10, 1, 250, 0}) // a contention start and stop
+	ids := []uint32{clrevents.IDThreadPoolWorkerThreadStart, clrevents.IDThreadPoolWorkerThreadStop, clrevents.IDThreadPoolWorkerThreadWait,
+		clrevents.IDThreadPoolAdjustmentSample, clrevents.IDThreadPoolAdjustmentAdjustment, clrevents.IDThreadPoolAdjustmentStats,
+		clrevents.IDThreadPoolMinMaxThreads, clrevents.IDWaitHandleWaitStart, clrevents.IDWaitHandleWaitStop,
+		clrevents.IDContentionStart, clrevents.IDContentionStop}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := tracegen.New()
 		for len(data) >= 4 {
