@@ -1,7 +1,9 @@
 package tracegen_test
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +106,26 @@ func TestHeapEventsRoundTrip(t *testing.T) {
 	})
 	if i != len(want) {
 		t.Errorf("read %d events, wrote %d", i, len(want))
+	}
+}
+
+// TestFormats: the same description read back from a V4 and a V6 stream
+// gives the same events.
+func TestFormats(t *testing.T) {
+	var got [2][]string
+	for i, format := range []int{nettrace.FormatNetTraceV4, nettrace.FormatNetTraceV6} {
+		g := tracegen.NewOptions(tracegen.Options{Format: format, QPCFrequency: 10_000_000})
+		g.Thread(7).At(time.Millisecond).Stack(1, 2).ContentionStart(0xA, 0xB, 0xC).
+			After(time.Millisecond).Lost(2).ContentionStop(1e6)
+		g.Thread(8).At(5 * time.Millisecond).Sample(7, clrevents.SampleExternal)
+		hdr := g.Run(t, func(ev *nettrace.Event) {
+			got[i] = append(got[i], fmt.Sprintf("%d %d %d %x %d % x", ev.Meta.EventID, ev.Timestamp, ev.ThreadID, ev.Stack, ev.LostBefore, ev.Payload))
+		})
+		if hdr.FormatVersion != format || hdr.QPCFrequency != 10_000_000 {
+			t.Errorf("header %+v", hdr)
+		}
+	}
+	if len(got[0]) != 3 || !strings.HasPrefix(got[0][1], "91 20000 7 [] 2 ") || !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("V4 %q\nV6 %q", got[0], got[1])
 	}
 }
