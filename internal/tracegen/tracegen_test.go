@@ -117,7 +117,7 @@ func TestFormats(t *testing.T) {
 		g := tracegen.NewOptions(tracegen.Options{Format: format, QPCFrequency: 10_000_000})
 		g.Thread(7).At(time.Millisecond).Stack(1, 2).ContentionStart(0xA, 0xB, 0xC).
 			After(time.Millisecond).Lost(2).ContentionStop(1e6)
-		g.Thread(8).At(5 * time.Millisecond).Sample(7, clrevents.SampleExternal)
+		g.Thread(8).At(5*time.Millisecond).Sample(7, clrevents.SampleExternal)
 		hdr := g.Run(t, func(ev *nettrace.Event) {
 			got[i] = append(got[i], fmt.Sprintf("%d %d %d %x %d % x", ev.Meta.EventID, ev.Timestamp, ev.ThreadID, ev.Stack, ev.LostBefore, ev.Payload))
 		})
