@@ -1,19 +1,17 @@
 package counters
 
 import (
-	"encoding/binary"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
 // Synthetic events shaped exactly as the runtime writes them (metadata
 // field lists copied from a .NET 10 session's metadata records).
-
-var hdr = &nettrace.Header{QPCFrequency: 1_000_000_000, PointerSize: 8}
 
 func str(n string) nettrace.Field {
 	return nettrace.Field{Name: n, Type: nettrace.FieldType{Code: nettrace.TypeString}}
@@ -49,49 +47,59 @@ var (
 		Fields: []nettrace.Field{str("runningSessionId")}}
 )
 
-type payload []byte
-
-func (p payload) s(v string) payload {
-	for _, c := range v {
-		p = binary.LittleEndian.AppendUint16(p, uint16(c))
-	}
-	return append(p, 0, 0)
-}
-func (p payload) f64(v float64) payload {
-	return binary.LittleEndian.AppendUint64(p, math.Float64bits(v))
-}
-func (p payload) f32(v float32) payload {
-	return binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
-}
-func (p payload) i32(v int32) payload { return binary.LittleEndian.AppendUint32(p, uint32(v)) }
+type payload = tracegen.Payload
 
 func mean(name, units string, v float64) payload {
-	return payload(nil).s(name).s("Display").f64(v).f64(0).i32(1).f64(v).f64(v).f32(1).s("Interval=1000").s("Mean").s("").s(units)
+	return payload(nil).String(name).String("Display").F64(v).F64(0).I32(1).F64(v).F64(v).F32(1).String("Interval=1000").String("Mean").String("").String(units)
 }
 func sum(name, units string, inc float64) payload {
-	return payload(nil).s(name).s("Display").s("00:00:01").f64(inc).f32(2).s("").s("Interval=2000").s("Sum").s(units)
+	return payload(nil).String(name).String("Display").String("00:00:01").F64(inc).F32(2).String("").String("Interval=2000").String("Sum").String(units)
 }
 func rate(session, inst, tags, rate, value string) payload {
-	return payload(nil).s(session).s(RuntimeMeter).s("").s(inst).s("{x}").s(tags).s(rate).s(value).i32(1)
+	return payload(nil).String(session).String(RuntimeMeter).String("").String(inst).String("{x}").String(tags).String(rate).String(value).I32(1)
 }
 
+// feeder describes counter events on one thread, 1 µs apart (package
+// tracegen), and reads them back through the analyzer when a test asks.
 type feeder struct {
-	a  *Analyzer
-	ev nettrace.Event
-	ts int64
+	t   *testing.T
+	a   *Analyzer
+	g   *tracegen.Trace
+	fed int // events read through a so far
+}
+
+func newFeeder(t *testing.T, opts Options) *feeder {
+	g := tracegen.New()
+	return &feeder{t: t, a: New(g.Header(), opts), g: g}
 }
 
 func (f *feeder) feed(m *nettrace.Metadata, p payload) {
-	f.ts += 1000
-	f.ev.Meta, f.ev.Payload, f.ev.Timestamp = m, p, f.ts
-	f.a.Event(&f.ev)
+	f.g.Thread(1).After(time.Microsecond).Event(m, p)
+}
+
+// sync writes the stream, reads it back and gives the analyzer the events
+// it has not had yet (a test may look mid-stream, then describe more).
+func (f *feeder) sync() *Analyzer {
+	f.t.Helper()
+	n := 0
+	f.g.Run(f.t, func(ev *nettrace.Event) {
+		if n >= f.fed {
+			f.a.Event(ev)
+		}
+		n++
+	})
+	f.fed = n
+	if err := f.a.Result().CheckValid(); err != nil {
+		f.t.Error(err)
+	}
+	return f.a
 }
 
 // TestEventCountersMapped is what a .NET 8 session shows: EventCounters
 // only, under the semantic-convention names, in their units, with the
 // cumulative GC counts made exclusive.
 func TestEventCountersMapped(t *testing.T) {
-	f := &feeder{a: New(hdr, Options{})}
+	f := newFeeder(t, Options{})
 	for i := 0; i < 3; i++ {
 		f.feed(meanMeta, mean("working-set", "MB", 40.5+float64(i)))
 		f.feed(sumMeta, sum("gen-0-gc-count", "", 10)) // every GC
@@ -103,10 +111,10 @@ func TestEventCountersMapped(t *testing.T) {
 		f.feed(meanMeta, mean("cpu-usage", "%", 3))
 		f.feed(meanMeta, mean("gc-heap-size", "MB", 2))
 	}
-	if st := f.a.Stats(); st.Events != 27 || st.DecodeErrors != 0 {
+	if st := f.sync().Stats(); st.Events != 27 || st.DecodeErrors != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	r := f.a.Result()
+	r := f.sync().Result()
 	if r.Meter || !r.EventCounters {
 		t.Errorf("sources: meter %v eventcounters %v", r.Meter, r.EventCounters)
 	}
@@ -153,21 +161,21 @@ func TestMeterWins(t *testing.T) {
 		provs[1].Args != "SessionId="+opts.SessionID+";Metrics=System.Runtime;RefreshInterval=2.5;MaxTimeSeries=1000;MaxHistograms=20" {
 		t.Fatalf("providers %+v", provs)
 	}
-	f := &feeder{a: New(hdr, opts)}
+	f := newFeeder(t, opts)
 	f.feed(sumMeta, sum("exception-count", "", 2))
 	f.feed(meanMeta, mean("active-timer-count", "", 3))
-	if r := f.a.Result(); len(r.Metrics) != 2 || r.Metrics[0].Name != "dotnet.exceptions" {
+	if r := f.sync().Result(); len(r.Metrics) != 2 || r.Metrics[0].Name != "dotnet.exceptions" {
 		t.Fatalf("before the meter: %+v", r.Metrics)
 	}
-	f.feed(beginMeta, payload(nil).s(opts.SessionID).s(RuntimeMeter).s("").s("dotnet.gc.collections").s("ObservableCounter`1").
-		s("{collection}").s("GCs").s("").s("").s("").i32(1).s(""))
+	f.feed(beginMeta, payload(nil).String(opts.SessionID).String(RuntimeMeter).String("").String("dotnet.gc.collections").String("ObservableCounter`1").
+		String("{collection}").String("GCs").String("").String("").String("").I32(1).String(""))
 	f.feed(rateMeta, rate(opts.SessionID, "dotnet.gc.collections", "gc.heap.generation=gen0", "", "7"))
 	f.feed(rateMeta, rate(opts.SessionID, "dotnet.gc.collections", "gc.heap.generation=gen0", "3", "10"))
 	f.feed(rateMeta, rate("someone-else", "dotnet.gc.collections", "gc.heap.generation=gen0", "5", "99"))
 	f.feed(rateMeta, rate(opts.SessionID, "dotnet.thread_pool.thread.count", "", "", "4"))
 	f.feed(upDownMeta, rate(opts.SessionID, "dotnet.timer.count", "", "1", "5"))
-	f.feed(otherMeta, payload(nil).s(opts.SessionID)) // the error is another client's
-	r := f.a.Result()
+	f.feed(otherMeta, payload(nil).String(opts.SessionID)) // the error is another client's
+	r := f.sync().Result()
 	if !r.Meter || len(r.Errors) != 0 {
 		t.Errorf("meter %v errors %v", r.Meter, r.Errors)
 	}
@@ -185,8 +193,8 @@ func TestMeterWins(t *testing.T) {
 	if m, _ := r.Get("dotnet.timer.count"); m.Value != 5 || m.Kind != KindUpDownCounter || m.Source != SourceMeter {
 		t.Errorf("timers: %+v", m)
 	}
-	f.feed(otherMeta, payload(nil).s("dotnet-counters-1"))
-	if r := f.a.Result(); len(r.Errors) != 1 || !strings.Contains(r.Errors[0], "another tool") {
+	f.feed(otherMeta, payload(nil).String("dotnet-counters-1"))
+	if r := f.sync().Result(); len(r.Errors) != 1 || !strings.Contains(r.Errors[0], "another tool") {
 		t.Errorf("errors %v", r.Errors)
 	}
 }
@@ -194,26 +202,26 @@ func TestMeterWins(t *testing.T) {
 // TestShortPayload: a payload cut before its metadata's end is a decode
 // error, not a panic.
 func TestShortPayload(t *testing.T) {
-	f := &feeder{a: New(hdr, Options{})}
+	f := newFeeder(t, Options{})
 	p := mean("working-set", "MB", 1)
 	for _, n := range []int{0, 3, 20, len(p) - 1} {
 		f.feed(meanMeta, p[:n])
 	}
-	if st := f.a.Stats(); st.DecodeErrors != 4 || st.Events != 0 || st.FirstError == nil {
+	if st := f.sync().Stats(); st.DecodeErrors != 4 || st.Events != 0 || st.FirstError == nil {
 		t.Errorf("stats %+v", st)
 	}
-	if r := f.a.Result(); len(r.Metrics) != 0 {
+	if r := f.sync().Result(); len(r.Metrics) != 0 {
 		t.Errorf("metrics from cut payloads: %+v", r.Metrics)
 	}
 }
 
 // TestMaxSeries bounds the series kept.
 func TestMaxSeries(t *testing.T) {
-	f := &feeder{a: New(hdr, Options{MaxSeries: 2})}
+	f := newFeeder(t, Options{MaxSeries: 2})
 	for _, n := range []string{"a", "b", "c", "a", "d"} {
 		f.feed(meanMeta, mean(n, "", 1))
 	}
-	if r := f.a.Result(); len(r.Metrics) != 2 || r.DroppedSeries != 2 {
+	if r := f.sync().Result(); len(r.Metrics) != 2 || r.DroppedSeries != 2 {
 		t.Errorf("%d metrics, %d dropped", len(r.Metrics), r.DroppedSeries)
 	}
 }
@@ -221,7 +229,7 @@ func TestMaxSeries(t *testing.T) {
 // TestEventNoAlloc: counter events do not allocate once their series exist.
 func TestEventNoAlloc(t *testing.T) {
 	opts := Options{SessionID: "s1", Interval: 2 * time.Second}
-	f := &feeder{a: New(hdr, opts)}
+	f := newFeeder(t, opts)
 	evs := []struct {
 		m *nettrace.Metadata
 		p payload
@@ -234,15 +242,17 @@ func TestEventNoAlloc(t *testing.T) {
 	for _, e := range evs {
 		f.feed(e.m, e.p)
 	}
+	f.sync()
+	round := f.g.Events() // as built: the analyzer's own cost, not the reader's
 	n := testing.AllocsPerRun(200, func() {
-		for _, e := range evs {
-			f.feed(e.m, e.p)
+		for i := range round {
+			f.a.Event(&round[i])
 		}
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per round of counter events", n)
 	}
-	if m, _ := f.a.Result().Get("dotnet.gc.collections"); m.Value != 10 || m.Rate != 1.5 {
+	if m, _ := f.sync().Result().Get("dotnet.gc.collections"); m.Value != 10 || m.Rate != 1.5 {
 		t.Errorf("gen0 after the rounds: %+v (rate from the 2 s interval)", m)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 // liveCounters feeds a session's events to an Analyzer on a goroutine.
 type liveCounters struct {
+	t    *testing.T // for CheckValid on every result
 	mu   sync.Mutex
 	a    *counters.Analyzer
 	s    *source.Stream
@@ -32,7 +33,7 @@ func startCounters(t *testing.T, pid int, meter bool) *liveCounters {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &liveCounters{a: counters.New(s.Header(), opts), s: s, done: make(chan error, 1)}
+	l := &liveCounters{t: t, a: counters.New(s.Header(), opts), s: s, done: make(chan error, 1)}
 	go func() {
 		for {
 			ev, err := s.Next()
@@ -55,7 +56,11 @@ func startCounters(t *testing.T, pid int, meter bool) *liveCounters {
 func (l *liveCounters) result() *counters.Result {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.a.Result()
+	r := l.a.Result()
+	if err := r.CheckValid(); err != nil {
+		l.t.Error(err)
+	}
+	return r
 }
 
 // waitUpdates waits until metric name has been published n more times

@@ -35,7 +35,11 @@ func replay(t *testing.T, name string, opts Options) *Result {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return a.Result()
+	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
+	return res
 }
 
 // TestExceptionsFixture checks every figure of the recorded throws run

@@ -26,6 +26,9 @@ func FuzzExceptions(f *testing.F) {
 			a.Event(ev)
 		}
 		r := a.Result()
+		if err := r.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
 		var n int64
 		for _, ty := range r.Types {
 			n += ty.Count

@@ -93,6 +93,9 @@ func equalTraceEvent(t *testing.T, path string) *Result {
 		}
 	}
 	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	var thrown int64
 	for _, ty := range res.Types {
 		thrown += ty.Count

@@ -88,7 +88,7 @@ func TestFuzzCorpus(t *testing.T) {
 				fd.ev(ids[int(in[0])%len(ids)], uint32(in[1]>>4)%5, at, uint64(in[1]%4), in[3:3+l], uint32(in[2]>>7))
 				in = in[3+l:]
 			}
-			if c := fd.a.Result().Complete; c == 0 {
+			if c := fd.result().Complete; c == 0 {
 				t.Errorf("%s: the seed decodes to no complete GC", file)
 			}
 			seeds = append(seeds, fuzzcorpus.Seed{Label: file[:len(file)-len(".nettrace")] + "-first60", Args: []any{b}})

@@ -124,7 +124,7 @@ func TestBackgroundGCRanBlockingGCEndLost(t *testing.T) {
 // GCHeapStats. The gen2 object the walk does not cover dies at the BGC; the
 // gen0 object the ephemeral GC moved is promoted once, by that GC.
 func TestBackgroundGCWithEphemeralGC(t *testing.T) {
-	tr := New(nil, Options{MaxObjects: -1})
+	tr := newReplayer(Options{MaxObjects: -1})
 	alloc(tr, 0x300, "Old")
 	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 0x300, NewBase: 0x900, Length: 8}}, nil)
 	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 0x900, NewBase: 0x900, Length: 8}}, nil) // now gen2
@@ -183,7 +183,7 @@ func TestHeapChurnBackgroundGCs(t *testing.T) {
 	if full.Concurrent || !full.Compacted || info["Background"].Index != 46 {
 		t.Fatalf("workload gcInfo %+v", info)
 	}
-	r, _ := loadTrace(t, tracetest.Path(t, heapChurn)).replay(Options{MaxObjects: -1})
+	r, _ := loadTrace(t, tracetest.Path(t, heapChurn)).replay(t, Options{MaxObjects: -1})
 	if c := r.Stats.Contradictions; c.Total() != 0 {
 		t.Errorf("contradictions %+v", c)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -31,14 +32,16 @@ type stream struct {
 
 func newStream(movement bool, perGC int) *stream {
 	s := &stream{perGC: perGC, movement: movement, types: 3}
-	tick := pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0)
-	s.addrOff = len(tick)
-	tick = tick.u64(0).u64(64)
-	s.tick = rtEvent(clrevents.IDGCAllocationTick, 4, 0, tick)
-	s.start = rtEvent(clrevents.IDGCStart, 2, 0, pb{}.u32(0).u32(0).u32(0).u32(0).u16(0).u64(0))
-	s.moved = rtEvent(clrevents.IDGCBulkMovedObjectRanges, 0, 0, pb{}.u32(0).u32(1).u16(0).u64(0).u64(0).u64(0))
-	s.end = rtEvent(clrevents.IDGCEnd, 1, 0, pb{}.u32(0).u32(0).u16(0))
-	s.restart = rtEvent(clrevents.IDGCRestartEEEnd, 1, 0, pb{}.u16(0))
+	// One of each event, built by tracegen; next patches their payloads in
+	// place (the layouts' offsets: a tick's type id at 18, its address 16
+	// bytes from the end; a GC's count and depth at 0 and 4; a moved
+	// range at 10).
+	g := tracegen.New()
+	g.Thread(1).AllocationTick(clrevents.AllocationTick{AllocationAmount: 102400, TypeID: 0xabc, TypeName: "Foo", ObjectSize: 64}).
+		GCStart(0, 0, 0, 0).MovedRanges(0, clrevents.MovedRange{}).GCEnd(0, 0).RestartEEEnd()
+	evs := g.Events()
+	s.tick, s.start, s.moved, s.end, s.restart = &evs[0], &evs[1], &evs[2], &evs[3], &evs[4]
+	s.addrOff = len(s.tick.Payload) - 16
 	for i := range 8 {
 		s.stacks = append(s.stacks, []uint64{0x1000 + uint64(i), 0x2000, 0x3000})
 	}
@@ -176,7 +179,7 @@ func keysOf(gs []Group) []string {
 // the bound, the threshold falls back so that new samples are all followed
 // again, and the objects followed keep their weights.
 func TestReservoirRelaxes(t *testing.T) {
-	tr := New(nil, Options{MaxObjects: 100})
+	tr := newReplayer(Options{MaxObjects: 100})
 	for i := range 1000 {
 		tr.Allocate(Alloc{Address: uint64(0x1000 + i*16), Size: 16, TypeID: 1, EstBytes: 1000, EstCount: 60})
 	}
@@ -212,7 +215,7 @@ func TestReservoirRelaxes(t *testing.T) {
 // counted and named as not kept, never attributed to another; dead records
 // past MaxObjects leave Result.Objects but not the tallies.
 func TestTableLimits(t *testing.T) {
-	tr := New(nil, Options{MaxTypes: 2, MaxStacks: 1})
+	tr := newReplayer(Options{MaxTypes: 2, MaxStacks: 1})
 	for i, ty := range []string{"A", "B", "C", "A"} {
 		tr.Allocate(Alloc{Address: uint64(0x100 * (i + 1)), Size: 8, TypeID: uint64(i%3 + 1), Type: ty, EstBytes: 1, EstCount: 1,
 			Stack: []uint64{uint64(0x10 * (i%2 + 1))}})
@@ -239,7 +242,7 @@ func TestTableLimits(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	// Four objects die in two GCs: 3 records kept, the tallies count 4.
-	tr = New(nil, Options{MaxObjects: 3})
+	tr = newReplayer(Options{MaxObjects: 3})
 	for i := range 3 {
 		alloc(tr, uint64(0x100*(i+1)), "T")
 	}
@@ -282,7 +285,7 @@ func TestRadixSort(t *testing.T) {
 // old one (and one where two land on the same bytes) leaves the live
 // objects sorted by address with the right addresses.
 func TestRemapOrders(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for i := range 100 {
 		alloc(tr, uint64(0x10000+i*0x10), "T")
 	}
@@ -325,8 +328,8 @@ func TestRemapOrders(t *testing.T) {
 // no dead record is kept.
 func TestSkipObjects(t *testing.T) {
 	lt := loadTrace(t, tracetest.Path(t, heapChurn))
-	full, _ := lt.replay(Options{})
-	bare, _ := lt.replay(Options{SkipObjects: true})
+	full, _ := lt.replay(t, Options{})
+	bare, _ := lt.replay(t, Options{SkipObjects: true})
 	if len(bare.Objects) != 0 || !bare.NoObjects || bare.Complete() || !full.Complete() {
 		t.Fatalf("skip: %d objects, complete %v; full complete %v", len(bare.Objects), bare.Complete(), full.Complete())
 	}

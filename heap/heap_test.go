@@ -1,29 +1,62 @@
 package heap
 
 import (
-	"encoding/binary"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// alloc starts following a one-byte object of type typ at addr.
-func alloc(t *Tracker, addr uint64, typ string) {
-	t.Allocate(Alloc{Address: addr, Size: 1, Type: typ, TypeID: 1, EstBytes: 1, EstCount: 1})
+// replayer is a Tracker fed events described with tracegen (1 tick = 1
+// ns) as soon as they are described: tests interleave them with calls of
+// the Tracker's own methods, which must come after the events before them.
+type replayer struct {
+	*Tracker
+	g     *tracegen.Trace
+	th    *tracegen.Thread
+	fed   int
+	types map[string]uint64 // type ids by name, from 1
 }
 
-func gc(t *Tracker, count uint32, depth int, moved []clrevents.MovedRange, surv []clrevents.SurvivingRange) {
-	t.GCStart(int64(count)*1000, count, depth, 0)
+func newReplayer(opts Options) *replayer {
+	g := tracegen.New()
+	return &replayer{Tracker: New(g.Header(), opts), g: g, th: g.Thread(1), types: map[string]uint64{}}
+}
+
+// feed gives the tracker the events described since the last feed.
+func (r *replayer) feed() {
+	evs := r.g.Events()
+	for ; r.fed < len(evs); r.fed++ {
+		r.Event(&evs[r.fed])
+	}
+}
+
+// alloc starts following a one-byte object of type typ at addr: an
+// allocation tick of one object standing for itself.
+func alloc(r *replayer, addr uint64, typ string) {
+	id := r.types[typ]
+	if id == 0 {
+		id = uint64(len(r.types) + 1)
+		r.types[typ] = id
+	}
+	r.th.AllocationTick(clrevents.AllocationTick{AllocationAmount: 1, TypeID: id, TypeName: typ, Address: addr, ObjectSize: 1})
+	r.feed()
+}
+
+// gc writes GC count of generation depth at count µs: GCStart, the moved
+// and surviving ranges when not nil (an empty list is an event with no
+// range), GCEnd, RestartEEEnd.
+func gc(r *replayer, count uint32, depth int, moved []clrevents.MovedRange, surv []clrevents.SurvivingRange) {
+	r.th.Tick(int64(count)*1000).GCStart(count, uint32(depth), clrevents.ReasonAllocSmall, clrevents.GCNonConcurrent)
 	if moved != nil {
-		t.Moved(moved)
+		r.th.MovedRanges(0, moved...)
 	}
 	if surv != nil {
-		t.Surviving(surv)
+		r.th.SurvivingRanges(0, surv...)
 	}
-	t.GCEnd(count)
-	t.RestartEEEnd()
+	r.th.GCEnd(count, uint32(depth)).RestartEEEnd()
+	r.feed()
 }
 
 // byAddr returns the live objects keyed by their current address and the
@@ -44,7 +77,7 @@ func split(r *Result) (live, dead map[uint64]*Object) {
 // TestTenObjectExample replays the documented compaction example: ten
 // objects at 08..19, three die, seven survivors slide down in three blocks.
 func TestTenObjectExample(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for _, a := range []uint64{0x08, 0x09, 0x10, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19} {
 		alloc(tr, a, "T")
 	}
@@ -90,7 +123,7 @@ func TestTenObjectExample(t *testing.T) {
 // TestSweepingGC: a non-compacting GC reports survivors in place; what no
 // range covers in the condemned generation is dead.
 func TestSweepingGC(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	for _, a := range []uint64{100, 110, 120, 130} {
 		alloc(tr, a, "T")
 	}
@@ -114,7 +147,7 @@ func TestSweepingGC(t *testing.T) {
 // TestGen0GCLeavesGen2Alone: objects promoted to gen2 survive a gen0 GC
 // that reports no range for them; a fresh gen0 object without a range dies.
 func TestGen0GCLeavesGen2Alone(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 1000, "Old")
 	gc(tr, 1, 1, []clrevents.MovedRange{{OldBase: 1000, NewBase: 500, Length: 8}}, nil)
 	gc(tr, 2, 1, []clrevents.MovedRange{{OldBase: 500, NewBase: 200, Length: 8}}, nil)
@@ -145,7 +178,7 @@ func TestGen0GCLeavesGen2Alone(t *testing.T) {
 // TestSeveralRangeEventsOutOfOrder: under server GC each heap sends its own
 // bulk events (Index restarting at 0) in any order; the union applies.
 func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	addrs := []uint64{0x1000, 0x1100, 0x9000, 0x9100, 0x5000}
 	for _, a := range addrs {
 		alloc(tr, a, "T")
@@ -179,7 +212,7 @@ func TestSeveralRangeEventsOutOfOrder(t *testing.T) {
 // TestLargeObjectsGoWithGen2: LOH objects ignore gen0/gen1 GCs and die in
 // the first gen2 GC that does not report them.
 func TestLargeObjectsGoWithGen2(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	tr.Allocate(Alloc{Address: 0x10000, Size: 100000, Kind: clrevents.AllocLarge, Type: "Big"})
 	tr.Allocate(Alloc{Address: 0x20000, Size: 100000, Type: "Big"}) // size alone says LOH
 	gc(tr, 1, 1, []clrevents.MovedRange{}, nil)
@@ -198,7 +231,7 @@ func TestLargeObjectsGoWithGen2(t *testing.T) {
 // address and a range outside any GC are counted, not silently accepted; an
 // event overlapping itself is dropped as corrupt and its GC kills nothing.
 func TestContradictions(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x118, "T") // covered by both ranges below
 	alloc(tr, 0x900, "T")
 	tr.GCStart(1, 1, 0, 0)
@@ -227,7 +260,7 @@ func TestContradictions(t *testing.T) {
 // TestNoRangesKillsNothing: a GC without any range event (keyword off or
 // events lost) declares nothing dead.
 func TestNoRangesKillsNothing(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 2, nil, nil)
 	tr.Finish()
@@ -240,7 +273,7 @@ func TestNoRangesKillsNothing(t *testing.T) {
 // TestGenerationRangeCorrectsModel: GCGenerationRange at GC start says which
 // generation an address is in, overriding the promotion model.
 func TestGenerationRangeCorrectsModel(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x5000, "T") // modelled gen0, but the runtime says gen1 region
 	tr.GCStart(1, 1, 0, 0)
 	tr.GenerationRange(clrevents.GenerationRange{Generation: 1, Start: 0x4000, UsedLength: 0x2000})
@@ -263,45 +296,26 @@ func keys(m map[uint64]*Object) []uint64 {
 	return out
 }
 
-// payload builders for the event-level test
-
-type pb []byte
-
-func (p pb) u8(v uint8) pb   { return append(p, v) }
-func (p pb) u16(v uint16) pb { return binary.LittleEndian.AppendUint16(p, v) }
-func (p pb) u32(v uint32) pb { return binary.LittleEndian.AppendUint32(p, v) }
-func (p pb) u64(v uint64) pb { return binary.LittleEndian.AppendUint64(p, v) }
-func (p pb) str(s string) pb {
-	for _, c := range utf16.Encode([]rune(s)) {
-		p = p.u16(c)
-	}
-	return p.u16(0)
+// tick is an AllocationTick v4 of one 24-byte object of type name at
+// addr standing for 102,400 bytes.
+func tick(addr uint64, name string) clrevents.AllocationTick {
+	return clrevents.AllocationTick{AllocationAmount: 102400, TypeID: 0xabc, TypeName: name, Address: addr, ObjectSize: 24}
 }
 
-func rtEvent(id, version uint32, ts int64, payload []byte) *nettrace.Event {
-	return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: id, Version: version},
-		Timestamp: ts, Payload: payload}
-}
-
-// TestEventDispatch drives the tracker through encoded payloads: an
-// AllocationTick v4 object moved by one GC and a second one dying.
+// TestEventDispatch drives the tracker through a stream (package
+// tracegen): an AllocationTick v4 object moved by one GC and a second one
+// dying.
 func TestEventDispatch(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
-	tick := func(addr uint64, name string) []byte {
-		return pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str(name).u32(0).u64(addr).u64(24)
-	}
-	evs := []*nettrace.Event{
-		rtEvent(clrevents.IDGCAllocationTick, 4, 10, tick(0x1000, "Foo")),
-		rtEvent(clrevents.IDGCAllocationTick, 4, 20, tick(0x2000, "Foo")),
-		rtEvent(clrevents.IDGCAllocationTick, 2, 25, pb{}.u32(1).u32(0).u16(0).u64(1).u64(1).str("X").u32(0)),
-		rtEvent(clrevents.IDGCStart, 2, 30, pb{}.u32(1).u32(0).u32(0).u32(0).u16(0).u64(0)),
-		rtEvent(clrevents.IDGCBulkMovedObjectRanges, 0, 40, pb{}.u32(0).u32(1).u16(0).u64(0x2000).u64(0x100).u64(0x18)),
-		rtEvent(clrevents.IDGCEnd, 1, 50, pb{}.u32(1).u32(0).u16(0)),
-		rtEvent(clrevents.IDGCRestartEEEnd, 1, 60, pb{}.u16(0)),
-	}
-	for _, ev := range evs {
-		tr.Event(ev)
-	}
+	g := tracegen.New()
+	g.Thread(1).Tick(10).AllocationTick(tick(0x1000, "Foo")).
+		Tick(20).AllocationTick(tick(0x2000, "Foo")).
+		Tick(25).Runtime(clrevents.IDGCAllocationTick, 2, tracegen.Payload(nil).U32(1).U32(0).U16(0).U64(1).U64(1).String("X").U32(0)).
+		Tick(30).GCStart(1, 0, 0, 0).
+		Tick(40).MovedRanges(0, clrevents.MovedRange{OldBase: 0x2000, NewBase: 0x100, Length: 0x18}).
+		Tick(50).GCEnd(1, 0).
+		Tick(60).RestartEEEnd()
+	tr := New(g.Header(), Options{})
+	g.Run(t, tr.Event)
 	tr.Finish()
 	r := tr.Result()
 	if r.Stats.DecodeErrors != 0 || r.Stats.Untracked != 1 || r.Stats.Tracked != 2 || r.Stats.AllocationTicks != 3 {
@@ -320,27 +334,34 @@ func TestEventDispatch(t *testing.T) {
 // handles: it must never panic, whatever the bytes.
 func FuzzTracker(f *testing.F) {
 	f.Add(uint8(0), []byte{}, uint32(0))
-	f.Add(uint8(1), []byte(pb{}.u32(0).u32(1).u16(0).u64(0x100).u64(0x80).u64(0x10)), uint32(0))
-	f.Add(uint8(2), []byte(pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x100).u64(24)), uint32(4))
+	f.Add(uint8(1), []byte(tracegen.Payload(nil).U32(0).U32(1).U16(0).U64(0x100).U64(0x80).U64(0x10)), uint32(0))
+	f.Add(uint8(2), []byte(tracegen.Payload(nil).U32(100000).U32(0).U16(0).U64(102400).U64(0xabc).String("Foo").U32(0).U64(0x100).U64(24)), uint32(4))
 	ids := []uint32{clrevents.IDGCStart, clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCAllocationTick,
 		clrevents.IDGCBulkSurvivingObjectRanges, clrevents.IDGCGenerationRange, clrevents.IDBulkType,
 		clrevents.IDAllocationSampled, clrevents.IDGCSampledObjectAllocHigh, clrevents.IDGCEnd, clrevents.IDGCRestartEEEnd}
 	f.Fuzz(func(t *testing.T, which uint8, p []byte, v uint32) {
-		tr := New(nil, Options{})
+		g := tracegen.New()
+		th := g.Thread(1)
 		for i, id := range ids {
 			// Each id once in a fixed order, then the fuzzed one again.
-			tr.Event(rtEvent(id, v%5, int64(i), p))
+			th.Tick(int64(i)).Runtime(id, v%5, p)
 		}
-		tr.Event(rtEvent(ids[int(which)%len(ids)], v%5, 99, p))
+		th.Tick(99).Runtime(ids[int(which)%len(ids)], v%5, p)
+		tr := New(g.Header(), Options{})
+		g.Run(t, tr.Event)
 		tr.Finish()
-		_ = Summarize(tr.Result(), nil)
+		r := tr.Result()
+		if err := r.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		_ = Summarize(r, nil)
 	})
 }
 
 // TestBackgroundGCLeavesEphemeralAlone: a background GC condemns gen2 only;
 // a gen0 object it does not report is neither dead nor promoted.
 func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "Young")
 	alloc(tr, 0x200, "Young")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -365,7 +386,7 @@ func TestBackgroundGCLeavesEphemeralAlone(t *testing.T) {
 // (bgc_test.go says why), so an uncovered gen0 object dies even though a
 // background GC condemns only gen2.
 func TestBackgroundGCEndingInFirstPause(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "Dead")
 	alloc(tr, 0x200, "Moved")
 	tr.GCStart(1, 1, 2, gcTypeBackground)
@@ -390,7 +411,7 @@ func TestBackgroundGCEndingInFirstPause(t *testing.T) {
 // heap stats show zero promoted bytes killed every condemned object; with
 // promoted bytes it is missing data and kills nothing.
 func TestNothingSurvived(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x100, "T")
 	gc(tr, 1, 0, []clrevents.MovedRange{{OldBase: 0x100, NewBase: 0x100, Length: 8}}, nil) // movement on; now gen1
 	alloc(tr, 0x200, "T")
@@ -418,22 +439,21 @@ func TestNothingSurvived(t *testing.T) {
 // type id, named by a BulkType event (even one arriving later); once
 // AllocationSampled is seen, AllocationTicks are no longer followed.
 func TestSampledObjectsNamedByBulkType(t *testing.T) {
-	tr := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}, Options{})
-	sampled := pb{}.u64(0x5000).u64(0x77).u32(10).u64(320).u16(0)
-	bulk := pb{}.u32(1).u16(0).u64(0x77).u64(0x1).u32(0x02000001).u32(0).u8(0x12).str("My.Type").u32(0)
-	as := pb{}.u32(0).u16(0).u64(0x88).str("Other").u64(0x6000).u64(32).u64(0)
-	tick := pb{}.u32(100000).u32(0).u16(0).u64(102400).u64(0xabc).str("Foo").u32(0).u64(0x7000).u64(24)
-	for i, ev := range []*nettrace.Event{
-		rtEvent(clrevents.IDGCSampledObjectAllocLow, 0, 1, sampled),
-		rtEvent(clrevents.IDAllocationSampled, 0, 2, as),
-		rtEvent(clrevents.IDGCAllocationTick, 4, 3, tick),
-		rtEvent(clrevents.IDBulkType, 0, 4, bulk),
-	} {
+	g := tracegen.New()
+	g.Thread(1).Tick(1).Runtime(clrevents.IDGCSampledObjectAllocLow, 0,
+		tracegen.AppendSampledObjectAllocation(nil, clrevents.SampledObjectAllocation{Address: 0x5000, TypeID: 0x77, ObjectCount: 10, TotalSize: 320})).
+		Tick(2).AllocationSampled(clrevents.AllocationSampled{TypeID: 0x88, TypeName: "Other", Address: 0x6000, ObjectSize: 32}).
+		Tick(3).AllocationTick(tick(0x7000, "Foo")).
+		Tick(4).BulkType(clrevents.BulkTypeEntry{TypeID: 0x77, ModuleID: 0x1, TypeNameID: 0x02000001, CorElementType: 0x12, Name: "My.Type"})
+	tr := New(g.Header(), Options{})
+	i := 0
+	g.Run(t, func(ev *nettrace.Event) {
 		tr.Event(ev)
 		if tr.stats.DecodeErrors != 0 {
 			t.Fatalf("event %d: %s", i, tr.stats.FirstDecodeError)
 		}
-	}
+		i++
+	})
 	tr.Finish()
 	r := tr.Result()
 	if len(r.Objects) != 2 || r.Stats.IgnoredTicks != 1 {
@@ -455,7 +475,7 @@ func TestSampledObjectsNamedByBulkType(t *testing.T) {
 // half the live set), then a sample on every seventh address, and on as
 // many addresses nothing was allocated at.
 func TestAddressReusedPendingAndLive(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	const n = 5000
 	for i := range n {
 		alloc(tr, 0x10000+uint64(i)*0x40, "T")
@@ -491,7 +511,7 @@ func TestAddressReusedPendingAndLive(t *testing.T) {
 // contradiction). The same sample after another GC, or on an object
 // allocated after the background GC ended, is still a contradiction.
 func TestSweptByBackgroundGC(t *testing.T) {
-	tr := New(nil, Options{})
+	tr := newReplayer(Options{})
 	alloc(tr, 0x1000, "T")
 	tr.GCStart(1000, 1, 2, gcTypeBackground)
 	tr.RestartEEEnd() // the first pause ends

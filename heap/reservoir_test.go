@@ -51,7 +51,8 @@ func loadTrace(tb testing.TB, path string) *loadedTrace {
 
 // replay runs the events through a tracker with o and returns its result
 // and the most objects it followed at once.
-func (lt *loadedTrace) replay(o Options) (*Result, int) {
+func (lt *loadedTrace) replay(tb testing.TB, o Options) (*Result, int) {
+	tb.Helper()
 	tr := New(lt.hdr, o)
 	peak := 0
 	for i := range lt.evs {
@@ -59,7 +60,11 @@ func (lt *loadedTrace) replay(o Options) (*Result, int) {
 		peak = max(peak, tr.liveN)
 	}
 	tr.Finish()
-	return tr.Result(), peak
+	r := tr.Result()
+	if err := r.CheckValid(); err != nil {
+		tb.Errorf("%+v: %v", o, err)
+	}
+	return r, peak
 }
 
 // estimate is what the reservoir must preserve for one type.
@@ -115,7 +120,7 @@ func TestReservoirEstimates(t *testing.T) {
 	for _, c := range reservoirCases {
 		t.Run(c.name, func(t *testing.T) {
 			lt := loadTrace(t, c.path(t))
-			exactRes, peak := lt.replay(Options{MaxObjects: -1})
+			exactRes, peak := lt.replay(t, Options{MaxObjects: -1})
 			exact := estimates(exactRes)
 			if exactRes.Stats.Evicted != 0 || exactRes.Stats.NotFollowed != 0 || !exactRes.Complete() {
 				t.Fatalf("unbounded replay evicted: %+v", exactRes.Stats)
@@ -129,7 +134,7 @@ func TestReservoirEstimates(t *testing.T) {
 				runs := map[string]*[6][]float64{}
 				dropped, followed := 0, 0
 				for seed := uint64(1); seed <= reservoirSeeds; seed++ {
-					r, peak := lt.replay(Options{MaxObjects: size, Seed: seed})
+					r, peak := lt.replay(t, Options{MaxObjects: size, Seed: seed})
 					if peak > size {
 						t.Fatalf("size %d seed %d: %d objects followed at once", size, seed, peak)
 					}

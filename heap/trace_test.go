@@ -18,7 +18,11 @@ func replay(tb testing.TB, path string) *Result {
 		tb.Fatal(err)
 	}
 	tr.Finish()
-	return tr.Result()
+	res := tr.Result()
+	if err := res.CheckValid(); err != nil {
+		tb.Errorf("%s: %v", path, err)
+	}
+	return res
 }
 
 // summary is what the golden file records per trace.

@@ -23,6 +23,9 @@ func TestRememberCalendar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := g.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	kinds := map[RootKind]int{}
 	for _, r := range g.Roots {
 		kinds[r.Kind]++

@@ -29,6 +29,9 @@ func TestReadGCDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := g.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	if g.Bytes != 90008 || !g.Complete() {
 		t.Errorf("%d bytes (dotnet-gcdump report: 90,008), missing %+v", g.Bytes, g.Missing)
 	}
@@ -97,6 +100,9 @@ func FuzzGCDump(f *testing.F) {
 				t.Fatalf("error not wrapping ErrGCDump: %v", err)
 			}
 			return
+		}
+		if err := g.CheckValid(); err != nil {
+			t.Fatal(err)
 		}
 		var sum uint64
 		for _, ts := range g.Types() {

@@ -30,6 +30,9 @@ func load(tb testing.TB, name string) *Graph {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := g.CheckValid(); err != nil {
+		tb.Errorf("%s: %v", name, err)
+	}
 	return g
 }
 
@@ -183,8 +186,9 @@ type rawEvent struct {
 	payload     []byte
 }
 
-// feed builds a graph from raw events.
-func feed(evs []rawEvent) (*Graph, error) {
+// feed builds a graph from raw events; a graph built must hold together.
+func feed(tb testing.TB, evs []rawEvent) (*Graph, error) {
+	tb.Helper()
 	hdr := &nettrace.Header{PointerSize: 8}
 	b := NewBuilder(hdr, nil)
 	metas := map[uint32]*nettrace.Metadata{}
@@ -196,7 +200,13 @@ func feed(evs []rawEvent) (*Graph, error) {
 		}
 		b.Event(&nettrace.Event{Meta: m, Timestamp: e.ts, Payload: e.payload})
 	}
-	return b.Graph()
+	g, err := b.Graph()
+	if err == nil {
+		if err := g.CheckValid(); err != nil {
+			tb.Errorf("%d events: %v", len(evs), err)
+		}
+	}
+	return g, err
 }
 
 // TestGraphLost: a heap dump that lost events is never a silent partial
@@ -220,14 +230,14 @@ func TestGraphLost(t *testing.T) {
 		}
 		return out
 	}
-	g, err := feed(drop(19, 1))
+	g, err := feed(t, drop(19, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Complete() || g.Missing.Edges == 0 {
 		t.Errorf("without the edges: complete %v, missing %+v", g.Complete(), g.Missing)
 	}
-	if g, err = feed(drop(18, 2)); err != nil {
+	if g, err = feed(t, drop(18, 2)); err != nil {
 		t.Fatal(err)
 	}
 	if g.Complete() || g.Missing.NodeEvents != 1 {
@@ -235,7 +245,7 @@ func TestGraphLost(t *testing.T) {
 	}
 	for i, e := range all {
 		if e.id == 2 { // GCEnd
-			if g, err = feed(all[:i]); err != nil {
+			if g, err = feed(t, all[:i]); err != nil {
 				t.Fatal(err)
 			}
 			if g.Complete() || !g.Missing.Cut {
@@ -244,7 +254,7 @@ func TestGraphLost(t *testing.T) {
 			break
 		}
 	}
-	if _, err := feed(drop(18, 0)[:3]); err == nil {
+	if _, err := feed(t, drop(18, 0)[:3]); err == nil {
 		t.Error("a stream without a heap dump gave a graph")
 	}
 }
@@ -269,7 +279,7 @@ func FuzzGraph(f *testing.F) {
 		if int(cut) < len(evs) {
 			evs = evs[:cut]
 		}
-		g, err := feed(evs)
+		g, err := feed(t, evs)
 		if err != nil {
 			return
 		}

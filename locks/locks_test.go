@@ -1,15 +1,14 @@
 package locks
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -40,56 +39,37 @@ func run(t testing.TB, path string, visit func(*nettrace.Event)) (*Result, *nett
 	return res, r.Header()
 }
 
-// Synthetic events for the owner-mapping and pairing rules.
+// Synthetic streams for the owner-mapping and pairing rules (package
+// tracegen): a wait is ContentionStart v2 (lock, object, owner) with this
+// stack, then ContentionStop v1 with the runtime's measure of the wait.
 
-var (
-	metaStart2  = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStart, Version: 2}
-	metaStop1   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStop, Version: 1}
-	metaStop0   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDContentionStop, Version: 0}
-	metaThread  = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDThreadCreated}
-	metaRundown = &nettrace.Metadata{Runtime: nettrace.Rundown, EventID: clrevents.IDRundownThreadDC}
-)
+var waitStack = []uint64{0x1000, 0x2000}
 
-func start2(ts int64, tid, lock, obj, owner uint64) *nettrace.Event {
-	p := []byte{0, 1, 0}
-	p = binary.LittleEndian.AppendUint64(p, lock)
-	p = binary.LittleEndian.AppendUint64(p, obj)
-	p = binary.LittleEndian.AppendUint64(p, owner)
-	return &nettrace.Event{Meta: metaStart2, Timestamp: ts, ThreadID: tid, Payload: p, Stack: []uint64{0x1000, 0x2000}}
+// wait writes one wait of th from tick start to tick stop.
+func wait(th *tracegen.Thread, start, stop int64, lock, obj, owner uint64, ns float64) {
+	th.Tick(start).Stack(waitStack...).ContentionStart(lock, obj, owner).Tick(stop).ContentionStop(ns)
 }
 
-func stop1(ts int64, tid uint64, ns float64) *nettrace.Event {
-	p := binary.LittleEndian.AppendUint64([]byte{0, 1, 0}, math.Float64bits(ns))
-	return &nettrace.Event{Meta: metaStop1, Timestamp: ts, ThreadID: tid, Payload: p}
-}
-
-func threadEv(m *nettrace.Metadata, obj uint64, managed, os uint32) *nettrace.Event {
-	p := binary.LittleEndian.AppendUint64(nil, obj)
-	p = binary.LittleEndian.AppendUint64(p, 1)
-	p = binary.LittleEndian.AppendUint32(p, 0)
-	p = binary.LittleEndian.AppendUint32(p, managed)
-	p = binary.LittleEndian.AppendUint32(p, os)
-	p = binary.LittleEndian.AppendUint16(p, 1)
-	return &nettrace.Event{Meta: m, ThreadID: uint64(os), Payload: p}
+// analyze reads g's stream through a new analyzer.
+func analyze(t *testing.T, g *tracegen.Trace, opt Options) *Analyzer {
+	t.Helper()
+	a := New(g.Header(), opt)
+	g.Run(t, a.Event)
+	return a
 }
 
 func TestOwnerMapping(t *testing.T) {
-	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1_000_000_000}
-	a := New(hdr, Options{})
+	g := tracegen.New()
 	// Thread 100 waits behind a Thread* whose OS id only the rundown gives;
 	// thread 101 behind managed id 7 (OS 300); thread 102 behind OS id 100;
 	// thread 103 behind a value nothing explains.
-	a.Event(threadEv(metaThread, 0x7f0000001000, 7, 300))
-	a.Event(start2(10, 100, 0xA, 0xB, 0x7f0000002000))
-	a.Event(stop1(20, 100, 1000))
-	a.Event(start2(30, 101, 0xA, 0xB, 7))
-	a.Event(stop1(40, 101, 2000))
-	a.Event(start2(50, 102, 0xC, 0xD, 100))
-	a.Event(stop1(60, 102, 3000))
-	a.Event(start2(70, 103, 0xC, 0xD, 0xdead0000))
-	a.Event(stop1(80, 103, 4000))
-	a.Event(threadEv(metaRundown, 0x7f0000002000, 9, 200))
-	r := a.Result()
+	g.Thread(300).ThreadCreated(0x7f0000001000, 7, 300)
+	wait(g.Thread(100), 10, 20, 0xA, 0xB, 0x7f0000002000, 1000)
+	wait(g.Thread(101), 30, 40, 0xA, 0xB, 7, 2000)
+	wait(g.Thread(102), 50, 60, 0xC, 0xD, 100, 3000)
+	wait(g.Thread(103), 70, 80, 0xC, 0xD, 0xdead0000, 4000)
+	g.Thread(200).Tick(90).RundownThread(0x7f0000002000, 9, 200)
+	r := analyze(t, g, Options{}).Result()
 	got := map[uint64]Owner{}
 	for _, l := range r.Locks {
 		for _, o := range l.Owners {
@@ -124,26 +104,37 @@ func TestOwnerMapping(t *testing.T) {
 }
 
 func TestPairingRules(t *testing.T) {
-	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 10_000_000} // 100 ns ticks
-	a := New(hdr, Options{})
-	a.Event(stop1(5, 1, 500)) // began before the session
-	a.Event(start2(10, 1, 0xA, 0, 0))
-	a.Event(start2(20, 1, 0xA, 0, 0)) // the first start's stop was lost
+	g := tracegen.NewOptions(tracegen.Options{QPCFrequency: 10_000_000}) // 100 ns ticks
+	t1 := g.Thread(1)
+	t1.Tick(5).ContentionStop(500) // began before the session
+	t1.Tick(10).ContentionStart(0xA, 0, 0)
+	t1.Tick(20).ContentionStart(0xA, 0, 0) // the first start's stop was lost
 	// A v0 stop has no duration: the timestamps give it (30 ticks = 3 µs).
-	a.Event(&nettrace.Event{Meta: metaStop0, Timestamp: 50, ThreadID: 1, Payload: []byte{0, 1, 0}})
+	t1.Tick(50).ContentionStopV0()
 	// A stop on another thread does not end thread 1's wait.
-	a.Event(start2(60, 1, 0xA, 0, 0))
-	a.Event(stop1(70, 2, 100))
-	r := a.Result()
-	s := r.Summary
-	if s.Contentions != 1 || s.TotalNs != 3000 || s.StopsWithoutStart != 2 || s.LostStarts != 1 || s.Unpaired != 1 {
-		t.Errorf("summary %+v", s)
-	}
-	if len(r.StillWaiting) != 1 || r.StillWaiting[0].SoFarNs != 1000 || r.StillWaiting[0].Thread != 1 {
-		t.Errorf("still waiting %+v", r.StillWaiting)
-	}
+	t1.Tick(60).ContentionStart(0xA, 0, 0)
+	g.Thread(2).Tick(70).ContentionStop(100)
 	// A payload that does not decode is counted, not fatal.
-	a.Event(&nettrace.Event{Meta: metaStart2, Timestamp: 80, ThreadID: 3, Payload: []byte{0}})
+	g.Thread(3).Tick(80).Runtime(clrevents.IDContentionStart, 2, []byte{0})
+	a := New(g.Header(), Options{})
+	checked := false
+	g.Run(t, func(ev *nettrace.Event) {
+		if ev.Timestamp == 80 { // before the bad payload
+			checked = true
+			r := a.Result()
+			s := r.Summary
+			if s.Contentions != 1 || s.TotalNs != 3000 || s.StopsWithoutStart != 2 || s.LostStarts != 1 || s.Unpaired != 1 {
+				t.Errorf("summary %+v", s)
+			}
+			if len(r.StillWaiting) != 1 || r.StillWaiting[0].SoFarNs != 1000 || r.StillWaiting[0].Thread != 1 {
+				t.Errorf("still waiting %+v", r.StillWaiting)
+			}
+		}
+		a.Event(ev)
+	})
+	if !checked {
+		t.Fatal("the stream lost the bad payload's event")
+	}
 	if r := a.Result(); r.Summary.DecodeErrors != 1 || !strings.Contains(r.Summary.FirstError, "too short") {
 		t.Errorf("decode errors %+v", r.Summary)
 	}
@@ -166,12 +157,11 @@ func FuzzAnalyzer(f *testing.F) {
 	ids := []uint32{clrevents.IDContentionStart, clrevents.IDContentionStop, clrevents.IDThreadCreated,
 		clrevents.IDContentionLockCreated, clrevents.IDBulkType, clrevents.IDGCAllocationTick, clrevents.IDAllocationSampled}
 	f.Fuzz(func(t *testing.T, p []byte, which uint8, version uint32) {
-		a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}, Options{})
-		m := &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: ids[int(which)%len(ids)], Version: version % 5}
-		a.Event(start2(1, 1, 1, 2, 3))
-		a.Event(&nettrace.Event{Meta: m, Timestamp: 2, ThreadID: 1, Payload: p, Stack: []uint64{1}})
-		a.Event(stop1(3, 1, 2))
-		r := a.Result()
+		g := tracegen.New()
+		g.Thread(1).Tick(1).Stack(waitStack...).ContentionStart(1, 2, 3).
+			Tick(2).Stack(1).Runtime(ids[int(which)%len(ids)], version%5, p).
+			Tick(3).ContentionStop(2)
+		r := analyze(t, g, Options{}).Result()
 		if err := r.CheckValid(); err != nil {
 			t.Fatal(err)
 		}
@@ -181,49 +171,28 @@ func FuzzAnalyzer(f *testing.F) {
 	})
 }
 
-func utf16z(s string) []byte {
-	var b []byte
-	for _, r := range s {
-		b = binary.LittleEndian.AppendUint16(b, uint16(r))
-	}
-	return append(b, 0, 0)
-}
-
 // TestObjectType: a lock's object is named from the sampled allocation at
 // its address when the lock is first seen; a later allocation at the same
 // address (the lock object moved or died) does not rename it.
 func TestObjectType(t *testing.T) {
-	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
-	a := New(hdr, Options{})
-	bulk := binary.LittleEndian.AppendUint32(nil, 2)
-	bulk = binary.LittleEndian.AppendUint16(bulk, 1)
+	g := tracegen.New()
+	bulk := tracegen.Payload(nil).U32(2).U16(1)
 	for i, name := range []string{"App.Gate", "System.String"} {
-		bulk = binary.LittleEndian.AppendUint64(bulk, uint64(0x100+i)) // type id
-		bulk = binary.LittleEndian.AppendUint64(bulk, 0x9)             // module
-		bulk = binary.LittleEndian.AppendUint32(bulk, 0x02000001)
-		bulk = binary.LittleEndian.AppendUint32(bulk, 0)
-		bulk = append(bulk, 18)
-		bulk = append(bulk, utf16z(name)...)
-		bulk = binary.LittleEndian.AppendUint32(bulk, 0)
+		// type id, module, token, flags, CorElementType, name, no type args
+		bulk = bulk.U64(uint64(0x100 + i)).U64(0x9).U32(0x02000001).U32(0).U8(18).String(name).U32(0)
 	}
-	alloc := func(addr, typ uint64) *nettrace.Event {
-		p := binary.LittleEndian.AppendUint64(nil, addr)
-		p = binary.LittleEndian.AppendUint64(p, typ)
-		p = binary.LittleEndian.AppendUint32(p, 1)
-		p = binary.LittleEndian.AppendUint64(p, 24)
-		p = binary.LittleEndian.AppendUint16(p, 1)
-		return &nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDGCSampledObjectAllocHigh}, Payload: p}
+	th := g.Thread(1)
+	alloc := func(addr, typ uint64) {
+		th.Runtime(clrevents.IDGCSampledObjectAllocHigh, 0, tracegen.Payload(nil).U64(addr).U64(typ).U32(1).U64(24).U16(1))
 	}
-	a.Event(alloc(0x5000, 0x100)) // named by the BulkType that follows
-	a.Event(&nettrace.Event{Meta: &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDBulkType}, Payload: bulk})
-	a.Event(start2(10, 1, 0xA, 0x5000, 2))
-	a.Event(stop1(20, 1, 100))
-	a.Event(alloc(0x5000, 0x101))
-	a.Event(start2(30, 1, 0xA, 0x5000, 2))
-	a.Event(stop1(40, 1, 100))
-	a.Event(start2(50, 1, 0xB, 0x6000, 2)) // never allocated while recording
-	a.Event(stop1(60, 1, 50))
-	r := a.Result()
+	alloc(0x5000, 0x100) // named by the BulkType that follows
+	th.Runtime(clrevents.IDBulkType, 0, bulk)
+	wait(th, 10, 20, 0xA, 0x5000, 2, 100)
+	th.Tick(25)
+	alloc(0x5000, 0x101)
+	wait(th, 30, 40, 0xA, 0x5000, 2, 100)
+	wait(th, 50, 60, 0xB, 0x6000, 2, 50) // never allocated while recording
+	r := analyze(t, g, Options{}).Result()
 	if len(r.Locks) != 2 || r.Locks[0].ObjectType != "App.Gate" || r.Locks[1].ObjectType != "" {
 		t.Errorf("locks %+v", r.Locks)
 	}
@@ -234,13 +203,11 @@ func TestObjectType(t *testing.T) {
 // folded. (600,000 threads that each waited once made the analyzer hold
 // 677 MB.)
 func TestMaxThreads(t *testing.T) {
-	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
-	a := New(hdr, Options{MaxThreads: 3})
+	g := tracegen.New()
 	for i := uint64(1); i <= 10; i++ {
-		a.Event(start2(int64(i*100), i, 0xA, 0xB, 42))
-		a.Event(stop1(int64(i*100+50), i, 1000))
+		wait(g.Thread(i), int64(i*100), int64(i*100+50), 0xA, 0xB, 42, 1000)
 	}
-	r := a.Result()
+	r := analyze(t, g, Options{MaxThreads: 3}).Result()
 	if r.Summary.Contentions != 10 || r.Summary.FoldedWaits != 7 || len(r.Threads) != 4 {
 		t.Fatalf("%d waits, %d folded, %d threads", r.Summary.Contentions, r.Summary.FoldedWaits, len(r.Threads))
 	}
@@ -261,14 +228,13 @@ func TestMaxThreads(t *testing.T) {
 // TestMaxLocksAndStacks: past the bounds, waits fold into one "[other
 // locks]" lock and one "[other stacks]" stack; the totals stay exact.
 func TestMaxLocksAndStacks(t *testing.T) {
-	a := New(&nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}, Options{MaxLocks: 2, MaxStacks: 2})
+	g := tracegen.New()
+	th := g.Thread(1)
 	for i := range 5 {
-		ev := start2(int64(10*i), 1, uint64(100+i), 0, 7)
-		ev.Stack = []uint64{0x1000 + uint64(i), 0x2000}
-		a.Event(ev)
-		a.Event(stop1(int64(10*i+5), 1, 1000))
+		th.Tick(int64(10*i)).Stack(0x1000+uint64(i), 0x2000).ContentionStart(uint64(100+i), 0, 7)
+		th.Tick(int64(10*i + 5)).ContentionStop(1000)
 	}
-	r := a.Result()
+	r := analyze(t, g, Options{MaxLocks: 2, MaxStacks: 2}).Result()
 	if err := r.CheckValid(); err != nil {
 		t.Fatal(err)
 	}

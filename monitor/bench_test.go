@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 )
@@ -32,7 +33,7 @@ var benchTrace = sync.OnceValues(func() (string, error) {
 	}
 	defer os.Remove(f.Name())
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if _, err := nettrace.GenerateLarge(bw, 32<<20, 3); err != nil {
+	if _, err := tracegen.Large(bw, 32<<20, 3); err != nil {
 		return "", err
 	}
 	if err := bw.Flush(); err != nil {

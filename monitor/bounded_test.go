@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 )
@@ -27,7 +28,7 @@ func TestBoundedOverLongTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	gen, err := nettrace.GenerateLarge(bw, 64<<20, 7)
+	gen, err := tracegen.Large(bw, 64<<20, 7)
 	if err == nil {
 		err = bw.Flush()
 	}

@@ -117,7 +117,7 @@ func checkKeep(t *testing.T, what string, data []byte, keep func(*Metadata) bool
 // lossyTrace is a stream whose threads' sequence numbers jump now and then
 // (lost events), inside runs of one thread's events and between them.
 func lossyTrace(t *testing.T) []byte {
-	evs := synth(20000, 3, 11)
+	evs := random(20000, 3, 11)
 	rng := rand.New(rand.NewPCG(11, 2))
 	seq := map[uint64]uint32{}
 	for i := range evs {
@@ -151,11 +151,8 @@ func countKept(t *testing.T, data []byte, keep func(*Metadata) bool) int {
 // threads) a filter that keeps nothing delivers a small fraction of the
 // events: two per run of one thread's events in a chunk.
 func TestKeepDropsRuns(t *testing.T) {
-	var gen bytes.Buffer
-	if _, err := GenerateLarge(&gen, 4<<20, 3); err != nil {
-		t.Fatal(err)
-	}
-	_, _, _, st, err := readKept(t, gen.Bytes(), Options{Keep: func(*Metadata) bool { return false }})
+	gen := generated(t, 4<<20, 3)
+	_, _, _, st, err := readKept(t, gen, Options{Keep: func(*Metadata) bool { return false }})
 	if err.Error() != "EOF" {
 		t.Fatal(err)
 	}

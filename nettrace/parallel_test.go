@@ -118,15 +118,12 @@ func parallelInputs(t *testing.T) map[string][]byte {
 		}
 		in[filepath.Base(p)] = data
 	}
-	var gen bytes.Buffer
-	if _, err := GenerateLarge(&gen, 3<<20, 3); err != nil {
-		t.Fatal(err)
-	}
-	in["generated"] = gen.Bytes()
-	_, _, copies := copyTrace(t, bytes.NewReader(gen.Bytes()),
+	gen := generated(t, 3<<20, 3)
+	in["generated"] = gen
+	_, _, copies := copyTrace(t, bytes.NewReader(gen),
 		WriterOptions{Format: FormatNetTraceV6}, WriterOptions{Uncompressed: true, BlockSize: 8 << 10})
 	in["generated v6"], in["generated uncompressed"] = copies[0], copies[1]
-	in["unsorted"] = writeAll(t, synth(20000, 5, 7), WriterOptions{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096})
+	in["unsorted"] = writeAll(t, random(20000, 5, 7), WriterOptions{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096})
 	return in
 }
 
@@ -155,11 +152,8 @@ func TestParallelCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gen bytes.Buffer
-	if _, err := GenerateLarge(&gen, 2<<20, 5); err != nil {
-		t.Fatal(err)
-	}
-	for name, src := range map[string][]byte{"gc-wks": data, "generated": gen.Bytes()} {
+	gen := generated(t, 2<<20, 5)
+	for name, src := range map[string][]byte{"gc-wks": data, "generated": gen} {
 		rng := rand.New(rand.NewPCG(9, uint64(len(src))))
 		buf := make([]byte, len(src))
 		for i := 0; i < 40; i++ {

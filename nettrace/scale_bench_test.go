@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/stacks"
@@ -34,7 +35,7 @@ func scaleTrace(b *testing.B) string {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	if _, err := nettrace.GenerateLarge(w, 64<<20, 1); err != nil {
+	if _, err := tracegen.Large(w, 64<<20, 1); err != nil {
 		b.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {

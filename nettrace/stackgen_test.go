@@ -15,13 +15,7 @@ import (
 // the time (generated trace: stacks on 64 threads, a sequence point every
 // 10 MB). Generations move on: the generated trace has several.
 func TestStackGenNamesOneStack(t *testing.T) {
-	gen := func() []byte {
-		var b bytes.Buffer
-		if _, err := GenerateLarge(&b, 24<<20, 3); err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}()
+	gen := generated(t, 24<<20, 3)
 	inputs := map[string][]byte{"generated": gen}
 	for _, name := range tracetest.Fixtures(t) {
 		b, err := os.ReadFile(tracetest.Path(t, name))

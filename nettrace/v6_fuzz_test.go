@@ -26,7 +26,7 @@ func FuzzV6Reader(f *testing.F) {
 		_, _, outs := copyTrace(f, bytes.NewReader(data), WriterOptions{Format: FormatNetTraceV6, BlockSize: 512})
 		f.Add(outs[0])
 	}
-	evs := synth(12, 3, 5)
+	evs := random(12, 3, 5)
 	f.Add(writeAll(f, evs, WriterOptions{Format: FormatNetTraceV6, BlockSize: 200, SequencePointEvery: 400}))
 	f.Add(writeAll(f, evs, WriterOptions{Format: FormatNetTraceV6, Uncompressed: true, BlockSize: 300}))
 	f.Add(v6FeatureStream())

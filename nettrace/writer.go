@@ -381,6 +381,10 @@ func (w *Writer) WriteEvent(ev *Event) error {
 	return w.err
 }
 
+// Offset is the number of stream bytes written so far, those still in the
+// writer's buffer included (a generator of a given size stops on it).
+func (w *Writer) Offset() int64 { return w.off }
+
 // NoteSequence records that a capture thread has used sequence numbers up
 // to seq although its later events were not written (they were dropped):
 // the next sequence point says so, so readers count them as lost.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -54,47 +53,6 @@ var (
 	}
 )
 
-// synth makes n events on the given number of capture threads with
-// strictly increasing timestamps, unique payloads ("EV" + index), stacks
-// from a small pool and some activity ids.
-func synth(n, threads int, seed uint64) []Event {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	var stacks [][]uint64
-	for i := 0; i < 20; i++ {
-		st := make([]uint64, 1+rng.IntN(30))
-		for j := range st {
-			st[j] = 0x7f0000000000 + rng.Uint64N(1<<30)
-		}
-		stacks = append(stacks, st)
-	}
-	metas := []*Metadata{metaSample, metaCustom, metaArray}
-	evs := make([]Event, n)
-	ts := int64(5000)
-	for i := range evs {
-		ts += 1 + int64(rng.IntN(50))
-		capture := uint64(100 + rng.IntN(threads))
-		e := Event{
-			Meta: metas[rng.IntN(len(metas))], Timestamp: ts, ThreadID: capture, CaptureThreadID: capture,
-			ProcessorNumber: uint32(rng.IntN(4)),
-			Payload:         fmt.Appendf(nil, "EV%06d%s", i, bytes.Repeat([]byte{'x'}, rng.IntN(40))),
-		}
-		if e.Meta == metaSample {
-			e.ThreadID = uint64(500 + rng.IntN(8)) // samples are about another thread
-		}
-		if rng.IntN(3) > 0 {
-			e.Stack = stacks[rng.IntN(len(stacks))]
-		}
-		if rng.IntN(4) == 0 {
-			e.ActivityID[0], e.ActivityID[15] = byte(i), 1
-			if rng.IntN(2) == 0 {
-				e.RelatedActivityID[3] = byte(i >> 3)
-			}
-		}
-		evs[i] = e
-	}
-	return evs
-}
-
 func writeAll(t testing.TB, evs []Event, opt WriterOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -116,7 +74,7 @@ func writeAll(t testing.TB, evs []Event, opt WriterOptions) []byte {
 // TestWriterSortAcrossThreads: events of many capture threads, batched per
 // thread in small blocks, must come back in exactly the order written.
 func TestWriterSortAcrossThreads(t *testing.T) {
-	evs := synth(4000, 40, 1)
+	evs := random(4000, 40, 1)
 	for _, f := range allFormats {
 		t.Run(f.name, func(t *testing.T) {
 			opt := f.opt
@@ -279,7 +237,7 @@ func payloadEnds(t *testing.T, data []byte, evs []Event) []int {
 // must deliver exactly the events whose bytes precede the cut, then return
 // a *TruncatedError.
 func TestTruncationEveryOffset(t *testing.T) {
-	evs := synth(30, 3, 9)
+	evs := random(30, 3, 9)
 	for _, f := range allFormats {
 		t.Run(f.name, func(t *testing.T) {
 			opt := f.opt
@@ -488,7 +446,7 @@ func TestV6Versions(t *testing.T) {
 // TestV6UnknownBlocksSkipped inserts blocks of unknown kinds between every
 // block of a writer-made V6 stream; the events read back must not change.
 func TestV6UnknownBlocksSkipped(t *testing.T) {
-	evs := synth(500, 5, 3)
+	evs := random(500, 5, 3)
 	data := writeAll(t, evs, WriterOptions{Format: FormatNetTraceV6, BlockSize: 1000, SequencePointEvery: 5000})
 	want, _, err := readEvents(t, bytes.NewReader(data))
 	if err != io.EOF {
@@ -675,7 +633,7 @@ func TestQueueCap(t *testing.T) {
 	maxChunks = 8 // 1,024 events
 	defer func() { maxChunks = old }()
 	const n, threads = 20000, 5
-	evs := synth(n, threads, 7)
+	evs := random(n, threads, 7)
 	for _, opt := range []WriterOptions{
 		{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096},
 		{Unsorted: true, SequencePointEvery: 1 << 40, BlockSize: 4096, Format: FormatNetTraceV6},

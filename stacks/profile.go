@@ -530,8 +530,10 @@ func (b *Builder) Result() *Profile { return b.result(true) }
 func (b *Builder) ResultStacks() *Profile { return b.result(false) }
 
 func (b *Builder) result(withSamples bool) *Profile {
+	// The threads are copied: a mid-stream result must not change as the
+	// builder counts more samples.
 	p := &Profile{
-		Threads: b.threads, Compat: b.opts.Compat, PeriodNanos: b.period,
+		Threads: slices.Clone(b.threads), Compat: b.opts.Compat, PeriodNanos: b.period,
 		Start: b.hdr.SyncTimeUTC,
 		Total: b.total, Managed: b.managed, External: b.external, Errors: b.errors, Dropped: b.dropped,
 		FoldedThreads: b.foldedThreads,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -59,7 +60,7 @@ func TestResultStacksIsResultWithoutSamples(t *testing.T) {
 // twenty batches, on 64 threads.
 func TestConcurrentSameProfile(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := nettrace.GenerateLarge(&buf, 4<<20, 7); err != nil {
+	if _, err := tracegen.Large(&buf, 4<<20, 7); err != nil {
 		t.Fatal(err)
 	}
 	read := func(o Options) (mid, end *Profile) {
@@ -82,6 +83,11 @@ func TestConcurrentSameProfile(t *testing.T) {
 	}
 	mid1, end1 := read(Options{})
 	mid2, end2 := read(Options{Concurrent: true})
+	for _, p := range []*Profile{mid1, end1, mid2, end2} {
+		if err := p.CheckValid(); p != nil && err != nil {
+			t.Error(err)
+		}
+	}
 	if mid1 == nil || end1.Total < 5*accBatch || len(end1.Threads) != 64 {
 		t.Fatalf("the trace has %d samples on %d threads (mid-stream result %v): too few to test batches", end1.Total, len(end1.Threads), mid1 != nil)
 	}

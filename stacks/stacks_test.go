@@ -19,7 +19,11 @@ func build(t testing.TB, path string, opts Options) *Profile {
 	if st := b.Stats(); st.DecodeErrors != 0 {
 		t.Fatalf("%d payloads did not decode, first: %v", st.DecodeErrors, st.FirstError)
 	}
-	return b.Result()
+	p := b.Result()
+	if err := p.CheckValid(); err != nil {
+		t.Errorf("%s: %v", path, err)
+	}
+	return p
 }
 
 // frameCounts sums sample counts per frame name (inclusive: once per

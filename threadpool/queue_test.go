@@ -72,6 +72,9 @@ func TestQueueGrowthEpisode(t *testing.T) {
 	ev.Payload = meanPayload("threadpool-thread-count", 4)
 	a.Event(ev)
 	r := a.Result()
+	if err := r.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	s := r.Summary
 	if !s.HasQueue || s.QueueMax != 30 || s.ThreadsMax != 4 {
 		t.Fatalf("summary %+v", s)

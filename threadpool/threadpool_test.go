@@ -41,7 +41,11 @@ func runFixture(t *testing.T) (*Result, *nettrace.Header) {
 	}
 	h := *r.Header()
 	h.SyncTimeQPC, h.SyncTimeUTC = first, h.Time(first) // times relative to the first event
-	return a.Result(), &h
+	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Error(err)
+	}
+	return res, &h
 }
 
 // TestStarveFixture checks the .NET 10 starve recording (16 pool items

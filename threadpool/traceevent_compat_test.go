@@ -45,6 +45,9 @@ func TestFiltraceThreadPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := a.Result()
+	if err := res.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	s := res.Summary
 	if s.ThreadsMax != 3 || s.Injections != 2 || res.InjectionsByReason["starvation"] != 1 || s.MinWorkers != 1 || s.Source != "samples" {
 		t.Errorf("summary %+v, injections %v", s, res.InjectionsByReason)

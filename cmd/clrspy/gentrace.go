@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/tracegen"
 )
 
 func init() { commands = append(commands, newGentraceCmd) }
@@ -38,7 +38,7 @@ func newGentraceCmd() *cobra.Command {
 				return err
 			}
 			bw := bufio.NewWriterSize(f, 1<<20)
-			st, err := nettrace.GenerateLarge(bw, n, seed)
+			st, err := tracegen.Large(bw, n, seed)
 			if err == nil {
 				err = bw.Flush()
 			}

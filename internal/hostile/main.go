@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -157,7 +158,7 @@ func random(n int) []byte {
 // generated is a valid synthetic trace of about n bytes.
 func generated(n int64) ([]byte, error) {
 	var b bytes.Buffer
-	_, err := nettrace.GenerateLarge(&b, n, 7)
+	_, err := tracegen.Large(&b, n, 7)
 	return b.Bytes(), err
 }
 

@@ -1,4 +1,4 @@
-package nettrace_test
+package tracegen_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -18,7 +19,7 @@ import (
 // suspensions for reason SuspendOther.
 func TestGeneratedPayloads(t *testing.T) {
 	var buf bytes.Buffer
-	gs, err := nettrace.GenerateLarge(&buf, 2<<20, 11)
+	gs, err := tracegen.Large(&buf, 2<<20, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
