@@ -161,15 +161,14 @@ type Monitor struct {
 	gen   [3]genAcc
 	all   genAcc
 	// byType counts complete GCs by type (NonConcurrent, Background, Foreground).
-	byType      [3]int
-	incomplete  int
-	suspendHist hist
-	longest     GCRow
-	hasLongest  bool
-	last        GCRow
-	hasLast     bool
-	promoted    [5]uint64
-	gen0Alloc   allocWindow
+	byType     [3]int
+	incomplete int
+	longest    GCRow
+	hasLongest bool
+	last       GCRow
+	hasLast    bool
+	promoted   [5]uint64
+	gen0Alloc  allocWindow
 
 	// Every runtime suspension, by thread while open.
 	open       []openSusp
@@ -199,7 +198,6 @@ type genAcc struct {
 	totalPause     int64 // sum of the pauses (PerfView's)
 	totalRuntime   int64 // sum of the runtime's pauses
 	maxPause       int64
-	hist           hist
 }
 
 type openSusp struct {
@@ -218,19 +216,14 @@ const maxStopIntervals = 1 << 16
 // New returns a Monitor for a stream with header hdr.
 func New(hdr *nettrace.Header, opts Options) *Monitor {
 	m := &Monitor{
-		hdr:         hdr,
-		opts:        opts,
-		gcs:         newRing[GCRow](opts.keepGCs()),
-		susps:       newRing[SuspensionRow](opts.keepSuspensions()),
-		suspendHist: newHist(PauseBounds),
-		gcStopped:   newStopped(windowKeep, maxStopIntervals),
-		anyStopped:  newStopped(windowKeep, maxStopIntervals),
-		open:        make([]openSusp, 0, 8),
+		hdr:        hdr,
+		opts:       opts,
+		gcs:        newRing[GCRow](opts.keepGCs()),
+		susps:      newRing[SuspensionRow](opts.keepSuspensions()),
+		gcStopped:  newStopped(windowKeep, maxStopIntervals),
+		anyStopped: newStopped(windowKeep, maxStopIntervals),
+		open:       make([]openSusp, 0, 8),
 	}
-	for i := range m.gen {
-		m.gen[i].hist = newHist(PauseBounds)
-	}
-	m.all.hist = newHist(PauseBounds)
 	m.gc = gcpause.New(hdr, gcpause.Options{
 		// gcpause keeps twice this between trims; the monitor's rows are
 		// its own, gcpause's only need to outlive a running GC.
@@ -497,16 +490,14 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
 			if g.StartSeen {
 				// A GC begun before the session has a lower-bound pause:
-				// in the totals, not in maxima and histograms.
+				// in the totals, not in maxima (nor gcpause's histograms).
 				a.maxPause = max(a.maxPause, g.PauseNanos)
-				a.hist.add(g.PauseNanos)
 			}
 		}
 		if int(g.Type) < len(m.byType) {
 			m.byType[g.Type]++
 		}
 		if g.StartSeen {
-			m.suspendHist.add(g.SuspendNanos)
 			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
 				m.longest, m.hasLongest = row, true
 			}
