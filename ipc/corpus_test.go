@@ -116,21 +116,28 @@ func liveReplies(t *testing.T) []fuzzcorpus.Seed {
 	<-drained
 	conn.Close()
 	add("StopTracing", sb)
-	// The advertise a runtime sends on a reverse port.
-	port, err := ListenReverse()
+	// The advertise a runtime sends on a reverse port, as the bytes came
+	// (a bare listener: the port's own would read them).
+	dir, err := os.MkdirTemp("", "clrspy-adv-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer port.Close()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "port.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	cmd := exec.Command(workload.Exe(t), "idle", "seconds=30", "stdin=1")
-	cmd.Env = append(os.Environ(), "DOTNET_DiagnosticPorts="+port.Path+",connect,nosuspend")
+	cmd.Env = append(os.Environ(), "DOTNET_DiagnosticPorts="+path+",connect,nosuspend")
 	stdin, _ := cmd.StdinPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }()
-	port.ln.SetDeadline(time.Now().Add(30 * time.Second))
-	rc, err := port.ln.Accept()
+	ln.SetDeadline(time.Now().Add(30 * time.Second))
+	rc, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
