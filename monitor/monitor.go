@@ -158,13 +158,9 @@ type Monitor struct {
 
 	gcs   ring[GCRow]
 	susps ring[SuspensionRow]
-	gen   [3]genAcc
-	all   genAcc
-	// byType counts complete GCs by type (NonConcurrent, Background, Foreground).
-	byType     [3]int
+	// incomplete counts the GCs given up (events missing); the counts,
+	// sums, maxima and longest of complete ones are gcpause's rollup.
 	incomplete int
-	longest    GCRow
-	hasLongest bool
 	last       GCRow
 	hasLast    bool
 	promoted   [5]uint64
@@ -191,13 +187,6 @@ type Monitor struct {
 	events     uint64
 	lost       uint64
 	stats      analysis.Stats
-}
-
-type genAcc struct {
-	count, induced int
-	totalPause     int64 // sum of the pauses (PerfView's)
-	totalRuntime   int64 // sum of the runtime's pauses
-	maxPause       int64
 }
 
 type openSusp struct {
@@ -480,28 +469,6 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	if !g.Complete {
 		m.incomplete++
 	} else {
-		gen := min(max(g.Generation, 0), 2)
-		for _, a := range [2]*genAcc{&m.gen[gen], &m.all} {
-			a.count++
-			if g.Induced {
-				a.induced++
-			}
-			a.totalPause += g.PauseNanos
-			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
-			if g.StartSeen {
-				// A GC begun before the session has a lower-bound pause:
-				// in the totals, not in maxima (nor gcpause's histograms).
-				a.maxPause = max(a.maxPause, g.PauseNanos)
-			}
-		}
-		if int(g.Type) < len(m.byType) {
-			m.byType[g.Type]++
-		}
-		if g.StartSeen {
-			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
-				m.longest, m.hasLongest = row, true
-			}
-		}
 		if g.HasHeapStats {
 			for i := range m.promoted {
 				m.promoted[i] += g.HeapStats.TotalPromotedSize[i]

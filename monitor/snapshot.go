@@ -217,6 +217,10 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.Rollup = m.gc.Result()
+	if l := s.Rollup.Longest; len(l) > 0 {
+		r := newGCRow(l[0])
+		s.GC.Longest = &r
+	}
 	// The records are the analyzer's and may still change: not shared.
 	s.Rollup.GCs, s.Rollup.Longest, s.Rollup.Suspensions = nil, nil, nil
 	if m.sess.exitCode != nil {
@@ -311,18 +315,21 @@ func (m *Monitor) exceptionsResult() *exceptions.Result {
 }
 
 func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
-	g.Count, g.Incomplete = m.all.count, m.incomplete
+	// Counts, sums, maxima and the longest GC are gcpause's rollup (a GC
+	// begun before the session counts, its lower-bound pause left out of
+	// maxima and histograms).
+	g.Count, g.Incomplete = roll.All.Count, m.incomplete
 	for i := range g.Generations {
-		a := &m.gen[i]
-		g.Generations[i] = GenSummary{Generation: i, Count: a.count, Induced: a.induced, SumPauseMS: ms(a.totalPause),
-			TotalPauseRuntimeMS: ms(a.totalRuntime), MaxPauseMS: ms(a.maxPause), PauseHistogram: roll.ByGen[i].Histogram}
+		a := &roll.ByGen[i]
+		g.Generations[i] = GenSummary{Generation: i, Count: a.Count, Induced: a.Induced, SumPauseMS: ms(a.SumNanos),
+			TotalPauseRuntimeMS: ms(a.RuntimeNanos), MaxPauseMS: ms(a.MaxNanos), PauseHistogram: a.Histogram}
 	}
-	g.NonConcurrent = m.byType[clrevents.GCNonConcurrent]
-	g.Background = m.byType[clrevents.GCBackground]
-	g.Foreground = m.byType[clrevents.GCForeground]
+	g.NonConcurrent = roll.ByType[clrevents.GCNonConcurrent]
+	g.Background = roll.ByType[clrevents.GCBackground]
+	g.Foreground = roll.ByType[clrevents.GCForeground]
 	g.TotalPauseMS = ms(m.gcStopped.total)
-	g.SumPauseMS = ms(m.all.totalPause)
-	g.TotalPauseRuntimeMS = ms(m.all.totalRuntime)
+	g.SumPauseMS = ms(roll.All.SumNanos)
+	g.TotalPauseRuntimeMS = ms(roll.All.RuntimeNanos)
 	g.TotalSuspendMS = ms(roll.All.SuspendHistogram.SumNanos)
 	if b := m.seed.before; b != nil {
 		c := *b
@@ -330,10 +337,8 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	}
 	g.PauseHistogram = roll.All.Histogram
 	g.SuspendHistogram = roll.All.SuspendHistogram
-	if m.hasLongest {
-		r := m.longest
+	if r := g.Longest; r != nil {
 		r.Gen = r.genName()
-		g.Longest = &r
 	}
 	if m.hasLast {
 		r := m.last
