@@ -20,7 +20,9 @@ import (
 )
 
 // TestFuzzCorpus keeps the checked-in seeds of the ipc fuzz targets:
-// provider specs of every profile (rebuilt and compared each run), and,
+// provider specs of every registered profile (rebuilt and compared each
+// run; cmd/clrspy registers them all, so none in this package's tests),
+// and,
 // with -update-corpus only (they need live processes), the raw replies of a
 // real runtime to every command clrspy sends and the /proc files of
 // processes with hostile names.

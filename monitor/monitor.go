@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
@@ -98,32 +99,42 @@ func def(v, d int) int {
 }
 
 // Providers returns what a session must enable for a Monitor with these
-// options: the runtime's GC events (GCTriggered among them, which tells
-// server from workstation GC), contention events, the sample profiler with
-// the method events that name its frames, and the counters' providers
-// (with Counters.Meter, which sets Counters.SessionID when empty: give the
-// same Options to New).
+// options, derived from the events its analyses read
+// (clrevents.ProvidersFor): gcpause's GC events (GCTriggered among them,
+// which tells server from workstation GC); with Locks, locks' contention
+// events and the thread events that name owners; with Exceptions,
+// exceptions' events and the method events that name their stacks; with
+// ThreadPool, the thread-pool events an informational session gets
+// (threadpool's verbose ones, wait handles and work items, are too
+// frequent for a monitor that runs for days); with CPU, the sample
+// profiler and the method events that name its frames; and the counters'
+// providers (with Counters.Meter, which sets Counters.SessionID when
+// empty: give the same Options to New).
 func Providers(opts *Options) []ipc.Provider {
-	kw := ipc.KeywordGC
+	wants := []func(*nettrace.Metadata) bool{gcpause.Wants}
 	if opts.Locks {
-		kw |= ipc.KeywordContention
+		wants = append(wants, locks.WantsContention)
 	}
 	if opts.Exceptions {
-		kw |= ipc.KeywordException | ipc.KeywordSymbols
+		wants = append(wants, exceptions.Wants, stacks.SymbolsWant)
 	}
 	if opts.ThreadPool {
-		kw |= ipc.KeywordThreading
+		wants = append(wants, informational(threadpool.Wants))
 	}
-	var ps []ipc.Provider
+	ps := clrevents.ProvidersFor(wants...)
 	if opts.CPU {
-		kw |= ipc.KeywordSymbols
-		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ps = ipc.Merge(ps, stacks.SamplerProviders())
 	}
-	ps = append([]ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}, ps...)
 	if !opts.NoCounters {
 		ps = append(ps, counters.Providers(&opts.Counters)...)
 	}
 	return ps
+}
+
+// informational narrows wants to the events an informational session
+// gets.
+func informational(wants func(*nettrace.Metadata) bool) func(*nettrace.Metadata) bool {
+	return func(m *nettrace.Metadata) bool { return m.Level <= clrevents.LevelInformational && wants(m) }
 }
 
 // Monitor is the live model of one target, fed one stream. Event must be
