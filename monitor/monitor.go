@@ -273,6 +273,11 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 func (m *Monitor) Stats() analysis.Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.statsLocked()
+}
+
+// statsLocked is Stats with m.mu held (Snapshot's decode errors too).
+func (m *Monitor) statsLocked() analysis.Stats {
 	st := m.stats
 	st.Add(m.gc.Stats())
 	st.Add(m.lock.an.Stats())

@@ -227,19 +227,14 @@ func (m *Monitor) Snapshot() *Snapshot {
 		c := *m.sess.exitCode
 		s.Session.ExitCode = &c
 	}
-	st := m.stats
-	st.Add(m.gc.Stats())
-	st.Add(m.lock.an.Stats())
-	if m.ctr != nil {
-		st.Add(m.ctr.Stats())
-	}
 	if m.tp != nil {
-		st.Add(m.tp.Stats())
 		t := m.tp.Totals()
 		s.ThreadPool = threadPoolSummary(t)
 		s.ThreadPoolResult, s.ThreadPoolFirstNanos = m.threadPoolResult(t.Starving), m.tp.FirstNanos()
 	}
-	s.Session.DecodeErrors = st.DecodeErrors
+	// Every analysis' payloads that did not decode (the CPU window's and
+	// the exceptions' too, as Stats counts them).
+	s.Session.DecodeErrors = m.statsLocked().DecodeErrors
 	elapsed := m.now - m.first
 	if m.seen {
 		s.Session.ElapsedSec = float64(elapsed) / 1e9
