@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clrspy/clrspy/nettrace"
 )
 
 // Provider names and keywords the profiles use.
@@ -33,6 +35,11 @@ const (
 	// of a live session resolve without waiting for the rundown.
 	KeywordSymbols = KeywordLoader | KeywordJit | KeywordNGen
 )
+
+// SampleProfiler is the runtime's sample profiler (a managed stack of
+// every thread each millisecond): a provider without keywords of its own
+// to derive, written here once.
+var SampleProfiler = Provider{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational}
 
 // Levels.
 const (

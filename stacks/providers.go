@@ -3,7 +3,6 @@ package stacks
 import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 )
 
 // SamplerProviders is what a session of the runtime's sample profiler
@@ -12,6 +11,6 @@ import (
 // (derived from SymbolsWant). `clrspy profile`, `record --profile cpu`
 // and serve's CPU profiles use it.
 func SamplerProviders() []ipc.Provider {
-	return append([]ipc.Provider{{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational}},
+	return append([]ipc.Provider{ipc.SampleProfiler},
 		clrevents.ProvidersFor(SymbolsWant)...)
 }

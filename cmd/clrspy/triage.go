@@ -15,7 +15,6 @@ import (
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -32,7 +31,7 @@ func init() { commands = append(commands, newTriageCmd) }
 func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
 	ps := clrevents.ProvidersFor(gcpause.Wants, locks.WantsContention, stacks.SymbolsWant)
 	if cpu {
-		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ps = append(ps, ipc.SampleProfiler)
 	}
 	return append(ps, counters.Providers(copts)...)
 }
