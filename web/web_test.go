@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	seen := map[uint32]int{}
 	var last message
 	updates, cpu := 0, 0
+	var lastCPU *report.Flame
 	for {
 		m, ok := read(t, c)
 		if !ok {
@@ -135,6 +137,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 		}
 		if m.CPU != nil {
 			cpu++
+			lastCPU = m.CPU
 		}
 		last = m
 	}
@@ -180,7 +183,16 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 		t.Errorf("input %+v, offline %+v", last.Input, off.Input)
 	}
 	if cpu == 0 {
-		t.Error("no flame graph sent")
+		t.Fatal("no flame graph sent")
+	}
+	// The trace is shorter than the CPU window: the last live flame is
+	// package stacks' profile of every sample, drawn by report.NewFlame
+	// as the file's page draws its own: the same samples and thread
+	// roots. (Frames the monitor resolved before the rundown named them
+	// stay [unknown] in some deep stacks: the live window names a frame as
+	// of the stack's first sample.)
+	if lastCPU.Total != off.CPU.Total || off.CPU.Total == 0 || roots(lastCPU) != roots(off.CPU) {
+		t.Errorf("live flame: %d samples, roots %s; the file's %d, %s", lastCPU.Total, roots(lastCPU), off.CPU.Total, roots(off.CPU))
 	}
 	// A page that comes after the end gets the final page and the end.
 	c2 := dial(t, srv, "1")
@@ -192,6 +204,29 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	if _, ok := read(t, c2); ok {
 		t.Error("the socket stays open after the end")
 	}
+}
+
+// roots is a flame's depth-0 frames with their samples, sorted.
+func roots(f *report.Flame) string {
+	weight := map[int32]int64{}
+	node := -1
+	for si, n := range f.StackNode {
+		for i := int(n); i >= 0; i-- { // the stack's root: the nearest depth-0 node at or before it
+			if f.NodeDepth[i] == 0 {
+				node = i
+				break
+			}
+		}
+		if n >= 0 {
+			weight[f.NodeFrame[node]] += f.StackCount[si]
+		}
+	}
+	var out []string
+	for fr, w := range weight {
+		out = append(out, fmt.Sprintf("%s=%d", f.Frames[fr], w))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 func offline(t *testing.T, name string) *report.Page {
