@@ -302,7 +302,13 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 		return
 	}
 	now := time.Now()
-	if st.flame != nil && st.total > t.cpuTotal && (final || now.Sub(t.cpuAt) >= s.o.CPUEvery) {
+	// New samples, now and then; and at the end whatever changed: the
+	// rundown names frames of samples already sent.
+	newer := st.total > t.cpuTotal && now.Sub(t.cpuAt) >= s.o.CPUEvery
+	if final {
+		newer = st.total > 0 && !reflect.DeepEqual(st.flame, t.cpu)
+	}
+	if st.flame != nil && newer {
 		t.cpu, t.cpuAt, t.cpuTotal = st.flame, now, st.total
 		t.cpuVer++
 	}

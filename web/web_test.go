@@ -187,12 +187,13 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	}
 	// The trace is shorter than the CPU window: the last live flame is
 	// package stacks' profile of every sample, drawn by report.NewFlame
-	// as the file's page draws its own: the same samples and thread
-	// roots. (Frames the monitor resolved before the rundown named them
-	// stay [unknown] in some deep stacks: the live window names a frame as
-	// of the stack's first sample.)
-	if lastCPU.Total != off.CPU.Total || off.CPU.Total == 0 || roots(lastCPU) != roots(off.CPU) {
-		t.Errorf("live flame: %d samples, roots %s; the file's %d, %s", lastCPU.Total, roots(lastCPU), off.CPU.Total, roots(off.CPU))
+	// as the file's page draws its own, sent again at the end once the
+	// rundown named frames of samples sent before it: the same stacks with
+	// the same samples (the file's page keeps a method's code versions
+	// apart, the live window one node per method: stacks compare by
+	// frame names).
+	if got, want := flameTree(lastCPU), flameTree(off.CPU); got != want || off.CPU.Total == 0 {
+		t.Errorf("live flame:\n%.2000s\nthe file's:\n%.2000s", got, want)
 	}
 	// A page that comes after the end gets the final page and the end.
 	c2 := dial(t, srv, "1")
@@ -206,27 +207,35 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	}
 }
 
-// roots is a flame's depth-0 frames with their samples, sorted.
-func roots(f *report.Flame) string {
-	weight := map[int32]int64{}
-	node := -1
+// flameTree is a flame's stacks, each its frames from the root (name,
+// module, kind) with its samples (stacks of the same frame names
+// summed), sorted, and the total: what the flame shows, whatever the order
+// of equal-weight siblings.
+func flameTree(f *report.Flame) string {
+	var path []string
+	byPath := map[string]int64{}
+	node := 0
 	for si, n := range f.StackNode {
-		for i := int(n); i >= 0; i-- { // the stack's root: the nearest depth-0 node at or before it
-			if f.NodeDepth[i] == 0 {
-				node = i
-				break
+		for ; node <= int(n); node++ {
+			fr := f.NodeFrame[node]
+			mod := ""
+			if m := f.FrameMod[fr]; m >= 0 {
+				mod = f.Modules[m]
 			}
+			path = append(path[:f.NodeDepth[node]], fmt.Sprintf("%s %s %d", f.Frames[fr], mod, f.FrameKind[fr]))
 		}
+		p := ""
 		if n >= 0 {
-			weight[f.NodeFrame[node]] += f.StackCount[si]
+			p = strings.Join(path[:f.NodeDepth[n]+1], " < ")
 		}
+		byPath[p] += f.StackCount[si]
 	}
-	var out []string
-	for fr, w := range weight {
-		out = append(out, fmt.Sprintf("%s=%d", f.Frames[fr], w))
+	var stacks []string
+	for p, n := range byPath {
+		stacks = append(stacks, fmt.Sprintf("%s = %d", p, n))
 	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
+	sort.Strings(stacks)
+	return fmt.Sprintf("total %d\n%s", f.Total, strings.Join(stacks, "\n"))
 }
 
 func offline(t *testing.T, name string) *report.Page {
