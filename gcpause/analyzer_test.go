@@ -319,14 +319,15 @@ func TestPercentilesAndHistogram(t *testing.T) {
 		f.blocking(float64(i)*10, tGC, uint32(i+1), 0) // 3 ms pauses
 	}
 	res := f.result()
-	var got int
-	for _, b := range res.Histogram {
-		if b.LoNanos == 2e6 && b.HiNanos == 5e6 {
-			got = b.Count
+	h := &res.All.Histogram
+	var got uint64
+	for i, n := range h.Counts {
+		if lo, hi := h.Bucket(i); lo == 2e6 && hi == 5e6 {
+			got = n
 		}
 	}
-	if got != 4 || res.Histogram[0].LoNanos != 0 || res.Histogram[0].HiNanos != 100_000 || res.Histogram[len(res.Histogram)-1].HiNanos != 0 {
-		t.Errorf("histogram %+v", res.Histogram)
+	if lo, hi := h.Bucket(0); got != 4 || lo != 0 || hi != 100_000 || len(h.Counts) != len(h.UpperNanos)+1 {
+		t.Errorf("histogram %+v", *h)
 	}
 	if res.All.P50 != msT(3) || res.All.MeanNanos != msT(3) || len(res.Longest) != 4 {
 		t.Errorf("stats %+v longest %d", res.All, len(res.Longest))
@@ -557,12 +558,8 @@ func TestStartUnseen(t *testing.T) {
 	near(t, "max", a.MaxNanos, 3)
 	near(t, "mean", a.MeanNanos, 3)
 	near(t, "p99", a.P99, 3)
-	n := 0
-	for _, b := range res.Histogram {
-		n += b.Count
-	}
-	if n != 3 || len(res.Longest) != 3 || slices.Contains(res.Longest, g) {
-		t.Errorf("histogram holds %d, longest %d", n, len(res.Longest))
+	if n := res.All.Histogram.Count; n != 3 || len(res.Longest) != 3 || slices.Contains(res.Longest, g) {
+		t.Errorf("histogram holds %d, longest %d", res.All.Histogram.Count, len(res.Longest))
 	}
 }
 

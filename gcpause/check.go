@@ -29,7 +29,7 @@ func (r *Result) CheckValid() error {
 	if len(r.GCs) == r.Started && complete != r.Complete {
 		return fmt.Errorf("%d complete GC rows, the rollup counts %d", complete, r.Complete)
 	}
-	var byGen, induced, byType, hist int
+	var byGen, induced, byType int
 	for _, s := range r.ByGen {
 		byGen += s.Count
 		induced += s.Induced
@@ -40,8 +40,9 @@ func (r *Result) CheckValid() error {
 	for _, n := range r.ByType {
 		byType += n
 	}
-	for _, b := range r.Histogram {
-		hist += b.Count
+	var hist int
+	for _, n := range r.All.Histogram.Counts {
+		hist += int(n)
 	}
 	if byGen != r.All.Count || induced != r.All.Induced || byType != r.All.Count {
 		return fmt.Errorf("%d GCs in all, %d by generation, %d by type; %d induced, %d by generation", r.All.Count, byGen, byType, r.All.Induced, induced)

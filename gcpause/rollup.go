@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 )
 
@@ -41,24 +42,17 @@ type Stats struct {
 	PausePercent float64
 	// MaxPeakMB is the largest heap size at a GC's start (-1 unknown).
 	MaxPeakMB float64
+	// Histogram holds the pauses of the GCs whose start was seen (all
+	// buckets, empty ones included; PauseBounds, a pause equal to a bound
+	// in the bucket above), SuspendHistogram their times to suspend in the
+	// same buckets.
+	Histogram        analysis.Histogram
+	SuspendHistogram analysis.Histogram
 }
 
-// Bucket is one histogram bucket: pauses in [LoNanos, HiNanos); HiNanos is
-// 0 for the open last bucket.
-type Bucket struct {
-	LoNanos, HiNanos int64
-	Count            int
-}
-
-// histBounds are the bucket edges in nanoseconds: 1-2-5 steps from 100 µs
-// to 10 s, a logarithmic scale that reads easily.
-var histBounds = func() []int64 {
-	var b []int64
-	for d := int64(100_000); d <= 10_000_000_000; d *= 10 {
-		b = append(b, d, 2*d, 5*d)
-	}
-	return b[:len(b)-2] // ends at 10 s
-}()
+// PauseBounds are the pause histograms' bucket edges in nanoseconds: 1-2-5
+// steps from 100 µs to 10 s.
+var PauseBounds = analysis.Steps125(100_000, 10_000_000_000)
 
 // Result is the analysis of everything handled so far.
 type Result struct {
@@ -74,8 +68,6 @@ type Result struct {
 	ByGen [3]Stats // generations 0, 1, 2
 	// ByType counts complete GCs by type.
 	ByType map[clrevents.GCType]int
-	// Histogram of complete GC pauses (all buckets; empty ones included).
-	Histogram []Bucket
 	// Longest are the longest complete GC pauses, longest first.
 	Longest []*GC
 
@@ -97,7 +89,6 @@ type rollup struct {
 	union      [4]spanSet
 	seenSum    [4]int64 // pauses of the GCs whose start was seen
 	byType     map[clrevents.GCType]int
-	hist       []int
 	longest    []*GC
 	incomplete int
 }
@@ -108,9 +99,10 @@ const longestKept = 10
 func (r *rollup) add(g *GC, horizon int64) {
 	if r.byType == nil {
 		r.byType = make(map[clrevents.GCType]int)
-		r.hist = make([]int, len(histBounds)+1)
 		for i := range r.stats {
 			r.stats[i].MaxPeakMB = -1
+			r.stats[i].Histogram = analysis.NewHistogram(PauseBounds, true)
+			r.stats[i].SuspendHistogram = analysis.NewHistogram(PauseBounds, true)
 		}
 	}
 	r.byType[g.Type]++
@@ -136,11 +128,12 @@ func (r *rollup) add(g *GC, horizon int64) {
 		s.MaxNanos = max(s.MaxNanos, g.PauseNanos)
 		s.MaxSuspend = max(s.MaxSuspend, g.SuspendNanos)
 		r.pauses[i].add(g.PauseNanos)
+		s.Histogram.Add(g.PauseNanos)
+		s.SuspendHistogram.Add(g.SuspendNanos)
 	}
 	if !g.StartSeen {
-		return // a lower bound: kept out of the histogram and the longest
+		return // a lower bound: kept out of the histograms and the longest
 	}
-	r.hist[sort.Search(len(histBounds), func(i int) bool { return histBounds[i] > g.PauseNanos })]++
 	if len(r.longest) < longestKept || g.PauseNanos > r.longest[len(r.longest)-1].PauseNanos {
 		i := sort.Search(len(r.longest), func(i int) bool { return r.longest[i].PauseNanos < g.PauseNanos })
 		r.longest = slices.Insert(r.longest, i, g)
@@ -168,8 +161,11 @@ func (r *rollup) finish(i int, session int64) Stats {
 	s := r.stats[i]
 	if s.Count == 0 {
 		s.MaxPeakMB = -1
+		s.Histogram = analysis.NewHistogram(PauseBounds, true)
+		s.SuspendHistogram = analysis.NewHistogram(PauseBounds, true)
 		return s
 	}
+	s.Histogram, s.SuspendHistogram = s.Histogram.Clone(), s.SuspendHistogram.Clone()
 	s.TotalNanos = r.union[i].total
 	if n := s.Count - s.StartUnseen; n > 0 {
 		s.MeanNanos = r.seenSum[i] / int64(n)
@@ -215,19 +211,6 @@ func (a *Analyzer) Result() *Result {
 	res.Complete = res.All.Count
 	res.Incomplete = a.nGC - res.Complete
 	res.Longest = slices.Clone(r.longest)
-	res.Histogram = make([]Bucket, len(histBounds)+1)
-	for i := range res.Histogram {
-		b := &res.Histogram[i]
-		if i > 0 {
-			b.LoNanos = histBounds[i-1]
-		}
-		if i < len(histBounds) {
-			b.HiNanos = histBounds[i]
-		}
-		if r.hist != nil {
-			b.Count = r.hist[i]
-		}
-	}
 	res.ByReason = a.ByReason()
 	return res
 }

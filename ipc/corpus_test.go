@@ -20,12 +20,27 @@ import (
 )
 
 // TestFuzzCorpus keeps the checked-in seeds of the ipc fuzz targets:
-// provider specs of every profile (rebuilt and compared each run), and,
+// provider specs of the named profiles and of every profile registered
+// (rebuilt and compared each run), and,
 // with -update-corpus only (they need live processes), the raw replies of a
 // real runtime to every command clrspy sends and the /proc files of
 // processes with hostile names.
 func TestFuzzCorpus(t *testing.T) {
 	var specs []fuzzcorpus.Seed
+	// The named profiles' specs (cmd/clrspy registers and derives them,
+	// TestDerivedProvidersEqualHandWritten checks them; ipc's tests see
+	// none registered), kept as seeds as they were when ipc wrote them.
+	for _, p := range [][2]string{
+		{"all", "Microsoft-Windows-DotNETRuntime:0xC0000094839:5,Microsoft-DotNETCore-SampleProfiler:0xF00000000000:4"},
+		{"alloc", "Microsoft-Windows-DotNETRuntime:0x80000080039:5"},
+		{"cpu", "Microsoft-DotNETCore-SampleProfiler:0xF00000000000:4,Microsoft-Windows-DotNETRuntime:0x38:4"},
+		{"gc", "Microsoft-Windows-DotNETRuntime:0x1:4"},
+		{"gc-verbose", "Microsoft-Windows-DotNETRuntime:0x1:5"},
+		{"gcdump", "Microsoft-Windows-DotNETRuntime:0x1980001:5"},
+		{"movement", "Microsoft-Windows-DotNETRuntime:0x400001:4"},
+	} {
+		specs = append(specs, fuzzcorpus.Seed{Label: "profile-" + p[0], Args: []any{p[1]}})
+	}
 	for _, n := range ProfileNames() {
 		ps, _ := Profile(n)
 		var items []string
@@ -116,21 +131,28 @@ func liveReplies(t *testing.T) []fuzzcorpus.Seed {
 	<-drained
 	conn.Close()
 	add("StopTracing", sb)
-	// The advertise a runtime sends on a reverse port.
-	port, err := ListenReverse()
+	// The advertise a runtime sends on a reverse port, as the bytes came
+	// (a bare listener: the port's own would read them).
+	dir, err := os.MkdirTemp("", "clrspy-adv-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer port.Close()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "port.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	cmd := exec.Command(workload.Exe(t), "idle", "seconds=30", "stdin=1")
-	cmd.Env = append(os.Environ(), "DOTNET_DiagnosticPorts="+port.Path+",connect,nosuspend")
+	cmd.Env = append(os.Environ(), "DOTNET_DiagnosticPorts="+path+",connect,nosuspend")
 	stdin, _ := cmd.StdinPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }()
-	port.ln.SetDeadline(time.Now().Add(30 * time.Second))
-	rc, err := port.ln.Accept()
+	ln.SetDeadline(time.Now().Add(30 * time.Second))
+	rc, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}

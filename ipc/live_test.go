@@ -69,7 +69,7 @@ func TestReverseLaunchSeesEveryGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	c, err := port.Client()
+	c, err := port.AcceptOnly(30 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

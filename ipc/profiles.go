@@ -31,22 +31,15 @@ const (
 	// SampleProfilerKeywords enables the sample profiler's events.
 	SampleProfilerKeywords uint64 = 0xF00000000000
 
-	// KeywordLocks is what lock analysis needs: contention events, the
-	// thread events that map lock owners to OS threads and the method
-	// events that name waiting stacks (the "all" profile uses it; `clrspy
-	// locks` and `record --profile contention` derive the same set from the
-	// analysis's events: clrevents.ProvidersFor).
-	KeywordLocks = KeywordContention | KeywordAppDomainResourceManagement | KeywordThreading | KeywordSymbols
-	// HeapSnapshotKeywords make a heap snapshot: GCHeapCollect induces a
-	// blocking gen2 GC during which GCHeapDump describes every object,
-	// reference and root; Type and GCHeapAndTypeNames name the types
-	// (dotnet-gcdump's set, at LevelVerbose).
-	HeapSnapshotKeywords = KeywordGC | KeywordType | KeywordGCHeapDump | KeywordGCHeapCollect | KeywordGCHeapAndTypeNames
-
 	// KeywordSymbols names code: method and module load events, so stacks
 	// of a live session resolve without waiting for the rundown.
 	KeywordSymbols = KeywordLoader | KeywordJit | KeywordNGen
 )
+
+// SampleProfiler is the runtime's sample profiler (a managed stack of
+// every thread each millisecond): a provider without keywords of its own
+// to derive, written here once.
+var SampleProfiler = Provider{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational}
 
 // Levels.
 const (
@@ -55,52 +48,23 @@ const (
 	LevelVerbose       uint8 = 5
 )
 
-// profile is a named provider set: a fixed list, or one a higher package
-// derives (RegisterProfile: derive set, providers nil).
+// profile is a named provider set, derived by a higher package when asked
+// for.
 type profile struct {
-	doc       string
-	providers []Provider
+	doc    string
+	derive func() []Provider
 }
 
-// derived are the derivations of the registered profiles.
-var derived = map[string]func() []Provider{}
-
-// profiles are clrspy's named provider sets (see ProfileNames). The
-// analyses' own sets (contention, threadpool) are registered by
-// cmd/clrspy, which derives them from the events the analyses read.
-var profiles = map[string]profile{
-	"gc": {"GC events at informational level: starts, ends, suspensions, heap stats (cheap)",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}},
-	"gc-verbose": {"GC events at verbose level: adds allocation ticks every ~100 KB",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelVerbose}}},
-	"cpu": {"managed stack samples every millisecond, with method names",
-		[]Provider{
-			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
-			{Name: nettrace.ProviderRuntime, Keywords: KeywordSymbols, Level: LevelInformational},
-		}},
-	"alloc": {"allocation ticks and sampled allocations with type names and stacks",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling | KeywordSymbols, Level: LevelVerbose}}},
-	"movement": {"GC events plus every surviving and moved object range",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}},
-	"gcdump": {"a heap snapshot: one induced blocking gen2 GC describing every object, reference and root (clrspy snapshot reads it)",
-		[]Provider{{Name: nettrace.ProviderRuntime, Keywords: HeapSnapshotKeywords, Level: LevelVerbose}}},
-	// all leaves movement out: its keyword makes the runtime report every
-	// surviving range and lengthens each GC's pause (measured: background
-	// gen2 pauses 30x longer), so "all" would distort what it records.
-	"all": {"every other set but movement (which lengthens GC pauses: name it to add it) and gcdump (a heap snapshot)",
-		[]Provider{
-			{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordType | KeywordAllocationSampling |
-				KeywordLocks | KeywordWaitHandle, Level: LevelVerbose},
-			{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
-		}},
-}
+// profiles are clrspy's named provider sets (see ProfileNames), every one
+// registered by cmd/clrspy (RegisterProfile), which derives them from the
+// events the analyses read: ipc knows no analysis.
+var profiles = map[string]profile{}
 
 // RegisterProfile adds the named profile name, whose providers derive
 // returns when it is asked for (a package above ipc derives them from the
 // events its analyses read). Call it from an init function.
 func RegisterProfile(name, doc string, derive func() []Provider) {
-	profiles[name] = profile{doc: doc}
-	derived[name] = derive
+	profiles[name] = profile{doc: doc, derive: derive}
 }
 
 // ProfileNames lists the named profiles, sorted.
@@ -122,10 +86,7 @@ func Profile(name string) ([]Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown profile %q (profiles: %s)", name, strings.Join(ProfileNames(), ", "))
 	}
-	if d := derived[name]; d != nil {
-		return d(), nil
-	}
-	return append([]Provider(nil), p.providers...), nil
+	return p.derive(), nil
 }
 
 // Merge combines provider lists: one entry per provider name, with the

@@ -243,34 +243,27 @@ func TestParseProviders(t *testing.T) {
 }
 
 func TestProfilesAndMerge(t *testing.T) {
-	for _, n := range []string{"gc", "gc-verbose", "cpu", "alloc", "movement", "gcdump", "all"} {
-		if _, err := Profile(n); err != nil {
-			t.Errorf("profile %s: %v", n, err)
-		}
-	}
-	// A registered profile (cmd/clrspy registers contention and
-	// threadpool) is listed and derived when asked for.
+	// A registered profile (cmd/clrspy registers every one, derived from
+	// the analyses' events) is listed and derived when asked for.
 	calls := 0
 	RegisterProfile("test-derived", "a derived set", func() []Provider {
 		calls++
 		return []Provider{{Name: "P", Keywords: 0x4000, Level: LevelVerbose}}
 	})
-	t.Cleanup(func() { delete(profiles, "test-derived"); delete(derived, "test-derived") })
+	t.Cleanup(func() { delete(profiles, "test-derived") })
 	if p, err := Profile("test-derived"); err != nil || calls != 1 || len(p) != 1 || p[0].Keywords != 0x4000 ||
 		!slices.Contains(ProfileNames(), "test-derived") || ProfileDoc("test-derived") != "a derived set" {
 		t.Errorf("registered profile: %+v, %v, %d calls, names %v", p, err, calls, ProfileNames())
 	}
-	if _, err := Profile("nope"); err == nil || !strings.Contains(err.Error(), "gc-verbose") {
+	if _, err := Profile("nope"); err == nil || !strings.Contains(err.Error(), "test-derived") {
 		t.Fatalf("err = %v", err)
 	}
-	// all does not distort pauses: the movement keyword only when named.
-	all, _ := Profile("all")
-	if all[0].Keywords&KeywordGCSurvivalAndMovement != 0 || all[0].Keywords&(KeywordGC|KeywordContention|KeywordAllocationSampling) != KeywordGC|KeywordContention|KeywordAllocationSampling {
-		t.Errorf("all: keywords %#x", all[0].Keywords)
+	gc := []Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC, Level: LevelInformational}}
+	mv := []Provider{{Name: nettrace.ProviderRuntime, Keywords: KeywordGC | KeywordGCSurvivalAndMovement, Level: LevelInformational}}
+	cpu := []Provider{
+		{Name: nettrace.ProviderSampleProfiler, Keywords: SampleProfilerKeywords, Level: LevelInformational},
+		{Name: nettrace.ProviderRuntime, Keywords: KeywordSymbols, Level: LevelInformational},
 	}
-	gc, _ := Profile("gc")
-	mv, _ := Profile("movement")
-	cpu, _ := Profile("cpu")
 	m := Merge(gc, mv, cpu)
 	if len(m) != 2 || m[0].Name != nettrace.ProviderRuntime || m[0].Keywords != KeywordGC|KeywordGCSurvivalAndMovement|KeywordSymbols || m[0].Level != 4 || m[1].Name != nettrace.ProviderSampleProfiler {
 		t.Fatalf("merged %+v", m)

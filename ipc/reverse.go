@@ -36,19 +36,22 @@ func ParseAdvertise(b []byte) (Advertise, error) {
 	return a, nil
 }
 
-// ReversePort is a Unix socket clrspy listens on and a runtime started with
-// DOTNET_DiagnosticPorts=PATH connects to. Each connection carries one
-// command; the runtime reconnects for the next.
-type ReversePort struct {
-	Path string
-	ln   *net.UnixListener
-	dir  string
-	// AcceptTimeout bounds the wait for the runtime's next connection.
-	AcceptTimeout time.Duration
+// readAdvertise reads and decodes a reverse connection's first bytes:
+// the one handshake of every reverse port.
+func readAdvertise(c net.Conn) (Advertise, error) {
+	c.SetReadDeadline(time.Now().Add(replyTimeout))
+	var b [advertiseSize]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		return Advertise{}, fmt.Errorf("reading the runtime's advertise: %w", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	return ParseAdvertise(b[:])
 }
 
-// ListenReverse creates a reverse port in a fresh private directory.
-func ListenReverse() (*ReversePort, error) {
+// ListenReverse creates a reverse port for one program clrspy starts (launch
+// mode) in a fresh private directory, removed by Close. AcceptOnly takes the
+// program's runtime.
+func ListenReverse() (*ReverseServer, error) {
 	dir, err := os.MkdirTemp("", "clrspy-")
 	if err != nil {
 		return nil, err
@@ -62,119 +65,48 @@ func ListenReverse() (*ReversePort, error) {
 		}
 		path = filepath.Join(dir, "port.sock")
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	s, err := ListenReverseAt(path, 0)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("listening on %s: %w", path, err)
-	}
-	return &ReversePort{Path: path, ln: ln, dir: dir, AcceptTimeout: 30 * time.Second}, nil
-}
-
-// EnvVar is the environment entry that makes a runtime connect here and
-// wait, suspended, for ResumeRuntime.
-func (p *ReversePort) EnvVar() string {
-	return "DOTNET_DiagnosticPorts=" + p.Path + ",connect,suspend"
-}
-
-// Accept waits for the runtime's next connection and reads its advertise.
-func (p *ReversePort) Accept() (net.Conn, Advertise, error) {
-	if p.AcceptTimeout > 0 {
-		p.ln.SetDeadline(time.Now().Add(p.AcceptTimeout))
-	}
-	c, err := p.ln.Accept()
-	if err != nil {
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			return nil, Advertise{}, fmt.Errorf("the runtime did not connect to %s within %v", p.Path, p.AcceptTimeout)
-		}
-		return nil, Advertise{}, err
-	}
-	c.SetReadDeadline(time.Now().Add(replyTimeout))
-	var b [advertiseSize]byte
-	if _, err := io.ReadFull(c, b[:]); err != nil {
-		c.Close()
-		return nil, Advertise{}, fmt.Errorf("reading the runtime's advertise: %w", err)
-	}
-	c.SetReadDeadline(time.Time{})
-	a, err := ParseAdvertise(b[:])
-	if err != nil {
-		c.Close()
-		return nil, a, err
-	}
-	return c, a, nil
-}
-
-// Client returns a Client whose connections are the runtime's reverse
-// connections. It waits for the first connection to learn the pid, then
-// serves the port in the background: that runtime's later connections are
-// kept for the client's next commands, and every other runtime (a child
-// process inherits DOTNET_DiagnosticPorts and would wait, suspended,
-// forever) is resumed at once.
-func (p *ReversePort) Client() (*Client, error) {
-	conn, adv, err := p.Accept()
-	if err != nil {
 		return nil, err
 	}
-	own := make(chan net.Conn, 1)
-	own <- conn
-	go p.serve(adv.Pid, own)
-	c := &Client{Pid: int(adv.Pid), Socket: p.Path}
-	c.dial = func() (net.Conn, error) {
-		select {
-		case cn := <-own:
-			return cn, nil
-		case <-time.After(p.AcceptTimeout):
-			return nil, fmt.Errorf("the runtime did not connect to %s within %v", p.Path, p.AcceptTimeout)
-		}
-	}
-	return c, nil
+	s.tmpdir = dir
+	return s, nil
 }
 
-// serve accepts until the port closes: connections of pid go to own (the
-// newest replaces an unused older one), others get ResumeRuntime.
-func (p *ReversePort) serve(pid uint64, own chan net.Conn) {
-	p.ln.SetDeadline(time.Time{})
-	for {
-		c, err := p.ln.Accept()
+// AcceptOnly waits up to timeout for the first runtime to connect and
+// returns its Client; every later runtime (a child process inherits
+// DOTNET_DiagnosticPorts and would wait, suspended, forever) is resumed
+// at once, until the port closes. For a port that serves one program.
+func (s *ReverseServer) AcceptOnly(timeout time.Duration) (*Client, error) {
+	type accepted struct {
+		r   *ReverseRuntime
+		err error
+	}
+	got := make(chan accepted, 1)
+	go func() {
+		r, err := s.Accept()
+		got <- accepted{r, err}
 		if err != nil {
 			return
 		}
-		go func() {
-			c.SetReadDeadline(time.Now().Add(replyTimeout))
-			var b [advertiseSize]byte
-			if _, err := io.ReadFull(c, b[:]); err != nil {
-				c.Close()
-				return
-			}
-			c.SetReadDeadline(time.Time{})
-			a, err := ParseAdvertise(b[:])
+		for {
+			other, err := s.Accept()
 			if err != nil {
-				c.Close()
 				return
 			}
-			if a.Pid != pid {
-				other := &Client{Pid: int(a.Pid), dial: func() (net.Conn, error) { return c, nil }}
-				other.ResumeRuntime()
-				return
-			}
-			for {
-				select {
-				case own <- c:
-					return
-				default:
-				}
-				select {
-				case old := <-own:
-					old.Close()
-				default:
-				}
-			}
-		}()
+			go other.Client.ResumeRuntime()
+		}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			return nil, a.err
+		}
+		return a.r.Client, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("the runtime did not connect to %s within %v", s.Path, timeout)
 	}
-}
-
-// Close stops listening and removes the socket.
-func (p *ReversePort) Close() error {
-	err := p.ln.Close()
-	os.RemoveAll(p.dir)
-	return err
 }

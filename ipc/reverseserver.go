@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,8 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReverseServer is a reverse diagnostic port that many runtimes connect to
-// (dotnet-monitor's listen mode): every runtime started with
+// ReverseServer is clrspy's one reverse diagnostic port type: a port that
+// many runtimes connect to (dotnet-monitor's listen mode; ListenReverseAt)
+// or the private port of one program clrspy starts (launch mode;
+// ListenReverse and AcceptOnly). Every runtime started with
 // DOTNET_DiagnosticPorts=PATH connects, sends its advertise (runtime cookie
 // and pid) and waits for one command on that connection; after each command
 // it connects again for the next. The server tells runtimes apart by their
@@ -35,7 +36,8 @@ type ReverseServer struct {
 	Path string
 	// DialTimeout bounds the wait for a runtime's next connection when a
 	// command needs one (0: 10 s). The runtime reconnects within about
-	// 500 ms of its previous command.
+	// 500 ms of its previous command. Set it before the first command, or
+	// later with SetDialTimeout.
 	DialTimeout time.Duration
 	// ReconnectTimeout is how long a runtime may stay without an idle
 	// connection before it is taken for gone (0: 10 s; a live runtime
@@ -48,6 +50,8 @@ type ReverseServer struct {
 	dirfd int
 	base  string
 	ino   uint64
+	// tmpdir is ListenReverse's private directory, removed by Close.
+	tmpdir string
 
 	mu       sync.Mutex
 	runtimes map[[16]byte]*ReverseRuntime
@@ -304,10 +308,19 @@ func (s *ReverseServer) EnvVar() string {
 }
 
 func (s *ReverseServer) dialTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.DialTimeout > 0 {
 		return s.DialTimeout
 	}
 	return 10 * time.Second
+}
+
+// SetDialTimeout changes DialTimeout while commands may run.
+func (s *ReverseServer) SetDialTimeout(d time.Duration) {
+	s.mu.Lock()
+	s.DialTimeout = d
+	s.mu.Unlock()
 }
 
 // serve accepts connections until Close.
@@ -434,14 +447,7 @@ func (s *ReverseServer) reject(c net.Conn, reason string) {
 // greet reads a connection's advertise and files the connection under its
 // runtime, once the kernel's peer credentials confirm the pid it claims.
 func (s *ReverseServer) greet(c net.Conn) {
-	c.SetReadDeadline(time.Now().Add(replyTimeout))
-	var b [advertiseSize]byte
-	if _, err := io.ReadFull(c, b[:]); err != nil {
-		c.Close()
-		return
-	}
-	c.SetReadDeadline(time.Time{})
-	a, err := ParseAdvertise(b[:])
+	a, err := readAdvertise(c)
 	if err != nil {
 		c.Close()
 		return
@@ -544,6 +550,9 @@ func (s *ReverseServer) Close() error {
 		unix.Unlinkat(s.dirfd, s.base, 0)
 	}
 	unix.Close(s.dirfd)
+	if s.tmpdir != "" {
+		os.RemoveAll(s.tmpdir)
+	}
 	for _, r := range rts {
 		r.drop()
 	}

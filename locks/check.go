@@ -23,8 +23,8 @@ func (r *Result) CheckValid() error {
 		total += l.TotalNs
 		max = maxOf(max, l.MaxNs)
 		var hist, owned, stacked int64
-		for _, n := range l.Histogram {
-			hist += n
+		for _, n := range l.Histogram.Counts {
+			hist += int64(n)
 		}
 		for _, o := range l.Owners {
 			owned += o.Contentions
@@ -38,6 +38,9 @@ func (r *Result) CheckValid() error {
 		if hist != l.Contentions || owned > l.Contentions || stacked > l.Contentions {
 			return fmt.Errorf("lock %#x: %d waits, histogram %d, owners %d, stacks %d", l.ID, l.Contentions, hist, owned, stacked)
 		}
+	}
+	if s.WaitHistogram.Count != uint64(s.Contentions) || s.WaitHistogram.SumNanos != s.TotalNs {
+		return fmt.Errorf("summary %d waits %d ns; its histogram %d, %d ns", s.Contentions, s.TotalNs, s.WaitHistogram.Count, s.WaitHistogram.SumNanos)
 	}
 	if waits != s.Contentions || total != s.TotalNs || max != s.MaxNs {
 		return fmt.Errorf("summary %d waits %d ns max %d; the locks add to %d, %d, max %d", s.Contentions, s.TotalNs, s.MaxNs, waits, total, max)

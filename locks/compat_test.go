@@ -49,12 +49,12 @@ func TestFiltraceContention(t *testing.T) {
 	if l.ID != 0x200806cf448 || l.Object != 0x20100c0ed00 || l.Contentions != 197 || l.TotalNs != s.TotalNs {
 		t.Errorf("lock %+v", l)
 	}
-	var hist int64
-	for _, c := range l.Histogram {
+	var hist uint64
+	for _, c := range l.Histogram.Counts {
 		hist += c
 	}
-	if hist != 197 || l.Histogram[1] != 122 || l.Histogram[2] != 73 {
-		t.Errorf("histogram %v", l.Histogram)
+	if hist != 197 || l.Histogram.Counts[1] != 122 || l.Histogram.Counts[2] != 73 {
+		t.Errorf("histogram %v", l.Histogram.Counts)
 	}
 	// The stream gives no type for the object (no BulkType, no allocation
 	// events), so none is invented.

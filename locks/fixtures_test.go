@@ -70,12 +70,12 @@ func TestContentionFixture(t *testing.T) {
 	}
 	// Each wait lasts most of one 10 ms hold or several: the histogram's
 	// 10-100 ms bucket holds them all.
-	var hist int64
-	for _, c := range l.Histogram {
+	var hist uint64
+	for _, c := range l.Histogram.Counts {
 		hist += c
 	}
-	if hist != want || l.Histogram[4] != want {
-		t.Errorf("histogram %v", l.Histogram)
+	if hist != uint64(want) || l.Histogram.Counts[4] != uint64(want) {
+		t.Errorf("histogram %v", l.Histogram.Counts)
 	}
 	if len(l.Stacks) != 1 {
 		t.Fatalf("stacks %+v", l.Stacks)

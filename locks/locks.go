@@ -11,9 +11,14 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// HistogramBounds are the upper bounds (exclusive, nanoseconds) of the wait
-// histogram's buckets; a last bucket holds everything longer.
+// HistogramBounds are the upper bounds (exclusive, nanoseconds) of each
+// lock's wait histogram's buckets; a last bucket holds everything longer.
 var HistogramBounds = []int64{10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000}
+
+// WaitBounds are the bounds of the stream's wait histogram
+// (Summary.WaitHistogram, exported to Prometheus and OTLP): 1-2-5 steps
+// from 10 µs to 10 s.
+var WaitBounds = analysis.Steps125(10_000, 10_000_000_000)
 
 // HistogramLabels names the buckets of HistogramBounds plus the overflow.
 var HistogramLabels = []string{"<10µs", "<100µs", "<1ms", "<10ms", "<100ms", "<1s", ">=1s"}
@@ -60,7 +65,7 @@ type Analyzer struct {
 	foldedTriples int64 // waits whose (stack, lock, thread) sample was past maxSamples
 
 	maxLocks, maxStacks int
-	onWait              func(ns int64)
+	waitHist            analysis.Histogram // every completed wait
 	noObjectTypes       bool
 	foldedLockWaits     int64 // waits on locks past maxLocks
 	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
@@ -114,7 +119,7 @@ type lockAcc struct {
 	count   int64
 	totalNs int64
 	maxNs   int64
-	hist    []int64
+	hist    analysis.Histogram
 	stacks  map[int]*agg
 	owners  map[uint64]*agg
 }
@@ -148,10 +153,6 @@ type Options struct {
 	// bounds the distinct waiting stacks (0: no bound); later stacks share
 	// one "[other stacks]" stack. A live view that runs for days sets both.
 	MaxLocks, MaxStacks int
-	// OnWait, when set, is called with each completed wait's duration (ns):
-	// a live view's own histogram buckets (Prometheus') from the same
-	// pairing.
-	OnWait func(ns int64)
 	// NoObjectTypes ignores allocation and type events: locks are not
 	// matched to their object's type, and the object table (the
 	// analyzer's largest, 1<<18 addresses) stays empty. For live views.
@@ -189,7 +190,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		noSamples:     opts.NoSamples,
 		maxLocks:      opts.MaxLocks,
 		maxStacks:     opts.MaxStacks,
-		onWait:        opts.OnWait,
+		waitHist:      analysis.NewHistogram(WaitBounds, false),
 		noObjectTypes: opts.NoObjectTypes,
 		stackIDs:      make(map[string]int),
 	}
@@ -421,7 +422,7 @@ func (a *Analyzer) lock(id uint64) *lockAcc {
 		l = a.locks[id]
 	}
 	if l == nil {
-		l = &lockAcc{id: id, hist: make([]int64, len(HistogramBounds)+1),
+		l = &lockAcc{id: id, hist: analysis.NewHistogram(HistogramBounds, true),
 			stacks: make(map[int]*agg), owners: make(map[uint64]*agg)}
 		a.locks[id] = l
 	}
@@ -429,16 +430,14 @@ func (a *Analyzer) lock(id uint64) *lockAcc {
 }
 
 func (a *Analyzer) record(tid uint64, p *pending, d int64) {
-	if a.onWait != nil {
-		a.onWait(d)
-	}
+	a.waitHist.Add(d)
 	l := a.lock(p.lock)
 	l.count++
 	l.totalNs += d
 	if d > l.maxNs {
 		l.maxNs = d
 	}
-	l.hist[bucket(d)]++
+	l.hist.Add(d)
 	addAgg(l.stacks, p.stack, d)
 	if p.hasV2 {
 		owner := p.owner
@@ -482,15 +481,6 @@ func addAgg[K comparable](m map[K]*agg, k K, d int64) {
 	}
 	g.count++
 	g.totalNs += d
-}
-
-func bucket(d int64) int {
-	for i, b := range HistogramBounds {
-		if d < b {
-			return i
-		}
-	}
-	return len(HistogramBounds)
 }
 
 // intern stores a copy of stack once and returns its index; index 0 is the

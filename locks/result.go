@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -56,6 +57,9 @@ type Summary struct {
 	// FoldedLockWaits counts waits on locks past Options.MaxLocks, kept
 	// under one lock with FoldedLockID.
 	FoldedLockWaits int64
+	// WaitHistogram holds every completed wait in WaitBounds (a wait equal
+	// to a bound in the bucket it closes, as Prometheus counts).
+	WaitHistogram analysis.Histogram
 }
 
 // MeanNs is the mean completed wait.
@@ -74,7 +78,7 @@ type Lock struct {
 	Contentions int64
 	TotalNs     int64
 	MaxNs       int64
-	Histogram   []int64 // counts per HistogramLabels bucket
+	Histogram   analysis.Histogram // HistogramBounds: counts per HistogramLabels bucket
 	Stacks      []StackWait
 	Owners      []Owner
 	Waiting     int // waits on this lock still open at the end
@@ -156,6 +160,7 @@ func (a *Analyzer) Result() *Result {
 	s.LockIDs = a.hasV2
 	s.FoldedWaits = a.foldedWaits
 	s.FoldedLockWaits = a.foldedLockWaits
+	s.WaitHistogram = a.waitHist.Clone()
 
 	r.Stacks = make([]Stack, max(len(a.stacks), 1))
 	var frameBuf []stacks.Frame // reused: only the names are kept
@@ -228,7 +233,7 @@ func (a *Analyzer) Result() *Result {
 
 	for _, l := range a.locks {
 		lk := Lock{ID: l.id, Object: a.lockObject[l.id], Contentions: l.count, TotalNs: l.totalNs,
-			MaxNs: l.maxNs, Histogram: append([]int64(nil), l.hist...)}
+			MaxNs: l.maxNs, Histogram: l.hist.Clone()}
 		lk.ObjectType = a.lockTypeName(l.id, lk.Object)
 		merged := map[int]*agg{}
 		for st, g := range l.stacks {
@@ -282,7 +287,7 @@ func (a *Analyzer) Result() *Result {
 	for id, n := range waitingOn {
 		obj := a.lockObject[id]
 		r.Locks = append(r.Locks, Lock{ID: id, Object: obj, ObjectType: a.lockTypeName(id, obj),
-			Histogram: make([]int64, len(HistogramBounds)+1), Waiting: n})
+			Histogram: analysis.NewHistogram(HistogramBounds, true), Waiting: n})
 	}
 	sort.Slice(r.Locks, func(i, j int) bool {
 		x, y := &r.Locks[i], &r.Locks[j]

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"slices"
 	"sort"
@@ -55,7 +56,9 @@ type Source interface {
 // sink receives the samples of one walk.
 type sink interface {
 	value(f *Family, v float64, lv []string)
-	hist(f *Family, h Hist, lv []string)
+	// hist takes a classic histogram and, when n is set, a native one
+	// over the same values.
+	hist(f *Family, h analysis.Histogram, n *Native, lv []string)
 }
 
 // walk turns the source's state into samples.
@@ -120,8 +123,9 @@ func walkTarget(t *Target, s sink) {
 		}
 	}
 	if t.GC != nil {
-		t.GC.pauses(func(gen, typ string, h Hist) { s.hist(famPause, h, lv(gen, typ)) })
-		s.hist(famSuspend, t.GC.suspendHist(), lv())
+		t.GC.pauses(func(gen, typ string, h analysis.Histogram, n *Native) { s.hist(famPause, h, n, lv(gen, typ)) })
+		sh, sn := t.GC.suspendHist()
+		s.hist(famSuspend, sh, sn, lv())
 	}
 	for _, r := range snap.SuspensionsByReason {
 		if clrevents.SuspendReason(r.Code).IsGC() {
@@ -135,7 +139,7 @@ func walkTarget(t *Target, s sink) {
 		s.value(famPromoted, float64(b), lv(genNames[i]))
 	}
 	s.value(famContentions, float64(snap.Locks.Contentions+before.LockContentions), lv())
-	s.hist(famLockWait, fromMonitor(snap.Locks.WaitHistogram), lv())
+	s.hist(famLockWait, snap.Locks.WaitHistogram, nil, lv())
 	if e := snap.Exceptions; e != nil {
 		for _, ty := range e.Types {
 			for _, site := range ty.ThrowSites {

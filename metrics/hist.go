@@ -2,24 +2,22 @@ package metrics
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"sync"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/locks"
 )
 
-// Hist is one histogram's state, in seconds: classic buckets (Counts[i]
-// holds the values in (Bounds[i-1], Bounds[i]]; the last count, one past
-// Bounds, those above the last bound) and, when Native is set, an
-// exponential (native) one over the same values.
-type Hist struct {
-	Bounds []float64
-	Counts []uint64
-	Count  uint64
-	Sum    float64
-	Native *Native
+// seconds are a histogram's bounds and sum in seconds, as both
+// expositions write them.
+func seconds(h *analysis.Histogram) (bounds []float64, sum float64) {
+	bounds = make([]float64, len(h.UpperNanos))
+	for i, v := range h.UpperNanos {
+		bounds[i] = float64(v) / 1e9
+	}
+	return bounds, float64(h.SumNanos) / 1e9
 }
 
 // Native is a native histogram: Schema s has 2^s buckets per power of two;
@@ -55,52 +53,36 @@ func nativeKey(v float64) int {
 	return sort.SearchFloat64s(nativeBounds, frac) + (exp-1)*len(nativeBounds)
 }
 
-// acc fills a Hist.
+// acc fills a classic histogram (Prometheus' rule: a value equal to a
+// bound counts in the bucket it closes) and a native one over the same
+// values.
 type acc struct {
-	bounds []float64 // seconds
-	counts []uint64
-	n      uint64
-	sum    float64
+	h      analysis.Histogram
 	zero   uint64
 	native map[int]int64
 }
 
 func newAcc(boundsNanos []int64) *acc {
-	b := make([]float64, len(boundsNanos))
-	for i, v := range boundsNanos {
-		b[i] = float64(v) / 1e9
-	}
-	return &acc{bounds: b, counts: make([]uint64, len(b)+1), native: make(map[int]int64)}
+	return &acc{h: analysis.NewHistogram(boundsNanos, false), native: make(map[int]int64)}
 }
 
 func (a *acc) add(nanos int64) {
-	v := float64(max(nanos, 0)) / 1e9
-	a.counts[sort.SearchFloat64s(a.bounds, v)]++
-	a.n++
-	a.sum += v
-	if v <= nativeZero {
+	nanos = max(nanos, 0)
+	a.h.Add(nanos)
+	if v := float64(nanos) / 1e9; v <= nativeZero {
 		a.zero++
 	} else {
 		a.native[nativeKey(v)]++
 	}
 }
 
-func (a *acc) hist() Hist {
-	h := Hist{Bounds: a.bounds, Counts: slices.Clone(a.counts), Count: a.n, Sum: a.sum,
-		Native: &Native{Schema: nativeSchema, ZeroThreshold: nativeZero, Zero: a.zero, Buckets: make(map[int]int64, len(a.native))}}
+// hist copies the histograms out.
+func (a *acc) hist() (analysis.Histogram, *Native) {
+	n := &Native{Schema: nativeSchema, ZeroThreshold: nativeZero, Zero: a.zero, Buckets: make(map[int]int64, len(a.native))}
 	for k, v := range a.native {
-		h.Native.Buckets[k] = v
+		n.Buckets[k] = v
 	}
-	return h
-}
-
-// fromMonitor converts a monitor histogram (nanoseconds) to a classic Hist.
-func fromMonitor(m monitor.Histogram) Hist {
-	h := Hist{Bounds: make([]float64, len(m.UpperNanos)), Counts: slices.Clone(m.Counts), Count: m.Count, Sum: float64(m.SumNanos) / 1e9}
-	for i, v := range m.UpperNanos {
-		h.Bounds[i] = float64(v) / 1e9
-	}
-	return h
+	return a.h.Clone(), n
 }
 
 // GCHistograms keeps what the monitor's snapshot does not: every complete
@@ -113,12 +95,15 @@ type GCHistograms struct {
 	suspend *acc
 }
 
-// NewGCHistograms returns empty histograms: pauses in monitor.PauseBounds
-// (100 µs to 10 s), times to suspend in monitor.WaitBounds (10 µs to 10
-// s: a suspension usually takes microseconds).
+// NewGCHistograms returns empty histograms: pauses in gcpause.PauseBounds
+// (100 µs to 10 s), times to suspend in suspendBounds.
 func NewGCHistograms() *GCHistograms {
-	return &GCHistograms{suspend: newAcc(monitor.WaitBounds)}
+	return &GCHistograms{suspend: newAcc(suspendBounds)}
 }
+
+// suspendBounds are 10 µs to 10 s: a suspension usually takes
+// microseconds (the lock waits' scale).
+var suspendBounds = locks.WaitBounds
 
 // Observe adds a GC: complete ones whose start the session saw (as the
 // monitor's histograms: the pause of a GC begun before the session is a
@@ -133,7 +118,7 @@ func (h *GCHistograms) Observe(g *gcpause.GC) {
 	defer h.mu.Unlock()
 	a := h.pause[gen][typ]
 	if a == nil {
-		a = newAcc(monitor.PauseBounds)
+		a = newAcc(gcpause.PauseBounds)
 		h.pause[gen][typ] = a
 	}
 	a.add(g.PauseNanos)
@@ -146,27 +131,29 @@ var gcTypes = [3]string{"NonConcurrent", "Background", "Foreground"}
 var genNames = [5]string{"gen0", "gen1", "gen2", "loh", "poh"}
 
 // pauses calls f for every (generation, type) seen, in order.
-func (h *GCHistograms) pauses(f func(gen, typ string, hh Hist)) {
+func (h *GCHistograms) pauses(f func(gen, typ string, hh analysis.Histogram, n *Native)) {
 	h.mu.Lock()
 	type item struct {
 		gen, typ int
-		h        Hist
+		h        analysis.Histogram
+		n        *Native
 	}
 	var items []item
 	for g := range h.pause {
 		for t, a := range h.pause[g] {
 			if a != nil {
-				items = append(items, item{g, t, a.hist()})
+				hh, n := a.hist()
+				items = append(items, item{g, t, hh, n})
 			}
 		}
 	}
 	h.mu.Unlock()
 	for _, it := range items {
-		f(genNames[it.gen], gcTypes[it.typ], it.h)
+		f(genNames[it.gen], gcTypes[it.typ], it.h, it.n)
 	}
 }
 
-func (h *GCHistograms) suspendHist() Hist {
+func (h *GCHistograms) suspendHist() (analysis.Histogram, *Native) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.suspend.hist()

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/tracetest"
@@ -260,7 +261,7 @@ func TestNativeHistogram(t *testing.T) {
 	checked := 0
 	for _, m := range pause.Metric {
 		h := m.GetHistogram()
-		if h.GetSchema() != nativeSchema || len(h.Bucket) != len(monitor.PauseBounds) {
+		if h.GetSchema() != nativeSchema || len(h.Bucket) != len(gcpause.PauseBounds) {
 			t.Fatalf("schema %d, %d classic buckets", h.GetSchema(), len(h.Bucket))
 		}
 		var n uint64
@@ -372,9 +373,9 @@ func TestNativeKey(t *testing.T) {
 	h.Observe(&gcpause.GC{Generation: 0, PauseNanos: 7e9, StartSeen: true}) // incomplete: not counted
 	h.Observe(&gcpause.GC{Generation: 0, PauseNanos: 7e9, Complete: true})  // begun before the session: not counted
 	n := 0
-	h.pauses(func(gen, typ string, hh Hist) {
+	h.pauses(func(gen, typ string, hh analysis.Histogram, _ *Native) {
 		n++
-		if gen != "gen0" || typ != "NonConcurrent" || hh.Count != 1 || hh.Sum != 0.0015 || hh.Counts[4] != 1 {
+		if gen != "gen0" || typ != "NonConcurrent" || hh.Count != 1 || hh.SumNanos != 1_500_000 || hh.Counts[4] != 1 {
 			t.Errorf("%s %s %+v", gen, typ, hh)
 		}
 	})

@@ -14,6 +14,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/clrspy/clrspy/analysis"
 )
 
 // Producer is an OpenTelemetry metric producer over a Source: the same
@@ -95,7 +97,7 @@ func (s *otelSink) value(f *Family, v float64, lv []string) {
 	}
 }
 
-func (s *otelSink) hist(f *Family, h Hist, lv []string) {
+func (s *otelSink) hist(f *Family, h analysis.Histogram, _ *Native, lv []string) {
 	if len(lv) != len(f.Labels) {
 		return
 	}
@@ -104,9 +106,10 @@ func (s *otelSink) hist(f *Family, h Hist, lv []string) {
 	if !ok {
 		return
 	}
+	bounds, sum := seconds(&h)
 	d.DataPoints = append(d.DataPoints, metricdata.HistogramDataPoint[float64]{
 		Attributes: attrs(f, lv), StartTime: s.start, Time: s.now,
-		Count: h.Count, Bounds: h.Bounds, BucketCounts: h.Counts, Sum: h.Sum,
+		Count: h.Count, Bounds: bounds, BucketCounts: h.Counts, Sum: sum,
 	})
 	m.Data = d
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/clrspy/clrspy/analysis"
 )
 
 // Collector is a prometheus.Collector over a Source: every scrape walks the
@@ -71,14 +73,14 @@ func (s *promSink) value(f *Family, v float64, lv []string) {
 	}
 }
 
-func (s *promSink) hist(f *Family, h Hist, lv []string) {
+func (s *promSink) hist(f *Family, h analysis.Histogram, n *Native, lv []string) {
 	if !s.fresh(f, lv) || len(lv) != len(f.Labels) {
 		return
 	}
-	s.ch <- newHistMetric(f.desc, h, prometheus.MakeLabelPairs(f.desc, lv))
+	s.ch <- newHistMetric(f.desc, &h, n, prometheus.MakeLabelPairs(f.desc, lv))
 }
 
-// histMetric is a histogram with classic buckets and, when the Hist has
+// histMetric is a histogram with classic buckets and, when there is
 // one, a native histogram in the same sample (client_golang's const
 // histograms carry one or the other). The text formats show the classic
 // buckets; the protobuf format carries both.
@@ -88,17 +90,18 @@ type histMetric struct {
 	h      dto.Histogram
 }
 
-func newHistMetric(desc *prometheus.Desc, h Hist, labels []*dto.LabelPair) *histMetric {
+func newHistMetric(desc *prometheus.Desc, h *analysis.Histogram, n *Native, labels []*dto.LabelPair) *histMetric {
 	m := &histMetric{desc: desc, labels: labels}
+	bounds, sum := seconds(h)
 	m.h.SampleCount = proto.Uint64(h.Count)
-	m.h.SampleSum = proto.Float64(h.Sum)
+	m.h.SampleSum = proto.Float64(sum)
 	var cum uint64
-	m.h.Bucket = make([]*dto.Bucket, len(h.Bounds))
-	for i, b := range h.Bounds {
+	m.h.Bucket = make([]*dto.Bucket, len(bounds))
+	for i, b := range bounds {
 		cum += h.Counts[i]
 		m.h.Bucket[i] = &dto.Bucket{UpperBound: proto.Float64(b), CumulativeCount: proto.Uint64(cum)}
 	}
-	if n := h.Native; n != nil {
+	if n != nil {
 		m.h.Schema = proto.Int32(n.Schema)
 		m.h.ZeroThreshold = proto.Float64(n.ZeroThreshold)
 		m.h.ZeroCount = proto.Uint64(n.Zero)

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"unsafe"
@@ -260,6 +261,10 @@ type CPUProfile struct {
 	TopMethods []MethodRow `json:"top_methods"`
 	// Flame is the call tree of the window's samples (root: "all").
 	Flame *FlameNode `json:"flame"`
+	// Profile is the same window as package stacks' profile (one sample per
+	// stack the tree kept, Total the samples kept, a note for those cut):
+	// what a page renders with report.NewFlame, as it renders a file's.
+	Profile *stacks.Profile `json:"-"`
 }
 
 // MethodRow is one method's share of the window.
@@ -296,6 +301,7 @@ func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 	}
 	p := &CPUProfile{WindowSec: float64(w.secs), Samples: n, Total: w.total, TopMethods: []MethodRow{}}
 	p.Flame = &FlameNode{Name: "all", Kind: "root", Total: n}
+	p.Profile = &stacks.Profile{Frames: []stacks.Frame{}}
 	if n == 0 {
 		return p
 	}
@@ -352,7 +358,37 @@ func (w *cpuWindow) profile(now int64, top, maxNodes int) *CPUProfile {
 		return a.Name < b.Name
 	})
 	p.TopMethods = p.TopMethods[:min(top, len(p.TopMethods))]
-	w.materialise(p.Flame, w.cutoff(maxNodes))
+	cut := w.cutoff(maxNodes)
+	w.materialise(p.Flame, cut)
+	p.Profile = w.keptProfile(cut)
+	return p
+}
+
+// keptProfile is the arena's kept part (nodes of at least min samples
+// whose parents are kept) as a stacks.Profile: a sample per node with
+// samples of its own, its stack leaf first.
+func (w *cpuWindow) keptProfile(min int64) *stacks.Profile {
+	p := &stacks.Profile{Frames: slices.Clone(w.frames.frames)}
+	kept := make([]bool, len(w.tree))
+	kept[0] = true
+	for i := range w.tree {
+		t := &w.tree[i]
+		if i > 0 {
+			kept[i] = t.total >= min && kept[t.parent]
+		}
+		if !kept[i] || t.self == 0 {
+			continue
+		}
+		var st []int32
+		for j := int32(i); j > 0; j = w.tree[j].parent {
+			st = append(st, w.tree[j].frame)
+		}
+		p.Samples = append(p.Samples, stacks.Sample{Stack: st, Count: t.self})
+		p.Total += t.self
+	}
+	if n := w.tree[0].total; p.Total < n {
+		p.Notes = []string{fmt.Sprintf("%d of the window's %d samples are in subtrees too small to keep", n-p.Total, n)}
+	}
 	return p
 }
 

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -9,13 +10,11 @@ import (
 
 // lockState is the monitor's lock contention: package locks' analyzer in
 // its bounded mode (the pairing, owners, stacks and tables a file's report
-// has), plus the two things only a live view shows: ContentionStart
-// events counted as the runtime counts them, and the wait histogram in
-// the metrics' buckets.
+// has), plus what only a live view shows: ContentionStart events counted
+// as the runtime counts them.
 type lockState struct {
 	an     *locks.Analyzer
 	starts uint64
-	hist   hist
 }
 
 // Bounds of the live lock analysis: a view that runs for days keeps this
@@ -27,10 +26,8 @@ const (
 )
 
 func newLockState(hdr *nettrace.Header, sym *stacks.Symbols) *lockState {
-	l := &lockState{hist: newHist(WaitBounds)}
-	l.an = locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
-		MaxThreads: maxLockThreads, NoObjectTypes: true, OnWait: l.hist.add})
-	return l
+	return &lockState{an: locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
+		MaxThreads: maxLockThreads, NoObjectTypes: true})}
 }
 
 func (l *lockState) event(ev *nettrace.Event) {
@@ -46,10 +43,11 @@ type LockSummary struct {
 	// Monitor.LockContentionCount.
 	Contentions uint64 `json:"contentions"`
 	// Waits counts completed waits (paired start and stop).
-	Waits         uint64    `json:"waits"`
-	TotalWaitMS   float64   `json:"total_wait_ms"`
-	MaxWaitMS     float64   `json:"max_wait_ms"`
-	WaitHistogram Histogram `json:"wait_histogram"`
+	Waits       uint64  `json:"waits"`
+	TotalWaitMS float64 `json:"total_wait_ms"`
+	MaxWaitMS   float64 `json:"max_wait_ms"`
+	// WaitHistogram is locks' (Summary.WaitHistogram).
+	WaitHistogram analysis.Histogram `json:"wait_histogram"`
 	// Waiting is the threads waiting now.
 	Waiting int `json:"waiting"`
 	// Unpaired counts stops whose start was before the session.
@@ -79,7 +77,7 @@ func (l *lockState) summary(top int) (LockSummary, *locks.Result) {
 	sum := &r.Summary
 	s := LockSummary{
 		Contentions: l.starts, Waits: uint64(sum.Contentions), TotalWaitMS: ms(sum.TotalNs), MaxWaitMS: ms(sum.MaxNs),
-		WaitHistogram: l.hist.snapshot(), Waiting: sum.Unpaired, Unpaired: uint64(sum.StopsWithoutStart), Top: []LockRow{},
+		WaitHistogram: sum.WaitHistogram, Waiting: sum.Unpaired, Unpaired: uint64(sum.StopsWithoutStart), Top: []LockRow{},
 	}
 	for _, lk := range r.Locks[:min(top, len(r.Locks))] {
 		row := LockRow{LockID: lk.ID, Object: lk.Object, Waits: uint64(lk.Contentions), TotalWaitMS: ms(lk.TotalNs), MaxWaitMS: ms(lk.MaxNs)}

@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
@@ -98,32 +99,42 @@ func def(v, d int) int {
 }
 
 // Providers returns what a session must enable for a Monitor with these
-// options: the runtime's GC events (GCTriggered among them, which tells
-// server from workstation GC), contention events, the sample profiler with
-// the method events that name its frames, and the counters' providers
-// (with Counters.Meter, which sets Counters.SessionID when empty: give the
-// same Options to New).
+// options, derived from the events its analyses read
+// (clrevents.ProvidersFor): gcpause's GC events (GCTriggered among them,
+// which tells server from workstation GC); with Locks, locks' contention
+// events and the thread events that name owners; with Exceptions,
+// exceptions' events and the method events that name their stacks; with
+// ThreadPool, the thread-pool events an informational session gets
+// (threadpool's verbose ones, wait handles and work items, are too
+// frequent for a monitor that runs for days); with CPU, the sample
+// profiler and the method events that name its frames; and the counters'
+// providers (with Counters.Meter, which sets Counters.SessionID when
+// empty: give the same Options to New).
 func Providers(opts *Options) []ipc.Provider {
-	kw := ipc.KeywordGC
+	wants := []func(*nettrace.Metadata) bool{gcpause.Wants}
 	if opts.Locks {
-		kw |= ipc.KeywordContention
+		wants = append(wants, locks.WantsContention)
 	}
 	if opts.Exceptions {
-		kw |= ipc.KeywordException | ipc.KeywordSymbols
+		wants = append(wants, exceptions.Wants, stacks.SymbolsWant)
 	}
 	if opts.ThreadPool {
-		kw |= ipc.KeywordThreading
+		wants = append(wants, informational(threadpool.Wants))
 	}
-	var ps []ipc.Provider
+	ps := clrevents.ProvidersFor(wants...)
 	if opts.CPU {
-		kw |= ipc.KeywordSymbols
-		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ps = ipc.Merge(ps, stacks.SamplerProviders())
 	}
-	ps = append([]ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: kw, Level: ipc.LevelInformational}}, ps...)
 	if !opts.NoCounters {
 		ps = append(ps, counters.Providers(&opts.Counters)...)
 	}
 	return ps
+}
+
+// informational narrows wants to the events an informational session
+// gets.
+func informational(wants func(*nettrace.Metadata) bool) func(*nettrace.Metadata) bool {
+	return func(m *nettrace.Metadata) bool { return m.Level <= clrevents.LevelInformational && wants(m) }
 }
 
 // Monitor is the live model of one target, fed one stream. Event must be
@@ -158,18 +169,13 @@ type Monitor struct {
 
 	gcs   ring[GCRow]
 	susps ring[SuspensionRow]
-	gen   [3]genAcc
-	all   genAcc
-	// byType counts complete GCs by type (NonConcurrent, Background, Foreground).
-	byType      [3]int
-	incomplete  int
-	suspendHist hist
-	longest     GCRow
-	hasLongest  bool
-	last        GCRow
-	hasLast     bool
-	promoted    [5]uint64
-	gen0Alloc   allocWindow
+	// incomplete counts the GCs given up (events missing); the counts,
+	// sums, maxima and longest of complete ones are gcpause's rollup.
+	incomplete int
+	last       GCRow
+	hasLast    bool
+	promoted   [5]uint64
+	gen0Alloc  allocWindow
 
 	// Every runtime suspension, by thread while open.
 	open       []openSusp
@@ -194,14 +200,6 @@ type Monitor struct {
 	stats      analysis.Stats
 }
 
-type genAcc struct {
-	count, induced int
-	totalPause     int64 // sum of the pauses (PerfView's)
-	totalRuntime   int64 // sum of the runtime's pauses
-	maxPause       int64
-	hist           hist
-}
-
 type openSusp struct {
 	thread uint64
 	reason clrevents.SuspendReason
@@ -218,19 +216,14 @@ const maxStopIntervals = 1 << 16
 // New returns a Monitor for a stream with header hdr.
 func New(hdr *nettrace.Header, opts Options) *Monitor {
 	m := &Monitor{
-		hdr:         hdr,
-		opts:        opts,
-		gcs:         newRing[GCRow](opts.keepGCs()),
-		susps:       newRing[SuspensionRow](opts.keepSuspensions()),
-		suspendHist: newHist(PauseBounds),
-		gcStopped:   newStopped(windowKeep, maxStopIntervals),
-		anyStopped:  newStopped(windowKeep, maxStopIntervals),
-		open:        make([]openSusp, 0, 8),
+		hdr:        hdr,
+		opts:       opts,
+		gcs:        newRing[GCRow](opts.keepGCs()),
+		susps:      newRing[SuspensionRow](opts.keepSuspensions()),
+		gcStopped:  newStopped(windowKeep, maxStopIntervals),
+		anyStopped: newStopped(windowKeep, maxStopIntervals),
+		open:       make([]openSusp, 0, 8),
 	}
-	for i := range m.gen {
-		m.gen[i].hist = newHist(PauseBounds)
-	}
-	m.all.hist = newHist(PauseBounds)
 	m.gc = gcpause.New(hdr, gcpause.Options{
 		// gcpause keeps twice this between trims; the monitor's rows are
 		// its own, gcpause's only need to outlive a running GC.
@@ -280,6 +273,11 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 func (m *Monitor) Stats() analysis.Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.statsLocked()
+}
+
+// statsLocked is Stats with m.mu held (Snapshot's decode errors too).
+func (m *Monitor) statsLocked() analysis.Stats {
 	st := m.stats
 	st.Add(m.gc.Stats())
 	st.Add(m.lock.an.Stats())
@@ -487,30 +485,6 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	if !g.Complete {
 		m.incomplete++
 	} else {
-		gen := min(max(g.Generation, 0), 2)
-		for _, a := range [2]*genAcc{&m.gen[gen], &m.all} {
-			a.count++
-			if g.Induced {
-				a.induced++
-			}
-			a.totalPause += g.PauseNanos
-			a.totalRuntime += max(g.PauseRuntimeNanos, 0)
-			if g.StartSeen {
-				// A GC begun before the session has a lower-bound pause:
-				// in the totals, not in maxima and histograms.
-				a.maxPause = max(a.maxPause, g.PauseNanos)
-				a.hist.add(g.PauseNanos)
-			}
-		}
-		if int(g.Type) < len(m.byType) {
-			m.byType[g.Type]++
-		}
-		if g.StartSeen {
-			m.suspendHist.add(g.SuspendNanos)
-			if !m.hasLongest || g.PauseNanos > int64(m.longest.PauseMS*1e6) {
-				m.longest, m.hasLongest = row, true
-			}
-		}
 		if g.HasHeapStats {
 			for i := range m.promoted {
 				m.promoted[i] += g.HeapStats.TotalPromotedSize[i]

@@ -51,6 +51,7 @@ const seedPublications = 4
 // held; called after a counter event while not done).
 func (m *Monitor) trySeed() {
 	r := m.ctr.Result()
+	roll := m.gc.Result()
 	var b BeforeSession
 	var at int64
 	for g := range b.Generations {
@@ -63,7 +64,7 @@ func (m *Monitor) trySeed() {
 		// in flight are the session's already. One the session gave up
 		// (incomplete) is in neither count: it lands in the seed, so the
 		// total still counts it.
-		b.Generations[g] = max(int(c.Value)-m.gen[g].count-max(m.started[g]-m.resolved[g], 0), 0)
+		b.Generations[g] = max(int(c.Value)-roll.ByGen[g].Count-max(m.started[g]-m.resolved[g], 0), 0)
 		at = c.UpdatedNanos
 	}
 	p, ok := r.Get("dotnet.gc.pause.time")
@@ -71,7 +72,7 @@ func (m *Monitor) trySeed() {
 		m.seedMissing()
 		return
 	}
-	b.PauseRuntimeMS = max(p.Value*1e3-ms(m.all.totalRuntime), 0)
+	b.PauseRuntimeMS = max(p.Value*1e3-ms(roll.All.RuntimeNanos), 0)
 	if c, ok := r.Get("dotnet.monitor.lock_contentions"); ok && c.Source == counters.SourceMeter && c.FromStart && c.Value > float64(m.lock.starts) {
 		b.LockContentions = uint64(c.Value) - m.lock.starts
 	}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
@@ -82,10 +83,11 @@ type GenSummary struct {
 	// SumPauseMS sums the GCs' pauses (PerfView's definition);
 	// TotalPauseRuntimeMS the runtime's (what GC.GetTotalPauseDuration
 	// adds for them).
-	SumPauseMS          float64   `json:"sum_pause_ms"`
-	TotalPauseRuntimeMS float64   `json:"total_pause_runtime_ms"`
-	MaxPauseMS          float64   `json:"max_pause_ms"`
-	PauseHistogram      Histogram `json:"pause_histogram"`
+	SumPauseMS          float64 `json:"sum_pause_ms"`
+	TotalPauseRuntimeMS float64 `json:"total_pause_runtime_ms"`
+	MaxPauseMS          float64 `json:"max_pause_ms"`
+	// PauseHistogram is gcpause's (Stats.Histogram).
+	PauseHistogram analysis.Histogram `json:"pause_histogram"`
 }
 
 // GCSummary is every complete GC since the session began.
@@ -105,14 +107,15 @@ type GCSummary struct {
 	// TotalPauseRuntimeMS sums the pauses by the runtime's own definition:
 	// what GC.GetTotalPauseDuration (the meter's dotnet.gc.pause.time)
 	// adds for these GCs.
-	TotalPauseMS        float64   `json:"total_pause_ms"`
-	SumPauseMS          float64   `json:"sum_pause_ms"`
-	TotalPauseRuntimeMS float64   `json:"total_pause_runtime_ms"`
-	TotalSuspendMS      float64   `json:"total_suspend_ms"`
-	PauseHistogram      Histogram `json:"pause_histogram"`
+	TotalPauseMS        float64 `json:"total_pause_ms"`
+	SumPauseMS          float64 `json:"sum_pause_ms"`
+	TotalPauseRuntimeMS float64 `json:"total_pause_runtime_ms"`
+	TotalSuspendMS      float64 `json:"total_suspend_ms"`
+	// PauseHistogram is gcpause's (Stats.Histogram).
+	PauseHistogram analysis.Histogram `json:"pause_histogram"`
 	// SuspendHistogram is the time to suspend (SuspendEEBegin to End) of
 	// every GC whose start the session saw (TotalSuspendMS sums them).
-	SuspendHistogram Histogram `json:"suspend_histogram"`
+	SuspendHistogram analysis.Histogram `json:"suspend_histogram"`
 	// Longest is the GC with the longest pause (nil before the first); a
 	// GC whose pause began before the session (a lower bound) is left out,
 	// as in clrspy gc.
@@ -214,25 +217,24 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.Rollup = m.gc.Result()
+	if l := s.Rollup.Longest; len(l) > 0 {
+		r := newGCRow(l[0])
+		s.GC.Longest = &r
+	}
 	// The records are the analyzer's and may still change: not shared.
 	s.Rollup.GCs, s.Rollup.Longest, s.Rollup.Suspensions = nil, nil, nil
 	if m.sess.exitCode != nil {
 		c := *m.sess.exitCode
 		s.Session.ExitCode = &c
 	}
-	st := m.stats
-	st.Add(m.gc.Stats())
-	st.Add(m.lock.an.Stats())
-	if m.ctr != nil {
-		st.Add(m.ctr.Stats())
-	}
 	if m.tp != nil {
-		st.Add(m.tp.Stats())
 		t := m.tp.Totals()
 		s.ThreadPool = threadPoolSummary(t)
 		s.ThreadPoolResult, s.ThreadPoolFirstNanos = m.threadPoolResult(t.Starving), m.tp.FirstNanos()
 	}
-	s.Session.DecodeErrors = st.DecodeErrors
+	// Every analysis' payloads that did not decode (the CPU window's and
+	// the exceptions' too, as Stats counts them).
+	s.Session.DecodeErrors = m.statsLocked().DecodeErrors
 	elapsed := m.now - m.first
 	if m.seen {
 		s.Session.ElapsedSec = float64(elapsed) / 1e9
@@ -247,7 +249,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	for i := range s.GCs {
 		s.GCs[i].Gen = s.GCs[i].genName()
 	}
-	m.gcSummary(&s.GC, elapsed)
+	m.gcSummary(&s.GC, s.Rollup, elapsed)
 	for _, w := range WindowSeconds {
 		s.Windows = append(s.Windows, m.window(w, elapsed))
 	}
@@ -307,30 +309,31 @@ func (m *Monitor) exceptionsResult() *exceptions.Result {
 	return m.excRes
 }
 
-func (m *Monitor) gcSummary(g *GCSummary, elapsed int64) {
-	g.Count, g.Incomplete = m.all.count, m.incomplete
+func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
+	// Counts, sums, maxima and the longest GC are gcpause's rollup (a GC
+	// begun before the session counts, its lower-bound pause left out of
+	// maxima and histograms).
+	g.Count, g.Incomplete = roll.All.Count, m.incomplete
 	for i := range g.Generations {
-		a := &m.gen[i]
-		g.Generations[i] = GenSummary{Generation: i, Count: a.count, Induced: a.induced, SumPauseMS: ms(a.totalPause),
-			TotalPauseRuntimeMS: ms(a.totalRuntime), MaxPauseMS: ms(a.maxPause), PauseHistogram: a.hist.snapshot()}
+		a := &roll.ByGen[i]
+		g.Generations[i] = GenSummary{Generation: i, Count: a.Count, Induced: a.Induced, SumPauseMS: ms(a.SumNanos),
+			TotalPauseRuntimeMS: ms(a.RuntimeNanos), MaxPauseMS: ms(a.MaxNanos), PauseHistogram: a.Histogram}
 	}
-	g.NonConcurrent = m.byType[clrevents.GCNonConcurrent]
-	g.Background = m.byType[clrevents.GCBackground]
-	g.Foreground = m.byType[clrevents.GCForeground]
+	g.NonConcurrent = roll.ByType[clrevents.GCNonConcurrent]
+	g.Background = roll.ByType[clrevents.GCBackground]
+	g.Foreground = roll.ByType[clrevents.GCForeground]
 	g.TotalPauseMS = ms(m.gcStopped.total)
-	g.SumPauseMS = ms(m.all.totalPause)
-	g.TotalPauseRuntimeMS = ms(m.all.totalRuntime)
-	g.TotalSuspendMS = ms(m.suspendHist.sum)
+	g.SumPauseMS = ms(roll.All.SumNanos)
+	g.TotalPauseRuntimeMS = ms(roll.All.RuntimeNanos)
+	g.TotalSuspendMS = ms(roll.All.SuspendHistogram.SumNanos)
 	if b := m.seed.before; b != nil {
 		c := *b
 		g.BeforeSession = &c
 	}
-	g.PauseHistogram = m.all.hist.snapshot()
-	g.SuspendHistogram = m.suspendHist.snapshot()
-	if m.hasLongest {
-		r := m.longest
+	g.PauseHistogram = roll.All.Histogram
+	g.SuspendHistogram = roll.All.SuspendHistogram
+	if r := g.Longest; r != nil {
 		r.Gen = r.genName()
-		g.Longest = &r
 	}
 	if m.hasLast {
 		r := m.last

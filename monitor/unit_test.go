@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ func TestFlamePrune(t *testing.T) {
 	for _, n := range nodes {
 		w.tree = append(w.tree, treeNode{frame: w.frames.id(stacks.Frame{Name: n.name}), parent: n.parent, total: n.total})
 	}
+	for i, self := range map[int]int64{2: 4, 3: 6, 6: 50, 7: 1, 8: 39} { // the leaves' own samples
+		w.tree[i].self = self
+	}
 	shape := func(root *FlameNode) string {
 		var names []string
 		var walk func(*FlameNode, string)
@@ -39,6 +43,21 @@ func TestFlamePrune(t *testing.T) {
 	// Totals 100, 90, 50, 50, 39 are kept; 10 and below go.
 	if got := shape(root); got != "all| b|  b1|   b11|  b3" {
 		t.Errorf("pruned tree %q", got)
+	}
+	// The same kept tree as package stacks' profile (what the live page
+	// draws): a sample per kept node with samples of its own, leaf first;
+	// the cut subtrees' samples noted.
+	p := w.keptProfile(w.cutoff(5))
+	var got []string
+	for _, s := range p.Samples {
+		var names []string
+		for _, f := range s.Stack {
+			names = append(names, p.Frames[f].Name)
+		}
+		got = append(got, fmt.Sprintf("%s:%d", strings.Join(names, "<"), s.Count))
+	}
+	if strings.Join(got, " ") != "b11<b1<b:50 b3<b:39" || p.Total != 89 || len(p.Notes) != 1 || !strings.HasPrefix(p.Notes[0], "11 of the window's 100 samples") {
+		t.Errorf("kept profile %q, total %d, notes %q", got, p.Total, p.Notes)
 	}
 	root = &FlameNode{Name: "all"}
 	w.materialise(root, w.cutoff(5000))

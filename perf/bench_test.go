@@ -190,7 +190,7 @@ func onOffRatio(m [][2]float64) float64 {
 // epSample runs the EventPipe sampler on pid for d, as `clrspy profile
 // --pid` does.
 func epSample(b *testing.B, pid int, d time.Duration) {
-	cpu, _ := ipc.Profile("cpu")
+	cpu := stacks.SamplerProviders()
 	c, err := ipc.Dial(pid)
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 )
@@ -109,7 +110,7 @@ func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 
 	if res.All.Count > 0 {
 		b.WriteString("\npause histogram\n")
-		writeHistogram(b, res.Histogram)
+		writeHistogram(b, &res.All.Histogram)
 		b.WriteString("\nlongest pauses\n")
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\truntime ms\tafter MB\t")
@@ -155,36 +156,38 @@ func writeSuspensions(b *strings.Builder, res *gcpause.Result) {
 
 // writeHistogram prints the buckets from the first to the last non-empty
 // one, with a bar scaled to the largest.
-func writeHistogram(b *strings.Builder, h []gcpause.Bucket) {
-	lo, hi, top := -1, -1, 0
-	for i, k := range h {
-		if k.Count > 0 {
-			if lo < 0 {
-				lo = i
+func writeHistogram(b *strings.Builder, h *analysis.Histogram) {
+	first, last, top := -1, -1, 0
+	for i, n := range h.Counts {
+		if n > 0 {
+			if first < 0 {
+				first = i
 			}
-			hi = i
-			top = max(top, k.Count)
+			last = i
+			top = max(top, int(n))
 		}
 	}
-	if lo < 0 {
+	if first < 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 1, ' ', 0)
-	for _, k := range h[lo : hi+1] {
+	for i := first; i <= last; i++ {
+		n := int(h.Counts[i])
+		lo, hi := h.Bucket(i)
 		var label string
 		switch {
-		case k.LoNanos == 0:
-			label = "< " + fmtDur(k.HiNanos)
-		case k.HiNanos == 0:
-			label = ">= " + fmtDur(k.LoNanos)
+		case lo == 0:
+			label = "< " + fmtDur(hi)
+		case hi == 0:
+			label = ">= " + fmtDur(lo)
 		default:
-			label = fmtDur(k.LoNanos) + " – " + fmtDur(k.HiNanos)
+			label = fmtDur(lo) + " – " + fmtDur(hi)
 		}
 		bar := 0
-		if k.Count > 0 {
-			bar = max(1, k.Count*40/top)
+		if n > 0 {
+			bar = max(1, n*40/top)
 		}
-		fmt.Fprintf(tw, "  %s\t%6d\t%s\n", label, k.Count, strings.Repeat("█", bar))
+		fmt.Fprintf(tw, "  %s\t%6d\t%s\n", label, n, strings.Repeat("█", bar))
 	}
 	tw.Flush()
 }

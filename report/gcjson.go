@@ -170,8 +170,10 @@ func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
 		}
 		d.Suspensions = append(d.Suspensions, row)
 	}
-	for _, h := range res.Histogram {
-		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(h.LoNanos), HiMS: ms(h.HiNanos), Count: h.Count})
+	h := &res.All.Histogram
+	for i, n := range h.Counts {
+		lo, hi := h.Bucket(i)
+		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(lo), HiMS: ms(hi), Count: int(n)})
 	}
 	return d
 }

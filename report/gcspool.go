@@ -19,13 +19,52 @@ import (
 // with them (a GC record is ~670 bytes). The file is made at the first row
 // and is gone once the spool is closed (or the process ends).
 type GCSpool struct {
+	spoolFile
 	csv  bool
-	f    *os.File
-	w    *bufio.Writer
 	cw   *csv.Writer // CSV spools only
 	rows csvRows
 	n    int
-	err  error
+}
+
+// spoolFile is an unlinked temporary file written through a buffer and
+// made at the first write: what the GC rows of a long trace go to (a
+// GCSpool's encoded rows, a page's GCColumns' columns), read once when the
+// document is written. err is the first error; nothing is written after
+// it.
+type spoolFile struct {
+	f   *os.File
+	w   *bufio.Writer
+	err error
+}
+
+// open makes the file if it is not there yet; false once an error was
+// kept.
+func (s *spoolFile) open(pattern string) bool {
+	if s.err != nil {
+		return false
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", pattern)
+		if err != nil {
+			s.err = fmt.Errorf("spooling GC rows: %w", err)
+			return false
+		}
+		os.Remove(f.Name()) // the open file lives on; nothing is left behind
+		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
+	}
+	return true
+}
+
+// flush makes what was written readable from s.f (the first error kept
+// writing, if any).
+func (s *spoolFile) flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("spooling GC rows: %w", err)
+	}
+	return nil
 }
 
 // NewGCSpool returns a spool of JSON rows, or of CSV rows with asCSV.
@@ -33,20 +72,11 @@ func NewGCSpool(asCSV bool) *GCSpool { return &GCSpool{csv: asCSV} }
 
 // Add spools g's row. The first error is kept and returned by the writer.
 func (s *GCSpool) Add(g *gcpause.GC) {
-	if s.err != nil {
+	if !s.open("clrspy-gc-*.spool") {
 		return
 	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "clrspy-gc-*.spool")
-		if err != nil {
-			s.err = fmt.Errorf("spooling GC rows: %w", err)
-			return
-		}
-		os.Remove(f.Name()) // the open file lives on; nothing is left behind
-		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
-		if s.csv {
-			s.cw = csv.NewWriter(s.w)
-		}
+	if s.csv && s.cw == nil {
+		s.cw = csv.NewWriter(s.w)
 	}
 	s.n++
 	if s.csv {
@@ -97,8 +127,8 @@ func (s *GCSpool) each(fn func([]byte)) error {
 			return fmt.Errorf("spooling GC rows: %w", err)
 		}
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("spooling GC rows: %w", err)
+	if err := s.flush(); err != nil {
+		return err
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("reading spooled GC rows: %w", err)

@@ -136,11 +136,10 @@ func NewLocksDocument(in Input, r *locks.Result) *LocksDocument {
 		lj := LockJSON{LockID: l.ID, ObjectID: l.Object, ObjectType: l.ObjectType, Contentions: l.Contentions,
 			TotalWaitMs: lockMs(l.TotalNs), MeanWaitMs: lockMs(l.MeanNs()), MaxWaitMs: lockMs(l.MaxNs),
 			StillWaiting: l.Waiting, Owners: []LockOwnerJSON{}, TopStacks: []LockStackJSON{}}
-		for i, c := range l.Histogram {
-			b := LockBucket{Bucket: locks.HistogramLabels[i], Count: c}
-			if i < len(locks.HistogramBounds) {
-				u := locks.HistogramBounds[i]
-				b.UpperNs = &u
+		for i, c := range l.Histogram.Counts {
+			b := LockBucket{Bucket: locks.HistogramLabels[i], Count: int64(c)}
+			if _, hi := l.Histogram.Bucket(i); hi != 0 {
+				b.UpperNs = &hi
 			}
 			lj.Histogram = append(lj.Histogram, b)
 		}
@@ -260,7 +259,7 @@ func WriteLocksText(w io.Writer, in Input, r *locks.Result) error {
 			fmt.Fprintln(ew, " (object type not named in the stream)")
 		}
 		var hb []string
-		for i, c := range l.Histogram {
+		for i, c := range l.Histogram.Counts {
 			hb = append(hb, fmt.Sprintf("%s %d", locks.HistogramLabels[i], c))
 		}
 		fmt.Fprintf(ew, "  waits: %s\n", strings.Join(hb, " | "))

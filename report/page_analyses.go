@@ -33,7 +33,7 @@ func PageProviders(movement bool) []ipc.Provider {
 		wants = append(wants, heap.WantsMovement)
 	}
 	return append(clrevents.ProvidersFor(wants...),
-		ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ipc.SampleProfiler)
 }
 
 // PageAnalyses are the analyses a report page is built from, all fed

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"reflect"
 	"strconv"
 
@@ -28,14 +27,12 @@ var pageSpoolChunk = 4096
 // one after the other, as little-endian values (4 bytes for a uint32
 // column, 8 for the others).
 type gcColSpool struct {
-	f       *os.File
-	w       *bufio.Writer
+	spoolFile
 	chunks  []int // rows per chunk
 	offs    []int64
 	size    int64
 	rows    int
 	reasons map[uint32]bool // the Reason codes spooled
-	err     error           // the first error writing; reading reports it
 }
 
 // gcLeaves lists the columns of c in JSON order: its fields, and each
@@ -99,14 +96,8 @@ func (c *GCColumns) appendSpooled(g *gcpause.GC) {
 // add writes the rows of c to the spool and empties c (keeping its
 // arrays).
 func (s *gcColSpool) add(c *GCColumns) {
-	if s.f == nil {
-		f, err := os.CreateTemp("", "clrspy-page-*.spool")
-		if err != nil {
-			s.err = fmt.Errorf("spooling GC rows: %w", err)
-			return
-		}
-		os.Remove(f.Name()) // the open file lives on; nothing is left behind
-		s.f, s.w = f, bufio.NewWriterSize(f, 64<<10)
+	if !s.open("clrspy-page-*.spool") {
+		return
 	}
 	n := len(c.Number) // the rows in memory
 	var buf [8]byte
@@ -158,11 +149,8 @@ func (c *GCColumns) writeJSON(w *bufio.Writer) error {
 	if s == nil || s.rows == 0 {
 		return writeStructStream(w, reflect.ValueOf(c).Elem(), 1)
 	}
-	if s.err != nil {
-		return s.err
-	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("spooling GC rows: %w", err)
+	if err := s.flush(); err != nil {
+		return err
 	}
 	w.WriteByte('{')
 	var raw []byte

@@ -11,8 +11,6 @@ import (
 
 	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -20,7 +18,7 @@ import (
 // snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set,
 // `clrspy snapshot`'s); the stop-time rundown names the methods whose
 // frames root objects.
-var snapshotProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.HeapSnapshotKeywords, Level: ipc.LevelVerbose}}
+var snapshotProviders = heapgraph.SessionProviders()
 
 // snapshotBufferMB is a snapshot session's runtime-side buffer: the heap
 // dump is one burst of events as large as the heap's graph, and a reader

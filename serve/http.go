@@ -225,7 +225,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 			err := report.WritePprof(&buf, p)
 			return buf.Bytes(), err
 		}
-		ps, _ = ipc.Profile("cpu")
+		ps = stacks.SamplerProviders()
 	}
 	st, err := t.openSpec(source.Spec{Providers: ps, BufferMB: d.cfg.bufferMB(), Duration: dur})
 	if err != nil {

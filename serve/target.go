@@ -12,10 +12,8 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/metrics"
 	"github.com/clrspy/clrspy/monitor"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -116,16 +114,11 @@ func (t *target) meterSafe() bool {
 
 // spec is the monitoring session's configuration.
 func (t *target) spec(opts *monitor.Options) source.Spec {
+	// The monitor's providers, derived from its analyses' events
+	// (serve's monitors run with Locks and ThreadPool, so the thread
+	// events that name lock owners come with the pool's informational
+	// ones).
 	ps := monitor.Providers(opts)
-	// The monitor needs no thread events (a ContentionStart names the
-	// owner's OS thread), and a thread pool's wait events are frequent:
-	// the Threading keyword stays only for the thread-pool figures
-	// (injections, starvation; a worker parking is one event).
-	for i := range ps {
-		if ps[i].Name == nettrace.ProviderRuntime && !opts.ThreadPool {
-			ps[i].Keywords &^= ipc.KeywordThreading
-		}
-	}
 	// Reads paced to two a second: serve's figures are scraped every few
 	// seconds, and each read of a runtime's ~10 flushes a second is a
 	// wake-up (measured: 10 GC-busy processes cost 2.8 % of a core, mostly

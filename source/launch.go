@@ -114,7 +114,7 @@ func launch(spec *Spec) (*Stream, error) {
 	}
 	got := make(chan accepted, 1)
 	go func() {
-		c, err := port.Client()
+		c, err := port.AcceptOnly(30 * time.Second)
 		got <- accepted{c, err}
 	}()
 	var client *ipc.Client
@@ -137,7 +137,7 @@ func launch(spec *Spec) (*Stream, error) {
 		return fail(fmt.Errorf("%s: resuming the runtime: %w", argv[0], err))
 	}
 	// After startup, waiting long for a reconnect only delays Stop.
-	port.AcceptTimeout = 5 * time.Second
+	port.SetDialTimeout(5 * time.Second)
 
 	s := &Stream{
 		Name: strings.Join(argv, " "), Kind: Launch, Pid: child.Process.Pid,

@@ -50,4 +50,4 @@ func (s *Symbols) mapping(addr uint64) *Mapping {
 
 // ParseProcMaps reads the file-backed ranges of a /proc/PID/maps text.
 // Lines it cannot read are skipped.
-func ParseProcMaps(text string) []Mapping { return procfs.ParseMaps(text) }
+func ParseProcMaps(text string) []Mapping { return procfs.Files(procfs.ParseMaps([]byte(text))) }

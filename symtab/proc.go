@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/unwind"
 )
 
@@ -32,6 +33,9 @@ type Sym struct {
 	Kind   Kind
 	Offset uint64 // the address in the file's own address space (ELF vaddr), or the file offset for images
 }
+
+// Map is one line of /proc/PID/maps (package procfs parses them).
+type Map = procfs.Mapping
 
 // mapping is a Map with the file behind it resolved on first use.
 type mapping struct {
@@ -124,7 +128,7 @@ func (p *Process) Refresh() error {
 		old[m.Map] = m
 	}
 	var cur []*mapping
-	for _, m := range ParseMaps(b) {
+	for _, m := range procfs.ParseMaps(b) {
 		if !m.Exec() {
 			continue
 		}

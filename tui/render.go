@@ -535,11 +535,11 @@ func (m *Model) histogram(sc *Screen, W int) []string {
 	if len(sc.Histograms) == 0 || sc.GCCounts.Total == 0 {
 		return []string{title + m.st.dim.Render("  (no GC yet)")}
 	}
-	nb := len(sc.Histograms[0].Buckets)
-	lo, hi := nb, -1
+	bounds := &sc.Histograms[0].Pauses
+	lo, hi := len(bounds.Counts), -1
 	for _, g := range sc.Histograms {
-		for i, b := range g.Buckets {
-			if b.Count > 0 {
+		for i, c := range g.Pauses.Counts {
+			if c > 0 {
 				lo, hi = min(lo, i), max(hi, i)
 			}
 		}
@@ -551,12 +551,16 @@ func (m *Model) histogram(sc *Screen, W int) []string {
 	// Merge from the low end: the first column then holds every pause up
 	// to its bound.
 	first := max(lo, hi-fits+1)
-	bounds := sc.Histograms[0].Buckets
 	label := func(i int) string {
-		if bounds[i].UpperNanos == 0 {
-			return ">" + fmtNanos(bounds[i-1].UpperNanos)
+		lo, hi := bounds.Bucket(i)
+		switch {
+		case hi != 0:
+			// True under either of the histogram's rules at a bound.
+			return "≤" + fmtNanos(hi)
+		case bounds.LowerClosed:
+			return "≥" + fmtNanos(lo)
 		}
-		return "≤" + fmtNanos(bounds[i].UpperNanos)
+		return ">" + fmtNanos(lo)
 	}
 	lines := []string{}
 	var hb strings.Builder
@@ -573,10 +577,10 @@ func (m *Model) histogram(sc *Screen, W int) []string {
 			var c uint64
 			if i == first {
 				for j := 0; j <= first; j++ {
-					c += g.Buckets[j].Count
+					c += g.Pauses.Counts[j]
 				}
 			} else {
-				c = g.Buckets[i].Count
+				c = g.Pauses.Counts[i]
 			}
 			if c == 0 {
 				b.WriteString(m.st.dim.Render(padLeft("·", cellW)))
@@ -584,7 +588,7 @@ func (m *Model) histogram(sc *Screen, W int) []string {
 			}
 			low := int64(0)
 			if i > first {
-				low = bounds[i-1].UpperNanos
+				low, _ = bounds.Bucket(i)
 			}
 			b.WriteString(m.st.severity(m.cfg.severity(float64(low) / 1e6)).Render(padLeft(strconv.FormatUint(c, 10), cellW)))
 		}

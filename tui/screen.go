@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/monitor"
 )
@@ -139,15 +140,8 @@ type GenHistogram struct {
 	Generation int     `json:"generation"`
 	Count      int     `json:"count"`
 	MaxPauseMS float64 `json:"max_pause_ms"`
-	// Buckets: pauses up to UpperNanos (and above the previous bucket's);
-	// the last bucket (UpperNanos 0) holds the pauses above every bound.
-	Buckets []Bucket `json:"buckets"`
-}
-
-// Bucket is one histogram bucket.
-type Bucket struct {
-	UpperNanos int64  `json:"le_ns"`
-	Count      uint64 `json:"count"`
+	// Pauses is gcpause's histogram of the generation's pauses.
+	Pauses analysis.Histogram `json:"pauses"`
 }
 
 // Timeline is the share of time paused for GCs in each refresh period,
@@ -316,16 +310,8 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason, PauseMS: l.PauseMS}
 	}
 	for _, gen := range g.Generations {
-		gh := GenHistogram{Generation: gen.Generation, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS}
-		ph := gen.PauseHistogram
-		for i, c := range ph.Counts {
-			b := Bucket{Count: c}
-			if i < len(ph.UpperNanos) {
-				b.UpperNanos = ph.UpperNanos[i]
-			}
-			gh.Buckets = append(gh.Buckets, b)
-		}
-		sc.Histograms = append(sc.Histograms, gh)
+		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: gen.Generation, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
+			Pauses: gen.PauseHistogram})
 	}
 	sc.Timeline = timeline(hist, m.cfg.refresh())
 	sc.allRows = m.rows(s)

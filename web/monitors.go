@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -303,7 +302,13 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 		return
 	}
 	now := time.Now()
-	if st.flame != nil && st.total > t.cpuTotal && (final || now.Sub(t.cpuAt) >= s.o.CPUEvery) {
+	// New samples, now and then; and at the end whatever changed: the
+	// rundown names frames of samples already sent.
+	newer := st.total > t.cpuTotal && now.Sub(t.cpuAt) >= s.o.CPUEvery
+	if final {
+		newer = st.total > 0 && !reflect.DeepEqual(st.flame, t.cpu)
+	}
+	if st.flame != nil && newer {
 		t.cpu, t.cpuAt, t.cpuTotal = st.flame, now, st.total
 		t.cpuVer++
 	}
@@ -516,8 +521,11 @@ func pageState(snap *monitor.Snapshot) state {
 	}
 	// The file report's own summary of the same rollup: one model.
 	st.summary = report.NewGCSummary(snap.Rollup)
-	if c := snap.CPU; c != nil && c.Flame != nil {
-		st.flame = flameOf(c, st.t1)
+	if c := snap.CPU; c != nil && c.Profile != nil {
+		// The page's own flame of package stacks' profile (the window's),
+		// as a file's page draws one.
+		st.flame = report.NewFlame(nil, c.Profile, nil, 1)
+		st.flame.FromMS, st.flame.ToMS = math.Max(0, st.t1-c.WindowSec*1e3), st.t1
 		st.total = c.Total
 	}
 	if l := &snap.Locks; l.Waits+uint64(l.Waiting) > 0 {
@@ -527,74 +535,4 @@ func pageState(snap *monitor.Snapshot) state {
 	// Built into sections by publish, once per new result.
 	st.tpRes, st.tpFirst, st.excRes = snap.ThreadPoolResult, snap.ThreadPoolFirstNanos, snap.ExceptionsResult
 	return st
-}
-
-// flameOf turns the monitor's flame tree (the last CPU window) into the
-// page's encoding: nodes depth first, one stack per node with self samples.
-func flameOf(c *monitor.CPUProfile, t1 float64) *report.Flame {
-	f := &report.Flame{Frames: []string{}, Modules: []string{}, FrameMod: []int32{}, FrameKind: []int{},
-		NodeDepth: []int32{}, NodeFrame: []int32{}, StackNode: []int32{}, StackCount: []int64{},
-		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}, Total: c.Samples,
-		FromMS: math.Max(0, t1-c.WindowSec*1e3), ToMS: t1}
-	type fkey struct{ name, module, kind string }
-	frames := map[fkey]int32{}
-	mods := map[string]int32{}
-	kinds := map[string]stacks.FrameKind{"managed": stacks.KindManaged, "native": stacks.KindNative, "unknown": stacks.KindUnknown, "truncated": stacks.KindTruncated}
-	frame := func(n *monitor.FlameNode) int32 {
-		k := fkey{n.Name, n.Module, n.Kind}
-		if i, ok := frames[k]; ok {
-			return i
-		}
-		i := int32(len(f.Frames))
-		frames[k] = i
-		f.Frames = append(f.Frames, n.Name)
-		f.FrameKind = append(f.FrameKind, int(kinds[n.Kind]))
-		m := int32(-1)
-		if n.Module != "" {
-			var ok bool
-			if m, ok = mods[n.Module]; !ok {
-				m = int32(len(f.Modules))
-				mods[n.Module] = m
-				f.Modules = append(f.Modules, n.Module)
-			}
-		}
-		f.FrameMod = append(f.FrameMod, m)
-		return i
-	}
-	stack := func(node int32, n int64) {
-		f.StackNode = append(f.StackNode, node)
-		f.StackCount = append(f.StackCount, n)
-		f.StackRuns = append(f.StackRuns, 1)
-		f.RunBin = append(f.RunBin, 0)
-		f.RunCount = append(f.RunCount, int32(min(n, math.MaxInt32)))
-	}
-	root := c.Flame
-	if root.Self > 0 {
-		stack(-1, root.Self)
-	}
-	var walk func(n *monitor.FlameNode, depth int32)
-	walk = func(n *monitor.FlameNode, depth int32) {
-		kids := append([]*monitor.FlameNode(nil), n.Children...)
-		sort.SliceStable(kids, func(i, j int) bool { return kids[i].Total > kids[j].Total })
-		for _, k := range kids {
-			idx := int32(len(f.NodeDepth))
-			f.NodeDepth = append(f.NodeDepth, depth)
-			f.NodeFrame = append(f.NodeFrame, frame(k))
-			if k.Self > 0 {
-				stack(idx, k.Self)
-			}
-			walk(k, depth+1)
-		}
-	}
-	walk(root, 0)
-	// What the monitor cut to bound the tree stays in the total only.
-	var kept int64
-	for _, n := range f.StackCount {
-		kept += n
-	}
-	if kept < f.Total {
-		f.Notes = append(f.Notes, fmt.Sprintf("%d of the window's %d samples are in subtrees too small to keep", f.Total-kept, f.Total))
-		f.Total = kept
-	}
-	return f
 }

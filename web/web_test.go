@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	seen := map[uint32]int{}
 	var last message
 	updates, cpu := 0, 0
+	var lastCPU *report.Flame
 	for {
 		m, ok := read(t, c)
 		if !ok {
@@ -135,6 +137,7 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 		}
 		if m.CPU != nil {
 			cpu++
+			lastCPU = m.CPU
 		}
 		last = m
 	}
@@ -180,7 +183,17 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 		t.Errorf("input %+v, offline %+v", last.Input, off.Input)
 	}
 	if cpu == 0 {
-		t.Error("no flame graph sent")
+		t.Fatal("no flame graph sent")
+	}
+	// The trace is shorter than the CPU window: the last live flame is
+	// package stacks' profile of every sample, drawn by report.NewFlame
+	// as the file's page draws its own, sent again at the end once the
+	// rundown named frames of samples sent before it: the same stacks with
+	// the same samples (the file's page keeps a method's code versions
+	// apart, the live window one node per method: stacks compare by
+	// frame names).
+	if got, want := flameTree(lastCPU), flameTree(off.CPU); got != want || off.CPU.Total == 0 {
+		t.Errorf("live flame:\n%.2000s\nthe file's:\n%.2000s", got, want)
 	}
 	// A page that comes after the end gets the final page and the end.
 	c2 := dial(t, srv, "1")
@@ -192,6 +205,37 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	if _, ok := read(t, c2); ok {
 		t.Error("the socket stays open after the end")
 	}
+}
+
+// flameTree is a flame's stacks, each its frames from the root (name,
+// module, kind) with its samples (stacks of the same frame names
+// summed), sorted, and the total: what the flame shows, whatever the order
+// of equal-weight siblings.
+func flameTree(f *report.Flame) string {
+	var path []string
+	byPath := map[string]int64{}
+	node := 0
+	for si, n := range f.StackNode {
+		for ; node <= int(n); node++ {
+			fr := f.NodeFrame[node]
+			mod := ""
+			if m := f.FrameMod[fr]; m >= 0 {
+				mod = f.Modules[m]
+			}
+			path = append(path[:f.NodeDepth[node]], fmt.Sprintf("%s %s %d", f.Frames[fr], mod, f.FrameKind[fr]))
+		}
+		p := ""
+		if n >= 0 {
+			p = strings.Join(path[:f.NodeDepth[n]+1], " < ")
+		}
+		byPath[p] += f.StackCount[si]
+	}
+	var stacks []string
+	for p, n := range byPath {
+		stacks = append(stacks, fmt.Sprintf("%s = %d", p, n))
+	}
+	sort.Strings(stacks)
+	return fmt.Sprintf("total %d\n%s", f.Total, strings.Join(stacks, "\n"))
 }
 
 func offline(t *testing.T, name string) *report.Page {

@@ -12,7 +12,6 @@ import (
 	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 )
 
@@ -38,7 +37,7 @@ type gcOptions struct {
 func gcProviders(sample bool) []ipc.Provider {
 	p := clrevents.ProvidersFor(gcpause.Wants)
 	if sample {
-		p = append(p, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		p = append(p, ipc.SampleProfiler)
 	}
 	return p
 }

@@ -9,9 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -22,9 +19,7 @@ func init() { commands = append(commands, newProfileCmd) }
 // profileProviders is what a live CPU profile needs: the sample profiler,
 // and method/module events so methods jitted while recording are named;
 // rundown names the rest.
-var profileProviders = append([]ipc.Provider{
-	{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational},
-}, clrevents.ProvidersFor(stacks.SymbolsWant)...)
+var profileProviders = stacks.SamplerProviders()
 
 func newProfileCmd() *cobra.Command {
 	var format, out, compat, weight, sampler string

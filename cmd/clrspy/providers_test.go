@@ -7,21 +7,27 @@ import (
 
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 )
 
 // The sessions' providers derived from the analyses' events
-// (clrevents.ProvidersFor) against the lists the commands wrote by hand
-// before (written out here as they were). They are equal but for the level
-// of record --profile contention, explained in its row.
+// (clrevents.ProvidersFor) against the lists the commands, ipc's named
+// profiles, the heap snapshot and the live monitor wrote by hand before
+// (written out here as they were). They are equal but for the level of
+// record --profile contention and the keywords the monitor gained with
+// Locks alone or ThreadPool alone, each explained where it is checked.
 func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 	runtime := func(kw uint64, level uint8) ipc.Provider {
 		return ipc.Provider{Name: nettrace.ProviderRuntime, Keywords: kw, Level: level}
 	}
 	sampler := ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational}
 	ctrs := counters.Providers(&counters.Options{Interval: time.Second})
+	// What ipc.KeywordLocks and ipc.HeapSnapshotKeywords were.
+	const locksKW = ipc.KeywordContention | ipc.KeywordAppDomainResourceManagement | ipc.KeywordThreading | ipc.KeywordSymbols
+	const snapshotKW = ipc.KeywordGC | ipc.KeywordType | ipc.KeywordGCHeapDump | ipc.KeywordGCHeapCollect | ipc.KeywordGCHeapAndTypeNames
 	profile := func(name string) []ipc.Provider {
 		ps, err := (&sessionFlags{profiles: []string{name}}).resolve()
 		if err != nil {
@@ -38,8 +44,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		{"gc --sample", gcProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
 		{"exceptions", exceptionsProviders(),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"locks", locksProviders(false), []ipc.Provider{runtime(ipc.KeywordLocks, ipc.LevelInformational)}},
-		{"locks --object-types", locksProviders(true), []ipc.Provider{runtime(ipc.KeywordLocks|ipc.KeywordType|
+		{"locks", locksProviders(false), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
+		{"locks --object-types", locksProviders(true), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
 		{"threadpool", threadPoolProviders(false), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
@@ -53,6 +59,35 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
 			{Name: "System.Runtime", Level: ipc.LevelInformational, Args: "EventCounterIntervalSec=1"},
 		}},
+		// The profiles ipc wrote by hand before (ipc/profiles.go).
+		{"record --profile gc", profile("gc"), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
+		{"record --profile gc-verbose", profile("gc-verbose"), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelVerbose)}},
+		{"record --profile cpu", profile("cpu"), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"record --profile alloc", profile("alloc"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
+		{"record --profile movement", profile("movement"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordGCSurvivalAndMovement, ipc.LevelInformational)}},
+		{"record --profile gcdump", profile("gcdump"), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
+		// all: before, with AppDomainResourceManagement too (in
+		// KeywordLocks). As for the report page below: the thread events
+		// that name lock owners come with Threading, on here for the pool;
+		// the keyword's other events are read by nothing.
+		{"record --profile all", profile("all"), []ipc.Provider{runtime((ipc.KeywordGC|ipc.KeywordType|ipc.KeywordAllocationSampling|
+			locksKW|ipc.KeywordWaitHandle)&^ipc.KeywordAppDomainResourceManagement, ipc.LevelVerbose), sampler}},
+		// The heap snapshot's session (clrspy snapshot, serve's
+		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
+		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
+		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
+		{"triage", triageProviders(false, &counters.Options{Interval: time.Second}), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
+		// The live monitor's sets (clrspy top, serve, the live page) where
+		// they did not change; the changed ones are below.
+		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
+		{"monitor (top --cpu)", monitor.Providers(&monitor.Options{NoCounters: true, CPU: true}),
+			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational), sampler}},
+		{"monitor (top --exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Exceptions: true}),
+			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"monitor (serve: locks, thread pool, exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Locks: true, ThreadPool: true, Exceptions: true}),
+			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordContention|ipc.KeywordThreading|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"monitor (counters)", monitor.Providers(&monitor.Options{Counters: counters.Options{Interval: time.Second}}),
+			append([]ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}, ctrs...)},
 	} {
 		if !reflect.DeepEqual(tc.derived, tc.before) {
 			t.Errorf("%s: derived %+v; before %+v", tc.name, tc.derived, tc.before)
@@ -79,6 +114,29 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		}
 	}
 
+	// The monitor with Locks alone (clrspy top --locks): before, GC and
+	// Contention. The derived set adds the keywords of the thread events
+	// package locks reads to name a lock's owner (ThreadCreated carries
+	// AppDomainResourceManagement|Threading; no single-keyword event
+	// covers it, so both come): a live top now names the owners a file's
+	// locks report names. With ThreadPool too (serve, top --locks
+	// --threadpool) the pool's Threading events cover ThreadCreated and
+	// nothing changes (the serve row above).
+	if got, want := monitor.Providers(&monitor.Options{NoCounters: true, Locks: true}), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordContention|
+		ipc.KeywordAppDomainResourceManagement|ipc.KeywordThreading, ipc.LevelInformational)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("monitor (top --locks): derived %+v; want %+v", got, want)
+	}
+	// The monitor with ThreadPool alone (clrspy top --threadpool): before,
+	// GC and Threading. The derived set is package threadpool's events an
+	// informational session gets (its verbose ones, wait handles and work
+	// items, are left to clrspy threadpool), which adds Contention: the
+	// analysis names blocking sites from contention on pool threads, as it
+	// does on a file. Serve's monitors (Locks too) had it already.
+	if got, want := monitor.Providers(&monitor.Options{NoCounters: true, ThreadPool: true}), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordThreading|
+		ipc.KeywordContention, ipc.LevelInformational)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("monitor (top --threadpool): derived %+v; want %+v", got, want)
+	}
+
 	// record --profile contention: before, the same keywords at the
 	// informational level. The profile promises wait-handle waits, and
 	// WaitHandleWaitStart/Stop are verbose events (manifest level
@@ -89,7 +147,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 	// them). Measured on the starve workload (8 blocked items): 112
 	// WaitHandleWaitStart events in the verbose recording, none at the
 	// informational level; 6 more pool events.
-	before := []ipc.Provider{runtime(ipc.KeywordLocks|ipc.KeywordWaitHandle, ipc.LevelInformational)}
+	before := []ipc.Provider{runtime(locksKW|ipc.KeywordWaitHandle, ipc.LevelInformational)}
 	before[0].Level = ipc.LevelVerbose
 	if got := profile("contention"); !reflect.DeepEqual(got, before) {
 		t.Errorf("record --profile contention: derived %+v; before, verbose: %+v", got, before)

@@ -15,7 +15,6 @@ import (
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -25,7 +24,7 @@ func init() { commands = append(commands, newSnapshotCmd) }
 // snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set);
 // the stop-time rundown names the methods whose frames root objects.
 func snapshotProviders() []ipc.Provider {
-	return []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.HeapSnapshotKeywords, Level: ipc.LevelVerbose}}
+	return heapgraph.SessionProviders()
 }
 
 type snapshotOptions struct {

@@ -10,7 +10,6 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -31,7 +30,7 @@ func threadPoolProviders(samples bool) []ipc.Provider {
 	ps := clrevents.ProvidersFor(threadpool.Wants, stacks.SymbolsWant)
 	ps = append(ps, counters.Providers(&counters.Options{Interval: time.Second})...)
 	if samples {
-		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ps = append(ps, ipc.SampleProfiler)
 	}
 	return ps
 }

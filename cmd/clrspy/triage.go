@@ -9,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -27,9 +29,9 @@ func init() { commands = append(commands, newTriageCmd) }
 // counters (thread pool, exceptions, allocation, CPU) once a second. No
 // stacks by default; --cpu adds the sample profiler for top methods.
 func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
-	ps := []ipc.Provider{{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordGC | ipc.KeywordLocks, Level: ipc.LevelInformational}}
+	ps := clrevents.ProvidersFor(gcpause.Wants, locks.WantsContention, stacks.SymbolsWant)
 	if cpu {
-		ps = append(ps, ipc.Provider{Name: nettrace.ProviderSampleProfiler, Keywords: ipc.SampleProfilerKeywords, Level: ipc.LevelInformational})
+		ps = append(ps, ipc.SampleProfiler)
 	}
 	return append(ps, counters.Providers(copts)...)
 }

@@ -1,51 +1,107 @@
 package procfs
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// Mapping is one file-backed range of a process's address space.
+// Mapping is one line of /proc/PID/maps: a range of a process's address
+// space.
 type Mapping struct {
 	Start, End uint64
 	Offset     uint64 // file offset of Start
-	Perms      string // "r-xp" etc.
-	Path       string
+	Perms      string // "r-xp"
+	Inode      uint64
+	Path       string // "" for anonymous memory; "[heap]", "[vdso]"... for special ones
 }
 
-// ParseMaps reads the file-backed ranges of a /proc/PID/maps text (paths
-// starting with "/"). Lines it cannot read are skipped.
-func ParseMaps(text string) []Mapping {
+// Exec reports whether the mapping is executable.
+func (m *Mapping) Exec() bool { return len(m.Perms) >= 3 && m.Perms[2] == 'x' }
+
+// FileBacked reports whether the mapping comes from a file the tools can
+// open (not anonymous, not a pseudo-mapping like [vdso], not a deleted
+// file or a memfd).
+func (m *Mapping) FileBacked() bool {
+	return m.Inode != 0 && strings.HasPrefix(m.Path, "/") && !strings.HasSuffix(m.Path, " (deleted)") &&
+		!strings.HasPrefix(m.Path, "/memfd:")
+}
+
+// ParseMaps reads a /proc/PID/maps text, every line of it (anonymous and
+// special mappings too). Lines it cannot read are skipped.
+func ParseMaps(b []byte) []Mapping {
 	var out []Mapping
-	for line := range strings.SplitSeq(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
-			continue
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		if m, ok := parseMapLine(sc.Text()); ok {
+			out = append(out, m)
 		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(f[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil || end <= start {
-			continue
-		}
-		out = append(out, Mapping{Start: start, End: end, Offset: off, Perms: f[1], Path: strings.Join(f[5:], " ")})
 	}
 	return out
 }
 
-// Maps reads and parses /proc/PID/maps.
+func parseMapLine(line string) (Mapping, bool) {
+	// address perms offset dev inode [path]; the path may contain spaces.
+	var m Mapping
+	f := make([]string, 0, 6)
+	rest := line
+	for i := 0; i < 5; i++ {
+		rest = strings.TrimLeft(rest, " ")
+		j := strings.IndexByte(rest, ' ')
+		if j < 0 {
+			if i < 4 {
+				return m, false
+			}
+			j = len(rest)
+		}
+		f = append(f, rest[:j])
+		rest = rest[j:]
+	}
+	lo, hi, ok := strings.Cut(f[0], "-")
+	if !ok {
+		return m, false
+	}
+	var err error
+	if m.Start, err = strconv.ParseUint(lo, 16, 64); err != nil {
+		return m, false
+	}
+	if m.End, err = strconv.ParseUint(hi, 16, 64); err != nil || m.End <= m.Start {
+		return m, false
+	}
+	m.Perms = f[1]
+	if m.Offset, err = strconv.ParseUint(f[2], 16, 64); err != nil {
+		return m, false
+	}
+	if m.Inode, err = strconv.ParseUint(f[4], 10, 64); err != nil {
+		return m, false
+	}
+	m.Path = strings.TrimLeft(rest, " ")
+	return m, true
+}
+
+// Files keeps the mappings whose path is a file's (starting with "/"),
+// deleted files and memfds included: what names native frames.
+func Files(ms []Mapping) []Mapping {
+	out := ms[:0]
+	for _, m := range ms {
+		if strings.HasPrefix(m.Path, "/") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Maps reads /proc/PID/maps and returns its file mappings (Files).
 func Maps(pid int) ([]Mapping, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
 		return nil, err
 	}
-	return ParseMaps(string(b)), nil
+	return Files(ParseMaps(b)), nil
 }
 
 // Comm is a process's (or, with tid, a thread's) name, or "" when it is
