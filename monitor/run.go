@@ -16,7 +16,7 @@ import (
 // session (Stream.Stop): the runtime's rundown still arrives and is read,
 // so Run returns once the stream has ended cleanly. The caller closes s;
 // for a launched program, SetExitCode after Close records its status.
-func (m *Monitor) Run(ctx context.Context, s *source.Stream, also ...analysis.Analyzer) (source.End, error) {
+func (m *Monitor) Run(ctx context.Context, s *source.Stream, also ...analysis.Analyzer) (analysis.End, error) {
 	m.mu.Lock()
 	m.sess.name, m.sess.kind = s.Name, s.Kind.String()
 	m.mu.Unlock()
@@ -41,7 +41,7 @@ func (m *Monitor) Run(ctx context.Context, s *source.Stream, also ...analysis.An
 }
 
 // ended records the stream's end.
-func (m *Monitor) ended(end source.End, err error, stopped bool) {
+func (m *Monitor) ended(end analysis.End, err error, stopped bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sess.endLost = end.EventsLost

@@ -93,7 +93,7 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	b.KnownTypes(t.typeNames)
 	end, err := st.Run(b)
 	t.typeNames = b.NamedTypes()
-	in := report.NewInput(st, end, b.Stats())
+	in := report.NewInput(st.Name, st.Live(), end, b.Stats())
 	if err != nil {
 		return in, nil, err
 	}

@@ -218,7 +218,7 @@ func (t *target) run(ctx context.Context) {
 }
 
 // session runs one open stream into a fresh monitor.
-func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.Options) (source.End, error) {
+func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.Options) (analysis.End, error) {
 	d := t.d
 	hist := metrics.NewGCHistograms()
 	var plog *report.PauseLog

@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/tui"
@@ -59,7 +60,7 @@ func (c *Config) refresh() time.Duration {
 // Result is how a session ended.
 type Result struct {
 	// End describes the stream's end; Err is its read error, if any.
-	End source.End
+	End analysis.End
 	Err error
 	// Quit: the user quit (q, Ctrl-C, SIGINT, SIGTERM) rather than the
 	// stream ending first.
@@ -206,7 +207,7 @@ func (a *app) writeSnapshot() {
 }
 
 type readResult struct {
-	end source.End
+	end analysis.End
 	err error
 }
 

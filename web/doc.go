@@ -13,7 +13,9 @@
 // StreamHub is a Monitors of one source.Stream run in process (`clrspy
 // report --live`, the tests). Monitors.SetCPU takes a target's flame graph
 // from a profile made beside its monitor (serve's --cpu-profile: the perf
-// sampler, one window at a time).
+// sampler, one window at a time). PageProviders are the providers a live
+// session enables for every section of the page; StreamHub.Serve serves a
+// hub's page on a listener (`clrspy report --live`).
 //
 // Routes, relative to where the handler is mounted (the page uses relative
 // URLs, so any prefix works when the page is reached with a trailing

@@ -17,7 +17,6 @@ import (
 	"github.com/clrspy/clrspy/internal/browsertest"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/internal/workload"
-	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -57,7 +56,7 @@ func startLive(t *testing.T, env []string, mode string, args ...string) *liveRun
 		k, v, _ := bytesCut(e)
 		t.Setenv(k, v)
 	}
-	st, err := source.Open(source.Spec{Argv: workload.Argv(t, mode, args...), Providers: report.PageProviders(false),
+	st, err := source.Open(source.Spec{Argv: workload.Argv(t, mode, args...), Providers: PageProviders(false),
 		ProgramStdout: r.out, ProgramStderr: io.Discard, ProgramStdin: in})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -58,7 +60,7 @@ func (h *StreamHub) Analyzers() []analysis.Analyzer { return []analysis.Analyzer
 // Run reads the stream to its end through the monitor, then sends the
 // last update. It returns what the stream's end said (a cut stream is not
 // an error).
-func (h *StreamHub) Run() (source.End, error) {
+func (h *StreamHub) Run() (analysis.End, error) {
 	if h.st.Live() {
 		// An attached target's methods compiled before the session are
 		// named by a second session's rundown, not only at the end.
@@ -71,6 +73,19 @@ func (h *StreamHub) Run() (source.End, error) {
 	h.Ended(streamTarget)
 	h.Close()
 	return end, err
+}
+
+// Serve serves the hub's page (Handler with o) on ln in the background
+// until the returned function is called; that one shuts the server down,
+// giving open requests up to two seconds.
+func (h *StreamHub) Serve(ln net.Listener, o Options) (shutdown func()) {
+	srv := &http.Server{Handler: Handler(h, o), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(ctx)
+		cancel()
+	}
 }
 
 // Page is the final page, once Run returned (nil before).

@@ -204,7 +204,7 @@ func offline(t *testing.T, name string) *report.Page {
 		t.Fatal(err)
 	}
 	pp := an.Parts()
-	pp.Input = report.NewInput(st, end, analysisStats(an))
+	pp.Input = report.NewInput(st.Name, st.Live(), end, analysisStats(an))
 	return report.NewPage(pp)
 }
 

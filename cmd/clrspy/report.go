@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -104,7 +102,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	providers := report.PageProviders(o.heap)
+	providers := web.PageProviders(o.heap)
 	if use == "perf" {
 		// perf samples the CPU: the runtime's sampler would only add its
 		// cost (it suspends the runtime every millisecond) and its
@@ -207,7 +205,7 @@ func samplesNote(p *report.Page) string {
 // flag until clrspy serve --web mounts the same handler), then keeps the
 // final page up until interrupted; -o also writes it as a file.
 func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	spec, err := t.spec(cmd, args, web.PageProviders(o.heap))
 	if err != nil {
 		return err
 	}
@@ -222,8 +220,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	}
 	noteMovementLive(st, spec.Providers)
 	hub := web.NewStreamHub(st, web.StreamOptions{})
-	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	shutdown := hub.Serve(ln, web.Options{Title: st.Name})
 	notice(fmt.Sprintf("live view of %s: http://%s/", st.Name, ln.Addr()))
 	end, err := hub.Run()
 	stopWatch()
@@ -231,7 +228,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	for _, a := range hub.Analyzers() {
 		stats.Add(a.Stats())
 	}
-	in := report.NewInput(st, end, stats)
+	in := report.NewInput(st.Name, st.Live(), end, stats)
 	if err == nil {
 		notice("the stream ended; the page stays up until Ctrl-C")
 		sigs := make(chan os.Signal, 1)
@@ -239,9 +236,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		<-sigs
 		signal.Stop(sigs)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	srv.Shutdown(ctx)
-	cancel()
+	shutdown()
 	if err == nil && cmd.Flags().Changed("output") {
 		w, closeOut, oerr := openOutput(cmd, st, o.out)
 		if oerr != nil {
