@@ -68,7 +68,7 @@ func readBack(t *testing.T, b []byte) []string {
 // TestRecorderWindow: events older than MinAge go, except the sticky
 // method loads; a window from a timestamp on is a readable trace.
 func TestRecorderWindow(t *testing.T) {
-	r := New(hdr, Config{MinAge: 100 * time.Millisecond})
+	r := New(hdr, Options{MinAge: 100 * time.Millisecond})
 	r.Event(ev(metaLoad, 0, 9))
 	for ms := int64(10); ms <= 300; ms += 10 {
 		tick := ev(metaTick, ms, byte(ms/10))
@@ -98,7 +98,7 @@ func TestRecorderWindow(t *testing.T) {
 
 // TestRecorderMaxBytes: the byte bound evicts whatever the age.
 func TestRecorderMaxBytes(t *testing.T) {
-	r := New(hdr, Config{MinAge: time.Hour, MaxBytes: 10 * (4 + eventOverhead)})
+	r := New(hdr, Options{MinAge: time.Hour, MaxBytes: 10 * (4 + eventOverhead)})
 	for ms := int64(1); ms <= 100; ms++ {
 		r.Event(ev(metaTick, ms, byte(ms)))
 	}
@@ -130,7 +130,7 @@ func TestPauseTrigger(t *testing.T) {
 	var files []*memFile
 	var names []string
 	done := 0
-	p := NewPauseTrigger(hdr, TriggerConfig{Over: 50 * time.Millisecond, Before: 30 * time.Millisecond, After: 20 * time.Millisecond,
+	p := NewPauseTrigger(hdr, TriggerOptions{Over: 50 * time.Millisecond, Before: 30 * time.Millisecond, After: 20 * time.Millisecond,
 		Create: func(n int, g *gcpause.GC) (io.WriteCloser, string, error) {
 			f := &memFile{}
 			files = append(files, f)
@@ -173,7 +173,7 @@ func TestPauseTrigger(t *testing.T) {
 // the first is still pending gets its own window (it was lost before).
 func TestPauseTriggerRearm(t *testing.T) {
 	var saved []string
-	p := NewPauseTrigger(hdr, TriggerConfig{Over: 50 * time.Millisecond, Before: 10 * time.Millisecond, After: 100 * time.Millisecond, Rearm: true,
+	p := NewPauseTrigger(hdr, TriggerOptions{Over: 50 * time.Millisecond, Before: 10 * time.Millisecond, After: 100 * time.Millisecond, Rearm: true,
 		Create: func(n int, g *gcpause.GC) (io.WriteCloser, string, error) {
 			saved = append(saved, fmt.Sprintf("%d:GC%d", n, g.Number))
 			return &memFile{}, "f", nil
@@ -201,7 +201,7 @@ func TestPauseTriggerRearm(t *testing.T) {
 // destination (no partial file is committed).
 func TestPauseTriggerWriteError(t *testing.T) {
 	f := &memFile{}
-	p := NewPauseTrigger(hdr, TriggerConfig{Over: time.Millisecond, After: time.Millisecond,
+	p := NewPauseTrigger(hdr, TriggerOptions{Over: time.Millisecond, After: time.Millisecond,
 		Create: func(int, *gcpause.GC) (io.WriteCloser, string, error) { return failing{f}, "bad", nil }})
 	p.Event(ev(metaTick, 1, 0))
 	p.GC(gc(1, 1, 5))

@@ -9,8 +9,8 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// Config bounds a Recorder.
-type Config struct {
+// Options bounds a Recorder.
+type Options struct {
 	// MinAge is how much of the stream's past to keep (by event time).
 	MinAge time.Duration
 	// MaxBytes bounds the memory the ring holds; the oldest events go
@@ -27,7 +27,7 @@ type ringEvent struct {
 // Recorder is the ring. It implements analysis.Analyzer.
 type Recorder struct {
 	hdr *nettrace.Header
-	cfg Config
+	cfg Options
 
 	ring  []ringEvent // oldest first; ring[head:] is live
 	head  int
@@ -43,7 +43,7 @@ type Recorder struct {
 }
 
 // New returns an empty Recorder for a stream with header hdr.
-func New(hdr *nettrace.Header, cfg Config) *Recorder {
+func New(hdr *nettrace.Header, cfg Options) *Recorder {
 	return &Recorder{hdr: hdr, cfg: cfg}
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 )
 
-// TriggerConfig configures a PauseTrigger.
-type TriggerConfig struct {
+// TriggerOptions configures a PauseTrigger.
+type TriggerOptions struct {
 	// Over is the pause length that triggers a save.
 	Over time.Duration
 	// Before and After bound the window: from Before the pause's start to
@@ -38,7 +38,7 @@ type TriggerConfig struct {
 // Finish at the end of the stream.
 type PauseTrigger struct {
 	*Recorder
-	cfg TriggerConfig
+	cfg TriggerOptions
 
 	// open holds, per GC still running, where its window would start: a
 	// GC is known to be long only once it ended, so what precedes it must
@@ -57,8 +57,8 @@ type PauseTrigger struct {
 }
 
 // NewPauseTrigger returns an armed trigger for a stream with header hdr.
-func NewPauseTrigger(hdr *nettrace.Header, cfg TriggerConfig) *PauseTrigger {
-	return &PauseTrigger{Recorder: New(hdr, Config{MinAge: cfg.Before, MaxBytes: cfg.MaxBytes}), cfg: cfg, open: make(map[uint32]int64)}
+func NewPauseTrigger(hdr *nettrace.Header, cfg TriggerOptions) *PauseTrigger {
+	return &PauseTrigger{Recorder: New(hdr, Options{MinAge: cfg.Before, MaxBytes: cfg.MaxBytes}), cfg: cfg, open: make(map[uint32]int64)}
 }
 
 func (p *PauseTrigger) notice(format string, args ...any) {

@@ -43,7 +43,7 @@ func TestBoundedOverLongTrace(t *testing.T) {
 	}
 	defer s.Close()
 	const keepGCs, keepSusps = 64, 32
-	m := New(s.Header(), Options{CPU: true, CPUWindow: 5 * time.Second, KeepGCs: keepGCs, KeepSuspensions: keepSusps, NoCounters: true})
+	m := New(s.Header(), Options{CPU: true, CPUWindow: 5 * time.Second, MaxGCs: keepGCs, MaxSuspensions: keepSusps, NoCounters: true})
 
 	var ms runtime.MemStats
 	heap := func() uint64 {

@@ -57,7 +57,7 @@
 // much for a snapshot a second over days. A view that wants the waiting
 // stacks runs locks.Analyzer on the same stream beside the monitor.
 //
-// Bounds: GC rows (Options.KeepGCs), suspension rows (KeepSuspensions),
+// Bounds: GC rows (Options.MaxGCs), suspension rows (MaxSuspensions),
 // the stopped-time unions (intervals of the last 60 s, at most 65536 each:
 // a minute of the sample profiler's suspensions), open suspensions (64),
 // locks tracked (4096, the rest under one entry), waiting threads (65536),

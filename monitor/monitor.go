@@ -18,11 +18,11 @@ import (
 // Options configure a Monitor. The zero value monitors GCs, suspensions,
 // lock contention totals and the runtime's counters.
 type Options struct {
-	// KeepGCs bounds the GC rows kept (0: 256); counts and histograms
+	// MaxGCs bounds the GC rows kept (0: 256); counts and histograms
 	// cover every GC.
-	KeepGCs int
-	// KeepSuspensions bounds the non-GC suspension rows kept (0: 128).
-	KeepSuspensions int
+	MaxGCs int
+	// MaxSuspensions bounds the non-GC suspension rows kept (0: 128).
+	MaxSuspensions int
 	// TopLocks is how many locks Snapshot lists (0: 10). Lock totals and the
 	// wait histogram are kept whenever contention events arrive.
 	TopLocks int
@@ -75,8 +75,8 @@ type Options struct {
 	OnStarvation func(threadpool.Episode)
 }
 
-func (o *Options) keepGCs() int         { return def(o.KeepGCs, 256) }
-func (o *Options) keepSuspensions() int { return def(o.KeepSuspensions, 128) }
+func (o *Options) keepGCs() int         { return def(o.MaxGCs, 256) }
+func (o *Options) keepSuspensions() int { return def(o.MaxSuspensions, 128) }
 func (o *Options) topLocks() int        { return def(o.TopLocks, 10) }
 func (o *Options) topMethods() int      { return def(o.TopMethods, 25) }
 func (o *Options) flameMaxNodes() int   { return def(o.FlameMaxNodes, 5000) }
@@ -234,7 +234,7 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	m.gc = gcpause.New(hdr, gcpause.Options{
 		// gcpause keeps twice this between trims; the monitor's rows are
 		// its own, gcpause's only need to outlive a running GC.
-		KeepGCs: 8, KeepSuspensions: 8,
+		MaxGCs: 8, MaxSuspensions: 8,
 		OnGC:         m.onGC,
 		OnSuspension: m.onSuspension,
 	})

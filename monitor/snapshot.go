@@ -158,7 +158,7 @@ type Snapshot struct {
 	GC      GCSummary `json:"gc"`
 	// Windows: last 1 s, 10 s, 60 s, and since the session began.
 	Windows []Window `json:"windows"`
-	// GCs are the most recent GCs, oldest first (Options.KeepGCs).
+	// GCs are the most recent GCs, oldest first (Options.MaxGCs).
 	GCs []GCRow `json:"gcs"`
 	// Suspensions are the most recent runtime suspensions that were not a
 	// GC's, oldest first (the sample profiler's are only counted).

@@ -25,7 +25,7 @@ type TriageEnv struct {
 // What the monitor does not keep is left out: pinned objects and
 // fragmentation (not in GC rows), the counters' peaks (only their values
 // now), the lock waits' stacks. GC rows are the kept ones
-// (Options.KeepGCs): the per-GC figures cover those in the window.
+// (Options.MaxGCs): the per-GC figures cover those in the window.
 func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 	f := &triage.Facts{Target: env.Target}
 	f.WindowSec = cur.Session.ElapsedSec

@@ -160,7 +160,7 @@ type GCRows struct {
 	early []*gcpause.GC // retired GCs the text's notes name
 }
 
-// NewGCRows sets opts' row bounds (KeepGCs, KeepSuspensions, OnRetire)
+// NewGCRows sets opts' row bounds (MaxGCs, MaxSuspensions, OnRetire)
 // for a report of a live session (live), or of a file whose every row is
 // written (all: JSON, or CSV when asCSV), or of a file's text report:
 //   - a live session keeps the most recent rows, so its memory stays
@@ -172,12 +172,12 @@ func NewGCRows(opts *gcpause.Options, live, all, asCSV bool) *GCRows {
 	r := &GCRows{}
 	switch {
 	case live:
-		opts.KeepGCs, opts.KeepSuspensions = liveRowsKept, liveRowsKept
+		opts.MaxGCs, opts.MaxSuspensions = liveRowsKept, liveRowsKept
 	case all:
 		r.spool = NewGCSpool(asCSV)
-		opts.KeepGCs, opts.OnRetire = fileRowsKept, r.spool.Add
+		opts.MaxGCs, opts.OnRetire = fileRowsKept, r.spool.Add
 	default:
-		opts.KeepGCs = fileRowsKept
+		opts.MaxGCs = fileRowsKept
 		opts.OnRetire = func(g *gcpause.GC) {
 			if g.Complete && !g.StartSeen && len(r.early) < maxEarlyRows {
 				r.early = append(r.early, g)

@@ -57,11 +57,11 @@ var retiredGCsAfter = 1024 // a variable for the tests
 // NewPageAnalyses creates the analyses for a stream with header hdr.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
 	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
-	if o.GC.KeepGCs == 0 && o.GC.OnRetire == nil {
+	if o.GC.MaxGCs == 0 && o.GC.OnRetire == nil {
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
 		a.retired = &GCColumns{}
-		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
+		o.GC.MaxGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
 	a.GC = gcpause.New(hdr, o.GC)
 	onSample := a.Timeline.Add

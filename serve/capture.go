@@ -113,7 +113,7 @@ func (c *captures) trigger(hdr *nettrace.Header, t *target, log *slog.Logger) *f
 	if c == nil {
 		return nil
 	}
-	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerConfig{
+	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerOptions{
 		Over: c.cfg.Over, Before: c.cfg.Before, After: c.cfg.After, Rearm: true, MaxBytes: c.cfg.RingBytes,
 		Create: func(_ int, g *gcpause.GC) (io.WriteCloser, string, error) { return c.create(t, g) },
 		Notice: func(msg string) {

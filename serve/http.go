@@ -304,7 +304,7 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 		}
 		return nil, false, nil
 	}
-	p, err := perf.Profile(ctx, t.hostPid, perf.Config{Options: opts, Duration: dur})
+	p, err := perf.Profile(ctx, t.hostPid, perf.ProfileOptions{Options: opts, Duration: dur})
 	if err != nil {
 		return nil, true, err
 	}

@@ -366,7 +366,7 @@ func (t *target) cpuProfiles(ctx context.Context, id string) {
 		return
 	}
 	for ctx.Err() == nil {
-		p, err := perf.Profile(ctx, pid, perf.Config{Options: opts, Duration: d.cfg.cpuWindow()})
+		p, err := perf.Profile(ctx, pid, perf.ProfileOptions{Options: opts, Duration: d.cfg.cpuWindow()})
 		if ctx.Err() != nil {
 			return
 		}

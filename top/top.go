@@ -17,8 +17,8 @@ import (
 	"github.com/clrspy/clrspy/tui"
 )
 
-// Config is one clrspy top session.
-type Config struct {
+// Options is one clrspy top session.
+type Options struct {
 	// Stream is the opened target; Monitor was made for its header. Run
 	// reads the stream into the monitor and closes it (but for a launched
 	// program that still runs when the user quits: closing waits for the
@@ -26,7 +26,7 @@ type Config struct {
 	Stream  *source.Stream
 	Monitor *monitor.Monitor
 	// View configures the frame; View.Refresh is set from Refresh.
-	View tui.Config
+	View tui.Options
 	// Refresh is how often the screen takes a snapshot (0: 1 s).
 	Refresh time.Duration
 	// SnapshotEvery appends the screen's data (tui.Screen) to SnapshotOut
@@ -50,7 +50,7 @@ type Config struct {
 	ProgramOptions []tea.ProgramOption
 }
 
-func (c *Config) refresh() time.Duration {
+func (c *Options) refresh() time.Duration {
 	if c.Refresh <= 0 {
 		return time.Second
 	}
@@ -119,7 +119,7 @@ type (
 // app is the bubbletea model: it owns the view model and takes a
 // snapshot of the monitor at each refresh.
 type app struct {
-	cfg    *Config
+	cfg    *Options
 	view   *tui.Model
 	ended  bool
 	frames int
@@ -215,7 +215,7 @@ type readResult struct {
 // into the monitor meanwhile. When the target exits, the last frame stays
 // (with the exit status) until the user quits. Quitting stops the session
 // cleanly (the runtime's rundown is read) and leaves the target running.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Options) (Result, error) {
 	if cfg.Stream == nil || cfg.Monitor == nil {
 		return Result{}, errors.New("top: no stream or monitor")
 	}

@@ -56,9 +56,9 @@ func TestRunTraceFile(t *testing.T) {
 	}
 	done := make(chan ran, 1)
 	go func() {
-		res, err := top.Run(t.Context(), top.Config{
+		res, err := top.Run(t.Context(), top.Options{
 			Stream: st, Monitor: mon, Input: in, Output: &out, Refresh: 20 * time.Millisecond,
-			SnapshotEvery: 20 * time.Millisecond, SnapshotOut: &snaps, View: tui.Config{},
+			SnapshotEvery: 20 * time.Millisecond, SnapshotOut: &snaps, View: tui.Options{},
 			ProgramOptions: []tea.ProgramOption{tea.WithoutSignalHandler()},
 		})
 		done <- ran{res, err}

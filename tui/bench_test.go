@@ -17,7 +17,7 @@ import (
 func BenchmarkRender160x48(b *testing.B) {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(termenv.ANSI256)
-	m, _ := replay(b, "gc-wks.nettrace", monitor.Options{}, tui.Config{Renderer: r})
+	m, _ := replay(b, "gc-wks.nettrace", monitor.Options{}, tui.Options{Renderer: r})
 	m.SetSize(160, 48)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -28,7 +28,7 @@ func BenchmarkRender160x48(b *testing.B) {
 // BenchmarkSnapshot: the monitor's Snapshot that each refresh takes, at
 // the end of gc-wks.
 func BenchmarkSnapshot(b *testing.B) {
-	_, mon := replay(b, "gc-wks.nettrace", monitor.Options{}, tui.Config{})
+	_, mon := replay(b, "gc-wks.nettrace", monitor.Options{}, tui.Options{})
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = mon.Snapshot()
@@ -50,7 +50,7 @@ func BenchmarkRender160x48Full(b *testing.B) {
 		s.Suspensions = append(s.Suspensions, s.Suspensions[0])
 	}
 	s.Counters = fullCounters()
-	m := tui.New(tui.Config{Renderer: r})
+	m := tui.New(tui.Options{Renderer: r})
 	m.SetSize(160, 48)
 	for range 60 {
 		m.Update(s)

@@ -28,7 +28,7 @@ func TestExceptionsPanel(t *testing.T) {
 	if err := tracetest.ReadAll(t, r, mon.Event); err != nil {
 		t.Fatal(err)
 	}
-	m := tui.New(tui.Config{Exceptions: true})
+	m := tui.New(tui.Options{Exceptions: true})
 	m.Update(mon.Snapshot())
 	m.SetSize(100, 30)
 	keys(m, "x")
@@ -41,7 +41,7 @@ func TestExceptionsPanel(t *testing.T) {
 	}
 	tracetest.Golden(t, "exceptions-100x30.txt", []byte(frame+"\n"))
 
-	off := tui.New(tui.Config{})
+	off := tui.New(tui.Options{})
 	off.Update(mon.Snapshot())
 	off.SetSize(80, 24)
 	keys(off, "x")

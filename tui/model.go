@@ -12,8 +12,8 @@ import (
 	"github.com/clrspy/clrspy/monitor"
 )
 
-// Config configures a Model.
-type Config struct {
+// Options configures a Model.
+type Options struct {
 	// Info and Warn are clrspy gc's thresholds: pauses from Info are
 	// colored as Info, from Warn as Warn (0: 10 ms and 100 ms).
 	Info, Warn time.Duration
@@ -42,11 +42,11 @@ type Config struct {
 	Renderer *lipgloss.Renderer
 }
 
-func (c *Config) info() time.Duration        { return defDur(c.Info, 10*time.Millisecond) }
-func (c *Config) warn() time.Duration        { return defDur(c.Warn, 100*time.Millisecond) }
-func (c *Config) slowSuspend() time.Duration { return defDur(c.SlowSuspend, 5*time.Millisecond) }
-func (c *Config) refresh() time.Duration     { return defDur(c.Refresh, time.Second) }
-func (c *Config) location() *time.Location {
+func (c *Options) info() time.Duration        { return defDur(c.Info, 10*time.Millisecond) }
+func (c *Options) warn() time.Duration        { return defDur(c.Warn, 100*time.Millisecond) }
+func (c *Options) slowSuspend() time.Duration { return defDur(c.SlowSuspend, 5*time.Millisecond) }
+func (c *Options) refresh() time.Duration     { return defDur(c.Refresh, time.Second) }
+func (c *Options) location() *time.Location {
 	if c.Location == nil {
 		return time.UTC
 	}
@@ -117,7 +117,7 @@ const historyKeep = 300
 // frozen, help). It does no I/O and reads no clock: the same snapshots,
 // keys and size render the same frame.
 type Model struct {
-	cfg  Config
+	cfg  Options
 	st   styles
 	keys KeyMap
 	help help.Model
@@ -143,7 +143,7 @@ type Model struct {
 }
 
 // New returns a Model of 80x24 with no snapshot yet.
-func New(cfg Config) *Model {
+func New(cfg Options) *Model {
 	r := cfg.Renderer
 	if r == nil {
 		r = lipgloss.NewRenderer(nil)
@@ -171,7 +171,7 @@ func (m *Model) Size() (w, h int) { return m.width, m.height }
 func (m *Model) AddNote(n string) { m.notes = append(m.notes, n) }
 
 // Update takes the snapshot of one refresh. Call it once per
-// Config.Refresh: each call is one timeline sample.
+// Options.Refresh: each call is one timeline sample.
 func (m *Model) Update(s *monitor.Snapshot) {
 	m.latest = s
 	sm := sampleOf(s)

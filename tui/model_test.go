@@ -54,7 +54,7 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 // TestSortFilterKeys: s cycles time → pause → generation → time; / takes
 // a generation or a reason; esc clears it.
 func TestSortFilterKeys(t *testing.T) {
-	m := tui.New(tui.Config{})
+	m := tui.New(tui.Options{})
 	m.SetSize(160, 48)
 	m.Update(snapshot([]float64{1, 5, 3, 2, 4, 6}, []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1}))
 	order := func() string {
@@ -104,7 +104,7 @@ func TestSortFilterKeys(t *testing.T) {
 // snapshot move) but the frame and its data stay; unfreezing shows the
 // latest; the session's end shows even while frozen.
 func TestFreeze(t *testing.T) {
-	m := tui.New(tui.Config{})
+	m := tui.New(tui.Options{})
 	m.SetSize(120, 40)
 	a := snapshot([]float64{1, 2}, []float64{0.1, 0.1})
 	m.Update(a)
@@ -142,7 +142,7 @@ func TestFreeze(t *testing.T) {
 func TestSeverityColors(t *testing.T) {
 	r := lipgloss.NewRenderer(nil)
 	r.SetColorProfile(termenv.ANSI256)
-	m := tui.New(tui.Config{Info: 10 * time.Millisecond, Warn: 100 * time.Millisecond, SlowSuspend: 5 * time.Millisecond, Renderer: r})
+	m := tui.New(tui.Options{Info: 10 * time.Millisecond, Warn: 100 * time.Millisecond, SlowSuspend: 5 * time.Millisecond, Renderer: r})
 	m.SetSize(160, 48)
 	m.Update(snapshot([]float64{1, 10, 99.9, 100, 250}, []float64{0.1, 0.1, 6, 0.1, 0.1}))
 	sc := m.Screen()
@@ -235,7 +235,7 @@ func TestCounters(t *testing.T) {
 		{Name: "dotnet.process.memory.working_set", Kind: counters.KindUpDownCounter, Value: 45.2e6, Unit: "By"},
 		{Name: "dotnet.jit.compiled_methods", Kind: counters.KindCounter, Value: 1234},
 	}}
-	m := tui.New(tui.Config{})
+	m := tui.New(tui.Options{})
 	m.SetSize(160, 48)
 	m.Update(s)
 	v := m.View()

@@ -24,7 +24,7 @@ const replayPeriod = 50 * time.Millisecond
 // replay feeds a fixture trace to a monitor and the view model, one
 // Update per replayPeriod of the event clock and one at the end, as
 // clrspy top does once per second live.
-func replay(t testing.TB, name string, mopts monitor.Options, cfg tui.Config) (*tui.Model, *monitor.Monitor) {
+func replay(t testing.TB, name string, mopts monitor.Options, cfg tui.Options) (*tui.Model, *monitor.Monitor) {
 	t.Helper()
 	r := tracetest.Open(t, name, nettrace.NewReader)
 	hdr := r.Header()
@@ -93,21 +93,21 @@ func TestGoldenScreens(t *testing.T) {
 	for _, c := range []struct {
 		name, trace string
 		mopts       monitor.Options
-		cfg         tui.Config
+		cfg         tui.Options
 		keys        []string
 		w, h        int
 	}{
-		{"gc-wks-160x48", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, nil, 160, 48},
-		{"gc-wks-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, nil, 80, 24},
-		{"gc-wks-sort-pause-120x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{Info: 5 * time.Millisecond}, []string{"s"}, 120, 30},
-		{"gc-wks-filter-gen2-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{"/", "g", "e", "n", "2", "enter"}, 100, 30},
-		{"gc-wks-frozen-help-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{" ", "?"}, 100, 30},
-		{"gc-wks-typing-filter-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{"s", "s", "/", "i", "n"}, 80, 24},
-		{"gc-server-160x48", "gc-server.nettrace", monitor.Options{}, tui.Config{}, nil, 160, 48},
-		{"contention-locks-160x48", "contention.nettrace", monitor.Options{Locks: true}, tui.Config{Locks: true}, []string{"l"}, 160, 48},
-		{"contention-locks-80x24", "contention.nettrace", monitor.Options{Locks: true}, tui.Config{Locks: true}, []string{"l"}, 80, 24},
-		{"cpu-methods-160x48", "cpu.nettrace", monitor.Options{CPU: true}, tui.Config{CPU: true}, []string{"c"}, 160, 48},
-		{"cpu-off-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Config{}, []string{"c"}, 80, 24},
+		{"gc-wks-160x48", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, nil, 160, 48},
+		{"gc-wks-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, nil, 80, 24},
+		{"gc-wks-sort-pause-120x30", "gc-wks.nettrace", monitor.Options{}, tui.Options{Info: 5 * time.Millisecond}, []string{"s"}, 120, 30},
+		{"gc-wks-filter-gen2-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, []string{"/", "g", "e", "n", "2", "enter"}, 100, 30},
+		{"gc-wks-frozen-help-100x30", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, []string{" ", "?"}, 100, 30},
+		{"gc-wks-typing-filter-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, []string{"s", "s", "/", "i", "n"}, 80, 24},
+		{"gc-server-160x48", "gc-server.nettrace", monitor.Options{}, tui.Options{}, nil, 160, 48},
+		{"contention-locks-160x48", "contention.nettrace", monitor.Options{Locks: true}, tui.Options{Locks: true}, []string{"l"}, 160, 48},
+		{"contention-locks-80x24", "contention.nettrace", monitor.Options{Locks: true}, tui.Options{Locks: true}, []string{"l"}, 80, 24},
+		{"cpu-methods-160x48", "cpu.nettrace", monitor.Options{CPU: true}, tui.Options{CPU: true}, []string{"c"}, 160, 48},
+		{"cpu-off-80x24", "gc-wks.nettrace", monitor.Options{}, tui.Options{}, []string{"c"}, 80, 24},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, _ := replay(t, c.trace, c.mopts, c.cfg)
@@ -125,8 +125,8 @@ func TestGoldenScreens(t *testing.T) {
 // its height, before View's clipping), on every panel; below, down to
 // 10x3, View clips.
 func TestEverySizeFits(t *testing.T) {
-	m, _ := replay(t, "contention.nettrace", monitor.Options{Locks: true, CPU: true}, tui.Config{Locks: true, CPU: true})
-	g, _ := replay(t, "gc-wks.nettrace", monitor.Options{}, tui.Config{})
+	m, _ := replay(t, "contention.nettrace", monitor.Options{Locks: true, CPU: true}, tui.Options{Locks: true, CPU: true})
+	g, _ := replay(t, "gc-wks.nettrace", monitor.Options{}, tui.Options{})
 	for _, panel := range []string{"g", "l", "c", "?"} {
 		for _, m := range []*tui.Model{m, g} {
 			keys(m, panel)
@@ -150,7 +150,7 @@ func TestEverySizeFits(t *testing.T) {
 // gc-wks (testdata/traces/README.md: 27 gen0, 8 gen1, 5 gen2 GCs, the
 // runtime's counts), and its JSON keys are snake_case.
 func TestScreenFigures(t *testing.T) {
-	m, mon := replay(t, "gc-wks.nettrace", monitor.Options{}, tui.Config{})
+	m, mon := replay(t, "gc-wks.nettrace", monitor.Options{}, tui.Options{})
 	m.SetSize(160, 48)
 	sc := m.Screen()
 	snap := mon.Snapshot()

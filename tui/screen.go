@@ -63,7 +63,7 @@ type Screen struct {
 
 	Locks *monitor.LockSummary `json:"locks,omitempty"`
 	CPU   *CPUPanel            `json:"cpu,omitempty"`
-	// Exceptions is set with Config.Exceptions.
+	// Exceptions is set with Options.Exceptions.
 	Exceptions *monitor.ExceptionsSummary `json:"exceptions,omitempty"`
 	Counters   []Counter                  `json:"counters"`
 	// HasCounters: the session carries the runtime's counters.
@@ -381,7 +381,7 @@ func stateMessage(s *monitor.Snapshot) string {
 
 // severity is the level of a pause with the configured thresholds (the
 // rule of report.PauseLogOptions.Severity).
-func (c *Config) severity(pauseMS float64) string {
+func (c *Options) severity(pauseMS float64) string {
 	ns := int64(pauseMS * 1e6)
 	switch {
 	case ns >= int64(c.warn()):

@@ -28,7 +28,7 @@ func TestThreadPoolPanel(t *testing.T) {
 	})
 	hdr := r.Header()
 	mon := monitor.New(hdr, monitor.Options{ThreadPool: true})
-	m := tui.New(tui.Config{ThreadPool: true, Refresh: replayPeriod})
+	m := tui.New(tui.Options{ThreadPool: true, Refresh: replayPeriod})
 	m.SetSize(120, 30)
 	var next int64
 	banners, starving := 0, 0
