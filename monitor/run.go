@@ -26,15 +26,8 @@ func (m *Monitor) Run(ctx context.Context, s *source.Stream, also ...analysis.An
 			m.SetProcessInfo(info)
 		}
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Stop()
-		case <-done:
-		}
-	}()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, s.Stop)()
 	end, err := s.Run(append([]analysis.Analyzer{m}, also...)...)
 	m.ended(end, err, ctx.Err() != nil)
 	return end, err

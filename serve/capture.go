@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,9 +100,7 @@ func (c *captures) errors() map[string]uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := make(map[string]uint64, len(c.errs))
-	for k, v := range c.errs {
-		m[k] = v
-	}
+	maps.Copy(m, c.errs)
 	return m
 }
 

@@ -76,15 +76,8 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 		return report.Input{}, nil, err
 	}
 	defer st.Close()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			st.Stop()
-		case <-done:
-		}
-	}()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
 	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
 	b := heapgraph.NewBuilder(st.Header(), st.Stop)
 	// The runtime names each type once while the monitoring session

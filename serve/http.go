@@ -232,15 +232,8 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		return nil, err
 	}
 	defer st.Close()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			st.Stop()
-		case <-done:
-		}
-	}()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
 	hdr := st.Header()
 	var buf bytes.Buffer
 	if kind == "cpu" {
