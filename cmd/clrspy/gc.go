@@ -9,8 +9,8 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"

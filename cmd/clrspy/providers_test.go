@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
-	"github.com/clrspy/clrspy/web"
 )
 
 // The sessions' providers derived from the analyses' events

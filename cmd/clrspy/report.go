@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
@@ -21,7 +22,6 @@ import (
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
-	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newReportCmd) }

@@ -10,12 +10,12 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/outfile"
-	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/internal/top"
+	"github.com/clrspy/clrspy/internal/tui"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/top"
-	"github.com/clrspy/clrspy/tui"
 )
 
 func init() { commands = append(commands, newTopCmd) }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
 )

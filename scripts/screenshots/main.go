@@ -20,9 +20,9 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/browsertest"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/web"
 )
 
 func main() {
