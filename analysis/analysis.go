@@ -53,3 +53,26 @@ func (s *Stats) Add(o Stats) {
 	}
 	s.DecodeErrors += o.DecodeErrors
 }
+
+// End is what the end of the stream that fed the analyses says about its
+// events: a result built from a stream that lost events or was cut is
+// incomplete. Package source fills it (source.Stream.End).
+type End struct {
+	// Events counts the events read: delivered, or skipped (Skipped of
+	// them) because source.Spec.Keep rejected them.
+	Events  uint64
+	Skipped uint64
+	// EventsLost is the reader's total of events the runtime dropped
+	// (sequence-number gaps): a result built from a stream with
+	// EventsLost > 0 is incomplete.
+	EventsLost uint64
+	// Truncated is set when the stream was cut before its end marker;
+	// every complete event before the cut was delivered.
+	Truncated *nettrace.TruncatedError
+	// FirstTimestamp and LastTimestamp are the first and last event's
+	// timestamps (event clock; both 0 without events).
+	FirstTimestamp, LastTimestamp int64
+	// TargetExited is set when a live stream ended because its process
+	// exited (not because the session was stopped).
+	TargetExited bool
+}

@@ -20,12 +20,12 @@ type Options struct {
 	// background GC's initial and later stops. Samplers use it to label
 	// what threads did while the runtime was stopped. Called from Handle.
 	OnStop func(*Stop)
-	// KeepGCs bounds how many GC records Result returns (the most recent
+	// MaxGCs bounds how many GC records Result returns (the most recent
 	// ones); 0 keeps all. Counts, percentiles and the histogram stay exact.
-	KeepGCs int
-	// KeepSuspensions bounds the individually kept suspensions the same way.
-	KeepSuspensions int
-	// OnRetire, with KeepGCs, is handed the GC records that leave the kept
+	MaxGCs int
+	// MaxSuspensions bounds the individually kept suspensions the same way.
+	MaxSuspensions int
+	// OnRetire, with MaxGCs, is handed the GC records that leave the kept
 	// ones, oldest first, once they are final: a writer spools them so
 	// that a file's every row is written while memory stays bounded.
 	// Result's GCs then continue where the retired ones end.
@@ -41,7 +41,7 @@ type Analyzer struct {
 	active map[uint64]*susp // open suspensions by thread
 	free   []*susp
 
-	gcs        []*GC // kept records (bounded by KeepGCs)
+	gcs        []*GC // kept records (bounded by MaxGCs)
 	last       *GC   // most recently started GC
 	currentBGC *GC
 	nGC        int // GCs started
@@ -50,9 +50,9 @@ type Analyzer struct {
 	hasPrevGen bool
 
 	susps   []*Suspension
-	reasons map[clrevents.SuspendReason]*ReasonStats
+	reasons map[clrevents.SuspendReason]*ReasonRollup
 
-	roll rollup
+	roll rolling
 
 	first, lastTS int64
 	seen          bool
@@ -84,7 +84,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		hdr:     hdr,
 		opts:    opts,
 		active:  make(map[uint64]*susp),
-		reasons: make(map[clrevents.SuspendReason]*ReasonStats),
+		reasons: make(map[clrevents.SuspendReason]*ReasonRollup),
 	}
 }
 
@@ -283,7 +283,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	}
 	rs := a.reasons[s.reason]
 	if rs == nil {
-		rs = &ReasonStats{Reason: s.reason}
+		rs = &ReasonRollup{Reason: s.reason}
 		a.reasons[s.reason] = rs
 	}
 	rs.add(pause, suspend, incomplete)
@@ -368,7 +368,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 		Incomplete:   incomplete,
 	}
 	a.susps = append(a.susps, rec)
-	if k := a.opts.KeepSuspensions; k > 0 && len(a.susps) > 2*k {
+	if k := a.opts.MaxSuspensions; k > 0 && len(a.susps) > 2*k {
 		a.susps = append(a.susps[:0], a.susps[len(a.susps)-k:]...)
 	}
 	if a.opts.OnSuspension != nil {
@@ -466,7 +466,7 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	}
 	a.last = g
 	a.gcs = append(a.gcs, g)
-	if k := a.opts.KeepGCs; k > 0 && len(a.gcs) > 2*k {
+	if k := a.opts.MaxGCs; k > 0 && len(a.gcs) > 2*k {
 		if a.opts.OnRetire == nil {
 			// Keep open GCs reachable through last/currentBGC; drop old rows.
 			a.gcs = append(a.gcs[:0], a.gcs[len(a.gcs)-k:]...)

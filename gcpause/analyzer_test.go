@@ -340,7 +340,7 @@ func TestPercentilesAndHistogram(t *testing.T) {
 
 func TestKeepGCsBoundsRows(t *testing.T) {
 	f := newFeed(t)
-	f.a.opts.KeepGCs = 10
+	f.a.opts.MaxGCs = 10
 	for i := 0; i < 100; i++ {
 		f.blocking(float64(i)*10, tGC, uint32(i+1), 0)
 	}

@@ -209,8 +209,8 @@ type Suspension struct {
 	Incomplete bool
 }
 
-// ReasonStats aggregates the suspensions of one reason.
-type ReasonStats struct {
+// ReasonRollup aggregates the suspensions of one reason.
+type ReasonRollup struct {
 	Reason       clrevents.SuspendReason
 	Count        int
 	Incomplete   int
@@ -220,7 +220,7 @@ type ReasonStats struct {
 	MaxSuspend   int64
 }
 
-func (r *ReasonStats) add(pause, suspend int64, incomplete bool) {
+func (r *ReasonRollup) add(pause, suspend int64, incomplete bool) {
 	r.Count++
 	if incomplete {
 		r.Incomplete++

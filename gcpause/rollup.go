@@ -9,12 +9,12 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 )
 
-// Stats summarize the pauses of a set of complete GCs.
+// Rollup summarizes the pauses of a set of complete GCs.
 //
 // Count, the totals and PausePercent cover every complete GC; MaxNanos,
 // MeanNanos, the percentiles and MaxSuspend only those whose start was
 // seen (GC.StartSeen): the others' pauses are lower bounds.
-type Stats struct {
+type Rollup struct {
 	Count   int
 	Induced int
 	// TotalNanos is the time the runtime was stopped by these GCs, each
@@ -56,16 +56,16 @@ var PauseBounds = analysis.Steps125(100_000, 10_000_000_000)
 
 // Result is the analysis of everything handled so far.
 type Result struct {
-	// GCs in start order (the most recent ones when Options.KeepGCs is
+	// GCs in start order (the most recent ones when Options.MaxGCs is
 	// set), complete or not.
 	GCs []*GC
 	// Suspensions lists non-GC suspensions other than SuspendOther.
 	Suspensions []*Suspension
 	// ByReason aggregates every suspension, GC or not, by reason.
-	ByReason []ReasonStats
+	ByReason []ReasonRollup
 
-	All   Stats
-	ByGen [3]Stats // generations 0, 1, 2
+	All   Rollup
+	ByGen [3]Rollup // generations 0, 1, 2
 	// ByType counts complete GCs by type.
 	ByType map[clrevents.GCType]int
 	// Longest are the longest complete GC pauses, longest first.
@@ -81,11 +81,11 @@ type Result struct {
 	DecodeErrors      int
 }
 
-// rollup accumulates complete GCs incrementally so that a long live
+// rolling accumulates complete GCs incrementally so that a long live
 // session keeps only one number per pause.
-type rollup struct {
+type rolling struct {
 	pauses     [4]dist // per generation 0..2, and [3] all
-	stats      [4]Stats
+	stats      [4]Rollup
 	union      [4]spanSet
 	seenSum    [4]int64 // pauses of the GCs whose start was seen
 	byType     map[clrevents.GCType]int
@@ -96,7 +96,7 @@ type rollup struct {
 const longestKept = 10
 
 // add counts complete GC g; no stop added later starts before horizon.
-func (r *rollup) add(g *GC, horizon int64) {
+func (r *rolling) add(g *GC, horizon int64) {
 	if r.byType == nil {
 		r.byType = make(map[clrevents.GCType]int)
 		for i := range r.stats {
@@ -157,7 +157,7 @@ func percentile(sorted []int64, p float64) int64 {
 	return sorted[rankOf(p, len(sorted))]
 }
 
-func (r *rollup) finish(i int, session int64) Stats {
+func (r *rolling) finish(i int, session int64) Rollup {
 	s := r.stats[i]
 	if s.Count == 0 {
 		s.MaxPeakMB = -1
@@ -191,10 +191,10 @@ func (a *Analyzer) Result() *Result {
 		DecodeErrors:      a.decodeErrors,
 		ByType:            make(map[clrevents.GCType]int),
 	}
-	if k := a.opts.KeepGCs; k > 0 && len(res.GCs) > k && a.opts.OnRetire == nil {
+	if k := a.opts.MaxGCs; k > 0 && len(res.GCs) > k && a.opts.OnRetire == nil {
 		res.GCs = res.GCs[len(res.GCs)-k:]
 	}
-	if k := a.opts.KeepSuspensions; k > 0 && len(res.Suspensions) > k {
+	if k := a.opts.MaxSuspensions; k > 0 && len(res.Suspensions) > k {
 		res.Suspensions = res.Suspensions[len(res.Suspensions)-k:]
 	}
 	if a.seen {
@@ -219,8 +219,8 @@ func (a *Analyzer) Result() *Result {
 // every refresh: every suspension so far, GC or not, by reason, sorted by
 // reason code. Suspensions still open count as incomplete, without
 // changing the analyzer (it may be called mid-session).
-func (a *Analyzer) ByReason() []ReasonStats {
-	reasons := make(map[clrevents.SuspendReason]ReasonStats, len(a.reasons))
+func (a *Analyzer) ByReason() []ReasonRollup {
+	reasons := make(map[clrevents.SuspendReason]ReasonRollup, len(a.reasons))
 	for k, v := range a.reasons {
 		reasons[k] = *v
 	}
@@ -230,22 +230,22 @@ func (a *Analyzer) ByReason() []ReasonStats {
 		rs.add(a.dur(a.lastTS-s.begin), -1, true)
 		reasons[s.reason] = rs
 	}
-	out := make([]ReasonStats, 0, len(reasons))
+	out := make([]ReasonRollup, 0, len(reasons))
 	for _, v := range reasons {
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(x, y ReasonStats) int { return int(x.Reason) - int(y.Reason) })
+	slices.SortFunc(out, func(x, y ReasonRollup) int { return int(x.Reason) - int(y.Reason) })
 	return out
 }
 
 // Reason returns the aggregate for one suspension reason (zero if none).
-func (r *Result) Reason(reason clrevents.SuspendReason) ReasonStats {
+func (r *Result) Reason(reason clrevents.SuspendReason) ReasonRollup {
 	for _, s := range r.ByReason {
 		if s.Reason == reason {
 			return s
 		}
 	}
-	return ReasonStats{Reason: reason}
+	return ReasonRollup{Reason: reason}
 }
 
 // eachStop calls f with each stop g's PauseNanos is made of, in nanoseconds

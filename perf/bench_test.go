@@ -63,7 +63,7 @@ func BenchmarkSamplerOverhead(b *testing.B) {
 		time.Sleep(time.Second) // warm-up: tiering settles
 		loads = append(loads, loadAvg())
 		ru0 := rusage()
-		s, err := Start(p.Pid, Config{})
+		s, err := Start(p.Pid, ProfileOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func BenchmarkPerfOverheadAt(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p := workload.Start(b, nil, "throughput", "threads=4", "phases=1")
 				time.Sleep(time.Second)
-				s, err := Start(p.Pid, Config{Options: Options{Hz: hz}, NoSession: true})
+				s, err := Start(p.Pid, ProfileOptions{Options: Options{Hz: hz}, NoSession: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -297,7 +297,7 @@ func BenchmarkLost(b *testing.B) {
 	var lost, taken []float64
 	for i := 0; i < b.N; i++ {
 		p := workload.Start(b, nil, "throughput", "threads=16", "seconds=6", "wait=1")
-		s, err := Start(p.Pid, Config{Options: Options{Hz: 999}})
+		s, err := Start(p.Pid, ProfileOptions{Options: Options{Hz: 999}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -163,7 +163,7 @@ func newBuilder(pid int, proc *symtab.Process, hdr *nettrace.Header, syms *stack
 		watermark: math.MinInt64,
 	}
 	if hdr != nil {
-		b.gc = gcpause.New(hdr, gcpause.Options{KeepGCs: 1, KeepSuspensions: 1, OnStop: b.addStop})
+		b.gc = gcpause.New(hdr, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1, OnStop: b.addStop})
 	}
 	return b
 }

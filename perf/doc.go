@@ -39,7 +39,7 @@
 //
 // Use it whole:
 //
-//	p, err := perf.Profile(ctx, pid, perf.Config{Duration: 30 * time.Second})
+//	p, err := perf.Profile(ctx, pid, perf.ProfileOptions{Duration: 30 * time.Second})
 //	// err is an *UnavailableError (one-line reason) when perf_event cannot
 //	// sample pid; p is a *stacks.Profile for report.WritePprof & co.
 //

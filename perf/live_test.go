@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 // profileWorkload starts mode (waiting on stdin), starts a perf session
 // on it, lets it run, and returns the profile and the workload's result
 // once it exited.
-func profileWorkload(t *testing.T, env []string, cfg Config, mode string, args ...string) (*stacks.Profile, *workload.Result, *Session) {
+func profileWorkload(t *testing.T, env []string, cfg ProfileOptions, mode string, args ...string) (*stacks.Profile, *workload.Result, *Session) {
 	t.Helper()
 	p := workload.Start(t, env, mode, append(args, "wait=1")...)
 	if cfg.PerfMap {
@@ -147,7 +147,7 @@ var (
 //     thread gives, the counting error is about 1 point; the rest covers
 //     unwinds that fail before Run.
 func TestMixedModeStacks(t *testing.T) {
-	prof, res, s := profileWorkload(t, nil, Config{Options: Options{Hz: 999}, compareFP: true}, "mixed", "seconds=6")
+	prof, res, s := profileWorkload(t, nil, ProfileOptions{Options: Options{Hz: 999}, compareFP: true}, "mixed", "seconds=6")
 	if s.Events() == 0 || prof.Methods == 0 {
 		t.Fatalf("EventPipe session: %d events, %d methods", s.Events(), prof.Methods)
 	}
@@ -278,7 +278,7 @@ func TestMixedModeStacks(t *testing.T) {
 // of managed names: the same mixed-mode stacks appear under the perf
 // map's spelling of the methods.
 func TestPerfMapNames(t *testing.T) {
-	prof, _, _ := profileWorkload(t, nil, Config{Options: Options{Hz: 999}, NoSession: true, PerfMap: true}, "mixed", "seconds=2")
+	prof, _, _ := profileWorkload(t, nil, ProfileOptions{Options: Options{Hz: 999}, NoSession: true, PerfMap: true}, "mixed", "seconds=2")
 	if len(prof.Notes) != 0 {
 		t.Errorf("notes %q", prof.Notes)
 	}
@@ -341,7 +341,7 @@ func checkMixedStacks(t *testing.T, lines []foldedLine, tid uint64, how string) 
 func TestGCLabels(t *testing.T) {
 	const hz = 999
 	prof, res, _ := profileWorkload(t, []string{"DOTNET_gcConcurrent=0", "DOTNET_gcServer=0"},
-		Config{Options: Options{Hz: hz}}, "gcsample", "nodes=3000000", "count=2")
+		ProfileOptions{Options: Options{Hz: hz}}, "gcsample", "nodes=3000000", "count=2")
 	var gcs []struct {
 		Index     int64   `json:"index"`
 		PauseMs   float64 `json:"pauseMs"`
@@ -423,7 +423,7 @@ func TestPerfRecordOracle(t *testing.T) {
 		t.Fatal("Linux perf (linux-perf) is this test's oracle: not found")
 	}
 	p := workload.Start(t, nil, "mixed", "seconds=4", "wait=1")
-	s, err := Start(p.Pid, Config{Options: Options{Hz: 999}, NoSession: true})
+	s, err := Start(p.Pid, ProfileOptions{Options: Options{Hz: 999}, NoSession: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +513,7 @@ func TestExitMidProfile(t *testing.T) {
 		defer close(done)
 		// 999 Hz: enough samples even when the machine leaves the
 		// workload a tenth of a CPU.
-		prof, err = Profile(context.Background(), p.Pid, Config{Options: Options{Hz: 999}, Duration: 60 * time.Second})
+		prof, err = Profile(context.Background(), p.Pid, ProfileOptions{Options: Options{Hz: 999}, Duration: 60 * time.Second})
 	}()
 	time.Sleep(300 * time.Millisecond)
 	p.Release()
@@ -530,7 +530,7 @@ func TestExitMidProfile(t *testing.T) {
 	}
 	t.Logf("returned after %v with %d samples", time.Since(start).Round(time.Millisecond), prof.Total)
 	// And a pid that does not exist is refused with a one-line reason.
-	_, err = Profile(context.Background(), p.Pid, Config{Duration: time.Second})
+	_, err = Profile(context.Background(), p.Pid, ProfileOptions{Duration: time.Second})
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || ue.Reason != fmt.Sprintf("no process with pid %d", p.Pid) {
 		t.Errorf("profiling the exited pid: %v", err)
@@ -541,7 +541,7 @@ func TestExitMidProfile(t *testing.T) {
 // after the sampler is attached; each is sampled (picked up from the fork
 // records) and named.
 func TestThreadsStartedLater(t *testing.T) {
-	prof, res, s := profileWorkload(t, nil, Config{Options: Options{Hz: 999}, NoSession: true}, "throughput", "threads=4", "seconds=2")
+	prof, res, s := profileWorkload(t, nil, ProfileOptions{Options: Options{Hz: 999}, NoSession: true}, "throughput", "threads=4", "seconds=2")
 	var tids []int
 	if err := res.Get("tids", &tids); err != nil || len(tids) != 4 {
 		t.Fatalf("tids %v: %v", tids, err)
@@ -574,7 +574,7 @@ func TestSessionClock(t *testing.T) {
 	p := workload.Start(t, nil, "idle", "seconds=10", "stdin=1")
 	defer p.Release()
 	before := monotonic()
-	s, err := Start(p.Pid, Config{})
+	s, err := Start(p.Pid, ProfileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -698,7 +698,7 @@ func runHelper(t *testing.T, helper string, cred *syscall.Credential, pid int, r
 func helperMain() int {
 	pid, _ := strconv.Atoi(os.Getenv("CLRSPY_PERF_PID"))
 	var h helperResult
-	s, err := Start(pid, Config{Options: Options{Hz: 499}})
+	s, err := Start(pid, ProfileOptions{Options: Options{Hz: 499}})
 	if err != nil {
 		h.Err = err.Error()
 	} else {
@@ -784,7 +784,7 @@ func TestNamespacedTarget(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(mnt, filepath.Base(exe))); err == nil {
 		t.Fatalf("%s is visible outside the namespace", mnt)
 	}
-	s, err := Start(pid, Config{Options: Options{Hz: 999}, NoSession: true, PerfMap: true})
+	s, err := Start(pid, ProfileOptions{Options: Options{Hz: 999}, NoSession: true, PerfMap: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func offCPUOverhead(b *testing.B, off bool) {
 	for i := 0; i < b.N; i++ {
 		p := workload.Start(b, nil, "pingpong", "phases=1", fmt.Sprintf("spin=%d", spin))
 		time.Sleep(time.Second)
-		s, err := Start(p.Pid, Config{Options: Options{Hz: 99, OffCPU: off}, NoSession: true})
+		s, err := Start(p.Pid, ProfileOptions{Options: Options{Hz: 99, OffCPU: off}, NoSession: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -46,7 +46,7 @@ const windowFrame = "Workload.OffCpuThreads.Window("
 //
 // and that pprof has the sample types cpu and off_cpu and the state label.
 func TestOffCPUTime(t *testing.T) {
-	prof, res, s := profileWorkload(t, nil, Config{Options: Options{Hz: 99, OffCPU: true}}, "offcpu", "seconds=3")
+	prof, res, s := profileWorkload(t, nil, ProfileOptions{Options: Options{Hz: 99, OffCPU: true}}, "offcpu", "seconds=3")
 	if !prof.OffCPU {
 		t.Fatalf("no off-CPU profile: notes %q", prof.Notes)
 	}

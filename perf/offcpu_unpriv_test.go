@@ -26,7 +26,7 @@ func init() {
 	}
 	pid, _ := strconv.Atoi(os.Getenv("CLRSPY_PERF_PID"))
 	var h helperResult
-	s, err := Start(pid, Config{Options: Options{Hz: 99, OffCPU: true}})
+	s, err := Start(pid, ProfileOptions{Options: Options{Hz: 99, OffCPU: true}})
 	if err != nil {
 		h.Err = err.Error()
 	} else {

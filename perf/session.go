@@ -15,8 +15,8 @@ import (
 	"github.com/clrspy/clrspy/stacks"
 )
 
-// Config is what Start and Profile need besides the pid.
-type Config struct {
+// ProfileOptions is what Start and Profile need besides the pid.
+type ProfileOptions struct {
 	Options
 	// Duration bounds Profile (0: until its context ends or the process
 	// exits).
@@ -45,10 +45,10 @@ var SessionProviders = clrevents.ProvidersFor(gcpause.Wants, stacks.SymbolsWant)
 // labels.
 type Session struct {
 	pid     int
-	cfg     Config
+	cfg     ProfileOptions
 	sampler *Sampler
 	builder *Builder
-	fp      *Builder // frame pointers only, with Config.compareFP
+	fp      *Builder // frame pointers only, with ProfileOptions.compareFP
 	syms    *stacks.Symbols
 
 	client *ipc.Client
@@ -71,7 +71,7 @@ type Session struct {
 // Start begins profiling pid: it checks access (an *UnavailableError
 // says why not, in one line), opens the sampler and the EventPipe session,
 // and samples until Stop or the process's exit.
-func Start(pid int, cfg Config) (*Session, error) {
+func Start(pid int, cfg ProfileOptions) (*Session, error) {
 	// Everything slow happens before the events exist: the session's
 	// header, reading the mapped files. Samples start once nothing but
 	// the reader stands between them and the rings.
@@ -288,7 +288,7 @@ func (s *Session) Events() uint64 { return s.events }
 // process exits, and returns the profile. Errors before sampling starts
 // are *UnavailableError when perf_event cannot be used (the one-line
 // reason for a fallback note).
-func Profile(ctx context.Context, pid int, cfg Config) (*stacks.Profile, error) {
+func Profile(ctx context.Context, pid int, cfg ProfileOptions) (*stacks.Profile, error) {
 	s, err := Start(pid, cfg)
 	if err != nil {
 		return nil, err

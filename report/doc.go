@@ -3,7 +3,7 @@
 // It owns presentation only; numbers come from the analysis packages.
 //
 // The report page (page*.go, page/) is one self-contained HTML file of
-// every analysis at once (clrspy report); package web serves the same page
+// every analysis at once (clrspy report); internal/web serves the same page
 // live. PageAnalyses groups the analyses a page is built from, so the
 // command and the live view feed the same set. The page's flame graph
 // panel has views (PageParts.Views, FlameView), each a profile titled by

@@ -238,37 +238,23 @@ func ExceptionsProfile(r *exceptions.Result, start time.Time, span time.Duration
 		TimeNanos:     start.UnixNano(),
 		DurationNanos: int64(span),
 	}
-	location := newPprofLocs(p).location
+	locs := newPprofLocs(p)
 	for _, t := range r.Types {
 		for _, s := range t.ThrowSites {
 			st := r.Stacks[s.Stack]
-			withIPs := len(st.IPs) == len(st.Frames)
-			var sl []*profile.Location
-			for i, f := range st.Frames {
-				// The runtime's exception dispatcher (.NET 9+: managed
-				// code under System.Runtime.EH) is the leaf of every
-				// stack: left out, the leaf is the throwing method.
-				if len(sl) == 0 && strings.HasPrefix(f, "System.Runtime.EH.") {
-					continue
-				}
-				var ip uint64
-				if withIPs {
-					ip = st.IPs[i]
-				}
-				mod := ""
-				if i < len(st.Modules) {
-					mod = st.Modules[i]
-				}
-				sl = append(sl, location(ip, f, mod))
-			}
-			if len(sl) == 0 {
-				sl = append(sl, location(0, exceptions.NoStack, ""))
-			}
+			sl := locs.stack(st.IPs, st.Frames, st.Modules, exceptions.NoStack, skipEHLeaf)
 			p.Sample = append(p.Sample, &profile.Sample{Location: sl, Value: []int64{s.Count},
 				Label: map[string][]string{"type": {t.Name}}})
 		}
 	}
 	return p
+}
+
+// skipEHLeaf leaves out the runtime's exception dispatcher (.NET 9+:
+// managed code under System.Runtime.EH), the leaf of every throw stack, so
+// the leaf is the throwing method.
+func skipEHLeaf(kept int, frame string) bool {
+	return kept == 0 && strings.HasPrefix(frame, "System.Runtime.EH.")
 }
 
 // WriteExceptionsPprof writes the profile as gzipped protobuf; a partial

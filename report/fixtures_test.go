@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -354,7 +354,7 @@ func TestStatFixture(t *testing.T) {
 	}
 	off := te.Offset
 	in := Input{Source: "gc-wks.truncated.nettrace", Events: 464, Truncated: true, TruncatedAt: &off}
-	d := BuildStat(in, r, sum, source.End{Events: 464, Truncated: te, FirstTimestamp: first, LastTimestamp: last})
+	d := BuildStat(in, r, sum, analysis.End{Events: 464, Truncated: te, FirstTimestamp: first, LastTimestamp: last})
 	if !d.Truncated || d.TruncatedAt == nil || *d.TruncatedAt != 25648 || d.Events != 464 || d.EventsLost != 0 || d.CutEvent == "" {
 		t.Errorf("stat %+v", d)
 	}

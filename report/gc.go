@@ -87,7 +87,7 @@ func WriteGCText(w io.Writer, in Input, res *gcpause.Result) error {
 func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\truntime ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
-	row := func(name string, s gcpause.Stats) {
+	row := func(name string, s gcpause.Rollup) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", name, s.Count, s.Induced,
 			fmtMS(s.TotalNanos), fmtMS(s.RuntimeNanos), fmtMS(s.MeanNanos), fmtMS(s.MaxNanos), fmtMS(s.P50), fmtMS(s.P90),
 			fmtMS(s.P99), fmtMS(s.P999), s.PausePercent, fmtMS(s.TotalSuspend), fmtMS(s.MaxSuspend))

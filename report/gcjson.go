@@ -25,31 +25,31 @@ type GCDocument struct {
 
 // GCSummary is the rollup.
 type GCSummary struct {
-	GCCount             int                 `json:"gc_count"` // complete GCs
-	GCsStarted          int                 `json:"gcs_started"`
-	Incomplete          int                 `json:"incomplete"`
-	SessionMS           float64             `json:"session_ms"`
-	TotalPauseMS        float64             `json:"total_pause_ms"` // stopped time, overlaps once
-	OverlapMS           float64             `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
-	TotalPauseRuntimeMS float64             `json:"total_pause_runtime_ms"`
-	StartUnseen         int                 `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
-	MaxPauseMS          float64             `json:"max_pause_ms"`
-	MeanPauseMS         float64             `json:"mean_pause_ms"`
-	P50MS               float64             `json:"p50_ms"`
-	P90MS               float64             `json:"p90_ms"`
-	P99MS               float64             `json:"p99_ms"`
-	P999MS              float64             `json:"p99_9_ms"`
-	PauseTimePercent    float64             `json:"pause_time_percent"`
-	TotalSuspendMS      float64             `json:"total_suspend_ms"`
-	MaxSuspendMS        float64             `json:"max_suspend_ms"`
-	ByGeneration        map[string]GenStats `json:"by_generation"` // gen0, gen1, gen2
-	ByType              map[string]int      `json:"by_type"`       // non_concurrent, background, foreground
-	SuspensionsByReason []ReasonRow         `json:"suspensions_by_reason"`
-	UnmatchedRestarts   int                 `json:"unmatched_restarts"`
+	GCCount             int                  `json:"gc_count"` // complete GCs
+	GCsStarted          int                  `json:"gcs_started"`
+	Incomplete          int                  `json:"incomplete"`
+	SessionMS           float64              `json:"session_ms"`
+	TotalPauseMS        float64              `json:"total_pause_ms"` // stopped time, overlaps once
+	OverlapMS           float64              `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
+	TotalPauseRuntimeMS float64              `json:"total_pause_runtime_ms"`
+	StartUnseen         int                  `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
+	MaxPauseMS          float64              `json:"max_pause_ms"`
+	MeanPauseMS         float64              `json:"mean_pause_ms"`
+	P50MS               float64              `json:"p50_ms"`
+	P90MS               float64              `json:"p90_ms"`
+	P99MS               float64              `json:"p99_ms"`
+	P999MS              float64              `json:"p99_9_ms"`
+	PauseTimePercent    float64              `json:"pause_time_percent"`
+	TotalSuspendMS      float64              `json:"total_suspend_ms"`
+	MaxSuspendMS        float64              `json:"max_suspend_ms"`
+	ByGeneration        map[string]GenRollup `json:"by_generation"` // gen0, gen1, gen2
+	ByType              map[string]int       `json:"by_type"`       // non_concurrent, background, foreground
+	SuspensionsByReason []ReasonRow          `json:"suspensions_by_reason"`
+	UnmatchedRestarts   int                  `json:"unmatched_restarts"`
 }
 
-// GenStats is one generation's rollup.
-type GenStats struct {
+// GenRollup is one generation's rollup.
+type GenRollup struct {
 	Count          int     `json:"count"`
 	Induced        int     `json:"induced"`
 	TotalPauseMS   float64 `json:"total_pause_ms"`
@@ -145,8 +145,8 @@ func opt(v float64) *float64 {
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-func genStats(s gcpause.Stats) GenStats {
-	return GenStats{
+func genRollup(s gcpause.Rollup) GenRollup {
+	return GenRollup{
 		Count: s.Count, Induced: s.Induced,
 		TotalPauseMS: ms(s.TotalNanos), OverlapMS: ms(s.SumNanos - s.TotalNanos), RuntimeMS: ms(s.RuntimeNanos),
 		StartUnseen: s.StartUnseen, MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
@@ -190,13 +190,13 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
 		PauseTimePercent: round6(a.PausePercent),
 		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
-		ByGeneration:        map[string]GenStats{},
+		ByGeneration:        map[string]GenRollup{},
 		ByType:              map[string]int{},
 		SuspensionsByReason: []ReasonRow{},
 		UnmatchedRestarts:   res.UnmatchedRestarts,
 	}
 	for g, s := range res.ByGen {
-		sum.ByGeneration["gen"+strconv.Itoa(g)] = genStats(s)
+		sum.ByGeneration["gen"+strconv.Itoa(g)] = genRollup(s)
 	}
 	for t, n := range res.ByType {
 		sum.ByType[SnakeCase(t.String())] = n

@@ -168,3 +168,72 @@ func (s *GCSpool) each(fn func([]byte)) error {
 		fn(b)
 	}
 }
+
+// The row bounds of a gc report (GCRows).
+const (
+	// liveRowsKept is how many GC and suspension rows a live session
+	// keeps for the report (the most recent).
+	liveRowsKept = 2000
+	// fileRowsKept is how many GC rows a file's analysis keeps in memory;
+	// older ones are spooled (every row written) or, for the text,
+	// dropped but for those that began before the trace (at most
+	// maxEarlyRows: they are named in a note).
+	fileRowsKept = 1024
+	maxEarlyRows = 1000
+)
+
+// GCRows is the row-retention policy of a `clrspy gc` report: how many
+// GC and suspension rows the pause analysis keeps in memory, and where
+// the ones it lets go of go.
+type GCRows struct {
+	spool *GCSpool
+	early []*gcpause.GC // retired GCs the text's notes name
+}
+
+// NewGCRows sets opts' row bounds (MaxGCs, MaxSuspensions, OnRetire)
+// for a report of a live session (live), or of a file whose every row is
+// written (all: JSON, or CSV when asCSV), or of a file's text report:
+//   - a live session keeps the most recent rows, so its memory stays
+//     flat; the rollup (counts, percentiles, histogram) stays exact;
+//   - every row of a file goes out: those the analysis retires wait in a
+//     spool file (Spool), so memory does not grow with the GCs;
+//   - a file's text lists no GC row but those that began before the trace.
+func NewGCRows(opts *gcpause.Options, live, all, asCSV bool) *GCRows {
+	r := &GCRows{}
+	switch {
+	case live:
+		opts.MaxGCs, opts.MaxSuspensions = liveRowsKept, liveRowsKept
+	case all:
+		r.spool = NewGCSpool(asCSV)
+		opts.MaxGCs, opts.OnRetire = fileRowsKept, r.spool.Add
+	default:
+		opts.MaxGCs = fileRowsKept
+		opts.OnRetire = func(g *gcpause.GC) {
+			if g.Complete && !g.StartSeen && len(r.early) < maxEarlyRows {
+				r.early = append(r.early, g)
+			}
+		}
+	}
+	return r
+}
+
+// Spool holds the retired rows of a file whose every row is written (nil
+// otherwise), for WriteGCJSONSpooled and WriteGCCSVSpooled.
+func (r *GCRows) Spool() *GCSpool { return r.spool }
+
+// Complete puts the retired rows a text report names back in front of
+// res's rows, and returns res.
+func (r *GCRows) Complete(res *gcpause.Result) *gcpause.Result {
+	if len(r.early) > 0 {
+		res.GCs = append(r.early, res.GCs...)
+	}
+	return res
+}
+
+// Close removes the spool file, if any.
+func (r *GCRows) Close() error {
+	if r.spool == nil {
+		return nil
+	}
+	return r.spool.Close()
+}

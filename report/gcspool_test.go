@@ -10,7 +10,7 @@ import (
 )
 
 // A bounded analysis whose retired rows go through a spool writes the same
-// JSON and CSV bytes as the analysis that keeps every row. KeepGCs 2 makes
+// JSON and CSV bytes as the analysis that keeps every row. MaxGCs 2 makes
 // nearly every row go through the spool; the server and composite traces
 // have background GCs, which finish after GCs that started later and so
 // hold retirement back.
@@ -43,7 +43,7 @@ func TestGCSpoolWritesWhatTheWholeListWrites(t *testing.T) {
 				defer sp.Close()
 				var a *gcpause.Analyzer
 				readTrace(t, path, func(h *nettrace.Header) func(*nettrace.Event) {
-					a = gcpause.New(h, gcpause.Options{KeepGCs: 2, OnRetire: sp.Add})
+					a = gcpause.New(h, gcpause.Options{MaxGCs: 2, OnRetire: sp.Add})
 					return a.Event
 				})
 				res := a.Result()

@@ -6,7 +6,6 @@ import (
 	"unicode"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/source"
 )
 
 // Input says what a report was built from and whether that was all of it.
@@ -33,9 +32,10 @@ type Input struct {
 	Partial []string `json:"partial,omitempty"`
 }
 
-// NewInput describes a stream that ended with end, analysed with stats.
-func NewInput(st *source.Stream, end source.End, stats analysis.Stats) Input {
-	in := Input{Source: st.Name, Live: st.Live(), Events: end.Events, EventsLost: end.EventsLost, DecodeErrors: stats.DecodeErrors}
+// NewInput describes the stream named name (a live session when live,
+// source.Stream's Name and Live) that ended with end, analysed with stats.
+func NewInput(name string, live bool, end analysis.End, stats analysis.Stats) Input {
+	in := Input{Source: name, Live: live, Events: end.Events, EventsLost: end.EventsLost, DecodeErrors: stats.DecodeErrors}
 	if t := end.Truncated; t != nil {
 		in.Truncated = true
 		off := t.Offset

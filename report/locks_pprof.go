@@ -31,27 +31,10 @@ func LocksProfile(r *locks.Result, start time.Time, span time.Duration) *profile
 	for _, l := range r.Locks {
 		types[l.ID] = l.ObjectType
 	}
-	location := newPprofLocs(p).location
+	locs := newPprofLocs(p)
 	for _, s := range r.Samples {
 		st := r.Stacks[s.Stack]
-		// Addresses go with frames only when they correspond one to one
-		// (the symbolizer may fold native runs into one frame).
-		withIPs := len(st.IPs) == len(st.Frames)
-		var sl []*profile.Location
-		for i, f := range st.Frames {
-			var ip uint64
-			if withIPs {
-				ip = st.IPs[i]
-			}
-			mod := ""
-			if i < len(st.Modules) {
-				mod = st.Modules[i]
-			}
-			sl = append(sl, location(ip, f, mod))
-		}
-		if len(sl) == 0 {
-			sl = append(sl, location(0, "[no stack]", ""))
-		}
+		sl := locs.stack(st.IPs, st.Frames, st.Modules, "[no stack]", nil)
 		lbl := map[string][]string{"lock": {lockName(s.LockID)}}
 		if t := types[s.LockID]; t != "" {
 			lbl["object_type"] = []string{t}

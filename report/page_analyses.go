@@ -7,34 +7,12 @@ import (
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
-
-// PageProviders are the events a live session needs for every section of
-// the page: GC events at verbose level (the allocation ticks, and the
-// level at which the runtime names methods as it compiles them, so a live
-// flame graph is named before the rundown), the sample profiler, method
-// and module events, contention with the thread events that map lock
-// owners, sampled allocations with type names; movement adds the GC
-// survival and movement events that tell which sampled objects survive
-// (they make every GC slower).
-//
-// The runtime provider is derived from the events the page's analyses read
-// (clrevents.ProvidersFor); the sample profiler is written here.
-func PageProviders(movement bool) []ipc.Provider {
-	wants := []func(*nettrace.Metadata) bool{gcpause.Wants, stacks.SymbolsWant, locks.WantsContention,
-		exceptions.Wants, threadpool.Wants, heap.WantsSession}
-	if movement {
-		wants = append(wants, heap.WantsMovement)
-	}
-	return append(clrevents.ProvidersFor(wants...),
-		ipc.SampleProfiler)
-}
 
 // PageAnalyses are the analyses a report page is built from, all fed
 // from one stream: the process information, one symbol table shared by
@@ -87,11 +65,11 @@ var retiredGCsAfter = 1024 // a variable for the tests
 // NewPageAnalyses creates the analyses for a stream with header hdr.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
 	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
-	if o.GC.KeepGCs == 0 && o.GC.OnRetire == nil {
+	if o.GC.MaxGCs == 0 && o.GC.OnRetire == nil {
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
 		a.retired = &GCColumns{}
-		o.GC.KeepGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
+		o.GC.MaxGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
 	a.GC = gcpause.New(hdr, o.GC)
 	onSample := a.Timeline.Add

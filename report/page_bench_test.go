@@ -183,7 +183,7 @@ func BenchmarkPageLoad(b *testing.B) {
 		stats.Add(a.Stats())
 	}
 	pp := an.Parts()
-	pp.Input = NewInput(st, end, stats)
+	pp.Input = NewInput(st.Name, st.Live(), end, stats)
 	pp.FirstNanos, pp.LastNanos = st.Header().Nanos(end.FirstTimestamp), st.Header().Nanos(end.LastTimestamp)
 	st.Close()
 	page := NewPage(pp)

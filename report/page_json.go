@@ -74,24 +74,13 @@ func writeNumbers(w *bufio.Writer, v reflect.Value) bool {
 		return false
 	}
 	switch t.Kind() {
-	case reflect.Array:
-		if et := t.Elem(); et != reflect.TypeFor[numCol]() && !intKind(et) {
+	case reflect.Array, reflect.Slice:
+		// Arrays of numbers or numCols, slices of numbers.
+		slice := t.Kind() == reflect.Slice
+		if et := t.Elem(); !intKind(et) && (slice || et != reflect.TypeFor[numCol]()) {
 			return false
 		}
-		w.WriteByte('[')
-		for i := range v.Len() {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			writeNumbers(w, v.Index(i))
-		}
-		w.WriteByte(']')
-		return true
-	case reflect.Slice:
-		if !intKind(t.Elem()) {
-			return false
-		}
-		if v.IsNil() {
+		if slice && v.IsNil() {
 			w.WriteString("null")
 			return true
 		}

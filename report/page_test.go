@@ -31,7 +31,7 @@ func pageOf(t *testing.T, name string) *Page {
 		stats.Add(a.Stats())
 	}
 	pp := an.Parts()
-	pp.Input = NewInput(st, end, stats)
+	pp.Input = NewInput(st.Name, st.Live(), end, stats)
 	pp.FirstNanos, pp.LastNanos = st.Header().Nanos(end.FirstTimestamp), st.Header().Nanos(end.LastTimestamp)
 	return NewPage(pp)
 }

@@ -38,3 +38,31 @@ func (l *pprofLocs) location(ip uint64, name, mod string) *profile.Location {
 	l.p.Location = append(l.p.Location, loc)
 	return loc
 }
+
+// stack is a stack's locations, leaf first, one per frame but those skip
+// leaves out (skip sees the frame and how many are already in); none is
+// the one frame noStack. Addresses go with frames only when they
+// correspond one to one (the symbolizer may fold native runs into one
+// frame).
+func (l *pprofLocs) stack(ips []uint64, frames, modules []string, noStack string, skip func(kept int, frame string) bool) []*profile.Location {
+	withIPs := len(ips) == len(frames)
+	var sl []*profile.Location
+	for i, f := range frames {
+		if skip != nil && skip(len(sl), f) {
+			continue
+		}
+		var ip uint64
+		if withIPs {
+			ip = ips[i]
+		}
+		mod := ""
+		if i < len(modules) {
+			mod = modules[i]
+		}
+		sl = append(sl, l.location(ip, f, mod))
+	}
+	if len(sl) == 0 {
+		sl = append(sl, l.location(0, noStack, ""))
+	}
+	return sl
+}

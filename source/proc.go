@@ -1,6 +1,7 @@
 package source
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -100,9 +101,7 @@ func (w *ProcWatcher) ThreadNames() map[uint64]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make(map[uint64]string, len(w.names))
-	for k, v := range w.names {
-		out[k] = v
-	}
+	maps.Copy(out, w.names)
 	return out
 }
 

@@ -39,31 +39,10 @@ type Stream struct {
 
 	interrupts    atomic.Int32
 	stopRequested atomic.Bool
-	end           End
+	end           analysis.End
 	ended         bool
 	closeOnce     sync.Once
 	closeErr      error
-}
-
-// End is what a stream's end says about its events.
-type End struct {
-	// Events counts the events read: delivered, or skipped (Skipped of
-	// them) because Spec.Keep rejected them.
-	Events  uint64
-	Skipped uint64
-	// EventsLost is the reader's total of events the runtime dropped
-	// (sequence-number gaps): a result built from a stream with
-	// EventsLost > 0 is incomplete.
-	EventsLost uint64
-	// Truncated is set when the stream was cut before its end marker;
-	// every complete event before the cut was delivered.
-	Truncated *nettrace.TruncatedError
-	// FirstTimestamp and LastTimestamp are the first and last event's
-	// timestamps (event clock; both 0 without events).
-	FirstTimestamp, LastTimestamp int64
-	// TargetExited is set when a live stream ended because its process
-	// exited (not because the session was stopped).
-	TargetExited bool
 }
 
 // Header is the stream's header.
@@ -118,13 +97,13 @@ func (s *Stream) finish(err error) {
 }
 
 // End describes the stream once Next has returned an error.
-func (s *Stream) End() End { return s.end }
+func (s *Stream) End() analysis.End { return s.end }
 
 // Run feeds every event to the analyses, in order, until the stream ends,
 // then calls Finish on those that are analysis.Finishers.
 // A cut stream is not an error: End.Truncated says where it was cut. Any
 // other read error is returned (with the End so far).
-func (s *Stream) Run(as ...analysis.Analyzer) (End, error) {
+func (s *Stream) Run(as ...analysis.Analyzer) (analysis.End, error) {
 	for {
 		ev, err := s.Next()
 		if err != nil {

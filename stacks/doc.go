@@ -1,5 +1,7 @@
 // Package stacks turns the runtime's sample-profiler events into a
-// profile: it owns the symbol table built from method and module events
+// profile (`clrspy profile` writes it; the package is named for what it
+// owns, stacks, because every analysis with stacks names them through its
+// Symbols): it owns the symbol table built from method and module events
 // (MethodLoadVerbose while recording, MethodDCStart/DCEndVerbose rundown,
 // every version of a method over time), per-thread sample aggregation, the
 // weights (sample counts and the thread time a sample stands for), the

@@ -105,7 +105,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	if a.ownSym {
 		a.sym = stacks.NewSymbols(hdr)
 	}
-	a.gc = gcpause.New(hdr, gcpause.Options{KeepGCs: 64, OnGC: a.onGC})
+	a.gc = gcpause.New(hdr, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
 	a.lk = locks.New(hdr, locks.Options{Symbols: a.sym})
 	a.ctr = counters.New(hdr, counters.Options{SessionID: opts.CounterSessionID})
 	a.run = runinfo.New(hdr)

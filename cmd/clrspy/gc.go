@@ -9,8 +9,8 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/report"
 )
@@ -110,19 +110,6 @@ GC (GC.Collect), i an induced one the runtime was free to skip.`,
 	return c
 }
 
-// liveRowsKept is how many GC and suspension rows a live session keeps
-// for the report (the most recent).
-const liveRowsKept = 2000
-
-// fileRowsKept is how many GC rows a file's analysis keeps in memory; older
-// ones are spooled (--json, --csv) or, for the text, dropped but for those
-// that began before the trace (at most maxEarlyRows: they are named in a
-// note).
-const (
-	fileRowsKept = 1024
-	maxEarlyRows = 1000
-)
-
 func (o *gcOptions) pauseLog() *report.PauseLog {
 	lvl, _ := report.ParseLevel(o.level)
 	return report.NewPauseLog(os.Stderr, report.PauseLogOptions{
@@ -167,28 +154,8 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	if log != nil {
 		opts.OnSuspension = log.Suspension
 	}
-	var spool *report.GCSpool
-	var early []*gcpause.GC // retired GCs the text's notes name
-	switch {
-	case st.Live():
-		// A live session keeps the most recent rows so its memory stays
-		// flat; the rollup (counts, percentiles, histogram) stays exact.
-		opts.KeepGCs, opts.KeepSuspensions = liveRowsKept, liveRowsKept
-	case o.asJSON || o.asCSV:
-		// A file's rows all go out: those the analyzer retires wait in a
-		// spool file, so memory does not grow with the GCs.
-		spool = report.NewGCSpool(o.asCSV)
-		defer spool.Close()
-		opts.KeepGCs, opts.OnRetire = fileRowsKept, spool.Add
-	default:
-		// The text lists no GC row but those that began before the trace.
-		opts.KeepGCs = fileRowsKept
-		opts.OnRetire = func(g *gcpause.GC) {
-			if g.Complete && !g.StartSeen && len(early) < maxEarlyRows {
-				early = append(early, g)
-			}
-		}
-	}
+	rows := report.NewGCRows(&opts, st.Live(), o.asJSON || o.asCSV, o.asCSV)
+	defer rows.Close()
 	a := gcpause.New(st.Header(), opts)
 	as := []analysis.Analyzer{a}
 	if o.trigger.over > 0 {
@@ -211,10 +178,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 		trig.Finish()
 	}
 	noteMovementFile(st)
-	res := a.Result()
-	if len(early) > 0 {
-		res.GCs = append(early, res.GCs...)
-	}
+	res := rows.Complete(a.Result())
 	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
@@ -222,9 +186,9 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	}
 	switch {
 	case o.asJSON:
-		err = report.WriteGCJSONSpooled(w, in, res, spool)
+		err = report.WriteGCJSONSpooled(w, in, res, rows.Spool())
 	case o.asCSV:
-		err = report.WriteGCCSVSpooled(w, res, spool)
+		err = report.WriteGCCSVSpooled(w, res, rows.Spool())
 	default:
 		err = report.WriteGCText(w, in, res)
 	}

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
-	"github.com/clrspy/clrspy/report"
 )
 
 // The sessions' providers derived from the analyses' events
@@ -109,7 +109,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			kw |= ipc.KeywordGCSurvivalAndMovement
 		}
 		before := []ipc.Provider{runtime(kw&^ipc.KeywordAppDomainResourceManagement, ipc.LevelVerbose), sampler}
-		if got := report.PageProviders(movement); !reflect.DeepEqual(got, before) {
+		if got := web.PageProviders(movement); !reflect.DeepEqual(got, before) {
 			t.Errorf("report page (movement %v): derived %+v; before, without AppDomainResourceManagement: %+v", movement, got, before)
 		}
 	}

@@ -287,7 +287,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 	// Stop waits for the runtime to end the session, which needs the read
 	// loop to go on: Stream.Stop stops in the background.
 	trig := o.newTrigger(st.Header(), out, outputPerm(st), notice, st.Stop)
-	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, KeepGCs: 1, KeepSuspensions: 1})
+	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, MaxGCs: 1, MaxSuspensions: 1})
 	_, err = run(st, stopWatch, trig, a)
 	trig.Finish()
 	if trig.Saved() == 0 && len(trig.Errors()) == 0 {

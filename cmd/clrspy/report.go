@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
@@ -23,7 +22,6 @@ import (
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
-	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newReportCmd) }
@@ -114,7 +112,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	providers := report.PageProviders(o.heap)
+	providers := web.PageProviders(o.heap)
 	if use == "perf" {
 		// perf samples the CPU: the runtime's sampler would only add its
 		// cost (it suspends the runtime every millisecond) and its
@@ -257,7 +255,7 @@ func samplesNote(p *report.Page) string {
 // flag until clrspy serve --web mounts the same handler), then keeps the
 // final page up until interrupted; -o also writes it as a file.
 func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	spec, err := t.spec(cmd, args, report.PageProviders(o.heap))
+	spec, err := t.spec(cmd, args, web.PageProviders(o.heap))
 	if err != nil {
 		return err
 	}
@@ -272,8 +270,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	}
 	noteMovementLive(st, spec.Providers)
 	hub := web.NewStreamHub(st, web.StreamOptions{})
-	srv := &http.Server{Handler: web.Handler(hub, web.Options{Title: st.Name}), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	shutdown := hub.Serve(ln, web.Options{Title: st.Name})
 	notice(fmt.Sprintf("live view of %s: http://%s/", st.Name, ln.Addr()))
 	end, err := hub.Run()
 	stopWatch()
@@ -281,7 +278,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 	for _, a := range hub.Analyzers() {
 		stats.Add(a.Stats())
 	}
-	in := report.NewInput(st, end, stats)
+	in := report.NewInput(st.Name, st.Live(), end, stats)
 	if err == nil {
 		notice("the stream ended; the page stays up until Ctrl-C")
 		sigs := make(chan os.Signal, 1)
@@ -289,9 +286,7 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		<-sigs
 		signal.Stop(sigs)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	srv.Shutdown(ctx)
-	cancel()
+	shutdown()
 	if err == nil && cmd.Flags().Changed("output") {
 		w, closeOut, oerr := openOutput(cmd, st, o.out)
 		if oerr != nil {

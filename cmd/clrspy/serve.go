@@ -16,11 +16,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/metrics"
+	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/serve"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/serve"
-	"github.com/clrspy/clrspy/web"
 )
 
 func init() { commands = append(commands, newServeCmd) }

@@ -6,19 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newStatCmd) }
-
-// counter feeds stat's per-event counts as an analysis.
-type counter struct{ *nettrace.Summary }
-
-func (c counter) Event(ev *nettrace.Event) { c.Add(ev) }
-func (c counter) Stats() analysis.Stats    { return analysis.Stats{} }
 
 func newStatCmd() *cobra.Command {
 	var asJSON, events bool
@@ -59,7 +51,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			if events {
 				return statEvents(cmd, st, stopWatch, out, asJSON)
 			}
-			sum := counter{nettrace.NewSummary()}
+			sum := report.NewStatCounter()
 			in, err := run(st, stopWatch, sum)
 			if err != nil {
 				st.Close()

@@ -156,7 +156,7 @@ func run(st *source.Stream, stopWatch func(), as ...analysis.Analyzer) (report.I
 	for _, a := range as {
 		stats.Add(a.Stats())
 	}
-	in := report.NewInput(st, end, stats)
+	in := report.NewInput(st.Name, st.Live(), end, stats)
 	if end.TargetExited && st.Kind == source.Attach {
 		notice(fmt.Sprintf("%s exited: the session ended with it", st.Name))
 	}

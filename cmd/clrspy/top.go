@@ -10,12 +10,12 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/outfile"
-	"github.com/clrspy/clrspy/monitor"
+	"github.com/clrspy/clrspy/internal/top"
+	"github.com/clrspy/clrspy/internal/tui"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/top"
-	"github.com/clrspy/clrspy/tui"
 )
 
 func init() { commands = append(commands, newTopCmd) }
@@ -210,9 +210,9 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 			}
 		}()
 	}
-	cfg := top.Config{
+	cfg := top.Options{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
-		View: tui.Config{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool,
+		View: tui.Options{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool,
 			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
 	}
 	if snaps != nil {

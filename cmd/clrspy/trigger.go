@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/flightrec"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -82,7 +82,7 @@ func numbered(path string, n int) string {
 // newTrigger builds the trigger writing to out (files with perm); notices
 // go to say, and done is called after the last save.
 func (t *triggerFlags) newTrigger(hdr *nettrace.Header, out string, perm os.FileMode, say func(string), done func()) *flightrec.PauseTrigger {
-	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerConfig{
+	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerOptions{
 		Over: t.over, Before: t.before, After: t.after, Rearm: t.rearm, MaxBytes: t.maxMB << 20,
 		Create: func(n int, _ *gcpause.GC) (io.WriteCloser, string, error) {
 			name := numbered(out, n)

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,9 +20,9 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/browsertest"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/web"
 )
 
 func main() {
@@ -94,7 +93,7 @@ func offlinePage(trace, path string) error {
 	}
 	pp := an.Parts()
 	pp.Title, pp.Start, pp.Pid = filepath.Base(trace), st.Header().SyncTimeUTC, st.Header().ProcessID
-	pp.Input = report.NewInput(st, end, stats(an))
+	pp.Input = report.NewInput(st.Name, st.Live(), end, stats(an))
 	pp.FirstNanos, pp.LastNanos = st.Header().Nanos(end.FirstTimestamp), st.Header().Nanos(end.LastTimestamp)
 	f, err := os.Create(path)
 	if err != nil {
@@ -117,7 +116,7 @@ func stats(an *report.PageAnalyses) (s analysis.Stats) {
 // livePage serves the live view of the composite workload and takes the
 // picture a few seconds into its run.
 func livePage(b *browsertest.Browser, wl, png string) error {
-	st, err := source.Open(source.Spec{Argv: []string{wl, "composite", "seconds=12"}, Providers: report.PageProviders(false),
+	st, err := source.Open(source.Spec{Argv: []string{wl, "composite", "seconds=12"}, Providers: web.PageProviders(false),
 		ProgramStdout: io.Discard, ProgramStderr: io.Discard})
 	if err != nil {
 		return err
@@ -128,9 +127,7 @@ func livePage(b *browsertest.Browser, wl, png string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: web.Handler(hub, web.Options{}), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
+	defer hub.Serve(ln, web.Options{})()
 	done := make(chan error, 1)
 	go func() { _, err := hub.Run(); done <- err }()
 	if err := b.Open("http://" + ln.Addr().String() + "/"); err != nil {

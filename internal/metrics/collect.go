@@ -1,0 +1,235 @@
+package metrics
+
+import (
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/clrspy/clrspy/exceptions"
+	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/triage"
+)
+
+// Target is one monitored process as the exporter sees it.
+type Target struct {
+	// Pid is the pid label: the process id as clrspy sees it (a runtime in
+	// another pid namespace that connected to the diagnostic port: the pid
+	// it advertised). Process is the process label.
+	Pid     string
+	Process string
+	// Up: a session is open on the process.
+	Up bool
+	// Snapshot is the monitor's model (nil before the first session).
+	Snapshot *monitor.Snapshot
+	// GC holds the pause and suspend histograms (nil: none yet).
+	GC *GCHistograms
+	// LastEventAge is how long ago the latest event of the session
+	// happened (a stopped or hung process: it grows while Up stays 1).
+	LastEventAge time.Duration
+	// HeapGrowth is the growth between the last two automatic heap
+	// snapshots, the largest first (at most MaxHeapGrowth; nil: none).
+	HeapGrowth []HeapGrowth
+}
+
+// Health is the daemon's own state.
+type Health struct {
+	// Sessions open now.
+	Sessions int
+	// AttachErrors counts failed attaches and sessions by reason.
+	AttachErrors map[string]uint64
+	// CaptureErrors counts pause-triggered captures that failed or were
+	// skipped, by reason (nil: captures are off).
+	CaptureErrors map[string]uint64
+}
+
+// Source is what the exporter reads at each scrape.
+type Source interface {
+	// Targets lists the targets to export now; a target left out has no
+	// series.
+	Targets() []Target
+	Health() Health
+}
+
+// sink receives the samples of one walk.
+type sink interface {
+	value(f *Family, v float64, lv []string)
+	// hist takes a classic histogram and, when n is set, a native one
+	// over the same values.
+	hist(f *Family, h analysis.Histogram, n *Native, lv []string)
+}
+
+// walk turns the source's state into samples.
+func walk(src Source, s sink) {
+	for _, t := range src.Targets() {
+		walkTarget(&t, s)
+	}
+	h := src.Health()
+	reasons := make([]string, 0, len(h.AttachErrors))
+	for r := range h.AttachErrors {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
+	}
+	s.value(famSessions, float64(h.Sessions), nil)
+	reasons = reasons[:0]
+	for r := range h.CaptureErrors {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		s.value(famCaptureErrors, float64(h.CaptureErrors[r]), []string{r})
+	}
+}
+
+func walkTarget(t *Target, s sink) {
+	lv := func(extra ...string) []string { return append([]string{t.Pid, t.Process}, extra...) }
+	up := 0.0
+	if t.Up {
+		up = 1
+	}
+	s.value(famUp, up, lv())
+	for _, g := range t.HeapGrowth {
+		s.value(famHeapGrowth, float64(g.Bytes), lv(g.Type))
+	}
+	snap := t.Snapshot
+	if snap == nil {
+		return
+	}
+	s.value(famInfo, 1, lv(snap.Process.RuntimeVersion, snap.Process.GC.Kind))
+	s.value(famLastEventAge, max(t.LastEventAge, 0).Seconds(), lv())
+	s.value(famLost, float64(snap.Session.EventsLost), lv())
+	g := &snap.GC
+	// Totals run from the process start where the runtime said what it
+	// counted before the session (monitor.BeforeSession).
+	var before monitor.BeforeSession
+	if g.BeforeSession != nil {
+		before = *g.BeforeSession
+	}
+	for i, gen := range g.Generations {
+		s.value(famCollections, float64(gen.Count+before.Generations[i]), lv(genNames[i]))
+	}
+	s.value(famPauseTime, (g.TotalPauseMS+before.PauseRuntimeMS)/1e3, lv())
+	s.value(famPauseRuntime, (g.TotalPauseRuntimeMS+before.PauseRuntimeMS)/1e3, lv())
+	for i, v := range g.HeapSizeAfterBytes {
+		if v.Valid() {
+			s.value(famHeapSize, float64(v), lv(genNames[i]))
+		} else if c := heapSizeCounter(snap, genNames[i]); c >= 0 {
+			s.value(famHeapSize, c, lv(genNames[i]))
+		}
+	}
+	if t.GC != nil {
+		t.GC.pauses(func(gen, typ string, h analysis.Histogram, n *Native) { s.hist(famPause, h, n, lv(gen, typ)) })
+		sh, sn := t.GC.suspendHist()
+		s.hist(famSuspend, sh, sn, lv())
+	}
+	for _, r := range snap.SuspensionsByReason {
+		if clrevents.SuspendReason(r.Code).IsGC() {
+			// GC suspensions are the pause families'.
+			continue
+		}
+		s.value(famSuspensions, float64(r.Count), lv(r.Reason))
+		s.value(famSuspended, r.TotalMS/1e3, lv(r.Reason))
+	}
+	for i, b := range g.PromotedBytes {
+		s.value(famPromoted, float64(b), lv(genNames[i]))
+	}
+	s.value(famContentions, float64(snap.Locks.Contentions+before.LockContentions), lv())
+	s.hist(famLockWait, snap.Locks.WaitHistogram, nil, lv())
+	if e := snap.Exceptions; e != nil {
+		for _, ty := range e.Types {
+			for _, site := range ty.ThrowSites {
+				s.value(famExceptionSites, float64(site.Count), lv(ty.Type, site.Site))
+			}
+			if len(ty.ThrowSites) == 0 {
+				s.value(famExceptionSites, float64(ty.Count), lv(ty.Type, exceptions.OtherSites))
+			}
+		}
+	}
+	if tp := snap.ThreadPool; tp != nil {
+		s.value(famTPEpisodes, float64(tp.Episodes), lv())
+		for _, r := range tp.Injections {
+			s.value(famTPInjections, float64(r.Count), lv(r.Reason))
+		}
+		s.value(famTPBlocked, tp.BlockedSec, lv())
+	}
+	walkFindings(t, snap, lv, s)
+	walkCounters(snap, lv, s)
+}
+
+// walkFindings judges the snapshot's figures since the session began
+// (triage's thresholds) and exports how many findings each area has at
+// each severity, zeros included, so an alert can test for one.
+func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
+	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	var n [len(triageSeverities)][]int
+	for i := range n {
+		n[i] = make([]int, len(triage.Areas))
+	}
+	for _, x := range triage.Findings(f) {
+		n[x.Severity][slices.Index(triage.Areas, x.Area)]++
+	}
+	for ai, a := range triage.Areas {
+		for si, sev := range triageSeverities {
+			s.value(famFindings, float64(n[si][ai]), lv(string(a), sev.String()))
+		}
+	}
+}
+
+var triageSeverities = [...]triage.Severity{triage.Info, triage.Warning, triage.Critical}
+
+// heapSizeCounter is the runtime counter's size of generation gen, -1
+// when the session has none.
+func heapSizeCounter(snap *monitor.Snapshot, gen string) float64 {
+	if snap.Counters == nil {
+		return -1
+	}
+	for i := range snap.Counters.Metrics {
+		m := &snap.Counters.Metrics[i]
+		if m.SemConv && m.Name == "dotnet.gc.last_collection.heap.size" && m.Attr("dotnet.gc.heap.generation") == gen {
+			return m.Value
+		}
+	}
+	return -1
+}
+
+// walkCounters exports the runtime's counters that have a family.
+func walkCounters(snap *monitor.Snapshot, lv func(...string) []string, s sink) {
+	if snap.Counters == nil {
+		return
+	}
+	for i := range snap.Counters.Metrics {
+		m := &snap.Counters.Metrics[i]
+		if !m.SemConv {
+			continue
+		}
+		cf := counterFamilies[m.Name]
+		if cf == nil || len(m.Attributes) != len(cf.attrs) {
+			continue
+		}
+		vals := make([]string, len(cf.attrs))
+		ok := true
+		for j, a := range cf.attrs {
+			vals[j] = m.Attr(a)
+			ok = ok && vals[j] != ""
+		}
+		if ok {
+			s.value(cf.Family, m.Value, lv(vals...))
+		}
+	}
+}
+
+var counterFamilies = func() map[string]*counterFamily {
+	m := make(map[string]*counterFamily, len(runtimeCounters))
+	for i := range runtimeCounters {
+		m[runtimeCounters[i].semconv] = &runtimeCounters[i]
+	}
+	return m
+}()
+
+// PidLabel formats a pid for the pid label.
+func PidLabel(pid int) string { return strconv.Itoa(pid) }

@@ -1,0 +1,68 @@
+// Package monitor is the live model of one target that clrspy serve, top
+// and the live web view share: a Monitor is fed one event stream (it is an
+// analysis.Analyzer itself) and keeps bounded rolling state that
+// Snapshot copies out at any time.
+//
+// What it owns: composing the analyses a live view needs over one stream
+// (gcpause for GCs and suspensions, with PerfView's pause and the
+// runtime's own; counters for the runtime's own counters; the stacks
+// symbol table for CPU samples) and the rolling state built from them:
+// the latest GC rows and non-GC suspension rows, GC
+// counts and pause histograms per generation (exclusive: a GC counts once,
+// under the generation it collected), the share of time stopped over the
+// last 1, 10 and 60 s and since the session began, the longest pause,
+// heap sizes after the last GC, promoted bytes, the allocation rate,
+// suspensions by reason, lock contention (totals, wait histogram, top
+// locks), top methods and a flame graph of the last CPUWindow, process
+// facts (pid, name, runtime version, GC flavour, uptime) and the session's
+// state (running, stopped, target exited with status, error).
+//
+// TriageFacts turns two snapshots (or one, since the session began) into
+// package triage's facts, for serve's /triage and the clrspy_findings
+// gauge.
+//
+// Threading: Event (and Run, which calls it) runs on the one goroutine
+// that reads the stream; Snapshot, the setters and Stats may be called
+// from any goroutine. One mutex guards the state: Event holds it for one
+// event, Snapshot while it copies. Options.OnGC and OnSuspension run on
+// the reader goroutine after the lock is released, so they may call
+// Snapshot; a slow callback delays the reader (and so the runtime's
+// buffer), never Snapshot callers.
+//
+// Time: every window runs on the event clock (the latest event's
+// timestamp), not the wall clock, so a trace file replays the same as the
+// live session did. A live session with counters enabled gets an event at
+// least every counter interval, which keeps the clock moving while the
+// target is idle. Stopped time is the union of the suspensions'
+// intervals (SuspendEEBegin to RestartEEEnd, any thread): overlapping
+// suspensions count once. A suspension still in progress counts up to the
+// latest event; one whose end was lost counts nothing (its reason's
+// Incomplete says so).
+//
+// GC flavour: the runtime's own startup flags (the rundown's
+// RuntimeInformation event, which a live session gets when it stops and a
+// trace file carries) decide when present. Before that: a GC on more than
+// one heap means server GC; otherwise the GC's thread does — a
+// workstation GC runs on the thread that triggered it (GCTriggered and
+// GCStart on the same thread), a server GC on its own GC threads (with
+// dynamic adaptation a server GC may run on one heap, so the heap count
+// alone cannot tell). Concurrent (background) GC: a background GC seen,
+// else the last GC's latency mode (Batch means background GCs are off,
+// which is how the runtime applies gcConcurrent=0). GCFlavor.KindFrom and
+// ConcurrentFrom say which evidence decided.
+//
+// Locks are paired here (ContentionStart/Stop per thread, as package
+// locks pairs them) rather than through locks.Analyzer, whose per-stack
+// samples grow with the session and whose Result names every stack: too
+// much for a snapshot a second over days. A view that wants the waiting
+// stacks runs locks.Analyzer on the same stream beside the monitor.
+//
+// Bounds: GC rows (Options.MaxGCs), suspension rows (MaxSuspensions),
+// the stopped-time unions (intervals of the last 60 s, at most 65536 each:
+// a minute of the sample profiler's suspensions), open suspensions (64),
+// locks tracked (4096, the rest under one entry), waiting threads (65536),
+// CPU stacks (those seen in the window; slots are reused), counter series
+// (counters.Options.MaxSeries). The symbol table grows with the methods
+// the target compiles, not with time. No I/O: Run reads through package
+// source, which also asks a live target for its ProcessInfo.
+package monitor

@@ -1,0 +1,111 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/clrspy/clrspy/clrmeta"
+	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+// snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set,
+// `clrspy snapshot`'s); the stop-time rundown names the methods whose
+// frames root objects.
+var snapshotProviders = heapgraph.SessionProviders()
+
+// snapshotBufferMB is a snapshot session's runtime-side buffer: the heap
+// dump is one burst of events as large as the heap's graph, and a reader
+// that falls behind must lose nothing (`clrspy snapshot`'s default too).
+// The runtime fills it on demand: a small heap costs little of it.
+const snapshotBufferMB = 1024
+
+// snapshotTimeout bounds a snapshot session: the heap dump's GC must have
+// ended by then (a variable for the tests).
+var snapshotTimeout = time.Minute
+
+// heapHandler serves /debug/pprof/heap?pid=N: a heap snapshot of one
+// target taken now (a blocking gen2 GC in the target, walk included),
+// as the pprof profile whose stacks are retention paths.
+func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
+	pid := r.URL.Query().Get("pid")
+	if pid == "" {
+		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+		return
+	}
+	// A large heap's walk outlasts the server's write deadline.
+	t, release := d.claim(w, pid, "a heap snapshot", snapshotTimeout, func(t *target) *atomic.Bool { return &t.snapshotting })
+	if t == nil {
+		return
+	}
+	defer release()
+	in, g, err := d.snapshot(r.Context(), t)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
+		return
+	}
+	var buf bytes.Buffer
+	if err := report.WriteSnapshotPprof(&buf, in, g); err != nil {
+		http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusInternalServerError)
+		return
+	}
+	if !g.Complete() {
+		d.log.Warn("heap snapshot incomplete (the profile's comments say what is missing)", "pid", t.pidLabel, "process", t.name)
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="heap-%s.pb.gz"`, pid))
+	w.Write(buf.Bytes())
+}
+
+// snapshot takes a heap snapshot of t (its snapshotting slot held): a
+// session of its own (through the
+// target's reverse connection in listen mode) whose keywords make the
+// runtime induce a blocking gen2 GC and describe its heap; the session is
+// stopped as soon as that GC ends, or when ctx does, or after
+// snapshotTimeout.
+func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
+	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout, ResetTypeLog: true})
+	if err != nil {
+		return report.Input{}, nil, err
+	}
+	defer st.Close()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
+	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
+	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// The runtime names each type once while the monitoring session
+	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
+	// from the earlier ones. Snapshots of a target take turns (its slot).
+	b.KnownTypes(t.typeNames)
+	end, err := st.Run(b)
+	t.typeNames = b.NamedTypes()
+	in := report.NewInput(st.Name, st.Live(), end, b.Stats())
+	if err != nil {
+		return in, nil, err
+	}
+	if !b.Dumped() {
+		if ctx.Err() != nil {
+			return in, nil, errors.New("the request ended before the heap dump")
+		}
+		return in, nil, fmt.Errorf("no heap dump arrived within %v", snapshotTimeout)
+	}
+	// The stream's buffers go before the graph's arrays come.
+	st.Close()
+	// Static roots by class and field: the class from the modules'
+	// metadata, read through the target's root (0: not visible here,
+	// the paths as given).
+	b.NameStatics(clrmeta.Reader(t.hostPid))
+	g, err := b.Graph()
+	if err != nil {
+		return in, nil, err
+	}
+	d.log.Info("heap snapshot taken", "pid", t.pidLabel, "process", t.name, "objects", g.N, "bytes", g.Bytes,
+		"pause_ms", float64(g.Pause.Microseconds())/1000, "complete", g.Complete())
+	return in, g, nil
+}

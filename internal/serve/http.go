@@ -1,0 +1,331 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// HandlerOptions configure the daemon's HTTP handler.
+type HandlerOptions struct {
+	// Registry is what /metrics serves (nil: the daemon's collector alone).
+	Registry *prometheus.Registry
+	// Web, when set, is the live web view's handler (package web), served
+	// at the root: the page at / (to a client that accepts HTML; others
+	// still get the list of endpoints) and /index.html, its target list
+	// /targets.json and its websocket /ws.
+	Web http.Handler
+	// MaxProfile bounds a profile's seconds (0: 5 min).
+	MaxProfile time.Duration
+	// Token, when set, is required on every endpoint but /healthz, as
+	// "Authorization: Bearer TOKEN" (or Basic auth with it as the
+	// password, as a browser sends it): 401 otherwise.
+	Token string
+	// LoopbackHosts answers only requests whose Host names the loopback
+	// interface (421 otherwise): set it when listening on loopback, so a
+	// DNS-rebinding page cannot read the endpoints or open the websocket.
+	LoopbackHosts bool
+}
+
+// Handler serves the daemon's read-only endpoints.
+func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
+	reg := o.Registry
+	if reg == nil {
+		var err error
+		if reg, err = metrics.NewRegistry(d, metrics.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	maxProfile := dur(o.MaxProfile, 5*time.Minute)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(reg))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/targets", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(d.List())
+	})
+	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile))
+	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile))
+	mux.HandleFunc("/triage", d.triageHandler(maxProfile))
+	mux.HandleFunc("/debug/pprof/heap", d.heapHandler)
+	if o.Web != nil {
+		for _, p := range []string{"/index.html", "/targets.json", "/ws"} {
+			mux.Handle(p, o.Web)
+		}
+	}
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		// A browser gets the live view; curl the endpoints.
+		if o.Web != nil && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			o.Web.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, `clrspy serve
+/metrics                                    Prometheus / OpenMetrics
+/healthz                                    liveness
+/targets                                    monitored processes (JSON)
+/debug/pprof/profile?pid=N&seconds=S        CPU profile of one process (pprof)
+/debug/pprof/contention?pid=N&seconds=S     lock contention profile of one process (pprof)
+/triage?pid=N&seconds=S                     findings of one process over S s (JSON; format=text)
+/debug/pprof/heap?pid=N                     heap snapshot of one process (pprof, retention paths);
+                                            induces a blocking gen2 GC in the process
+`)
+		if o.Web != nil {
+			fmt.Fprintln(w, "/ (in a browser)                            live web view")
+		}
+	})
+	return guard(readOnly(mux), o), nil
+}
+
+// readOnly refuses every method but GET and HEAD.
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "read-only: GET or HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// profileHandler serves a pprof profile of one target, taken by a second
+// session for the seconds asked (30 by default, as Go's handler).
+func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		pid := q.Get("pid")
+		if pid == "" {
+			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+			return
+		}
+		span := 30 * time.Second
+		if s := q.Get("seconds"); s != "" {
+			v, ok := profileSeconds(s, maxDur)
+			if !ok {
+				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds from %v to %v", s, minProfile.Seconds(), maxDur.Seconds()), http.StatusBadRequest)
+				return
+			}
+			span = v
+		}
+		span = min(span, maxDur)
+		// The profile streams for its seconds.
+		t, release := d.claim(w, pid, "a profile", span, func(t *target) *atomic.Bool { return &t.profiling })
+		if t == nil {
+			return
+		}
+		defer release()
+		sampler := d.cfg.sampler()
+		if s := q.Get("sampler"); s != "" {
+			if s != "auto" && s != "perf" && s != "eventpipe" {
+				http.Error(w, fmt.Sprintf("sampler=%s: want auto, perf or eventpipe", s), http.StatusBadRequest)
+				return
+			}
+			sampler = s
+		}
+		// off_cpu=1: a wall-clock profile, time off the CPU weighed by
+		// where threads blocked (perf sampler only).
+		offCPU := false
+		if s := q.Get("off_cpu"); s != "" {
+			v, err := strconv.ParseBool(s)
+			if err != nil || kind != "cpu" || v && sampler == "eventpipe" {
+				http.Error(w, fmt.Sprintf("off_cpu=%s: want 1 or 0, on /debug/pprof/profile with the perf sampler", s), http.StatusBadRequest)
+				return
+			}
+			offCPU = v
+		}
+		b, err := d.profile(r.Context(), t, kind, sampler, span, offCPU)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.pb.gz"`, kind, pid))
+		w.Write(b)
+	}
+}
+
+// minProfile is the shortest profile: below it a duration rounds to
+// nothing, and a session's zero duration means "until stopped".
+const minProfile = 10 * time.Millisecond
+
+// profileSeconds parses a profile's seconds strictly: a finite number
+// whose duration is within [minProfile, maxDur]. NaN, infinities, zero,
+// negatives and amounts too small to be a duration are refused, so a
+// request can never hold the one-profile slot without a bound.
+func profileSeconds(s string, maxDur time.Duration) (time.Duration, bool) {
+	// Plain decimal notation only: ParseFloat also takes hex, underscores
+	// and the names of NaN and the infinities.
+	if strings.Trim(s, "0123456789.eE+-") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxDur.Seconds() {
+		return 0, false
+	}
+	d := time.Duration(v * float64(time.Second))
+	return d, d >= minProfile && d <= maxDur
+}
+
+func (d *Daemon) isUp(t *target) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return t.up
+}
+
+// contentionProviders: contention events with their stacks, and method
+// events to name the frames.
+var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
+	Keywords: ipc.KeywordContention | ipc.KeywordSymbols, Level: ipc.LevelInformational}}
+
+// profile takes a profile of t: a session of its own for dur (cut short
+// when ctx ends), read through the analysis the CLI uses, written as
+// gzipped pprof. A CPU profile comes from the perf_event sampler when
+// sampler allows it and the kernel permits it for the process (as `clrspy
+// profile --sampler auto`), else from the runtime's sample profiler.
+func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration, offCPU bool) ([]byte, error) {
+	if dur <= 0 {
+		// A session's zero duration is "until stopped": never from here.
+		return nil, errors.New("a profile needs a positive duration")
+	}
+	ps := contentionProviders
+	if kind == "cpu" {
+		if offCPU && sampler == "auto" {
+			sampler = "perf" // off-CPU time comes from perf alone: say why not
+		}
+		if p, ok, err := d.perfProfile(ctx, t, sampler, dur, offCPU); ok {
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			err := report.WritePprof(&buf, p)
+			return buf.Bytes(), err
+		}
+		ps = stacks.SamplerProviders()
+	}
+	st, err := t.openSpec(source.Spec{Providers: ps, BufferMB: d.cfg.bufferMB(), Duration: dur})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
+	hdr := st.Header()
+	var buf bytes.Buffer
+	if kind == "cpu" {
+		b := stacks.New(hdr, stacks.Options{})
+		var pw *source.ProcWatcher
+		if t.hostPid > 0 {
+			pw = source.WatchProc(t.hostPid)
+		}
+		_, err := st.Run(b)
+		if pw != nil {
+			pw.Stop()
+			b.SetMappings(pw.Mappings())
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := b.Result()
+		if pw != nil {
+			names := pw.ThreadNames()
+			for i := range p.Threads {
+				p.Threads[i].Name = names[p.Threads[i].ID]
+			}
+		}
+		if p.Total == 0 {
+			return nil, errors.New("no stack samples arrived")
+		}
+		err = report.WritePprof(&buf, p)
+		return buf.Bytes(), err
+	}
+	sym := stacks.NewSymbols(hdr)
+	a := locks.New(hdr, locks.Options{Symbols: sym})
+	end, err := st.Run(a, sym)
+	if err != nil {
+		return nil, err
+	}
+	span := time.Duration(hdr.DurationNanos(end.LastTimestamp - end.FirstTimestamp))
+	err = report.WriteLocksPprof(&buf, a.Result(), hdr.Time(end.FirstTimestamp), span)
+	return buf.Bytes(), err
+}
+
+// perfProfile profiles t with the perf_event sampler when sampler permits
+// it and the kernel allows it for the process (ok false: use the
+// runtime's sampler). The process must be visible in clrspy's pid
+// namespace.
+func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration, offCPU bool) (*stacks.Profile, bool, error) {
+	if sampler == "eventpipe" {
+		return nil, false, nil
+	}
+	if t.hostPid <= 0 {
+		if sampler == "perf" {
+			return nil, true, errors.New("the perf sampler needs the process in clrspy's pid namespace")
+		}
+		return nil, false, nil
+	}
+	// Without the tracepoint's permission, off-CPU time is left out and
+	// the profile's comments say why.
+	opts := perf.Options{OffCPU: offCPU}
+	if _, err := perf.Check(t.hostPid, opts); err != nil {
+		if sampler == "perf" {
+			return nil, true, err
+		}
+		return nil, false, nil
+	}
+	p, err := perf.Profile(ctx, t.hostPid, perf.ProfileOptions{Options: opts, Duration: dur})
+	if err != nil {
+		return nil, true, err
+	}
+	if p.Total == 0 {
+		return nil, true, errors.New("no stack samples arrived")
+	}
+	return p, true, nil
+}
+
+// claim finds the monitored target of pid and takes its one-at-a-time
+// slot for a request that runs for span (a profile, a heap snapshot),
+// answering 404 or 409 itself when it cannot (then t is nil). The
+// request's deadlines are moved past span: the server's (Server) would
+// cut it. release frees the slot.
+func (d *Daemon) claim(w http.ResponseWriter, pid, what string, span time.Duration, slot func(*target) *atomic.Bool) (t *target, release func()) {
+	t = d.lookup(pid)
+	if t == nil || !d.isUp(t) {
+		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+		return nil, nil
+	}
+	busy := slot(t)
+	if !busy.CompareAndSwap(false, true) {
+		http.Error(w, fmt.Sprintf("pid %s: %s is being taken already; one at a time", pid, what), http.StatusConflict)
+		return nil, nil
+	}
+	rc := http.NewResponseController(w)
+	until := time.Now().Add(span + 30*time.Second)
+	rc.SetReadDeadline(until)
+	rc.SetWriteDeadline(until)
+	return t, func() { busy.Store(false) }
+}

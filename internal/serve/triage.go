@@ -1,0 +1,94 @@
+package serve
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/runinfo"
+	"github.com/clrspy/clrspy/source"
+)
+
+// triageHandler serves /triage?pid=N&seconds=S: the target's findings
+// over the next S seconds (10 by default), judged from two snapshots of
+// its always-on monitor S seconds apart: no session of its own. The CPU
+// demand and thread count come from /proc when the process is visible.
+// JSON (the document of `clrspy triage --json`); format=text for text.
+func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		pid := q.Get("pid")
+		if pid == "" {
+			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+			return
+		}
+		secs := 10.0
+		if s := q.Get("seconds"); s != "" {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v <= 0 || time.Duration(v*float64(time.Second)) > maxDur {
+				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds in (0, %v]", s, maxDur.Seconds()), http.StatusBadRequest)
+				return
+			}
+			secs = v
+		}
+		format := q.Get("format")
+		if format != "" && format != "json" && format != "text" {
+			http.Error(w, fmt.Sprintf("format=%s: want json or text", format), http.StatusBadRequest)
+			return
+		}
+		t := d.lookup(pid)
+		if t == nil || !d.isUp(t) {
+			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
+			return
+		}
+		d.mu.Lock()
+		mon := t.mon
+		d.mu.Unlock()
+		if mon == nil {
+			http.Error(w, fmt.Sprintf("pid %s: no session yet", pid), http.StatusServiceUnavailable)
+			return
+		}
+		procPid := t.hostPid
+		if t.kind != source.Listen && procPid == 0 {
+			procPid = t.pid
+		}
+		prev := mon.Snapshot()
+		s0, err0 := procfs.SchedNanos(procPid)
+		t0 := time.Now()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Duration(secs * float64(time.Second))):
+		}
+		cur := mon.Snapshot()
+		env := monitor.TriageEnv{Target: "--pid " + pid, Cores: runtime.NumCPU(), CPUDemandPct: -1}
+		if s1, err1 := procfs.SchedNanos(procPid); procPid > 0 && err0 == nil && err1 == nil {
+			env.CPUDemandPct = float64(s1-s0) * 100 / float64(time.Since(t0).Nanoseconds()) / float64(env.Cores)
+		}
+		if procPid > 0 {
+			if ths, err := procfs.Threads(procPid); err == nil {
+				env.Threads = len(ths)
+			}
+		}
+		f := monitor.TriageFacts(prev, cur, env)
+		lost := cur.Session.EventsLost - prev.Session.EventsLost
+		in := report.Input{Source: cur.Session.Source, Live: true, Events: cur.Session.Events - prev.Session.Events,
+			EventsLost: lost, Complete: lost == 0}
+		if lost > 0 {
+			in.Partial = []string{fmt.Sprintf("%d events lost: the figures miss what they carried", lost)}
+		}
+		doc := report.NewTriageDocument(in, f, runinfo.Info{Runtime: cur.Process.RuntimeVersion, GC: cur.Process.GC.Kind})
+		if format == "text" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			report.WriteTriageText(w, doc)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		report.WriteTriageJSON(w, doc)
+	}
+}
