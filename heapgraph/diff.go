@@ -198,27 +198,21 @@ func (g *Graph) dominators() map[string]Growth {
 	if len(ids) > maxDominators {
 		ids = ids[:maxDominators]
 	}
-	par := g.bfs()
+	// The paths are the groups Why gives (one walk, each path named
+	// once however long).
+	p := g.pathGroups()
 	out := map[string]Growth{}
-	var chain []uint32
 	for _, v := range ids {
-		if par[v] == ^uint32(0) {
+		gi := p.of[v]
+		if gi == noGroup {
 			continue
 		}
-		chain = chain[:0]
-		for u := v; u != g.Root(); u = par[u] {
-			chain = append(chain, u)
-		}
-		r := g.Roots[g.rootOf[chain[len(chain)-1]]]
-		name := r.Name
-		if name == "" {
-			name = r.Kind.String()
-		}
-		path := g.pathTypes(chain)
-		k := r.Kind.String() + "\x00" + name + "\x00" + strings.Join(path, "\x00")
+		kind, name := p.root(gi)
+		path := p.types(gi)
+		k := kind.String() + "\x00" + name + "\x00" + strings.Join(path, "\x00")
 		e := out[k]
 		if e.Path == nil {
-			e = Growth{RootKind: r.Kind, Root: name, Path: path}
+			e = Growth{RootKind: kind, Root: name, Path: path}
 		}
 		e.Count++
 		e.RetainedAfter += g.Retained[v]
