@@ -25,7 +25,7 @@ type Growth struct {
 	RootKind       RootKind
 	Root           string
 	Path           []string
-	Count          uint64 // dominators on this path (after)
+	Count          uint64 // dominators on this path (after), not counting those inside another of them (deeper in a folded run)
 	RetainedBefore uint64
 	RetainedAfter  uint64
 	Delta          int64
@@ -204,7 +204,13 @@ func (g *Graph) dominators() map[string]Growth {
 	out := map[string]Growth{}
 	for _, v := range ids {
 		gi := p.of[v]
-		if gi == noGroup {
+		// A dominator inside the retained bytes of another of its group
+		// (deeper in one folded run: a list's nodes each retain the
+		// rest) adds nothing: it is the same memory. Only a run's groups
+		// can nest: the objects of an exact group are all at its depth,
+		// and a dominator is on the BFS path, above. In a run, a
+		// dominator of the group has its idom there too.
+		if gi == noGroup || p.of[g.Idom[v]] == gi {
 			continue
 		}
 		kind, name := p.root(gi)

@@ -137,6 +137,32 @@ func TestWhyDeepChain(t *testing.T) {
 	}
 }
 
+// TestDiffLongList: a list grows from 1,000 to 2,000 nodes. Its nodes
+// past the third are one path ("Node ×4+") whose dominators each retain
+// the rest of the list: the path's growth is the outermost one's, the
+// 1,000 nodes added (32,000 bytes), not the sum over the nested ones.
+func TestDiffLongList(t *testing.T) {
+	names, sizes := []string{"App.List", "App.Node"}, []uint64{48, 32}
+	old := chainGraph(names, sizes, []string{"App.Cache.Items"}, [][]uint32{chain(1000, 0, 1)})
+	cur := chainGraph(names, sizes, []string{"App.Cache.Items"}, [][]uint32{chain(2000, 0, 1)})
+	d := Compare(old, cur)
+	var got []string
+	for _, g := range d.Growth {
+		got = append(got, fmt.Sprintf("%d %d %d %s", g.Delta, g.RetainedBefore, g.Count, strings.Join(g.Path, " > ")))
+	}
+	// Each dominator below the list grew as much; the top-most is kept.
+	if want := []string{"32000 32048 1 App.List"}; !slices.Equal(got, want) {
+		t.Errorf("growth %q, want %q", got, want)
+	}
+	run := cur.dominators()["static\x00App.Cache.Items\x00App.List\x00App.Node ×4+"]
+	if run.Count != 1 || run.RetainedAfter != (2000-3)*32 {
+		t.Errorf("the run's dominators: %+v, want one retaining the 1,997 nodes past the third", run)
+	}
+	if len(d.Suspects) != 1 || d.Suspects[0].Type != "App.Node" || d.Suspects[0].Path.Count != 1997 {
+		t.Errorf("suspects %+v, want App.Node through its run", d.Suspects)
+	}
+}
+
 // wantOrder sorts expected path texts as Why does: bytes, then objects
 // (both descending), then the types along the path.
 func wantOrder(ts []string) []string {
