@@ -204,7 +204,12 @@ func (g *Graph) TypesOf(match func(v uint32) bool) []string {
 // then the types along the path and the root. It is one breadth-first
 // walk of the graph, whatever the paths' lengths.
 func (g *Graph) Why(match func(v uint32) bool) []Path {
-	p := g.pathGroups()
+	return g.pathGroups().why(match)
+}
+
+// why is Why over groups already walked (a diff asks several types).
+func (p *pathGroups) why(match func(v uint32) bool) []Path {
+	g := p.g
 	type acc struct{ count, bytes uint64 }
 	sums := make([]acc, len(p.parent))
 	var used []uint32

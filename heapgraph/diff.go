@@ -100,7 +100,8 @@ func Compare(old, cur *Graph) Diff {
 		return strings.Compare(x.Type, y.Type)
 	})
 
-	ob, nb := old.dominators(), cur.dominators()
+	curPaths := cur.pathGroups() // one walk for the dominators and the suspects
+	ob, nb := old.dominators(old.pathGroups()), cur.dominators(curPaths)
 	for k, n := range nb {
 		o := ob[k]
 		if g := int64(n.RetainedAfter) - int64(o.RetainedAfter); g > 0 {
@@ -147,7 +148,7 @@ func Compare(old, cur *Graph) Diff {
 		if err != nil {
 			continue
 		}
-		ps := cur.Why(m)
+		ps := curPaths.why(m)
 		if len(ps) == 0 {
 			continue
 		}
@@ -184,9 +185,9 @@ func abs(v int64) uint64 {
 }
 
 // dominators returns the largest dominators (by retained bytes, objects
-// that retain more than themselves) keyed by their root path, retained
-// bytes summed per path.
-func (g *Graph) dominators() map[string]Growth {
+// that retain more than themselves) keyed by their root path (p is g's
+// path groups), retained bytes summed per path.
+func (g *Graph) dominators(p *pathGroups) map[string]Growth {
 	g.Analyze()
 	var ids []uint32
 	for v := uint32(0); v < uint32(g.N); v++ {
@@ -198,9 +199,8 @@ func (g *Graph) dominators() map[string]Growth {
 	if len(ids) > maxDominators {
 		ids = ids[:maxDominators]
 	}
-	// The paths are the groups Why gives (one walk, each path named
-	// once however long).
-	p := g.pathGroups()
+	// The paths are the groups Why gives (p: g's walk; each path named
+	// in bounded time however long).
 	out := map[string]Growth{}
 	for _, v := range ids {
 		gi := p.of[v]

@@ -133,7 +133,9 @@ func (p *pathGroups) child(pg, t uint32) uint32 {
 }
 
 // intern returns the group (pg, t, run). An exact run's length follows
-// from its parent, so the key needs only whether the run is long.
+// from its parent, so the key needs only whether the run is long: group
+// id, type index (31 bits: a type table is far smaller) and that bit in
+// one word, the map's fast key.
 func (p *pathGroups) intern(pg, t uint32, run uint8) uint32 {
 	k := uint64(pg)<<32 | uint64(t)<<1
 	if run > maxRun {

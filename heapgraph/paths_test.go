@@ -154,7 +154,7 @@ func TestDiffLongList(t *testing.T) {
 	if want := []string{"32000 32048 1 App.List"}; !slices.Equal(got, want) {
 		t.Errorf("growth %q, want %q", got, want)
 	}
-	run := cur.dominators()["static\x00App.Cache.Items\x00App.List\x00App.Node ×4+"]
+	run := cur.dominators(cur.pathGroups())["static\x00App.Cache.Items\x00App.List\x00App.Node ×4+"]
 	if run.Count != 1 || run.RetainedAfter != (2000-3)*32 {
 		t.Errorf("the run's dominators: %+v, want one retaining the 1,997 nodes past the third", run)
 	}
