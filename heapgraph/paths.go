@@ -18,7 +18,12 @@ import "strconv"
 // step of the path whatever its length, written "TYPE ×4+" (maxRun+1): the
 // list's nodes past the third are one group. Runs of up to maxRun stay
 // exact ("Node > Node" is shown as such), so the paths of ordinary
-// heaps, where such runs are short, are unchanged.
+// heaps, where such runs are short, are unchanged. One group for the run,
+// rather than one per length or per power of two, is what the question
+// wants: the list holds its nodes, and a growing list is a diff's leak
+// suspect (one path holds nearly all of them). Chains that alternate
+// types (A > B > A > ...) are not folded: a group per depth, each named
+// in bounded time (a path's ends, below).
 
 // maxRun is the longest run of one type a path keeps step by step.
 const maxRun = 3
