@@ -1,8 +1,8 @@
 package heapgraph
 
 import (
+	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,41 +137,16 @@ func cmpDesc(a, b uint64) int {
 
 // Path is a group of objects reached by the same shortest path from a
 // root: the root, the types along the path (from the root's object down
-// to the objects' own type), how many objects and their own bytes.
+// to the objects' own type; a run of more than maxRun objects of one type
+// is one step "TYPE ×4+", a path of more than maxPathTypes steps its two
+// ends around "..."), how many objects and their own bytes.
 type Path struct {
 	RootKind RootKind
 	Root     string // the root's name (a static field's name, a stack frame's method) or its kind
 	Types    []string
+	Type     string // the objects' own type (Types' last step without a run's mark)
 	Count    uint64
 	Bytes    uint64
-}
-
-// maxPathTypes bounds a path's types: longer ones keep their two ends
-// around a "..." marker.
-const maxPathTypes = 24
-
-// bfs returns each node's parent on a shortest path from the virtual
-// root (statics first: roots are in kind order).
-func (g *Graph) bfs() []uint32 {
-	const none = ^uint32(0)
-	par := make([]uint32, g.N+1)
-	for i := range par {
-		par[i] = none
-	}
-	root := g.Root()
-	par[root] = root
-	q := []uint32{root}
-	for len(q) > 0 {
-		v := q[0]
-		q = q[1:]
-		for _, w := range g.Refs(v) {
-			if par[w] == none {
-				par[w] = v
-				q = append(q, w)
-			}
-		}
-	}
-	return par
 }
 
 // Matcher returns the test --why applies to objects: "0xADDRESS" selects
@@ -224,73 +199,61 @@ func (g *Graph) TypesOf(match func(v uint32) bool) []string {
 }
 
 // Why groups the objects match selects by their shortest path from a
-// root (the root and the sequence of types), by bytes.
+// root (the root and the sequence of types, a run of more than maxRun
+// objects of one type as one step: see paths.go), by bytes, then objects,
+// then the types along the path and the root. It is one breadth-first
+// walk of the graph, whatever the paths' lengths.
 func (g *Graph) Why(match func(v uint32) bool) []Path {
-	par := g.bfs()
-	type group struct{ p Path }
-	groups := map[uint64]*group{}
-	var chain []uint32
-	h := fnv.New64a()
-	var buf [8]byte
-	for v := uint32(0); v < uint32(g.N); v++ {
-		if !match(v) || par[v] == ^uint32(0) {
-			continue
-		}
-		chain = chain[:0]
-		for u := v; u != g.Root(); u = par[u] {
-			chain = append(chain, u)
-		}
-		top := chain[len(chain)-1]
-		ri := g.rootOf[top]
-		h.Reset()
-		buf[0] = byte(g.Roots[ri].Kind)
-		h.Write(buf[:1])
-		h.Write([]byte(g.Roots[ri].Name))
-		for _, u := range chain {
-			t := g.Type[u]
-			buf[0], buf[1], buf[2], buf[3] = byte(t), byte(t>>8), byte(t>>16), byte(t>>24)
-			h.Write(buf[:4])
-		}
-		k := h.Sum64()
-		gr := groups[k]
-		if gr == nil {
-			r := g.Roots[ri]
-			name := r.Name
-			if name == "" {
-				name = r.Kind.String()
-			}
-			gr = &group{p: Path{RootKind: r.Kind, Root: name, Types: g.pathTypes(chain)}}
-			groups[k] = gr
-		}
-		gr.p.Count++
-		gr.p.Bytes += g.Size[v]
-	}
-	out := make([]Path, 0, len(groups))
-	for _, gr := range groups {
-		out = append(out, gr.p)
-	}
-	slices.SortFunc(out, func(a, b Path) int {
-		if a.Bytes != b.Bytes {
-			return cmpDesc(a.Bytes, b.Bytes)
-		}
-		if a.Count != b.Count {
-			return cmpDesc(a.Count, b.Count)
-		}
-		return strings.Compare(strings.Join(a.Types, ">"), strings.Join(b.Types, ">"))
-	})
-	return out
+	return g.pathGroups().why(match)
 }
 
-// pathTypes names chain (target first, root object last) from the root
-// down, bounded by maxPathTypes.
-func (g *Graph) pathTypes(chain []uint32) []string {
-	out := make([]string, 0, len(chain))
-	for i := len(chain) - 1; i >= 0; i-- {
-		out = append(out, g.TypeName(chain[i]))
+// why is Why over groups already walked (a diff asks several types).
+func (p *pathGroups) why(match func(v uint32) bool) []Path {
+	g := p.g
+	type acc struct{ count, bytes uint64 }
+	sums := make([]acc, len(p.parent))
+	var used []uint32
+	for v := uint32(0); v < uint32(g.N); v++ {
+		gi := p.of[v]
+		if gi == noGroup || !match(v) {
+			continue
+		}
+		if sums[gi].count == 0 {
+			used = append(used, gi)
+		}
+		sums[gi].count++
+		sums[gi].bytes += g.Size[v]
 	}
-	if len(out) > maxPathTypes {
-		h := maxPathTypes / 2
-		out = append(append(out[:h:h], "..."), out[len(out)-h:]...)
+	type keyed struct {
+		p   Path
+		key string // the types joined, compared once per pair
+		id  uint32
+	}
+	ks := make([]keyed, len(used))
+	for i, gi := range used {
+		kind, name := p.root(gi)
+		ts := p.types(gi)
+		ks[i] = keyed{p: Path{RootKind: kind, Root: name, Types: ts, Type: g.TypeNames[p.typ[gi]],
+			Count: sums[gi].count, Bytes: sums[gi].bytes}, key: strings.Join(ts, ">"), id: gi}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.p.Bytes != b.p.Bytes:
+			return cmpDesc(a.p.Bytes, b.p.Bytes)
+		case a.p.Count != b.p.Count:
+			return cmpDesc(a.p.Count, b.p.Count)
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		// Ties (two roots holding alike objects; long paths whose
+		// shown ends are alike) in a fixed order: the root, then the
+		// walk's.
+		return cmp.Or(cmp.Compare(a.p.RootKind, b.p.RootKind), strings.Compare(a.p.Root, b.p.Root), cmp.Compare(a.id, b.id))
+	})
+	out := make([]Path, len(ks))
+	for i := range ks {
+		out[i] = ks[i].p
 	}
 	return out
 }

@@ -25,7 +25,7 @@ type Growth struct {
 	RootKind       RootKind
 	Root           string
 	Path           []string
-	Count          uint64 // dominators on this path (after)
+	Count          uint64 // dominators on this path (after), not counting those inside another of them (deeper in a folded run)
 	RetainedBefore uint64
 	RetainedAfter  uint64
 	Delta          int64
@@ -100,7 +100,8 @@ func Compare(old, cur *Graph) Diff {
 		return strings.Compare(x.Type, y.Type)
 	})
 
-	ob, nb := old.dominators(), cur.dominators()
+	curPaths := cur.pathGroups() // one walk for the dominators and the suspects
+	ob, nb := old.dominators(old.pathGroups()), cur.dominators(curPaths)
 	for k, n := range nb {
 		o := ob[k]
 		if g := int64(n.RetainedAfter) - int64(o.RetainedAfter); g > 0 {
@@ -147,7 +148,7 @@ func Compare(old, cur *Graph) Diff {
 		if err != nil {
 			continue
 		}
-		ps := cur.Why(m)
+		ps := curPaths.why(m)
 		if len(ps) == 0 {
 			continue
 		}
@@ -184,9 +185,9 @@ func abs(v int64) uint64 {
 }
 
 // dominators returns the largest dominators (by retained bytes, objects
-// that retain more than themselves) keyed by their root path, retained
-// bytes summed per path.
-func (g *Graph) dominators() map[string]Growth {
+// that retain more than themselves) keyed by their root path (p is g's
+// path groups), retained bytes summed per path.
+func (g *Graph) dominators(p *pathGroups) map[string]Growth {
 	g.Analyze()
 	var ids []uint32
 	for v := uint32(0); v < uint32(g.N); v++ {
@@ -198,27 +199,26 @@ func (g *Graph) dominators() map[string]Growth {
 	if len(ids) > maxDominators {
 		ids = ids[:maxDominators]
 	}
-	par := g.bfs()
+	// The paths are the groups Why gives (p: g's walk; each path named
+	// in bounded time however long).
 	out := map[string]Growth{}
-	var chain []uint32
 	for _, v := range ids {
-		if par[v] == ^uint32(0) {
+		gi := p.of[v]
+		// A dominator inside the retained bytes of another of its group
+		// (deeper in one folded run: a list's nodes each retain the
+		// rest) adds nothing: it is the same memory. Only a run's groups
+		// can nest: the objects of an exact group are all at its depth,
+		// and a dominator is on the BFS path, above. In a run, a
+		// dominator of the group has its idom there too.
+		if gi == noGroup || p.of[g.Idom[v]] == gi {
 			continue
 		}
-		chain = chain[:0]
-		for u := v; u != g.Root(); u = par[u] {
-			chain = append(chain, u)
-		}
-		r := g.Roots[g.rootOf[chain[len(chain)-1]]]
-		name := r.Name
-		if name == "" {
-			name = r.Kind.String()
-		}
-		path := g.pathTypes(chain)
-		k := r.Kind.String() + "\x00" + name + "\x00" + strings.Join(path, "\x00")
+		kind, name := p.root(gi)
+		path := p.types(gi)
+		k := kind.String() + "\x00" + name + "\x00" + strings.Join(path, "\x00")
 		e := out[k]
 		if e.Path == nil {
-			e = Growth{RootKind: r.Kind, Root: name, Path: path}
+			e = Growth{RootKind: kind, Root: name, Path: path}
 		}
 		e.Count++
 		e.RetainedAfter += g.Retained[v]

@@ -30,6 +30,13 @@
 // (Missing.FileCut, CutNodes); references to objects it never describes
 // (PerfView's UNDEFINED nodes) are counted like lost events' are.
 //
+// Paths from the roots (Why, and a diff's dominator matching) are path
+// groups interned during one breadth-first walk, from the parent's group
+// and the object's type: linear in the graph, exact (no hash), a few
+// words per group and none per object but its group id. A run of more
+// than three objects of one type in a row is one step ("TYPE ×4+"), so a
+// long linked list is a few paths, not one per node (paths.go).
+//
 // A type's retained bytes are exact where computed (the bytes the roots no
 // longer reach without the type's objects, one walk per type: Types does
 // the top types and more within a time budget) and otherwise the dominator

@@ -111,7 +111,7 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 		byType[ts[i].Type] = &s.Why[i]
 	}
 	for _, p := range g.Why(func(uint32) bool { return true }) {
-		if w := byType[p.Types[len(p.Types)-1]]; w != nil {
+		if w := byType[p.Type]; w != nil {
 			w.Paths = append(w.Paths, SnapshotPathJSON{RootKind: p.RootKind.String(), Root: p.Root, Path: p.Types, Count: p.Count, Bytes: p.Bytes})
 		}
 	}

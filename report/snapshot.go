@@ -44,7 +44,10 @@ type SnapshotTypeJSON struct {
 }
 
 // SnapshotPathJSON is one --why group: objects reached by the same
-// shortest path from a root.
+// shortest path from a root. Path is the types from the root's object
+// down to the objects' own; a run of more than 3 objects of one type is
+// one step "TYPE ×4+", and a path of more than 24 steps keeps its 12 first
+// and 12 last around "..." (see heapgraph's paths.go).
 type SnapshotPathJSON struct {
 	RootKind string   `json:"root_kind"`
 	Root     string   `json:"root"`

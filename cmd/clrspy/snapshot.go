@@ -63,7 +63,10 @@ the Type keyword on keeps types unnamed, the report says so (partial).
 --why TYPE (or 0xADDRESS): the shortest paths from roots to those objects,
 grouped by the sequence of types along the path, each with its root (a static
 field as Class.Field, a GC handle, a stack frame's method, the finalizer queue)
-and the objects' count and bytes. The runtime gives a static root's field and
+and the objects' count and bytes. A run of more than 3 objects of one type in a
+row (a linked list's nodes, a chain) is one step, "TYPE ×4+", so a million-node
+list is a few paths, not a million; a path of more than 24 steps shows its 12
+first and 12 last around "...". The runtime gives a static root's field and
 its object's type, not its class: the class comes from the metadata of the
 target's module files (read from disk; a field several classes declare with
 the same type, or a module not found, keeps the field's name alone). --tree N: the dominator tree N levels deep.
