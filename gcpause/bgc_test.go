@@ -132,3 +132,116 @@ func TestBackgroundGCFixtureHeaps(t *testing.T) {
 type RuntimeGenSizes = runtimeGenSizes
 
 var CheckGenSizes = checkGenSizes
+
+// TestBackgroundGCHistoriesInsideForegroundGC: a background GC writes its
+// GlobalHeapHistory and PerHeapHistory on its own thread at the end of its
+// sweep, with no GC number, and foreground GCs run during that sweep (on
+// gc-bgc, GC 11 runs in BGC 8's sweep, after its final-mark stop, and BGC
+// 8 writes its histories 8 ms after GC 11 restarted the program). Here the
+// same events are replayed with those histories moved inside GC 11's
+// pause (after its HeapStats, before its RestartEE), as a BGC thread that
+// is not held back by the foreground GC would write them. The foreground GC keeps one heap and
+// its own sums, the BGC gets its own: every GC's figures are those of the
+// unmodified stream (issue 26: the foreground GC got two heaps, its sums
+// doubled).
+func TestBackgroundGCHistoriesInsideForegroundGC(t *testing.T) {
+	r := tracetest.OpenFile(t, tracetest.Path(t, "gc-bgc.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	var evs []nettrace.Event
+	if end := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
+		c := *ev
+		c.Payload = append([]byte(nil), ev.Payload...)
+		c.Stack = append([]uint64(nil), ev.Stack...)
+		evs = append(evs, c)
+	}); end != nil {
+		t.Fatal(end)
+	}
+	analyze := func(evs []nettrace.Event) *Result {
+		a := New(r.Header(), Options{})
+		for i := range evs {
+			a.Event(&evs[i])
+		}
+		return a.Result()
+	}
+	want := analyze(evs)
+
+	// Find, in stream order, a BGC, the last foreground GC before its end,
+	// that GC's HeapStats, and the BGC's two histories (on another thread).
+	id := func(ev *nettrace.Event) uint32 {
+		if ev.Meta.Runtime != nettrace.Runtime {
+			return 0
+		}
+		return ev.Meta.EventID
+	}
+	var fgStats, global, perHeap int
+	var fgThread, bgc uint64
+	var fgNumber uint32
+	prep := false // the BGC made its final-mark stop: it is sweeping
+	for i := range evs {
+		ev := &evs[i]
+		switch id(ev) {
+		case clrevents.IDGCSuspendEEBegin:
+			e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, ev.Meta.Version, r.Header().PointerSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Reason == clrevents.SuspendForGCPrep {
+				prep, fgStats = true, 0
+			}
+		case clrevents.IDGCStart:
+			e, err := clrevents.DecodeGCStart(ev.Payload, ev.Meta.Version, r.Header().PointerSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Type == clrevents.GCForeground && prep {
+				fgThread, fgNumber, fgStats = ev.ThreadID, e.Count, 0
+			}
+		case clrevents.IDGCHeapStats:
+			if ev.ThreadID == fgThread && fgStats == 0 {
+				fgStats = i
+			}
+		case clrevents.IDGCGlobalHeapHistory:
+			if fgStats != 0 && ev.ThreadID != fgThread {
+				global, bgc = i, ev.ThreadID
+			} else if ev.ThreadID != fgThread {
+				prep = false // a BGC ended with no foreground GC in its sweep
+			}
+		case clrevents.IDGCPerHeapHistory:
+			if global != 0 && ev.ThreadID == bgc {
+				perHeap = i
+			}
+		}
+		if perHeap != 0 {
+			break
+		}
+	}
+	if perHeap != global+1 || fgStats == 0 {
+		t.Fatalf("no BGC histories after a foreground GC (HeapStats at %d, BGC histories at %d, %d)", fgStats, global, perHeap)
+	}
+	moved := make([]nettrace.Event, 0, len(evs))
+	moved = append(moved, evs[:fgStats+1]...)
+	for _, i := range []int{global, perHeap} {
+		ev := evs[i]
+		ev.Timestamp = evs[fgStats].Timestamp + 1
+		moved = append(moved, ev)
+	}
+	moved = append(moved, evs[fgStats+1:global]...)
+	moved = append(moved, evs[perHeap+1:]...)
+
+	got := analyze(moved)
+	if len(got.GCs) != len(want.GCs) {
+		t.Fatalf("%d GCs, want %d", len(got.GCs), len(want.GCs))
+	}
+	for i, g := range got.GCs {
+		w := want.GCs[i]
+		if g.Heaps != 1 || g.NumHeaps != w.NumHeaps || g.Gens != w.Gens || g.HeapStats != w.HeapStats || g.Complete != w.Complete {
+			t.Errorf("GC %d (%s; the foreground GC is %d): %d heaps (global %d) %v, want 1 (%d) %v",
+				g.Number, g.GenerationName(), fgNumber, g.Heaps, g.NumHeaps, g.Gens, w.NumHeaps, w.Gens)
+		}
+	}
+}
