@@ -224,17 +224,28 @@ func (a *Analyzer) current() *GC {
 }
 
 // owner is the GC a heap statistics or history event written by thread
-// belongs to: the current GC, except that a running background GC's own
-// events, written on its BGC thread (known from its SuspendForGCPrep stop),
-// are its own even while a foreground or blocking GC that started on
-// another thread is open. Those events carry no GC number; without this,
-// a BGC that writes its histories while a GC that runs on a user thread
-// has not yet restarted the runtime gives that GC a second heap and
-// doubled per-generation sums (issue 26).
+// belongs to. These events carry no GC number: they go to the current GC,
+// except where they cannot be its own. A blocking or foreground GC writes
+// its histories before its HeapStats, and all of them before it restarts
+// the program; a background GC writes its own at the end of its sweep, on
+// its BGC thread (known from its SuspendForGCPrep stop), while foreground
+// GCs may run: it can write them inside a foreground GC's pause, most
+// often while that GC restarts the program. So once a blocking or
+// foreground GC has its HeapStats, and whenever the running BGC's thread
+// writes while a GC begun on another thread is open, the event is the
+// running BGC's, or no GC's when the BGC began before the session. Without
+// this the foreground GC got a second heap and doubled per-generation sums
+// (issue 26).
 func (a *Analyzer) owner(thread uint64) *GC {
 	g := a.current()
-	if b := a.currentBGC; g != nil && b != nil && g != b && !b.Complete && !b.done() &&
-		b.bgcThread != 0 && thread == b.bgcThread && thread != g.ThreadID {
+	if g == nil || g.Type == clrevents.GCBackground {
+		return g
+	}
+	b := a.currentBGC
+	if b != nil && (b.Complete || b.done()) {
+		b = nil
+	}
+	if g.HasHeapStats || b != nil && b.bgcThread != 0 && thread == b.bgcThread && thread != g.ThreadID {
 		return b
 	}
 	return g
