@@ -173,13 +173,13 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if a.failed(err) {
 			return
 		}
-		a.heapStats(e)
+		a.heapStats(a.owner(ev.ThreadID), e)
 	case clrevents.IDGCGlobalHeapHistory:
 		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)
 		if a.failed(err) {
 			return
 		}
-		if g := a.current(); g != nil {
+		if g := a.owner(ev.ThreadID); g != nil {
 			g.HasGlobal = true
 			g.NumHeaps = int(e.NumHeaps)
 			g.GlobalMechanisms = e.GlobalMechanisms
@@ -190,7 +190,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if a.failed(err) {
 			return
 		}
-		if g := a.current(); g != nil {
+		if g := a.owner(ev.ThreadID); g != nil {
 			g.HasPerHeap = true
 			g.Heaps++
 			g.rt.perHeap, g.rt.perHeapThread = ev.Timestamp, ev.ThreadID
@@ -221,6 +221,34 @@ func (a *Analyzer) current() *GC {
 		return a.currentBGC
 	}
 	return nil
+}
+
+// owner is the GC a heap statistics or history event written by thread
+// belongs to. These events carry no GC number: they go to the current GC,
+// except where they cannot be its own. A blocking or foreground GC writes
+// its histories before its HeapStats, and all of them before it restarts
+// the program; a background GC writes its own at the end of its sweep, on
+// its BGC thread (known from its SuspendForGCPrep stop), while foreground
+// GCs may run: it can write them inside a foreground GC's pause, most
+// often while that GC restarts the program. So once a blocking or
+// foreground GC has its HeapStats, and whenever the running BGC's thread
+// writes while a GC begun on another thread is open, the event is the
+// running BGC's, or no GC's when the BGC began before the session. Without
+// this the foreground GC got a second heap and doubled per-generation sums
+// (issue 26).
+func (a *Analyzer) owner(thread uint64) *GC {
+	g := a.current()
+	if g == nil || g.Type == clrevents.GCBackground {
+		return g
+	}
+	b := a.currentBGC
+	if b != nil && (b.Complete || b.done()) {
+		b = nil
+	}
+	if g.HasHeapStats || b != nil && b.bgcThread != 0 && thread == b.bgcThread && thread != g.ThreadID {
+		return b
+	}
+	return g
 }
 
 // done reports whether a GC was already emitted (complete or given up).
@@ -301,6 +329,7 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 		g := a.current()
 		switch {
 		case bgc != nil && s.reason == clrevents.SuspendForGCPrep && s.gc == nil:
+			bgc.bgcThread = s.thread // the BGC thread stops the program for its final mark
 			a.stop(bgc, s, ts)
 			// A background GC's later stop: add it whole.
 			bgc.PauseNanos += pause
@@ -527,8 +556,7 @@ func (a *Analyzer) gcSuspension(thread uint64) *susp {
 	return best
 }
 
-func (a *Analyzer) heapStats(e clrevents.GCHeapStats) {
-	g := a.current()
+func (a *Analyzer) heapStats(g *GC, e clrevents.GCHeapStats) {
 	if g == nil {
 		a.orphanHeapStats++
 		return

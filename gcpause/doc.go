@@ -11,7 +11,12 @@
 // background GC pauses from its own GCStart) with one deliberate difference:
 // suspensions are tracked per thread, so the sample profiler's suspensions
 // (reason SuspendOther, about one per millisecond) cannot overwrite the
-// timestamps of a GC's suspension as they do in PerfView.
+// timestamps of a GC's suspension as they do in PerfView. And heap
+// statistics and histories (which carry no GC number) that a background GC
+// writes on its own thread during a foreground GC's pause, or after that
+// GC's HeapStats, stay the background GC's instead of becoming the
+// foreground GC's (PerfView gives them to the most recent open GC: a second
+// heap and doubled generation sizes on a workstation process).
 //
 // Beside PerfView's pause each GC carries the runtime's own
 // (GC.PauseRuntimeNanos: what GC.GetTotalPauseDuration adds for it, rebuilt

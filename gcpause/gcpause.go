@@ -64,8 +64,9 @@ type GC struct {
 	Gens          [5]GenSums
 	Gen0Allocated uint64 // bytes allocated in gen0 since the previous GC
 
-	pauseStartTS int64 // event clock
-	orphaned     bool  // its end can no longer be seen
+	pauseStartTS int64  // event clock
+	bgcThread    uint64 // a background GC's own thread (its SuspendForGCPrep's); 0 unknown
+	orphaned     bool   // its end can no longer be seen
 	emitted      bool
 
 	rt rtMarks
