@@ -107,10 +107,16 @@ func FuzzGCDump(f *testing.F) {
 	f.Fuzz(func(t *testing.T, base uint8, at uint32, patch []byte, cut uint32) {
 		var b []byte
 		if i := int(base) % (len(bases) + 1); i < len(bases) {
+			if len(patch) > maxPatch {
+				return
+			}
 			src := bases[i]
 			o := int(at % uint32(len(src)+1))
 			b = append(append(append(b, src[:o]...), patch...), src[min(o+len(patch), len(src)):]...)
 		} else {
+			if len(patch) > maxFile {
+				return
+			}
 			b = patch
 		}
 		if cut > 0 && int(cut) < len(b) {
@@ -140,6 +146,14 @@ func FuzzGCDump(f *testing.F) {
 		g.Why(func(uint32) bool { return true })
 	})
 }
+
+// Fuzzed bytes longer than these are not read: go test minimizes an
+// input that finds new code by removing each run of its bytes in turn
+// (quadratic in its length), and a patch of a few hundred bytes of the
+// real file (a millisecond an execution) kept workers minimizing for the
+// 60 s default, not fuzzing. A field is a few bytes; the hand-made files
+// are about 300.
+const maxPatch, maxFile = 64, 512
 
 // gcdumpBases are FuzzGCDump's files: dotnet-gcdump's, clrspy's writing
 // of the same graph, a hand-made one with a reference to an object never

@@ -279,6 +279,9 @@ func FuzzGraph(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, at uint16, off uint16, patch []byte, cut uint16) {
+		if len(patch) > maxPatch {
+			return // as FuzzGCDump's: quick to minimize
+		}
 		evs := slices.Clone(small)
 		if int(at) < len(evs) {
 			p := evs[at].payload
