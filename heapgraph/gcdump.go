@@ -135,7 +135,7 @@ func ReadGCDump(in io.Reader) (*Graph, error) {
 	r.i64() // total size: recomputed
 	root := r.i32()
 	ntypes := r.i32()
-	if r.err != nil || ntypes < 0 || int(ntypes) > len(data)/9 {
+	if r.err != nil || ntypes < 0 || int(ntypes) > (len(data)-r.p)/12 { // a type takes 12 bytes at least
 		r.fail("bad type count")
 		return nil, r.err
 	}
@@ -189,20 +189,31 @@ type gcNode struct {
 	kids []int32 // absolute indices
 }
 
-func decodeNode(blob []byte, label uint32, idx int, sizes []int32, kids []int32) (gcNode, bool) {
-	p := int(label)
-	ts, ok := compressed(blob, &p)
+// decodeHead decodes a node's type, size and child count (not its
+// children, which start at *p): constant work, whatever the count.
+func decodeHead(blob []byte, label uint32, sizes []int32, p *int) (n gcNode, count int32, ok bool) {
+	*p = int(label)
+	ts, ok := compressed(blob, p)
 	if !ok || ts < 0 || int(ts>>1) >= len(sizes) {
-		return gcNode{}, false
+		return gcNode{}, 0, false
 	}
-	n := gcNode{typ: ts >> 1, size: sizes[ts>>1]}
+	n = gcNode{typ: ts >> 1, size: sizes[ts>>1]}
 	if ts&1 != 0 {
-		if n.size, ok = compressed(blob, &p); !ok {
-			return gcNode{}, false
+		if n.size, ok = compressed(blob, p); !ok {
+			return gcNode{}, 0, false
 		}
 	}
-	c, ok := compressed(blob, &p)
-	if !ok || c < 0 || int(c) > len(blob)-p {
+	c, ok := compressed(blob, p)
+	if !ok || c < 0 || int(c) > len(blob)-*p {
+		return gcNode{}, 0, false
+	}
+	return n, c, true
+}
+
+func decodeNode(blob []byte, label uint32, idx int, sizes []int32, kids []int32) (gcNode, bool) {
+	var p int
+	n, c, ok := decodeHead(blob, label, sizes, &p)
+	if !ok {
 		return gcNode{}, false
 	}
 	n.kids = kids[:0]
@@ -246,6 +257,24 @@ func pseudoKind(name string, parent RootKind) (RootKind, string) {
 func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []byte, addrs []uint64, root uint32, cut bool) (*Graph, error) {
 	n := len(labels)
 	var kids []int32
+	// Nodes may share an encoding (PerfView writes every UNDEFINED node
+	// as one childless encoding), so nothing but this check bounds the
+	// references by the file's size: a hostile file of 100 KB whose
+	// nodes all point at one encoding of 10,000 children would claim
+	// 10^8 references (gigabytes, seconds). A child takes a byte at
+	// least, and nodes written one after the other have disjoint
+	// encodings (in a cut file, only the one the cut splits can claim
+	// more than the bytes after its start), so honest counts sum to at
+	// most the node data's length.
+	var refs uint64
+	for i := range labels {
+		var p int
+		if _, c, ok := decodeHead(blob, labels[i], sizes, &p); ok {
+			if refs += uint64(c); refs > uint64(len(blob)) {
+				return nil, fmt.Errorf("%w: its nodes claim more references (%d by node %d of %d) than its %d bytes of node data hold", ErrGCDump, refs, i, n, len(blob))
+			}
+		}
+	}
 	// In a cut file, the nodes whose encoding the cut reaches are lost:
 	// not described, like PerfView's UNDEFINED nodes, and counted.
 	var lost []bool
@@ -314,9 +343,12 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 				lostRoots++
 				continue
 			}
-			kg, err := node(int(k))
-			if err != nil {
-				return nil, err
+			// The child's type only: decoding its children here would
+			// cost the roots' count times theirs.
+			var p int
+			kg, _, ok := decodeHead(blob, labels[k], sizes, &p)
+			if !ok {
+				return nil, fmt.Errorf("%w: node %d does not decode", ErrGCDump, k)
 			}
 			if isPseudo(kg.typ) {
 				newID[k] = pseudo

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrspy/clrspy/internal/tracetest"
 )
@@ -83,17 +86,45 @@ func TestReadGCDump(t *testing.T) {
 	}
 }
 
+// FuzzGCDump reads hostile .gcdump files: a real or hand-made file
+// (base) with the fuzzer's bytes written over it at `at` and the result
+// cut at `cut` (0: not cut), or, for base past them, the fuzzer's bytes
+// alone. The fuzzed bytes are a patch rather than the whole file: after
+// each input that finds new code, go test minimizes it (for 60 s unless
+// -fuzzminimizetime says otherwise), byte by byte, and minimizing a
+// 35 KB file took both workers the whole run (about 10 executions in
+// 30 s); a patch of a few bytes is minimized in a moment.
 func FuzzGCDump(f *testing.F) {
-	data, err := os.ReadFile(tracetest.Path(f, dotnetGcdump))
-	if err != nil {
-		f.Fatal(err)
+	bases := gcdumpBases(f)
+	real := uint32(len(bases[0]))
+	f.Add(uint8(0), uint32(0), []byte{}, uint32(0))
+	f.Add(uint8(0), uint32(0), []byte{}, real/3)
+	f.Add(uint8(0), uint32(0), []byte{}, real-6200) // cut in the node data
+	f.Add(uint8(0), uint32(0), []byte{}, real-200)  // cut in the addresses
+	for i := 1; i < len(bases); i++ {
+		f.Add(uint8(i), uint32(0), []byte{}, uint32(0))
 	}
-	f.Add(data)
-	f.Add(data[:len(data)/3])
-	f.Add(data[:len(data)-6200]) // cut in the node data
-	f.Add(data[:len(data)-200])  // cut in the addresses
-	f.Add(undefinedGCDump())
-	f.Fuzz(func(t *testing.T, b []byte) {
+	// The fuzzer's bytes alone: a small file (a large seed here would be
+	// as slow to minimize as the real file).
+	f.Add(uint8(len(bases)), uint32(0), undefinedGCDump(), uint32(0))
+	f.Fuzz(func(t *testing.T, base uint8, at uint32, patch []byte, cut uint32) {
+		var b []byte
+		if i := int(base) % (len(bases) + 1); i < len(bases) {
+			if len(patch) > maxPatch {
+				return
+			}
+			src := bases[i]
+			o := int(at % uint32(len(src)+1))
+			b = append(append(append(b, src[:o]...), patch...), src[min(o+len(patch), len(src)):]...)
+		} else {
+			if len(patch) > maxFile {
+				return
+			}
+			b = patch
+		}
+		if cut > 0 && int(cut) < len(b) {
+			b = b[:cut]
+		}
 		g, err := ReadGCDump(bytes.NewReader(b))
 		if err != nil {
 			if !errors.Is(err, ErrGCDump) {
@@ -104,6 +135,13 @@ func FuzzGCDump(f *testing.F) {
 		if err := g.CheckValid(); err != nil {
 			t.Fatal(err)
 		}
+		if len(g.Addr) != g.N || len(g.Off) != g.N+2 || int(g.Off[g.N+1]) != len(g.Dst) || len(g.Retained) != g.N+1 {
+			t.Fatalf("inconsistent graph: %d nodes, %d offsets, %d refs", g.N, len(g.Off), len(g.Dst))
+		}
+		// References are bounded by the file (a child takes a byte).
+		if len(g.Dst) > len(b)+g.N {
+			t.Fatalf("%d references from a %d-byte file", len(g.Dst), len(b))
+		}
 		var sum uint64
 		for _, ts := range g.Types() {
 			sum += ts.Bytes
@@ -113,6 +151,111 @@ func FuzzGCDump(f *testing.F) {
 		}
 		g.Why(func(uint32) bool { return true })
 	})
+}
+
+// Fuzzed bytes longer than these are not read: go test minimizes an
+// input that finds new code by removing each run of its bytes in turn
+// (quadratic in its length), and a patch of a few hundred bytes of the
+// real file (a millisecond an execution) kept workers minimizing for the
+// 60 s default, not fuzzing. A field is a few bytes; the hand-made files
+// are about 300.
+const maxPatch, maxFile = 64, 512
+
+// gcdumpBases are FuzzGCDump's files: dotnet-gcdump's, clrspy's writing
+// of the same graph, a hand-made one with a reference to an object never
+// described, and (regressions, TestReadGCDumpHostile) nodes sharing one
+// encoding with children and roots all naming one object with children.
+func gcdumpBases(tb testing.TB) [][]byte {
+	data, err := os.ReadFile(tracetest.Path(tb, dotnetGcdump))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := ReadGCDump(bytes.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var own bytes.Buffer
+	if err := WriteGCDump(&own, g); err != nil {
+		tb.Fatal(err)
+	}
+	return [][]byte{data, own.Bytes(), undefinedGCDump(), sharedGCDump(20, 40), fanGCDump(20, 20)}
+}
+
+// sharedGCDump is a hostile file: node 0 the root, nodes 1..n-2 all
+// pointing at one encoding of k children (each the next node), node n-1
+// childless. Read as written it would be (n-2)·k references from a file
+// of about 4n+k bytes: 1.7 GB and 2.3 s for a 104 KB one.
+func sharedGCDump(n, k int) []byte {
+	blob := []byte{0, 0} // the root: type 0, no children
+	shared := len(blob)
+	blob = compressedInt(append(blob, 2), int32(k)) // type 1
+	for range k {
+		blob = append(blob, 1)
+	}
+	last := len(blob)
+	blob = append(blob, 2, 0)
+	labels := make([]int32, n)
+	for i := 1; i < n; i++ {
+		labels[i] = int32(shared)
+	}
+	labels[n-1] = int32(last)
+	return rawGCDump([]string{"[.NET Roots]", "A"}, []int32{0, 24}, labels, blob, nil)
+}
+
+// fanGCDump is a file whose root names one object m times, that object
+// having k children: walking the roots by decoding each root object whole
+// took m·k steps.
+func fanGCDump(m, k int) []byte {
+	blob := compressedInt([]byte{0}, int32(m)) // the root: type 0
+	for range m {
+		blob = append(blob, 1) // node 1
+	}
+	one := len(blob)
+	blob = compressedInt(append(blob, 2), int32(k)) // node 1: type 1
+	for range k {
+		blob = append(blob, 1) // node 2
+	}
+	two := len(blob)
+	blob = append(blob, 2, 0) // node 2: type 1, no children
+	return rawGCDump([]string{"[.NET Roots]", "A"}, []int32{0, 24}, []int32{0, int32(one), int32(two)}, blob, []uint64{0, 0x1000, 0x2000})
+}
+
+// TestReadGCDumpHostile: a hostile file cannot make the reader allocate
+// or work out of proportion to its size. Nodes sharing one encoding with
+// children claim more references than the node data holds: one error.
+// Roots naming one object with many children: read in linear time.
+func TestReadGCDumpHostile(t *testing.T) {
+	b := sharedGCDump(8000, 8000)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	g, err := ReadGCDump(bytes.NewReader(b))
+	runtime.ReadMemStats(&m1)
+	if !errors.Is(err, ErrGCDump) || !strings.Contains(err.Error(), "claim more references") {
+		t.Errorf("shared encoding: %v, want ErrGCDump about the references", err)
+	}
+	if g != nil {
+		t.Errorf("shared encoding: a graph of %d references", len(g.Dst))
+	}
+	// Read as written: 64 M references, 1.7 GB. The bound: a few times
+	// the 104 KB file.
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 10*uint64(len(b)) {
+		t.Errorf("a %d-byte file made the reader allocate %d bytes", len(b), a)
+	}
+	// 40,000 roots × 40,000 children: 1.6·10^9 steps walked the old way
+	// (seconds); linear, a few milliseconds. The bound leaves a loaded
+	// machine hundreds of times the linear cost.
+	b = fanGCDump(40000, 40000)
+	start := time.Now()
+	g, err = ReadGCDump(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a %d-byte file took %v to read", len(b), d)
+	}
+	if g.N != 2 || len(g.Roots) != 40000 || g.Bytes != 48 || g.Retained[g.N] != 48 || !g.Complete() {
+		t.Errorf("%d objects, %d roots, %d bytes, missing %+v; want 2 objects of 24 bytes under 40,000 roots", g.N, len(g.Roots), g.Bytes, g.Missing)
+	}
 }
 
 // TestWriteGCDump writes the real snapshot as a .gcdump and reads it
@@ -160,28 +303,51 @@ type tinyNode struct {
 // tinyGCDump writes a .gcdump by hand, field by field as ReadGCDump's
 // comment describes the layout (types: name and size; node 0 the root).
 func tinyGCDump(types []string, sizes []int32, nodes []tinyNode, addrs []uint64) []byte {
+	var blob []byte
+	labels := make([]int32, len(nodes))
+	for i, n := range nodes {
+		labels[i] = int32(len(blob))
+		if n.size != 0 {
+			blob = compressedInt(blob, n.typ<<1|1)
+			blob = compressedInt(blob, n.size)
+		} else {
+			blob = compressedInt(blob, n.typ<<1)
+		}
+		blob = compressedInt(blob, int32(len(n.kids)))
+		for _, k := range n.kids {
+			blob = compressedInt(blob, k-int32(i))
+		}
+	}
+	return rawGCDump(types, sizes, labels, blob, addrs)
+}
+
+// compressedInt appends v as the node data's compressed integer: 7-bit
+// groups, most significant first, the first one signed, the high bit on
+// all but the last.
+func compressedInt(out []byte, v int32) []byte {
+	n := 1
+	for ; n < 5; n++ {
+		if lo, hi := int64(-1)<<(7*n-1), int64(1)<<(7*n-1); int64(v) >= lo && int64(v) < hi {
+			break
+		}
+	}
+	for k := n - 1; k >= 0; k-- {
+		c := byte(v>>(7*k)) & 0x7f
+		if k > 0 {
+			c |= 0x80
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// rawGCDump writes a .gcdump of the given node data and each node's
+// offset into it (labels; node 0 the root).
+func rawGCDump(types []string, sizes []int32, labels []int32, blob []byte, addrs []uint64) []byte {
 	var b []byte
 	i32 := func(v int32) { b = binary.LittleEndian.AppendUint32(b, uint32(v)) }
 	str := func(s string) { i32(int32(len(s))); b = append(b, s...) }
 	header := func(name string) { b = append(b, 4, 4, 1); i32(1); i32(0); str(name); b = append(b, 6) }
-	// compressed: 7-bit groups, most significant first, the first one
-	// signed, the high bit on all but the last.
-	comp := func(out []byte, v int32) []byte {
-		n := 1
-		for ; n < 5; n++ {
-			if lo, hi := int64(-1)<<(7*n-1), int64(1)<<(7*n-1); int64(v) >= lo && int64(v) < hi {
-				break
-			}
-		}
-		for k := n - 1; k >= 0; k-- {
-			c := byte(v>>(7*k)) & 0x7f
-			if k > 0 {
-				c |= 0x80
-			}
-			out = append(out, c)
-		}
-		return out
-	}
 	str("!FastSerialization.1")
 	header("GCHeapDump")
 	header("Graphs.MemoryGraph")
@@ -193,20 +359,9 @@ func tinyGCDump(types []string, sizes []int32, nodes []tinyNode, addrs []uint64)
 		i32(sizes[i])
 		str("")
 	}
-	var blob []byte
-	i32(int32(len(nodes)))
-	for i, n := range nodes {
-		i32(int32(len(blob)))
-		if n.size != 0 {
-			blob = comp(blob, n.typ<<1|1)
-			blob = comp(blob, n.size)
-		} else {
-			blob = comp(blob, n.typ<<1)
-		}
-		blob = comp(blob, int32(len(n.kids)))
-		for _, k := range n.kids {
-			blob = comp(blob, k-int32(i))
-		}
+	i32(int32(len(labels)))
+	for _, l := range labels {
+		i32(l)
 	}
 	i32(int32(len(blob)))
 	b = append(b, blob...)
