@@ -32,12 +32,14 @@ type Builder struct {
 	restart int64 // the runtime resumed after it
 	onDone  func()
 
-	// Nodes in the order described, parallel arrays.
-	addrs  []uint64
-	sizes  []uint64
-	types  []uint32 // index into typeNames
-	nedges []uint32
-	edges  []uint64 // edge target addresses, in node order
+	// Nodes in the order described, parallel arrays (mapped outside the
+	// Go heap when mem is set: see mem_linux.go).
+	mem    *store
+	addrs  vec[uint64]
+	sizes  vec[uint64]
+	types  vec[uint32] // index into typeNames
+	nedges vec[uint32]
+	edges  vec[uint64] // edge target addresses, in node order
 	roots  []rawRoot
 
 	typeOf    map[uint64]uint32 // BulkType TypeID -> index
@@ -86,6 +88,24 @@ func NewBuilder(hdr *nettrace.Header, onDone func()) *Builder {
 		b.ptr = 8
 	}
 	return b
+}
+
+// MapArrays puts the graph's per-object and per-reference arrays outside
+// the Go heap, in mappings freed as soon as each is no longer needed (the
+// Graph's own arrays by Graph.Free, or at exit): a command that takes one
+// snapshot needs a fraction of the memory the Go heap would. With spill,
+// they are shared mappings of temporary files in dir ("": os.TempDir;
+// unlinked at once, so removed on exit whatever the way), whose resident
+// pages go back to the page cache at the end of each phase: the process
+// keeps only the working set of the phase it is in. Call it before the
+// events.
+func (b *Builder) MapArrays(spill bool, dir string) {
+	b.mem = newStore(spill, dir)
+	b.addrs = newVec[uint64](b.mem, maxElems)
+	b.sizes = newVec[uint64](b.mem, maxElems)
+	b.types = newVec[uint32](b.mem, maxElems)
+	b.nedges = newVec[uint32](b.mem, maxElems+2)
+	b.edges = newVec[uint64](b.mem, maxElems)
 }
 
 // Wants reports whether an event of m is one the builder reads (a file
@@ -139,7 +159,7 @@ func (b *Builder) Stats() analysis.Stats { return b.stats }
 
 // Dumped reports whether the stream held a heap dump (its GC started and
 // described objects).
-func (b *Builder) Dumped() bool { return len(b.addrs) > 0 }
+func (b *Builder) Dumped() bool { return len(b.addrs.s) > 0 }
 
 // Event feeds one event.
 func (b *Builder) Event(ev *nettrace.Event) {
@@ -183,7 +203,7 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		}
 		b.stats.Used()
 		if b.state == dumping && g.Count == b.gc {
-			if len(b.addrs) == 0 {
+			if len(b.addrs.s) == 0 {
 				// A gen2 GC without a walk: wait for the next one.
 				b.state = waiting
 				return
@@ -236,16 +256,17 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		b.lostNode += gap(&b.nextNode, idx)
 		for i := range b.nodeBuf {
 			n := &b.nodeBuf[i]
-			b.addrs = append(b.addrs, n.Address)
-			b.sizes = append(b.sizes, n.Size)
-			b.types = append(b.types, b.typeIndex(n.TypeID))
+			b.addrs.push(n.Address)
+			b.sizes.push(n.Size)
+			b.types.push(b.typeIndex(n.TypeID))
 			ec := n.EdgeCount
 			if ec > 1<<31 {
 				ec = 1 << 31 // hostile: the edges cannot be there
 			}
-			b.nedges = append(b.nedges, uint32(ec))
+			b.nedges.push(uint32(ec))
 			b.edgesAnnounced += ec
 		}
+		b.mem.wrote(int64(len(b.nodeBuf)) * 24)
 	case clrevents.IDGCBulkEdge:
 		var idx uint32
 		var err error
@@ -257,8 +278,9 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		b.stats.Used()
 		b.lostEdge += gap(&b.nextEdge, idx)
 		for i := range b.edgeBuf {
-			b.edges = append(b.edges, b.edgeBuf[i].Target)
+			b.edges.push(b.edgeBuf[i].Target)
 		}
+		b.mem.wrote(int64(len(b.edgeBuf)) * 8)
 	case clrevents.IDGCBulkRootEdge:
 		var idx uint32
 		var err error

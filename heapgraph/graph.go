@@ -109,7 +109,8 @@ type Graph struct {
 	GC       uint32        // the dump GC's number
 	Pause    time.Duration // the dump GC's pause (suspension to restart), 0 unknown
 	COM      uint64        // RCW and CCW wrappers reported
-	byAddr   []uint32      // ids sorted by address
+	byAddr   []uint32      // ids sorted by address (nil: the ids are in address order)
+	mem      *store        // where the arrays are mapped (nil: the Go heap)
 	analysed bool
 
 	// Filled by Analyze.
@@ -137,6 +138,10 @@ func (g *Graph) TypeName(v uint32) string {
 
 // Find returns the id of the object at addr.
 func (g *Graph) Find(addr uint64) (uint32, bool) {
+	if g.byAddr == nil {
+		i, ok := slices.BinarySearch(g.Addr[:g.N], addr)
+		return uint32(i), ok
+	}
 	i, ok := slices.BinarySearchFunc(g.byAddr, addr, func(id uint32, a uint64) int {
 		switch x := g.Addr[id]; {
 		case x < a:
@@ -164,17 +169,23 @@ func (g *Graph) RootOf(v uint32) (Root, bool) {
 // Graph builds the graph the builder collected and analyses it (see
 // Analyze). It fails when the stream held no heap dump.
 func (b *Builder) Graph() (*Graph, error) {
-	if len(b.addrs) == 0 {
+	if len(b.addrs.s) == 0 {
 		if b.state == waiting && b.gc == 0 {
 			return nil, fmt.Errorf("no heap dump in the events (no blocking gen2 GC described its objects: the session needs the runtime's GCHeapDump and GCHeapCollect keywords)")
 		}
 		return nil, fmt.Errorf("the heap dump's GC %d described no objects", b.gc)
 	}
-	n := len(b.addrs)
+	n := len(b.addrs.s)
 	if uint64(n) >= 1<<32-2 {
 		return nil, fmt.Errorf("%d objects: more than 32-bit node ids hold", n)
 	}
-	g := &Graph{N: n, Addr: b.addrs, Size: b.sizes, Type: b.types, TypeNames: b.typeNames, GC: b.gc, COM: b.com}
+	if err := b.mem.Err(); err != nil {
+		return nil, err
+	}
+	// The collection is over: what it wrote goes to the page cache when
+	// spilled (each phase brings back what it touches).
+	b.mem.release()
+	g := &Graph{N: n, Addr: b.addrs.s, Size: b.sizes.s, Type: b.types.s, TypeNames: b.typeNames, GC: b.gc, COM: b.com, mem: b.mem}
 	// Types by name: distinct TypeIDs of one name (nested "<>c" classes
 	// of different parents, a type in two load contexts) are one row.
 	byName := make(map[string]uint32, len(b.typeNames))
@@ -208,50 +219,64 @@ func (b *Builder) Graph() (*Graph, error) {
 	for _, s := range g.Size {
 		g.Bytes += s
 	}
-	g.byAddr = make([]uint32, n)
-	for i := range g.byAddr {
-		g.byAddr[i] = uint32(i)
-	}
-	slices.SortFunc(g.byAddr, func(a, c uint32) int {
-		switch x, y := g.Addr[a], g.Addr[c]; {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
+	// The runtime walks the heap in address order (measured on .NET 10:
+	// a 1 M-object heap's nodes came sorted): then the ids are their own
+	// address order and no index is needed.
+	if !slices.IsSorted(g.Addr) || hasDup(g.Addr) {
+		g.byAddr = makeArr[uint32](g.mem, n)
+		for i := range g.byAddr {
+			g.byAddr[i] = uint32(i)
 		}
-		return 0
-	})
+		slices.SortFunc(g.byAddr, func(a, c uint32) int {
+			switch x, y := g.Addr[a], g.Addr[c]; {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		})
+	}
 
 	// CSR: node i's edges are the next nedges[i] of the edge stream;
 	// edges to objects never described are dropped and counted.
 	// The per-node edge counts become the offsets in place (each count
 	// is read before its slot is overwritten): no second array.
-	g.Off = append(b.nedges, 0, 0)
-	b.nedges = nil
-	g.Dst = make([]uint32, 0, len(b.edges)+len(b.roots)+len(b.statics))
+	b.nedges.push(0)
+	b.nedges.push(0)
+	g.Off = b.nedges.s
+	b.nedges = vec[uint32]{}
+	edges := b.edges.s
+	// Room for the roots and the unrooted ones (reserved address space,
+	// only what is written takes memory).
+	dst := newVec[uint32](g.mem, len(edges)+len(b.roots)+len(b.statics)+n+1)
 	var dangling []uint64
 	pos := uint64(0)
 	for i := 0; i < n; i++ {
 		want := uint64(g.Off[i])
-		g.Off[i] = uint32(len(g.Dst))
-		if rest := uint64(len(b.edges)) - pos; want > rest {
+		g.Off[i] = uint32(len(dst.s))
+		if rest := uint64(len(edges)) - pos; want > rest {
 			g.Missing.Edges += want - rest
 			want = rest
 		}
-		for _, a := range b.edges[pos : pos+want] {
+		for _, a := range edges[pos : pos+want] {
 			if id, ok := g.Find(a); ok {
-				g.Dst = append(g.Dst, id)
+				dst.push(id)
 			} else if a != 0 {
 				dangling = append(dangling, a)
 			}
 		}
 		pos += want
+		if i&0xffff == 0 {
+			g.mem.wrote(0x10000 * 24) // edges read, ids written, Off
+		}
 	}
-	g.Off[n] = uint32(len(g.Dst))
+	g.Off[n] = uint32(len(dst.s))
 	g.Missing.DanglingEdges = uint64(len(dangling))
 	slices.Sort(dangling)
 	g.Missing.DanglingObjects = uint64(len(slices.Compact(dangling)))
-	b.edges = nil
+	b.edges.free()
+	b.mem.release()
 
 	// Roots: statics first (named by class and field), then the others
 	// in kind order, so a path prefers the most telling root.
@@ -284,15 +309,43 @@ func (b *Builder) Graph() (*Graph, error) {
 		}
 		if _, seen := g.rootOf[id]; !seen {
 			g.rootOf[id] = uint32(len(g.Roots))
-			g.Dst = append(g.Dst, id)
+			dst.push(id)
 		}
 		g.Roots = append(g.Roots, Root{Object: id, Kind: r.kind, Name: b.names[r.name]})
 	}
 	b.roots = nil
-	g.Off[n+1] = uint32(len(g.Dst))
-	g.attachUnrooted()
+	g.Off[n+1] = uint32(len(dst.s))
+	g.Dst = dst.s
+	g.attachUnrooted(&dst)
+	b.mem.release()
 	g.Analyze()
+	if err := g.mem.Err(); err != nil {
+		g.Free()
+		return nil, err
+	}
 	return g, nil
+}
+
+// hasDup reports whether sorted a holds an address twice.
+func hasDup(a []uint64) bool {
+	for i := 1; i < len(a); i++ {
+		if a[i] == a[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Free unmaps the arrays of a graph whose builder mapped them
+// (Builder.MapArrays): neither g nor any slice taken from it may be used
+// after. A no-op for other graphs.
+func (g *Graph) Free() {
+	if g.mem == nil {
+		return
+	}
+	g.mem.closeAll()
+	g.mem = nil
+	g.Addr, g.Size, g.Type, g.Off, g.Dst, g.byAddr, g.Idom, g.Retained, g.order = nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 func (b *Builder) intern(s string) uint32 {
@@ -311,22 +364,13 @@ func (b *Builder) intern(s string) uint32 {
 // attachUnrooted joins to the virtual root every object the roots do not
 // reach: the first unreached object of each unreached region (in id
 // order) becomes an unrooted root.
-func (g *Graph) attachUnrooted() {
+// dst holds g.Dst (the unrooted roots are appended to it).
+func (g *Graph) attachUnrooted(dst *vec[uint32]) {
 	seen := make([]uint64, (g.N+1+63)/64)
-	var stack []uint32
+	var stack []dfsFrame
 	mark := func(s uint32) {
 		seen[s/64] |= 1 << (s % 64)
-		stack = append(stack[:0], s)
-		for len(stack) > 0 {
-			v := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for _, w := range g.Refs(v) {
-				if seen[w/64]&(1<<(w%64)) == 0 {
-					seen[w/64] |= 1 << (w % 64)
-					stack = append(stack, w)
-				}
-			}
-		}
+		stack = g.markFrom(append(stack[:0], dfsFrame{s, g.Off[s]}), seen)
 	}
 	mark(g.Root())
 	for v := uint32(0); v < uint32(g.N); v++ {
@@ -336,7 +380,8 @@ func (g *Graph) attachUnrooted() {
 		g.Missing.Unrooted++
 		g.rootOf[v] = uint32(len(g.Roots))
 		g.Roots = append(g.Roots, Root{Object: v, Kind: RootUnrooted})
-		g.Dst = append(g.Dst, v)
+		dst.push(v)
+		g.Dst = dst.s
 		g.Off[g.N+1] = uint32(len(g.Dst))
 		mark(v)
 	}
@@ -350,23 +395,13 @@ func (g *Graph) attachUnrooted() {
 // unrootedCount counts the objects the real roots do not reach.
 func (g *Graph) unrootedCount() uint64 {
 	seen := make([]uint64, (g.N+1+63)/64)
-	stack := []uint32{}
+	var stack []dfsFrame
 	for _, r := range g.Roots {
 		if r.Kind == RootUnrooted || seen[r.Object/64]&(1<<(r.Object%64)) != 0 {
 			continue
 		}
 		seen[r.Object/64] |= 1 << (r.Object % 64)
-		stack = append(stack, r.Object)
-	}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, w := range g.Refs(v) {
-			if seen[w/64]&(1<<(w%64)) == 0 {
-				seen[w/64] |= 1 << (w % 64)
-				stack = append(stack, w)
-			}
-		}
+		stack = g.markFrom(append(stack[:0], dfsFrame{r.Object, g.Off[r.Object]}), seen)
 	}
 	var n uint64
 	for v := 0; v < g.N; v++ {
@@ -375,4 +410,32 @@ func (g *Graph) unrootedCount() uint64 {
 		}
 	}
 	return n
+}
+
+// dfsFrame is a node being walked and the position of its next reference.
+type dfsFrame struct{ v, pos uint32 }
+
+// markFrom sets in seen every node reachable from the stack's frames
+// (their own nodes already set). A frame per node on the current path,
+// not per reference waiting: an array of a million references costs one
+// frame, not a million entries. It returns the stack for reuse.
+func (g *Graph) markFrom(stack []dfsFrame, seen []uint64) []dfsFrame {
+	steps := 0
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.pos == g.Off[f.v+1] {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		w := g.Dst[f.pos]
+		f.pos++
+		if steps++; steps&0xffff == 0 {
+			g.mem.wrote(0x10000 * 8)
+		}
+		if seen[w/64]&(1<<(w%64)) == 0 {
+			seen[w/64] |= 1 << (w % 64)
+			stack = append(stack, dfsFrame{w, g.Off[w]})
+		}
+	}
+	return stack
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,8 @@ type snapshotOptions struct {
 	save         string
 	after        time.Duration
 	timeout      time.Duration
+	maxMemory    string
+	spill        bool // --max-memory given: the graph's arrays spill to files
 }
 
 func newSnapshotCmd() *cobra.Command {
@@ -105,6 +108,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
+	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and only each phase's working set stays resident; the Go heap's soft limit is a quarter of it")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
@@ -125,6 +129,16 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			return fmt.Errorf("-o %s writes a .gcdump: --json and --format do not apply", o.out)
 		case o.after < 0 || o.timeout <= 0:
 			return fmt.Errorf("--after must not be negative and --timeout must be positive")
+		}
+		if o.maxMemory != "" {
+			n, err := parseSize(o.maxMemory)
+			if err != nil || n < 16<<20 {
+				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
+			}
+			o.spill = true
+			// The mapped arrays are outside the Go heap; what is in it
+			// (the stream's buffers, names, the report) gets a quarter.
+			debug.SetMemoryLimit(n / 4)
 		}
 		if o.diff {
 			return runSnapshotDiff(cmd, t, args, o)
@@ -205,6 +219,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
 	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// One snapshot per command: its arrays are mapped outside the Go heap
+	// (freed at exit).
+	b.MapArrays(o.spill, "")
 	in, err := run(st, stopWatch, b)
 	if err != nil {
 		st.Close()
@@ -220,6 +237,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// The stream is done: its buffers go before the graph's arrays come
 	// (finish closes it again, a no-op).
 	st.Close()
+	// ... and their pages go back to the system now, not when the
+	// scavenger gets to them.
+	debug.FreeOSMemory()
 	g, err := b.Graph()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
@@ -288,7 +308,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 }
 
 // readSnapshotFile builds the graph of a trace file.
-func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph, error) {
+func readSnapshotFile(path string, threads int, spill bool) (report.Input, *heapgraph.Graph, error) {
 	if isGcdump(path) {
 		return readGcdump(path)
 	}
@@ -298,6 +318,7 @@ func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph,
 	}
 	defer st.Close()
 	b := heapgraph.NewBuilder(st.Header(), nil)
+	b.MapArrays(spill, "")
 	in, err := run(st, func() {}, b)
 	if err != nil {
 		return in, nil, err
@@ -326,11 +347,11 @@ func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapsh
 	if err != nil {
 		return err
 	}
-	bin, old, err := readSnapshotFile(args[0], threads)
+	bin, old, err := readSnapshotFile(args[0], threads, o.spill)
 	if err != nil {
 		return err
 	}
-	ain, cur, err := readSnapshotFile(args[1], threads)
+	ain, cur, err := readSnapshotFile(args[1], threads, o.spill)
 	if err != nil {
 		return err
 	}

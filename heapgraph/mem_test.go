@@ -1,0 +1,108 @@
+//go:build linux
+
+package heapgraph
+
+import (
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// loadWith builds a fixture's graph with the builder set up by setup.
+func loadWith(tb testing.TB, name string, setup func(*Builder)) *Graph {
+	tb.Helper()
+	r := tracetest.OpenFile(tb, tracetest.Path(tb, name), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	b := NewBuilder(r.Header(), nil)
+	setup(b)
+	if err := tracetest.ReadAll(tb, r, b.Event); err != nil && !errors.Is(err, nettrace.ErrTruncated) {
+		tb.Fatal(err)
+	}
+	g, err := b.Graph()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// TestGraphSpill builds the graph workload's snapshot three ways: in the
+// Go heap, in anonymous mappings (MapArrays(false)), and spilled to files
+// with a one-page step, so that resident pages go back to the page cache
+// many times in every phase and are read back from the files. Every array
+// and every analysis must be the same; the spill files must not be
+// visible in their directory (unlinked when made) and must be gone when
+// the graph is freed.
+func TestGraphSpill(t *testing.T) {
+	old := spillStep
+	spillStep = 4096
+	defer func() { spillStep = old }()
+
+	want := load(t, "heap-graph.nettrace.gz")
+	mapped := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(false, "") })
+	dir := t.TempDir()
+	spilled := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(true, dir) })
+	if want.N < 4000 {
+		t.Fatalf("fixture has %d objects, want the workload's 4000 and more", want.N)
+	}
+	files := 0
+	for _, r := range spilled.mem.regs {
+		if r.f != nil {
+			files++
+		}
+	}
+	// Addr, Size, Type, Off, Dst, Idom, Retained, order (and byAddr
+	// when the ids are not in address order).
+	if files < 8 {
+		t.Errorf("%d spilled regions, want the graph's 8 arrays or more", files)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("spill directory holds %d entries (%v), want none (files unlinked when made)", len(ents), err)
+	}
+	for name, g := range map[string]*Graph{"mapped": mapped, "spilled": spilled} {
+		if g.N != want.N || g.Bytes != want.Bytes || g.Missing != want.Missing {
+			t.Errorf("%s: %d objects %d bytes %+v, want %d %d %+v", name, g.N, g.Bytes, g.Missing, want.N, want.Bytes, want.Missing)
+		}
+		for field, pair := range map[string][2]any{
+			"Addr": {g.Addr, want.Addr}, "Size": {g.Size, want.Size}, "Type": {g.Type, want.Type},
+			"Off": {g.Off, want.Off}, "Dst": {g.Dst, want.Dst}, "Idom": {g.Idom, want.Idom},
+			"Retained": {g.Retained, want.Retained}, "order": {g.order, want.order}, "Roots": {g.Roots, want.Roots},
+		} {
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Errorf("%s: %s differs from the Go heap's", name, field)
+			}
+		}
+		if !reflect.DeepEqual(g.Types(), want.Types()) {
+			t.Errorf("%s: types differ", name)
+		}
+		m, err := g.Matcher("GraphLeaf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm, _ := want.Matcher("GraphLeaf")
+		if !reflect.DeepEqual(g.Why(m), want.Why(wm)) {
+			t.Errorf("%s: --why GraphLeaf differs", name)
+		}
+		if !reflect.DeepEqual(g.Tree(3, 5), want.Tree(3, 5)) {
+			t.Errorf("%s: tree differs", name)
+		}
+		if id, ok := g.Find(want.Addr[want.N/2]); !ok || id != uint32(want.N/2) && want.Addr[id] != want.Addr[want.N/2] {
+			t.Errorf("%s: Find of object %d's address: %d %v", name, want.N/2, id, ok)
+		}
+	}
+	spilled.Free()
+	mapped.Free()
+	if spilled.Addr != nil || spilled.mem != nil {
+		t.Error("Free left the arrays")
+	}
+}
