@@ -99,8 +99,12 @@ func NewBuilder(hdr *nettrace.Header, onDone func()) *Builder {
 // pages go back to the page cache at the end of each phase: the process
 // keeps only the working set of the phase it is in. Call it before the
 // events.
-func (b *Builder) MapArrays(spill bool, dir string) {
+//
+// budget (spill only; 0: none) bounds the process's resident memory: past
+// it, the spilled pages go back to the page cache at once, mid-phase.
+func (b *Builder) MapArrays(spill bool, dir string, budget int64) {
 	b.mem = newStore(spill, dir)
+	b.mem.Watch(budget)
 	b.addrs = newVec[uint64](b.mem, maxElems)
 	b.sizes = newVec[uint64](b.mem, maxElems)
 	b.types = newVec[uint32](b.mem, maxElems)

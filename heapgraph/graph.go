@@ -117,6 +117,8 @@ type Graph struct {
 	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
 	Retained []uint64 // retained bytes (N+1; Retained[N] == Bytes)
 	order    []uint32 // ids in DFS preorder from the virtual root
+	// The dominator tree's children (domChildren), once asked for.
+	domOff, domKids []uint32
 }
 
 // Complete reports whether nothing was lost.
@@ -346,6 +348,7 @@ func (g *Graph) Free() {
 	g.mem.closeAll()
 	g.mem = nil
 	g.Addr, g.Size, g.Type, g.Off, g.Dst, g.byAddr, g.Idom, g.Retained, g.order = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	g.domOff, g.domKids = nil, nil
 }
 
 func (b *Builder) intern(s string) uint32 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -152,8 +153,10 @@ func (s *store) release() {
 	defer s.mu.Unlock()
 	s.written = 0
 	for _, r := range s.regs {
-		if r.f != nil && r.size > 0 {
-			syscall.Madvise(r.mem[:r.size], syscall.MADV_DONTNEED)
+		if r.f != nil {
+			// The whole reservation (untouched pages cost nothing):
+			// the array may be growing under a Watch.
+			syscall.Madvise(r.mem, syscall.MADV_DONTNEED)
 		}
 	}
 }
@@ -170,6 +173,36 @@ func (s *store) wrote(n int64) {
 	if s.written >= spillStep {
 		s.release()
 	}
+}
+
+// Watch hands the spilled pages back whenever the process's resident
+// memory exceeds budget bytes (checked every 10 ms, /proc/self/statm): the
+// bound a phase's own releases do not give while it touches more than
+// that. Concurrent hand-backs are safe: a shared file mapping's pages keep
+// their contents in the page cache, a touch after one reads them back. It
+// runs until the process ends (one command, one snapshot).
+func (s *store) Watch(budget int64) {
+	if s == nil || !s.spill || budget <= 0 {
+		return
+	}
+	page := int64(os.Getpagesize())
+	go func() {
+		buf := make([]byte, 128)
+		for {
+			time.Sleep(10 * time.Millisecond)
+			f, err := os.Open("/proc/self/statm")
+			if err != nil {
+				return
+			}
+			n, _ := f.Read(buf)
+			f.Close()
+			var size, rss int64
+			fmt.Sscan(string(buf[:n]), &size, &rss)
+			if rss*page > budget {
+				s.release()
+			}
+		}
+	}()
 }
 
 // Err is the first mapping failure (the arrays fell back to the Go heap).

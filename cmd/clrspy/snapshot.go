@@ -38,7 +38,7 @@ type snapshotOptions struct {
 	after        time.Duration
 	timeout      time.Duration
 	maxMemory    string
-	spill        bool // --max-memory given: the graph's arrays spill to files
+	budget       int64 // --max-memory in bytes (0: not given)
 }
 
 func newSnapshotCmd() *cobra.Command {
@@ -135,7 +135,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			if err != nil || n < 16<<20 {
 				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
 			}
-			o.spill = true
+			o.budget = n
 			// The mapped arrays are outside the Go heap; what is in it
 			// (the stream's buffers, names, the report) gets a quarter.
 			debug.SetMemoryLimit(n / 4)
@@ -221,7 +221,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	b := heapgraph.NewBuilder(st.Header(), st.Stop)
 	// One snapshot per command: its arrays are mapped outside the Go heap
 	// (freed at exit).
-	b.MapArrays(o.spill, "")
+	b.MapArrays(o.budget > 0, "", o.budget)
 	in, err := run(st, stopWatch, b)
 	if err != nil {
 		st.Close()
@@ -308,7 +308,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 }
 
 // readSnapshotFile builds the graph of a trace file.
-func readSnapshotFile(path string, threads int, spill bool) (report.Input, *heapgraph.Graph, error) {
+func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
 	if isGcdump(path) {
 		return readGcdump(path)
 	}
@@ -318,7 +318,7 @@ func readSnapshotFile(path string, threads int, spill bool) (report.Input, *heap
 	}
 	defer st.Close()
 	b := heapgraph.NewBuilder(st.Header(), nil)
-	b.MapArrays(spill, "")
+	b.MapArrays(budget > 0, "", budget)
 	in, err := run(st, func() {}, b)
 	if err != nil {
 		return in, nil, err
@@ -347,11 +347,11 @@ func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapsh
 	if err != nil {
 		return err
 	}
-	bin, old, err := readSnapshotFile(args[0], threads, o.spill)
+	bin, old, err := readSnapshotFile(args[0], threads, o.budget)
 	if err != nil {
 		return err
 	}
-	ain, cur, err := readSnapshotFile(args[1], threads, o.spill)
+	ain, cur, err := readSnapshotFile(args[1], threads, o.budget)
 	if err != nil {
 		return err
 	}
