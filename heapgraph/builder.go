@@ -42,18 +42,22 @@ type Builder struct {
 	edges  vec[uint64] // edge target addresses, in node order
 	roots  []rawRoot
 
-	typeOf    map[uint64]uint32 // BulkType TypeID -> index
-	typeNames []string
-	typeIDs   []uint64          // each type's TypeID
-	typeMods  []uint64          // each type's ModuleID (0: unknown)
-	known     map[uint64]string // KnownTypes
-	modules   map[uint64]string
-	names     []string // root names; 0 is ""
-	nameIdx   map[string]uint32
-	statics   []staticRoot
-	stackIDs  map[uint64]string
-	cwt       uint64
-	com       uint64
+	typeOf map[uint64]uint32 // BulkType TypeID -> index
+	// The last TypeID typeIndex found, and its index.
+	lastTypeID uint64
+	lastType   uint32
+	lastTypeOK bool
+	typeNames  []string
+	typeIDs    []uint64          // each type's TypeID
+	typeMods   []uint64          // each type's ModuleID (0: unknown)
+	known      map[uint64]string // KnownTypes
+	modules    map[uint64]string
+	names      []string // root names; 0 is ""
+	nameIdx    map[string]uint32
+	statics    []staticRoot
+	stackIDs   map[uint64]string
+	cwt        uint64
+	com        uint64
 
 	// Next expected Index per bulk kind, and the events missing.
 	nextNode, nextEdge, nextRoot uint32
@@ -365,7 +369,13 @@ func gap(next *uint32, idx uint32) uint32 {
 // typeIndex is the index of a TypeID, named later if its BulkType has not
 // come yet.
 func (b *Builder) typeIndex(id uint64) uint32 {
+	// Neighbours are often of one type (an array's elements, an object
+	// and its parts): one map lookup per run of them.
+	if id == b.lastTypeID && b.lastTypeOK {
+		return b.lastType
+	}
 	if i, ok := b.typeOf[id]; ok {
+		b.lastTypeID, b.lastType, b.lastTypeOK = id, i, true
 		return i
 	}
 	i := uint32(len(b.typeNames))

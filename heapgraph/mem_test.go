@@ -156,3 +156,29 @@ func benchGraph(items int) *Graph {
 	g.Dst = dst.s
 	return g
 }
+
+// TestAddrRuns: nodes described in increasing runs (heap regions walked
+// in another order than their addresses) are found through the runs; runs
+// that overlap, or an address twice, fall back to the sorted index.
+func TestAddrRuns(t *testing.T) {
+	addr := []uint64{0x9000, 0x9010, 0x5000, 0x5040, 0x3000, 0x3100, 0x1000, 0x1008}
+	g := &Graph{N: len(addr), Addr: addr, runs: addrRuns(addr)}
+	if len(g.runs) != 4 || g.runs[0].first != 0x1000 || g.runs[3].first != 0x9000 {
+		t.Fatalf("runs %+v, want 4 by address from 0x1000 to 0x9000", g.runs)
+	}
+	for id, a := range addr {
+		if got, ok := g.Find(a); !ok || got != uint32(id) {
+			t.Errorf("Find(%#x) = %d %v, want %d", a, got, ok, id)
+		}
+	}
+	for _, a := range []uint64{0, 0x1004, 0x5020, 0x3200, 0x9001, 0x9020, 0xffff} {
+		if got, ok := g.Find(a); ok {
+			t.Errorf("Find(%#x) = %d, want none", a, got)
+		}
+	}
+	for _, bad := range [][]uint64{{0x1000, 0x2000, 0x1800, 0x1900}, {0x1000, 0x2000, 0x2000}} {
+		if r := addrRuns(bad); r != nil {
+			t.Errorf("addrRuns(%x) = %+v, want nil (overlap)", bad, r)
+		}
+	}
+}
