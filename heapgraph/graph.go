@@ -348,18 +348,22 @@ type addrRun struct {
 	start, end uint32 // ids [start, end)
 }
 
-// addrRuns splits addr into its increasing runs and returns them by
-// address, or nil when two runs overlap (or more than a few thousand: the
-// sorted index is then as good).
+// addrRuns splits addr into increasing runs, cut wherever the next
+// address jumps by more than regionGap too (a run may pass from one heap
+// region to another with a gap where a region walked later lies; the
+// gap between two objects of one region never holds another's), and
+// returns them by address; nil when two still overlap (an address twice,
+// or no order of regions: the sorted index is needed then).
 func addrRuns(addr []uint64) []addrRun {
+	const regionGap = 1 << 20 // .NET's regions: 4 MiB and up, aligned
 	var runs []addrRun
 	start := 0
 	for i := 1; i <= len(addr); i++ {
-		if i < len(addr) && addr[i] > addr[i-1] {
+		if i < len(addr) && addr[i] > addr[i-1] && addr[i]-addr[i-1] <= regionGap {
 			continue
 		}
 		runs = append(runs, addrRun{addr[start], uint32(start), uint32(i)})
-		if len(runs) > 4096 {
+		if len(runs) > 1<<16 {
 			return nil
 		}
 		start = i
@@ -419,18 +423,33 @@ func (g *Graph) attachUnrooted(dst *vec[uint32]) {
 		stack = g.markFrom(append(stack[:0], dfsFrame{s, g.Off[s]}), seen)
 	}
 	mark(g.Root())
+	// The unreached regions' first objects, found before they are added
+	// (a million of them when a lost event held an array's references):
+	// Roots and rootOf then grow once, to their size.
+	var heads []uint32
 	for v := uint32(0); v < uint32(g.N); v++ {
 		if seen[v/64]&(1<<(v%64)) != 0 {
 			continue
 		}
+		heads = append(heads, v)
+		mark(v)
+	}
+	if len(heads) > 0 {
+		g.Roots = slices.Grow(g.Roots, len(heads))
+		rootOf := make(map[uint32]uint32, len(g.rootOf)+len(heads))
+		for k, v := range g.rootOf {
+			rootOf[k] = v
+		}
+		g.rootOf = rootOf
+	}
+	for _, v := range heads {
 		g.Missing.Unrooted++
 		g.rootOf[v] = uint32(len(g.Roots))
 		g.Roots = append(g.Roots, Root{Object: v, Kind: RootUnrooted})
 		dst.push(v)
-		g.Dst = dst.s
-		g.Off[g.N+1] = uint32(len(g.Dst))
-		mark(v)
 	}
+	g.Dst = dst.s
+	g.Off[g.N+1] = uint32(len(g.Dst))
 	// Count every object reached only through an unrooted one (more
 	// than the unrooted roots themselves).
 	if g.Missing.Unrooted > 0 {

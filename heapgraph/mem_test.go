@@ -159,7 +159,7 @@ func benchGraph(items int) *Graph {
 
 // TestAddrRuns: nodes described in increasing runs (heap regions walked
 // in another order than their addresses) are found through the runs; runs
-// that overlap, or an address twice, fall back to the sorted index.
+// that interleave, or an address twice, fall back to the sorted index.
 func TestAddrRuns(t *testing.T) {
 	addr := []uint64{0x9000, 0x9010, 0x5000, 0x5040, 0x3000, 0x3100, 0x1000, 0x1008}
 	g := &Graph{N: len(addr), Addr: addr, runs: addrRuns(addr)}
@@ -176,7 +176,19 @@ func TestAddrRuns(t *testing.T) {
 			t.Errorf("Find(%#x) = %d, want none", a, got)
 		}
 	}
-	for _, bad := range [][]uint64{{0x1000, 0x2000, 0x1800, 0x1900}, {0x1000, 0x2000, 0x2000}} {
+	// A run passing from one region to another with a gap where a
+	// region walked later lies is cut there.
+	gap := []uint64{0x1000000, 0x1000020, 0x3000000, 0x2000000, 0x2000040}
+	g = &Graph{N: len(gap), Addr: gap, runs: addrRuns(gap)}
+	if len(g.runs) != 3 {
+		t.Errorf("runs of %x: %+v, want 3", gap, g.runs)
+	}
+	for id, a := range gap {
+		if got, ok := g.Find(a); !ok || got != uint32(id) {
+			t.Errorf("Find(%#x) = %d %v, want %d", a, got, ok, id)
+		}
+	}
+	for _, bad := range [][]uint64{{0x1000, 0x1800, 0x1400, 0x2000}, {0x1000, 0x2000, 0x2000}, {0x1000000, 0x1000100, 0x1000050, 0x1000200}} {
 		if r := addrRuns(bad); r != nil {
 			t.Errorf("addrRuns(%x) = %+v, want nil (overlap)", bad, r)
 		}
