@@ -88,7 +88,12 @@ func (s *store) alloc(n, max int64) *region {
 		r.size = max
 	}
 	if err != nil {
-		s.fail(err)
+		// Anonymous mappings that fail (a strict overcommit policy) fall
+		// back to the Go heap; a spill that fails is the user's error
+		// to hear (--max-memory asked for it).
+		if s.spill {
+			s.fail(err)
+		}
 		return nil
 	}
 	s.mu.Lock()
@@ -205,7 +210,7 @@ func (s *store) Watch(budget int64) {
 	}()
 }
 
-// Err is the first mapping failure (the arrays fell back to the Go heap).
+// Err is the first spill failure (the arrays fell back to the Go heap).
 func (s *store) Err() error {
 	if s == nil {
 		return nil

@@ -17,13 +17,14 @@
 # ITEMS (GraphItem+GraphLeaf pairs) default to 500000 4500000 (1 M and 9 M
 # objects). Environment: GCDUMP (default /tmp/gcdumptool/dotnet-gcdump;
 # install: dotnet tool install --tool-path /tmp/gcdumptool dotnet-gcdump
-# --version 10.0.750501), MAXMEM (default 256MiB).
+# --version 10.0.750501), MAXMEM (the --max-memory run's budget; default:
+# 80% of a quarter of dotnet-gcdump's peak RSS in the same run, the goal).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 items=("$@")
 [ ${#items[@]} -gt 0 ] || items=(500000 4500000)
 gcdump=${GCDUMP:-/tmp/gcdumptool/dotnet-gcdump}
-maxmem=${MAXMEM:-256MiB}
+maxmem=${MAXMEM:-}
 work=$(mktemp -d)
 wl=
 cleanup() {
@@ -82,7 +83,9 @@ PY
 	rm -f "$work/d.gcdump"
 
 	timed clrspy "$work/clrspy" snapshot --pid "$wl" --json
-	timed clrspy-max-memory "$work/clrspy" snapshot --max-memory "$maxmem" --pid "$wl" --json
+	budget=${maxmem:-$(awk '{printf "%dMiB", $2/1024/4*0.8}' "$work/dotnet-gcdump.time")}
+	echo "clrspy-max-memory: --max-memory $budget"
+	timed clrspy-max-memory "$work/clrspy" snapshot --max-memory "$budget" --pid "$wl" --json
 	for r in clrspy clrspy-max-memory; do
 		python3 - "$work/$r.out" "$r" <<'PY'
 import json, sys
