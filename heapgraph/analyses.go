@@ -208,7 +208,7 @@ func (g *Graph) Why(match func(v uint32) bool) []Path {
 			chain = append(chain, u)
 		}
 		top := chain[len(chain)-1]
-		ri := g.rootOf[top]
+		ri := g.rootIndex(top)
 		h.Reset()
 		buf[0] = byte(g.Roots[ri].Kind)
 		h.Write(buf[:1])

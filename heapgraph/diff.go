@@ -185,7 +185,7 @@ func (g *Graph) dominators() map[string]Growth {
 		for u := v; u != g.Root(); u = par[u] {
 			chain = append(chain, u)
 		}
-		r := g.Roots[g.rootOf[chain[len(chain)-1]]]
+		r := g.Roots[g.rootIndex(chain[len(chain)-1])]
 		name := r.Name
 		if name == "" {
 			name = r.Kind.String()

@@ -97,8 +97,11 @@ type Graph struct {
 	Off   []uint32 // N+2 offsets into Dst: node v's references are Dst[Off[v]:Off[v+1]]
 	Dst   []uint32
 	Roots []Root // every root, in kind order (statics first)
-	// rootOf maps a root object to its first (preferred) root.
-	rootOf map[uint32]uint32
+	// rootOf maps a root object to its first (preferred) root; the
+	// unrooted ones, Roots[unrootedFrom:] (by object id), are not in it
+	// (see rootIndex).
+	rootOf       map[uint32]uint32
+	unrootedFrom int
 
 	TypeNames []string
 	// TypeModules names each type's module (its IL path), "" unknown.
@@ -173,11 +176,30 @@ func (g *Graph) Find(addr uint64) (uint32, bool) {
 
 // RootOf returns the preferred root of a rooted object.
 func (g *Graph) RootOf(v uint32) (Root, bool) {
-	i, ok := g.rootOf[v]
+	i, ok := g.rootIndexOK(v)
 	if !ok {
 		return Root{}, false
 	}
 	return g.Roots[i], true
+}
+
+// rootIndex is the index in Roots of v's preferred root (0 when v is no
+// root's object).
+func (g *Graph) rootIndex(v uint32) uint32 {
+	i, _ := g.rootIndexOK(v)
+	return i
+}
+
+func (g *Graph) rootIndexOK(v uint32) (uint32, bool) {
+	if i, ok := g.rootOf[v]; ok {
+		return i, true
+	}
+	if g.unrootedFrom >= len(g.Roots) {
+		return 0, false
+	}
+	tail := g.Roots[g.unrootedFrom:]
+	i, ok := slices.BinarySearchFunc(tail, v, func(r Root, v uint32) int { return int(int64(r.Object) - int64(v)) })
+	return uint32(g.unrootedFrom + i), ok
 }
 
 // Graph builds the graph the builder collected and analyses it (see
@@ -425,7 +447,7 @@ func (g *Graph) attachUnrooted(dst *vec[uint32]) {
 	mark(g.Root())
 	// The unreached regions' first objects, found before they are added
 	// (a million of them when a lost event held an array's references):
-	// Roots and rootOf then grow once, to their size.
+	// Roots then grows once, to its size.
 	var heads []uint32
 	for v := uint32(0); v < uint32(g.N); v++ {
 		if seen[v/64]&(1<<(v%64)) != 0 {
@@ -434,17 +456,12 @@ func (g *Graph) attachUnrooted(dst *vec[uint32]) {
 		heads = append(heads, v)
 		mark(v)
 	}
-	if len(heads) > 0 {
-		g.Roots = slices.Grow(g.Roots, len(heads))
-		rootOf := make(map[uint32]uint32, len(g.rootOf)+len(heads))
-		for k, v := range g.rootOf {
-			rootOf[k] = v
-		}
-		g.rootOf = rootOf
-	}
+	// They go last in Roots, in id order: found by binary search
+	// (rootIndex), not in rootOf (a map entry each).
+	g.Roots = slices.Grow(g.Roots, len(heads))
+	g.unrootedFrom = len(g.Roots)
 	for _, v := range heads {
 		g.Missing.Unrooted++
-		g.rootOf[v] = uint32(len(g.Roots))
 		g.Roots = append(g.Roots, Root{Object: v, Kind: RootUnrooted})
 		dst.push(v)
 	}
