@@ -34,7 +34,8 @@ type Builder struct {
 
 	// Nodes in the order described, parallel arrays (mapped outside the
 	// Go heap when mem is set: see mem_linux.go).
-	mem    *store
+	mem       *store
+	autoSpill bool // spill if the graph would not fit (MapArrays)
 	addrs  vec[uint64]
 	sizes  vec[uint64]
 	types  vec[uint32] // index into typeNames
@@ -106,8 +107,15 @@ func NewBuilder(hdr *nettrace.Header, onDone func()) *Builder {
 //
 // budget (spill only; 0: none) bounds the process's resident memory: past
 // it, the spilled pages go back to the page cache at once, mid-phase.
+//
+// Without spill, they still spill when the graph would not fit: when the
+// dump has been read, if what building and analysing it needs (estimated
+// from its objects and references) exceeds half the memory the system
+// has available, the arrays move to files (at the same addresses), with
+// a budget of a quarter of that memory.
 func (b *Builder) MapArrays(spill bool, dir string, budget int64) {
 	b.mem = newStore(spill, dir)
+	b.autoSpill = !spill
 	b.mem.Watch(budget)
 	b.addrs = newVec[uint64](b.mem, maxElems)
 	b.sizes = newVec[uint64](b.mem, maxElems)
@@ -425,4 +433,28 @@ func (b *Builder) method(ev *nettrace.Event) {
 	} else {
 		b.stackIDs[id] = m.Name
 	}
+}
+
+// spillIfTooBig moves the collected arrays to files when building and
+// analysing the graph would need more than half the available memory:
+// about 52 bytes per object and 16 per reference at the peak (the arrays
+// of the nodes, the CSR graph, the raw references, the dominator
+// arrays).
+func (b *Builder) spillIfTooBig() error {
+	if !b.autoSpill || b.mem == nil {
+		return nil
+	}
+	b.autoSpill = false
+	need := 52*int64(len(b.addrs.s)) + 16*int64(len(b.edges.s))
+	avail := memAvailable()
+	if avail <= 0 || need <= avail/2 {
+		return nil
+	}
+	for _, err := range []error{spillVec(&b.addrs), spillVec(&b.sizes), spillVec(&b.types), spillVec(&b.nedges), spillVec(&b.edges)} {
+		if err != nil {
+			return err
+		}
+	}
+	b.mem.Watch(avail / 4)
+	return nil
 }

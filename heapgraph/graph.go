@@ -218,6 +218,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	if err := b.mem.Err(); err != nil {
 		return nil, err
 	}
+	if err := b.spillIfTooBig(); err != nil {
+		return nil, err
+	}
 	// The collection is over: what it wrote goes to the page cache when
 	// spilled (each phase brings back what it touches).
 	b.mem.release()

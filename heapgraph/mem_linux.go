@@ -3,6 +3,8 @@ package heapgraph
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -178,6 +180,82 @@ func (s *store) wrote(n int64) {
 	if s.written >= spillStep {
 		s.release()
 	}
+}
+
+// memAvailable is the system's available memory (/proc/meminfo's
+// MemAvailable), 0 unknown; a variable for the tests.
+var memAvailable = func() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// toFile moves an anonymous region to a spill file: its first n bytes
+// are written to a new unlinked file, which is then mapped over the
+// whole reservation at the same address (MAP_FIXED), so every slice of
+// it stays valid. Slices must then not reach past r.size (the file's
+// length; see vec.capToFile). From then on the store spills.
+func (s *store) toFile(r *region, n int64) error {
+	if r.f != nil {
+		return nil
+	}
+	f, err := os.CreateTemp(s.dir, "clrspy-heapgraph-*")
+	if err != nil {
+		return fmt.Errorf("spilling the heap graph: %w", err)
+	}
+	os.Remove(f.Name())
+	nr := &region{mem: r.mem, f: f}
+	if err := nr.grow(max(n, 1)); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteAt(r.mem[:n], 0); err != nil {
+		f.Close()
+		return fmt.Errorf("spilling the heap graph: %w", err)
+	}
+	_, _, e := syscall.Syscall6(syscall.SYS_MMAP, uintptr(unsafe.Pointer(&r.mem[0])), uintptr(len(r.mem)),
+		syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_FIXED, f.Fd(), 0)
+	if e != 0 {
+		// The anonymous mapping is untouched: keep it.
+		f.Close()
+		return fmt.Errorf("spilling the heap graph: mmap: %w", e)
+	}
+	s.mu.Lock()
+	r.f, r.size = f, nr.size
+	s.spill = true
+	s.mu.Unlock()
+	return nil
+}
+
+// capToFile limits the vector's capacity to its spilled file's length
+// (after toFile), so that growing goes through grow.
+func (v *vec[T]) capToFile() {
+	if v.r == nil || v.r.f == nil || len(v.s) == 0 && cap(v.s) == 0 {
+		return
+	}
+	var z T
+	v.s = v.s[:len(v.s):int(v.r.size/int64(unsafe.Sizeof(z)))]
+}
+
+// spillVec moves v's region to a file (store.toFile).
+func spillVec[T any](v *vec[T]) error {
+	if v.r == nil || cap(v.s) > 0 && unsafe.Pointer(unsafe.SliceData(v.s)) != unsafe.Pointer(&v.r.mem[0]) {
+		return nil // in the Go heap
+	}
+	var z T
+	if err := v.st.toFile(v.r, int64(len(v.s))*int64(unsafe.Sizeof(z))); err != nil {
+		return err
+	}
+	v.capToFile()
+	return nil
 }
 
 // Watch hands the spilled pages back whenever the process's resident

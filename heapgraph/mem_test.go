@@ -36,9 +36,11 @@ func loadWith(tb testing.TB, name string, setup func(*Builder)) *Graph {
 	return g
 }
 
-// TestGraphSpill builds the graph workload's snapshot three ways: in the
-// Go heap, in anonymous mappings (MapArrays(false)), and spilled to files
-// with a one-page step, so that resident pages go back to the page cache
+// TestGraphSpill builds the graph workload's snapshot four ways: in the
+// Go heap, in anonymous mappings (MapArrays(false)), in anonymous
+// mappings moved to files when the dump has been read because the system
+// has too little memory, and spilled to files from the start, with a
+// one-page step, so that resident pages go back to the page cache
 // many times in every phase and are read back from the files. Every array
 // and every analysis must be the same; the spill files must not be
 // visible in their directory (unlinked when made) and must be gone when
@@ -52,24 +54,34 @@ func TestGraphSpill(t *testing.T) {
 	mapped := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(false, "", 0) })
 	dir := t.TempDir()
 	spilled := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(true, dir, 0) })
+	// Mapped, then moved to files once read: the system "has" 1 KiB.
+	avail := memAvailable
+	memAvailable = func() int64 { return 1 << 10 }
+	auto := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(false, dir, 0) })
+	memAvailable = avail
 	if want.N < 4000 {
 		t.Fatalf("fixture has %d objects, want the workload's 4000 and more", want.N)
 	}
-	files := 0
-	for _, r := range spilled.mem.regs {
-		if r.f != nil {
-			files++
+	for name, g := range map[string]*Graph{"spilled": spilled, "auto": auto} {
+		files := 0
+		for _, r := range g.mem.regs {
+			if r.f != nil {
+				files++
+			}
+		}
+		// Addr, Size, Type, Off, Dst, Idom, Retained, order (and
+		// byAddr when the ids are not in address order).
+		if files < 8 {
+			t.Errorf("%s: %d spilled regions, want the graph's 8 arrays or more", name, files)
 		}
 	}
-	// Addr, Size, Type, Off, Dst, Idom, Retained, order (and byAddr
-	// when the ids are not in address order).
-	if files < 8 {
-		t.Errorf("%d spilled regions, want the graph's 8 arrays or more", files)
+	if mapped.mem.spill {
+		t.Error("mapped: spilled with the system's memory available")
 	}
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Errorf("spill directory holds %d entries (%v), want none (files unlinked when made)", len(ents), err)
 	}
-	for name, g := range map[string]*Graph{"mapped": mapped, "spilled": spilled} {
+	for name, g := range map[string]*Graph{"mapped": mapped, "spilled": spilled, "auto": auto} {
 		if g.N != want.N || g.Bytes != want.Bytes || g.Missing != want.Missing {
 			t.Errorf("%s: %d objects %d bytes %+v, want %d %d %+v", name, g.N, g.Bytes, g.Missing, want.N, want.Bytes, want.Missing)
 		}
@@ -102,6 +114,7 @@ func TestGraphSpill(t *testing.T) {
 	}
 	spilled.Free()
 	mapped.Free()
+	auto.Free()
 	if spilled.Addr != nil || spilled.mem != nil {
 		t.Error("Free left the arrays")
 	}

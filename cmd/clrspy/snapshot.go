@@ -82,6 +82,12 @@ the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
 -o FILE.gcdump writes the snapshot in that format (dotnet-gcdump report and
 PerfView read it) instead of a report.
 
+Memory: the graph's arrays (about 60 bytes per object) live outside the Go
+heap, each freed when its phase ends. They spill to unlinked temporary files
+in $TMPDIR when the graph would not fit (building and analysing it needing
+more than half the available memory), or always with --max-memory SIZE,
+which then keeps clrspy's resident memory near SIZE.
+
 Output: text (top types by retained bytes), --json, or --format pprof (a heap
 profile whose stacks are retention paths from the root kind down to the
 type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
