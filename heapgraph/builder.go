@@ -36,12 +36,12 @@ type Builder struct {
 	// Go heap when mem is set: see mem_linux.go).
 	mem       *store
 	autoSpill bool // spill if the graph would not fit (MapArrays)
-	addrs  vec[uint64]
-	sizes  vec[uint64]
-	types  vec[uint32] // index into typeNames
-	nedges vec[uint32]
-	edges  vec[uint64] // edge target addresses, in node order
-	roots  []rawRoot
+	addrs     vec[uint64]
+	sizes     vec[uint64]
+	types     vec[uint32] // index into typeNames
+	nedges    vec[uint32]
+	edges     vec[uint64] // edge target addresses, in node order
+	roots     []rawRoot
 
 	typeOf map[uint64]uint32 // BulkType TypeID -> index
 	// The last TypeID typeIndex found, and its index.
