@@ -114,7 +114,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
-	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and only each phase's working set stays resident; the Go heap's soft limit is a quarter of it")
+	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
@@ -141,10 +141,10 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			if err != nil || n < 16<<20 {
 				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
 			}
+			// No Go memory limit: what is in the Go heap (the stream's
+			// buffers, names, roots) is live, and a limit below it would
+			// keep the collector running for nothing.
 			o.budget = n
-			// The mapped arrays are outside the Go heap; what is in it
-			// (the stream's buffers, names, the report) gets a quarter.
-			debug.SetMemoryLimit(n / 4)
 		}
 		if o.diff {
 			return runSnapshotDiff(cmd, t, args, o)

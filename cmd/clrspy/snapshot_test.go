@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -47,8 +45,6 @@ func TestSnapshotBadInput(t *testing.T) {
 // spilled to temporary files under --max-memory gives the very report it
 // gives in memory, and leaves nothing in $TMPDIR.
 func TestSnapshotMaxMemory(t *testing.T) {
-	// --max-memory sets the process's Go memory limit: restored after.
-	defer debug.SetMemoryLimit(math.MaxInt64)
 	dir := t.TempDir()
 	z, err := os.Open("../../testdata/traces/heap-graph.nettrace.gz")
 	if err != nil {
