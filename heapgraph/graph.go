@@ -260,9 +260,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	}
 	// The runtime walks each heap region in address order, the regions
 	// in an order of their own (measured on .NET 10: a 1 M-object heap's
-	// nodes came sorted, a 24 M-object heap's in a handful of sorted
-	// runs): runs that do not overlap are an index of their own. Else
-	// the ids are sorted by address.
+	// nodes came in 1 to 8 increasing runs, a 24 M-object heap's in 15,
+	// 57 once cut at region gaps): runs that do not overlap are an index
+	// of their own. Else the ids are sorted by address.
 	if g.runs = addrRuns(g.Addr); g.runs == nil {
 		g.byAddr = makeArr[uint32](g.mem, n)
 		for i := range g.byAddr {
