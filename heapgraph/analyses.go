@@ -25,9 +25,14 @@ type TypeStat struct {
 }
 
 // domChildren is the dominator tree as CSR (children of each node).
+// Computed once per graph, in the graph's store.
 func (g *Graph) domChildren() (off, kids []uint32) {
+	if g.domKids != nil {
+		return g.domOff, g.domKids
+	}
+	defer func() { g.domOff, g.domKids = off, kids }()
 	nn := g.N + 1
-	off = make([]uint32, nn+1)
+	off = makeArr[uint32](g.mem, nn+1)
 	for v := 0; v < nn; v++ {
 		if uint32(v) != g.Root() {
 			off[g.Idom[v]+1]++
@@ -36,8 +41,10 @@ func (g *Graph) domChildren() (off, kids []uint32) {
 	for i := 1; i <= nn; i++ {
 		off[i] += off[i-1]
 	}
-	kids = make([]uint32, nn-1)
-	fill := slices.Clone(off[:nn])
+	kids = makeArr[uint32](g.mem, nn-1)
+	fill := makeArr[uint32](g.mem, nn)
+	copy(fill, off[:nn])
+	defer freeArr(g.mem, fill)
 	// In DFS preorder, so a node's children come out in the graph's
 	// order.
 	for _, v := range g.order {

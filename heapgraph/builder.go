@@ -33,26 +33,33 @@ type Builder struct {
 	restart int64 // the runtime resumed after it
 	onDone  func()
 
-	// Nodes in the order described, parallel arrays.
-	addrs  []uint64
-	sizes  []uint64
-	types  []uint32 // index into typeNames
-	nedges []uint32
-	edges  []uint64 // edge target addresses, in node order
-	roots  []rawRoot
+	// Nodes in the order described, parallel arrays (mapped outside the
+	// Go heap when mem is set: see mem_linux.go).
+	mem       *store
+	autoSpill bool // spill if the graph would not fit (MapArrays)
+	addrs     vec[uint64]
+	sizes     vec[uint64]
+	types     vec[uint32] // index into typeNames
+	nedges    vec[uint32]
+	edges     vec[uint64] // edge target addresses, in node order
+	roots     []rawRoot
 
-	typeOf    map[uint64]uint32 // BulkType TypeID -> index
-	typeNames []string
-	typeIDs   []uint64          // each type's TypeID
-	typeMods  []uint64          // each type's ModuleID (0: unknown)
-	known     map[uint64]string // KnownTypes
-	modules   map[uint64]string
-	names     []string // root names; 0 is ""
-	nameIdx   map[string]uint32
-	statics   []staticRoot
-	stackIDs  map[uint64]string
-	cwt       uint64
-	com       uint64
+	typeOf map[uint64]uint32 // BulkType TypeID -> index
+	// The last TypeID typeIndex found, and its index.
+	lastTypeID uint64
+	lastType   uint32
+	lastTypeOK bool
+	typeNames  []string
+	typeIDs    []uint64          // each type's TypeID
+	typeMods   []uint64          // each type's ModuleID (0: unknown)
+	known      map[uint64]string // KnownTypes
+	modules    map[uint64]string
+	names      []string // root names; 0 is ""
+	nameIdx    map[string]uint32
+	statics    []staticRoot
+	stackIDs   map[uint64]string
+	cwt        uint64
+	com        uint64
 
 	// Next expected Index per bulk kind, and the events missing.
 	nextNode, nextEdge, nextRoot uint32
@@ -91,6 +98,35 @@ func NewBuilder(hdr *nettrace.Header, onDone func()) *Builder {
 		b.ptr = 8
 	}
 	return b
+}
+
+// MapArrays puts the graph's per-object and per-reference arrays outside
+// the Go heap, in mappings freed as soon as each is no longer needed (the
+// Graph's own arrays by Graph.Free, or at exit): a command that takes one
+// snapshot needs a fraction of the memory the Go heap would. With spill,
+// they are shared mappings of temporary files in dir ("": os.TempDir;
+// unlinked at once, so removed on exit whatever the way), whose resident
+// pages go back to the page cache at the end of each phase: the process
+// keeps only the working set of the phase it is in. Call it before the
+// events.
+//
+// budget (spill only; 0: none) bounds the process's resident memory: past
+// it, the spilled pages go back to the page cache at once, mid-phase.
+//
+// Without spill, they still spill when the graph would not fit: when the
+// dump has been read, if what building and analysing it needs (estimated
+// from its objects and references) exceeds half the memory the system
+// has available, the arrays move to files (at the same addresses), with
+// a budget of a quarter of that memory.
+func (b *Builder) MapArrays(spill bool, dir string, budget int64) {
+	b.mem = newStore(spill, dir)
+	b.autoSpill = !spill
+	b.mem.Watch(budget)
+	b.addrs = newVec[uint64](b.mem, maxElems)
+	b.sizes = newVec[uint64](b.mem, maxElems)
+	b.types = newVec[uint32](b.mem, maxElems)
+	b.nedges = newVec[uint32](b.mem, maxElems+2)
+	b.edges = newVec[uint64](b.mem, maxElems)
 }
 
 // Wants reports whether an event of m is one the builder reads (a file
@@ -144,7 +180,7 @@ func (b *Builder) Stats() analysis.Stats { return b.stats }
 
 // Dumped reports whether the stream held a heap dump (its GC started and
 // described objects).
-func (b *Builder) Dumped() bool { return len(b.addrs) > 0 }
+func (b *Builder) Dumped() bool { return len(b.addrs.s) > 0 }
 
 // Event feeds one event.
 func (b *Builder) Event(ev *nettrace.Event) {
@@ -188,7 +224,7 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		}
 		b.stats.Used()
 		if b.state == dumping && g.Count == b.gc {
-			if len(b.addrs) == 0 {
+			if len(b.addrs.s) == 0 {
 				// A gen2 GC without a walk: wait for the next one.
 				b.state = waiting
 				return
@@ -241,16 +277,17 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		b.lostNode += gap(&b.nextNode, idx)
 		for i := range b.nodeBuf {
 			n := &b.nodeBuf[i]
-			b.addrs = append(b.addrs, n.Address)
-			b.sizes = append(b.sizes, n.Size)
-			b.types = append(b.types, b.typeIndex(n.TypeID))
+			b.addrs.push(n.Address)
+			b.sizes.push(n.Size)
+			b.types.push(b.typeIndex(n.TypeID))
 			ec := n.EdgeCount
 			if ec > 1<<31 {
 				ec = 1 << 31 // hostile: the edges cannot be there
 			}
-			b.nedges = append(b.nedges, uint32(ec))
+			b.nedges.push(uint32(ec))
 			b.edgesAnnounced += ec
 		}
+		b.mem.wrote(int64(len(b.nodeBuf)) * 24)
 	case clrevents.IDGCBulkEdge:
 		var idx uint32
 		var err error
@@ -262,8 +299,9 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		b.stats.Used()
 		b.lostEdge += gap(&b.nextEdge, idx)
 		for i := range b.edgeBuf {
-			b.edges = append(b.edges, b.edgeBuf[i].Target)
+			b.edges.push(b.edgeBuf[i].Target)
 		}
+		b.mem.wrote(int64(len(b.edgeBuf)) * 8)
 	case clrevents.IDGCBulkRootEdge:
 		var idx uint32
 		var err error
@@ -344,7 +382,13 @@ func gap(next *uint32, idx uint32) uint32 {
 // typeIndex is the index of a TypeID, named later if its BulkType has not
 // come yet.
 func (b *Builder) typeIndex(id uint64) uint32 {
+	// Neighbours are often of one type (an array's elements, an object
+	// and its parts): one map lookup per run of them.
+	if id == b.lastTypeID && b.lastTypeOK {
+		return b.lastType
+	}
 	if i, ok := b.typeOf[id]; ok {
+		b.lastTypeID, b.lastType, b.lastTypeOK = id, i, true
 		return i
 	}
 	i := uint32(len(b.typeNames))
@@ -394,4 +438,28 @@ func (b *Builder) method(ev *nettrace.Event) {
 	} else {
 		b.stackIDs[id] = m.Name
 	}
+}
+
+// spillIfTooBig moves the collected arrays to files when building and
+// analysing the graph would need more than half the available memory:
+// about 52 bytes per object and 16 per reference at the peak (the arrays
+// of the nodes, the CSR graph, the raw references, the dominator
+// arrays).
+func (b *Builder) spillIfTooBig() error {
+	if !b.autoSpill || b.mem == nil {
+		return nil
+	}
+	b.autoSpill = false
+	need := 52*int64(len(b.addrs.s)) + 16*int64(len(b.edges.s))
+	avail := memAvailable()
+	if avail <= 0 || need <= avail/2 {
+		return nil
+	}
+	for _, err := range []error{spillVec(&b.addrs), spillVec(&b.sizes), spillVec(&b.types), spillVec(&b.nedges), spillVec(&b.edges)} {
+		if err != nil {
+			return err
+		}
+	}
+	b.mem.Watch(avail / 4)
+	return nil
 }

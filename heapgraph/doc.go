@@ -10,9 +10,13 @@
 // 32-bit ids in the order the runtime described them, with parallel
 // arrays of address, size and type; references are CSR adjacency (an
 // offset per node into one array of target ids); an address is found by
-// binary search in the ids sorted by address. The dominator tree is
-// computed by the iterative semi-NCA algorithm (no recursion), in a few
-// 32-bit arrays per node.
+// binary search in the runs of ids the runtime described in address
+// order (one per heap region), or else in the ids sorted by address. The
+// dominator tree is computed by the iterative semi-NCA algorithm (no
+// recursion), in a few 32-bit arrays per node. With Builder.MapArrays
+// these arrays live outside the Go heap, each freed when its phase ends,
+// and optionally spilled to unlinked temporary files whose pages go back
+// to the page cache past a resident budget (mem_linux.go).
 //
 // Lost events never make a silent partial graph: a gap in a bulk kind's
 // Index, fewer edges than the nodes announced, or an edge to an object

@@ -15,16 +15,19 @@ func (g *Graph) Analyze() {
 	g.analysed = true
 	nn := g.N + 1
 	root := g.Root()
+	mem := g.mem
 
 	// Preorder DFS: dfn[v] (0 unvisited, else preorder number+1),
 	// vertex[i] the node numbered i, parent[i] its DFS parent's number.
-	dfn := make([]uint32, nn)
-	vertex := make([]uint32, 0, nn)
-	parent := make([]int32, nn)
+	// The arrays come from the graph's store: freed as soon as done.
+	dfn := makeArr[uint32](mem, nn)
+	vertex := makeArr[uint32](mem, nn)
+	parent := makeArr[int32](mem, nn)
 	type frame struct{ v, pos uint32 }
 	stack := []frame{{root, g.Off[root]}}
 	dfn[root] = 1
-	vertex = append(vertex, root)
+	vertex[0] = root
+	m := 1
 	parent[0] = -1
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
@@ -37,35 +40,58 @@ func (g *Graph) Analyze() {
 		if dfn[w] != 0 {
 			continue
 		}
-		parent[len(vertex)] = int32(dfn[f.v] - 1)
-		vertex = append(vertex, w)
-		dfn[w] = uint32(len(vertex))
+		parent[m] = int32(dfn[f.v] - 1)
+		vertex[m] = w
+		m++
+		if m&0xffff == 0 {
+			mem.wrote(0x10000 * 16)
+		}
+		dfn[w] = uint32(m)
 		stack = append(stack, frame{w, g.Off[w]})
 	}
-	m := len(vertex)
+	stack = nil
+	mem.release()
 
-	// Predecessors (CSR over node ids).
-	roff := make([]uint32, nn+1)
-	for _, w := range g.Dst {
-		roff[w+1]++
-	}
-	for i := 1; i <= nn; i++ {
-		roff[i] += roff[i-1]
-	}
-	rsrc := make([]uint32, len(g.Dst))
-	fill := make([]uint32, nn)
-	copy(fill, roff[:nn])
+	// Predecessors as CSR over DFS numbers (sources by their number), so
+	// the semidominator pass needs neither dfn nor the graph: rsrc[
+	// roff[i]:roff[i+1]] are the reached predecessors of the node
+	// numbered i. Counted at i+2 and filled at i+1: no fill array.
+	roff := makeArr[uint32](mem, m+2)
 	for v := 0; v < nn; v++ {
+		if dfn[v] == 0 {
+			continue
+		}
 		for _, w := range g.Refs(uint32(v)) {
-			rsrc[fill[w]] = uint32(v)
-			fill[w]++
+			roff[dfn[w]+1]++
+		}
+		if v&0xffff == 0 {
+			mem.wrote(0x10000 * 12)
 		}
 	}
-	fill = nil
+	for i := 2; i < m+2; i++ {
+		roff[i] += roff[i-1]
+	}
+	rsrc := makeArr[int32](mem, int(roff[m+1]))
+	for v := 0; v < nn; v++ {
+		if dfn[v] == 0 {
+			continue
+		}
+		for _, w := range g.Refs(uint32(v)) {
+			k := dfn[w]
+			rsrc[roff[k]] = int32(dfn[v] - 1)
+			roff[k]++
+		}
+		if v&0xffff == 0 {
+			mem.wrote(0x10000 * 16)
+		}
+	}
+	freeArr(mem, dfn)
+	dfn = nil
+	mem.release()
 
-	semi := make([]int32, m)
-	label := make([]int32, m)
-	anc := make([]int32, m)
+	semi := makeArr[int32](mem, m)
+	label := makeArr[int32](mem, m)
+	anc := makeArr[int32](mem, m)
 	for i := range semi {
 		semi[i], label[i], anc[i] = int32(i), int32(i), -1
 	}
@@ -91,19 +117,20 @@ func (g *Graph) Analyze() {
 		return label[v]
 	}
 	for i := m - 1; i >= 1; i-- {
-		w := vertex[i]
-		for _, p := range rsrc[roff[w]:roff[w+1]] {
-			if dfn[p] == 0 {
-				continue
-			}
-			u := eval(int32(dfn[p] - 1))
+		for _, p := range rsrc[roff[i]:roff[i+1]] {
+			u := eval(p)
 			if semi[u] < semi[i] {
 				semi[i] = semi[u]
 			}
 		}
 		anc[i] = parent[i]
+		if i&0xffff == 0 {
+			mem.wrote(0x10000 * 24)
+		}
 	}
-	rsrc, roff, dfn = nil, nil, nil
+	freeArr(mem, rsrc)
+	freeArr(mem, roff)
+	rsrc, roff = nil, nil
 
 	// parent becomes idom in place: idom[i] needs parent[i] and the
 	// idoms of smaller numbers only. idom[i] is the first number at most
@@ -132,11 +159,14 @@ func (g *Graph) Analyze() {
 			jump[i] = d
 		}
 	}
+	freeArr(mem, semi)
+	freeArr(mem, label)
+	freeArr(mem, anc)
 	semi, label, anc, depth, jump = nil, nil, nil, nil, nil
+	mem.release()
 
-	g.Idom = make([]uint32, nn)
-	g.Retained = make([]uint64, nn)
-	for _, v := range vertex {
+	g.Retained = makeArr[uint64](mem, nn)
+	for _, v := range vertex[:m] {
 		if int(v) < g.N {
 			g.Retained[v] = g.Size[v]
 		}
@@ -144,9 +174,14 @@ func (g *Graph) Analyze() {
 	for i := m - 1; i >= 1; i-- {
 		g.Retained[vertex[idom[i]]] += g.Retained[vertex[i]]
 	}
-	for i, v := range vertex {
+	mem.release()
+	// Idom by node id (idom is by DFS number).
+	g.Idom = makeArr[uint32](mem, nn)
+	for i, v := range vertex[:m] {
 		g.Idom[v] = vertex[idom[i]]
 	}
 	g.Idom[root] = root
-	g.order = vertex
+	freeArr(mem, idom)
+	g.order = vertex[:m]
+	mem.release()
 }

@@ -474,7 +474,8 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		}
 		return 0
 	})
-	g.attachUnrooted()
+	dst := vec[uint32]{s: g.Dst}
+	g.attachUnrooted(&dst)
 	g.Analyze()
 	return g, nil
 }

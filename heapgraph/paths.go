@@ -90,7 +90,7 @@ func (g *Graph) pathGroups() *pathGroups {
 			}
 			var pg uint32
 			if v == root {
-				pg = p.rootGroupOf(g.rootOf[w])
+				pg = p.rootGroupOf(g.rootIndex(w))
 			} else {
 				pg = p.of[v]
 			}

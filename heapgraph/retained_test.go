@@ -29,7 +29,8 @@ func craft(typeNames []string, nodes [][2]uint64, refs map[uint32][]uint32, root
 		g.Dst = append(g.Dst, r)
 	}
 	g.Off[n+1] = uint32(len(g.Dst))
-	g.attachUnrooted()
+	dst := vec[uint32]{s: g.Dst}
+	g.attachUnrooted(&dst)
 	return g
 }
 

@@ -71,7 +71,7 @@ func TestReportSnapshotInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// heapgraph's figures for the same file.
-	_, g, err := readSnapshotFile(trace, 1)
+	_, g, err := readSnapshotFile(trace, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

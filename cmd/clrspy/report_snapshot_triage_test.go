@@ -23,7 +23,7 @@ func TestReportSnapshotNotInduced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, g, err := readSnapshotFile(trace, 1)
+	_, g, err := readSnapshotFile(trace, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

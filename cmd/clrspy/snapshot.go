@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,8 @@ type snapshotOptions struct {
 	save         string
 	after        time.Duration
 	timeout      time.Duration
+	maxMemory    string
+	budget       int64 // --max-memory in bytes (0: not given)
 }
 
 func newSnapshotCmd() *cobra.Command {
@@ -92,6 +95,12 @@ the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
 -o FILE.gcdump writes the snapshot in that format (dotnet-gcdump report and
 PerfView read it) instead of a report.
 
+Memory: the graph's arrays (about 60 bytes per object) live outside the Go
+heap, each freed when its phase ends. They spill to unlinked temporary files
+in $TMPDIR when the graph would not fit (building and analysing it needing
+more than half the available memory), or always with --max-memory SIZE,
+which then keeps clrspy's resident memory near SIZE.
+
 Output: text (top types by retained bytes), --json, or --format pprof (a heap
 profile whose stacks are retention paths from the root kind down to the
 type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
@@ -118,6 +127,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
+	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
@@ -138,6 +148,16 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			return fmt.Errorf("-o %s writes a .gcdump: --json and --format do not apply", o.out)
 		case o.after < 0 || o.timeout <= 0:
 			return fmt.Errorf("--after must not be negative and --timeout must be positive")
+		}
+		if o.maxMemory != "" {
+			n, err := parseSize(o.maxMemory)
+			if err != nil || n < 16<<20 {
+				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
+			}
+			// No Go memory limit: what is in the Go heap (the stream's
+			// buffers, names, roots) is live, and a limit below it would
+			// keep the collector running for nothing.
+			o.budget = n
 		}
 		if o.diff {
 			return runSnapshotDiff(cmd, t, args, o)
@@ -224,6 +244,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
 	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// One snapshot per command: its arrays are mapped outside the Go heap
+	// (freed at exit).
+	b.MapArrays(o.budget > 0, "", o.budget)
 	in, err := run(st, stopWatch, b)
 	if err != nil {
 		st.Close()
@@ -240,6 +263,9 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// (finish closes it again, a no-op).
 	st.Close()
 	b.NameStatics(clrmeta.Reader(st.Pid))
+	// ... and their pages go back to the system now, not when the
+	// scavenger gets to them.
+	debug.FreeOSMemory()
 	g, err := b.Graph()
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
@@ -311,7 +337,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 }
 
 // readSnapshotFile builds the graph of a trace file.
-func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph, error) {
+func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
 	if isGcdump(path) {
 		return readGcdump(path)
 	}
@@ -321,6 +347,7 @@ func readSnapshotFile(path string, threads int) (report.Input, *heapgraph.Graph,
 	}
 	defer st.Close()
 	b := heapgraph.NewBuilder(st.Header(), nil)
+	b.MapArrays(budget > 0, "", budget)
 	in, err := run(st, func() {}, b)
 	if err != nil {
 		return in, nil, err
@@ -350,11 +377,11 @@ func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapsh
 	if err != nil {
 		return err
 	}
-	bin, old, err := readSnapshotFile(args[0], threads)
+	bin, old, err := readSnapshotFile(args[0], threads, o.budget)
 	if err != nil {
 		return err
 	}
-	ain, cur, err := readSnapshotFile(args[1], threads)
+	ain, cur, err := readSnapshotFile(args[1], threads, o.budget)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +34,8 @@ func TestSnapshotBadInput(t *testing.T) {
 		{[]string{"snapshot", "--diff", cut}, "--diff needs two trace files"},
 		{[]string{"snapshot", "--why", "NoSuchType", "../../testdata/traces/heap-graph-dotnet-gcdump.gcdump"}, "no type of that name"},
 		{[]string{"snapshot", "--tree", "-1", cut}, "--tree and --top must be 0 or more"},
+		{[]string{"snapshot", "--max-memory", "1MiB", cut}, "--max-memory 1MiB: want a size of at least 16MiB"},
+		{[]string{"snapshot", "--max-memory", "lots", cut}, "--max-memory lots: want a size"},
 	} {
 		_, _, err := runCaptured(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -67,5 +72,49 @@ func TestSnapshotCutGcdump(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(string(stderr)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "incomplete") {
 		t.Errorf("stderr %q, want one warning line", stderr)
+	}
+}
+
+// TestSnapshotMaxMemory: the graph workload's snapshot (the fixture trace)
+// spilled to temporary files under --max-memory gives the very report it
+// gives in memory, and leaves nothing in $TMPDIR.
+func TestSnapshotMaxMemory(t *testing.T) {
+	dir := t.TempDir()
+	z, err := os.Open("../../testdata/traces/heap-graph.nettrace.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	zr, err := gzip.NewReader(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "heap-graph.nettrace")
+	f, err := os.Create(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, zr); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	want, _, err := runCaptured(t, "snapshot", "--json", "--why", "GraphLeaf", trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := runCaptured(t, "snapshot", "--json", "--why", "GraphLeaf", "--max-memory", "16MiB", trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(want, []byte(`"GraphLeaf"`)) && !bytes.Contains(want, []byte("Workload.GraphLeaf")) {
+		t.Fatalf("no GraphLeaf path in the report:\n%s", want)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("--max-memory report differs:\n%s\nwant:\n%s", got, want)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("%d files left in TMPDIR, want none (spill files are unlinked when made)", len(ents))
 	}
 }
