@@ -275,7 +275,7 @@ func whyByChains(g *Graph, match func(uint32) bool, fold bool) []Path {
 			}
 			i = j
 		}
-		r := g.Roots[g.rootOf[par2top(par, v, root)]]
+		r := g.Roots[g.rootIndex(par2top(par, v, root))]
 		k := fmt.Sprint(r.Kind, "\x00", r.Name, "\x00", strings.Join(steps, "\x00"))
 		p := groups[k]
 		if p == nil {
