@@ -230,6 +230,28 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}}
 	root := &treeNode{frame: -1}
 	cut := 0 // stacks deeper than MaxFlameDepth
+	// One node per method, whatever its code version: the profile keeps a
+	// frame per code body (a tier-0 and a tier-1 body, a rejit), which the
+	// page cannot tell apart (it shows names), so two siblings of one name
+	// would split the method's width. Folded output merges them by name
+	// too, and so does the live window (one model for both pages).
+	canon := make([]int32, len(p.Frames))
+	{
+		type key struct {
+			name, module string
+			kind         stacks.FrameKind
+		}
+		first := make(map[key]int32, len(p.Frames))
+		for i, f := range p.Frames {
+			k := key{f.Name, f.Module, f.Kind}
+			c, ok := first[k]
+			if !ok {
+				c = int32(i)
+				first[k] = c
+			}
+			canon[i] = c
+		}
+	}
 	for _, fs := range list {
 		if fs.count == 0 {
 			continue
@@ -245,12 +267,12 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 			cut++
 		}
 		for i := len(fs.frames) - 1; i >= stop; i-- {
-			c := n.child(fs.frames[i])
+			c := n.child(canon[fs.frames[i]])
 			c.total += fs.count
 			n = c
 		}
 		if stop > 0 {
-			for _, fr := range [2]int32{cutFrame, fs.frames[0]} {
+			for _, fr := range [2]int32{cutFrame, canon[fs.frames[0]]} {
 				c := n.child(fr)
 				c.total += fs.count
 				n = c
