@@ -75,7 +75,9 @@ func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
 // split tier-0 and tier-1 bodies into sibling nodes of one name before),
 // and the live top methods count what the file's flame counts.
 func TestLiveModelEqualsFile(t *testing.T) {
-	for _, name := range tracetest.Fixtures(t) {
+	// The plain fixtures, and the background-GC ones (gzipped): a
+	// background GC's heap histories inside a foreground GC's pause.
+	for _, name := range append(tracetest.Fixtures(t), "gc-bgc.nettrace.gz", "gc-bgc-attach.nettrace.gz") {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
 			continue
 		}
@@ -134,6 +136,12 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			}
 			if got, want := section(live.Exceptions), section(off.Exceptions); got != want {
 				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
+			}
+			// The header's GC flavour line ("workstation, concurrent GC, N
+			// heaps"): the kind from the monitor's flavour, the heaps from
+			// the rows (the page's maxOf(heaps)).
+			if lg, fg := live.Run.GC+fmt.Sprint(maxHeaps(live.GCs)), off.Run.GC+fmt.Sprint(maxHeaps(off.GCs)); lg != fg {
+				t.Errorf("GC flavour: live %q, file %q", lg, fg)
 			}
 			lf, ff := flamePaths(live.CPU), flamePaths(off.CPU)
 			// One node per path: a method's code versions (tier 0, tier 1,
@@ -378,4 +386,16 @@ func flameMethods(f *report.Flame) (self, total map[string]int64) {
 		}
 	}
 	return
+}
+
+// maxHeaps is the largest heap count of a page's GC rows: what the page's
+// header adds to the GC flavour.
+func maxHeaps(c *report.GCColumns) int {
+	n := 0
+	if c != nil {
+		for _, h := range c.Heaps {
+			n = max(n, h)
+		}
+	}
+	return n
 }
