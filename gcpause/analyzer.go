@@ -183,7 +183,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			g.HasGlobal = true
 			g.NumHeaps = int(e.NumHeaps)
 			g.GlobalMechanisms = e.GlobalMechanisms
-			g.PauseMode = e.PauseMode
+			g.PauseMode, g.HasPauseMode = e.PauseMode, m.Version >= 1
 		}
 	case clrevents.IDGCPerHeapHistory:
 		e, err := clrevents.DecodeGCPerHeapHistory(ev.Payload, m.Version, a.hdr.PointerSize)

@@ -57,6 +57,7 @@ type GC struct {
 	NumHeaps         int
 	GlobalMechanisms uint32
 	PauseMode        uint32
+	HasPauseMode     bool // the history's version carries PauseMode (V1+)
 
 	// From GCPerHeapHistory, summed over heaps; index 3 is LOH, 4 POH.
 	HasPerHeap    bool

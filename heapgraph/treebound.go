@@ -46,11 +46,8 @@ func (g *Graph) BoundedTree(depth, width int, minRetained uint64) (TreeNode, map
 		var big []uint32
 		var gs []TreeGroup
 		clear(byType)
-		for _, c := range all {
-			if g.Retained[c] >= minRetained {
-				big = append(big, c)
-				continue
-			}
+		// group adds child c to its type's group of this node.
+		group := func(c uint32) {
 			t := g.Type[c]
 			i, ok := byType[t]
 			if !ok {
@@ -62,20 +59,18 @@ func (g *Graph) BoundedTree(depth, width int, minRetained uint64) (TreeNode, map
 			gs[i].Bytes += g.Size[c]
 			gs[i].Retained += g.Retained[c]
 		}
+		for _, c := range all {
+			if g.Retained[c] >= minRetained {
+				big = append(big, c)
+				continue
+			}
+			group(c)
+		}
 		slices.SortFunc(big, func(a, b uint32) int { return cmpDesc(g.Retained[a], g.Retained[b]) })
 		if len(big) > width {
 			// The smaller ones join their type's group.
 			for _, c := range big[width:] {
-				t := g.Type[c]
-				i, ok := byType[t]
-				if !ok {
-					i = len(gs)
-					byType[t] = i
-					gs = append(gs, TreeGroup{Type: g.TypeNames[t]})
-				}
-				gs[i].Count++
-				gs[i].Bytes += g.Size[c]
-				gs[i].Retained += g.Retained[c]
+				group(c)
 			}
 			big = big[:width]
 		}

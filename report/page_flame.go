@@ -104,18 +104,7 @@ func (fb *flameBins) of(fs *flameStack) []stacks.Bin {
 // used (a profile made by another sampler). maxBins bounds the time bins
 // (they widen by powers of two to fit).
 func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins int) *Flame {
-	byKey := map[string]*flameStack{}
-	var list []*flameStack
-	stack := func(frames []int32) *flameStack {
-		k := int32Key(frames)
-		fs := byKey[k]
-		if fs == nil {
-			fs = &flameStack{frames: frames}
-			byKey[k] = fs
-			list = append(list, fs)
-		}
-		return fs
-	}
+	var set stackSet
 	binNanos := int64(0)
 	fb := &flameBins{tl: tl, factor: 1}
 	if tl != nil {
@@ -131,7 +120,7 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 				n += int64(x.Count)
 			}
 			last = max(last, bins[len(bins)-1].Index) // bins are in time order
-			fs := stack(fr)
+			fs := set.of(fr)
 			k := 2 * raw
 			if external {
 				k++
@@ -146,11 +135,11 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 	} else {
 		for i := range p.Samples {
 			s := &p.Samples[i]
-			fs := stack(s.Stack)
+			fs := set.of(s.Stack)
 			fs.bins = append(fs.bins, stacks.Bin{Index: 0, Count: int32(min(s.Count, 1<<31-1))})
 			fs.count += s.Count
 		}
-		for _, fs := range list {
+		for _, fs := range set.list {
 			slices.SortFunc(fs.bins, func(a, b stacks.Bin) int { return cmp.Compare(a.Index, b.Index) })
 			out := 0
 			for _, x := range fs.bins {
@@ -164,7 +153,7 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 			fs.bins = fs.bins[:out]
 		}
 	}
-	f := buildFlame(p, list, fb)
+	f := buildFlame(p, set.list, fb)
 	f.BinMS = float64(binNanos) * float64(fb.factor) / 1e6
 	return f
 }
@@ -172,26 +161,40 @@ func NewFlame(b *stacks.Builder, p *stacks.Profile, tl *stacks.Timeline, maxBins
 // NewFlameWindow builds CPU data from sample counts per raw stack (a
 // window of a timeline), without time bins.
 func NewFlameWindow(b *stacks.Builder, p *stacks.Profile, counts func(yield func(raw int32, external bool, n int64))) *Flame {
-	byKey := map[string]*flameStack{}
-	var list []*flameStack
+	var set stackSet
 	counts(func(raw int32, external bool, n int64) {
 		fr := b.StackOf(raw, external)
 		if fr == nil || n <= 0 {
 			return
 		}
-		k := int32Key(fr)
-		fs := byKey[k]
-		if fs == nil {
-			fs = &flameStack{frames: fr}
-			byKey[k] = fs
-			list = append(list, fs)
-		}
-		fs.count += n
+		set.of(fr).count += n
 	})
+	list := set.list
 	for _, fs := range list {
 		fs.bins = []stacks.Bin{{Index: 0, Count: int32(min(fs.count, 1<<31-1))}}
 	}
 	return buildFlame(p, list, &flameBins{})
+}
+
+// stackSet is the distinct stacks of a flame, in the order first seen.
+type stackSet struct {
+	byKey map[string]*flameStack
+	list  []*flameStack
+}
+
+// of is the entry of the stack frames, made if missing.
+func (s *stackSet) of(frames []int32) *flameStack {
+	k := int32Key(frames)
+	fs := s.byKey[k]
+	if fs == nil {
+		if s.byKey == nil {
+			s.byKey = map[string]*flameStack{}
+		}
+		fs = &flameStack{frames: frames}
+		s.byKey[k] = fs
+		s.list = append(s.list, fs)
+	}
+	return fs
 }
 
 func int32Key(s []int32) string {
@@ -230,6 +233,28 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 		StackRuns: []int32{}, RunBin: []int32{}, RunCount: []int32{}}
 	root := &treeNode{frame: -1}
 	cut := 0 // stacks deeper than MaxFlameDepth
+	// One node per method, whatever its code version: the profile keeps a
+	// frame per code body (a tier-0 and a tier-1 body, a rejit), which the
+	// page cannot tell apart (it shows names), so two siblings of one name
+	// would split the method's width. Folded output merges them by name
+	// too, and so does the live window (one model for both pages).
+	canon := make([]int32, len(p.Frames))
+	{
+		type key struct {
+			name, module string
+			kind         stacks.FrameKind
+		}
+		first := make(map[key]int32, len(p.Frames))
+		for i, f := range p.Frames {
+			k := key{f.Name, f.Module, f.Kind}
+			c, ok := first[k]
+			if !ok {
+				c = int32(i)
+				first[k] = c
+			}
+			canon[i] = c
+		}
+	}
 	for _, fs := range list {
 		if fs.count == 0 {
 			continue
@@ -245,12 +270,12 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 			cut++
 		}
 		for i := len(fs.frames) - 1; i >= stop; i-- {
-			c := n.child(fs.frames[i])
+			c := n.child(canon[fs.frames[i]])
 			c.total += fs.count
 			n = c
 		}
 		if stop > 0 {
-			for _, fr := range [2]int32{cutFrame, fs.frames[0]} {
+			for _, fr := range [2]int32{cutFrame, canon[fs.frames[0]]} {
 				c := n.child(fr)
 				c.total += fs.count
 				n = c

@@ -19,6 +19,7 @@ func TestPageFlameDeepStack(t *testing.T) {
 		p.Frames[i].Name = "f"
 	}
 	p.Frames[0].Name = "leaf"
+	p.Frames[1].Name = "shallow" // its own node beside the deep path's "f" (frames of one name are one node)
 	p.Frames[depth-1].Name = "root"
 	deep := make([]int32, depth) // leaf first
 	for i := range deep {

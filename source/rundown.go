@@ -19,11 +19,21 @@ import (
 // graph). A launched program has compiled nothing before its session, and
 // a file has its rundown in it: for both, Rundown does nothing.
 //
+// providers are the rundown session's: the runtime provider entry of the
+// method and module events (stacks.SymbolProviders, derived from the spec
+// table; source, below the analyses, does not name their events itself).
+// The session needs one provider to exist; the rundown it stops with is
+// the runtime's default (ipc.DefaultRundownKeyword), whatever providers
+// say.
+//
 // fn runs on the calling goroutine while the stream's reader may be
 // running on another: the caller synchronises (monitor.SymbolEvent does).
-func (s *Stream) Rundown(fn func(*nettrace.Event)) error {
+func (s *Stream) Rundown(providers []ipc.Provider, fn func(*nettrace.Event)) error {
 	if s.Kind != Attach && s.Kind != Listen {
 		return nil
+	}
+	if len(providers) == 0 {
+		return errors.New("rundown session: no providers")
 	}
 	c := s.client
 	if c == nil {
@@ -32,11 +42,8 @@ func (s *Stream) Rundown(fn func(*nettrace.Event)) error {
 			return fmt.Errorf("rundown session: %w", err)
 		}
 	}
-	// The method events of the runtime provider are what the rundown adds
-	// to; a small buffer suffices: the session lives for one stop.
-	sess, err := c.StartSession(ipc.SessionConfig{BufferMB: 64, Providers: []ipc.Provider{
-		{Name: nettrace.ProviderRuntime, Keywords: ipc.KeywordSymbols, Level: ipc.LevelInformational},
-	}})
+	// A small buffer suffices: the session lives for one stop.
+	sess, err := c.StartSession(ipc.SessionConfig{BufferMB: 64, Providers: providers})
 	if err != nil {
 		return fmt.Errorf("rundown session: %w", err)
 	}

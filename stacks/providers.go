@@ -11,6 +11,10 @@ import (
 // (derived from SymbolsWant). `clrspy profile`, `record --profile cpu`
 // and serve's CPU profiles use it.
 func SamplerProviders() []ipc.Provider {
-	return append([]ipc.Provider{ipc.SampleProfiler},
-		clrevents.ProvidersFor(SymbolsWant)...)
+	return append([]ipc.Provider{ipc.SampleProfiler}, SymbolProviders()...)
 }
+
+// SymbolProviders is the runtime provider entry that names code (method
+// and module events, derived from SymbolsWant): a rundown session's
+// (source.Stream.Rundown) and part of every session whose stacks are named.
+func SymbolProviders() []ipc.Provider { return clrevents.ProvidersFor(SymbolsWant) }

@@ -11,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // The sessions' providers derived from the analyses' events
@@ -62,6 +63,9 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The profiles ipc wrote by hand before (ipc/profiles.go).
 		{"record --profile gc", profile("gc"), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
 		{"record --profile gc-verbose", profile("gc-verbose"), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelVerbose)}},
+		// The rundown session that names code compiled before attaching
+		// (source.Stream.Rundown: top --cpu, serve, the live page).
+		{"rundown session", stacks.SymbolProviders(), []ipc.Provider{runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile cpu", profile("cpu"), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile alloc", profile("alloc"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"record --profile movement", profile("movement"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordGCSurvivalAndMovement, ipc.LevelInformational)}},

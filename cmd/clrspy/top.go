@@ -16,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/internal/tui"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newTopCmd) }
@@ -205,7 +206,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		// named by its rundown, which the stream brings only at its end:
 		// a second session's rundown names them now.
 		go func() {
-			if err := st.Rundown(mon.SymbolEvent); err != nil {
+			if err := st.Rundown(stacks.SymbolProviders(), mon.SymbolEvent); err != nil {
 				notes.Add("methods compiled before attaching are named when the session ends (" + err.Error() + ")")
 			}
 		}()

@@ -49,7 +49,9 @@
 // alone cannot tell). Concurrent (background) GC: a background GC seen,
 // else the last GC's latency mode (Batch means background GCs are off,
 // which is how the runtime applies gcConcurrent=0). GCFlavor.KindFrom and
-// ConcurrentFrom say which evidence decided.
+// ConcurrentFrom say which evidence decided. The heap count and latency
+// mode come from gcpause's row of each GC (the histories that GC wrote,
+// as the file's page counts them), not from the history events.
 //
 // Locks are paired here (ContentionStart/Stop per thread, as package
 // locks pairs them) rather than through locks.Analyzer, whose per-stack

@@ -1,6 +1,8 @@
 package monitor_test
 
 import (
+	"compress/gzip"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -52,6 +54,63 @@ func TestHistogramsEqualFile(t *testing.T) {
 			lr := lk.Result()
 			if !reflect.DeepEqual(snap.Locks.WaitHistogram, lr.Summary.WaitHistogram) || snap.Locks.WaitHistogram.Count != uint64(lr.Summary.Contentions) {
 				t.Errorf("lock waits live %v, file %v (%d waits)", snap.Locks.WaitHistogram.Counts, lr.Summary.WaitHistogram.Counts, lr.Summary.Contentions)
+			}
+		})
+	}
+}
+
+// TestFlavorHeapsFromRows: the GC flavour's heap count (the terminal
+// view's "server (N heaps)", the kind's "heap_count" evidence) is that of
+// gcpause's row of the last GC that reported heaps, the count the file's
+// page shows for that GC: the monitor reads no heap history itself, so a
+// background GC's history written inside a foreground GC's pause
+// (gc-bgc-attach) cannot make the live line say other than the file's.
+func TestFlavorHeapsFromRows(t *testing.T) {
+	for _, c := range []struct {
+		name, kind string
+		heaps      int // every row's
+	}{
+		{"gc-wks.nettrace", "workstation", 1},
+		{"gc-bgc.nettrace.gz", "workstation", 1},
+		{"gc-bgc-attach.nettrace.gz", "workstation", 1},
+		{"gc-server.nettrace", "server", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := source.Spec{File: tracetest.Path(t, c.name)}
+			if strings.HasSuffix(c.name, ".gz") {
+				f, err := os.Open(spec.File)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				z, err := gzip.NewReader(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				spec = source.Spec{File: "-", Stdin: z}
+			}
+			st, err := source.Open(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			last, most := 0, 0
+			gc := gcpause.New(st.Header(), gcpause.Options{OnGC: func(g *gcpause.GC) {
+				if g.HasPerHeap {
+					last, most = g.Heaps, max(most, g.Heaps)
+				}
+			}})
+			m := monitor.New(st.Header(), monitor.Options{})
+			if _, err := st.Run(gc, m); err != nil {
+				t.Fatal(err)
+			}
+			if err := gc.Result().CheckValid(); err != nil {
+				t.Fatal(err)
+			}
+			f := m.Snapshot().Process.GC
+			t.Logf("%s: %s, %d heaps (file rows: last %d, most %d)", c.name, f.Kind, f.Heaps, last, most)
+			if f.Heaps != last || f.Kind != c.kind || (c.heaps > 0 && (last != c.heaps || most != c.heaps)) {
+				t.Errorf("live flavour %s with %d heaps; file rows: last %d, most %d; want %s, %d", f.Kind, f.Heaps, last, most, c.kind, c.heaps)
 			}
 		})
 	}

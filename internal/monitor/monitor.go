@@ -415,11 +415,6 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
 			m.flavor.gcStart(ev.ThreadID, e.Type)
 			m.started[min(int(e.Depth), 2)]++
 		}
-	case clrevents.IDGCGlobalHeapHistory:
-		e, err := clrevents.DecodeGCGlobalHeapHistory(ev.Payload, meta.Version, m.hdr.PointerSize)
-		if err == nil {
-			m.flavor.globalHistory(e, meta.Version)
-		}
 	}
 }
 
@@ -478,6 +473,7 @@ func (m *Monitor) openSince(gcOnly bool) int64 {
 func (m *Monitor) onGC(g *gcpause.GC) {
 	row := newGCRow(g)
 	m.gcs.push(row)
+	m.flavor.gc(g)
 	m.last, m.hasLast = row, true
 	if g.StartSeen {
 		m.resolved[min(max(g.Generation, 0), 2)]++

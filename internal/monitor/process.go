@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -47,8 +48,9 @@ type GCFlavor struct {
 	// applies gcConcurrent=0, and also what GCSettings.LatencyMode = Batch
 	// does), or "background_gc" (one was seen).
 	ConcurrentFrom string `json:"concurrent_from,omitempty"`
-	// Heaps is the number of GC heaps in the last GC (server GC with
-	// dynamic adaptation starts with one).
+	// Heaps is the number of GC heaps in the last GC that reported them
+	// (server GC with dynamic adaptation starts with one), from gcpause's
+	// row of that GC: the heap count the page's rows show.
 	Heaps int `json:"heaps"`
 	// LatencyMode of the last GC: Batch, Interactive, LowLatency,
 	// SustainedLowLatency, NoGCRegion.
@@ -99,11 +101,27 @@ func (f *flavorState) gcStart(tid uint64, typ clrevents.GCType) {
 	f.hasTrigger = false
 }
 
-func (f *flavorState) globalHistory(e clrevents.GCGlobalHeapHistory, version uint32) {
-	f.heaps = int(e.NumHeaps)
-	f.maxHeaps = max(f.maxHeaps, f.heaps)
-	if version >= 1 {
-		f.pauseMode, f.hasPauseMode = e.PauseMode, true
+// gc takes the heap count and latency mode from gcpause's row of a GC (as
+// the file's page does), not from the history events themselves: gcpause
+// gives each history to the GC that wrote it, so a background GC's
+// history written during a foreground GC cannot change the foreground
+// GC's heap count here while the file's rows keep it apart. The heap count
+// is the row's: the per-heap histories it got (the page's "N heaps"), or
+// the global history's NumHeaps when no per-heap history came.
+func (f *flavorState) gc(g *gcpause.GC) {
+	n := 0
+	switch {
+	case g.HasPerHeap:
+		n = g.Heaps
+	case g.HasGlobal:
+		n = g.NumHeaps
+	}
+	if n > 0 {
+		f.heaps = n
+		f.maxHeaps = max(f.maxHeaps, n)
+	}
+	if g.HasPauseMode {
+		f.pauseMode, f.hasPauseMode = g.PauseMode, true
 	}
 }
 

@@ -15,10 +15,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/internal/metrics"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -197,10 +196,12 @@ func (d *Daemon) isUp(t *target) bool {
 	return t.up
 }
 
-// contentionProviders: contention events with their stacks, and method
-// events to name the frames.
-var contentionProviders = []ipc.Provider{{Name: nettrace.ProviderRuntime,
-	Keywords: ipc.KeywordContention | ipc.KeywordSymbols, Level: ipc.LevelInformational}}
+// contentionProviders: the lock events and the thread events that name
+// lock owners (locks.WantsContention), and the method events that name the
+// frames, derived from the spec table as `clrspy locks` derives its own:
+// the hand-written set had no thread keywords, so the mutex profile named
+// fewer owners than `clrspy locks` on the same process.
+var contentionProviders = clrevents.ProvidersFor(locks.WantsContention, stacks.SymbolsWant)
 
 // profile takes a profile of t: a session of its own for dur (cut short
 // when ctx ends), read through the analysis the CLI uses, written as

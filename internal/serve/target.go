@@ -17,6 +17,7 @@ import (
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
@@ -281,7 +282,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		// A session names only the code compiled after it began: a
 		// second session's rundown names the rest (throw sites, stacks).
 		go func() {
-			if err := st.Rundown(m.SymbolEvent); err != nil {
+			if err := st.Rundown(stacks.SymbolProviders(), m.SymbolEvent); err != nil {
 				d.log.Debug("no rundown to name compiled code", "pid", t.pidLabel, "error", errLine(err))
 			}
 		}()

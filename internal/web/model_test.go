@@ -69,14 +69,24 @@ func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
 // reason), the lock table (owners and waiting stacks) and the thread-pool
 // and exceptions sections are equal: the live page renders package
 // gcpause's rollup and package locks', threadpool's and exceptions'
-// results, as the file's page does, not second copies.
+// results, as the file's page does, not second copies. The CPU flame (with
+// a window covering the whole fixture) has the same call paths and
+// samples, one node per method whatever its code version (the file's page
+// split tier-0 and tier-1 bodies into sibling nodes of one name before),
+// and the live top methods count what the file's flame counts.
 func TestLiveModelEqualsFile(t *testing.T) {
-	for _, name := range tracetest.Fixtures(t) {
+	// The plain fixtures, and the background-GC ones (gzipped): a
+	// background GC's heap histories inside a foreground GC's pause.
+	for _, name := range append(tracetest.Fixtures(t), "gc-bgc.nettrace.gz", "gc-bgc-attach.nettrace.gz") {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			hub, _ := hubOver(t, name)
+			// The CPU window covers the whole fixture (each is shorter
+			// than the longest window) so that its flame is the file's.
+			st := openFixture(t, name)
+			t.Cleanup(func() { st.Close() })
+			hub := NewStreamHub(st, StreamOptions{Interval: 20 * time.Millisecond, CPUWindow: 300 * time.Second})
 			if _, err := hub.Run(); err != nil {
 				t.Fatal(err)
 			}
@@ -126,6 +136,54 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			}
 			if got, want := section(live.Exceptions), section(off.Exceptions); got != want {
 				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
+			}
+			// The header's GC flavour line ("workstation, concurrent GC, N
+			// heaps"): the kind from the monitor's flavour, the heaps from
+			// the rows (the page's maxOf(heaps)).
+			if lg, fg := live.Run.GC+fmt.Sprint(maxHeaps(live.GCs)), off.Run.GC+fmt.Sprint(maxHeaps(off.GCs)); lg != fg {
+				t.Errorf("GC flavour: live %q, file %q", lg, fg)
+			}
+			lf, ff := flamePaths(live.CPU), flamePaths(off.CPU)
+			// One node per path: a method's code versions (tier 0, tier 1,
+			// rejit) are one node in both, as the page shows names only.
+			for _, f := range []struct {
+				what string
+				fl   *report.Flame
+				n    int
+			}{{"live", live.CPU, len(lf)}, {"file", off.CPU, len(ff)}} {
+				if f.fl != nil && len(f.fl.NodeDepth) != f.n {
+					t.Errorf("%s flame: %d nodes for %d distinct paths (a method split into siblings)", f.what, len(f.fl.NodeDepth), f.n)
+				}
+			}
+			// The top methods (top's CPU pane) count what the file's flame
+			// counts for each method.
+			if cpu := hub.mon.Snapshot().CPU; cpu != nil && off.CPU != nil {
+				self, total := flameMethods(off.CPU)
+				bad = 0
+				for _, r := range cpu.TopMethods {
+					k := r.Name
+					if r.Module != "" {
+						k += " [" + r.Module + "]"
+					}
+					if (r.Self != self[k] || r.Total != total[k]) && bad < 5 {
+						bad++
+						t.Errorf("top method %s: live self %d total %d, file's flame %d %d", k, r.Self, r.Total, self[k], total[k])
+					}
+				}
+				t.Logf("%d live top methods checked against the file's flame (%d samples)", len(cpu.TopMethods), off.CPU.Total)
+				if len(cpu.TopMethods) == 0 {
+					t.Errorf("no live top methods for %d file samples", off.CPU.Total)
+				}
+			}
+			if len(lf) != len(ff) {
+				t.Errorf("flame: %d live paths, %d in the file's", len(lf), len(ff))
+			}
+			bad = 0
+			for p, want := range ff {
+				if got := lf[p]; got != want && bad < 5 {
+					bad++
+					t.Errorf("flame %s: live %d samples, file %d", p, got, want)
+				}
 			}
 		})
 	}
@@ -255,4 +313,89 @@ type slowReader struct{ r io.Reader }
 func (s *slowReader) Read(p []byte) (int, error) {
 	time.Sleep(5 * time.Millisecond)
 	return s.r.Read(p[:min(len(p), 16<<10)])
+}
+
+// flamePaths is a flame's call tree as root-to-node paths of frame names
+// ("Main;Work;Hot") and the samples through each.
+func flamePaths(f *report.Flame) map[string]int64 {
+	out := map[string]int64{}
+	if f == nil {
+		return out
+	}
+	// A node's total: the stacks ending in it or below it.
+	total := make([]int64, len(f.NodeDepth))
+	for i, n := range f.StackNode {
+		if n >= 0 {
+			total[n] += f.StackCount[i]
+		}
+	}
+	for i := len(f.NodeDepth) - 1; i >= 0; i-- {
+		for p := i - 1; p >= 0; p-- {
+			if f.NodeDepth[p] == f.NodeDepth[i]-1 {
+				total[p] += total[i]
+				break
+			}
+		}
+	}
+	var path []string
+	for i, d := range f.NodeDepth {
+		path = append(path[:d], f.Frames[f.NodeFrame[i]])
+		out[strings.Join(path, ";")] += total[i]
+	}
+	return out
+}
+
+// flameMethods is a flame's samples by method (name and module): those
+// stopped in it (self) and those with it anywhere on the stack (total,
+// once per stack however often it recurs), as a profile's top table
+// counts them.
+func flameMethods(f *report.Flame) (self, total map[string]int64) {
+	self, total = map[string]int64{}, map[string]int64{}
+	if f == nil {
+		return
+	}
+	parent := make([]int32, len(f.NodeDepth))
+	for i, d := range f.NodeDepth {
+		parent[i] = -1
+		for p := i - 1; p >= 0; p-- {
+			if f.NodeDepth[p] == d-1 {
+				parent[i] = int32(p)
+				break
+			}
+		}
+	}
+	name := func(n int32) string {
+		fr := f.NodeFrame[n]
+		if m := f.FrameMod[fr]; m >= 0 {
+			return f.Frames[fr] + " [" + f.Modules[m] + "]"
+		}
+		return f.Frames[fr]
+	}
+	for i, n := range f.StackNode {
+		if n < 0 {
+			continue
+		}
+		c := f.StackCount[i]
+		self[name(n)] += c
+		seen := map[string]bool{}
+		for ; n >= 0; n = parent[n] {
+			if k := name(n); !seen[k] {
+				seen[k] = true
+				total[k] += c
+			}
+		}
+	}
+	return
+}
+
+// maxHeaps is the largest heap count of a page's GC rows: what the page's
+// header adds to the GC flavour.
+func maxHeaps(c *report.GCColumns) int {
+	n := 0
+	if c != nil {
+		for _, h := range c.Heaps {
+			n = max(n, h)
+		}
+	}
+	return n
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // StreamOptions configure a StreamHub. Every field is optional.
@@ -64,7 +65,7 @@ func (h *StreamHub) Run() (analysis.End, error) {
 	if h.st.Live() {
 		// An attached target's methods compiled before the session are
 		// named by a second session's rundown, not only at the end.
-		go h.st.Rundown(h.mon.SymbolEvent)
+		go h.st.Rundown(stacks.SymbolProviders(), h.mon.SymbolEvent)
 	}
 	end, err := h.mon.Run(context.Background(), h.st)
 	if h.proc != nil {
