@@ -53,18 +53,28 @@ func TestServeTotalsFromProcessStart(t *testing.T) {
 	// a GC (monitor.seedPublications: a GC between the meter's read of
 	// the counts and its event leaves that publication one low): at most
 	// one per generation.
+	missed, total := 0, 0
 	for g := range got {
 		if d := got[g] - want[g]; d < -1 || d > 1 {
 			t.Errorf("gen%d: %d GCs exported, the runtime counted %d", g, got[g], want[g])
+		} else if d < 0 {
+			missed++
 		}
+		total += want[g]
 	}
 	// The pause time by the runtime's definition, from the process start:
 	// within 2 % of GC.GetTotalPauseDuration, as TestServePrometheus holds
 	// it for the GCs after an attach (the runtime's own total before, the
-	// events' after).
+	// events' after). A GC the seed raced with (allowed above) is missing
+	// from the pause total as well: each such GC allows twice the mean
+	// pause more (seen under load: one gen0 GC short, 0.93 ms of 34.91).
 	runtimeMs := scrapeValue(t, s, "clrspy_gc_pause_runtime_seconds_total") * 1e3
 	t.Logf("pause: runtime %.2f ms, serve %.2f ms", res.PauseMs, runtimeMs)
-	if math.Abs(runtimeMs-res.PauseMs) > 0.02*res.PauseMs {
+	tol := 0.02 * res.PauseMs
+	if total > 0 {
+		tol += float64(missed) * 2 * res.PauseMs / float64(total)
+	}
+	if math.Abs(runtimeMs-res.PauseMs) > tol {
 		t.Errorf("pause (runtime's definition) %.2f ms from the process start, the runtime counted %.2f ms", runtimeMs, res.PauseMs)
 	}
 	if want[2] < 30 {
