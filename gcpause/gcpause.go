@@ -211,7 +211,10 @@ type Suspension struct {
 	Incomplete bool
 }
 
-// ReasonRollup aggregates the suspensions of one reason.
+// ReasonRollup aggregates the suspensions of one reason: the one row of
+// the suspensions-by-reason table that a file's report (text, --json, the
+// page) and the live views (the monitor's snapshot, the page, the
+// metrics) render. Its JSON form is in milliseconds (MarshalJSON).
 type ReasonRollup struct {
 	Reason       clrevents.SuspendReason
 	Count        int

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,27 +26,27 @@ type GCDocument struct {
 
 // GCSummary is the rollup.
 type GCSummary struct {
-	GCCount             int                  `json:"gc_count"` // complete GCs
-	GCsStarted          int                  `json:"gcs_started"`
-	Incomplete          int                  `json:"incomplete"`
-	SessionMS           float64              `json:"session_ms"`
-	TotalPauseMS        float64              `json:"total_pause_ms"` // stopped time, overlaps once
-	OverlapMS           float64              `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
-	TotalPauseRuntimeMS float64              `json:"total_pause_runtime_ms"`
-	StartUnseen         int                  `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
-	MaxPauseMS          float64              `json:"max_pause_ms"`
-	MeanPauseMS         float64              `json:"mean_pause_ms"`
-	P50MS               float64              `json:"p50_ms"`
-	P90MS               float64              `json:"p90_ms"`
-	P99MS               float64              `json:"p99_ms"`
-	P999MS              float64              `json:"p99_9_ms"`
-	PauseTimePercent    float64              `json:"pause_time_percent"`
-	TotalSuspendMS      float64              `json:"total_suspend_ms"`
-	MaxSuspendMS        float64              `json:"max_suspend_ms"`
-	ByGeneration        map[string]GenRollup `json:"by_generation"` // gen0, gen1, gen2
-	ByType              map[string]int       `json:"by_type"`       // non_concurrent, background, foreground
-	SuspensionsByReason []ReasonRow          `json:"suspensions_by_reason"`
-	UnmatchedRestarts   int                  `json:"unmatched_restarts"`
+	GCCount             int                    `json:"gc_count"` // complete GCs
+	GCsStarted          int                    `json:"gcs_started"`
+	Incomplete          int                    `json:"incomplete"`
+	SessionMS           float64                `json:"session_ms"`
+	TotalPauseMS        float64                `json:"total_pause_ms"` // stopped time, overlaps once
+	OverlapMS           float64                `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
+	TotalPauseRuntimeMS float64                `json:"total_pause_runtime_ms"`
+	StartUnseen         int                    `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
+	MaxPauseMS          float64                `json:"max_pause_ms"`
+	MeanPauseMS         float64                `json:"mean_pause_ms"`
+	P50MS               float64                `json:"p50_ms"`
+	P90MS               float64                `json:"p90_ms"`
+	P99MS               float64                `json:"p99_ms"`
+	P999MS              float64                `json:"p99_9_ms"`
+	PauseTimePercent    float64                `json:"pause_time_percent"`
+	TotalSuspendMS      float64                `json:"total_suspend_ms"`
+	MaxSuspendMS        float64                `json:"max_suspend_ms"`
+	ByGeneration        map[string]GenRollup   `json:"by_generation"`         // gen0, gen1, gen2
+	ByType              map[string]int         `json:"by_type"`               // non_concurrent, background, foreground
+	SuspensionsByReason []gcpause.ReasonRollup `json:"suspensions_by_reason"` // gcpause's rows, written in ms
+	UnmatchedRestarts   int                    `json:"unmatched_restarts"`
 }
 
 // GenRollup is one generation's rollup.
@@ -63,18 +64,6 @@ type GenRollup struct {
 	P99MS          float64 `json:"p99_ms"`
 	P999MS         float64 `json:"p99_9_ms"`
 	PausePercent   float64 `json:"pause_time_percent"`
-	TotalSuspendMS float64 `json:"total_suspend_ms"`
-	MaxSuspendMS   float64 `json:"max_suspend_ms"`
-}
-
-// ReasonRow aggregates runtime suspensions of one reason.
-type ReasonRow struct {
-	Reason         string  `json:"reason"`
-	Code           uint32  `json:"code"`
-	Count          int     `json:"count"`
-	Incomplete     int     `json:"incomplete"`
-	TotalMS        float64 `json:"total_ms"`
-	MaxMS          float64 `json:"max_ms"`
 	TotalSuspendMS float64 `json:"total_suspend_ms"`
 	MaxSuspendMS   float64 `json:"max_suspend_ms"`
 }
@@ -192,7 +181,7 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
 		ByGeneration:        map[string]GenRollup{},
 		ByType:              map[string]int{},
-		SuspensionsByReason: []ReasonRow{},
+		SuspensionsByReason: slices.Clone(res.ByReason),
 		UnmatchedRestarts:   res.UnmatchedRestarts,
 	}
 	for g, s := range res.ByGen {
@@ -201,12 +190,8 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 	for t, n := range res.ByType {
 		sum.ByType[SnakeCase(t.String())] = n
 	}
-	for _, r := range res.ByReason {
-		sum.SuspensionsByReason = append(sum.SuspensionsByReason, ReasonRow{
-			Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
-			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos),
-			TotalSuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend),
-		})
+	if sum.SuspensionsByReason == nil {
+		sum.SuspensionsByReason = []gcpause.ReasonRollup{} // [] in JSON, not null
 	}
 	return sum
 }

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"slices"
 	"sort"
 	"strconv"
@@ -128,12 +127,12 @@ func walkTarget(t *Target, s sink) {
 		s.hist(famSuspend, sh, sn, lv())
 	}
 	for _, r := range snap.SuspensionsByReason {
-		if clrevents.SuspendReason(r.Code).IsGC() {
+		if r.Reason.IsGC() {
 			// GC suspensions are the pause families'.
 			continue
 		}
-		s.value(famSuspensions, float64(r.Count), lv(r.Reason))
-		s.value(famSuspended, r.TotalMS/1e3, lv(r.Reason))
+		s.value(famSuspensions, float64(r.Count), lv(r.Reason.String()))
+		s.value(famSuspended, float64(r.TotalNanos)/1e6/1e3, lv(r.Reason.String())) // as ms, then s: the exposition's bytes unchanged
 	}
 	for i, b := range g.PromotedBytes {
 		s.value(famPromoted, float64(b), lv(genNames[i]))

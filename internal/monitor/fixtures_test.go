@@ -2,8 +2,10 @@ package monitor_test
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -18,7 +21,9 @@ import (
 // analyses and once through the monitor: the snapshot's pause and
 // time-to-suspend histograms (all GCs and per generation), its counts and
 // longest GC, and its lock-wait histogram are the analyses' own, equal to
-// what a file's report renders (one histogram type, no monitor copy).
+// what a file's report renders (one histogram type, no monitor copy); and
+// its suspensions by reason are gcpause's rows, equal to the file's and
+// written as the same JSON as clrspy gc --json's summary.
 func TestHistogramsEqualFile(t *testing.T) {
 	for _, name := range tracetest.Fixtures(t) {
 		if strings.HasSuffix(name, ".truncated.nettrace") {
@@ -50,6 +55,14 @@ func TestHistogramsEqualFile(t *testing.T) {
 			}
 			if g.Count != res.Complete || (g.Longest == nil) != (len(res.Longest) == 0) || (g.Longest != nil && g.Longest.Number != res.Longest[0].Number) {
 				t.Errorf("live %d GCs, longest %+v; file %d", g.Count, g.Longest, res.Complete)
+			}
+			if !slices.Equal(snap.SuspensionsByReason, res.ByReason) {
+				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", snap.SuspensionsByReason, res.ByReason)
+			}
+			lj, _ := json.Marshal(snap.SuspensionsByReason)
+			fj, _ := json.Marshal(report.NewGCSummary(res).SuspensionsByReason)
+			if string(lj) != string(fj) {
+				t.Errorf("suspensions by reason JSON:\nlive %s\nfile %s", lj, fj)
 			}
 			lr := lk.Result()
 			if !reflect.DeepEqual(snap.Locks.WaitHistogram, lr.Summary.WaitHistogram) || snap.Locks.WaitHistogram.Count != uint64(lr.Summary.Contentions) {

@@ -138,19 +138,6 @@ type GCSummary struct {
 	BeforeSession *BeforeSession `json:"before_session,omitempty"`
 }
 
-// ReasonSummary is the runtime suspensions of one reason.
-type ReasonSummary struct {
-	Reason     string  `json:"reason"`
-	Code       uint32  `json:"code"`
-	Count      int     `json:"count"`
-	Incomplete int     `json:"incomplete"`
-	TotalMS    float64 `json:"total_ms"`
-	MaxMS      float64 `json:"max_ms"`
-	SuspendMS  float64 `json:"total_suspend_ms"`
-	// MaxSuspendMS is the longest time to suspend.
-	MaxSuspendMS float64 `json:"max_suspend_ms"`
-}
-
 // Snapshot is a deep copy of the model: nothing in it is shared with the
 // Monitor, so it may be kept, read and serialised while events flow.
 type Snapshot struct {
@@ -167,9 +154,10 @@ type Snapshot struct {
 	// GC's, oldest first (the sample profiler's are only counted).
 	Suspensions []SuspensionRow `json:"suspensions"`
 	// SuspensionsByReason counts every suspension by reason, GC or not:
-	// package gcpause's ByReason, as a file's report has it.
-	SuspensionsByReason []ReasonSummary `json:"suspensions_by_reason"`
-	Locks               LockSummary     `json:"locks"`
+	// package gcpause's rows (Rollup.ByReason), the type a file's report
+	// renders, written in the same JSON form as clrspy gc --json's.
+	SuspensionsByReason []gcpause.ReasonRollup `json:"suspensions_by_reason"`
+	Locks               LockSummary            `json:"locks"`
 	// CPU is set when the monitor keeps samples (Options.CPU).
 	CPU *CPUProfile `json:"cpu,omitempty"`
 	// Exceptions is set with Options.Exceptions.
@@ -217,6 +205,8 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.Rollup = m.gc.Result()
+	// The same rows as the rollup's, a slice of its own (never null in JSON).
+	s.SuspensionsByReason = append([]gcpause.ReasonRollup{}, s.Rollup.ByReason...)
 	if l := s.Rollup.Longest; len(l) > 0 {
 		r := newGCRow(l[0])
 		s.GC.Longest = &r
@@ -253,7 +243,6 @@ func (m *Monitor) Snapshot() *Snapshot {
 	for _, w := range WindowSeconds {
 		s.Windows = append(s.Windows, m.window(w, elapsed))
 	}
-	s.SuspensionsByReason = m.reasonSummary()
 	if m.cpu != nil {
 		s.CPU = m.cpu.profile(m.now, m.opts.topMethods(), m.opts.flameMaxNodes())
 	}
@@ -374,13 +363,4 @@ func (m *Monitor) window(sec float64, elapsed int64) Window {
 	w.GCPausedPercent = float64(m.gcStopped.in(t0, m.now, m.openSince(true))) * 100 / float64(span)
 	w.SuspendedPercent = float64(m.anyStopped.in(t0, m.now, m.openSince(false))) * 100 / float64(span)
 	return w
-}
-
-func (m *Monitor) reasonSummary() []ReasonSummary {
-	out := []ReasonSummary{}
-	for _, r := range m.gc.ByReason() {
-		out = append(out, ReasonSummary{Reason: r.Reason.String(), Code: uint32(r.Reason), Count: r.Count, Incomplete: r.Incomplete,
-			TotalMS: ms(r.TotalNanos), MaxMS: ms(r.MaxNanos), SuspendMS: ms(r.TotalSuspend), MaxSuspendMS: ms(r.MaxSuspend)})
-	}
-	return out
 }

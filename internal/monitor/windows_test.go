@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -105,19 +106,21 @@ func TestWindowsExact(t *testing.T) {
 	checkWindows(t, snap, map[float64][2]float64{
 		1: {0, 0}, 10: {0, 0}, 60: {0, 0}, 0: {1.05 * 100 / 70.2, 1.65 * 100 / 70.2},
 	})
-	byReason := map[string]monitor.ReasonSummary{}
+	// gcpause's rows, as a file's report has them.
+	byReason := map[clrevents.SuspendReason]gcpause.ReasonRollup{}
 	for _, r := range snap.SuspensionsByReason {
 		byReason[r.Reason] = r
 	}
-	if o := byReason[clrevents.SuspendOther.String()]; o.Count != 2 || math.Abs(o.TotalMS-500) > 1e-6 || math.Abs(o.MaxMS-400) > 1e-6 {
+	msOf := func(ns int64) float64 { return float64(ns) / 1e6 }
+	if o := byReason[clrevents.SuspendOther]; o.Count != 2 || math.Abs(msOf(o.TotalNanos)-500) > 1e-6 || math.Abs(msOf(o.MaxNanos)-400) > 1e-6 {
 		t.Errorf("SuspendOther: %+v", o)
 	}
-	if d := byReason[clrevents.SuspendForDebugger.String()]; d.Count != 1 || math.Abs(d.TotalMS-300) > 1e-6 {
+	if d := byReason[clrevents.SuspendForDebugger]; d.Count != 1 || math.Abs(msOf(d.TotalNanos)-300) > 1e-6 {
 		t.Errorf("debugger: %+v", d)
 	}
 	// GC suspensions are listed too, as a file's report lists them.
-	if g, p := byReason[clrevents.SuspendForGC.String()], byReason[clrevents.SuspendForGCPrep.String()]; g.Count != 3 || math.Abs(g.TotalMS-550) > 1e-6 ||
-		p.Count != 1 || math.Abs(p.TotalMS-500) > 1e-6 || len(snap.SuspensionsByReason) != 4 {
+	if g, p := byReason[clrevents.SuspendForGC], byReason[clrevents.SuspendForGCPrep]; g.Count != 3 || math.Abs(msOf(g.TotalNanos)-550) > 1e-6 ||
+		p.Count != 1 || math.Abs(msOf(p.TotalNanos)-500) > 1e-6 || len(snap.SuspensionsByReason) != 4 {
 		t.Errorf("by reason misses the GC suspensions or another: %+v", snap.SuspensionsByReason)
 	}
 	if snap.Session.ElapsedSec != 70.2 || snap.Session.Events != 18 {

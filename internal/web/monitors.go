@@ -407,7 +407,7 @@ func (t *mtarget) snapshot(st *state) *report.Page {
 	}
 	p.AddReasons(p.GCs, p.Suspensions)
 	for _, r := range sum.SuspensionsByReason {
-		p.SuspendReasons[strconv.Itoa(int(r.Code))] = r.Reason
+		p.SuspendReasons[strconv.Itoa(int(r.Reason))] = r.Reason.String()
 	}
 	return p
 }

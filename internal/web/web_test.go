@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -176,8 +177,8 @@ func TestStreamHubOverWebsocket(t *testing.T) {
 	// The runtime suspensions by reason, GC ones included, as the file's
 	// page has them (the live panel was empty: the monitor kept a copy
 	// that left GC suspensions out).
-	if got, want := fmt.Sprintf("%+v", ls.SuspensionsByReason), fmt.Sprintf("%+v", ofs.SuspensionsByReason); got != want || len(ofs.SuspensionsByReason) < 2 {
-		t.Errorf("suspensions by reason:\nlive    %s\noffline %s", got, want)
+	if got, want := ls.SuspensionsByReason, ofs.SuspensionsByReason; !slices.Equal(got, want) || len(want) < 2 {
+		t.Errorf("suspensions by reason:\nlive    %+v\noffline %+v", got, want)
 	}
 	if !last.Input.Complete || last.Input.Events != off.Input.Events {
 		t.Errorf("input %+v, offline %+v", last.Input, off.Input)
