@@ -236,24 +236,13 @@ func buildFlame(p *stacks.Profile, list []*flameStack, fb *flameBins) *Flame {
 	// One node per method, whatever its code version: the profile keeps a
 	// frame per code body (a tier-0 and a tier-1 body, a rejit), which the
 	// page cannot tell apart (it shows names), so two siblings of one name
-	// would split the method's width. Folded output merges them by name
-	// too, and so does the live window (one model for both pages).
+	// would split the method's width (methodFrames). Folded and speedscope
+	// output merge them too, and so does the live window (one model for
+	// both pages).
+	dense, first := methodFrames(p)
 	canon := make([]int32, len(p.Frames))
-	{
-		type key struct {
-			name, module string
-			kind         stacks.FrameKind
-		}
-		first := make(map[key]int32, len(p.Frames))
-		for i, f := range p.Frames {
-			k := key{f.Name, f.Module, f.Kind}
-			c, ok := first[k]
-			if !ok {
-				c = int32(i)
-				first[k] = c
-			}
-			canon[i] = c
-		}
+	for i, m := range dense {
+		canon[i] = first[m]
 	}
 	for _, fs := range list {
 		if fs.count == 0 {

@@ -48,10 +48,8 @@ func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 		Name:     partialName(name, p.Notes),
 		Exporter: "clrspy",
 	}
-	doc.Shared.Frames = make([]ssFrame, len(p.Frames))
-	for i := range p.Frames {
-		doc.Shared.Frames[i] = ssFrame{Name: p.Frames[i].Name, File: p.Frames[i].Module}
-	}
+	dense, frames := ssFrames(p)
+	doc.Shared.Frames = frames
 	byThread := make([]*ssProfile, len(p.Threads))
 	for i := range p.Samples {
 		s := &p.Samples[i]
@@ -62,7 +60,7 @@ func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 		}
 		root := make([]int32, len(s.Stack))
 		for j, f := range s.Stack {
-			root[len(s.Stack)-1-j] = f
+			root[len(s.Stack)-1-j] = dense[f]
 		}
 		sp.Samples = append(sp.Samples, root)
 		sp.Weights = append(sp.Weights, s.Nanos)
@@ -79,6 +77,21 @@ func WriteSpeedscope(w io.Writer, p *stacks.Profile, name string) error {
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(&doc)
+}
+
+// ssFrames is the document's frame list: one frame per method (name,
+// module and kind; methodFrames), not per code version. speedscope tells
+// frames apart by their index, so a method's tier-0 and tier-1 bodies
+// would be two rows of one name in its sandwich and left-heavy views,
+// each with part of the method's time. dense maps p's frames to the
+// list's indices.
+func ssFrames(p *stacks.Profile) (dense []int32, frames []ssFrame) {
+	dense, first := methodFrames(p)
+	frames = make([]ssFrame, len(first))
+	for m, i := range first {
+		frames[m] = ssFrame{Name: p.Frames[i].Name, File: p.Frames[i].Module}
+	}
+	return dense, frames
 }
 
 // partialName appends the profile's notes (what makes it partial first) to

@@ -131,10 +131,9 @@ func (e *EventedSpeedscope) Write(w io.Writer, b *stacks.Builder, p *stacks.Prof
 		Name               string   `json:"name"`
 		ActiveProfileIndex int      `json:"activeProfileIndex"`
 		Shared             ssShared `json:"shared"`
-	}{"https://www.speedscope.app/file-format-schema.json", "clrspy", partialName(name, p.Notes), 0, ssShared{Frames: make([]ssFrame, len(p.Frames))}}
-	for i := range p.Frames {
-		head.Shared.Frames[i] = ssFrame{Name: p.Frames[i].Name, File: p.Frames[i].Module}
-	}
+	}{"https://www.speedscope.app/file-format-schema.json", "clrspy", partialName(name, p.Notes), 0, ssShared{}}
+	dense, frames := ssFrames(p)
+	head.Shared.Frames = frames
 	js, err := json.Marshal(head)
 	if err != nil {
 		return err
@@ -159,7 +158,7 @@ func (e *EventedSpeedscope) Write(w io.Writer, b *stacks.Builder, p *stacks.Prof
 		if ti < len(p.Threads) {
 			label = p.Threads[ti].Label()
 		}
-		if err := e.writeThread(bw, b, label, e.threads[ti]); err != nil {
+		if err := e.writeThread(bw, b, dense, label, e.threads[ti]); err != nil {
 			return err
 		}
 	}
@@ -170,7 +169,9 @@ func (e *EventedSpeedscope) Write(w io.Writer, b *stacks.Builder, p *stacks.Prof
 // writeThread replays one thread's samples: a sample at t with weight d
 // holds its stack over [t-d, t]; consecutive samples share their common
 // root frames, and a gap (the thread was not sampled) closes everything.
-func (e *EventedSpeedscope) writeThread(bw *bufio.Writer, b *stacks.Builder, label string, t *spillThread) error {
+// dense maps the profile's frames to the document's (ssFrames): a method
+// whose code version changed between two samples stays open.
+func (e *EventedSpeedscope) writeThread(bw *bufio.Writer, b *stacks.Builder, dense []int32, label string, t *spillThread) error {
 	lj, _ := json.Marshal(label)
 	// startValue and endValue are known only at the end: write the events
 	// first into the profile object, then the values after them (JSON
@@ -227,7 +228,7 @@ func (e *EventedSpeedscope) writeThread(bw *bufio.Writer, b *stacks.Builder, lab
 			frames := b.StackOf(int32(id>>1), id&1 == 1)
 			rootFirst = rootFirst[:0]
 			for i := len(frames) - 1; i >= 0; i-- {
-				rootFirst = append(rootFirst, frames[i])
+				rootFirst = append(rootFirst, dense[frames[i]])
 			}
 			from := max(ts-int64(wt), now, 0)
 			if first {

@@ -60,8 +60,10 @@ func TestEventedSpeedscope(t *testing.T) {
 	if doc.Schema != "https://www.speedscope.app/file-format-schema.json" || len(doc.Profiles) != len(p.Threads) || len(p.Threads) != 8 {
 		t.Fatalf("schema %q, %d profiles for %d threads", doc.Schema, len(doc.Profiles), len(p.Threads))
 	}
-	// What the aggregated profile says: thread time per thread and frame
-	// (a frame counted once per sample however often it recurs).
+	// What the aggregated profile says: thread time per thread and method
+	// (the document's frame: a method's code versions are one frame),
+	// counted once per sample however often it recurs.
+	dense, _ := methodFrames(p)
 	want := map[string]map[int32]int64{}
 	for _, s := range p.Samples {
 		th := p.Threads[s.Thread].Label()
@@ -70,6 +72,7 @@ func TestEventedSpeedscope(t *testing.T) {
 		}
 		seen := map[int32]bool{}
 		for _, fr := range s.Stack {
+			fr = dense[fr]
 			if !seen[fr] {
 				want[th][fr] += s.Nanos
 				seen[fr] = true
