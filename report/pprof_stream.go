@@ -144,8 +144,8 @@ func (e *pbWriter) label(key string, str string, num int64) {
 }
 
 // WritePprof writes p as a gzipped pprof protobuf: sample types
-// samples/count and wall (or cpu)/nanoseconds, one function and location
-// per frame (the module as the function's file name), thread and sample
+// samples/count and wall (or cpu)/nanoseconds, one location per frame
+// and one function per method (the module as the function's file name), thread and sample
 // kind as labels. Memory: the string table and one sample at a time.
 func WritePprof(w io.Writer, p *stacks.Profile) error {
 	// klauspost's gzip at its fastest level: on a profile of 384,000
@@ -211,17 +211,26 @@ func WritePprof(w io.Writer, p *stacks.Profile) error {
 	e.msg = pbInt(e.msg, pbMappingFilename, e.str("[clr]"))
 	e.msg = pbUint(e.msg, pbMappingHasFunctions, 1)
 	e.flush(pbProfileMapping)
+	// A location per frame (a code body, at its address), a function per
+	// method (methodFrames): a method's tier-0 and tier-1 bodies are two
+	// locations of one function, pprof's model of two addresses in one
+	// function, so -addresses tells the versions apart and the function
+	// views and a merge of profiles see one function.
+	dense, first := methodFrames(p)
 	for i := range p.Frames {
 		f := &p.Frames[i]
-		id := uint64(i + 1)
-		e.msg = pbUint(e.msg[:0], pbLocationID, id)
+		fn := uint64(dense[i] + 1)
+		e.msg = pbUint(e.msg[:0], pbLocationID, uint64(i+1))
 		e.msg = pbUint(e.msg, pbLocationMappingID, 1)
 		e.msg = pbUint(e.msg, pbLocationAddress, f.Address)
-		e.sub = pbUint(e.sub[:0], pbLineFunctionID, id)
+		e.sub = pbUint(e.sub[:0], pbLineFunctionID, fn)
 		e.msg = pbBytes(e.msg, pbLocationLine, e.sub)
 		e.flush(pbProfileLocation)
+		if first[dense[i]] != int32(i) {
+			continue // the method's function is written
+		}
 		name := e.str(f.Name)
-		e.msg = pbUint(e.msg[:0], pbFunctionID, id)
+		e.msg = pbUint(e.msg[:0], pbFunctionID, fn)
 		e.msg = pbInt(e.msg, pbFunctionName, name)
 		e.msg = pbInt(e.msg, pbFunctionSystemName, name)
 		e.msg = pbInt(e.msg, pbFunctionFilename, e.str(f.Module))

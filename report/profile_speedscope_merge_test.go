@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -13,7 +15,8 @@ import (
 // TestSpeedscopeOneFramePerMethod: on fixtures whose methods ran in
 // several code versions (tier-0 and tier-1 bodies, OSR), both speedscope
 // documents (sampled and evented) have one frame per name and module, as
-// the folded output and the page's flame merge them, and the sampled
+// the folded output and the page's flame merge them; pprof has one
+// function per method and a location per code version; and the sampled
 // document gives each method the thread time the profile's frames of that
 // method have together (no time lost or counted twice by the merge).
 func TestSpeedscopeOneFramePerMethod(t *testing.T) {
@@ -66,6 +69,35 @@ func TestSpeedscopeOneFramePerMethod(t *testing.T) {
 				}
 				if len(frames) != len(versions) {
 					t.Errorf("%s: %d frames, %d methods (%d code versions)", doc, len(frames), len(versions), len(p.Frames))
+				}
+			}
+			// pprof: a location per code version (its own address), a
+			// function per method.
+			var pb bytes.Buffer
+			if err := WritePprof(&pb, p); err != nil {
+				t.Fatal(err)
+			}
+			pp, err := profile.Parse(&pb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pp.CheckValid(); err != nil {
+				t.Fatal(err)
+			}
+			fns := map[method]bool{}
+			for _, f := range pp.Function {
+				k := method{f.Name, f.Filename}
+				if fns[k] {
+					t.Errorf("pprof: two functions %q in %q", f.Name, f.Filename)
+				}
+				fns[k] = true
+			}
+			if len(pp.Function) != len(versions) || len(pp.Location) != len(p.Frames) {
+				t.Errorf("pprof: %d functions, %d locations; want %d methods, %d code versions", len(pp.Function), len(pp.Location), len(versions), len(p.Frames))
+			}
+			for i, l := range pp.Location {
+				if f := p.Frames[i]; l.Address != f.Address || l.Line[0].Function.Name != f.Name {
+					t.Errorf("pprof location %d: %#x %s, frame %#x %s", l.ID, l.Address, l.Line[0].Function.Name, f.Address, f.Name)
 				}
 			}
 			// Thread time per method: the profile's (a method counted once
