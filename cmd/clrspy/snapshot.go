@@ -248,6 +248,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// (freed at exit).
 	b.MapArrays(o.budget > 0, "", o.budget)
 	in, err := run(st, stopWatch, b)
+	devPhase("read")
 	if err != nil {
 		st.Close()
 		return err
@@ -266,11 +267,14 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// ... and their pages go back to the system now, not when the
 	// scavenger gets to them.
 	debug.FreeOSMemory()
+	devPhase("stream closed")
 	g, err := b.Graph()
+	devPhase("graph")
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
 	err = writeSnapshot(cmd, st, in, g, o)
+	devPhase("report")
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
 	}
