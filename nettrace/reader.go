@@ -301,7 +301,9 @@ func (r *Reader) Release() {
 	if !r.done {
 		r.done, r.endErr = true, errReaderClosed
 	}
-	r.stats.Events += uint64(r.rpos)
+	if r.rpos > 0 { // an early Release: the events of the batch under way were delivered
+		r.stats.Events += uint64(r.rpos)
+	}
 	// Queues keep their threads (Stats.CaptureThreads), not their runs.
 	for _, q := range r.threads {
 		r.releaseQueue(q)
