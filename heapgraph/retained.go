@@ -46,20 +46,29 @@ const defaultTop = 30
 // bitset and a DFS stack.
 type retainedScratch struct {
 	seen  []uint64
-	stack []uint32
+	stack []retainedFrame
 }
 
+// retainedFrame is a node on the walk's path and its next reference: the
+// stack holds the path, not every reference waiting (a holder of a
+// 500,000-element array would otherwise stack them all, in the Go heap).
+type retainedFrame struct{ v, pos uint32 }
+
 // domIndex numbers the dominator tree in preorder: each node's subtree
-// is the interval [pre, pre+size), and its depth lets two nodes' nearest
-// common dominator be found by climbing.
+// is the interval [pre, pre+size), which also says whether a node
+// dominates another (two nodes' nearest common dominator is found by
+// climbing from one until it does).
 type domIndex struct {
-	pre, size, depth []uint32
+	pre, size []uint32
 }
 
 func (g *Graph) domIndex() domIndex {
 	nn := g.N + 1
 	off, kids := g.domChildren()
-	d := domIndex{pre: make([]uint32, nn), size: make([]uint32, nn), depth: make([]uint32, nn)}
+	// In the graph's store, as its other per-object arrays (8 bytes per
+	// object; in the Go heap with a depth array they were a third of it at
+	// a 1 M-object report's peak).
+	d := domIndex{pre: makeArr[uint32](g.mem, nn), size: makeArr[uint32](g.mem, nn)}
 	type frame struct{ v, pos uint32 }
 	root := g.Root()
 	stack := []frame{{root, off[root]}}
@@ -73,23 +82,25 @@ func (g *Graph) domIndex() domIndex {
 		}
 		w := kids[f.pos]
 		f.pos++
-		d.pre[w], d.depth[w] = n, d.depth[f.v]+1
+		d.pre[w] = n
 		n++
 		stack = append(stack, frame{w, off[w]})
 	}
 	return d
 }
 
+// free frees d's arrays.
+func (d *domIndex) free(g *Graph) {
+	freeArr(g.mem, d.pre)
+	freeArr(g.mem, d.size)
+	*d = domIndex{}
+}
+
 // commonDominator is the nearest node dominating both a and b.
+// The root's interval holds every node: the climb ends there at the latest.
 func (g *Graph) commonDominator(d *domIndex, a, b uint32) uint32 {
-	for d.depth[a] > d.depth[b] {
+	for d.pre[b] < d.pre[a] || d.pre[b] >= d.pre[a]+d.size[a] {
 		a = g.Idom[a]
-	}
-	for d.depth[b] > d.depth[a] {
-		b = g.Idom[b]
-	}
-	for a != b {
-		a, b = g.Idom[a], g.Idom[b]
 	}
 	return a
 }
@@ -114,22 +125,25 @@ func (g *Graph) retainedWithout(t, c uint32, d *domIndex, s *retainedScratch) ui
 	seen, stack := s.seen, s.stack[:0]
 	lo, hi := d.pre[c], d.pre[c]+d.size[c]
 	seen[c/64] |= 1 << (c % 64)
-	stack = append(stack, c)
+	stack = append(stack, retainedFrame{c, g.Off[c]})
 	var reached uint64
 	if c != g.Root() {
 		reached = g.Size[c]
 	}
 	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, w := range g.Dst[g.Off[v]:g.Off[v+1]] {
-			if seen[w/64]&(1<<(w%64)) != 0 || g.Type[w] == t || d.pre[w] < lo || d.pre[w] >= hi {
-				continue
-			}
-			seen[w/64] |= 1 << (w % 64)
-			reached += g.Size[w]
-			stack = append(stack, w)
+		f := &stack[len(stack)-1]
+		if f.pos == g.Off[f.v+1] {
+			stack = stack[:len(stack)-1]
+			continue
 		}
+		w := g.Dst[f.pos]
+		f.pos++
+		if seen[w/64]&(1<<(w%64)) != 0 || g.Type[w] == t || d.pre[w] < lo || d.pre[w] >= hi {
+			continue
+		}
+		seen[w/64] |= 1 << (w % 64)
+		reached += g.Size[w]
+		stack = append(stack, retainedFrame{w, g.Off[w]})
 	}
 	s.stack = stack
 	return g.Retained[c] - reached
@@ -190,6 +204,7 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 	// objects' nearest common dominator: the one of the objects first
 	// and last in the tree's preorder.
 	d := g.domIndex()
+	defer d.free(g)
 	none := ^uint32(0)
 	first, last := make([]uint32, len(g.TypeNames)), make([]uint32, len(g.TypeNames))
 	for i := range first {

@@ -18,7 +18,8 @@
 # objects). Environment: GCDUMP (default /tmp/gcdumptool/dotnet-gcdump;
 # install: dotnet tool install --tool-path /tmp/gcdumptool dotnet-gcdump
 # --version 10.0.750501), MAXMEM (the --max-memory run's budget; default:
-# 80% of a quarter of dotnet-gcdump's peak RSS in the same run, the goal).
+# 80% of a quarter of dotnet-gcdump's peak RSS in the same run, the goal),
+# CLRSPY_PHASES (set: clrspy's time, RSS and Go heap at each phase).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 items=("$@")
@@ -45,6 +46,8 @@ timed() { # timed NAME CMD...: runs CMD under /usr/bin/time into $work/NAME.*
 	shift
 	/usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || echo "($name failed: $(tail -1 "$work/$name.err"))"
 	awk -v n="$name" '{printf "%-22s %8.2f s %8.1f MB\n", n, $1, $2/1024}' "$work/$name.time"
+	# With CLRSPY_PHASES set, clrspy's phases (time, RSS, peak, Go heap).
+	[ -z "${CLRSPY_PHASES:-}" ] || grep "clrspy: phase" "$work/$name.err" || true
 }
 
 for n in "${items[@]}"; do

@@ -94,6 +94,9 @@ func (s *Stream) finish(err error) {
 	// A live stream the runtime ended without being asked to ended with
 	// its process (or the runtime's shutdown).
 	s.end.TargetExited = s.Live() && !s.stopRequested.Load()
+	// The reader's buffers are not needed past the end (its stats and
+	// metadata stay): a heap snapshot builds its graph after it.
+	s.r.Release()
 }
 
 // End describes the stream once Next has returned an error.

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"strings"
+	"time"
 )
 
 // startDevProfile writes clrspy's own CPU profile to $CLRSPY_CPUPROFILE, and
@@ -45,3 +48,31 @@ func startDevProfile() func() {
 		stopMem()
 	}
 }
+
+// devPhase writes, when $CLRSPY_PHASES is set, one line to stderr at the
+// end of a phase of a command: the time since the process started, the
+// resident memory now and at its peak so far (VmRSS, VmHWM), and the Go
+// heap's in-use and from-the-system bytes: where the peak RSS of the
+// figures in docs/PERFORMANCE.md comes from.
+func devPhase(name string) {
+	if os.Getenv("CLRSPY_PHASES") == "" {
+		return
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, hwm := "?", "?"
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+				rss = f[1]
+			} else if len(f) >= 2 && f[0] == "VmHWM:" {
+				hwm = f[1]
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "clrspy: phase %-14s %7.3f s  rss %s kB  peak %s kB  go heap in use %d kB, from the system %d kB\n",
+		name, time.Since(processStart).Seconds(), rss, hwm, ms.HeapInuse>>10, (ms.HeapSys-ms.HeapReleased)>>10)
+}
+
+// processStart is when the process started (near enough: package init).
+var processStart = time.Now()

@@ -248,6 +248,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// (freed at exit).
 	b.MapArrays(o.budget > 0, "", o.budget)
 	in, err := run(st, stopWatch, b)
+	devPhase("read")
 	if err != nil {
 		st.Close()
 		return err
@@ -266,11 +267,14 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	// ... and their pages go back to the system now, not when the
 	// scavenger gets to them.
 	debug.FreeOSMemory()
+	devPhase("stream closed")
 	g, err := b.Graph()
+	devPhase("graph")
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
 	err = writeSnapshot(cmd, st, in, g, o)
+	devPhase("report")
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
 	}
@@ -298,13 +302,22 @@ func writeSnapshot(cmd *cobra.Command, st *source.Stream, in report.Input, g *he
 	if isGcdump(o.out) {
 		return closeOut(heapgraph.WriteGCDump(w, g))
 	}
+	// The dominators first (the report would compute them anyway), so
+	// that $CLRSPY_PHASES times them apart from the types' exact retained
+	// bytes.
+	g.Analyze()
+	devPhase("dominators")
 	switch o.format {
 	case "pprof":
 		err = report.WriteSnapshotPprof(w, in, g)
 	case "json":
-		err = report.WriteSnapshotJSON(w, report.NewSnapshotDocument(in, g, ro))
+		doc := report.NewSnapshotDocument(in, g, ro)
+		devPhase("analyses")
+		err = report.WriteSnapshotJSON(w, doc)
 	default:
-		err = report.WriteSnapshotText(w, report.NewSnapshotDocument(in, g, ro))
+		doc := report.NewSnapshotDocument(in, g, ro)
+		devPhase("analyses")
+		err = report.WriteSnapshotText(w, doc)
 	}
 	return closeOut(err)
 }
