@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,10 +119,10 @@ func TestProfileLiveCPU(t *testing.T) {
 func profileLiveCPU(t *testing.T, sampler []string) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cpu.pb.gz")
-	wl := workload.Argv(t, "cpu", "seconds=4", "ratio=3")
-	if sampler[1] == "perf" {
-		wl = append(wl, "cpuTime=1")
-	}
+	// cpuTime=1: the thread's CPU time per method (perf's reference) and
+	// the calls' time off the CPU (the eventpipe tolerance, below). Its
+	// clock_gettime P/Invokes fall outside HotA and HotB.
+	wl := workload.Argv(t, "cpu", "seconds=4", "ratio=3", "cpuTime=1")
 	args := append(append(append([]string{"profile", "-o", out}, sampler...), "--"), wl...)
 	stdout := runProfile(t, args...)
 	res, err := workload.ParseResult([]byte(stdout))
@@ -149,9 +150,14 @@ func profileLiveCPU(t *testing.T, sampler []string) {
 		t.Fatalf("only %v samples in HotA+HotB", n)
 	}
 	gotA, wantA := 100*float64(n[hotA])/sum, 100*aMs/(aMs+bMs)
-	t.Logf("HotA %d samples, HotB %d: HotA share %.1f%%, measured by the workload %.1f%%", n[hotA], n[hotB], gotA, wantA)
-	if d := gotA - wantA; d > 5 || d < -5 {
-		t.Errorf("HotA share %.1f%%, workload measured %.1f%%", gotA, wantA)
+	tol := 5.0
+	if sampler[1] == "eventpipe" {
+		tol += offCPUTolerance(aMs+bMs, wantA/100, res.Float("offCpuMs"), res.Float("offCpuSqMs2"))
+	}
+	t.Logf("HotA %d samples, HotB %d: HotA share %.1f%%, measured by the workload %.1f%% (CPU time %.1f%%); tolerance %.1f points",
+		n[hotA], n[hotB], gotA, wantA, 100*res.Float("hotACpuMs")/(res.Float("hotACpuMs")+res.Float("hotBCpuMs")), tol)
+	if d := gotA - wantA; d > tol || d < -tol {
+		t.Errorf("HotA share %.1f%%, workload measured %.1f%% (tolerance %.1f points)", gotA, wantA, tol)
 	}
 
 	gobin, err := exec.LookPath("go")
@@ -165,6 +171,34 @@ func profileLiveCPU(t *testing.T, sampler []string) {
 	if !bytes.Contains(top, []byte(hotA)) || !bytes.Contains(top, []byte(hotB)) {
 		t.Errorf("go tool pprof -top does not name the hot methods:\n%s", top)
 	}
+}
+
+// offCPUTolerance is what the eventpipe comparison adds to its 5 points
+// for the thread's time off the CPU. The runtime's sampler samples the
+// thread wherever it is, descheduled too, so wall time is its reference
+// (measured at load 12-18: the sample share follows the wall share, not
+// the CPU share, which stays at 75 %). But off-CPU time comes in chunks
+// (a preemption, or a wait to be rescheduled after the sampler's own
+// suspension) of up to tens of ms at load 15 on 2 cores, and each chunk
+// lands whole in HotA or HotB: the workload's Stopwatch weighs it by its
+// length, the sampler by how many of its rounds it got during the chunk,
+// which depends on the sampler thread's own scheduling. Both draw the
+// same few chunks, placed in HotA with probability p, so the two shares
+// can differ by the chunks' sampling noise: with off the share of wall
+// time off the CPU and nEff = (Σ chunk)² / Σ chunk² (Kish's effective
+// count of unequal chunks), three standard deviations of the difference
+// of two such estimates is 3·off·√(2p(1-p)/nEff). Measured: at load 12-18
+// off is 0.3-0.8 and nEff tens, the deviations seen (up to 16 points,
+// CI's 80.4 % against 63.9 %) fall inside; on an idle machine off is a
+// few percent of many tiny chunks and this adds well under a point, so
+// the idle check stays at 5 points.
+func offCPUTolerance(wallMs, p, offMs, offSqMs2 float64) float64 {
+	if offMs <= 0 || offSqMs2 <= 0 || wallMs <= 0 {
+		return 0
+	}
+	off := min(offMs/wallMs, 1)
+	nEff := offMs * offMs / offSqMs2
+	return 100 * 3 * off * math.Sqrt(2*p*(1-p)/nEff)
 }
 
 // TestProfileLiveRecursion (the EventPipe sampler: its 100-frame walk limit): 300 frames deep is past EventPipe's 100-frame
