@@ -109,8 +109,9 @@ func pprofShare(t *testing.T, pp *profile.Profile, fns ...string) map[string]int
 // pprof file opens in go tool pprof naming both.
 func TestProfileLiveCPU(t *testing.T) {
 	// Both samplers: the runtime's (about 1 kHz) and perf_event's at 999 Hz
-	// per thread (cpu-clock: the busy thread's CPU time, at least a few
-	// hundred samples over 4 s even at load 20 on 2 cores).
+	// per thread (cpu-clock: one sample per ms of the busy thread's CPU
+	// time; at load 15 on 2 cores 4 s of wall give it only ~300 ms, so
+	// the workload runs on until HotA and HotB had 600 ms of CPU).
 	for _, sampler := range [][]string{{"--sampler", "eventpipe"}, {"--sampler", "perf", "--hz", "999"}} {
 		t.Run(sampler[1], func(t *testing.T) { profileLiveCPU(t, sampler) })
 	}
@@ -123,6 +124,9 @@ func profileLiveCPU(t *testing.T, sampler []string) {
 	// the calls' time off the CPU (the eventpipe tolerance, below). Its
 	// clock_gettime P/Invokes fall outside HotA and HotB.
 	wl := workload.Argv(t, "cpu", "seconds=4", "ratio=3", "cpuTime=1")
+	if sampler[1] == "perf" {
+		wl = append(wl, "minCpuMs=600")
+	}
 	args := append(append(append([]string{"profile", "-o", out}, sampler...), "--"), wl...)
 	stdout := runProfile(t, args...)
 	res, err := workload.ParseResult([]byte(stdout))

@@ -38,7 +38,14 @@ public sealed class Cpu : IWorkload
             spinners.Add(th);
         }
         var total = Stopwatch.StartNew();
-        while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : total.Elapsed.TotalSeconds < seconds)
+        // minCpuMs (with cpuTime=1): past seconds, go on until HotA and HotB
+        // have had that much CPU time, up to 4 x seconds of wall: a loaded
+        // machine gives the thread a fraction of a core, and a CPU-time
+        // sampler needs the CPU time, not the wall time, for its samples.
+        double minCpuMs = cpuTime ? opt.Double("minCpuMs", 0) : 0;
+        bool More() => total.Elapsed.TotalSeconds < seconds ||
+            (aCpu + bCpu < minCpuMs && total.Elapsed.TotalSeconds < 4 * seconds);
+        while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : More())
         {
             Progress.Count = rounds;
             long c0 = cpuTime ? MixedKernels.ThreadCpuNs() : 0;
