@@ -99,8 +99,12 @@ func TestLocksLiveContention(t *testing.T) {
 	tids, n := contentionWork(t, wl)
 	measured := wl.Float("totalWaitMs")
 	s := d.Summary
-	t.Logf("clrspy: %d waits, total %.3f ms, mean %.3f ms; workload: %d contended acquisitions, %.3f ms waited",
-		s.Contentions, s.TotalWaitMs, s.MeanWaitMs, n, measured)
+	// The workload counts only acquisitions that found the lock held when
+	// Monitor.Enter began; on a loaded machine a waiter preempted between
+	// its TryEnter and Enter may find the lock already free (raced), which
+	// the runtime rightly does not report (seen 1 in 15 runs at load 13).
+	t.Logf("clrspy: %d waits, total %.3f ms, mean %.3f ms; workload: %d contended acquisitions (%v raced), %.3f ms waited",
+		s.Contentions, s.TotalWaitMs, s.MeanWaitMs, n, wl.Float("raced"), measured)
 	if s.OwnerKind != "os-tid" || s.Unpaired != 0 {
 		t.Errorf("owner kind %q, %d unpaired: .NET 10 reports OS thread ids", s.OwnerKind, s.Unpaired)
 	}

@@ -11,6 +11,10 @@ namespace Workload;
 // so a lock profile can be checked against them; with spin=1 also the
 // threads' CPU time in SpinHold (holdCpuMs) and the process's CPU time
 // during the run (runCpuMs) and since it started (processCpuMs).
+// contended counts the acquisitions that found the lock held when
+// Monitor.Enter began (what the runtime reports as contentions); raced
+// counts those TryEnter found held but whose holder let go before Enter
+// began (no contention for the runtime; their time is not in waitMs).
 public sealed class Contention : IWorkload
 {
     public string Name => "contention";
@@ -29,6 +33,7 @@ public sealed class Contention : IWorkload
         var tids = new int[threads];
         var waitMs = new double[threads];
         var contended = new int[threads];
+        var raced = new int[threads];
         using var start = new Barrier(threads);
         var ts = new Thread[threads];
         for (int t = 0; t < threads; t++)
@@ -42,13 +47,24 @@ public sealed class Contention : IWorkload
                 {
                     var sw = Stopwatch.StartNew();
                     bool free = Monitor.TryEnter(Gate);
+                    bool waited = false;
                     if (!free)
                     {
+                        long e0 = Stopwatch.GetTimestamp();
                         Monitor.Enter(Gate);
-                        contended[me]++;
+                        // TryEnter found the lock held, but the holder may
+                        // have let go before Enter began (this thread was
+                        // preempted in between, common on a loaded
+                        // machine): then Enter takes a free lock, the
+                        // runtime sees no contention and fires no event.
+                        // The last holder stamps its release under the
+                        // lock, so a release before e0 tells that race.
+                        waited = Volatile.Read(ref lastRelease) >= e0;
+                        if (waited) contended[me]++;
+                        else raced[me]++;
                     }
                     sw.Stop();
-                    waitMs[me] += sw.Elapsed.TotalMilliseconds;
+                    if (waited) waitMs[me] += sw.Elapsed.TotalMilliseconds;
                     try
                     {
                         if (spin)
@@ -59,7 +75,11 @@ public sealed class Contention : IWorkload
                         }
                         else Hold(holdMs);
                     }
-                    finally { Monitor.Exit(Gate); }
+                    finally
+                    {
+                        Volatile.Write(ref lastRelease, Stopwatch.GetTimestamp());
+                        Monitor.Exit(Gate);
+                    }
                     Thread.Yield();
                 }
             }) { Name = $"contender-{t}" };
@@ -72,6 +92,7 @@ public sealed class Contention : IWorkload
         work["tids"] = tids;
         work["waitMs"] = waitMs;
         work["contended"] = contended;
+        work["raced"] = raced.Sum();
         work["totalWaitMs"] = waitMs.Sum();
         if (spin)
         {
@@ -87,6 +108,9 @@ public sealed class Contention : IWorkload
     static void Hold(int ms) => Thread.Sleep(ms);
 
     static long spinSink;
+
+    // lastRelease is the Stopwatch timestamp of the lock's last release.
+    static long lastRelease;
 
     // SpinHold keeps the lock for ms milliseconds computing.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]

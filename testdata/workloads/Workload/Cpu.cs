@@ -10,7 +10,8 @@ namespace Workload;
 // the time measured in each: wall (hotAMs, hotBMs) and the thread's CPU
 // time with cpuTime=1 (hotACpuMs, hotBCpuMs: what a CPU-time sampler,
 // perf_event's cpu-clock, sees, where a loaded machine stretches wall time
-// unevenly). Off by default: the clock_gettime P/Invokes around each call
+// unevenly), and the calls' time off the CPU (offCpuMs, offCpuSqMs2:
+// the sum of wall less CPU per call, and of its squares). Off by default: the clock_gettime P/Invokes around each call
 // are native time the runtime's own sampler would see.
 public sealed class Cpu : IWorkload
 {
@@ -23,7 +24,7 @@ public sealed class Cpu : IWorkload
         bool cpuTime = opt.Int("cpuTime", 0) == 1;
         long maxRounds = opt.Long("rounds", 0);
         const int unit = 200_000;
-        double aMs = 0, bMs = 0, aCpu = 0, bCpu = 0;
+        double aMs = 0, bMs = 0, aCpu = 0, bCpu = 0, off = 0, off2 = 0;
         long rounds = 0, sink = 0;
         // threads>1 (triage's CPU-bound process): as many more threads
         // spin in HotA until the main loop ends.
@@ -37,10 +38,18 @@ public sealed class Cpu : IWorkload
             spinners.Add(th);
         }
         var total = Stopwatch.StartNew();
-        while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : total.Elapsed.TotalSeconds < seconds)
+        // minCpuMs (with cpuTime=1): past seconds, go on until HotA and HotB
+        // have had that much CPU time, up to 4 x seconds of wall: a loaded
+        // machine gives the thread a fraction of a core, and a CPU-time
+        // sampler needs the CPU time, not the wall time, for its samples.
+        double minCpuMs = cpuTime ? opt.Double("minCpuMs", 0) : 0;
+        bool More() => total.Elapsed.TotalSeconds < seconds ||
+            (aCpu + bCpu < minCpuMs && total.Elapsed.TotalSeconds < 4 * seconds);
+        while (Progress.Phased ? !Progress.Ended : maxRounds > 0 ? rounds < maxRounds : More())
         {
             Progress.Count = rounds;
             long c0 = cpuTime ? MixedKernels.ThreadCpuNs() : 0;
+            double aMs0 = aMs, bMs0 = bMs;
             var sw = Stopwatch.StartNew();
             sink += HotA(unit * ratio);
             aMs += sw.Elapsed.TotalMilliseconds;
@@ -51,6 +60,18 @@ public sealed class Cpu : IWorkload
             long c2 = cpuTime ? MixedKernels.ThreadCpuNs() : 0;
             aCpu += (c1 - c0) / 1e6;
             bCpu += (c2 - c1) / 1e6;
+            if (cpuTime)
+            {
+                // Time the call spent off the CPU (preempted or suspended):
+                // its wall less its CPU time. A loaded machine's waits come
+                // in few long chunks; their sum and sum of squares tell how
+                // many independent chunks the wall time holds (see
+                // cmd/clrspy's TestProfileLiveCPU).
+                double offA = Math.Max(0, aMs - aMs0 - (c1 - c0) / 1e6);
+                double offB = Math.Max(0, bMs - bMs0 - (c2 - c1) / 1e6);
+                off += offA + offB;
+                off2 += offA * offA + offB * offB;
+            }
             rounds++;
         }
         Volatile.Write(ref spinning, false);
@@ -61,6 +82,8 @@ public sealed class Cpu : IWorkload
         work["hotBMs"] = bMs;
         work["hotACpuMs"] = aCpu;
         work["hotBCpuMs"] = bCpu;
+        work["offCpuMs"] = off;
+        work["offCpuSqMs2"] = off2;
         work["measuredRatio"] = bMs > 0 ? aMs / bMs : 0;
         work["sink"] = sink;
     }
