@@ -160,24 +160,30 @@ func padLeft(s string, w int) string {
 func flow(groups [][]string, w int) []string {
 	var out []string
 	for _, g := range groups {
-		line := ""
-		for _, it := range g {
-			if it == "" {
-				continue
-			}
-			switch {
-			case line == "":
-				line = truncate(it, w)
-			case width(line)+2+width(it) <= w:
-				line += "  " + it
-			default:
-				out = append(out, line)
-				line = truncate(it, w)
-			}
-		}
-		if line != "" {
+		out = pack(out, g, "  ", w)
+	}
+	return out
+}
+
+// pack appends items to out in lines of at most w cells, sep between
+// them, a new line whenever the next item does not fit (an item wider
+// than w is cut; empty items are skipped).
+func pack(out, items []string, sep string, w int) []string {
+	line := ""
+	for _, it := range items {
+		switch {
+		case it == "":
+		case line == "":
+			line = truncate(it, w)
+		case width(line)+len(sep)+width(it) <= w:
+			line += sep + it
+		default:
 			out = append(out, line)
+			line = truncate(it, w)
 		}
+	}
+	if line != "" {
+		out = append(out, line)
 	}
 	return out
 }

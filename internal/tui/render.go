@@ -727,23 +727,7 @@ func (m *Model) helpLines(W int) []string {
 
 // wrapWords wraps text at spaces into lines of at most W cells.
 func wrapWords(text string, W int) []string {
-	var out []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = truncate(w, W)
-		case width(line)+1+width(w) <= W:
-			line += " " + w
-		default:
-			out = append(out, line)
-			line = truncate(w, W)
-		}
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
+	return pack(nil, strings.Fields(text), " ", W)
 }
 
 func fmtQueue(q float64) string {
