@@ -74,6 +74,7 @@ type Result struct {
 	Started    int // GCStart events (GCs) seen
 	Complete   int
 	Incomplete int // given up or still open
+	GivenUp    int // given up (events missing): Incomplete less the open
 
 	SessionNanos      int64 // first to last event
 	LostEvents        uint64
@@ -210,6 +211,7 @@ func (a *Analyzer) Result() *Result {
 	}
 	res.Complete = res.All.Count
 	res.Incomplete = a.nGC - res.Complete
+	res.GivenUp = r.incomplete
 	res.Longest = slices.Clone(r.longest)
 	res.ByReason = a.ByReason()
 	return res

@@ -167,15 +167,12 @@ type Monitor struct {
 	pendingSusps []*gcpause.Suspension
 	pendingEps   []threadpool.Episode
 
-	gcs   ring[GCRow]
-	susps ring[SuspensionRow]
-	// incomplete counts the GCs given up (events missing); the counts,
-	// sums, maxima and longest of complete ones are gcpause's rollup.
-	incomplete int
-	last       GCRow
-	hasLast    bool
-	promoted   [5]uint64
-	gen0Alloc  allocWindow
+	gcs       ring[GCRow]
+	susps     ring[SuspensionRow]
+	last      GCRow
+	hasLast   bool
+	promoted  [5]uint64
+	gen0Alloc allocWindow
 
 	// Every runtime suspension, by thread while open.
 	open       []openSusp
@@ -478,9 +475,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	if g.StartSeen {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
-	if !g.Complete {
-		m.incomplete++
-	} else {
+	if g.Complete {
 		if g.HasHeapStats {
 			for i := range m.promoted {
 				m.promoted[i] += g.HeapStats.TotalPromotedSize[i]

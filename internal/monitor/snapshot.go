@@ -302,7 +302,7 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	// Counts, sums, maxima and the longest GC are gcpause's rollup (a GC
 	// begun before the session counts, its lower-bound pause left out of
 	// maxima and histograms).
-	g.Count, g.Incomplete = roll.All.Count, m.incomplete
+	g.Count, g.Incomplete = roll.All.Count, roll.GivenUp
 	for i := range g.Generations {
 		a := &roll.ByGen[i]
 		g.Generations[i] = GenSummary{Generation: i, Count: a.Count, Induced: a.Induced, SumPauseMS: ms(a.SumNanos),
