@@ -242,7 +242,7 @@ func (a *Analyzer) owner(thread uint64) *GC {
 		return g
 	}
 	b := a.currentBGC
-	if b != nil && (b.Complete || b.done()) {
+	if b != nil && b.done() {
 		b = nil
 	}
 	if g.HasHeapStats || b != nil && b.bgcThread != 0 && thread == b.bgcThread && thread != g.ThreadID {
