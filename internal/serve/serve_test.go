@@ -6,7 +6,6 @@ package serve
 // the machine are never touched.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -59,28 +58,11 @@ func startAs(t testing.TB, path string, env []string, args ...string) *workload.
 	return workload.StartCmd(t, exec.Command(path, args...), env)
 }
 
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // run starts the daemon; the test's cleanup stops it and checks that Run
 // returned.
-func run(t *testing.T, cfg Config) (*Daemon, *logBuf) {
+func run(t *testing.T, cfg Config) (*Daemon, *workload.LockedBuffer) {
 	t.Helper()
-	log := &logBuf{}
+	log := &workload.LockedBuffer{}
 	cfg.LogOutput = log
 	if cfg.PauseLog == nil {
 		// Every pause at info (Info 0): an induced GC of a small heap takes

@@ -171,24 +171,26 @@ type Proc struct {
 	Cmd    *exec.Cmd
 	Pid    int
 	stdout bytes.Buffer
-	stderr lockedBuffer
+	stderr LockedBuffer
 	stdin  io.WriteCloser
 	done   chan struct{}
 	err    error
 }
 
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer safe for a writer and a reader at once
+// (a process's output, a daemon's log).
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
