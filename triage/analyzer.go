@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -438,13 +439,7 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 		c.TopMethods = append(c.TopMethods, Method{Name: shortName(n), Pct: float64(v) * 100 / float64(total)})
 	}
 	slices.SortFunc(c.TopMethods, func(x, y Method) int {
-		if x.Pct != y.Pct {
-			if x.Pct > y.Pct {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Name, y.Name)
+		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
 	})
 	c.TopMethods = c.TopMethods[:min(len(c.TopMethods), 5)]
 	if !c.Seen {
