@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -139,13 +140,7 @@ func growthOf(prev, cur map[string]heapgraph.TypeStat) []metrics.HeapGrowth {
 		}
 	}
 	slices.SortFunc(out, func(x, y metrics.HeapGrowth) int {
-		if x.Bytes != y.Bytes {
-			if x.Bytes > y.Bytes {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Type, y.Type)
+		return cmp.Or(cmp.Compare(y.Bytes, x.Bytes), strings.Compare(x.Type, y.Type))
 	})
 	if len(out) > metrics.MaxHeapGrowth {
 		out = out[:metrics.MaxHeapGrowth]
