@@ -3,13 +3,8 @@
 package clrevents
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -17,43 +12,8 @@ import (
 // suite (.NET Core 2.1 to .NET 9) has, in the trace's metadata, the
 // keywords and level of its row here: 109 of them.
 func TestCompatManifestMatches(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(tracetest.CompatDir(t), "*.net*"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
-	for _, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := nettrace.NewReader(f)
-		if err != nil {
-			f.Close()
-			continue // the suite's unreadable files (CATALOG.md): hostile_test's business
-		}
-		err = tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
-			m := ev.Meta
-			if m.Runtime != nettrace.Runtime && m.Runtime != nettrace.Rundown {
-				return
-			}
-			s := Lookup(m.Runtime, m.EventID)
-			k := fmt.Sprintf("%v %d v%d %s", m.Runtime, m.EventID, m.Version, m.Name)
-			if s == nil || seen[k] {
-				return
-			}
-			seen[k] = true
-			if m.Keywords != s.Keywords() || m.Level != s.Level() {
-				t.Errorf("%s (%s): the runtime wrote keywords 0x%X level %d; the table has 0x%X level %d",
-					k, filepath.Base(path), m.Keywords, m.Level, s.Keywords(), s.Level())
-			}
-		})
-		f.Close()
-		var fe *nettrace.FormatError
-		if err != nil && !errors.Is(err, nettrace.ErrTruncated) && !errors.As(err, &fe) {
-			t.Fatal(filepath.Base(path), err)
-		}
-	}
+	eachCompatEvent(t, func(file string, ev *nettrace.Event) { checkManifest(t, seen, file, ev) })
 	if len(seen) < 109 {
 		t.Errorf("%d event types checked; want at least 109 (the suite changed?)", len(seen))
 	}

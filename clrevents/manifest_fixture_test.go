@@ -17,21 +17,7 @@ func TestManifestMatchesFixtures(t *testing.T) {
 	seen := map[string]bool{}
 	for _, name := range tracetest.Fixtures(t) {
 		r := tracetest.Open(t, name, nettrace.NewReader)
-		err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
-			m := ev.Meta
-			if m.Runtime != nettrace.Runtime && m.Runtime != nettrace.Rundown {
-				return
-			}
-			s := Lookup(m.Runtime, m.EventID)
-			k := fmt.Sprintf("%v %d v%d %s", m.Runtime, m.EventID, m.Version, m.Name)
-			if s == nil || seen[k] {
-				return
-			}
-			seen[k] = true
-			if m.Keywords != s.Keywords() || m.Level != s.Level() {
-				t.Errorf("%s (%s): the runtime wrote keywords 0x%X level %d; the table has 0x%X level %d", k, name, m.Keywords, m.Level, s.Keywords(), s.Level())
-			}
-		})
+		err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) { checkManifest(t, seen, name, ev) })
 		if err != nil && !errors.Is(err, nettrace.ErrTruncated) {
 			t.Fatal(name, err)
 		}
@@ -45,5 +31,26 @@ func TestManifestMatchesFixtures(t *testing.T) {
 		}
 		sort.Strings(ks)
 		t.Errorf("%d event types checked, want at least 57: %v", len(ks), ks)
+	}
+}
+
+// checkManifest checks a runtime or rundown event of trace file against
+// its row: the keywords and level the runtime wrote in its metadata are
+// the row's. Each event type and version is checked once (seen, by key).
+func checkManifest(t *testing.T, seen map[string]bool, file string, ev *nettrace.Event) {
+	t.Helper()
+	m := ev.Meta
+	if m.Runtime != nettrace.Runtime && m.Runtime != nettrace.Rundown {
+		return
+	}
+	s := Lookup(m.Runtime, m.EventID)
+	k := fmt.Sprintf("%v %d v%d %s", m.Runtime, m.EventID, m.Version, m.Name)
+	if s == nil || seen[k] {
+		return
+	}
+	seen[k] = true
+	if m.Keywords != s.Keywords() || m.Level != s.Level() {
+		t.Errorf("%s (%s): the runtime wrote keywords 0x%X level %d; the table has 0x%X level %d",
+			k, file, m.Keywords, m.Level, s.Keywords(), s.Level())
 	}
 }

@@ -72,13 +72,7 @@ func keywordsFor(p nettrace.ProviderKind, wants []func(*nettrace.Metadata) bool)
 }
 
 func wanted(s *Spec, wants []func(*nettrace.Metadata) bool) bool {
-	m := nettrace.Metadata{Runtime: s.Provider, EventID: s.ID, Name: s.Name, Keywords: s.keywords, Level: s.level, Version: s.dec.version}
-	switch s.Provider {
-	case nettrace.Runtime:
-		m.Provider = nettrace.ProviderRuntime
-	case nettrace.Rundown:
-		m.Provider = nettrace.ProviderRundown
-	}
+	m := nettrace.Metadata{Provider: s.Provider.Name(), Runtime: s.Provider, EventID: s.ID, Name: s.Name, Keywords: s.keywords, Level: s.level, Version: s.dec.version}
 	for _, w := range wants {
 		if w(&m) {
 			return true

@@ -17,11 +17,35 @@ import (
 // event in a version newer than the table's decoder reads. The counts say
 // the check saw what it should.
 func TestCompatVersionsKnown(t *testing.T) {
+	decoded := 0
+	read := eachCompatEvent(t, func(file string, ev *nettrace.Event) {
+		m := ev.Meta
+		if v, ok := Lookup(m.Runtime, m.EventID).Version(); ok {
+			decoded++
+			if m.Version > v {
+				t.Errorf("%s: %s v%d, the decoder reads v%d", file, m.Name, m.Version, v)
+			}
+		}
+	})
+	// 512,309: 504,223 before this stop's decoders, plus filtrace
+	// exceptions' 8,000 exception events, 75 thread-pool events
+	// (ThreadPoolWorkerThread*, adjustments, min/max) and 11 heap-dump
+	// events (GCBulkNode, Edge, RootEdge, RootStaticVar, ...).
+	if read != 19 || decoded != 512_309 {
+		t.Fatalf("%d files read, %d decoded events; want 19 and 512,309 (the suite changed?)", read, decoded)
+	}
+}
+
+// eachCompatEvent calls fn with every event of every readable trace of the
+// compatibility suite (and the trace's file name), in file order, and
+// returns how many traces it read. A cut or malformed stream ends its file
+// (the suite's hostile files: hostile_test's business); another error fails t.
+func eachCompatEvent(t *testing.T, fn func(file string, ev *nettrace.Event)) (read int) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(tracetest.CompatDir(t), "*.net*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, decoded := 0, 0
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -33,26 +57,13 @@ func TestCompatVersionsKnown(t *testing.T) {
 			continue // the suite's unreadable files (CATALOG.md): hostile_test's business
 		}
 		read++
-		err = tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
-			m := ev.Meta
-			if v, ok := Lookup(m.Runtime, m.EventID).Version(); ok {
-				decoded++
-				if m.Version > v {
-					t.Errorf("%s: %s v%d, the decoder reads v%d", filepath.Base(path), m.Name, m.Version, v)
-				}
-			}
-		})
+		file := filepath.Base(path)
+		err = tracetest.ReadAll(t, r, func(ev *nettrace.Event) { fn(file, ev) })
 		f.Close()
 		var fe *nettrace.FormatError
 		if err != nil && !errors.Is(err, nettrace.ErrTruncated) && !errors.As(err, &fe) {
-			t.Fatal(filepath.Base(path), err)
+			t.Fatal(file, err)
 		}
 	}
-	// 512,309: 504,223 before this stop's decoders, plus filtrace
-	// exceptions' 8,000 exception events, 75 thread-pool events
-	// (ThreadPoolWorkerThread*, adjustments, min/max) and 11 heap-dump
-	// events (GCBulkNode, Edge, RootEdge, RootStaticVar, ...).
-	if read != 19 || decoded != 512_309 {
-		t.Fatalf("%d files read, %d decoded events; want 19 and 512,309 (the suite changed?)", read, decoded)
-	}
+	return read
 }

@@ -1,6 +1,10 @@
 package clrevents
 
-import "github.com/clrspy/clrspy/nettrace"
+import (
+	"strconv"
+
+	"github.com/clrspy/clrspy/nettrace"
+)
 
 // Thread-pool events (Threading keyword 0x10000). The portable thread pool
 // (.NET 6+, all of .NET on Linux) raises them through
@@ -87,7 +91,7 @@ func (r AdjustmentReason) String() string {
 	if int(r) < len(adjustmentReasons) {
 		return adjustmentReasons[r]
 	}
-	return "reason_" + itoa(uint64(r))
+	return "reason_" + strconv.FormatUint(uint64(r), 10)
 }
 
 // AdjustmentReasons lists every defined reason in order (for metric labels
@@ -98,19 +102,6 @@ func AdjustmentReasons() []AdjustmentReason {
 		out[i] = AdjustmentReason(i)
 	}
 	return out
-}
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 // ThreadPoolAdjustment is ThreadPoolWorkerThreadAdjustmentAdjustment (55)

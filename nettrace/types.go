@@ -169,6 +169,24 @@ const (
 	ProviderEventPipe      = "Microsoft-DotNETCore-EventPipe"
 )
 
+// Name is the provider name of kind k (classifyProvider's inverse); ""
+// for NotRuntime.
+func (k ProviderKind) Name() string {
+	switch k {
+	case Runtime:
+		return ProviderRuntime
+	case Rundown:
+		return ProviderRundown
+	case Private:
+		return ProviderPrivate
+	case SampleProfiler:
+		return ProviderSampleProfiler
+	case EventPipe:
+		return ProviderEventPipe
+	}
+	return ""
+}
+
 func classifyProvider(name string) ProviderKind {
 	switch name {
 	case ProviderRuntime:

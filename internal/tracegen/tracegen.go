@@ -168,17 +168,8 @@ func (g *Trace) meta(p nettrace.ProviderKind, id, v uint32) *nettrace.Metadata {
 }
 
 func providerName(p nettrace.ProviderKind) string {
-	switch p {
-	case nettrace.Runtime:
-		return nettrace.ProviderRuntime
-	case nettrace.Rundown:
-		return nettrace.ProviderRundown
-	case nettrace.Private:
-		return nettrace.ProviderPrivate
-	case nettrace.SampleProfiler:
-		return nettrace.ProviderSampleProfiler
-	case nettrace.EventPipe:
-		return nettrace.ProviderEventPipe
+	if name := p.Name(); name != "" {
+		return name
 	}
 	panic(fmt.Sprintf("tracegen: provider kind %d has no name", p))
 }
