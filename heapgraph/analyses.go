@@ -94,8 +94,7 @@ func (g *Graph) typesBound() []TypeStat {
 	// only when no dominator of it has the type.
 	off, kids := g.domChildren()
 	active := make([]uint32, len(g.TypeNames))
-	type frame struct{ v, pos uint32 }
-	stack := []frame{{g.Root(), off[g.Root()]}}
+	stack := []dfsFrame{{g.Root(), off[g.Root()]}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if f.pos == off[f.v+1] {
@@ -112,7 +111,7 @@ func (g *Graph) typesBound() []TypeStat {
 			ts[t].Retained += g.Retained[w]
 		}
 		active[t]++
-		stack = append(stack, frame{w, off[w]})
+		stack = append(stack, dfsFrame{w, off[w]})
 	}
 	ts = slices.DeleteFunc(ts, func(t TypeStat) bool { return t.Count == 0 })
 	sortTypes(ts)
@@ -122,25 +121,12 @@ func (g *Graph) typesBound() []TypeStat {
 // sortTypes orders types by retained bytes, then own bytes, then name.
 func sortTypes(ts []TypeStat) {
 	slices.SortFunc(ts, func(a, b TypeStat) int {
-		switch {
-		case a.Retained != b.Retained:
-			return cmpDesc(a.Retained, b.Retained)
-		case a.Bytes != b.Bytes:
-			return cmpDesc(a.Bytes, b.Bytes)
-		}
-		return strings.Compare(a.Type, b.Type)
+		return cmp.Or(cmpDesc(a.Retained, b.Retained), cmpDesc(a.Bytes, b.Bytes), strings.Compare(a.Type, b.Type))
 	})
 }
 
-func cmpDesc(a, b uint64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
+// cmpDesc orders the larger first.
+func cmpDesc(a, b uint64) int { return cmp.Compare(b, a) }
 
 // Path is a group of objects reached by the same shortest path from a
 // root: the root, the types along the path (from the root's object down
