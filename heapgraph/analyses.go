@@ -266,34 +266,11 @@ type TreeNode struct {
 }
 
 // Tree returns the dominator tree from the virtual root, depth levels
-// deep, each node's width largest children.
+// deep, each node's width largest children (BoundedTree with no bound on
+// retained bytes, without its groups).
 func (g *Graph) Tree(depth, width int) TreeNode {
-	g.Analyze()
-	off, kids := g.domChildren()
-	var build func(v uint32, d int) TreeNode
-	// Depth is bounded by the caller (a handful of levels), so this
-	// recursion is shallow by construction.
-	build = func(v uint32, d int) TreeNode {
-		n := TreeNode{ID: v, Type: g.TypeName(v), Size: 0, Retained: g.Retained[v]}
-		if int(v) < g.N {
-			n.Address, n.Size = g.Addr[v], g.Size[v]
-		}
-		if d >= depth {
-			n.More = int(off[v+1] - off[v])
-			return n
-		}
-		ch := slices.Clone(kids[off[v]:off[v+1]])
-		slices.SortFunc(ch, func(a, b uint32) int { return cmpDesc(g.Retained[a], g.Retained[b]) })
-		if len(ch) > width {
-			n.More = len(ch) - width
-			ch = ch[:width]
-		}
-		for _, c := range ch {
-			n.Children = append(n.Children, build(c, d+1))
-		}
-		return n
-	}
-	return build(g.Root(), 0)
+	n, _ := g.BoundedTree(depth, width, 0)
+	return n
 }
 
 // RootLabel names v's root when v is a rooted object ("" otherwise).
