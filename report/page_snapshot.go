@@ -99,7 +99,7 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 		ts = ts[:maxTypes]
 	}
 	for _, t := range ts {
-		s.Types = append(s.Types, SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained})
+		s.Types = append(s.Types, SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained, RetainedExact: t.RetainedExact})
 	}
 	// One walk gives every object's path (as --format pprof does); each
 	// path ends in its objects' type.

@@ -90,7 +90,7 @@ func TestPageSnapshotJSON(t *testing.T) {
 		t.Fatalf("%d types (+%d), the graph has %d", len(s.Types), s.MoreTypes, len(types))
 	}
 	for i, ty := range s.Types {
-		if w := types[i]; ty != (SnapshotTypeJSON{Type: w.Type, Count: w.Count, Bytes: w.Bytes, RetainedBytes: w.Retained}) {
+		if w := types[i]; ty != (SnapshotTypeJSON{Type: w.Type, Count: w.Count, Bytes: w.Bytes, RetainedBytes: w.Retained, RetainedExact: w.RetainedExact}) {
 			t.Errorf("type %d: %+v, heapgraph %+v", i, ty, w)
 		}
 	}
