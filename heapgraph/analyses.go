@@ -94,8 +94,7 @@ func (g *Graph) typesBound() []TypeStat {
 	// only when no dominator of it has the type.
 	off, kids := g.domChildren()
 	active := make([]uint32, len(g.TypeNames))
-	type frame struct{ v, pos uint32 }
-	stack := []frame{{g.Root(), off[g.Root()]}}
+	stack := []dfsFrame{{g.Root(), off[g.Root()]}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if f.pos == off[f.v+1] {
@@ -112,7 +111,7 @@ func (g *Graph) typesBound() []TypeStat {
 			ts[t].Retained += g.Retained[w]
 		}
 		active[t]++
-		stack = append(stack, frame{w, off[w]})
+		stack = append(stack, dfsFrame{w, off[w]})
 	}
 	ts = slices.DeleteFunc(ts, func(t TypeStat) bool { return t.Count == 0 })
 	sortTypes(ts)
@@ -122,25 +121,12 @@ func (g *Graph) typesBound() []TypeStat {
 // sortTypes orders types by retained bytes, then own bytes, then name.
 func sortTypes(ts []TypeStat) {
 	slices.SortFunc(ts, func(a, b TypeStat) int {
-		switch {
-		case a.Retained != b.Retained:
-			return cmpDesc(a.Retained, b.Retained)
-		case a.Bytes != b.Bytes:
-			return cmpDesc(a.Bytes, b.Bytes)
-		}
-		return strings.Compare(a.Type, b.Type)
+		return cmp.Or(cmpDesc(a.Retained, b.Retained), cmpDesc(a.Bytes, b.Bytes), strings.Compare(a.Type, b.Type))
 	})
 }
 
-func cmpDesc(a, b uint64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
+// cmpDesc orders the larger first.
+func cmpDesc(a, b uint64) int { return cmp.Compare(b, a) }
 
 // Path is a group of objects reached by the same shortest path from a
 // root: the root, the types along the path (from the root's object down
@@ -280,34 +266,11 @@ type TreeNode struct {
 }
 
 // Tree returns the dominator tree from the virtual root, depth levels
-// deep, each node's width largest children.
+// deep, each node's width largest children (BoundedTree with no bound on
+// retained bytes, without its groups).
 func (g *Graph) Tree(depth, width int) TreeNode {
-	g.Analyze()
-	off, kids := g.domChildren()
-	var build func(v uint32, d int) TreeNode
-	// Depth is bounded by the caller (a handful of levels), so this
-	// recursion is shallow by construction.
-	build = func(v uint32, d int) TreeNode {
-		n := TreeNode{ID: v, Type: g.TypeName(v), Size: 0, Retained: g.Retained[v]}
-		if int(v) < g.N {
-			n.Address, n.Size = g.Addr[v], g.Size[v]
-		}
-		if d >= depth {
-			n.More = int(off[v+1] - off[v])
-			return n
-		}
-		ch := slices.Clone(kids[off[v]:off[v+1]])
-		slices.SortFunc(ch, func(a, b uint32) int { return cmpDesc(g.Retained[a], g.Retained[b]) })
-		if len(ch) > width {
-			n.More = len(ch) - width
-			ch = ch[:width]
-		}
-		for _, c := range ch {
-			n.Children = append(n.Children, build(c, d+1))
-		}
-		return n
-	}
-	return build(g.Root(), 0)
+	n, _ := g.BoundedTree(depth, width, 0)
+	return n
 }
 
 // RootLabel names v's root when v is a rooted object ("" otherwise).

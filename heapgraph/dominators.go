@@ -23,8 +23,7 @@ func (g *Graph) Analyze() {
 	dfn := makeArr[uint32](mem, nn)
 	vertex := makeArr[uint32](mem, nn)
 	parent := makeArr[int32](mem, nn)
-	type frame struct{ v, pos uint32 }
-	stack := []frame{{root, g.Off[root]}}
+	stack := []dfsFrame{{root, g.Off[root]}}
 	dfn[root] = 1
 	vertex[0] = root
 	m := 1
@@ -47,7 +46,7 @@ func (g *Graph) Analyze() {
 			mem.wrote(0x10000 * 16)
 		}
 		dfn[w] = uint32(m)
-		stack = append(stack, frame{w, g.Off[w]})
+		stack = append(stack, dfsFrame{w, g.Off[w]})
 	}
 	stack = nil
 	mem.release()

@@ -461,19 +461,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		g.Roots = append(g.Roots, Root{Object: id, Kind: r.kind, Name: r.name})
 	}
 	g.Off[g.N+1] = uint32(len(g.Dst))
-	g.byAddr = make([]uint32, g.N)
-	for i := range g.byAddr {
-		g.byAddr[i] = uint32(i)
-	}
-	slices.SortFunc(g.byAddr, func(a, b uint32) int {
-		switch x, y := g.Addr[a], g.Addr[b]; {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	})
+	g.indexAddrs()
 	dst := vec[uint32]{s: g.Dst}
 	g.attachUnrooted(&dst)
 	g.Analyze()

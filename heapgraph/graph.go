@@ -1,6 +1,7 @@
 package heapgraph
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -164,15 +165,7 @@ func (g *Graph) Find(addr uint64) (uint32, bool) {
 		i, ok := slices.BinarySearch(g.Addr[run.start:run.end], addr)
 		return run.start + uint32(i), ok
 	}
-	i, ok := slices.BinarySearchFunc(g.byAddr, addr, func(id uint32, a uint64) int {
-		switch x := g.Addr[id]; {
-		case x < a:
-			return -1
-		case x > a:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(g.byAddr, addr, func(id uint32, a uint64) int { return cmp.Compare(g.Addr[id], a) })
 	if !ok {
 		return 0, false
 	}
@@ -268,21 +261,7 @@ func (b *Builder) Graph() (*Graph, error) {
 	// nodes came in 1 to 8 increasing runs, a 24 M-object heap's in 15,
 	// 57 once cut at region gaps): runs that do not overlap are an index
 	// of their own. Else the ids are sorted by address.
-	if g.runs = addrRuns(g.Addr); g.runs == nil {
-		g.byAddr = makeArr[uint32](g.mem, n)
-		for i := range g.byAddr {
-			g.byAddr[i] = uint32(i)
-		}
-		slices.SortFunc(g.byAddr, func(a, c uint32) int {
-			switch x, y := g.Addr[a], g.Addr[c]; {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		})
-	}
+	g.indexAddrs()
 
 	// CSR: node i's edges are the next nedges[i] of the edge stream;
 	// edges to objects never described are dropped and counted.
@@ -373,6 +352,19 @@ func (b *Builder) Graph() (*Graph, error) {
 	return g, nil
 }
 
+// indexAddrs builds Find's index: the runs of increasing addresses when
+// they do not overlap (addrRuns), else the ids sorted by address.
+func (g *Graph) indexAddrs() {
+	if g.runs = addrRuns(g.Addr); g.runs != nil {
+		return
+	}
+	g.byAddr = makeArr[uint32](g.mem, g.N)
+	for i := range g.byAddr {
+		g.byAddr[i] = uint32(i)
+	}
+	slices.SortFunc(g.byAddr, func(a, c uint32) int { return cmp.Compare(g.Addr[a], g.Addr[c]) })
+}
+
 // addrRun is a run of ids whose addresses increase.
 type addrRun struct {
 	first      uint64 // the address of id start
@@ -399,15 +391,7 @@ func addrRuns(addr []uint64) []addrRun {
 		}
 		start = i
 	}
-	slices.SortFunc(runs, func(a, b addrRun) int {
-		switch {
-		case a.first < b.first:
-			return -1
-		case a.first > b.first:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(runs, func(a, b addrRun) int { return cmp.Compare(a.first, b.first) })
 	for i := 1; i < len(runs); i++ {
 		if addr[runs[i-1].end-1] >= runs[i].first {
 			return nil

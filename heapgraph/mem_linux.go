@@ -3,6 +3,7 @@ package heapgraph
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,11 +112,12 @@ func (r *region) grow(n int64) error {
 	}
 	n = min((n+spillStep-1)/spillStep*spillStep, int64(len(r.mem)))
 	if err := syscall.Fallocate(int(r.f.Fd()), 0, r.size, n-r.size); err != nil {
-		if err != syscall.EOPNOTSUPP {
-			return fmt.Errorf("spilling the heap graph to %s: %w", os.TempDir(), err)
+		if err == syscall.EOPNOTSUPP {
+			err = r.f.Truncate(n)
 		}
-		if err := r.f.Truncate(n); err != nil {
-			return fmt.Errorf("spilling the heap graph to %s: %w", os.TempDir(), err)
+		if err != nil {
+			// The store's directory (MapArrays' dir), not always $TMPDIR.
+			return fmt.Errorf("spilling the heap graph to %s: %w", filepath.Dir(r.f.Name()), err)
 		}
 	}
 	r.size = n

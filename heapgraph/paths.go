@@ -79,10 +79,12 @@ func (g *Graph) pathGroups() *pathGroups {
 	}
 	root := g.Root()
 	p.of[root] = visitedRoot
-	// The queue holds each node once: one allocation of N+1 ids.
-	q := make([]uint32, 1, g.N+1)
+	// The queue holds each node once: N+1 ids, from the graph's store as
+	// its other per-node scratch arrays, freed when the walk ends.
+	q := makeArr[uint32](g.mem, g.N+1)
+	defer freeArr(g.mem, q)
 	q[0] = root
-	for i := 0; i < len(q); i++ {
+	for i, n := 0, 1; i < n; i++ {
 		v := q[i]
 		for _, w := range g.Refs(v) {
 			if p.of[w] != noGroup {
@@ -95,7 +97,8 @@ func (g *Graph) pathGroups() *pathGroups {
 				pg = p.of[v]
 			}
 			p.of[w] = p.child(pg, g.Type[w])
-			q = append(q, w)
+			q[n] = w
+			n++
 		}
 	}
 	return p

@@ -43,16 +43,12 @@ const DefaultExactBudget = 2 * time.Second
 const defaultTop = 30
 
 // retainedScratch is reused across the types of one graph: a visited
-// bitset and a DFS stack.
+// bitset and a DFS stack (a frame per node on the path, not per
+// reference waiting: see markFrom).
 type retainedScratch struct {
 	seen  []uint64
-	stack []retainedFrame
+	stack []dfsFrame
 }
-
-// retainedFrame is a node on the walk's path and its next reference: the
-// stack holds the path, not every reference waiting (a holder of a
-// 500,000-element array would otherwise stack them all, in the Go heap).
-type retainedFrame struct{ v, pos uint32 }
 
 // domIndex numbers the dominator tree in preorder: each node's subtree
 // is the interval [pre, pre+size), which also says whether a node
@@ -69,9 +65,8 @@ func (g *Graph) domIndex() domIndex {
 	// object; in the Go heap with a depth array they were a third of it at
 	// a 1 M-object report's peak).
 	d := domIndex{pre: makeArr[uint32](g.mem, nn), size: makeArr[uint32](g.mem, nn)}
-	type frame struct{ v, pos uint32 }
 	root := g.Root()
-	stack := []frame{{root, off[root]}}
+	stack := []dfsFrame{{root, off[root]}}
 	n := uint32(1)
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
@@ -84,7 +79,7 @@ func (g *Graph) domIndex() domIndex {
 		f.pos++
 		d.pre[w] = n
 		n++
-		stack = append(stack, frame{w, off[w]})
+		stack = append(stack, dfsFrame{w, off[w]})
 	}
 	return d
 }
@@ -125,7 +120,7 @@ func (g *Graph) retainedWithout(t, c uint32, d *domIndex, s *retainedScratch) ui
 	seen, stack := s.seen, s.stack[:0]
 	lo, hi := d.pre[c], d.pre[c]+d.size[c]
 	seen[c/64] |= 1 << (c % 64)
-	stack = append(stack, retainedFrame{c, g.Off[c]})
+	stack = append(stack, dfsFrame{c, g.Off[c]})
 	var reached uint64
 	if c != g.Root() {
 		reached = g.Size[c]
@@ -143,7 +138,7 @@ func (g *Graph) retainedWithout(t, c uint32, d *domIndex, s *retainedScratch) ui
 		}
 		seen[w/64] |= 1 << (w % 64)
 		reached += g.Size[w]
-		stack = append(stack, retainedFrame{w, g.Off[w]})
+		stack = append(stack, dfsFrame{w, g.Off[w]})
 	}
 	s.stack = stack
 	return g.Retained[c] - reached

@@ -8,7 +8,6 @@ package report
 // are the rows `clrspy snapshot --json` writes.
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,7 +99,7 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 		ts = ts[:maxTypes]
 	}
 	for _, t := range ts {
-		s.Types = append(s.Types, SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained})
+		s.Types = append(s.Types, SnapshotTypeJSON{Type: t.Type, Count: t.Count, Bytes: t.Bytes, RetainedBytes: t.Retained, RetainedExact: t.RetainedExact})
 	}
 	// One walk gives every object's path (as --format pprof does); each
 	// path ends in its objects' type.
@@ -115,9 +114,9 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 			w.Paths = append(w.Paths, SnapshotPathJSON{RootKind: p.RootKind.String(), Root: p.Root, Path: p.Types, Count: p.Count, Bytes: p.Bytes})
 		}
 	}
+	// Why's order filtered: each type's paths in its --why order.
 	for i := range s.Why {
 		w := &s.Why[i]
-		sortPaths(w.Paths)
 		if len(w.Paths) > snapWhyPaths {
 			w.More = len(w.Paths) - snapWhyPaths
 			w.Paths = slices.Clip(w.Paths[:snapWhyPaths])
@@ -125,23 +124,6 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 	}
 	s.Tree = newPageSnapshotTree(g)
 	return s
-}
-
-// sortPaths orders paths as Why does (bytes, then objects, then the
-// types along them), ties by their root: the page is the same every time.
-func sortPaths(ps []SnapshotPathJSON) {
-	slices.SortFunc(ps, func(a, b SnapshotPathJSON) int {
-		switch {
-		case a.Bytes != b.Bytes:
-			return cmp.Compare(b.Bytes, a.Bytes)
-		case a.Count != b.Count:
-			return cmp.Compare(b.Count, a.Count)
-		}
-		if c := slices.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return cmp.Or(strings.Compare(a.RootKind, b.RootKind), strings.Compare(a.Root, b.Root))
-	})
 }
 
 func newPageSnapshotTree(g *heapgraph.Graph) *PageSnapshotTree {

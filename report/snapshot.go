@@ -78,11 +78,7 @@ type SnapshotOptions struct {
 
 // NewSnapshotDocument describes graph g read from in.
 func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *SnapshotDocument {
-	if !g.Complete() {
-		in.Complete = false
-		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
-	}
-	in = snapshotUnnamed(in, g)
+	in = snapshotPartial(in, g)
 	d := &SnapshotDocument{Input: in, Objects: uint64(g.N), Bytes: g.Bytes, GC: g.GC,
 		PauseMs: float64(g.Pause.Microseconds()) / 1000, Roots: map[string]int{}, Missing: g.Missing}
 	for _, r := range g.Roots {
@@ -161,8 +157,13 @@ func SnapshotUnnamed(g *heapgraph.Graph) string {
 	return fmt.Sprintf("%d types (%d objects) are unnamed (Type(0x...)): the runtime names each type once and forgets which it named only when no session has its Type keyword on; another session open on the process (one with that keyword on) kept it from forgetting", types, objects)
 }
 
-// snapshotUnnamed marks in partial when g has unnamed types.
-func snapshotUnnamed(in Input, g *heapgraph.Graph) Input {
+// snapshotPartial marks in partial when g lost part of the heap or has
+// unnamed types.
+func snapshotPartial(in Input, g *heapgraph.Graph) Input {
+	if !g.Complete() {
+		in.Complete = false
+		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
+	}
 	if l := SnapshotUnnamed(g); l != "" {
 		in.Complete = false
 		in.Partial = append(in.Partial, l)
@@ -284,11 +285,7 @@ func WriteSnapshotPprof(w io.Writer, in Input, g *heapgraph.Graph) error {
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:            1,
 	}
-	if !g.Complete() {
-		in.Complete = false
-		in.Partial = append(in.Partial, snapshotMissing(g.Missing))
-	}
-	in = snapshotUnnamed(in, g)
+	in = snapshotPartial(in, g)
 	if l := in.PartialLine(); l != "" {
 		p.Comments = append(p.Comments, l)
 	}

@@ -307,19 +307,15 @@ func writeSnapshot(cmd *cobra.Command, st *source.Stream, in report.Input, g *he
 	// bytes.
 	g.Analyze()
 	devPhase("dominators")
-	switch o.format {
-	case "pprof":
-		err = report.WriteSnapshotPprof(w, in, g)
-	case "json":
-		doc := report.NewSnapshotDocument(in, g, ro)
-		devPhase("analyses")
-		err = report.WriteSnapshotJSON(w, doc)
-	default:
-		doc := report.NewSnapshotDocument(in, g, ro)
-		devPhase("analyses")
-		err = report.WriteSnapshotText(w, doc)
+	if o.format == "pprof" {
+		return closeOut(report.WriteSnapshotPprof(w, in, g))
 	}
-	return closeOut(err)
+	doc := report.NewSnapshotDocument(in, g, ro)
+	devPhase("analyses")
+	if o.format == "json" {
+		return closeOut(report.WriteSnapshotJSON(w, doc))
+	}
+	return closeOut(report.WriteSnapshotText(w, doc))
 }
 
 // launchSnapshot starts COMMAND, waits --after, snapshots it by pid, then
