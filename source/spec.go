@@ -65,13 +65,6 @@ type Spec struct {
 	// For daemons watching many processes (clrspy serve: 500 ms); 0 reads
 	// as data comes.
 	ReadEvery time.Duration
-	// ResetTypeLog: before an attach session, make the runtime forget
-	// which types it has named (ipc.Client.ResetTypeLog), so a session
-	// with the Type keyword names every type even when another session
-	// is open on the process. Implied by a heap dump (the runtime
-	// provider with the Type and GCHeapDump keywords: clrspy snapshot,
-	// record --profile gcdump).
-	ResetTypeLog bool
 	// NoStackwalk asks for events without stacks (cheaper for the target;
 	// needs CollectTracing3, .NET 6+).
 	NoStackwalk bool
@@ -158,11 +151,11 @@ func (s *Spec) sessionConfig() (ipc.SessionConfig, error) {
 }
 
 // resetsTypeLog reports whether an attach session of s first makes the
-// runtime forget the types it named (ResetTypeLog, or a heap dump).
+// runtime forget which types it has named (ipc.Client.ResetTypeLog): a
+// heap dump (the runtime provider with the Type and GCHeapDump keywords:
+// clrspy snapshot, record --profile gcdump, serve's snapshots), so it
+// names every type even when another session is open on the process.
 func (s *Spec) resetsTypeLog() bool {
-	if s.ResetTypeLog {
-		return true
-	}
 	const dump = ipc.KeywordType | ipc.KeywordGCHeapDump
 	for _, p := range s.Providers {
 		if p.Name == nettrace.ProviderRuntime && p.Keywords&dump == dump {

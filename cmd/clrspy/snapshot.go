@@ -215,9 +215,6 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 
 func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
 	spec.Keep = heapgraph.Wants
-	// Another session open on the process would otherwise leave the
-	// types it saw unnamed (ipc.Client.ResetTypeLog).
-	spec.ResetTypeLog = true
 	live := spec.File == ""
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout

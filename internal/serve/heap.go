@@ -70,7 +70,7 @@ func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
 // stopped as soon as that GC ends, or when ctx does, or after
 // snapshotTimeout.
 func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
-	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout, ResetTypeLog: true})
+	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
