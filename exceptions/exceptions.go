@@ -67,10 +67,8 @@ type Analyzer struct {
 	patIdx map[string]int32 // type index (4 bytes) + folded message → index into pats
 	pats   []patAcc
 
-	stackIDs map[string]int32 // little-endian IPs → index into stacks
-	stacks   [][]uint64       // [0] is the empty stack, [1] OtherStacks
-	stackTS  []int64          // first time each stack was seen (ns)
-	sites    []string         // each stack's throw site once named (Summary)
+	stk   stacks.Table // [0] is the empty stack, [1] OtherStacks
+	sites []string     // each stack's throw site once named (Summary)
 
 	throws  map[pairKey]int64 // (type, stack) → exceptions
 	catchIx map[string]int32  // method name's UTF-16 bytes → index into catchNames
@@ -90,7 +88,7 @@ type Analyzer struct {
 	foldedPatterns, foldedCatches int64
 	threadResets, depthDrops      int64
 	sawStop, sawCatch             bool
-	keyBuf, foldBuf               []byte
+	foldBuf                       []byte
 }
 
 type typeAcc struct {
@@ -143,21 +141,21 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	if opts.BinNs <= 0 {
 		opts.BinNs = 1e9
 	}
-	return &Analyzer{
+	a := &Analyzer{
 		hdr: hdr, ptrSize: ps, sym: opts.Symbols, opts: opts,
-		typeIdx:  make(map[string]int32),
-		types:    []typeAcc{{name: OtherTypes}},
-		patIdx:   make(map[string]int32),
-		stackIDs: make(map[string]int32),
-		stacks:   [][]uint64{nil, nil},
-		stackTS:  []int64{0, 0},
-		throws:   make(map[pairKey]int64),
-		catchIx:  make(map[string]int32),
-		catchN:   []string{OtherCatchSites},
-		catches:  make(map[pairKey]int64),
-		threads:  make(map[uint64]*thread),
-		binNs:    opts.BinNs,
+		typeIdx: make(map[string]int32),
+		types:   []typeAcc{{name: OtherTypes}},
+		patIdx:  make(map[string]int32),
+		throws:  make(map[pairKey]int64),
+		catchIx: make(map[string]int32),
+		catchN:  []string{OtherCatchSites},
+		catches: make(map[pairKey]int64),
+		threads: make(map[uint64]*thread),
+		binNs:   opts.BinNs,
 	}
+	a.stk.Reserve() // the empty stack
+	a.stk.Reserve() // OtherStacks
+	return a
 }
 
 // Stats implements analysis.Analyzer.
@@ -396,22 +394,11 @@ func (a *Analyzer) intern(stack []uint64, ts int64) int32 {
 	if len(stack) == 0 {
 		return 0
 	}
-	b := a.keyBuf[:0]
-	for _, ip := range stack {
-		b = binary.LittleEndian.AppendUint64(b, ip)
-	}
-	a.keyBuf = b
-	if id, ok := a.stackIDs[string(b)]; ok {
-		return id
-	}
-	if len(a.stacks)-2 >= a.opts.MaxStacks {
+	id, ok := a.stk.Intern(stack, ts, a.opts.MaxStacks+2)
+	if !ok {
 		a.foldedStacks++
 		return 1
 	}
-	id := int32(len(a.stacks))
-	a.stackIDs[string(b)] = id
-	a.stacks = append(a.stacks, append([]uint64(nil), stack...))
-	a.stackTS = append(a.stackTS, a.hdr.Nanos(ts))
 	return id
 }
 

@@ -130,13 +130,13 @@ func (a *Analyzer) Result() *Result {
 			}
 		}
 	}
-	r.Stacks = make([]Stack, len(a.stacks))
+	r.Stacks = make([]Stack, len(a.stk.Stacks))
 	r.Stacks[1].Frames = []string{OtherStacks}
-	sites := make([]string, len(a.stacks))
+	sites := make([]string, len(a.stk.Stacks))
 	sites[0], sites[1] = NoStack, OtherStacks
 	var buf []stacks.Frame
-	for i := 2; i < len(a.stacks); i++ {
-		ips := a.stacks[i]
+	for i := 2; i < len(a.stk.Stacks); i++ {
+		ips := a.stk.Stacks[i]
 		st := &r.Stacks[i]
 		st.IPs = ips
 		if a.sym == nil {
@@ -147,7 +147,7 @@ func (a *Analyzer) Result() *Result {
 			sites[i] = st.Frames[0]
 			continue
 		}
-		buf, _ = a.sym.AppendStack(buf[:0], ips, a.stackTS[i])
+		buf, _ = a.sym.AppendStack(buf[:0], ips, a.hdr.Nanos(a.stk.TS[i]))
 		st.Frames = make([]string, len(buf))
 		st.Modules = make([]string, len(buf))
 		for j, f := range buf {
@@ -300,7 +300,7 @@ func (a *Analyzer) Summary(topTypes, topSites int) Summary {
 			}
 		}
 	}
-	for len(a.sites) < len(a.stacks) {
+	for len(a.sites) < len(a.stk.Stacks) {
 		a.sites = append(a.sites, "")
 	}
 	var buf []stacks.Frame
@@ -314,9 +314,9 @@ func (a *Analyzer) Summary(topTypes, topSites int) Summary {
 			case k.b == 1:
 				site = OtherStacks
 			case a.sym == nil:
-				site = fmt.Sprintf("0x%x", a.stacks[k.b][0])
+				site = fmt.Sprintf("0x%x", a.stk.Stacks[k.b][0])
 			default:
-				buf, _ = a.sym.AppendStack(buf[:0], a.stacks[k.b], a.stackTS[k.b])
+				buf, _ = a.sym.AppendStack(buf[:0], a.stk.Stacks[k.b], a.hdr.Nanos(a.stk.TS[k.b]))
 				site = Site(buf)
 			}
 			// Kept once named by a method: a stack seen before its

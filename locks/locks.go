@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"encoding/binary"
 	"math"
 	"sort"
 
@@ -70,9 +69,7 @@ type Analyzer struct {
 	foldedLockWaits     int64 // waits on locks past maxLocks
 	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
 
-	stackIDs map[string]int
-	stacks   [][]uint64
-	stackTS  []int64 // first time each stack was seen
+	stk stacks.Table // [0] is the empty stack
 
 	lastTS         int64
 	lastTID        uint64
@@ -192,13 +189,12 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		maxStacks:     opts.MaxStacks,
 		waitHist:      analysis.NewHistogram(WaitBounds, false),
 		noObjectTypes: opts.NoObjectTypes,
-		stackIDs:      make(map[string]int),
 	}
 }
 
 // Len is how many locks and distinct waiting stacks the analyzer holds
 // (for tests of its bounds).
-func (a *Analyzer) Len() (locks, stacks int) { return len(a.locks), len(a.stacks) }
+func (a *Analyzer) Len() (locks, stacks int) { return len(a.locks), len(a.stk.Stacks) }
 
 // Stats implements analysis.Analyzer.
 func (a *Analyzer) Stats() analysis.Stats {
@@ -299,7 +295,7 @@ func (a *Analyzer) Release() {
 	a.open, a.locks, a.threads, a.samples = nil, nil, nil, nil
 	a.lockObject, a.lockType, a.typeNames, a.objects, a.allocNames = nil, nil, nil, nil, nil
 	a.threadObj, a.managed, a.osManaged, a.osThreads = nil, nil, nil, nil
-	a.stackIDs, a.stacks, a.stackTS = nil, nil, nil
+	a.stk = stacks.Table{}
 }
 
 func (a *Analyzer) check(err error) bool {
@@ -486,34 +482,24 @@ func addAgg[K comparable](m map[K]*agg, k K, d int64) {
 // intern stores a copy of stack once and returns its index; index 0 is the
 // empty stack.
 func (a *Analyzer) intern(stack []uint64, ts int64) int {
-	if len(a.stacks) == 0 {
-		a.stacks = append(a.stacks, nil)
-		a.stackTS = append(a.stackTS, 0)
+	if len(a.stk.Stacks) == 0 {
+		a.stk.Reserve()
 	}
 	if len(stack) == 0 {
 		return 0
 	}
-	var buf [64 * 8]byte
-	b := buf[:0]
-	for _, ip := range stack {
-		b = binary.LittleEndian.AppendUint64(b, ip)
+	limit := 0
+	if a.maxStacks > 0 {
+		limit = a.maxStacks + 1
 	}
-	if id, ok := a.stackIDs[string(b)]; ok {
-		return id
-	}
-	if a.maxStacks > 0 && len(a.stacks) > a.maxStacks {
+	id, ok := a.stk.Intern(stack, ts, limit)
+	if !ok {
 		if a.otherStack == 0 {
-			a.otherStack = len(a.stacks)
-			a.stacks = append(a.stacks, nil)
-			a.stackTS = append(a.stackTS, 0)
+			a.otherStack = int(a.stk.Reserve())
 		}
 		return a.otherStack
 	}
-	id := len(a.stacks)
-	a.stackIDs[string(b)] = id
-	a.stacks = append(a.stacks, append([]uint64(nil), stack...))
-	a.stackTS = append(a.stackTS, ts)
-	return id
+	return int(id)
 }
 
 // sortedKeys returns m's keys ordered by total wait, then count, then key.

@@ -162,9 +162,9 @@ func (a *Analyzer) Result() *Result {
 	s.FoldedLockWaits = a.foldedLockWaits
 	s.WaitHistogram = a.waitHist.Clone()
 
-	r.Stacks = make([]Stack, max(len(a.stacks), 1))
+	r.Stacks = make([]Stack, max(len(a.stk.Stacks), 1))
 	var frameBuf []stacks.Frame // reused: only the names are kept
-	for i, ips := range a.stacks {
+	for i, ips := range a.stk.Stacks {
 		r.Stacks[i].IPs = ips
 		if i != 0 && i == a.otherStack {
 			r.Stacks[i].Frames = []string{FoldedStackFrame}
@@ -176,8 +176,8 @@ func (a *Analyzer) Result() *Result {
 		if a.sym != nil {
 			// The profiler's rules: one symbol table, one naming.
 			var ts int64
-			if i < len(a.stackTS) {
-				ts = a.hdr.Nanos(a.stackTS[i])
+			if i < len(a.stk.TS) {
+				ts = a.hdr.Nanos(a.stk.TS[i])
 			}
 			fs, _ := a.sym.AppendStack(frameBuf[:0], ips, ts)
 			frameBuf = fs

@@ -225,11 +225,7 @@ func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
 	le := binary.LittleEndian
 	switch le.Uint32(rec) {
 	case recordSample:
-		if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
-			s.stats.Switches++
-			s.sample.Kind = KindSwitchOut
-			fn(&s.sample)
-		}
+		s.ownSample(rec, KindSwitchOut, &s.stats.Switches, fn)
 	case recordSwitch:
 		// sample_id_all: pid, tid, time follow the (empty) body. Of the
 		// switch-outs only preemptions matter (the sched_switch sample
@@ -247,14 +243,8 @@ func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
 			s.sample.Time = int64(le.Uint64(rec[16:]))
 			fn(&s.sample)
 		}
-	case recordLost:
-		if len(rec) >= 24 {
-			s.stats.OffLost += le.Uint64(rec[16:])
-		}
-	case recordLostSamples:
-		if len(rec) >= 16 {
-			s.stats.OffLost += le.Uint64(rec[8:])
-		}
+	case recordLost, recordLostSamples:
+		s.stats.OffLost += lostCount(rec)
 	}
 }
 

@@ -19,6 +19,23 @@ const (
 	recordSwitch      = 14
 )
 
+// lostCount is what a PERF_RECORD_LOST or PERF_RECORD_LOST_SAMPLES record
+// says the kernel dropped (0 for a short record or another type).
+func lostCount(rec []byte) uint64 {
+	le := binary.LittleEndian
+	switch le.Uint32(rec) {
+	case recordLost:
+		if len(rec) >= 24 {
+			return le.Uint64(rec[16:])
+		}
+	case recordLostSamples:
+		if len(rec) >= 16 {
+			return le.Uint64(rec[8:])
+		}
+	}
+	return 0
+}
+
 // PERF_RECORD_SWITCH's misc bits: a switch-out, and one that preempted
 // a runnable thread (not a block).
 const (

@@ -379,19 +379,9 @@ func (s *Sampler) record(rec []byte, fn func(*Sample)) {
 	le := binary.LittleEndian
 	switch le.Uint32(rec) {
 	case recordSample:
-		if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
-			s.stats.Samples++
-			s.sample.Kind = KindCPU
-			fn(&s.sample)
-		}
-	case recordLost:
-		if len(rec) >= 24 {
-			s.stats.Lost += le.Uint64(rec[16:])
-		}
-	case recordLostSamples:
-		if len(rec) >= 16 {
-			s.stats.Lost += le.Uint64(rec[8:])
-		}
+		s.ownSample(rec, KindCPU, &s.stats.Samples, fn)
+	case recordLost, recordLostSamples:
+		s.stats.Lost += lostCount(rec)
 	case recordThrottle:
 		s.stats.Throttles++
 	case recordFork, recordExit:
@@ -414,6 +404,16 @@ func (s *Sampler) record(rec []byte, fn func(*Sample)) {
 				fn(&s.sample)
 			}
 		}
+	}
+}
+
+// ownSample decodes a sample record of either ring and hands it to fn
+// as kind if it is of the sampled process, counting it in *n.
+func (s *Sampler) ownSample(rec []byte, kind SampleKind, n *uint64, fn func(*Sample)) {
+	if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
+		*n++
+		s.sample.Kind = kind
+		fn(&s.sample)
 	}
 }
 

@@ -179,39 +179,19 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 			fmt.Fprintf(ew, " (%d caught, %d uncaught)", t.Caught, t.Uncaught)
 		}
 		fmt.Fprintln(ew)
-		if len(t.Patterns) > 0 {
-			fmt.Fprintln(ew, "  messages:")
-			for i, p := range t.Patterns {
-				if i == exceptionsTop {
-					fmt.Fprintf(ew, "    ... %d more patterns\n", len(t.Patterns)-i)
-					break
-				}
-				fmt.Fprintf(ew, "    %8d  %q\n", p.Count, p.Pattern)
+		writeTop(ew, "  messages:", len(t.Patterns), "patterns", func(i int) {
+			fmt.Fprintf(ew, "    %8d  %q\n", t.Patterns[i].Count, t.Patterns[i].Pattern)
+		})
+		writeTop(ew, "  thrown from:", len(t.ThrowSites), "stacks", func(i int) {
+			s := t.ThrowSites[i]
+			fmt.Fprintf(ew, "    %8d  %s\n", s.Count, s.Site)
+			if i == 0 {
+				writeLockFrames(ew, r.Stacks[s.Stack].Frames)
 			}
-		}
-		if len(t.ThrowSites) > 0 {
-			fmt.Fprintln(ew, "  thrown from:")
-			for i, s := range t.ThrowSites {
-				if i == exceptionsTop {
-					fmt.Fprintf(ew, "    ... %d more stacks\n", len(t.ThrowSites)-i)
-					break
-				}
-				fmt.Fprintf(ew, "    %8d  %s\n", s.Count, s.Site)
-				if i == 0 {
-					writeLockFrames(ew, r.Stacks[s.Stack].Frames)
-				}
-			}
-		}
-		if len(t.CatchSites) > 0 {
-			fmt.Fprintln(ew, "  caught in:")
-			for i, c := range t.CatchSites {
-				if i == exceptionsTop {
-					fmt.Fprintf(ew, "    ... %d more catch sites\n", len(t.CatchSites)-i)
-					break
-				}
-				fmt.Fprintf(ew, "    %8d  %s\n", c.Count, c.Site)
-			}
-		}
+		})
+		writeTop(ew, "  caught in:", len(t.CatchSites), "catch sites", func(i int) {
+			fmt.Fprintf(ew, "    %8d  %s\n", t.CatchSites[i].Count, t.CatchSites[i].Site)
+		})
 	}
 	if len(r.Timeline.Counts) > 1 {
 		fmt.Fprintf(ew, "\nper %s:", time.Duration(r.Timeline.BinNs))
@@ -224,6 +204,22 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	return ew.err
+}
+
+// writeTop writes title and the first exceptionsTop of a list of n
+// entries (line writes entry i), then how many more there are; nothing
+// for an empty list.
+func writeTop(w io.Writer, title string, n int, more string, line func(i int)) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, title)
+	for i := range min(n, exceptionsTop) {
+		line(i)
+	}
+	if n > exceptionsTop {
+		fmt.Fprintf(w, "    ... %d more %s\n", n-exceptionsTop, more)
+	}
 }
 
 // ExceptionsProfile builds a pprof profile of exceptions by throw stack

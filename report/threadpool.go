@@ -304,7 +304,12 @@ func ThreadPoolProfile(r *threadpool.Result, start time.Time, span time.Duration
 	return p
 }
 
-// WriteThreadPoolPprof writes the blocked-time profile as gzipped protobuf.
-func WriteThreadPoolPprof(w io.Writer, r *threadpool.Result, start time.Time, span time.Duration, comments []string) error {
-	return ThreadPoolProfile(r, start, span, comments).Write(w)
+// WriteThreadPoolPprof writes the blocked-time profile as gzipped
+// protobuf, commented with in's partial-input lines and r's notes.
+func WriteThreadPoolPprof(w io.Writer, in Input, r *threadpool.Result, start time.Time, span time.Duration) error {
+	comments := make([]string, 0, len(in.Partial)+len(r.Notes))
+	for _, n := range in.Partial {
+		comments = append(comments, "PARTIAL: "+n)
+	}
+	return ThreadPoolProfile(r, start, span, append(comments, r.Notes...)).Write(w)
 }

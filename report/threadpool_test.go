@@ -68,7 +68,7 @@ func TestThreadPoolDocument(t *testing.T) {
 // stack, with the comments given.
 func TestThreadPoolProfile(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteThreadPoolPprof(&buf, threadPoolResult(), time.Unix(0, 0), 4*time.Second, []string{"PARTIAL: x"}); err != nil {
+	if err := WriteThreadPoolPprof(&buf, Input{Partial: []string{"x"}}, threadPoolResult(), time.Unix(0, 0), 4*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	p, err := profile.Parse(&buf)

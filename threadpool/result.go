@@ -214,12 +214,12 @@ func (a *Analyzer) sites(r *Result) {
 	if s.Source == "" {
 		return
 	}
-	names := make([][]stacks.Frame, len(a.stacks))
+	names := make([][]stacks.Frame, len(a.stk.Stacks))
 	name := func(id int32) []stacks.Frame {
 		if names[id] == nil && id > 0 {
-			ips := a.stacks[id]
+			ips := a.stk.Stacks[id]
 			if a.sym != nil {
-				names[id], _ = a.sym.Stack(ips, a.hdr.Nanos(a.stackTS[id]))
+				names[id], _ = a.sym.Stack(ips, a.hdr.Nanos(a.stk.TS[id]))
 			} else {
 				fs := make([]stacks.Frame, len(ips))
 				for i, ip := range ips {
@@ -248,7 +248,7 @@ func (a *Analyzer) sites(r *Result) {
 			return 0
 		}
 		fs := name(id)
-		st := Stack{IPs: a.stacks[id], Frames: make([]string, len(fs)), Modules: make([]string, len(fs))}
+		st := Stack{IPs: a.stk.Stacks[id], Frames: make([]string, len(fs)), Modules: make([]string, len(fs))}
 		for i, f := range fs {
 			st.Frames[i], st.Modules[i] = f.Name, f.Module
 		}

@@ -1,8 +1,6 @@
 package threadpool
 
 import (
-	"encoding/binary"
-
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
@@ -142,9 +140,7 @@ type Analyzer struct {
 	// Blocking waits.
 	openWaits [numKinds - 1]map[uint64]openWait // per kind (not samples), by thread
 	aggs      map[aggKey]agg
-	stackIDs  map[string]int32
-	stacks    [][]uint64
-	stackTS   []int64
+	stk       stacks.Table     // [0] is the empty stack
 	lastSamp  map[uint64]int64 // thread → last sample, ticks
 	waitsSeen [numKinds]int
 	unpaired  int
@@ -181,11 +177,9 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		poolThreads:    make(map[uint64]struct{}),
 		injectByReason: make(map[clrevents.AdjustmentReason]int),
 		aggs:           make(map[aggKey]agg),
-		stackIDs:       make(map[string]int32),
-		stacks:         [][]uint64{nil},
-		stackTS:        []int64{0},
 		lastSamp:       make(map[uint64]int64),
 	}
+	a.stk.Reserve() // the empty stack
 	if a.ownCtr {
 		a.ctr = counters.New(hdr, counters.Options{})
 	}
@@ -537,21 +531,7 @@ func (a *Analyzer) intern(stack []uint64, ts int64) int32 {
 	if len(stack) == 0 {
 		return 0
 	}
-	var buf [64 * 8]byte
-	b := buf[:0]
-	for _, ip := range stack {
-		b = binary.LittleEndian.AppendUint64(b, ip)
-	}
-	if id, ok := a.stackIDs[string(b)]; ok {
-		return id
-	}
-	if len(a.stacks) >= maxStacks {
-		return 0
-	}
-	id := int32(len(a.stacks))
-	a.stackIDs[string(b)] = id
-	a.stacks = append(a.stacks, append([]uint64(nil), stack...))
-	a.stackTS = append(a.stackTS, ts)
+	id, _ := a.stk.Intern(stack, ts, maxStacks) // 0 past the bound
 	return id
 }
 

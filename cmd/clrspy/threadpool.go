@@ -104,11 +104,7 @@ func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, ou
 		case "json":
 			return report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(r.in, res, r.start))
 		case "pprof":
-			var comments []string
-			for _, n := range r.in.Partial {
-				comments = append(comments, "PARTIAL: "+n)
-			}
-			return report.WriteThreadPoolPprof(w, res, r.start, r.span, append(comments, res.Notes...))
+			return report.WriteThreadPoolPprof(w, r.in, res, r.start, r.span)
 		}
 		return report.WriteThreadPoolText(w, r.in, res, r.start)
 	})

@@ -1,12 +1,12 @@
 package metrics
 
 import (
-	"github.com/clrspy/clrspy/analysis"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/triage"
@@ -66,21 +66,11 @@ func walk(src Source, s sink) {
 		walkTarget(&t, s)
 	}
 	h := src.Health()
-	reasons := make([]string, 0, len(h.AttachErrors))
-	for r := range h.AttachErrors {
-		reasons = append(reasons, r)
-	}
-	sort.Strings(reasons)
-	for _, r := range reasons {
+	for _, r := range slices.Sorted(maps.Keys(h.AttachErrors)) {
 		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
 	}
 	s.value(famSessions, float64(h.Sessions), nil)
-	reasons = reasons[:0]
-	for r := range h.CaptureErrors {
-		reasons = append(reasons, r)
-	}
-	sort.Strings(reasons)
-	for _, r := range reasons {
+	for _, r := range slices.Sorted(maps.Keys(h.CaptureErrors)) {
 		s.value(famCaptureErrors, float64(h.CaptureErrors[r]), []string{r})
 	}
 }

@@ -1,11 +1,13 @@
 package metrics
 
 import (
+	"maps"
 	"math"
 	"sort"
 	"sync"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/locks"
 )
@@ -78,11 +80,7 @@ func (a *acc) add(nanos int64) {
 
 // hist copies the histograms out.
 func (a *acc) hist() (analysis.Histogram, *Native) {
-	n := &Native{Schema: nativeSchema, ZeroThreshold: nativeZero, Zero: a.zero, Buckets: make(map[int]int64, len(a.native))}
-	for k, v := range a.native {
-		n.Buckets[k] = v
-	}
-	return a.h.Clone(), n
+	return a.h.Clone(), &Native{Schema: nativeSchema, ZeroThreshold: nativeZero, Zero: a.zero, Buckets: maps.Clone(a.native)}
 }
 
 // GCHistograms keeps what the monitor's snapshot does not: every complete
@@ -125,9 +123,6 @@ func (h *GCHistograms) Observe(g *gcpause.GC) {
 	h.suspend.add(g.SuspendNanos)
 }
 
-// gcTypes are the gc_type label values by clrevents.GCType.
-var gcTypes = [3]string{"NonConcurrent", "Background", "Foreground"}
-
 var genNames = [5]string{"gen0", "gen1", "gen2", "loh", "poh"}
 
 // pauses calls f for every (generation, type) seen, in order.
@@ -149,7 +144,7 @@ func (h *GCHistograms) pauses(f func(gen, typ string, hh analysis.Histogram, n *
 	}
 	h.mu.Unlock()
 	for _, it := range items {
-		f(genNames[it.gen], gcTypes[it.typ], it.h, it.n)
+		f(genNames[it.gen], clrevents.GCType(it.typ).String(), it.h, it.n)
 	}
 }
 
