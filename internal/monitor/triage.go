@@ -124,7 +124,11 @@ func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 		if mt, ok := cur.Counters.Get("dotnet.exceptions"); ok {
 			x.Seen = true
 			x.PerSec = mt.Rate
-			if pv, ok := counterValue(prev.counters(), "dotnet.exceptions"); ok && f.WindowSec > 0 {
+			// A window shorter than the counters' interval may hold no new
+			// publication: the same total at both ends says nothing of the
+			// window (not "no exceptions"), so the last published rate
+			// stands for it (seen: "calm, 0.0/s" over 0.9 s of a storm).
+			if pv, ok := counterValue(prev.counters(), "dotnet.exceptions"); ok && f.WindowSec > 0 && (pv != mt.Value || mt.Rate == 0) {
 				x.Count = mt.Value - pv
 				x.PerSec = x.Count / f.WindowSec
 			} else {
