@@ -98,9 +98,9 @@ func Find(pid int) (*Endpoint, error) {
 	}
 	if sock != "" && key != "" && filepath.Base(sock) != fmt.Sprintf("dotnet-diagnostic-%d-%s-socket", nspid, key) {
 		// Not named for this process's start: the socket of an earlier
-		// process with the same pid. A process known not to run .NET has
-		// none of its own.
-		if isNet, known := isDotnet(pid); known && !isNet {
+		// process with the same pid. A process known not to run .NET, or
+		// with its diagnostics turned off, has none of its own.
+		if isNet, known := isDotnet(pid); known && !isNet || diagnosticsOff(pid) {
 			sock = ""
 		}
 	}
@@ -275,6 +275,17 @@ func socketIn(dir string, nspid int, key string) (string, error) {
 		}
 	}
 	return best, nil
+}
+
+// diagnosticsOff reports whether pid's environment turns its diagnostic
+// port off (DOTNET_EnableDiagnostics=0 or DOTNET_EnableDiagnostics_IPC=0).
+func diagnosticsOff(pid int) bool {
+	for _, name := range []string{"EnableDiagnostics", "EnableDiagnostics_IPC"} {
+		if v, ok := envFlag(pid, name); ok && v == "0" {
+			return true
+		}
+	}
+	return false
 }
 
 // noSocketReason explains why pid has no diagnostics socket.

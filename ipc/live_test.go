@@ -209,6 +209,24 @@ func TestFindErrors(t *testing.T) {
 	p.Release()
 }
 
+// A .NET process with its diagnostics turned off, whose pid an exited
+// .NET process used before (its socket left in TMPDIR), is reported as
+// disabled, not as a stale socket nothing listens on (a CI run met this
+// by chance in TestBadTargets).
+func TestReusedPidDiagnosticsOff(t *testing.T) {
+	dir := t.TempDir()
+	p := workload.Start(t, []string{"TMPDIR=" + dir, "DOTNET_EnableDiagnostics=0"}, "idle", "seconds=30", "stdin=1")
+	stale := dir + "/dotnet-diagnostic-" + itoa(p.Pid) + "-1-socket"
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Find(p.Pid)
+	if want := "pid " + itoa(p.Pid) + ": diagnostics are disabled in this process (DOTNET_EnableDiagnostics=0)"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	p.Release()
+}
+
 // A socket left by a dead process with the same pid (a reused pid) is not
 // taken for the live one's.
 func TestStaleSocketIgnored(t *testing.T) {
