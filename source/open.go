@@ -129,6 +129,9 @@ func attach(spec *Spec) (*Stream, error) {
 	}
 	sess, err := c.StartSession(cfg)
 	if err != nil {
+		if ae := (*ipc.AttachError)(nil); errors.As(err, &ae) {
+			return nil, err // it names the pid already
+		}
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	s := &Stream{
