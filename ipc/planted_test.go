@@ -31,7 +31,8 @@ func plantedErr(pid int, sock string, uid int) string {
 // socket deleted) and a socket another user planted in its TMPDIR, named
 // with the process's start time or not (discovery then falls back to the
 // newest socket): root's clrspy refuses the socket in one line naming it and
-// both owners, and never connects to it.
+// both owners (or, when the process has its diagnostics off and the socket
+// is not named for it, does not consider it), and never connects to it.
 func TestPlantedSocketRefused(t *testing.T) {
 	uid, gid := plant.User(t)
 	for _, tc := range []struct {
@@ -69,6 +70,13 @@ func TestPlantedSocketRefused(t *testing.T) {
 			sock := filepath.Join(dir, fmt.Sprintf("dotnet-diagnostic-%d-%s-socket", p.Pid, key))
 			l := plant.Listen(t, sock, uid, gid)
 			want := plantedErr(p.Pid, sock, uid)
+			if tc.disabled && !tc.exactKey {
+				// Not named for this process, which has its diagnostics
+				// off, so it has no socket of its own: the planted one is
+				// not even considered, and the process is reported as
+				// disabled.
+				want = "pid " + strconv.Itoa(p.Pid) + ": diagnostics are disabled in this process (DOTNET_EnableDiagnostics=0)"
+			}
 			if _, err := Find(p.Pid); err == nil || err.Error() != want {
 				t.Errorf("Find: %v\nwant %s", err, want)
 			}
