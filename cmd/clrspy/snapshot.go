@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -127,7 +128,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
-	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE")
+	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps: SIZE in MiB (256) or with a unit (256MiB, 1GiB), at least 16 MiB; the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
@@ -150,7 +151,12 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			return fmt.Errorf("--after must not be negative and --timeout must be positive")
 		}
 		if o.maxMemory != "" {
-			n, err := parseSize(o.maxMemory)
+			// A plain number is MiB, as the help says.
+			spec := o.maxMemory
+			if _, err := strconv.ParseUint(spec, 10, 32); err == nil {
+				spec += "MiB"
+			}
+			n, err := parseSize(spec)
 			if err != nil || n < 16<<20 {
 				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
 			}

@@ -36,6 +36,9 @@ func TestSnapshotBadInput(t *testing.T) {
 		{[]string{"snapshot", "--tree", "-1", cut}, "--tree and --top must be 0 or more"},
 		{[]string{"snapshot", "--max-memory", "1MiB", cut}, "--max-memory 1MiB: want a size of at least 16MiB"},
 		{[]string{"snapshot", "--max-memory", "lots", cut}, "--max-memory lots: want a size"},
+		{[]string{"snapshot", "--max-memory", "15", cut}, "--max-memory 15: want a size of at least 16MiB"},
+		// A plain number is MiB: 16 passes the flag and the file is read.
+		{[]string{"snapshot", "--max-memory", "16", cut}, "not a readable .gcdump: truncated"},
 	} {
 		_, _, err := runCaptured(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
