@@ -278,6 +278,7 @@ type TargetInfo struct {
 	// on it, retries included.
 	Sessions       int `json:"sessions"`
 	SessionsOpened int `json:"sessions_opened"`
+	owner          int // the process's uid (-1: unknown)
 }
 
 // List describes every target known now, in discovery order.
@@ -292,7 +293,7 @@ func (d *Daemon) List() []TargetInfo {
 	out := make([]TargetInfo, 0, len(ts))
 	for _, t := range ts {
 		ti := TargetInfo{Pid: t.pid, HostPid: t.hostPid, Process: t.name, Kind: t.kind.String(), State: t.state,
-			Error: t.lastErr, SessionsOpened: t.opened}
+			Error: t.lastErr, SessionsOpened: t.opened, owner: t.owner()}
 		if t.up {
 			ti.Sessions = 1
 		}

@@ -10,25 +10,31 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 )
 
-// guard applies the access rules every endpoint shares: on a loopback
-// listener, only loopback Host names are answered (a page served from
-// another name, resolved to 127.0.0.1 by DNS rebinding, gets 421 and
-// cannot read /targets or open the websocket); with a token, every
-// endpoint but /healthz needs it (401 otherwise).
+// guard applies the access rules every endpoint shares: a cross-site
+// request (Origin of another host, Sec-Fetch-Site other than same-origin
+// or none) gets 403, so no web page in a local browser can make a target
+// pause or read its data; on a loopback listener, only loopback Host names
+// are answered (a page served from another name, resolved to 127.0.0.1 by
+// DNS rebinding, gets 421 and cannot read /targets or open the
+// websocket); with a token, every endpoint but /healthz needs it (401
+// otherwise); with PeerUsers, the connection's user must be clrspy's or
+// root, or reads only its own processes (peercred.go).
 func guard(h http.Handler, o HandlerOptions) http.Handler {
-	if !o.LoopbackHosts && o.Token == "" {
-		return h
-	}
 	want := []byte(o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.LoopbackHosts && !loopbackHost(r.Host) {
 			http.Error(w, fmt.Sprintf("Host %q: serve listens on loopback and answers loopback names only (localhost, 127.0.0.1, [::1])", r.Host), http.StatusMisdirectedRequest)
+			return
+		}
+		if why := crossSite(r); why != "" {
+			http.Error(w, "forbidden: a cross-site request ("+why+"): serve answers same-origin pages and clients that are not browsers", http.StatusForbidden)
 			return
 		}
 		if len(want) > 0 && r.URL.Path != "/healthz" {
@@ -41,8 +47,37 @@ func guard(h http.Handler, o HandlerOptions) http.Handler {
 				return
 			}
 		}
+		if o.PeerUsers && r.URL.Path != "/healthz" {
+			r2, code, msg := checkPeer(r)
+			if r2 == nil {
+				http.Error(w, msg, code)
+				return
+			}
+			r = r2
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// crossSite says why r comes from a page of another origin ("": it does
+// not): a browser names the page's site in Sec-Fetch-Site (same-origin,
+// or none for an address the user typed) and, on most requests, its
+// origin in Origin.
+func crossSite(r *http.Request) string {
+	switch s := r.Header.Get("Sec-Fetch-Site"); s {
+	case "", "same-origin", "none":
+	default:
+		return "Sec-Fetch-Site: " + s
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) || (u.Scheme != "http" && u.Scheme != "https") {
+		return "Origin: " + origin
+	}
+	return ""
 }
 
 // credential is the token a request carries: "Authorization: Bearer T",
@@ -146,7 +181,7 @@ func LoadToken(path string) (token string, created bool, err error) {
 // seconds, extend their own deadlines; the websocket clears them.
 func Server(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
+		WriteTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ConnContext: connContext}
 }
 
 // LimitListener accepts at most n connections at a time. Past that, a new

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -48,10 +47,10 @@ type target struct {
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
 
-	profiling atomic.Bool
+	profiling slot
 	// snapshotting holds the one heap snapshot at a time
 	// (/debug/pprof/heap).
-	snapshotting atomic.Bool
+	snapshotting slot
 	// typeNames are the type names of the target's snapshots so far, by
 	// TypeID (used and replaced by the slot's holder).
 	typeNames map[uint64]string
