@@ -626,7 +626,7 @@ func TestServeBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--listen", busy.Addr().String()}, "clrspy: --listen " + busy.Addr().String() + ": address already in use"},
-		{[]string{"--listen", "nowhere"}, "clrspy: --listen nowhere: address nowhere: missing port in address"},
+		{[]string{"--listen", "nowhere"}, "clrspy: --listen nowhere: want host:port (127.0.0.1:9464, [::1]:9464, :9464 for every address)"},
 		{[]string{"--socket-dir", filepath.Join(dir, "none")}, "clrspy: socket directory " + filepath.Join(dir, "none") + ": no such file or directory"},
 		{[]string{"--socket-dir", file}, "clrspy: socket directory " + file + ": not a directory"},
 		{[]string{"--pid", "-4"}, "clrspy: --pid -4: a process id is positive"},
@@ -641,7 +641,8 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"--otlp-endpoint", "collector:4318", "--pid", "1"}, `clrspy: --otlp-endpoint "collector:4318": want an http:// or https:// URL`},
 		{[]string{"extra"}, `clrspy: unknown command "extra" for "clrspy serve"`},
 		{[]string{"--tls-cert", file}, "clrspy: --tls-cert and --tls-key go together"},
-		{[]string{"--tls-cert", file, "--tls-key", file}, "clrspy: --tls-cert " + file + ", --tls-key " + file + ": tls: failed to find any PEM data in certificate input"},
+		{[]string{"--tls-cert", file, "--tls-key", file}, "clrspy: --tls-key " + file + ": readable by every user (mode -rw-r--r--): chmod 600 it"},
+		{[]string{"--tls-cert", empty, "--tls-key", empty}, "clrspy: --tls-cert " + empty + ", --tls-key " + empty + ": tls: failed to find any PEM data in certificate input"},
 		{[]string{"--max-connections", "0"}, "clrspy: --max-connections and --max-web-clients must be positive"},
 		{[]string{"--auth-token-file", open}, "clrspy: --auth-token-file " + open + ": readable by every user (mode -rw-r--r--): chmod 600 it"},
 		{[]string{"--auth-token-file", empty}, "clrspy: --auth-token-file " + empty + ": empty (delete it to have a token generated)"},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -133,10 +134,11 @@ func NewToken() string {
 
 // LoadToken reads the token in path (its first line). A missing file is
 // created with a new token, readable by this user only (created true), as
-// dotnet-monitor generates its key on first start; an empty one, or one
-// that other users may read, is an error.
+// dotnet-monitor generates its key on first start; an empty one, a
+// symbolic link, one that other users may read or one owned by another
+// user than clrspy's or root (who would know the token) is an error.
 func LoadToken(path string) (token string, created bool, err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err == nil {
 		token = NewToken()
 		_, err = f.WriteString(token + "\n")
@@ -152,17 +154,10 @@ func LoadToken(path string) (token string, created bool, err error) {
 	if !errors.Is(err, os.ErrExist) {
 		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+	if err := checkSecretFile("--auth-token-file", path); err != nil {
+		return "", false, err
 	}
-	if !st.Mode().IsRegular() {
-		return "", false, fmt.Errorf("--auth-token-file %s: not a regular file", path)
-	}
-	if st.Mode().Perm()&0o004 != 0 {
-		return "", false, fmt.Errorf("--auth-token-file %s: readable by every user (mode %v): chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
+	b, err := readNoFollow(path)
 	if err != nil {
 		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
 	}
@@ -172,6 +167,17 @@ func LoadToken(path string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("--auth-token-file %s: empty (delete it to have a token generated)", path)
 	}
 	return token, false, nil
+}
+
+// readNoFollow reads a small file, refusing a symbolic link swapped in
+// since it was checked.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64<<10))
 }
 
 // Server is the daemon's HTTP server over h: bounded in time (a request's
