@@ -200,3 +200,21 @@ func TestPeerUsers(t *testing.T) {
 		t.Errorf("procNetAddr v6: %s", a)
 	}
 }
+
+// TestRootNotice: serve running as root says once per target that it
+// attaches to another user's process, as the one-shot commands do; not
+// for root's own processes.
+func TestRootNotice(t *testing.T) {
+	uid, _ := plant.User(t)
+	d, log := run(t, Config{Names: []string{"no-such-process-here"}})
+	theirs := fakeTarget(d, "4545", uid)
+	mine := fakeTarget(d, "4646", 0)
+	for range 3 {
+		theirs.noteOwner()
+		mine.noteOwner()
+	}
+	want := "attaching as root to another user's process pid=4545"
+	if n := strings.Count(log.String(), want); n != 1 || strings.Contains(log.String(), "pid=4646") {
+		t.Errorf("log has %d notices for pid 4545 (want 1), or one for root's own:\n%s", n, log.String())
+	}
+}
