@@ -30,11 +30,16 @@ import (
 func guard(h http.Handler, o HandlerOptions) http.Handler {
 	want := []byte(o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A refused client's connection is not kept alive: idle
+		// connections of clients that have no access must not fill
+		// --max-connections.
 		if o.LoopbackHosts && !loopbackHost(r.Host) {
+			w.Header().Set("Connection", "close")
 			http.Error(w, fmt.Sprintf("Host %q: serve listens on loopback and answers loopback names only (localhost, 127.0.0.1, [::1])", r.Host), http.StatusMisdirectedRequest)
 			return
 		}
 		if why := crossSite(r); why != "" {
+			w.Header().Set("Connection", "close")
 			http.Error(w, "forbidden: a cross-site request ("+why+"): serve answers same-origin pages and clients that are not browsers", http.StatusForbidden)
 			return
 		}
@@ -42,6 +47,7 @@ func guard(h http.Handler, o HandlerOptions) http.Handler {
 			if got, ok := credential(r); !ok || subtle.ConstantTimeCompare(got, want) != 1 {
 				// Two challenges: a browser, which has no use for Bearer,
 				// prompts for Basic (the token as the password).
+				w.Header().Set("Connection", "close")
 				w.Header().Add("WWW-Authenticate", `Bearer realm="clrspy"`)
 				w.Header().Add("WWW-Authenticate", `Basic realm="clrspy"`)
 				http.Error(w, "unauthorized: send the token of --auth-token-file as Authorization: Bearer TOKEN", http.StatusUnauthorized)
@@ -51,6 +57,7 @@ func guard(h http.Handler, o HandlerOptions) http.Handler {
 		if o.PeerUsers && r.URL.Path != "/healthz" {
 			r2, code, msg := checkPeer(r)
 			if r2 == nil {
+				w.Header().Set("Connection", "close")
 				http.Error(w, msg, code)
 				return
 			}
@@ -187,18 +194,63 @@ func readNoFollow(path string) ([]byte, error) {
 // seconds, extend their own deadlines; the websocket clears them.
 func Server(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ConnContext: connContext}
+		WriteTimeout: time.Minute, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10, ConnContext: connContext,
+		ConnState: trackConnState}
 }
 
-// LimitListener accepts at most n connections at a time. Past that, a new
-// connection is answered at once and closed: with "503 Service
+// LimitListener accepts at most n connections at a time. Past that, the
+// idle connection that has been idle longest (a keep-alive connection
+// between requests, or one that has sent nothing for idleShedAfter) is
+// closed to make room: idle connections never lock clients out. With no
+// idle one, a new connection is answered at once and closed: with "503 Service
 // Unavailable" and the reason when plain is set (a TLS client cannot read
 // that), else just closed; it never waits in a queue holding a file
 // descriptor (at most maxLingering refused ones linger, for lingerFor). refused, when set, is called after each
 // refusal (from the accepting goroutine: it must not block).
 func LimitListener(ln net.Listener, n int, plain bool, refused func()) net.Listener {
 	return &limitListener{Listener: ln, sem: make(chan struct{}, n), plain: plain, refused: refused,
-		lingering: make(chan struct{}, maxLingering)}
+		lingering: make(chan struct{}, maxLingering), conns: map[*limitConn]struct{}{}}
+}
+
+// idleShedAfter is how long a new connection may send nothing before it
+// counts as idle (and may be closed for another).
+const idleShedAfter = time.Second
+
+// trackConnState records the HTTP state of LimitListener's connections
+// (Server's ConnState), so idle ones can be shed.
+func trackConnState(c net.Conn, st http.ConnState) {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*limitConn); ok {
+		lc.mu.Lock()
+		lc.state, lc.since = st, time.Now()
+		lc.mu.Unlock()
+	}
+}
+
+// shedIdle closes the connection idle longest, freeing its slot (false:
+// none is idle).
+func (l *limitListener) shedIdle() bool {
+	now := time.Now()
+	var oldest *limitConn
+	var oldestSince time.Time
+	l.mu.Lock()
+	for c := range l.conns {
+		c.mu.Lock()
+		st, since := c.state, c.since
+		c.mu.Unlock()
+		idle := st == http.StateIdle || st == http.StateNew && now.Sub(since) >= idleShedAfter
+		if idle && (oldest == nil || since.Before(oldestSince)) {
+			oldest, oldestSince = c, since
+		}
+	}
+	l.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	oldest.Close()
+	return true
 }
 
 type limitListener struct {
@@ -209,6 +261,8 @@ type limitListener struct {
 	// lingering bounds the refused connections kept open a moment so the
 	// client reads the 503 (see refuse).
 	lingering chan struct{}
+	mu        sync.Mutex
+	conns     map[*limitConn]struct{}
 }
 
 // maxLingering and lingerFor bound what refusals cost: at most this many
@@ -263,10 +317,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case l.sem <- struct{}{}:
-			return &limitConn{Conn: c, sem: l.sem}, nil
-		default:
+		if lc := l.admit(c); lc != nil {
+			return lc, nil
+		}
+		if l.shedIdle() {
+			if lc := l.admit(c); lc != nil {
+				return lc, nil
+			}
 		}
 		l.refuse(c)
 		if l.refused != nil {
@@ -275,14 +332,36 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// admit takes a slot for c (nil: none free).
+func (l *limitListener) admit(c net.Conn) *limitConn {
+	select {
+	case l.sem <- struct{}{}:
+	default:
+		return nil
+	}
+	lc := &limitConn{Conn: c, l: l, state: http.StateNew, since: time.Now()}
+	l.mu.Lock()
+	l.conns[lc] = struct{}{}
+	l.mu.Unlock()
+	return lc
+}
+
 type limitConn struct {
 	net.Conn
-	sem  chan struct{}
-	once sync.Once
+	l     *limitListener
+	once  sync.Once
+	mu    sync.Mutex
+	state http.ConnState
+	since time.Time
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { <-c.sem })
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+		<-c.l.sem
+	})
 	return err
 }
