@@ -116,6 +116,17 @@ func compressed(b []byte, p *int) (int32, bool) {
 	return v, true
 }
 
+// IsGCDump reports whether a file's first bytes (64 are enough) are a
+// .gcdump's: FastSerialization's header, then a GCHeapDump object (a
+// .nettrace starts "Nettrace" and holds a Trace object).
+func IsGCDump(prefix []byte) bool {
+	r := &gcdumpReader{b: prefix}
+	if r.str() != "!FastSerialization.1" || r.err != nil {
+		return false
+	}
+	return r.typeHeader() == "GCHeapDump" && r.err == nil
+}
+
 // ReadGCDump reads a .gcdump file into a graph and analyses it.
 func ReadGCDump(in io.Reader) (*Graph, error) {
 	data, err := io.ReadAll(in)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,12 +181,16 @@ func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), "
 // description (a file: nothing is lost by the reader; what the graph
 // misses says the graph).
 func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return report.Input{}, nil, err
+	var in io.Reader = inputStdin()
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return report.Input{}, nil, err
+		}
+		defer f.Close()
+		in = f
 	}
-	defer f.Close()
-	g, err := heapgraph.ReadGCDump(f)
+	g, err := heapgraph.ReadGCDump(in)
 	if err != nil {
 		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -199,7 +204,7 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 	if cmd.ArgsLenAtDash() >= 0 {
 		return launchSnapshot(cmd, t, args, o)
 	}
-	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
+	if len(args) == 1 && !t.live(cmd) && isGcdumpInput(args[0]) {
 		in, g, err := readGcdump(args[0])
 		if err != nil {
 			return err
@@ -350,10 +355,10 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
-	if isGcdump(path) {
+	if isGcdumpInput(path) {
 		return readGcdump(path)
 	}
-	st, err := source.Open(source.Spec{File: path, Stdin: os.Stdin, Threads: threads, Keep: heapgraph.Wants})
+	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: heapgraph.Wants})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
