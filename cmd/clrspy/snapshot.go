@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,16 +180,24 @@ func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), "
 // description (a file: nothing is lost by the reader; what the graph
 // misses says the graph).
 func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
-	var in io.Reader = inputStdin()
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return report.Input{}, nil, err
+	return readGcdumpBudget(path, 0)
+}
+
+// readGcdumpBudget is readGcdump under --max-memory: the file is mapped,
+// and its pages handed back whenever the resident memory passes budget.
+func readGcdumpBudget(path string, budget int64) (report.Input, *heapgraph.Graph, error) {
+	var g *heapgraph.Graph
+	var err error
+	if path == "-" {
+		g, err = heapgraph.ReadGCDump(inputStdin())
+	} else {
+		f, oerr := os.Open(path)
+		if oerr != nil {
+			return report.Input{}, nil, oerr
 		}
 		defer f.Close()
-		in = f
+		g, err = heapgraph.ReadGCDumpFile(f, budget)
 	}
-	g, err := heapgraph.ReadGCDump(in)
 	if err != nil {
 		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -205,7 +212,7 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 		return launchSnapshot(cmd, t, args, o)
 	}
 	if len(args) == 1 && !t.live(cmd) && isGcdumpInput(args[0]) {
-		in, g, err := readGcdump(args[0])
+		in, g, err := readGcdumpBudget(args[0], o.budget)
 		if err != nil {
 			return err
 		}
@@ -356,7 +363,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
 	if isGcdumpInput(path) {
-		return readGcdump(path)
+		return readGcdumpBudget(path, budget)
 	}
 	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: heapgraph.Wants})
 	if err != nil {
