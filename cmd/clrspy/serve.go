@@ -78,9 +78,13 @@ Exposed on a network (--listen not on loopback), every endpoint but /healthz
 needs a bearer token: --auth-token-file FILE (a new token is written there
 when the file does not exist, and printed); with --tls-cert and --tls-key
 serve speaks HTTPS. A non-loopback --listen with neither is refused unless
---insecure-no-auth says so. On loopback the token is optional, and only
-loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
-has the threat model and how to run it exposed.
+--insecure-no-auth says so. On loopback the token is optional, only
+loopback Host names are answered (against DNS rebinding), and each
+connection's user is known by the kernel: clrspy's user and root read
+everything, another user only its own processes. Cross-site requests are
+refused everywhere; a process's heap snapshots are at least 10 s apart and
+its profiles 1 s (429 with Retry-After). docs/SECURITY.md has the threat
+model and how to run it exposed.
 
 --snapshot-on-gen2-growth PCT watches for leaks: a heap snapshot of each
 process at its first GC, then another whenever gen2 grew by PCT % since the
