@@ -86,7 +86,7 @@ func TestRateLimit(t *testing.T) {
 	}
 	// A short interval passes.
 	rec = httptest.NewRecorder()
-	got, release = d.claim(rec, req, "4242", "a heap snapshot", time.Second, 50*time.Millisecond, slotOf)
+	got, _ = d.claim(rec, req, "4242", "a heap snapshot", time.Second, 50*time.Millisecond, slotOf)
 	if got != nil {
 		t.Fatal("claimed within 50ms")
 	}
