@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -153,7 +154,7 @@ func (c *Config) Validate() (Exposure, error) {
 		return e, errors.New("--tls-cert and --tls-key go together")
 	}
 	if h.TLSCert != "" {
-		if err := checkSecretFile("--tls-key", h.TLSKey); err != nil {
+		if _, err := checkSecretFile("--tls-key", h.TLSKey); err != nil {
 			return e, err
 		}
 		if _, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey); err != nil {
@@ -201,27 +202,47 @@ func LoopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkSecretFile refuses a secret (the TLS key, the token file) that is
-// a symbolic link, not a regular file, readable by every user, or owned by
-// another user than clrspy's or root (who then knows it).
-func checkSecretFile(flag, path string) error {
+// checkSecretFile refuses a secret (the TLS key, the token file) that
+// another user could know or choose: a symbolic link owned by another
+// user than clrspy's or root (one planted in /tmp; a Kubernetes Secret's
+// files are root's links, followed), or a file that is not regular, is
+// readable by every user, or is owned by another user than clrspy's or
+// root. It returns the path to read (the link's target, resolved).
+func checkSecretFile(flag, path string) (string, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+	}
+	real := path
+	if st.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(path)
+		if u := fileUID(st); u != 0 && u != os.Geteuid() {
+			return "", fmt.Errorf("%s %s: a symbolic link (to %s) owned by uid %d: name the file itself", flag, path, to, u)
+		}
+		if real, err = filepath.EvalSymlinks(path); err != nil {
+			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		}
+		if st, err = os.Lstat(real); err != nil {
+			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		}
 	}
 	switch {
-	case st.Mode()&os.ModeSymlink != 0:
-		to, _ := os.Readlink(path)
-		return fmt.Errorf("%s %s: a symbolic link (to %s): name the file itself", flag, path, to)
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("%s %s: not a regular file", flag, path)
+		return "", fmt.Errorf("%s %s: not a regular file", flag, path)
 	case st.Mode().Perm()&0o004 != 0:
-		return fmt.Errorf("%s %s: readable by every user (mode %v): chmod 600 it", flag, path, st.Mode().Perm())
+		return "", fmt.Errorf("%s %s: readable by every user (mode %v): chmod 600 it", flag, path, st.Mode().Perm())
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok && s.Uid != 0 && int(s.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", flag, path, s.Uid, os.Geteuid())
+	if u := fileUID(st); u != 0 && u != os.Geteuid() {
+		return "", fmt.Errorf("%s %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", flag, path, u, os.Geteuid())
 	}
-	return nil
+	return real, nil
+}
+
+func fileUID(st os.FileInfo) int {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
 }
 
 // CPUProfile configures the continuous low-rate CPU profile of every

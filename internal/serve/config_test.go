@@ -46,6 +46,10 @@ func TestValidateExposure(t *testing.T) {
 	os.Chmod(openKey, 0o644)
 	linkKey := filepath.Join(dir, "link-key.pem")
 	os.Symlink(key, linkKey)
+	uid, gid := plant.User(t)
+	os.Lchown(linkKey, uid, gid)
+	ownLink := filepath.Join(dir, "own-link.pem")
+	os.Symlink(key, ownLink)
 	tok := filepath.Join(dir, "token")
 	type want struct {
 		loopback, peers, tls bool
@@ -73,7 +77,8 @@ func TestValidateExposure(t *testing.T) {
 		{"no port", HTTP{Listen: "nowhere"}, want{err: "--listen nowhere: want host:port"}},
 		{"cert alone", HTTP{Listen: "127.0.0.1:0", TLSCert: cert}, want{err: "--tls-cert and --tls-key go together"}},
 		{"key readable by all", HTTP{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: openKey}, want{err: "--tls-key " + openKey + ": readable by every user (mode -rw-r--r--): chmod 600 it"}},
-		{"key a symlink", HTTP{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: linkKey}, want{err: "--tls-key " + linkKey + ": a symbolic link (to " + key + "): name the file itself"}},
+		{"key another user's symlink", HTTP{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: linkKey}, want{err: fmt.Sprintf("--tls-key %s: a symbolic link (to %s) owned by uid %d: name the file itself", linkKey, key, uid)}},
+		{"key our own symlink", HTTP{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: ownLink}, want{loopback: true, peers: true, tls: true}},
 		{"key missing", HTTP{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: filepath.Join(dir, "none")}, want{err: "--tls-key " + filepath.Join(dir, "none") + ": no such file or directory"}},
 		{"cert not PEM", HTTP{Listen: "127.0.0.1:0", TLSCert: key, TLSKey: key}, want{err: "--tls-cert " + key + ", --tls-key " + key + ": tls: "}},
 		{"no connections", HTTP{Listen: "127.0.0.1:0", MaxConnections: -1}, want{err: "--max-connections and --max-web-clients must be positive"}},
@@ -115,18 +120,30 @@ func TestTokenFileChecks(t *testing.T) {
 	if tok, created, err := LoadToken(mine); err != nil || created || tok != "tok-1" {
 		t.Errorf("own file: %q %v %v", tok, created, err)
 	}
+	uid, gid := plant.User(t)
 	secret := filepath.Join(t.TempDir(), "shadow")
 	os.WriteFile(secret, []byte("root-secret\n"), 0o600)
 	link := filepath.Join(dir, "link")
 	os.Symlink(secret, link)
-	if _, _, err := LoadToken(link); err == nil || err.Error() != "--auth-token-file "+link+": a symbolic link (to "+secret+"): name the file itself" {
-		t.Errorf("symlink: %v", err)
+	os.Lchown(link, uid, gid)
+	want := fmt.Sprintf("--auth-token-file %s: a symbolic link (to %s) owned by uid %d: name the file itself", link, secret, uid)
+	if _, _, err := LoadToken(link); err == nil || err.Error() != want {
+		t.Errorf("another user's symlink: %v\nwant %s", err, want)
 	}
-	uid, gid := plant.User(t)
+	// A Kubernetes Secret: root's links (token -> ..data/token, ..data ->
+	// a dated directory) to a file of mode 0440: followed.
+	k8s := t.TempDir()
+	os.Mkdir(filepath.Join(k8s, "..2026_12_02"), 0o755)
+	os.WriteFile(filepath.Join(k8s, "..2026_12_02", "token"), []byte("k8s-token\n"), 0o440)
+	os.Symlink("..2026_12_02", filepath.Join(k8s, "..data"))
+	os.Symlink("..data/token", filepath.Join(k8s, "token"))
+	if tok, _, err := LoadToken(filepath.Join(k8s, "token")); err != nil || tok != "k8s-token" {
+		t.Errorf("a Secret's link: %q %v", tok, err)
+	}
 	theirs := filepath.Join(dir, "theirs")
 	os.WriteFile(theirs, []byte("known-to-them\n"), 0o600)
 	os.Chown(theirs, uid, gid)
-	want := fmt.Sprintf("--auth-token-file %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", theirs, uid, os.Geteuid())
+	want = fmt.Sprintf("--auth-token-file %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", theirs, uid, os.Geteuid())
 	if _, _, err := LoadToken(theirs); err == nil || err.Error() != want {
 		t.Errorf("another user's file: %v\nwant %s", err, want)
 	}

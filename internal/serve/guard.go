@@ -142,8 +142,9 @@ func NewToken() string {
 // LoadToken reads the token in path (its first line). A missing file is
 // created with a new token, readable by this user only (created true), as
 // dotnet-monitor generates its key on first start; an empty one, a
-// symbolic link, one that other users may read or one owned by another
-// user than clrspy's or root (who would know the token) is an error.
+// symbolic link of another user, one that other users may read or one
+// owned by another user than clrspy's or root (who would know the token)
+// is an error.
 func LoadToken(path string) (token string, created bool, err error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err == nil {
@@ -161,10 +162,11 @@ func LoadToken(path string) (token string, created bool, err error) {
 	if !errors.Is(err, os.ErrExist) {
 		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
 	}
-	if err := checkSecretFile("--auth-token-file", path); err != nil {
+	real, err := checkSecretFile("--auth-token-file", path)
+	if err != nil {
 		return "", false, err
 	}
-	b, err := readNoFollow(path)
+	b, err := readNoFollow(real)
 	if err != nil {
 		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
 	}
