@@ -204,7 +204,11 @@ func readGcdumpBudget(path string, budget int64) (report.Input, *heapgraph.Graph
 	// dotnet-gcdump's static roots are named by their object's type:
 	// the class from the modules the file names, when they are here.
 	g.NameStatics(clrmeta.Reader(0))
-	return report.Input{Source: path, Complete: true}, g, nil
+	src := path
+	if path == "-" {
+		src = "stdin"
+	}
+	return report.Input{Source: src, Complete: true}, g, nil
 }
 
 func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {

@@ -154,7 +154,7 @@ func TestSnapshotGcdumpByContent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stdin: %v", err)
 	}
-	if norm(got, "-") == "" || !strings.Contains(string(got), `"objects": 497`) {
+	if !strings.Contains(string(got), `"source": "stdin"`) || !strings.Contains(string(got), `"objects": 497`) {
 		t.Errorf("stdin .gcdump:\n%.400s", got)
 	}
 	if _, err := os.Stat(src); err != nil {
