@@ -76,11 +76,11 @@ func SyscallName(n int) string {
 var syscallsAMD64 = map[int]string{
 	0: "read", 1: "write", 7: "poll", 17: "pread64", 19: "readv", 23: "select", 34: "pause", 35: "nanosleep",
 	43: "accept", 45: "recvfrom", 47: "recvmsg", 61: "wait4", 202: "futex", 230: "clock_nanosleep",
-	232: "epoll_wait", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 288: "accept4", 441: "epoll_pwait2",
+	232: "epoll_wait", 257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 288: "accept4", 441: "epoll_pwait2",
 }
 
 var syscallsARM64 = map[int]string{
-	63: "read", 64: "write", 65: "readv", 67: "pread64", 72: "pselect6", 73: "ppoll", 98: "futex",
+	56: "openat", 63: "read", 64: "write", 65: "readv", 67: "pread64", 72: "pselect6", 73: "ppoll", 98: "futex",
 	101: "nanosleep", 115: "clock_nanosleep", 202: "accept", 207: "recvfrom", 212: "recvmsg", 242: "accept4",
 	260: "wait4", 22: "epoll_pwait", 441: "epoll_pwait2",
 }
