@@ -59,6 +59,7 @@ type openWait struct {
 	begin         int64
 	stack         []uint64
 	ownerReported bool // the start event named the owner
+	nested        int  // wait-handle waits inside this lock wait
 }
 
 // Analyzer is the state machine. Not safe for concurrent use.
@@ -169,10 +170,20 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 				return
 			}
 			a.stats.Used()
+			if w := a.open[ev.ThreadID]; w != nil && w.kind == analysis.WaitLock {
+				// A contended Monitor blocks on an event of its own: the
+				// lock wait is what the thread waits for.
+				w.nested++
+				return
+			}
 			a.open[ev.ThreadID] = &openWait{kind: analysis.WaitHandle, object: e.AssociatedObjectID, begin: ev.Timestamp,
 				stack: slices.Clone(ev.Stack)}
 		case clrevents.IDWaitHandleWaitStop:
 			a.stats.Used()
+			if w := a.open[ev.ThreadID]; w != nil && w.kind == analysis.WaitLock && w.nested > 0 {
+				w.nested--
+				return
+			}
 			a.closeWait(ev.ThreadID, analysis.WaitHandle, ev.Timestamp)
 		}
 	case nettrace.Rundown:
