@@ -47,7 +47,7 @@ func (a *Analyzer) suspect(r *Result) {
 	}
 	d.Reason = fmt.Sprintf("%d threads stayed blocked in %s at %d different call sites for every sample (%.0f ms), "+
 		"and no contention event names their owners (the waits began before the session): a lock-order deadlock is likely; "+
-		"watch a new one form with --watch, or read the owners with a dump (SOS syncblk)",
+		"the owners are in the objects' sync blocks, which this version does not read (a dump's SOS syncblk names them)",
 		len(blocked), frameMethod(r.Threads[blocked[0]].Wait.Frame), len(sites), a.ms(span))
 	r.Deadlocks = append(r.Deadlocks, d)
 }
