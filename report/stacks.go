@@ -64,9 +64,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 	for _, dl := range r.Deadlocks {
 		if dl.Suspected {
 			fmt.Fprintf(&b, "\nSUSPECTED DEADLOCK: threads %s\n", tidList(dl.Threads))
-			for _, l := range wrap(dl.Reason, 96) {
-				fmt.Fprintf(&b, "  %s\n", l)
-			}
+			wrap(&b, "  ", "  ", dl.Reason)
 		} else {
 			fmt.Fprintf(&b, "\nDEADLOCK: threads %s\n", tidList(dl.Threads))
 		}
@@ -164,22 +162,3 @@ func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {
 	return fmt.Sprintf("%d (%s)", tid, t.Name)
 }
 
-// wrap breaks s into lines of at most n columns at spaces.
-func wrap(s string, n int) []string {
-	var out []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(w) > n {
-			out = append(out, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
-}
