@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// stacksDoc is the part of `clrspy stacks --json` the live tests read.
+type stacksDoc struct {
+	Live    bool `json:"live"`
+	Threads []struct {
+		OSTid uint64 `json:"os_tid"`
+		Name  string `json:"name"`
+		State string `json:"state"`
+		Wait  *struct {
+			Kind       string  `json:"kind"`
+			OwnerOSTid *uint64 `json:"owner_os_tid"`
+		} `json:"wait"`
+		Frames []string `json:"frames"`
+	} `json:"threads"`
+	Groups []struct {
+		Threads  []uint64 `json:"threads"`
+		Count    int      `json:"count"`
+		WaitKind string   `json:"wait_kind"`
+		Frames   []string `json:"frames"`
+	} `json:"groups"`
+	Deadlocks []struct {
+		Threads []uint64 `json:"threads"`
+		Locks   []struct {
+			OwnerOSTid  *uint64  `json:"owner_os_tid"`
+			WaiterOSTid uint64   `json:"waiter_os_tid"`
+			WaitingMs   float64  `json:"waiting_ms"`
+			Frames      []string `json:"frames"`
+		} `json:"locks"`
+		Suspected bool   `json:"suspected"`
+		Reason    string `json:"reason"`
+	} `json:"deadlocks"`
+	ByWaitKind map[string]int `json:"by_wait_kind"`
+}
+
+// waitHangStderr waits until the workload's stderr matches re (at most 60 s)
+// and returns the match.
+func waitHangStderr(t *testing.T, p *workload.Proc, re *regexp.Regexp, n int) [][]string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindAllStringSubmatch(p.Stderr(), -1); len(m) >= n {
+			return m
+		}
+		if p.Exited() {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the workload never wrote %v:\n%s", re, p.Stderr())
+	return nil
+}
+
+func parseStacks(t *testing.T, b []byte) *stacksDoc {
+	t.Helper()
+	var d stacksDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return &d
+}
+
+func hasFrame(frames []string, prefix string) bool {
+	return slices.ContainsFunc(frames, func(f string) bool { return strings.HasPrefix(f, prefix) })
+}
+
+// TestStacksHang: a process whose threads are blocked in a known mix (3 in
+// Monitor.Enter on a lock the main thread holds while it sleeps, 2 in
+// ManualResetEvent.WaitOne, 2 more in Thread.Sleep): clrspy stacks finds
+// exactly those counts per wait kind, groups each set under one stack
+// naming the workload's method, and lists every thread /proc lists.
+func TestStacksHang(t *testing.T) {
+	p := workload.Start(t, nil, "hang", "monitor=3", "handle=2", "sleep=2")
+	m := waitHangStderr(t, p, regexp.MustCompile(`hung monitor=(\d+) wait_handle=(\d+) sleep=(\d+) holder=(\d+)`), 1)[0]
+	want := map[string]int{}
+	for i, k := range []string{"monitor", "wait_handle", "sleep"} {
+		want[k], _ = strconv.Atoi(m[i+1])
+	}
+	holder, _ := strconv.ParseUint(m[4], 10, 64)
+	out := filepath.Join(t.TempDir(), "stacks.json")
+	_, stderr, err := runCaptured(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json", "-o", out)
+	if err != nil {
+		t.Fatalf("clrspy stacks: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := parseStacks(t, b)
+	t.Logf("by wait kind %v; workload: %v, holder %d", d.ByWaitKind, want, holder)
+	for k, n := range want {
+		if d.ByWaitKind[k] != n {
+			t.Errorf("%d threads wait in %s, the workload has %d", d.ByWaitKind[k], k, n)
+		}
+	}
+	// Every thread the kernel lists (the runtime's own included), each once.
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.Pid))
+	seen := map[uint64]bool{}
+	for _, th := range d.Threads {
+		seen[th.OSTid] = true
+	}
+	for _, e := range tasks {
+		tid, _ := strconv.ParseUint(e.Name(), 10, 64)
+		if !seen[tid] && !strings.Contains(e.Name(), "Tiered") {
+			// The tiering thread comes and goes; the others live on.
+			if c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", p.Pid, tid)); !strings.HasPrefix(string(c), ".NET Tiered") {
+				t.Errorf("thread %d (%s) of /proc is not listed", tid, strings.TrimSpace(string(c)))
+			}
+		}
+	}
+	groups := map[string]bool{}
+	for _, g := range d.Groups {
+		for kind, method := range map[string]string{"monitor": "Workload.Hang.EnterGate(", "wait_handle": "Workload.Hang.WaitEvent(",
+			"sleep": "Workload.Hang.SleepForever("} {
+			if g.WaitKind == kind && hasFrame(g.Frames, method) {
+				groups[kind] = true
+				n := want[kind]
+				if kind == "sleep" {
+					n-- // the holder sleeps elsewhere
+				}
+				if g.Count != n || len(g.Threads) != n {
+					t.Errorf("%s group %s: %d threads, want %d", kind, method, g.Count, n)
+				}
+			}
+		}
+	}
+	if len(groups) != 3 {
+		t.Errorf("groups found for %v, want monitor, wait_handle and sleep: %+v", groups, d.Groups)
+	}
+	for _, th := range d.Threads {
+		if th.OSTid == holder && (th.Wait == nil || th.Wait.Kind != "sleep" || !hasFrame(th.Frames, "Workload.Hang.HoldAndSleep(")) {
+			t.Errorf("the holder %d: %+v %v, want sleep in HoldAndSleep", holder, th.Wait, th.Frames)
+		}
+		if strings.HasPrefix(th.Name, "hang-") && th.State != "sleeping" {
+			t.Errorf("thread %d (%s) is %s, blocked threads sleep", th.OSTid, th.Name, th.State)
+		}
+	}
+	if len(d.Deadlocks) != 0 {
+		t.Errorf("deadlocks %+v: threads queued on one lock at one site are no cycle", d.Deadlocks)
+	}
+}
+
+// socketFDs counts the sockets pid has open.
+func socketFDs(pid int) int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestStacksWatchDeadlock: clrspy stacks --watch attaches first, then the
+// workload's two threads take two Monitors in opposite order: the report
+// names exactly the two threads the workload reported (OS ids), each one
+// waiting for a lock the other holds, in the workload's two methods; the
+// same process, deadlocked before a second attach, is reported as a
+// suspected deadlock of the same two threads from their stacks alone.
+func TestStacksWatchDeadlock(t *testing.T) {
+	p := workload.Start(t, nil, "deadlock", "wait=1")
+	before := socketFDs(p.Pid)
+	out := filepath.Join(t.TempDir(), "watch.json")
+	cmd := exec.Command(e2eBinary(t), "stacks", "--pid", strconv.Itoa(p.Pid), "--watch", "8s", "--threshold", "1s", "--json", "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Release the workload once clrspy's session connection has stayed
+	// open for a while (the ProcessInfo request's connection is brief).
+	since := time.Time{}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if socketFDs(p.Pid) > before {
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) > 700*time.Millisecond {
+				break
+			}
+		} else {
+			since = time.Time{}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("clrspy never opened its session")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.Release()
+	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=(\d) managed=(\d+) tid=(\d+)`), 2)
+	var tids []uint64
+	for _, m := range ms {
+		tid, _ := strconv.ParseUint(m[3], 10, 64)
+		tids = append(tids, tid)
+	}
+	slices.Sort(tids)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("clrspy stacks --watch: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("clrspy stacks --watch did not end")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := parseStacks(t, b)
+	t.Logf("workload's threads %v; deadlocks %+v; stderr: %s", tids, d.Deadlocks, stderr.String())
+	if len(d.Deadlocks) != 1 || d.Deadlocks[0].Suspected {
+		t.Fatalf("%d deadlocks (%+v), want the workload's one, found by its events", len(d.Deadlocks), d.Deadlocks)
+	}
+	dl := d.Deadlocks[0]
+	if !slices.Equal(dl.Threads, tids) || len(dl.Locks) != 2 {
+		t.Fatalf("deadlock of threads %v with %d locks, the workload's threads are %v", dl.Threads, len(dl.Locks), tids)
+	}
+	methods := map[string]bool{}
+	for i, l := range dl.Locks {
+		other := tids[1-i]
+		if l.WaiterOSTid != tids[i] || l.OwnerOSTid == nil || *l.OwnerOSTid != other {
+			t.Errorf("edge %d: waiter %d owner %v, want %d waiting for %d", i, l.WaiterOSTid, l.OwnerOSTid, tids[i], other)
+		}
+		if l.WaitingMs < 1000 {
+			t.Errorf("edge %d open %.0f ms, under the 1 s threshold", i, l.WaitingMs)
+		}
+		for _, m := range []string{"Workload.Deadlock.TakeAB(", "Workload.Deadlock.TakeBA("} {
+			if hasFrame(l.Frames, m) {
+				methods[m] = true
+			}
+		}
+	}
+	if len(methods) != 2 {
+		t.Errorf("the waiting stacks name %v, want TakeAB and TakeBA", methods)
+	}
+	if !strings.Contains(stderr.String(), "deadlock forming: thread ") {
+		t.Errorf("no 'deadlock forming' notice on stderr:\n%s", stderr.String())
+	}
+
+	// Attached again, after the fact: no event will fire.
+	o2, e2, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, e2)
+	}
+	d2 := parseStacks(t, []byte(o2))
+	if len(d2.Deadlocks) != 1 || !d2.Deadlocks[0].Suspected || !slices.Equal(d2.Deadlocks[0].Threads, tids) {
+		t.Fatalf("after the fact: deadlocks %+v, want one suspected of threads %v", d2.Deadlocks, tids)
+	}
+	if !strings.Contains(d2.Deadlocks[0].Reason, "no contention event names their owners") {
+		t.Errorf("reason %q does not say why the owners are unknown", d2.Deadlocks[0].Reason)
+	}
+	if d2.ByWaitKind["monitor"] != 2 {
+		t.Errorf("%d threads in monitor waits, want the 2 deadlocked", d2.ByWaitKind["monitor"])
+	}
+}
