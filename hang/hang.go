@@ -76,7 +76,11 @@ type Analyzer struct {
 	formed    map[string]int64 // cycle key → when it formed
 	lastTS    int64
 	sawLockV2 bool
-	stats     analysis.Stats
+	// The runtime's suspensions during the session (the sample
+	// profiler's walks, and any GC): what the target paid.
+	suspendAt, pausedTicks, maxPause int64
+	pauses                           int
+	stats                            analysis.Stats
 }
 
 // New returns an analyzer for a stream with header hdr.
@@ -102,7 +106,10 @@ func WantsSamples(m *nettrace.Metadata) bool {
 	case nettrace.SampleProfiler:
 		return m.EventID == clrevents.IDThreadSample
 	case nettrace.Runtime:
-		return m.EventID == clrevents.IDThreadCreated
+		switch m.EventID {
+		case clrevents.IDThreadCreated, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd:
+			return true
+		}
 	case nettrace.Rundown:
 		return m.EventID == clrevents.IDRundownThreadDC
 	}
@@ -159,6 +166,20 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		switch m.EventID {
 		case clrevents.IDThreadCreated:
 			a.thread(ev)
+		case clrevents.IDGCSuspendEEBegin:
+			a.stats.Used()
+			if a.suspendAt == 0 {
+				a.suspendAt = ev.Timestamp
+			}
+		case clrevents.IDGCRestartEEEnd:
+			a.stats.Used()
+			if a.suspendAt != 0 {
+				d := ev.Timestamp - a.suspendAt
+				a.pauses++
+				a.pausedTicks += d
+				a.maxPause = max(a.maxPause, d)
+				a.suspendAt = 0
+			}
 		case clrevents.IDContentionStart:
 			a.contentionStart(ev)
 		case clrevents.IDContentionStop:

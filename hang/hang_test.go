@@ -33,13 +33,13 @@ func handleStop(th *tracegen.Thread) *tracegen.Thread {
 func TestDeadlockCycle(t *testing.T) {
 	g := tracegen.New()
 	g.Thread(104).At(100*time.Millisecond).Stack(0x10).ContentionStart(0xA, 0xAA, 100).
-		At(200*time.Millisecond).ContentionStop(1e8)
+		At(200 * time.Millisecond).ContentionStop(1e8)
 	g.Thread(100).At(500*time.Millisecond).Stack(0x20).ContentionStart(0xB, 0xBB, 101)
 	g.Thread(102).At(600*time.Millisecond).ContentionStart(0xC, 0xCC, 103)
-	g.Thread(101).At(500*time.Millisecond + time.Microsecond).Stack(0x30).ContentionStart(0xA, 0xAA, 104)
+	g.Thread(101).At(500*time.Millisecond+time.Microsecond).Stack(0x30).ContentionStart(0xA, 0xAA, 104)
 	g.Thread(104).At(time.Second).ContentionStart(0xB, 0xBB, 101)
 	g.Thread(104).At(1100 * time.Millisecond).ContentionStop(1e8) // 104 gets B: 100 now waits for 104
-	g.Thread(105).At(3 * time.Second).RundownThread(0x7f00, 5, 101)
+	g.Thread(105).At(3*time.Second).RundownThread(0x7f00, 5, 101)
 	var seen waits
 	var cycles []Cycle
 	a := New(g.Header(), Options{Threshold: time.Second, Observers: []analysis.WaitObserver{&seen},

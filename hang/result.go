@@ -22,8 +22,19 @@ type Result struct {
 	// ByWaitKind counts threads per wait kind ("running": no wait).
 	ByWaitKind map[string]int `json:"by_wait_kind"`
 	// Sampled is the number of threads with a managed stack sample.
-	Sampled int      `json:"sampled"`
-	Notes   []string `json:"notes"`
+	Sampled int `json:"sampled"`
+	// TargetPaused is what the session cost the target: the runtime's
+	// suspensions while it ran (each sample of every thread is taken with
+	// the runtime suspended), from SuspendEEBegin to RestartEEEnd.
+	TargetPaused Paused   `json:"target_paused"`
+	Notes        []string `json:"notes"`
+}
+
+// Paused totals the runtime's suspensions.
+type Paused struct {
+	Count   int     `json:"count"`
+	TotalMs float64 `json:"total_ms"`
+	MaxMs   float64 `json:"max_ms"`
 }
 
 // Thread is one OS thread of the process.
@@ -156,6 +167,7 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 		r.Threads = append(r.Threads, th)
 	}
 	r.Groups = groups(r.Threads)
+	r.TargetPaused = Paused{Count: a.pauses, TotalMs: a.ms(a.pausedTicks), MaxMs: a.ms(a.maxPause)}
 	a.deadlocks(r, index)
 	a.suspect(r)
 	if len(a.samples) == 0 && tasks != nil {

@@ -46,6 +46,9 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 	if d.WatchMs > 0 {
 		fmt.Fprintf(&b, "; watched %.0f ms", d.WatchMs)
 	}
+	if p := r.TargetPaused; p.Count > 0 {
+		fmt.Fprintf(&b, "\ncost to the target: paused %d times, %.1f ms in all (longest %.2f ms)", p.Count, p.TotalMs, p.MaxMs)
+	}
 	b.WriteString("\n")
 	kinds := make([]string, 0, len(r.ByWaitKind))
 	for k := range r.ByWaitKind {
@@ -161,4 +164,3 @@ func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {
 	}
 	return fmt.Sprintf("%d (%s)", tid, t.Name)
 }
-
