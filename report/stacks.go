@@ -47,7 +47,11 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		fmt.Fprintf(&b, "; watched %.0f ms", d.WatchMs)
 	}
 	if p := r.TargetPaused; p.Count > 0 {
-		fmt.Fprintf(&b, "\ncost to the target: paused %d times, %.1f ms in all (longest %.2f ms)", p.Count, p.TotalMs, p.MaxMs)
+		what := "cost to the target: paused"
+		if !d.Live {
+			what = "the runtime's suspensions in the trace:"
+		}
+		fmt.Fprintf(&b, "\n%s %d times, %.1f ms in all (longest %.2f ms)", what, p.Count, p.TotalMs, p.MaxMs)
 	}
 	b.WriteString("\n")
 	kinds := make([]string, 0, len(r.ByWaitKind))

@@ -99,6 +99,8 @@ hang_chains, by_wait_kind and the envelope every command has).`,
 			return fmt.Errorf("--threshold %v: must be positive", threshold)
 		case cmd.ArgsLenAtDash() >= 0:
 			return fmt.Errorf("stacks attaches to a running process (--pid, --name) or reads a trace file, it starts none")
+		case watch > 0 && !t.live(cmd):
+			return fmt.Errorf("--watch applies to a running process (--pid, --name)")
 		case watch > 0 && t.duration > 0:
 			return fmt.Errorf("give --watch or --duration, not both (--watch is the session's length)")
 		}
@@ -129,7 +131,7 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if watch > 0 {
 		providers = stacksWatchProviders()
 		t.duration = watch
-	} else if t.duration == 0 {
+	} else if t.duration == 0 && t.live(cmd) {
 		t.duration = stacksMaxSession
 	}
 	var a *hang.Analyzer
