@@ -141,6 +141,8 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		opts := hang.Options{Symbols: sym, Threshold: threshold}
 		if watch > 0 {
 			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
+			// The session is open: what happens from now on is seen.
+			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
 		}
 		a = hang.New(st.Header(), opts)
 		as := []analysis.Analyzer{sym, a}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -157,18 +156,6 @@ func TestStacksHang(t *testing.T) {
 	}
 }
 
-// socketFDs counts the sockets pid has open.
-func socketFDs(pid int) int {
-	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	n := 0
-	for _, e := range ents {
-		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
-}
-
 // TestStacksWatchDeadlock: clrspy stacks --watch attaches first, then the
 // workload's two threads take two Monitors in opposite order: the report
 // names exactly the two threads the workload reported (OS ids), each one
@@ -177,33 +164,21 @@ func socketFDs(pid int) int {
 // suspected deadlock of the same two threads from their stacks alone.
 func TestStacksWatchDeadlock(t *testing.T) {
 	p := workload.Start(t, nil, "deadlock", "wait=1")
-	before := socketFDs(p.Pid)
 	out := filepath.Join(t.TempDir(), "watch.json")
 	cmd := exec.Command(e2eBinary(t), "stacks", "--pid", strconv.Itoa(p.Pid), "--watch", "8s", "--threshold", "1s", "--json", "-o", out)
-	var stderr bytes.Buffer
+	var stderr workload.LockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// Release the workload once clrspy's session connection has stayed
-	// open for a while (the ProcessInfo request's connection is brief).
-	since := time.Time{}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if socketFDs(p.Pid) > before {
-			if since.IsZero() {
-				since = time.Now()
-			} else if time.Since(since) > 700*time.Millisecond {
-				break
-			}
-		} else {
-			since = time.Time{}
-		}
+	// clrspy says when its session is open: release the workload then.
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "clrspy: watching pid "); {
 		if time.Now().After(deadline) {
-			t.Fatal("clrspy never opened its session")
+			t.Fatalf("clrspy never said it watches:\n%s", stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 	p.Release()
 	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=(\d) managed=(\d+) tid=(\d+)`), 2)
