@@ -303,3 +303,50 @@ func (a *Analyzer) deadlocks(r *Result, index map[uint64]int) {
 		r.HangChains = append(r.HangChains, *chains[root])
 	}
 }
+
+// Merge joins a --watch session's result (the waits its events named, the
+// deadlocks and hang chains) with a snapshot taken right after it (every
+// thread's stack): the snapshot's threads, each with the wait the events
+// saw when they saw one (its owner, how long), the watch's deadlocks when
+// it found any (else the snapshot's suspicions) and its hang chains.
+func Merge(snap, watch *Result) *Result {
+	out := *snap
+	out.Threads = slices.Clone(snap.Threads)
+	byTid := map[uint64]*Thread{}
+	for i := range watch.Threads {
+		byTid[watch.Threads[i].OSTid] = &watch.Threads[i]
+	}
+	out.ByWaitKind = map[string]int{}
+	for i := range out.Threads {
+		t := &out.Threads[i]
+		if w := byTid[t.OSTid]; w != nil {
+			if w.Wait != nil && (w.Wait.LockID != 0 || w.Wait.WaitingMs > 0) {
+				nw := *w.Wait
+				if t.Wait != nil && t.Wait.Frame != "" {
+					nw.Frame, nw.SyncOverAsync = t.Wait.Frame, t.Wait.SyncOverAsync
+				}
+				t.Wait = &nw
+			}
+			if len(t.Frames) == 0 {
+				t.Frames = w.Frames
+			}
+			if t.ManagedID == nil {
+				t.ManagedID = w.ManagedID
+			}
+		}
+		k := "running"
+		if t.Wait != nil {
+			k = t.Wait.Kind
+		}
+		out.ByWaitKind[k]++
+	}
+	out.Groups = groups(out.Threads)
+	if len(watch.Deadlocks) > 0 {
+		out.Deadlocks = watch.Deadlocks
+	}
+	out.HangChains = watch.HangChains
+	out.TargetPaused = Paused{Count: snap.TargetPaused.Count + watch.TargetPaused.Count,
+		TotalMs: snap.TargetPaused.TotalMs + watch.TargetPaused.TotalMs, MaxMs: max(snap.TargetPaused.MaxMs, watch.TargetPaused.MaxMs)}
+	out.Notes = append(slices.Clone(watch.Notes), snap.Notes...)
+	return &out
+}

@@ -162,6 +162,16 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
 	if watch > 0 {
 		d.WatchMs = float64(r.span) / 1e6
+		if r.st.Live() && !r.in.Truncated {
+			// The events named the waits; a snapshot names every thread's
+			// stack (the process may have ended with the watch).
+			snap, span, err := stacksSnapshot(cmd, r.st.Pid, t.bufferMB, sampleFor)
+			if err != nil {
+				warn("no stacks after the watch: %v", err)
+			} else {
+				d.Result, d.SampleMs = hang.Merge(snap, res), span
+			}
+		}
 	} else {
 		d.SampleMs = float64(r.span) / 1e6
 	}
@@ -174,6 +184,27 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		}
 		return report.WriteStacksText(w, d)
 	})
+}
+
+// stacksSnapshot samples every thread of pid once (a session of its own,
+// after a --watch session) and returns the result and the session's span
+// in milliseconds.
+func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
+	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
+	var a *hang.Analyzer
+	r, err := runAnalysis(cmd, t, nil, stacksSampleProviders(), func(st *source.Stream) []analysis.Analyzer {
+		sym := stacks.NewSymbols(st.Header())
+		a = hang.New(st.Header(), hang.Options{Symbols: sym})
+		return []analysis.Analyzer{sym, a, &firstSampleStop{st: st, after: sampleFor}}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	res := a.Result(readTasks(pid))
+	if err := finish(r.st, r.in, nil); err != nil {
+		return nil, 0, err
+	}
+	return res, float64(r.span) / 1e6, nil
 }
 
 // readTasks is what the kernel says of every thread of pid now.

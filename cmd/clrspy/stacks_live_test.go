@@ -228,6 +228,20 @@ func TestStacksWatchDeadlock(t *testing.T) {
 	if len(methods) != 2 {
 		t.Errorf("the waiting stacks name %v, want TakeAB and TakeBA", methods)
 	}
+	// The snapshot after the watch: every thread's stack, the events' waits.
+	for _, th := range d.Threads {
+		switch {
+		case th.OSTid == tids[0] || th.OSTid == tids[1]:
+			other := tids[0] + tids[1] - th.OSTid
+			if th.Wait == nil || th.Wait.Kind != "monitor" || th.Wait.OwnerOSTid == nil || *th.Wait.OwnerOSTid != other {
+				t.Errorf("thread %d: wait %+v, want monitor owned by %d", th.OSTid, th.Wait, other)
+			}
+		case th.OSTid == uint64(p.Pid):
+			if th.Wait == nil || th.Wait.Kind != "wait_handle" || !hasFrame(th.Frames, "Workload.Deadlock.Run(") {
+				t.Errorf("main thread: wait %+v frames %v, want Thread.Join in Deadlock.Run", th.Wait, th.Frames)
+			}
+		}
+	}
 	if !strings.Contains(stderr.String(), "deadlock forming: thread ") {
 		t.Errorf("no 'deadlock forming' notice on stderr:\n%s", stderr.String())
 	}
