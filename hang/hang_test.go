@@ -210,3 +210,37 @@ func TestSuspected(t *testing.T) {
 		t.Errorf("groups %+v", r.Groups)
 	}
 }
+
+// TestMerge: the snapshot's threads and stacks, the watch's waits (owner,
+// age) and deadlocks, counts recomputed.
+func TestMerge(t *testing.T) {
+	owner := uint64(12)
+	var mid uint32 = 7
+	snap := &Result{Threads: []Thread{
+		{OSTid: 11, Frames: []string{"System.Threading.Monitor.Enter_Slowpath()", "App.TakeAB()"},
+			Wait: &Wait{Kind: KindMonitor, Frame: "System.Threading.Monitor.Enter_Slowpath()", OwnerUnknownReason: "x"}},
+		{OSTid: 13, Frames: []string{"System.Threading.Thread.Sleep(int32)"}, Wait: &Wait{Kind: KindSleep, Frame: "System.Threading.Thread.Sleep(int32)"}},
+	}, Deadlocks: []Deadlock{{Suspected: true, Threads: []uint64{11, 12}}}, TargetPaused: Paused{Count: 2, TotalMs: 1, MaxMs: 0.5}}
+	watch := &Result{Threads: []Thread{
+		{OSTid: 11, ManagedID: &mid, Wait: &Wait{Kind: KindMonitor, LockID: 0xA, OwnerOSTid: &owner, WaitingMs: 1500}},
+		{OSTid: 13},
+	}, Deadlocks: []Deadlock{{Threads: []uint64{11, 12}}}, TargetPaused: Paused{Count: 1, TotalMs: 2, MaxMs: 2}}
+	r := Merge(snap, watch)
+	w := r.Threads[0].Wait
+	if w.LockID != 0xA || *w.OwnerOSTid != 12 || w.OwnerUnknownReason != "" || w.Frame != "System.Threading.Monitor.Enter_Slowpath()" ||
+		*r.Threads[0].ManagedID != 7 || len(r.Threads[0].Frames) != 2 {
+		t.Errorf("thread 11: %+v wait %+v", r.Threads[0], w)
+	}
+	if r.Threads[1].Wait.Kind != KindSleep || r.ByWaitKind[KindMonitor] != 1 || r.ByWaitKind[KindSleep] != 1 {
+		t.Errorf("thread 13 %+v, by kind %v", r.Threads[1], r.ByWaitKind)
+	}
+	if len(r.Deadlocks) != 1 || r.Deadlocks[0].Suspected || len(r.Groups) != 2 {
+		t.Errorf("deadlocks %+v groups %+v", r.Deadlocks, r.Groups)
+	}
+	if r.TargetPaused != (Paused{Count: 3, TotalMs: 3, MaxMs: 2}) {
+		t.Errorf("paused %+v", r.TargetPaused)
+	}
+	if snap.Threads[0].Wait.LockID != 0 {
+		t.Error("Merge changed the snapshot")
+	}
+}
