@@ -46,6 +46,7 @@ func TestDeadlockCycle(t *testing.T) {
 		OnCycle: func(c Cycle) { cycles = append(cycles, c) }})
 	g.Run(t, a.Event)
 	r := a.Result(nil)
+	check(t, r)
 	// At the end 100 waits for B and 101 for A, both held by 104, which
 	// waits for nothing: no cycle remains.
 	if len(r.Deadlocks) != 0 {
@@ -81,7 +82,9 @@ func TestDeadlockTwoThreads(t *testing.T) {
 		var cycles []Cycle
 		a := New(g.Header(), Options{Threshold: time.Second, OnCycle: func(c Cycle) { cycles = append(cycles, c) }})
 		g.Run(t, a.Event)
-		return a.Result(nil), cycles
+		r := a.Result(nil)
+		check(t, r)
+		return r, cycles
 	}
 	r, cycles := build(2*time.Second, false)
 	if len(cycles) != 1 || !slices.Equal(cycles[0].Threads, []uint64{11, 12}) || !slices.Equal(cycles[0].Locks, []uint64{0xB, 0xA}) {
@@ -125,6 +128,7 @@ func TestMonitorOwnWait(t *testing.T) {
 	a := New(g.Header(), Options{Observers: []analysis.WaitObserver{&seen}})
 	g.Run(t, a.Event)
 	r := a.Result(nil)
+	check(t, r)
 	if len(seen) != 0 {
 		t.Errorf("published %+v: no wait closed", seen)
 	}
@@ -190,7 +194,9 @@ func TestSuspected(t *testing.T) {
 		sym := stacks.NewSymbols(g.Header())
 		a := New(g.Header(), Options{Symbols: sym})
 		g.Run(t, func(ev *nettrace.Event) { sym.Event(ev); a.Event(ev) })
-		return a.Result([]Task{{Tid: 11, State: 'S', Syscall: "futex"}, {Tid: 12, State: 'S', Syscall: "futex"}})
+		r := a.Result([]Task{{Tid: 11, State: 'S', Syscall: "futex"}, {Tid: 12, State: 'S', Syscall: "futex"}})
+		check(t, r)
+		return r
 	}
 	ab, ba := []uint64{0x1010, 0x2010}, []uint64{0x1010, 0x3010}
 	r := run(map[uint64][][]uint64{11: {ab}, 12: {ba}})
@@ -242,5 +248,12 @@ func TestMerge(t *testing.T) {
 	}
 	if snap.Threads[0].Wait.LockID != 0 {
 		t.Error("Merge changed the snapshot")
+	}
+}
+
+func check(t *testing.T, r *Result) {
+	t.Helper()
+	if err := r.CheckValid(); err != nil {
+		t.Fatal(err)
 	}
 }

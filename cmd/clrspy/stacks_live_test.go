@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/internal/workload"
 )
 
@@ -72,6 +73,14 @@ func parseStacks(t *testing.T, b []byte) *stacksDoc {
 	var d stacksDoc
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%v\n%s", err, b)
+	}
+	// The document is the analysis's Result: its invariants hold.
+	var r hang.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CheckValid(); err != nil {
+		t.Fatalf("clrspy stacks --json: %v", err)
 	}
 	return &d
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,10 +15,7 @@ func TestStacksTraceFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d stacksDoc
-	if err := json.Unmarshal([]byte(out), &d); err != nil {
-		t.Fatal(err)
-	}
+	d := parseStacks(t, []byte(out))
 	want := map[string]int{"monitor": 3, "running": 2, "sleep": 1}
 	if len(d.ByWaitKind) != len(want) || len(d.Threads) != 6 || d.Live {
 		t.Fatalf("by wait kind %v over %d threads (live %v), want %v over 6", d.ByWaitKind, len(d.Threads), d.Live, want)
