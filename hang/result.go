@@ -344,7 +344,16 @@ func Merge(snap, watch *Result) *Result {
 	if len(watch.Deadlocks) > 0 {
 		out.Deadlocks = watch.Deadlocks
 	}
-	out.HangChains = watch.HangChains
+	// The roots' waits as the snapshot's stacks say (the watch's events
+	// name no wait of a sleeping or reading root).
+	out.HangChains = slices.Clone(watch.HangChains)
+	for i := range out.HangChains {
+		for j := range out.Threads {
+			if out.Threads[j].OSTid == out.HangChains[i].Root {
+				out.HangChains[i].RootWait = out.Threads[j].Wait
+			}
+		}
+	}
 	out.TargetPaused = Paused{Count: snap.TargetPaused.Count + watch.TargetPaused.Count,
 		TotalMs: snap.TargetPaused.TotalMs + watch.TargetPaused.TotalMs, MaxMs: max(snap.TargetPaused.MaxMs, watch.TargetPaused.MaxMs)}
 	out.Notes = append(slices.Clone(watch.Notes), snap.Notes...)

@@ -19,6 +19,13 @@ import (
 
 // stacksDoc is the part of `clrspy stacks --json` the live tests read.
 type stacksDoc struct {
+	HangChains []struct {
+		Root     uint64   `json:"root_os_tid"`
+		Waiters  []uint64 `json:"waiters"`
+		RootWait *struct {
+			Kind string `json:"kind"`
+		} `json:"root_wait"`
+	} `json:"hang_chains"`
 	Live    bool `json:"live"`
 	Threads []struct {
 		OSTid uint64 `json:"os_tid"`
@@ -27,6 +34,7 @@ type stacksDoc struct {
 		Wait  *struct {
 			Kind       string  `json:"kind"`
 			OwnerOSTid *uint64 `json:"owner_os_tid"`
+			WaitingMs  float64 `json:"waiting_ms"`
 		} `json:"wait"`
 		Frames []string `json:"frames"`
 	} `json:"threads"`
@@ -173,22 +181,7 @@ func TestStacksHang(t *testing.T) {
 // suspected deadlock of the same two threads from their stacks alone.
 func TestStacksWatchDeadlock(t *testing.T) {
 	p := workload.Start(t, nil, "deadlock", "wait=1")
-	out := filepath.Join(t.TempDir(), "watch.json")
-	cmd := exec.Command(e2eBinary(t), "stacks", "--pid", strconv.Itoa(p.Pid), "--watch", "8s", "--threshold", "1s", "--json", "-o", out)
-	var stderr workload.LockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// clrspy says when its session is open: release the workload then.
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "clrspy: watching pid "); {
-		if time.Now().After(deadline) {
-			t.Fatalf("clrspy never said it watches:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait, stderr := startWatch(t, p.Pid, "8s")
 	p.Release()
 	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=(\d) managed=(\d+) tid=(\d+)`), 2)
 	var tids []uint64
@@ -197,20 +190,7 @@ func TestStacksWatchDeadlock(t *testing.T) {
 		tids = append(tids, tid)
 	}
 	slices.Sort(tids)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("clrspy stacks --watch: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("clrspy stacks --watch did not end")
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := parseStacks(t, b)
+	d := wait()
 	t.Logf("workload's threads %v; deadlocks %+v; stderr: %s", tids, d.Deadlocks, stderr.String())
 	if len(d.Deadlocks) != 1 || d.Deadlocks[0].Suspected {
 		t.Fatalf("%d deadlocks (%+v), want the workload's one, found by its events", len(d.Deadlocks), d.Deadlocks)
@@ -269,5 +249,88 @@ func TestStacksWatchDeadlock(t *testing.T) {
 	}
 	if d2.ByWaitKind["monitor"] != 2 {
 		t.Errorf("%d threads in monitor waits, want the 2 deadlocked", d2.ByWaitKind["monitor"])
+	}
+}
+
+// startWatch starts `clrspy stacks --watch D --json` on pid and returns
+// once clrspy says its session is open; wait ends it and reads the
+// document.
+func startWatch(t *testing.T, pid int, d string) (wait func() *stacksDoc, stderr *workload.LockedBuffer) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "watch.json")
+	cmd := exec.Command(e2eBinary(t), "stacks", "--pid", strconv.Itoa(pid), "--watch", d, "--threshold", "1s", "--json", "-o", out)
+	stderr = &workload.LockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "clrspy: watching pid "); {
+		if time.Now().After(deadline) {
+			t.Fatalf("clrspy never said it watches:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() *stacksDoc {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("clrspy stacks --watch: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(90 * time.Second):
+			t.Fatal("clrspy stacks --watch did not end")
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseStacks(t, b)
+	}, stderr
+}
+
+// TestStacksWatchHangChain: the hang workload started after --watch
+// attached: its three Monitor waiters wait, through the lock, on the main
+// thread, which sleeps holding it: one hang chain rooted at the main
+// thread (its OS id is the pid) in Thread.Sleep, no deadlock; the waiters'
+// owner is the holder, and the WaitOne waiters' waits were seen begin.
+func TestStacksWatchHangChain(t *testing.T) {
+	p := workload.Start(t, nil, "hang", "wait=1", "monitor=3", "handle=2", "sleep=2")
+	wait, _ := startWatch(t, p.Pid, "6s")
+	p.Release()
+	m := waitHangStderr(t, p, regexp.MustCompile(`hung monitor=\d+ wait_handle=\d+ sleep=\d+ holder=(\d+)`), 1)[0]
+	holder, _ := strconv.ParseUint(m[1], 10, 64)
+	d := wait()
+	var monitors []uint64
+	handles := 0
+	for _, th := range d.Threads {
+		switch {
+		case strings.HasPrefix(th.Name, "hang-monitor-"):
+			monitors = append(monitors, th.OSTid)
+			if th.Wait == nil || th.Wait.Kind != "monitor" || th.Wait.OwnerOSTid == nil || *th.Wait.OwnerOSTid != holder {
+				t.Errorf("%s: wait %+v, want monitor owned by %d", th.Name, th.Wait, holder)
+			}
+		case strings.HasPrefix(th.Name, "hang-handle-"):
+			if th.Wait != nil && th.Wait.Kind == "wait_handle" && th.Wait.WaitingMs > 1000 {
+				handles++
+			}
+		}
+	}
+	slices.Sort(monitors)
+	t.Logf("holder %d, monitors %v, chains %+v, deadlocks %+v", holder, monitors, d.HangChains, d.Deadlocks)
+	if holder != uint64(p.Pid) || len(monitors) != 3 {
+		t.Fatalf("holder %d (pid %d), %d monitor threads", holder, p.Pid, len(monitors))
+	}
+	if len(d.HangChains) != 1 || d.HangChains[0].Root != holder || !slices.Equal(d.HangChains[0].Waiters, monitors) ||
+		d.HangChains[0].RootWait == nil || d.HangChains[0].RootWait.Kind != "sleep" {
+		t.Errorf("hang chains %+v, want the 3 monitor threads behind %d, asleep", d.HangChains, holder)
+	}
+	if handles != 2 {
+		t.Errorf("%d WaitOne threads with a wait seen from its start over 1 s, want 2", handles)
+	}
+	if len(d.Deadlocks) != 0 {
+		t.Errorf("deadlocks %+v", d.Deadlocks)
 	}
 }
