@@ -77,7 +77,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		}
 		for _, l := range dl.Locks {
 			if l.OwnerOSTid != nil {
-				fmt.Fprintf(&b, "  thread %s waits %.0f ms for lock %#x (object %s) held by thread %s\n",
+				fmt.Fprintf(&b, "  thread %s waits %.0f ms for lock %#x (object %s),\n    held by thread %s\n",
 					threadLabel(byTid, l.WaiterOSTid), l.WaitingMs, l.LockID, l.Object, threadLabel(byTid, *l.OwnerOSTid))
 			} else {
 				fmt.Fprintf(&b, "  thread %s blocked (owner unknown)\n", threadLabel(byTid, l.WaiterOSTid))
@@ -113,7 +113,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		bare = append(bare, s)
 	}
 	if len(bare) > 0 {
-		fmt.Fprintf(&b, "\nno managed frames (%d): \n", len(bare))
+		fmt.Fprintf(&b, "\nno managed frames (%d):\n", len(bare))
 		for _, s := range bare {
 			fmt.Fprintf(&b, "    %s\n", s)
 		}
