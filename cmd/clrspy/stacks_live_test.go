@@ -94,10 +94,10 @@ func parseStacks(t *testing.T, b []byte) *stacksDoc {
 }
 
 // monitorFramesManaged reports whether the workload's runtime walks
-// Monitor.Enter as managed frames (.NET 9+: Enter_Slowpath): on .NET 8 it
-// is an FCall, the stack ends at its caller, and nothing in a sampled
-// stack says the thread waits for a lock.
-func monitorFramesManaged() bool { return workload.TFM() != "net8.0" }
+// Monitor.Enter as managed frames (.NET 10: Enter_Slowpath): on .NET 8
+// and 9 it is an FCall, the stack ends at its caller, and nothing in a
+// sampled stack says the thread waits for a lock.
+func monitorFramesManaged() bool { return workload.TFM() != "net8.0" && workload.TFM() != "net9.0" }
 
 // waitHandleEvents reports whether the runtime fires WaitHandleWaitStart
 // (.NET 9+).
