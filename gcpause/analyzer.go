@@ -1,6 +1,7 @@
 package gcpause
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -649,3 +650,6 @@ func (a *Analyzer) horizon() int64 {
 	}
 	return h
 }
+
+// Spec is the pause analysis in an analysis.Set: it reads Wants.
+var Spec = analysis.Spec{Name: "gcpause", Keep: Wants}
