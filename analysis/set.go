@@ -28,6 +28,10 @@ type Spec struct {
 	// Uncounted leaves the analysis's Stats out of the Set's: it decodes
 	// events another analysis of the Set already counts.
 	Uncounted bool
+	// External marks an analysis its caller feeds (a table shared with
+	// analyses outside the Set): the Set shares it, neither feeds nor
+	// counts nor finishes it.
+	External bool
 }
 
 // Set composes the analyses a command, a live view or a daemon runs on one
@@ -160,6 +164,9 @@ func (s *Set) Start(hdr *nettrace.Header) {
 	s.hdr, s.started = hdr, true
 	for _, p := range s.parts {
 		a := p.start(hdr)
+		if p.spec.External {
+			continue
+		}
 		s.as = append(s.as, a)
 		if !p.spec.Uncounted {
 			s.counted = append(s.counted, a)

@@ -6,7 +6,6 @@ import (
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
@@ -57,7 +56,7 @@ type PageAnalysesOptions struct {
 	// NoSnapshot leaves the heap snapshot section out.
 	NoSnapshot bool
 	// Movement adds the survival and movement events to the providers
-	// (PageProviders).
+	// (the Set's: web.PageProviders).
 	Movement bool
 	// OnSample is also called for every CPU sample (after the timeline).
 	OnSample func(stacks.RawSample)
@@ -78,16 +77,6 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 	a := RegisterPage(s, o)
 	s.Start(hdr)
 	return a
-}
-
-// PageProviders is what a live session enables for every section of the
-// page: derived from the page's analyses (RegisterPage), with the
-// survival and movement events when movement is set (they make every GC
-// slower).
-func PageProviders(movement bool) []ipc.Provider {
-	s := analysis.NewSet()
-	RegisterPage(s, PageAnalysesOptions{Movement: movement})
-	return s.Providers()
 }
 
 // RegisterPage registers the page's analyses in s, the symbol table
@@ -112,7 +101,7 @@ func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 		a.GC = gcpause.New(h, gco)
 		return a.GC
 	})
-	analysis.Add(s, analysis.Spec{Name: "stacks", Keep: stacks.Wants, Providers: []ipc.Provider{ipc.SampleProfiler}},
+	analysis.Add(s, stacks.SamplesSpec,
 		func(h *nettrace.Header) *stacks.Builder {
 			a.Timeline = stacks.NewTimeline(o.TimelineRuns)
 			onSample := a.Timeline.Add

@@ -61,13 +61,13 @@ type Analyzer struct {
 	hdr  *nettrace.Header
 	opts Options
 	sym  *stacks.Symbols
-	// ownSym: the symbol table is this Analyzer's to feed.
-	ownSym bool
-	gc     *gcpause.Analyzer
-	lk     *locks.Analyzer
-	ctr    *counters.Analyzer
-	run    *runinfo.Analyzer
-	prof   *stacks.Builder
+	// own is the Set New made (nil: the Analyzer is part of a caller's).
+	own  *analysis.Set
+	gc   *gcpause.Analyzer
+	lk   *locks.Analyzer
+	ctr  *counters.Analyzer
+	run  *runinfo.Analyzer
+	prof *stacks.Builder
 
 	first, last int64
 	seen        bool
@@ -99,20 +99,63 @@ type Analyzer struct {
 	snapshotGC               uint32 // the heap snapshot's own GC (0: none)
 }
 
-// New returns an Analyzer for a stream with header hdr.
+// New returns an Analyzer for a stream with header hdr that feeds its
+// analyses itself (a Set of its own: Register, started). With
+// Options.Symbols the caller feeds that table.
 func New(hdr *nettrace.Header, opts Options) *Analyzer {
-	a := &Analyzer{hdr: hdr, opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
-	a.sym, a.ownSym = opts.Symbols, opts.Symbols == nil
-	if a.ownSym {
-		a.sym = stacks.NewSymbols(hdr)
+	s := analysis.NewSet()
+	if opts.Symbols != nil {
+		// The caller's table: the Set shares it and leaves it unfed.
+		analysis.Shared(s, analysis.Spec{Name: "symbols", External: true},
+			func(*nettrace.Header) *stacks.Symbols { return opts.Symbols })
 	}
-	a.gc = gcpause.New(hdr, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
-	a.lk = locks.New(hdr, locks.Options{Symbols: a.sym})
-	a.ctr = counters.New(hdr, counters.Options{SessionID: opts.CounterSessionID})
-	a.run = runinfo.New(hdr)
+	a := Register(s, opts)
+	s.Start(hdr)
+	a.own = s
+	return a
+}
+
+// Register registers the analyses triage reads in s, after the Set's
+// symbol table (stacks.SymbolsIn: shared with the other analyses of s), and
+// returns the Analyzer that gathers their results once s started. The Set
+// feeds them; the Analyzer's own Event is for one made by New.
+// Contributors are the caller's, created with the stream's header: they
+// are fed by the Analyzer. Their events and the counters' come with the
+// command's own providers (Set.Providers asks for none of them).
+func Register(s *analysis.Set, opts Options) *Analyzer {
+	a := &Analyzer{opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
+	sym := stacks.SymbolsIn(s)
+	none := []func(*nettrace.Metadata) bool{}
+	analysis.Add(s, gcpause.Spec, func(h *nettrace.Header) *gcpause.Analyzer {
+		a.hdr, a.sym = h, sym.Get()
+		a.gc = gcpause.New(h, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
+		return a.gc
+	})
+	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: []func(*nettrace.Metadata) bool{locks.WantsContention}},
+		func(h *nettrace.Header) *locks.Analyzer {
+			a.lk = locks.New(h, locks.Options{Symbols: a.sym})
+			return a.lk
+		})
+	analysis.Add(s, analysis.Spec{Name: "counters"}, func(h *nettrace.Header) *counters.Analyzer {
+		a.ctr = counters.New(h, counters.Options{SessionID: opts.CounterSessionID})
+		return a.ctr
+	})
+	analysis.Add(s, analysis.Spec{Name: "runinfo", Enable: none}, func(h *nettrace.Header) *runinfo.Analyzer {
+		a.run = runinfo.New(h)
+		return a.run
+	})
 	if !opts.NoProfile {
-		a.prof = stacks.New(hdr, stacks.Options{Symbols: a.sym})
+		analysis.Add(s, analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: none}, func(h *nettrace.Header) *stacks.Builder {
+			a.prof = stacks.New(h, stacks.Options{Symbols: a.sym})
+			return a.prof
+		})
 	}
+	for _, c := range opts.Contributors {
+		analysis.Add(s, analysis.Spec{Name: "contributor", Enable: none}, func(*nettrace.Header) Contributor { return c })
+	}
+	// Last: the window, the threads and the counters' peaks, once every
+	// analysis has seen the event.
+	analysis.Add(s, analysis.Spec{Name: "triage", Enable: none, Uncounted: true}, func(*nettrace.Header) *window { return &window{a} })
 	return a
 }
 
@@ -145,8 +188,22 @@ func (a *Analyzer) SetSnapshotGC(number uint32) { a.snapshotGC = number }
 // analysis's (the seam for package exceptions).
 func (a *Analyzer) SetExceptions(f ExceptionFacts) { a.extraExceptions = &f }
 
-// Event hands ev to every analysis.
+// Event hands ev to every analysis (an Analyzer made by New; one made by
+// Register is fed by its Set).
 func (a *Analyzer) Event(ev *nettrace.Event) {
+	if a.own == nil {
+		panic("triage: Event on an Analyzer of a Set (the Set feeds it)")
+	}
+	a.own.Event(ev)
+}
+
+// window follows what triage reads of the stream itself: its time span,
+// its threads and the counters' peaks.
+type window struct{ a *Analyzer }
+
+// Event implements analysis.Analyzer.
+func (w *window) Event(ev *nettrace.Event) {
+	a := w.a
 	if !a.seen {
 		a.first, a.seen = ev.Timestamp, true
 	}
@@ -156,19 +213,6 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
 		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
 	}
-	if a.ownSym {
-		a.sym.Event(ev)
-	}
-	a.gc.Event(ev)
-	a.lk.Event(ev)
-	a.ctr.Event(ev)
-	a.run.Event(ev)
-	if a.prof != nil {
-		a.prof.Event(ev)
-	}
-	for _, c := range a.opts.Contributors {
-		c.Event(ev)
-	}
 	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
 		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
 			a.lastPeek, a.peeked = ns, true
@@ -176,6 +220,9 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 	}
 }
+
+// Stats implements analysis.Analyzer: the window decodes nothing.
+func (w *window) Stats() analysis.Stats { return analysis.Stats{} }
 
 // Stats sums the analyses' stats.
 func (a *Analyzer) Stats() analysis.Stats {
