@@ -9,11 +9,13 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // Options configure an Analyzer.
@@ -35,6 +37,12 @@ type Options struct {
 	// package exceptions: they replace the counters' ThreadPool and
 	// Exceptions facts).
 	Contributors []Contributor
+	// Refine adds the thread-pool and exception analyses, sharing the
+	// Set's symbol table, as contributors (ThreadPool, Exceptions).
+	Refine bool
+	// Uncounted leaves the analyses' stats out of the Set's (Register):
+	// other analyses of the Set decode and count the same events.
+	Uncounted bool
 }
 
 // Contributor is an analysis that fills part of the facts: the Analyzer
@@ -126,38 +134,58 @@ func Register(s *analysis.Set, opts Options) *Analyzer {
 	a := &Analyzer{opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
 	sym := stacks.SymbolsIn(s)
 	none := []func(*nettrace.Metadata) bool{}
-	analysis.Add(s, gcpause.Spec, func(h *nettrace.Header) *gcpause.Analyzer {
+	spec := func(sp analysis.Spec) analysis.Spec {
+		sp.Uncounted = sp.Uncounted || opts.Uncounted
+		return sp
+	}
+	analysis.Add(s, spec(gcpause.Spec), func(h *nettrace.Header) *gcpause.Analyzer {
 		a.hdr, a.sym = h, sym.Get()
 		a.gc = gcpause.New(h, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
 		return a.gc
 	})
-	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: []func(*nettrace.Metadata) bool{locks.WantsContention}},
+	analysis.Add(s, spec(analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: []func(*nettrace.Metadata) bool{locks.WantsContention}}),
 		func(h *nettrace.Header) *locks.Analyzer {
 			a.lk = locks.New(h, locks.Options{Symbols: a.sym})
 			return a.lk
 		})
-	analysis.Add(s, analysis.Spec{Name: "counters"}, func(h *nettrace.Header) *counters.Analyzer {
+	analysis.Add(s, spec(analysis.Spec{Name: "counters"}), func(h *nettrace.Header) *counters.Analyzer {
 		a.ctr = counters.New(h, counters.Options{SessionID: opts.CounterSessionID})
 		return a.ctr
 	})
-	analysis.Add(s, analysis.Spec{Name: "runinfo", Enable: none}, func(h *nettrace.Header) *runinfo.Analyzer {
+	analysis.Add(s, spec(analysis.Spec{Name: "runinfo", Enable: none}), func(h *nettrace.Header) *runinfo.Analyzer {
 		a.run = runinfo.New(h)
 		return a.run
 	})
 	if !opts.NoProfile {
-		analysis.Add(s, analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: none}, func(h *nettrace.Header) *stacks.Builder {
+		analysis.Add(s, spec(analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: none}), func(h *nettrace.Header) *stacks.Builder {
 			a.prof = stacks.New(h, stacks.Options{Symbols: a.sym})
 			return a.prof
 		})
 	}
+	if opts.Refine {
+		analysis.Add(s, spec(analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
+			c := ThreadPool(h, a.sym)
+			a.opts.Contributors = append(a.opts.Contributors, c)
+			return c
+		})
+		analysis.Add(s, spec(analysis.Spec{Name: "exceptions", Keep: exceptions.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
+			c := Exceptions(h, a.sym)
+			a.opts.Contributors = append(a.opts.Contributors, c)
+			return c
+		})
+	}
 	for _, c := range opts.Contributors {
-		analysis.Add(s, analysis.Spec{Name: "contributor", Enable: none}, func(*nettrace.Header) Contributor { return c })
+		analysis.Add(s, spec(analysis.Spec{Name: "contributor", Enable: none}), func(*nettrace.Header) Contributor { return c })
 	}
 	// Last: the window, the threads and the counters' peaks, once every
 	// analysis has seen the event.
-	analysis.Add(s, analysis.Spec{Name: "triage", Enable: none, Uncounted: true}, func(*nettrace.Header) *window { return &window{a} })
+	analysis.Add(s, spec(analysis.Spec{Name: "triage", Enable: none, Uncounted: true}), func(*nettrace.Header) *window { return &window{a} })
 	return a
 }
+
+// SetTarget names the target in the next commands (Options.Target), for
+// a caller that registered the Analyzer before its stream was open.
+func (a *Analyzer) SetTarget(target string) { a.opts.Target = target }
 
 // Symbols is the symbol table the analyses share.
 func (a *Analyzer) Symbols() *stacks.Symbols { return a.sym }
