@@ -31,6 +31,17 @@ type Options struct {
 	// that a file's every row is written while memory stays bounded.
 	// Result's GCs then continue where the retired ones end.
 	OnRetire func(*GC)
+	// OnGCStart is called once per GC when its GCStart is read (after the
+	// record has its number, generation, type, reason and pause start):
+	// consumers that act when a GC begins read the decoded start here
+	// instead of decoding the payload again.
+	OnGCStart func(*GC)
+	// OnStopped is called for every suspension that ended with its
+	// RestartEEEnd, whatever its reason: the pairing consumers read
+	// instead of pairing SuspendEEBegin with RestartEEEnd themselves. In
+	// an analysis.Set the same value also goes to the Set's
+	// StoppedObservers (Publish).
+	OnStopped func(*analysis.Stopped)
 }
 
 // Analyzer is the state machine. Create it with New, call Event for every
@@ -66,6 +77,48 @@ type Analyzer struct {
 	firstErr          error
 	used              uint64
 	orphanHeapStats   int
+
+	bus     *analysis.Bus
+	stopped analysis.Stopped // reused: observers copy what they keep
+}
+
+// Publish implements analysis.Publisher: every ended suspension goes to
+// the Set's StoppedObservers.
+func (a *Analyzer) Publish(b *analysis.Bus) { a.bus = b }
+
+// publish hands suspension s, ended by a RestartEEEnd at ts, to its
+// observers.
+func (a *Analyzer) publish(s *susp, ts int64) {
+	if a.opts.OnStopped == nil && !a.bus.Observes() {
+		return
+	}
+	st := &a.stopped
+	*st = analysis.Stopped{Thread: s.thread, Reason: uint32(s.reason), BeginNanos: a.nanos(s.begin), EndNanos: a.nanos(ts)}
+	switch bgc := a.currentBGC; {
+	case s.gc != nil:
+		st.GC = s.gc.Number
+	case s.reason == clrevents.SuspendForGCPrep && bgc != nil && !bgc.done():
+		st.GC = bgc.Number
+	}
+	if a.opts.OnStopped != nil {
+		a.opts.OnStopped(st)
+	}
+	a.bus.Stopped(st)
+}
+
+// OpenSince is the earliest start (ns since the stream's start) of the
+// suspensions still open, of GC reasons only with gcOnly (-1: none).
+func (a *Analyzer) OpenSince(gcOnly bool) int64 {
+	t := int64(-1)
+	for _, s := range a.active {
+		if gcOnly && !s.reason.IsGC() {
+			continue
+		}
+		if b := a.nanos(s.begin); t < 0 || b < t {
+			t = b
+		}
+	}
+	return t
 }
 
 // susp is one open suspension.
@@ -305,6 +358,9 @@ func (a *Analyzer) restartEnd(ev *nettrace.Event) {
 func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	delete(a.active, s.thread)
 	defer func() { a.free = append(a.free, s) }()
+	if !incomplete {
+		a.publish(s, ts)
+	}
 	pause := a.dur(ts - s.begin)
 	suspend := int64(-1)
 	if s.hasEnd {
@@ -496,6 +552,9 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	}
 	a.last = g
 	a.gcs = append(a.gcs, g)
+	if a.opts.OnGCStart != nil {
+		a.opts.OnGCStart(g)
+	}
 	if k := a.opts.MaxGCs; k > 0 && len(a.gcs) > 2*k {
 		if a.opts.OnRetire == nil {
 			// Keep open GCs reachable through last/currentBGC; drop old rows.
@@ -653,3 +712,6 @@ func (a *Analyzer) horizon() int64 {
 
 // Spec is the pause analysis in an analysis.Set: it reads Wants.
 var Spec = analysis.Spec{Name: "gcpause", Keep: Wants}
+
+// Open counts the suspensions still open (one a thread at most).
+func (a *Analyzer) Open() int { return len(a.active) }
