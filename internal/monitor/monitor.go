@@ -64,7 +64,11 @@ type Options struct {
 	// Both run on the goroutine that calls Event, after the monitor's
 	// state includes the GC (Snapshot may be called from them); the record
 	// must not be changed, and stays valid (it is not reused).
-	OnGC         func(*gcpause.GC)
+	OnGC func(*gcpause.GC)
+	// OnGCStart is called for each GC as it begins (gcpause's decoded
+	// start), like OnGC on the reader goroutine, unlocked, before the
+	// analyzers after the monitor see the GCStart event.
+	OnGCStart    func(*gcpause.GC)
 	OnSuspension func(*gcpause.Suspension)
 
 	// ThreadPool asks for the thread-pool events (Threading keyword) and
@@ -164,6 +168,7 @@ type Monitor struct {
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
 	pendingGCs   []*gcpause.GC
+	pendingStart []*gcpause.GC
 	pendingSusps []*gcpause.Suspension
 	pendingEps   []threadpool.Episode
 
@@ -306,15 +311,20 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 		m.mu.Lock()
 		m.pendingEps = eps[:0]
 	}
-	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
+	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 && len(m.pendingStart) == 0 {
 		m.mu.Unlock()
 		return
 	}
-	gcs, susps := m.pendingGCs, m.pendingSusps
-	m.pendingGCs, m.pendingSusps = nil, nil
+	gcs, susps, starts := m.pendingGCs, m.pendingSusps, m.pendingStart
+	m.pendingGCs, m.pendingSusps, m.pendingStart = nil, nil, nil
 	m.mu.Unlock()
 	// The callbacks run unlocked (they may take a Snapshot); the slices
 	// are this goroutine's alone until handed back.
+	if f := m.opts.OnGCStart; f != nil {
+		for _, g := range starts {
+			f(g)
+		}
+	}
 	if f := m.opts.OnGC; f != nil {
 		for _, g := range gcs {
 			f(g)
@@ -327,8 +337,9 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 	}
 	clear(gcs)
 	clear(susps)
+	clear(starts)
 	m.mu.Lock()
-	m.pendingGCs, m.pendingSusps = gcs[:0], susps[:0]
+	m.pendingGCs, m.pendingSusps, m.pendingStart = gcs[:0], susps[:0], starts[:0]
 	m.mu.Unlock()
 }
 
@@ -395,6 +406,9 @@ func (m *Monitor) runtimeEvent(ev *nettrace.Event, _ int64) {
 func (m *Monitor) onGCStart(g *gcpause.GC) {
 	m.flavor.gcStart(g.ThreadID, g.Type)
 	m.started[min(max(g.Generation, 0), 2)]++
+	if m.opts.OnGCStart != nil {
+		m.pendingStart = append(m.pendingStart, g)
+	}
 }
 
 // onStopped runs inside gcpause.Event (m.mu held) for every suspension
