@@ -32,6 +32,10 @@ type Spec struct {
 	// analyses outside the Set): the Set shares it, neither feeds nor
 	// counts nor finishes it.
 	External bool
+	// NoPublish: the Set hands the analysis no Bus. For a composer's
+	// private copy of an analysis whose facts the Set's shared one
+	// already publishes (triage's own pause analysis beside the page's).
+	NoPublish bool
 }
 
 // Set composes the analyses a command, a live view or a daemon runs on one
@@ -53,6 +57,7 @@ type Set struct {
 	hdr     *nettrace.Header
 	started bool
 	as      []Analyzer
+	specs   []Spec // of as
 	counted []Analyzer
 	fin     []Finisher
 	bus     Bus
@@ -168,6 +173,7 @@ func (s *Set) Start(hdr *nettrace.Header) {
 			continue
 		}
 		s.as = append(s.as, a)
+		s.specs = append(s.specs, p.spec)
 		if !p.spec.Uncounted {
 			s.counted = append(s.counted, a)
 		}
@@ -181,8 +187,8 @@ func (s *Set) Start(hdr *nettrace.Header) {
 			s.bus.waits = append(s.bus.waits, o)
 		}
 	}
-	for _, a := range s.as {
-		if p, ok := a.(Publisher); ok {
+	for i, a := range s.as {
+		if p, ok := a.(Publisher); ok && !s.specs[i].NoPublish {
 			p.Publish(&s.bus)
 		}
 	}

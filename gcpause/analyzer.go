@@ -713,5 +713,12 @@ func (a *Analyzer) horizon() int64 {
 // Spec is the pause analysis in an analysis.Set: it reads Wants.
 var Spec = analysis.Spec{Name: "gcpause", Keep: Wants}
 
+// In is the Set's one pause analysis, which pairs every suspension once
+// and publishes it (analysis.Stopped): the first registration's options
+// win, later ones share it.
+func In(s *analysis.Set, o Options) *analysis.Ref[*Analyzer] {
+	return analysis.Shared(s, Spec, func(h *nettrace.Header) *Analyzer { return New(h, o) })
+}
+
 // Open counts the suspensions still open (one a thread at most).
 func (a *Analyzer) Open() int { return len(a.active) }

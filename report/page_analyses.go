@@ -85,11 +85,6 @@ func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses 
 func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 	a := &PageAnalyses{set: s}
 	sym := stacks.SymbolsIn(s)
-	analysis.Add(s, analysis.Spec{Name: "runinfo"}, func(h *nettrace.Header) *runinfo.Analyzer {
-		a.Symbols = sym.Get()
-		a.Run = runinfo.New(h)
-		return a.Run
-	})
 	gco := o.GC
 	if gco.MaxGCs == 0 && gco.OnRetire == nil {
 		// Every row goes on the page: the analysis keeps the recent ones,
@@ -97,9 +92,11 @@ func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 		a.retired = &GCColumns{}
 		gco.MaxGCs, gco.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
-	analysis.Add(s, gcpause.Spec, func(h *nettrace.Header) *gcpause.Analyzer {
-		a.GC = gcpause.New(h, gco)
-		return a.GC
+	gc := gcpause.In(s, gco)
+	analysis.Add(s, analysis.Spec{Name: "runinfo"}, func(h *nettrace.Header) *runinfo.Analyzer {
+		a.Symbols, a.GC = sym.Get(), gc.Get()
+		a.Run = runinfo.New(h)
+		return a.Run
 	})
 	analysis.Add(s, stacks.SamplesSpec,
 		func(h *nettrace.Header) *stacks.Builder {
@@ -143,7 +140,7 @@ func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 			func(h *nettrace.Header) *heapgraph.Builder {
 				a.Snapshot = heapgraph.NewBuilder(h, nil)
 				return a.Snapshot
-			})
+			}) // after the pause analysis: it hands the dump GC's stop
 	}
 	return a
 }

@@ -138,7 +138,11 @@ func Register(s *analysis.Set, opts Options) *Analyzer {
 		sp.Uncounted = sp.Uncounted || opts.Uncounted
 		return sp
 	}
-	analysis.Add(s, spec(gcpause.Spec), func(h *nettrace.Header) *gcpause.Analyzer {
+	// Its own pause analysis (its OnGC), private: the Set's shared one
+	// (gcpause.In) publishes the suspensions.
+	gcSpec := spec(gcpause.Spec)
+	gcSpec.NoPublish = true
+	analysis.Add(s, gcSpec, func(h *nettrace.Header) *gcpause.Analyzer {
 		a.hdr, a.sym = h, sym.Get()
 		a.gc = gcpause.New(h, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
 		return a.gc
