@@ -96,7 +96,7 @@ func (a *Analyzer) publish(s *susp, ts int64) {
 	*st = analysis.Stopped{Thread: s.thread, Reason: uint32(s.reason), BeginNanos: a.nanos(s.begin), EndNanos: a.nanos(ts)}
 	switch bgc := a.currentBGC; {
 	case s.gc != nil:
-		st.GC = s.gc.Number
+		st.GC, st.HeapDump = s.gc.Number, s.gc.HeapDump
 	case s.reason == clrevents.SuspendForGCPrep && bgc != nil && !bgc.done():
 		st.GC = bgc.Number
 	}
@@ -183,6 +183,12 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 	}
 	m := ev.Meta
+	if m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCBulkNode {
+		if g := a.current(); g != nil {
+			g.HeapDump = true
+		}
+		return
+	}
 	if !Wants(m) {
 		return
 	}

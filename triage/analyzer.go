@@ -275,6 +275,9 @@ func (a *Analyzer) Stats() analysis.Stats {
 const mb = 1 << 20
 
 func (a *Analyzer) onGC(g *gcpause.GC) {
+	if g.HeapDump && a.snapshotGC == 0 {
+		a.snapshotGC = g.Number // the pause analysis marks the snapshot's GC
+	}
 	if !g.Complete {
 		return
 	}

@@ -163,9 +163,6 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
-	if pp.Snapshot != nil {
-		tri.SetSnapshotGC(pp.Snapshot.GC)
-	}
 	pp.Findings = triage.Findings(tri.Facts())
 	page := report.NewPage(pp)
 	if s := page.Snapshot; s != nil && !s.Complete {
