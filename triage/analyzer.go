@@ -104,7 +104,7 @@ type Analyzer struct {
 	demandSet                bool
 	extraExceptions          *ExceptionFacts
 	extraThreadPool          *ThreadPoolFacts
-	snapshotGC               uint32 // the heap snapshot's own GC (0: none)
+	snapshotGC               uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
 }
 
 // New returns an Analyzer for a stream with header hdr that feeds its
@@ -210,11 +210,6 @@ func (a *Analyzer) SetCPU(cores int, demandPct float64) {
 // SetThreadPool replaces the counters' thread-pool facts with a
 // thread-pool analysis's (the seam for package threadpool).
 func (a *Analyzer) SetThreadPool(f ThreadPoolFacts) { a.extraThreadPool = &f }
-
-// SetSnapshotGC names the GC a heap snapshot induced (its number): the
-// tool's own GC.Collect, not the application's, so it is not counted as
-// an induced GC and a longest pause that is this GC says so.
-func (a *Analyzer) SetSnapshotGC(number uint32) { a.snapshotGC = number }
 
 // SetExceptions replaces the counters' exception facts with an exception
 // analysis's (the seam for package exceptions).
