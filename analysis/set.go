@@ -32,10 +32,6 @@ type Spec struct {
 	// analyses outside the Set): the Set shares it, neither feeds nor
 	// counts nor finishes it.
 	External bool
-	// NoPublish: the Set hands the analysis no Bus. For a composer's
-	// private copy of an analysis whose facts the Set's shared one
-	// already publishes (triage's own pause analysis beside the page's).
-	NoPublish bool
 }
 
 // Set composes the analyses a command, a live view or a daemon runs on one
@@ -57,7 +53,6 @@ type Set struct {
 	hdr     *nettrace.Header
 	started bool
 	as      []Analyzer
-	specs   []Spec // of as
 	counted []Analyzer
 	fin     []Finisher
 	bus     Bus
@@ -109,6 +104,19 @@ func Shared[T Analyzer](s *Set, spec Spec, newT func(*nettrace.Header) T) *Ref[T
 	r := Add(s, spec, newT)
 	s.shared[k] = r
 	return r
+}
+
+// Slot is the Set's one value of type T (zero at first use), for what the
+// registrations of a shared analysis gather before it is created (the
+// pause analysis' callbacks: gcpause.In).
+func Slot[T any](s *Set) *T {
+	k := reflect.TypeFor[*T]()
+	if v, ok := s.shared[k]; ok {
+		return v.(*T)
+	}
+	v := new(T)
+	s.shared[k] = v
+	return v
 }
 
 // Names lists the registered analyses in the order they are fed.
@@ -173,7 +181,6 @@ func (s *Set) Start(hdr *nettrace.Header) {
 			continue
 		}
 		s.as = append(s.as, a)
-		s.specs = append(s.specs, p.spec)
 		if !p.spec.Uncounted {
 			s.counted = append(s.counted, a)
 		}
@@ -187,8 +194,8 @@ func (s *Set) Start(hdr *nettrace.Header) {
 			s.bus.waits = append(s.bus.waits, o)
 		}
 	}
-	for i, a := range s.as {
-		if p, ok := a.(Publisher); ok && !s.specs[i].NoPublish {
+	for _, a := range s.as {
+		if p, ok := a.(Publisher); ok {
 			p.Publish(&s.bus)
 		}
 	}

@@ -720,10 +720,38 @@ func (a *Analyzer) horizon() int64 {
 var Spec = analysis.Spec{Name: "gcpause", Keep: Wants}
 
 // In is the Set's one pause analysis, which pairs every suspension once
-// and publishes it (analysis.Stopped): the first registration's options
-// win, later ones share it.
+// and publishes it (analysis.Stopped), so each GC event of the stream is
+// decoded once however many parts of a command read GCs. Every
+// registration's callbacks are called, in registration order; the bounds
+// (MaxGCs, MaxSuspensions, OnRetire) are the first registration's.
 func In(s *analysis.Set, o Options) *analysis.Ref[*Analyzer] {
-	return analysis.Shared(s, Spec, func(h *nettrace.Header) *Analyzer { return New(h, o) })
+	regs := analysis.Slot[[]Options](s)
+	*regs = append(*regs, o)
+	return analysis.Shared(s, Spec, func(h *nettrace.Header) *Analyzer { return New(h, merged(*regs)) })
+}
+
+// merged is the first options with every later one's callbacks after its
+// own.
+func merged(os []Options) Options {
+	m := os[0]
+	for _, o := range os[1:] {
+		m.OnGC = chain(m.OnGC, o.OnGC)
+		m.OnSuspension = chain(m.OnSuspension, o.OnSuspension)
+		m.OnStop = chain(m.OnStop, o.OnStop)
+		m.OnGCStart = chain(m.OnGCStart, o.OnGCStart)
+		m.OnStopped = chain(m.OnStopped, o.OnStopped)
+	}
+	return m
+}
+
+func chain[T any](a, b func(T)) func(T) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(x T) { a(x); b(x) }
 }
 
 // Open counts the suspensions still open (one a thread at most).

@@ -138,17 +138,12 @@ func Register(s *analysis.Set, opts Options) *Analyzer {
 		sp.Uncounted = sp.Uncounted || opts.Uncounted
 		return sp
 	}
-	// Its own pause analysis (its OnGC), private: the Set's shared one
-	// (gcpause.In) publishes the suspensions.
-	gcSpec := spec(gcpause.Spec)
-	gcSpec.NoPublish = true
-	analysis.Add(s, gcSpec, func(h *nettrace.Header) *gcpause.Analyzer {
-		a.hdr, a.sym = h, sym.Get()
-		a.gc = gcpause.New(h, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
-		return a.gc
-	})
+	// The Set's one pause analysis (the page's, when triage opens a
+	// page): triage hears of every GC (OnGC) and reads its rollups.
+	gc := gcpause.In(s, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
 	analysis.Add(s, spec(analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: []func(*nettrace.Metadata) bool{locks.WantsContention}}),
 		func(h *nettrace.Header) *locks.Analyzer {
+			a.hdr, a.sym, a.gc = h, sym.Get(), gc.Get()
 			a.lk = locks.New(h, locks.Options{Symbols: a.sym})
 			return a.lk
 		})
