@@ -12,6 +12,13 @@
 //	st := a.Stats()   // events used, payloads that did not decode
 //
 // Result types differ per analysis, so Result is not part of the interface.
+//
+// A Set composes the analyses a command needs on one stream: it derives
+// the session's providers and the reader's Keep from their Specs, shares
+// one symbol table among them (stacks.SymbolsIn), fixes the order they are
+// fed in, and hands the facts one analysis owns (Stopped, Wait) to the
+// others that observe them, so no analysis imports another
+// (docs/ARCHITECTURE.md, "One pipeline").
 // Analyses are not safe for concurrent use: a live view takes its Result
 // on the goroutine that feeds the events, or guards both with one lock.
 package analysis

@@ -2,7 +2,10 @@ package analysis_test
 
 import (
 	"errors"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +45,26 @@ func TestLayers(t *testing.T) {
 					t.Errorf("%s imports %s: %s", p, bad, r.reason)
 				}
 			}
+		}
+	}
+	// Analyses share facts through package analysis (Set, Stopped, Wait),
+	// never by importing one another; stacks is the symbol table every
+	// stack-naming analysis is handed (one a Set, stacks.SymbolsIn).
+	// Composers (triage, report's page, the live monitor) import analyses.
+	analyses := []string{"gcpause", "heap", "locks", "exceptions", "threadpool", "counters", "runinfo", "heapgraph", "stacks"}
+	known := map[string]string{
+		// still to go: the queue length, published through analysis
+		"threadpool counters": "threadpool reads the queue length from a counters analyzer",
+	}
+	for _, p := range analyses {
+		for _, imp := range imports[p] {
+			if imp == "stacks" || imp == p || !slices.Contains(analyses, imp) {
+				continue
+			}
+			if _, ok := known[p+" "+imp]; ok {
+				continue
+			}
+			t.Errorf("analysis %s imports analysis %s: facts one analysis owns reach another through package analysis", p, imp)
 		}
 	}
 	if len(imports) < 25 {
@@ -98,4 +121,43 @@ func moduleImports(t *testing.T) map[string][]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestReportConsumesNoEvents: report renders results; the analyses of a
+// page are fed by an analysis.Set (report.RegisterPage registers them), so
+// no function or method of report takes an event.
+func TestReportConsumesNoEvents(t *testing.T) {
+	dir, err := filepath.Abs("../report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("report's files: %v (%d)", err, len(files))
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			for _, p := range fn.Type.Params.List {
+				if star, ok := p.Type.(*ast.StarExpr); ok {
+					if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Event" {
+						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "nettrace" {
+							t.Errorf("%s: report.%s takes a *nettrace.Event: report consumes no events", fset.Position(fn.Pos()), fn.Name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -122,6 +122,7 @@ type GCStart struct {
 
 // DecodeGCStart decodes GCStart v0–v2.
 func DecodeGCStart(p []byte, version uint32, _ int) (GCStart, error) {
+	gcStartDecodes.Add(1)
 	r := nettrace.NewCursor(p)
 	var e GCStart
 	e.Count = r.U32()

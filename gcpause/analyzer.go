@@ -1,6 +1,7 @@
 package gcpause
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -30,6 +31,17 @@ type Options struct {
 	// that a file's every row is written while memory stays bounded.
 	// Result's GCs then continue where the retired ones end.
 	OnRetire func(*GC)
+	// OnGCStart is called once per GC when its GCStart is read (after the
+	// record has its number, generation, type, reason and pause start):
+	// consumers that act when a GC begins read the decoded start here
+	// instead of decoding the payload again.
+	OnGCStart func(*GC)
+	// OnStopped is called for every suspension that ended with its
+	// RestartEEEnd, whatever its reason: the pairing consumers read
+	// instead of pairing SuspendEEBegin with RestartEEEnd themselves. In
+	// an analysis.Set the same value also goes to the Set's
+	// StoppedObservers (Publish).
+	OnStopped func(*analysis.Stopped)
 }
 
 // Analyzer is the state machine. Create it with New, call Event for every
@@ -65,6 +77,48 @@ type Analyzer struct {
 	firstErr          error
 	used              uint64
 	orphanHeapStats   int
+
+	bus     *analysis.Bus
+	stopped analysis.Stopped // reused: observers copy what they keep
+}
+
+// Publish implements analysis.Publisher: every ended suspension goes to
+// the Set's StoppedObservers.
+func (a *Analyzer) Publish(b *analysis.Bus) { a.bus = b }
+
+// publish hands suspension s, ended by a RestartEEEnd at ts, to its
+// observers.
+func (a *Analyzer) publish(s *susp, ts int64) {
+	if a.opts.OnStopped == nil && !a.bus.Observes() {
+		return
+	}
+	st := &a.stopped
+	*st = analysis.Stopped{Thread: s.thread, Reason: uint32(s.reason), BeginNanos: a.nanos(s.begin), EndNanos: a.nanos(ts)}
+	switch bgc := a.currentBGC; {
+	case s.gc != nil:
+		st.GC, st.HeapDump = s.gc.Number, s.gc.HeapDump
+	case s.reason == clrevents.SuspendForGCPrep && bgc != nil && !bgc.done():
+		st.GC = bgc.Number
+	}
+	if a.opts.OnStopped != nil {
+		a.opts.OnStopped(st)
+	}
+	a.bus.Stopped(st)
+}
+
+// OpenSince is the earliest start (ns since the stream's start) of the
+// suspensions still open, of GC reasons only with gcOnly (-1: none).
+func (a *Analyzer) OpenSince(gcOnly bool) int64 {
+	t := int64(-1)
+	for _, s := range a.active {
+		if gcOnly && !s.reason.IsGC() {
+			continue
+		}
+		if b := a.nanos(s.begin); t < 0 || b < t {
+			t = b
+		}
+	}
+	return t
 }
 
 // susp is one open suspension.
@@ -129,6 +183,12 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 	}
 	m := ev.Meta
+	if m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCBulkNode {
+		if g := a.current(); g != nil {
+			g.HeapDump = true
+		}
+		return
+	}
 	if !Wants(m) {
 		return
 	}
@@ -304,6 +364,9 @@ func (a *Analyzer) restartEnd(ev *nettrace.Event) {
 func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	delete(a.active, s.thread)
 	defer func() { a.free = append(a.free, s) }()
+	if !incomplete {
+		a.publish(s, ts)
+	}
 	pause := a.dur(ts - s.begin)
 	suspend := int64(-1)
 	if s.hasEnd {
@@ -495,6 +558,9 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	}
 	a.last = g
 	a.gcs = append(a.gcs, g)
+	if a.opts.OnGCStart != nil {
+		a.opts.OnGCStart(g)
+	}
 	if k := a.opts.MaxGCs; k > 0 && len(a.gcs) > 2*k {
 		if a.opts.OnRetire == nil {
 			// Keep open GCs reachable through last/currentBGC; drop old rows.
@@ -649,3 +715,44 @@ func (a *Analyzer) horizon() int64 {
 	}
 	return h
 }
+
+// Spec is the pause analysis in an analysis.Set: it reads Wants.
+var Spec = analysis.Spec{Name: "gcpause", Keep: Wants}
+
+// In is the Set's one pause analysis, which pairs every suspension once
+// and publishes it (analysis.Stopped), so each GC event of the stream is
+// decoded once however many parts of a command read GCs. Every
+// registration's callbacks are called, in registration order; the bounds
+// (MaxGCs, MaxSuspensions, OnRetire) are the first registration's.
+func In(s *analysis.Set, o Options) *analysis.Ref[*Analyzer] {
+	regs := analysis.Slot[[]Options](s)
+	*regs = append(*regs, o)
+	return analysis.Shared(s, Spec, func(h *nettrace.Header) *Analyzer { return New(h, merged(*regs)) })
+}
+
+// merged is the first options with every later one's callbacks after its
+// own.
+func merged(os []Options) Options {
+	m := os[0]
+	for _, o := range os[1:] {
+		m.OnGC = chain(m.OnGC, o.OnGC)
+		m.OnSuspension = chain(m.OnSuspension, o.OnSuspension)
+		m.OnStop = chain(m.OnStop, o.OnStop)
+		m.OnGCStart = chain(m.OnGCStart, o.OnGCStart)
+		m.OnStopped = chain(m.OnStopped, o.OnStopped)
+	}
+	return m
+}
+
+func chain[T any](a, b func(T)) func(T) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(x T) { a(x); b(x) }
+}
+
+// Open counts the suspensions still open (one a thread at most).
+func (a *Analyzer) Open() int { return len(a.active) }

@@ -27,5 +27,14 @@
 // lower-bound pause: it counts in the totals, not in max, mean or
 // percentiles.
 //
+// It is clrspy's one pairing of a suspension with its restart: every
+// ended suspension, GC or not, goes out as an analysis.Stopped (to
+// Options.OnStopped, and to the StoppedObservers of its analysis.Set:
+// gcpause.In), with the GC it belongs to and whether that GC was a heap
+// snapshot's (GC.HeapDump); OnGCStart hands each GC's decoded start and
+// OpenSince the suspensions still open. The live monitor, perf's sample
+// labels, the heap snapshot's pause and the flight recorder read these
+// instead of pairing or decoding the events again.
+//
 // The Analyzer does no I/O: feed it events from a file or a live session.
 package gcpause

@@ -14,6 +14,11 @@ type GC struct {
 	Type       clrevents.GCType
 	Reason     clrevents.GCReason
 	Induced    bool
+	// HeapDump marks the GC a heap snapshot induced: the runtime described
+	// the heap during it (GCBulkNode events, seen when the stream's
+	// analyses keep them: a heap snapshot's do). The tool's, not the
+	// application's.
+	HeapDump bool
 
 	// Times in nanoseconds since the session start.
 	StartNanos      int64 // GCStart

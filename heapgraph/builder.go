@@ -25,13 +25,11 @@ type Builder struct {
 	ptr   int
 	stats analysis.Stats
 
-	state   int // waiting, dumping, done
-	gc      uint32
-	suspend int64 // last GCSuspendEEBegin
-	start   int64 // the dump GC's suspension began
-	end     int64 // its GCEnd
-	restart int64 // the runtime resumed after it
-	onDone  func()
+	state  int // waiting, dumping, done
+	gc     uint32
+	end    int64 // the dump GC's GCEnd
+	pause  int64 // its stop (ns), from the pause analysis (Stopped)
+	onDone func()
 
 	// Nodes in the order described, parallel arrays (mapped outside the
 	// Go heap when mem is set: see mem_linux.go).
@@ -175,6 +173,15 @@ func (b *Builder) NamedTypes() map[uint64]string {
 	return m
 }
 
+// Stopped implements analysis.StoppedObserver: the dump GC's stop, paired
+// by the pause analysis of the builder's Set (gcpause, registered before
+// it), is the snapshot's pause.
+func (b *Builder) Stopped(s *analysis.Stopped) {
+	if b.state != waiting && s.GC == b.gc && b.pause == 0 {
+		b.pause = s.EndNanos - s.BeginNanos
+	}
+}
+
 // Stats reports the events used and the decode errors.
 func (b *Builder) Stats() analysis.Stats { return b.stats }
 
@@ -199,10 +206,6 @@ func (b *Builder) Event(ev *nettrace.Event) {
 	}
 	p, v := ev.Payload, m.Version
 	switch m.EventID {
-	case clrevents.IDGCSuspendEEBegin:
-		if b.state == waiting {
-			b.suspend = ev.Timestamp
-		}
 	case clrevents.IDGCStart:
 		g, err := clrevents.DecodeGCStart(p, v, b.ptr)
 		if b.stats.Failed(err) {
@@ -212,10 +215,7 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		// dotnet-gcdump's rule: the first blocking gen2 GC (the one
 		// GCHeapCollect induced).
 		if b.state == waiting && g.Depth == 2 && g.Type != clrevents.GCBackground {
-			b.state, b.gc, b.start = dumping, g.Count, b.suspend
-			if b.start == 0 {
-				b.start = ev.Timestamp
-			}
+			b.state, b.gc = dumping, g.Count
 		}
 	case clrevents.IDGCEnd:
 		g, err := clrevents.DecodeGCEnd(p, v, b.ptr)
@@ -233,10 +233,6 @@ func (b *Builder) Event(ev *nettrace.Event) {
 			if b.onDone != nil {
 				b.onDone()
 			}
-		}
-	case clrevents.IDGCRestartEEEnd:
-		if b.state == done && b.restart == 0 {
-			b.restart = ev.Timestamp
 		}
 	case clrevents.IDBulkType:
 		bt, err := clrevents.DecodeBulkType(p, v, b.ptr)
@@ -463,3 +459,8 @@ func (b *Builder) spillIfTooBig() error {
 	b.mem.Watch(avail / 4)
 	return nil
 }
+
+// Spec is the builder in an analysis.Set. The snapshot's pause comes from
+// the Set's pause analysis (gcpause.In, registered before the builder),
+// which pairs the dump GC's stop (Stopped).
+var Spec = analysis.Spec{Name: "heapgraph", Keep: Wants}

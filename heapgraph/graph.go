@@ -247,9 +247,7 @@ func (b *Builder) Graph() (*Graph, error) {
 	for v, t := range g.Type {
 		g.Type[v] = remap[t]
 	}
-	if b.start != 0 && b.restart > b.start {
-		g.Pause = time.Duration(b.hdr.DurationNanos(b.restart - b.start))
-	}
+	g.Pause = time.Duration(b.pause)
 	g.Missing.NodeEvents, g.Missing.EdgeEvents, g.Missing.RootEvents = b.lostNode, b.lostEdge, b.lostRoot
 	// The stream ended inside the dump's GC: the walk may be cut.
 	g.Missing.Cut = b.state == dumping

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -66,12 +65,11 @@ type Builder struct {
 	labels  []gcLabel // index 0: no label
 	lblIdx  map[gcLabel]int32
 
-	// GC stops from the session (sorted by start), suspensions begun and
-	// not ended yet (by thread: their begin), and the latest event time:
+	// GC stops from the session (sorted by start), the GC suspensions
+	// begun and not ended yet (gcpause's OpenSince), and the latest event time:
 	// samples are labelled once no earlier stop can still arrive.
 	gc        *gcpause.Analyzer
 	stops     []gcpause.Stop
-	open      map[uint64]int64
 	watermark int64
 	session   bool
 
@@ -157,7 +155,6 @@ func newBuilder(pid int, proc *symtab.Process, hdr *nettrace.Header, syms *stack
 		accs:    make(map[accKey]*acc),
 		labels:  []gcLabel{{}},
 		lblIdx:  make(map[gcLabel]int32),
-		open:    make(map[uint64]int64),
 		first:   math.MaxInt64, last: math.MinInt64,
 		monoStart: ts.Nano(), wallStart: time.Now(),
 		watermark: math.MinInt64,
@@ -283,17 +280,6 @@ func (b *Builder) Event(ev *nettrace.Event) {
 	b.session = true
 	ts := b.hdr.Nanos(ev.Timestamp)
 	b.watermark = max(b.watermark, ts)
-	m := ev.Meta
-	if m.Runtime == nettrace.Runtime {
-		switch m.EventID {
-		case clrevents.IDGCSuspendEEBegin:
-			if e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, m.Version, b.hdr.PointerSize); err == nil && e.Reason.IsGC() {
-				b.open[ev.ThreadID] = ts
-			}
-		case clrevents.IDGCRestartEEEnd:
-			delete(b.open, ev.ThreadID)
-		}
-	}
 	b.gc.Event(ev)
 	b.flush(false)
 }
@@ -328,8 +314,8 @@ func (b *Builder) horizon(final bool) int64 {
 		return math.MinInt64 // the session has not delivered anything yet
 	}
 	h := b.watermark - labelSlack
-	for _, begin := range b.open {
-		h = min(h, begin)
+	if begin := b.gc.OpenSince(true); begin >= 0 {
+		h = min(h, begin) // a GC suspension not ended yet (gcpause pairs them)
 	}
 	return h
 }

@@ -4,8 +4,10 @@
 //
 // The report page (page*.go, page/) is one self-contained HTML file of
 // every analysis at once (clrspy report); internal/web serves the same page
-// live. PageAnalyses groups the analyses a page is built from, so the
-// command and the live view feed the same set. The page's flame graph
+// live. RegisterPage registers the analyses a page is built from in an
+// analysis.Set (PageAnalyses holds them once it started), so the command
+// and the live view feed the same set and derive the same providers; the
+// Set feeds them, report consumes no event itself. The page's flame graph
 // panel has views (PageParts.Views, FlameView), each a profile titled by
 // what its samples measure: LabelCPU for perf_event's on-CPU samples,
 // LabelWall for the runtime's sampler (every managed thread, running or

@@ -2,7 +2,6 @@ package report
 
 import (
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
@@ -28,7 +27,7 @@ type PageAnalyses struct {
 	Locks    *locks.Analyzer
 	// Exceptions counts exceptions by type, throw and catch site.
 	Exceptions *exceptions.Analyzer
-	Heap       *movementHeap // nil with NoHeap
+	Heap       *heap.Survival // nil with NoHeap
 	// retired holds, as page rows, the GCs a file's pause analysis let
 	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
 	// in chunks.
@@ -41,6 +40,8 @@ type PageAnalyses struct {
 	// record --profile gcdump); nil with NoSnapshot. Until a dump's GC
 	// it keeps only the type names.
 	Snapshot *heapgraph.Builder
+
+	set *analysis.Set
 }
 
 // PageAnalysesOptions configure NewPageAnalyses.
@@ -54,6 +55,9 @@ type PageAnalysesOptions struct {
 	NoHeap bool
 	// NoSnapshot leaves the heap snapshot section out.
 	NoSnapshot bool
+	// Movement adds the survival and movement events to the providers
+	// (the Set's: web.PageProviders).
+	Movement bool
 	// OnSample is also called for every CPU sample (after the timeline).
 	OnSample func(stacks.RawSample)
 }
@@ -62,44 +66,92 @@ type PageAnalysesOptions struct {
 // keeps; older ones become page rows.
 var retiredGCsAfter = 1024 // a variable for the tests
 
-// NewPageAnalyses creates the analyses for a stream with header hdr.
+// heapGiveUp is how many GCs the page's heap analysis waits for a survival
+// or movement event before it gives up (heap.Survival).
+const heapGiveUp = 16
+
+// NewPageAnalyses creates the analyses for a stream with header hdr: a
+// Set of them (RegisterPage), started.
 func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
-	a := &PageAnalyses{Run: runinfo.New(hdr), Symbols: stacks.NewSymbols(hdr), Timeline: stacks.NewTimeline(o.TimelineRuns)}
-	if o.GC.MaxGCs == 0 && o.GC.OnRetire == nil {
+	s := analysis.NewSet()
+	a := RegisterPage(s, o)
+	s.Start(hdr)
+	return a
+}
+
+// RegisterPage registers the page's analyses in s, the symbol table
+// first; the fields of the PageAnalyses are set when s starts. The report
+// consumes no event itself: the Set feeds the analyses.
+func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
+	a := &PageAnalyses{set: s}
+	sym := stacks.SymbolsIn(s)
+	gco := o.GC
+	if gco.MaxGCs == 0 && gco.OnRetire == nil {
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
 		a.retired = &GCColumns{}
-		o.GC.MaxGCs, o.GC.OnRetire = retiredGCsAfter, a.retired.appendSpooled
+		gco.MaxGCs, gco.OnRetire = retiredGCsAfter, a.retired.appendSpooled
 	}
-	a.GC = gcpause.New(hdr, o.GC)
-	onSample := a.Timeline.Add
-	if f := o.OnSample; f != nil {
-		onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
-	}
-	a.Stacks = stacks.New(hdr, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
-	a.Locks = locks.New(hdr, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
-	a.Exceptions = exceptions.New(hdr, exceptions.Options{Symbols: a.Symbols})
-	a.ThreadPool = threadpool.New(hdr, threadpool.Options{Symbols: a.Symbols})
+	gc := gcpause.In(s, gco)
+	analysis.Add(s, analysis.Spec{Name: "runinfo"}, func(h *nettrace.Header) *runinfo.Analyzer {
+		a.Symbols, a.GC = sym.Get(), gc.Get()
+		a.Run = runinfo.New(h)
+		return a.Run
+	})
+	analysis.Add(s, stacks.SamplesSpec,
+		func(h *nettrace.Header) *stacks.Builder {
+			a.Timeline = stacks.NewTimeline(o.TimelineRuns)
+			onSample := a.Timeline.Add
+			if f := o.OnSample; f != nil {
+				onSample = func(s stacks.RawSample) { a.Timeline.Add(s); f(s) }
+			}
+			a.Stacks = stacks.New(h, stacks.Options{Symbols: a.Symbols, OnSample: onSample, StacksOnly: true})
+			return a.Stacks
+		})
+	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: wants(locks.WantsContention)},
+		func(h *nettrace.Header) *locks.Analyzer {
+			a.Locks = locks.New(h, locks.Options{Symbols: a.Symbols, NoSamples: true}) // the page has no pprof
+			return a.Locks
+		})
+	analysis.Add(s, analysis.Spec{Name: "exceptions", Keep: exceptions.Wants}, func(h *nettrace.Header) *exceptions.Analyzer {
+		a.Exceptions = exceptions.New(h, exceptions.Options{Symbols: a.Symbols})
+		return a.Exceptions
+	})
+	analysis.Add(s, analysis.Spec{Name: "threadpool", Keep: threadpool.Wants}, func(h *nettrace.Header) *threadpool.Analyzer {
+		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols})
+		return a.ThreadPool
+	})
 	if !o.NoHeap {
-		a.Heap = &movementHeap{t: heap.New(hdr, heap.Options{SkipObjects: true})}
+		enable := wants(heap.WantsSession)
+		if o.Movement {
+			enable = append(enable, heap.WantsMovement)
+		}
+		analysis.Add(s, analysis.Spec{Name: "heap", Keep: heap.Wants, Enable: enable}, func(h *nettrace.Header) *heap.Survival {
+			a.Heap = heap.NewSurvival(h, heap.Options{SkipObjects: true}, heapGiveUp)
+			return a.Heap
+		})
 	}
 	if !o.NoSnapshot {
-		a.Snapshot = heapgraph.NewBuilder(hdr, nil)
+		// Uncounted: it decodes the GC events the pause analysis already
+		// counts, and what it loses of a heap dump the section itself
+		// reports (heapgraph.Missing). Its events come with a snapshot's
+		// own session (heapgraph.SessionProviders), not the page's.
+		analysis.Add(s, analysis.Spec{Name: "heapgraph", Keep: heapgraph.Wants, Enable: wants(), Uncounted: true},
+			func(h *nettrace.Header) *heapgraph.Builder {
+				a.Snapshot = heapgraph.NewBuilder(h, nil)
+				return a.Snapshot
+			}) // after the pause analysis: it hands the dump GC's stop
 	}
 	return a
 }
 
-// Analyzers lists the analyses to feed, the symbol table first.
-func (a *PageAnalyses) Analyzers() []analysis.Analyzer {
-	as := []analysis.Analyzer{a.Symbols, a.Run, a.GC, a.Stacks, a.Locks, a.Exceptions, a.ThreadPool}
-	if a.Heap != nil {
-		as = append(as, a.Heap)
-	}
-	if a.Snapshot != nil {
-		as = append(as, uncountedSnapshot{a.Snapshot})
-	}
-	return as
+func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool {
+	return append([]func(*nettrace.Metadata) bool{}, w...)
 }
+
+// Analyzers is what to feed: the page's Set (it sums the counted
+// analyses' stats).
+func (a *PageAnalyses) Analyzers() []analysis.Analyzer { return []analysis.Analyzer{a.set} }
 
 // Parts returns the results as page parts (Title, Input, Pid, Start and
 // the time axis are the caller's). It is the end of the analyses: the
@@ -114,8 +166,8 @@ func (a *PageAnalyses) Parts() PageParts {
 	a.Locks.Release()
 	pp.Exceptions = a.Exceptions.Result()
 	pp.PageThreadPool = PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
-	if a.Heap != nil && a.Heap.t != nil {
-		r := a.Heap.t.Result()
+	if t := a.heapTracker(); t != nil {
+		r := t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)
 		pp.HeapMovement = r.Stats.HasMovementEvents
 	}
@@ -133,60 +185,9 @@ func (a *PageAnalyses) Parts() PageParts {
 	return pp
 }
 
-// uncountedSnapshot hides the snapshot builder's stats: it decodes the GC
-// events the pause analysis already counts, and what it loses of a heap
-// dump the section itself reports (heapgraph.Missing).
-type uncountedSnapshot struct{ *heapgraph.Builder }
-
-// Stats implements analysis.Analyzer.
-func (uncountedSnapshot) Stats() analysis.Stats { return analysis.Stats{} }
-
-// heapGiveUp is how many GCs the page's heap analysis waits for a survival
-// or movement event before it gives up.
-const heapGiveUp = 16
-
-// movementHeap feeds the heap analysis only while it can tell survival:
-// without the GC's survival and movement events it learns nothing the
-// page shows, and following every sampled object across thousands of GCs
-// would cost more than all the other analyses together. After heapGiveUp
-// GCs without such an event it drops the tracker and ignores the rest.
-type movementHeap struct {
-	t     *heap.Tracker
-	gcs   int
-	seen  bool
-	stats analysis.Stats // the tracker's, when it was dropped
-}
-
-// Event implements analysis.Analyzer.
-func (m *movementHeap) Event(ev *nettrace.Event) {
-	if m.t == nil {
-		return
+func (a *PageAnalyses) heapTracker() *heap.Tracker {
+	if a.Heap == nil {
+		return nil
 	}
-	if ev.Meta.Runtime == nettrace.Runtime && !m.seen {
-		switch ev.Meta.EventID {
-		case clrevents.IDGCBulkMovedObjectRanges, clrevents.IDGCBulkSurvivingObjectRanges:
-			m.seen = true
-		case clrevents.IDGCStart:
-			if m.gcs++; m.gcs > heapGiveUp {
-				m.stats, m.t = m.t.Stats(), nil
-				return
-			}
-		}
-	}
-	m.t.Event(ev)
-}
-
-// Stats implements analysis.Analyzer.
-func (m *movementHeap) Stats() analysis.Stats {
-	if m.t == nil {
-		return m.stats
-	}
-	return m.t.Stats()
-}
-
-// Finish implements analysis.Finisher.
-func (m *movementHeap) Finish() {
-	if m.t != nil {
-		m.t.Finish()
-	}
+	return a.Heap.Tracker()
 }

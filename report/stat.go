@@ -145,19 +145,6 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// StatCounter counts a stream's events per provider, event id and version
-// for `clrspy stat`: the reader's nettrace.Summary, fed as an analysis.
-type StatCounter struct{ *nettrace.Summary }
-
-// NewStatCounter returns an empty counter.
-func NewStatCounter() StatCounter { return StatCounter{nettrace.NewSummary()} }
-
-// Event implements analysis.Analyzer.
-func (c StatCounter) Event(ev *nettrace.Event) { c.Add(ev) }
-
-// Stats implements analysis.Analyzer: the counter decodes nothing.
-func (c StatCounter) Stats() analysis.Stats { return analysis.Stats{} }
-
 // BuildStat assembles the stat document once the stream ended.
 func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end analysis.End) *StatDocument {
 	st := r.Stats()

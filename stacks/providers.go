@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
 )
@@ -18,3 +19,7 @@ func SamplerProviders() []ipc.Provider {
 // and module events, derived from SymbolsWant): a rundown session's
 // (source.Stream.Rundown) and part of every session whose stacks are named.
 func SymbolProviders() []ipc.Provider { return clrevents.ProvidersFor(SymbolsWant) }
+
+// SamplesSpec is the profile (Builder) in an analysis.Set: it reads the
+// sampler's stack samples (Wants), so its session enables the sampler.
+var SamplesSpec = analysis.Spec{Name: "stacks", Keep: Wants, Providers: []ipc.Provider{ipc.SampleProfiler}}

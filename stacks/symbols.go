@@ -421,3 +421,9 @@ func (s *Symbols) AppendStack(dst []Frame, ips []uint64, ts int64) (frames []Fra
 	}
 	return out, truncated
 }
+
+// SymbolsIn is the one symbol table of a Set: every analysis of the Set
+// that names stacks shares it, and it is fed before them.
+func SymbolsIn(s *analysis.Set) *analysis.Ref[*Symbols] {
+	return analysis.Shared(s, analysis.Spec{Name: "symbols", Keep: SymbolsWant}, NewSymbols)
+}

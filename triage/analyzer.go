@@ -9,11 +9,13 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/threadpool"
 )
 
 // Options configure an Analyzer.
@@ -35,6 +37,12 @@ type Options struct {
 	// package exceptions: they replace the counters' ThreadPool and
 	// Exceptions facts).
 	Contributors []Contributor
+	// Refine adds the thread-pool and exception analyses, sharing the
+	// Set's symbol table, as contributors (ThreadPool, Exceptions).
+	Refine bool
+	// Uncounted leaves the analyses' stats out of the Set's (Register):
+	// other analyses of the Set decode and count the same events.
+	Uncounted bool
 }
 
 // Contributor is an analysis that fills part of the facts: the Analyzer
@@ -61,13 +69,13 @@ type Analyzer struct {
 	hdr  *nettrace.Header
 	opts Options
 	sym  *stacks.Symbols
-	// ownSym: the symbol table is this Analyzer's to feed.
-	ownSym bool
-	gc     *gcpause.Analyzer
-	lk     *locks.Analyzer
-	ctr    *counters.Analyzer
-	run    *runinfo.Analyzer
-	prof   *stacks.Builder
+	// own is the Set New made (nil: the Analyzer is part of a caller's).
+	own  *analysis.Set
+	gc   *gcpause.Analyzer
+	lk   *locks.Analyzer
+	ctr  *counters.Analyzer
+	run  *runinfo.Analyzer
+	prof *stacks.Builder
 
 	first, last int64
 	seen        bool
@@ -96,25 +104,87 @@ type Analyzer struct {
 	demandSet                bool
 	extraExceptions          *ExceptionFacts
 	extraThreadPool          *ThreadPoolFacts
-	snapshotGC               uint32 // the heap snapshot's own GC (0: none)
+	snapshotGC               uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
 }
 
-// New returns an Analyzer for a stream with header hdr.
+// New returns an Analyzer for a stream with header hdr that feeds its
+// analyses itself (a Set of its own: Register, started). With
+// Options.Symbols the caller feeds that table.
 func New(hdr *nettrace.Header, opts Options) *Analyzer {
-	a := &Analyzer{hdr: hdr, opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
-	a.sym, a.ownSym = opts.Symbols, opts.Symbols == nil
-	if a.ownSym {
-		a.sym = stacks.NewSymbols(hdr)
+	s := analysis.NewSet()
+	if opts.Symbols != nil {
+		// The caller's table: the Set shares it and leaves it unfed.
+		analysis.Shared(s, analysis.Spec{Name: "symbols", External: true},
+			func(*nettrace.Header) *stacks.Symbols { return opts.Symbols })
 	}
-	a.gc = gcpause.New(hdr, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
-	a.lk = locks.New(hdr, locks.Options{Symbols: a.sym})
-	a.ctr = counters.New(hdr, counters.Options{SessionID: opts.CounterSessionID})
-	a.run = runinfo.New(hdr)
-	if !opts.NoProfile {
-		a.prof = stacks.New(hdr, stacks.Options{Symbols: a.sym})
-	}
+	a := Register(s, opts)
+	s.Start(hdr)
+	a.own = s
 	return a
 }
+
+// Register registers the analyses triage reads in s, after the Set's
+// symbol table (stacks.SymbolsIn: shared with the other analyses of s), and
+// returns the Analyzer that gathers their results once s started. The Set
+// feeds them; the Analyzer's own Event is for one made by New.
+// Contributors are the caller's, created with the stream's header: they
+// are fed by the Analyzer. Their events and the counters' come with the
+// command's own providers (Set.Providers asks for none of them).
+func Register(s *analysis.Set, opts Options) *Analyzer {
+	a := &Analyzer{opts: opts, threads: make(map[uint64]struct{}), cpuLastUpdate: -1}
+	sym := stacks.SymbolsIn(s)
+	none := []func(*nettrace.Metadata) bool{}
+	spec := func(sp analysis.Spec) analysis.Spec {
+		sp.Uncounted = sp.Uncounted || opts.Uncounted
+		return sp
+	}
+	// The Set's one pause analysis (the page's, when triage opens a
+	// page): triage hears of every GC (OnGC) and reads its rollups.
+	gc := gcpause.In(s, gcpause.Options{MaxGCs: 64, OnGC: a.onGC})
+	analysis.Add(s, spec(analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: []func(*nettrace.Metadata) bool{locks.WantsContention}}),
+		func(h *nettrace.Header) *locks.Analyzer {
+			a.hdr, a.sym, a.gc = h, sym.Get(), gc.Get()
+			a.lk = locks.New(h, locks.Options{Symbols: a.sym})
+			return a.lk
+		})
+	analysis.Add(s, spec(analysis.Spec{Name: "counters"}), func(h *nettrace.Header) *counters.Analyzer {
+		a.ctr = counters.New(h, counters.Options{SessionID: opts.CounterSessionID})
+		return a.ctr
+	})
+	analysis.Add(s, spec(analysis.Spec{Name: "runinfo", Enable: none}), func(h *nettrace.Header) *runinfo.Analyzer {
+		a.run = runinfo.New(h)
+		return a.run
+	})
+	if !opts.NoProfile {
+		analysis.Add(s, spec(analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: none}), func(h *nettrace.Header) *stacks.Builder {
+			a.prof = stacks.New(h, stacks.Options{Symbols: a.sym})
+			return a.prof
+		})
+	}
+	if opts.Refine {
+		analysis.Add(s, spec(analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
+			c := ThreadPool(h, a.sym)
+			a.opts.Contributors = append(a.opts.Contributors, c)
+			return c
+		})
+		analysis.Add(s, spec(analysis.Spec{Name: "exceptions", Keep: exceptions.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
+			c := Exceptions(h, a.sym)
+			a.opts.Contributors = append(a.opts.Contributors, c)
+			return c
+		})
+	}
+	for _, c := range opts.Contributors {
+		analysis.Add(s, spec(analysis.Spec{Name: "contributor", Enable: none}), func(*nettrace.Header) Contributor { return c })
+	}
+	// Last: the window, the threads and the counters' peaks, once every
+	// analysis has seen the event.
+	analysis.Add(s, spec(analysis.Spec{Name: "triage", Enable: none, Uncounted: true}), func(*nettrace.Header) *window { return &window{a} })
+	return a
+}
+
+// SetTarget names the target in the next commands (Options.Target), for
+// a caller that registered the Analyzer before its stream was open.
+func (a *Analyzer) SetTarget(target string) { a.opts.Target = target }
 
 // Symbols is the symbol table the analyses share.
 func (a *Analyzer) Symbols() *stacks.Symbols { return a.sym }
@@ -136,17 +206,26 @@ func (a *Analyzer) SetCPU(cores int, demandPct float64) {
 // thread-pool analysis's (the seam for package threadpool).
 func (a *Analyzer) SetThreadPool(f ThreadPoolFacts) { a.extraThreadPool = &f }
 
-// SetSnapshotGC names the GC a heap snapshot induced (its number): the
-// tool's own GC.Collect, not the application's, so it is not counted as
-// an induced GC and a longest pause that is this GC says so.
-func (a *Analyzer) SetSnapshotGC(number uint32) { a.snapshotGC = number }
-
 // SetExceptions replaces the counters' exception facts with an exception
 // analysis's (the seam for package exceptions).
 func (a *Analyzer) SetExceptions(f ExceptionFacts) { a.extraExceptions = &f }
 
-// Event hands ev to every analysis.
+// Event hands ev to every analysis (an Analyzer made by New; one made by
+// Register is fed by its Set).
 func (a *Analyzer) Event(ev *nettrace.Event) {
+	if a.own == nil {
+		panic("triage: Event on an Analyzer of a Set (the Set feeds it)")
+	}
+	a.own.Event(ev)
+}
+
+// window follows what triage reads of the stream itself: its time span,
+// its threads and the counters' peaks.
+type window struct{ a *Analyzer }
+
+// Event implements analysis.Analyzer.
+func (w *window) Event(ev *nettrace.Event) {
+	a := w.a
 	if !a.seen {
 		a.first, a.seen = ev.Timestamp, true
 	}
@@ -156,19 +235,6 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
 		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
 	}
-	if a.ownSym {
-		a.sym.Event(ev)
-	}
-	a.gc.Event(ev)
-	a.lk.Event(ev)
-	a.ctr.Event(ev)
-	a.run.Event(ev)
-	if a.prof != nil {
-		a.prof.Event(ev)
-	}
-	for _, c := range a.opts.Contributors {
-		c.Event(ev)
-	}
 	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
 		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
 			a.lastPeek, a.peeked = ns, true
@@ -176,6 +242,9 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 	}
 }
+
+// Stats implements analysis.Analyzer: the window decodes nothing.
+func (w *window) Stats() analysis.Stats { return analysis.Stats{} }
 
 // Stats sums the analyses' stats.
 func (a *Analyzer) Stats() analysis.Stats {
@@ -196,6 +265,9 @@ func (a *Analyzer) Stats() analysis.Stats {
 const mb = 1 << 20
 
 func (a *Analyzer) onGC(g *gcpause.GC) {
+	if g.HeapDump && a.snapshotGC == 0 {
+		a.snapshotGC = g.Number // the pause analysis marks the snapshot's GC
+	}
 	if !g.Complete {
 		return
 	}

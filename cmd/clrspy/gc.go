@@ -139,6 +139,11 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	}
 	var trig *flightrec.PauseTrigger
 	opts := gcpause.Options{
+		OnGCStart: func(g *gcpause.GC) {
+			if trig != nil {
+				trig.GCStart(g)
+			}
+		},
 		OnGC: func(g *gcpause.GC) {
 			if trig != nil {
 				trig.GC(g)
@@ -167,7 +172,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 			say = func(m string) { log.Logger().Warn(m) }
 		}
 		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
-		as = append([]analysis.Analyzer{trig}, as...)
+		as = append(as, trig) // after the pause analysis: it hears of each GC's start first
 	}
 	in, err := run(st, stopWatch, as...)
 	if err != nil {

@@ -287,8 +287,10 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 	// Stop waits for the runtime to end the session, which needs the read
 	// loop to go on: Stream.Stop stops in the background.
 	trig := o.newTrigger(st.Header(), out, outputPerm(st), notice, st.Stop)
-	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, MaxGCs: 1, MaxSuspensions: 1})
-	_, err = run(st, stopWatch, trig, a)
+	// The pause analysis first: the trigger hears of a GC's start before
+	// it records the GCStart event.
+	a := gcpause.New(st.Header(), gcpause.Options{OnGC: trig.GC, OnGCStart: trig.GCStart, MaxGCs: 1, MaxSuspensions: 1})
+	_, err = run(st, stopWatch, a, trig)
 	trig.Finish()
 	if trig.Saved() == 0 && len(trig.Errors()) == 0 {
 		notice(fmt.Sprintf("no GC pause over %v: nothing written", o.over))

@@ -112,7 +112,12 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if err != nil {
 		return err
 	}
-	providers := web.PageProviders(o.heap)
+	// One Set: the page's analyses and triage's (its findings open the
+	// page), sharing one symbol table; the providers are derived from it.
+	set := analysis.NewSet()
+	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
+	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true}) // the page has the profile
+	providers := set.Providers()
 	if use == "perf" {
 		// perf samples the CPU: the runtime's sampler would only add its
 		// cost (it suspends the runtime every millisecond) and its
@@ -128,15 +133,13 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	noteMovementLive(st, spec.Providers)
-	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
-	// The page opens with triage's findings: its analyses on the same
-	// stream, sharing the page's symbol table (the page has the profile).
-	tri := triage.New(st.Header(), triage.Options{Target: triageTarget(st), Symbols: an.Symbols, NoProfile: true})
+	set.Start(st.Header())
+	tri.SetTarget(triageTarget(st))
 	var proc *source.ProcWatcher
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
 	}
-	analyzers := an.Analyzers()
+	analyzers := []analysis.Analyzer{set}
 	var cpu *pagePerf
 	if use == "perf" {
 		if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
@@ -145,7 +148,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 			analyzers = append(analyzers, cpu.b)
 		}
 	}
-	in, err := run(st, stopWatch, append(analyzers, uncounted{tri})...)
+	in, err := run(st, stopWatch, analyzers...)
 	prof := cpu.stop()
 	if err != nil {
 		st.Close()
@@ -159,9 +162,6 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	pp := pageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
-	}
-	if pp.Snapshot != nil {
-		tri.SetSnapshotGC(pp.Snapshot.GC)
 	}
 	pp.Findings = triage.Findings(tri.Facts())
 	page := report.NewPage(pp)
@@ -232,13 +232,6 @@ func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) repo
 	}
 	return pp
 }
-
-// uncounted hides an analysis's stats: triage's analyses decode the
-// events the page's own already decode and count, so their failures
-// would count twice.
-type uncounted struct{ analysis.Analyzer }
-
-func (uncounted) Stats() analysis.Stats { return analysis.Stats{} }
 
 // samplesNote counts the flame graph's samples under what they measure.
 func samplesNote(p *report.Page) string {

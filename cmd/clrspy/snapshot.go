@@ -13,10 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrmeta"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -236,7 +239,9 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 }
 
 func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
-	spec.Keep = heapgraph.Wants
+	var st *source.Stream
+	set, builder := snapshotSet(func() { st.Stop() })
+	spec.Keep = set.Keep()
 	live := spec.File == ""
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout
@@ -259,14 +264,15 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	if err != nil {
 		return err
 	}
+	set.Start(st.Header())
+	b := builder()
 	if live {
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
-	b := heapgraph.NewBuilder(st.Header(), st.Stop)
 	// One snapshot per command: its arrays are mapped outside the Go heap
 	// (freed at exit).
 	b.MapArrays(o.budget > 0, "", o.budget)
-	in, err := run(st, stopWatch, b)
+	in, err := run(st, stopWatch, set)
 	devPhase("read")
 	if err != nil {
 		st.Close()
@@ -369,14 +375,16 @@ func readSnapshotFile(path string, threads int, budget int64) (report.Input, *he
 	if isGcdumpInput(path) {
 		return readGcdumpBudget(path, budget)
 	}
-	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: heapgraph.Wants})
+	set, builder := snapshotSet(nil)
+	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: set.Keep()})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
 	defer st.Close()
-	b := heapgraph.NewBuilder(st.Header(), nil)
+	set.Start(st.Header())
+	b := builder()
 	b.MapArrays(budget > 0, "", budget)
-	in, err := run(st, func() {}, b)
+	in, err := run(st, func() {}, set)
 	if err != nil {
 		return in, nil, err
 	}
@@ -430,4 +438,16 @@ func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapsh
 		warn("%s", p)
 	}
 	return nil
+}
+
+// snapshotSet registers the heap snapshot's builder after the pause
+// analysis, which pairs the dump GC's stop (the snapshot's pause,
+// analysis.Stopped); builder is the builder once the Set started.
+func snapshotSet(onDone func()) (set *analysis.Set, builder func() *heapgraph.Builder) {
+	set = analysis.NewSet()
+	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
+	b := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder {
+		return heapgraph.NewBuilder(h, onDone)
+	})
+	return set, b.Get
 }

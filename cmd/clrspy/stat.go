@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -51,7 +52,7 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			if events {
 				return statEvents(cmd, st, stopWatch, out, asJSON)
 			}
-			sum := report.NewStatCounter()
+			sum := analysis.NewSummary()
 			in, err := run(st, stopWatch, sum)
 			if err != nil {
 				st.Close()

@@ -9,15 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
-	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -29,7 +26,9 @@ func init() { commands = append(commands, newTriageCmd) }
 // counters (thread pool, exceptions, allocation, CPU) once a second. No
 // stacks by default; --cpu adds the sample profiler for top methods.
 func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
-	ps := clrevents.ProvidersFor(gcpause.Wants, locks.WantsContention, stacks.SymbolsWant)
+	s := analysis.NewSet()
+	triage.Register(s, triage.Options{Refine: true})
+	ps := s.Providers()
 	if cpu {
 		ps = append(ps, ipc.SampleProfiler)
 	}
@@ -184,16 +183,16 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	// One symbol table for the analyses that name stacks; the thread-pool
 	// and exception analyses refine the counters' facts where the stream
 	// has their events.
-	sym := stacks.NewSymbols(st.Header())
-	a := triage.New(st.Header(), triage.Options{Target: target, CounterSessionID: sid, Symbols: sym,
-		Contributors: []triage.Contributor{triage.ThreadPool(st.Header(), sym), triage.Exceptions(st.Header(), sym)}})
+	set := analysis.NewSet()
+	a := triage.Register(set, triage.Options{Target: target, CounterSessionID: sid, Refine: true})
+	set.Start(st.Header())
 	var sched *schedSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
 		sched = startSched(st.Pid)
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, sym, a)
+	in, err := run(st, stopWatch, set)
 	if err != nil {
 		st.Close()
 		return err

@@ -35,6 +35,7 @@ var (
 // suspension, then GCStart with the GC's number.
 func gcBegins(p *PauseTrigger, n uint32, ms int64) {
 	p.Event(&nettrace.Event{Meta: metaSuspend, Timestamp: ms * 1e6, ThreadID: 2, CaptureThreadID: 2, Payload: make([]byte, 10)})
+	p.GCStart(&gcpause.GC{Number: n, PauseStartNanos: ms * 1e6}) // gcpause, fed first, reads the GCStart
 	start := binary.LittleEndian.AppendUint32(nil, n)
 	start = append(start, make([]byte, 14)...)
 	p.Event(&nettrace.Event{Meta: metaGCStart, Timestamp: ms*1e6 + 1, ThreadID: 2, CaptureThreadID: 2, Payload: start})

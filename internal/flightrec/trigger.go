@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -34,8 +33,9 @@ type TriggerOptions struct {
 }
 
 // PauseTrigger saves the window around long GC pauses. Feed it every event
-// (Event) and every finished GC (GC, from gcpause.Options.OnGC), then
-// Finish at the end of the stream.
+// (Event), every GC as it begins (GCStart, from gcpause.Options.OnGCStart)
+// and when it finished (GC, from gcpause.Options.OnGC), then Finish at the
+// end of the stream. It decodes no event: the pause analysis did.
 type PauseTrigger struct {
 	*Recorder
 	cfg TriggerOptions
@@ -43,8 +43,7 @@ type PauseTrigger struct {
 	// open holds, per GC still running, where its window would start: a
 	// GC is known to be long only once it ended, so what precedes it must
 	// be kept while it runs (a pause can be longer than Before).
-	open     map[uint32]int64
-	lastSusp int64 // latest SuspendEEBegin: where the next GC's pause starts
+	open map[uint32]int64
 
 	pending  *gcpause.GC // a pause over the threshold, waiting for After
 	deadline int64       // event clock: save once an event is past it
@@ -79,25 +78,21 @@ func (p *PauseTrigger) Event(ev *nettrace.Event) {
 			return
 		}
 	}
-	if m := ev.Meta; m.Runtime == nettrace.Runtime {
-		switch m.EventID {
-		case clrevents.IDGCSuspendEEBegin:
-			p.lastSusp = ev.Timestamp
-		case clrevents.IDGCStart:
-			if s, err := clrevents.DecodeGCStart(ev.Payload, m.Version, p.hdr.PointerSize); err == nil {
-				from := ev.Timestamp
-				if p.lastSusp != 0 && p.lastSusp < from {
-					from = p.lastSusp
-				}
-				if len(p.open) >= maxOpen {
-					clear(p.open) // GCs whose end was lost: never hold forever
-				}
-				p.open[s.Count] = from
-				p.hold()
-			}
-		}
-	}
 	p.Recorder.Event(ev)
+}
+
+// GCStart is told of every GC as it begins (gcpause.Options.OnGCStart,
+// before the trigger sees the GCStart event): its window may start Before
+// its pause's start, so the ring holds from there while it runs.
+func (p *PauseTrigger) GCStart(g *gcpause.GC) {
+	if p.done {
+		return
+	}
+	if len(p.open) >= maxOpen {
+		clear(p.open) // GCs whose end was lost: never hold forever
+	}
+	p.open[g.Number] = p.pauseStart(g)
+	p.hold()
 }
 
 // maxOpen bounds the GCs held open (a background GC and a few foreground

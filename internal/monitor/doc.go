@@ -34,7 +34,8 @@
 // live session did. A live session with counters enabled gets an event at
 // least every counter interval, which keeps the clock moving while the
 // target is idle. Stopped time is the union of the suspensions'
-// intervals (SuspendEEBegin to RestartEEEnd, any thread): overlapping
+// intervals (SuspendEEBegin to RestartEEEnd, any thread, as gcpause pairs
+// them: Options.OnStopped, OpenSince): overlapping
 // suspensions count once. A suspension still in progress counts up to the
 // latest event; one whose end was lost counts nothing (its reason's
 // Incomplete says so).

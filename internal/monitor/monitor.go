@@ -64,7 +64,11 @@ type Options struct {
 	// Both run on the goroutine that calls Event, after the monitor's
 	// state includes the GC (Snapshot may be called from them); the record
 	// must not be changed, and stays valid (it is not reused).
-	OnGC         func(*gcpause.GC)
+	OnGC func(*gcpause.GC)
+	// OnGCStart is called for each GC as it begins (gcpause's decoded
+	// start), like OnGC on the reader goroutine, unlocked, before the
+	// analyzers after the monitor see the GCStart event.
+	OnGCStart    func(*gcpause.GC)
 	OnSuspension func(*gcpause.Suspension)
 
 	// ThreadPool asks for the thread-pool events (Threading keyword) and
@@ -164,6 +168,7 @@ type Monitor struct {
 	// Filled by gcpause's callbacks during Event (under mu), handed to the
 	// caller's callbacks after mu is released (reader goroutine only).
 	pendingGCs   []*gcpause.GC
+	pendingStart []*gcpause.GC
 	pendingSusps []*gcpause.Suspension
 	pendingEps   []threadpool.Episode
 
@@ -174,8 +179,8 @@ type Monitor struct {
 	promoted  [5]uint64
 	gen0Alloc allocWindow
 
-	// Every runtime suspension, by thread while open.
-	open       []openSusp
+	// Every runtime suspension that ended (gcpause pairs them: OnStopped;
+	// the open ones are gcpause's OpenSince).
 	gcStopped  *stopped // suspensions for a GC (reasons GC and GCPrep)
 	anyStopped *stopped // every suspension
 
@@ -197,12 +202,6 @@ type Monitor struct {
 	stats      analysis.Stats
 }
 
-type openSusp struct {
-	thread uint64
-	reason clrevents.SuspendReason
-	begin  int64 // ns
-}
-
 // windowKeep is how far back the stopped-time windows reach.
 const windowKeep = int64(60 * time.Second)
 
@@ -219,7 +218,6 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		susps:      newRing[SuspensionRow](opts.keepSuspensions()),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
-		open:       make([]openSusp, 0, 8),
 	}
 	m.gc = gcpause.New(hdr, gcpause.Options{
 		// gcpause keeps twice this between trims; the monitor's rows are
@@ -227,6 +225,8 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		MaxGCs: 8, MaxSuspensions: 8,
 		OnGC:         m.onGC,
 		OnSuspension: m.onSuspension,
+		OnStopped:    m.onStopped,
+		OnGCStart:    m.onGCStart,
 	})
 	if !opts.NoCounters {
 		m.ctr = counters.New(hdr, opts.Counters)
@@ -311,15 +311,20 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 		m.mu.Lock()
 		m.pendingEps = eps[:0]
 	}
-	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 {
+	if len(m.pendingGCs) == 0 && len(m.pendingSusps) == 0 && len(m.pendingStart) == 0 {
 		m.mu.Unlock()
 		return
 	}
-	gcs, susps := m.pendingGCs, m.pendingSusps
-	m.pendingGCs, m.pendingSusps = nil, nil
+	gcs, susps, starts := m.pendingGCs, m.pendingSusps, m.pendingStart
+	m.pendingGCs, m.pendingSusps, m.pendingStart = nil, nil, nil
 	m.mu.Unlock()
 	// The callbacks run unlocked (they may take a Snapshot); the slices
 	// are this goroutine's alone until handed back.
+	if f := m.opts.OnGCStart; f != nil {
+		for _, g := range starts {
+			f(g)
+		}
+	}
 	if f := m.opts.OnGC; f != nil {
 		for _, g := range gcs {
 			f(g)
@@ -332,8 +337,9 @@ func (m *Monitor) Event(ev *nettrace.Event) {
 	}
 	clear(gcs)
 	clear(susps)
+	clear(starts)
 	m.mu.Lock()
-	m.pendingGCs, m.pendingSusps = gcs[:0], susps[:0]
+	m.pendingGCs, m.pendingSusps, m.pendingStart = gcs[:0], susps[:0], starts[:0]
 	m.mu.Unlock()
 }
 
@@ -389,82 +395,35 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	}
 }
 
-func (m *Monitor) runtimeEvent(ev *nettrace.Event, ts int64) {
-	meta := ev.Meta
-	switch meta.EventID {
-	case clrevents.IDGCSuspendEEBegin:
-		e, err := clrevents.DecodeGCSuspendEEBegin(ev.Payload, meta.Version, m.hdr.PointerSize)
-		if m.stats.Failed(err) {
-			return
-		}
-		m.stats.Used()
-		m.suspendBegin(ev.ThreadID, e.Reason, ts)
-	case clrevents.IDGCRestartEEEnd:
-		m.stats.Used()
-		if i := m.openIndex(ev.ThreadID); i >= 0 {
-			m.closeSusp(i, ts, false)
-		}
-	case clrevents.IDGCTriggered:
+func (m *Monitor) runtimeEvent(ev *nettrace.Event, _ int64) {
+	if ev.Meta.EventID == clrevents.IDGCTriggered {
 		m.flavor.triggered(ev.ThreadID)
-	case clrevents.IDGCStart:
-		e, err := clrevents.DecodeGCStart(ev.Payload, meta.Version, m.hdr.PointerSize)
-		if err == nil {
-			m.flavor.gcStart(ev.ThreadID, e.Type)
-			m.started[min(int(e.Depth), 2)]++
-		}
 	}
 }
 
-func (m *Monitor) openIndex(tid uint64) int {
-	for i := range m.open {
-		if m.open[i].thread == tid {
-			return i
-		}
+// onGCStart runs inside gcpause.Event (m.mu held) when a GC begins: the
+// start gcpause decoded, not decoded again.
+func (m *Monitor) onGCStart(g *gcpause.GC) {
+	m.flavor.gcStart(g.ThreadID, g.Type)
+	m.started[min(max(g.Generation, 0), 2)]++
+	if m.opts.OnGCStart != nil {
+		m.pendingStart = append(m.pendingStart, g)
 	}
-	return -1
 }
 
-func (m *Monitor) suspendBegin(tid uint64, reason clrevents.SuspendReason, ts int64) {
-	if i := m.openIndex(tid); i >= 0 {
-		// The thread's previous suspension never saw its RestartEEEnd.
-		m.closeSusp(i, ts, true)
-	}
-	if len(m.open) >= 64 {
-		// Suspensions whose ends were lost pile up only with lost events:
-		// give the oldest up.
-		m.closeSusp(0, ts, true)
-	}
-	m.open = append(m.open, openSusp{thread: tid, reason: reason, begin: ts})
-}
-
-func (m *Monitor) closeSusp(i int, ts int64, incomplete bool) {
-	s := m.open[i]
-	m.open = append(m.open[:i], m.open[i+1:]...)
-	if incomplete {
-		// Where it really ended is unknown: it does not count as stopped.
-		// (Counts by reason are gcpause's: reasonSummary.)
-		return
-	}
-	m.anyStopped.add(s.begin, ts, m.now)
-	if s.reason.IsGC() {
-		m.gcStopped.add(s.begin, ts, m.now)
+// onStopped runs inside gcpause.Event (m.mu held) for every suspension
+// that ended: the stopped-time windows. (Counts by reason are gcpause's:
+// reasonSummary.)
+func (m *Monitor) onStopped(s *analysis.Stopped) {
+	m.anyStopped.add(s.BeginNanos, s.EndNanos, m.now)
+	if clrevents.SuspendReason(s.Reason).IsGC() {
+		m.gcStopped.add(s.BeginNanos, s.EndNanos, m.now)
 	}
 }
 
 // openSince is the earliest begin of the suspensions in progress that
 // match gcOnly (-1: none).
-func (m *Monitor) openSince(gcOnly bool) int64 {
-	t := int64(-1)
-	for _, s := range m.open {
-		if gcOnly && !s.reason.IsGC() {
-			continue
-		}
-		if t < 0 || s.begin < t {
-			t = s.begin
-		}
-	}
-	return t
-}
+func (m *Monitor) openSince(gcOnly bool) int64 { return m.gc.OpenSince(gcOnly) }
 
 // onGC runs inside gcpause.Event (m.mu held).
 func (m *Monitor) onGC(g *gcpause.GC) {

@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrmeta"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -85,12 +88,20 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	// Cancelling ctx stops the session; the stream then ends.
 	defer context.AfterFunc(ctx, st.Stop)()
 	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
-	b := heapgraph.NewBuilder(st.Header(), st.Stop)
+	// After the pause analysis, which pairs the dump GC's stop (the
+	// snapshot's pause, analysis.Stopped).
+	set := analysis.NewSet()
+	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
+	builder := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder {
+		return heapgraph.NewBuilder(h, st.Stop)
+	})
+	set.Start(st.Header())
+	b := builder.Get()
 	// The runtime names each type once while the monitoring session
 	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
 	// from the earlier ones. Snapshots of a target take turns (its slot).
 	b.KnownTypes(t.typeNames)
-	end, err := st.Run(b)
+	end, err := st.Run(set)
 	t.typeNames = b.NamedTypes()
 	in := report.NewInput(st.Name, st.Live(), end, b.Stats())
 	if err != nil {

@@ -242,6 +242,10 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	if trig != nil {
 		also = append(also, trig)
 	}
+	opts.OnGCStart = nil // the options outlive a session
+	if trig != nil {
+		opts.OnGCStart = trig.GCStart // before the trigger records the GCStart
+	}
 	opts.OnGC = func(g *gcpause.GC) {
 		hist.Observe(g)
 		if plog != nil {
