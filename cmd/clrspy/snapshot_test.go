@@ -29,7 +29,7 @@ func TestSnapshotBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"snapshot", "../../testdata/traces/gc-wks.nettrace"}, "no heap dump in the events"},
-		{[]string{"snapshot", "../../README.md"}, "not a nettrace or netperf stream"},
+		{[]string{"snapshot", "../../README.md"}, "README.md: not a trace: starts with 23 20 63 6c 72 73 70 79"},
 		{[]string{"snapshot", cut}, "not a readable .gcdump: truncated"},
 		{[]string{"snapshot", "--diff", cut}, "--diff needs two trace files"},
 		{[]string{"snapshot", "--why", "NoSuchType", "../../testdata/traces/heap-graph-dotnet-gcdump.gcdump"}, "no type of that name"},
