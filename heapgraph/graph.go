@@ -78,6 +78,10 @@ type Missing struct {
 	// pseudo-nodes) were past the cut.
 	FileCut  bool   `json:"file_cut"`
 	CutNodes uint64 `json:"cut_nodes"`
+	// CutEdges: references of the objects kept to nodes past the cut
+	// (objects the file described, lost with its end; not in
+	// DanglingEdges).
+	CutEdges uint64 `json:"cut_edges"`
 	// Unrooted objects: no reported root reaches them (the frozen
 	// segments' string literals and RuntimeType objects, which are
 	// alive forever; or objects whose root events were lost); each

@@ -127,7 +127,9 @@ func snapshotMissing(m heapgraph.Missing) string {
 	if m.Cut {
 		p = append(p, "the events end during the heap walk")
 	}
-	if m.FileCut && m.CutNodes > 0 {
+	if m.FileCut && m.CutNodes > 0 && m.CutEdges > 0 {
+		p = append(p, fmt.Sprintf("the .gcdump file is cut short (%d of its nodes lost, and %d references of the objects kept to them)", m.CutNodes, m.CutEdges))
+	} else if m.FileCut && m.CutNodes > 0 {
 		p = append(p, fmt.Sprintf("the .gcdump file is cut short (%d of its nodes lost)", m.CutNodes))
 	} else if m.FileCut {
 		p = append(p, "the .gcdump file is cut short (in the objects' addresses)")
@@ -139,12 +141,29 @@ func snapshotMissing(m heapgraph.Missing) string {
 		p = append(p, fmt.Sprintf("%d references the objects announced never came", m.Edges))
 	}
 	if m.DanglingEdges > 0 {
-		p = append(p, fmt.Sprintf("%d references point at %d objects never described", m.DanglingEdges, m.DanglingObjects))
+		p = append(p, danglingText(m))
 	}
 	if m.Roots > 0 {
 		p = append(p, fmt.Sprintf("%d roots name objects never described", m.Roots))
 	}
 	return "the heap snapshot is incomplete: " + strings.Join(p, ", ") + " (retained sizes and paths are of the objects described)"
+}
+
+// danglingText says how many references lead to objects the heap walk
+// never described, and how many such objects (one object may be the
+// target of many references).
+func danglingText(m heapgraph.Missing) string {
+	refs := "references lead"
+	if m.DanglingEdges == 1 {
+		refs = "reference leads"
+	}
+	switch {
+	case m.DanglingObjects == 1:
+		return fmt.Sprintf("%d %s to an object the heap walk never described", m.DanglingEdges, refs)
+	case m.DanglingObjects > 1:
+		return fmt.Sprintf("%d %s to %d objects the heap walk never described", m.DanglingEdges, refs, m.DanglingObjects)
+	}
+	return fmt.Sprintf("%d %s to objects the heap walk never described", m.DanglingEdges, refs)
 }
 
 // SnapshotUnnamed is the partial line of a snapshot whose types were not

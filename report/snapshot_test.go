@@ -126,3 +126,21 @@ func TestSnapshotRetainedBound(t *testing.T) {
 		t.Errorf("text report:\n%s", text)
 	}
 }
+
+// TestDanglingText: references to objects never described are counted
+// with the objects they lead to, never "at 0 objects".
+func TestDanglingText(t *testing.T) {
+	for _, c := range []struct {
+		m    heapgraph.Missing
+		want string
+	}{
+		{heapgraph.Missing{DanglingEdges: 2767, DanglingObjects: 12}, "2767 references lead to 12 objects the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 2, DanglingObjects: 1}, "2 references lead to an object the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 1, DanglingObjects: 1}, "1 reference leads to an object the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 5}, "5 references lead to objects the heap walk never described"},
+	} {
+		if got := danglingText(c.m); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+}
