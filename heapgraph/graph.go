@@ -117,15 +117,21 @@ type Graph struct {
 	// TypeModules names each type's module (its IL path), "" unknown.
 	TypeModules []string
 
-	Bytes    uint64 // sum of Size
-	Missing  Missing
-	GC       uint32        // the dump GC's number
-	Pause    time.Duration // the dump GC's pause (suspension to restart), 0 unknown
-	COM      uint64        // RCW and CCW wrappers reported
-	byAddr   []uint32      // ids sorted by address (when runs is nil)
-	runs     []addrRun     // or: runs of ids in address order, by address
-	mem      *store        // where the arrays are mapped (nil: the Go heap)
-	analysed bool
+	Bytes   uint64 // sum of Size
+	Missing Missing
+	GC      uint32        // the dump GC's number
+	Pause   time.Duration // the dump GC's pause (suspension to restart), 0 unknown
+	// Taken is when the dump's GC began (zero: unknown, as for a .gcdump
+	// file, which records no time; a caller may set it and TakenFrom).
+	Taken time.Time
+	// TakenFrom says where Taken comes from: "trace" (the dump GC's
+	// event), "file_mtime" (a file's modification time), "" unknown.
+	TakenFrom string
+	COM       uint64    // RCW and CCW wrappers reported
+	byAddr    []uint32  // ids sorted by address (when runs is nil)
+	runs      []addrRun // or: runs of ids in address order, by address
+	mem       *store    // where the arrays are mapped (nil: the Go heap)
+	analysed  bool
 
 	// Filled by Analyze.
 	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
@@ -250,6 +256,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	}
 	for v, t := range g.Type {
 		g.Type[v] = remap[t]
+	}
+	if b.start != 0 {
+		g.Taken, g.TakenFrom = b.hdr.Time(b.start), "trace"
 	}
 	if b.start != 0 && b.restart > b.start {
 		g.Pause = time.Duration(b.hdr.DurationNanos(b.restart - b.start))

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -345,6 +347,15 @@ type SnapshotDiffDocument struct {
 	Types    []SnapshotTypeDeltaJSON `json:"types"`
 	Growth   []SnapshotGrowthJSON    `json:"growth"`
 	Suspects []SnapshotSuspectJSON   `json:"suspects"`
+	// BytesDelta and ObjectsDelta: the whole heap's change, after minus
+	// before.
+	BytesDelta   int64 `json:"bytes_delta"`
+	ObjectsDelta int64 `json:"objects_delta"`
+	// IntervalSec is the time from the first snapshot to the second and
+	// BytesPerMin the heap's growth over it (absent when either
+	// snapshot's time is unknown).
+	IntervalSec *float64 `json:"interval_sec,omitempty"`
+	BytesPerMin *float64 `json:"bytes_per_min,omitempty"`
 }
 
 // SnapshotSideJSON is one snapshot of a diff.
@@ -352,6 +363,19 @@ type SnapshotSideJSON struct {
 	Source  string `json:"source"`
 	Objects uint64 `json:"objects"`
 	Bytes   uint64 `json:"bytes"`
+	// Taken is when the snapshot was taken (RFC 3339, UTC), TakenFrom
+	// where that time comes from: "trace" (its GC's event) or
+	// "file_mtime" (a .gcdump's modification time); absent: unknown.
+	Taken     string `json:"taken,omitempty"`
+	TakenFrom string `json:"taken_from,omitempty"`
+}
+
+func snapshotSide(source string, g *heapgraph.Graph) SnapshotSideJSON {
+	s := SnapshotSideJSON{Source: source, Objects: uint64(g.N), Bytes: g.Bytes}
+	if !g.Taken.IsZero() {
+		s.Taken, s.TakenFrom = g.Taken.UTC().Format(time.RFC3339Nano), g.TakenFrom
+	}
+	return s
 }
 
 // SnapshotTypeDeltaJSON is one type's change.
@@ -413,9 +437,17 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	}
 	in.Complete = len(in.Partial) == 0
 	doc := &SnapshotDiffDocument{Input: in,
-		Before: SnapshotSideJSON{Source: before.Source, Objects: uint64(old.N), Bytes: old.Bytes},
-		After:  SnapshotSideJSON{Source: after.Source, Objects: uint64(cur.N), Bytes: cur.Bytes},
-		Types:  []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{}}
+		Before: snapshotSide(before.Source, old), After: snapshotSide(after.Source, cur),
+		Types: []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{},
+		BytesDelta: int64(cur.Bytes) - int64(old.Bytes), ObjectsDelta: int64(cur.N) - int64(old.N)}
+	if !old.Taken.IsZero() && !cur.Taken.IsZero() {
+		sec := cur.Taken.Sub(old.Taken).Seconds()
+		doc.IntervalSec = &sec
+		if sec > 0 {
+			r := float64(doc.BytesDelta) * 60 / sec
+			doc.BytesPerMin = &r
+		}
+	}
 	ts := d.Types
 	if top > 0 && len(ts) > top {
 		ts = ts[:top]
@@ -435,14 +467,25 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	return doc
 }
 
-// WriteSnapshotDiffText writes a diff for people.
+// WriteSnapshotDiffText writes a diff for people: sizes in B, KiB, MiB
+// or GiB, the time between the snapshots and the heap's growth rate.
 func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	b := &strings.Builder{}
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
 	}
-	fmt.Fprintf(b, "heap snapshots: %s (%d objects, %s) -> %s (%d objects, %s)\n\n", d.Before.Source, d.Before.Objects, sizeText(d.Before.Bytes),
-		d.After.Source, d.After.Objects, sizeText(d.After.Bytes))
+	fmt.Fprintf(b, "heap snapshots: %s (%d objects, %s%s) -> %s (%d objects, %s%s)\n", d.Before.Source, d.Before.Objects, sizeText(d.Before.Bytes),
+		takenText(d.Before), d.After.Source, d.After.Objects, sizeText(d.After.Bytes), takenText(d.After))
+	fmt.Fprintf(b, "the heap %s by %s (%+d objects)", grewWord(d.BytesDelta), sizeText(uint64(max(d.BytesDelta, -d.BytesDelta))), d.ObjectsDelta)
+	switch {
+	case d.IntervalSec == nil:
+		fmt.Fprint(b, "; the time between the snapshots is unknown")
+	case *d.IntervalSec <= 0:
+		fmt.Fprintf(b, "; the second snapshot is not later than the first (%s)", durationText(*d.IntervalSec))
+	default:
+		fmt.Fprintf(b, " in %s: %s/min", durationText(*d.IntervalSec), deltaText(int64(*d.BytesPerMin)))
+	}
+	fmt.Fprint(b, "\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED Δ\tBYTES Δ\tCOUNT Δ\tBEFORE\tAFTER\t  TYPE")
 	for _, t := range d.Types {
@@ -450,7 +493,7 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 		if !t.RetainedExact {
 			mark = "~"
 		}
-		fmt.Fprintf(tw, "%s%+d\t%+d\t%+d\t%d\t%d\t  %s\n", mark, t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
 	}
 	tw.Flush()
 	for _, t := range d.Types {
@@ -462,15 +505,63 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {
-			fmt.Fprintf(b, "%+12d B  %s -> %s  %s %s\n", g.RetainedDelta, sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), strings.Join(g.Path, " > "))
+			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), strings.Join(g.Path, " > "))
 		}
 	}
 	if len(d.Suspects) > 0 {
 		fmt.Fprintf(b, "\nleak suspects (grew, and kept through one path)\n")
 		for _, s := range d.Suspects {
-			fmt.Fprintf(b, "%s: %+d objects, %+d B; %.0f%% through %s %s\n", s.Type, s.CountDelta, s.BytesDelta, 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), strings.Join(s.Path.Path, " > "))
+			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", s.Type, s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), strings.Join(s.Path.Path, " > "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// deltaText is a signed size: "+43.4 MiB", "-512 B", "+0 B".
+func deltaText(n int64) string {
+	if n < 0 {
+		return "-" + sizeText(uint64(-n))
+	}
+	return "+" + sizeText(uint64(n))
+}
+
+func grewWord(n int64) string {
+	if n < 0 {
+		return "shrank"
+	}
+	return "grew"
+}
+
+// takenText is ", taken 2026-12-02 16:01:02 UTC" (the modification time
+// of a .gcdump marked so), or "".
+func takenText(s SnapshotSideJSON) string {
+	t, err := time.Parse(time.RFC3339Nano, s.Taken)
+	if err != nil {
+		return ""
+	}
+	from := ""
+	if s.TakenFrom == "file_mtime" {
+		from = " (file time)"
+	}
+	return ", taken " + t.Format("2006-01-02 15:04:05 UTC") + from
+}
+
+// durationText is a duration for people: "850 ms", "12.3 s", "5 min 2 s",
+// "2 h 5 min".
+func durationText(sec float64) string {
+	a := math.Abs(sec)
+	sign := ""
+	if sec < 0 {
+		sign = "-"
+	}
+	switch {
+	case a < 1:
+		return fmt.Sprintf("%s%.0f ms", sign, a*1000)
+	case a < 60:
+		return fmt.Sprintf("%s%.1f s", sign, a)
+	case a < 3600:
+		return fmt.Sprintf("%s%d min %d s", sign, int(a)/60, int(a)%60)
+	}
+	return fmt.Sprintf("%s%d h %d min", sign, int(a)/3600, int(a)%3600/60)
 }

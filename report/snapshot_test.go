@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,7 +19,12 @@ import (
 
 func graphFixture(t *testing.T) *heapgraph.Graph {
 	t.Helper()
-	r := tracetest.OpenFile(t, tracetest.Path(t, "heap-graph.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
+	return graphFile(t, "heap-graph.nettrace.gz")
+}
+
+func graphFile(t *testing.T, name string) *heapgraph.Graph {
+	t.Helper()
+	r := tracetest.OpenFile(t, tracetest.Path(t, name), func(in io.Reader) (*nettrace.Reader, error) {
 		z, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, err
@@ -141,6 +148,52 @@ func TestDanglingText(t *testing.T) {
 	} {
 		if got := danglingText(c.m); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+}
+
+// TestSnapshotDiffText: the diff of the graph workload's two snapshots
+// (the second after 500 more items, testdata/traces/README.md) is in
+// human units, with the time between them (the dump GCs' events, 2.73 s)
+// and the heap's growth rate; the JSON keeps the bytes and seconds.
+func TestSnapshotDiffText(t *testing.T) {
+	old, cur := graphFile(t, "heap-graph.nettrace.gz"), graphFile(t, "heap-graph-added.nettrace.gz")
+	d := NewSnapshotDiffDocument(Input{Source: "a", Complete: true}, Input{Source: "b", Complete: true}, old, cur, heapgraph.Compare(old, cur), 30)
+	if d.BytesDelta != 284838 || d.ObjectsDelta != 4451 || d.IntervalSec == nil || math.Abs(*d.IntervalSec-2.732) > 0.001 ||
+		d.Before.TakenFrom != "trace" || d.Before.Taken != "2026-11-27T01:28:03.626066388Z" {
+		t.Fatalf("diff %+v, interval %v", d, d.IntervalSec)
+	}
+	if want := 284838 * 60 / *d.IntervalSec; math.Abs(*d.BytesPerMin-want) > 1 {
+		t.Errorf("bytes_per_min %v, want %v", *d.BytesPerMin, want)
+	}
+	var b strings.Builder
+	if err := WriteSnapshotDiffText(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"a (4491 objects, 231.3 KiB, taken 2026-11-27 01:28:03 UTC) -> b (8942 objects, 509.5 KiB, taken 2026-11-27 01:28:06 UTC)\n",
+		"the heap grew by 278.2 KiB (+4451 objects) in 2.7 s: +6.0 MiB/min\n",
+		"+35.2 KiB  140.7 KiB -> 175.9 KiB  [static Holder] Workload.GraphHolder",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diff text lacks %q:\n%s", want, text)
+		}
+	}
+	// GraphItem: +500 objects of 32 B each, in the table in KiB.
+	if !regexp.MustCompile(`(?m)^ +\+31\.2 KiB +\+15\.6 KiB +\+500 +2000 +2500 +Workload\.GraphItem$`).MatchString(text) {
+		t.Errorf("GraphItem's row not in human units:\n%s", text)
+	}
+	if regexp.MustCompile(`[+-]\d{5,}`).MatchString(text) {
+		t.Errorf("a raw byte count in the text:\n%s", text)
+	}
+}
+
+// TestDurationText: the time between snapshots, for people.
+func TestDurationText(t *testing.T) {
+	for sec, want := range map[float64]string{0.85: "850 ms", 12.34: "12.3 s", 302: "5 min 2 s", 7500: "2 h 5 min", -3: "-3.0 s"} {
+		if got := durationText(sec); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", sec, got, want)
 		}
 	}
 }

@@ -345,7 +345,15 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
 	if isGcdump(path) {
-		return readGcdump(path)
+		in, g, err := readGcdump(path)
+		if err == nil && g.Taken.IsZero() && path != "-" {
+			// A .gcdump records no time: the tools write it as the
+			// dump ends, so its modification time is when it was taken.
+			if fi, serr := os.Stat(path); serr == nil {
+				g.Taken, g.TakenFrom = fi.ModTime().UTC(), "file_mtime"
+			}
+		}
+		return in, g, err
 	}
 	st, err := source.Open(source.Spec{File: path, Stdin: os.Stdin, Threads: threads, Keep: heapgraph.Wants})
 	if err != nil {
