@@ -102,6 +102,9 @@ type schedSampler struct {
 	v0   int64
 	t1   time.Time
 	v1   int64
+	// th0, th1: each thread's schedstat time at the first and the latest
+	// reading (a thread born later starts from 0).
+	th0, th1 map[uint64]int64
 }
 
 func startSched(pid int) *schedSampler {
@@ -124,18 +127,46 @@ func startSched(pid int) *schedSampler {
 }
 
 func (s *schedSampler) read() {
-	v, err := procfs.SchedNanos(s.pid)
-	if err != nil {
+	ts, err := procfs.SchedThreads(s.pid)
+	if err != nil || len(ts) == 0 {
 		return
+	}
+	var v int64
+	for _, x := range ts {
+		v += x
 	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n == 0 {
-		s.t0, s.v0 = now, v
+		s.t0, s.v0, s.th0 = now, v, ts
+	}
+	if s.th1 == nil {
+		s.th1 = map[uint64]int64{}
+	}
+	for tid, x := range ts { // threads that exited keep their last reading
+		s.th1[tid] = max(x, s.th1[tid])
 	}
 	s.t1, s.v1 = now, max(v, s.v1)
 	s.n++
+}
+
+// busiest returns the thread that asked for the most CPU between the
+// first and the latest reading, as a share of one core (0: unknown).
+func (s *schedSampler) busiest() (tid uint64, pct float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el := s.t1.Sub(s.t0)
+	if s.n < 2 || el < time.Second {
+		return 0, 0
+	}
+	var best int64
+	for t, v := range s.th1 {
+		if d := v - s.th0[t]; d > best || d == best && t < tid {
+			tid, best = t, d
+		}
+	}
+	return tid, float64(best) * 100 / float64(el.Nanoseconds())
 }
 
 // pct stops the sampler and returns the CPU the process asked for as a
@@ -208,6 +239,15 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		demand = sched.pct(cores)
 	}
 	a.SetCPU(cores, demand)
+	if sched != nil {
+		if tid, pct := sched.busiest(); pct > 0 {
+			name := ""
+			if proc != nil {
+				name = proc.ThreadNames()[tid]
+			}
+			a.SetBusiestThread(tid, name, pct)
+		}
+	}
 	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
 	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
