@@ -30,6 +30,50 @@ type SnapshotDocument struct {
 	Why     string                `json:"why,omitempty"`
 	Paths   []SnapshotPathJSON    `json:"paths,omitempty"`
 	Tree    *SnapshotTreeNodeJSON `json:"tree,omitempty"`
+	// TypeNames gives the readable name of each type whose runtime name
+	// differs (`Dictionary<Int64,LeakSession>+Entry[]` for
+	// `Entry[System.Int64,LeakSession][]`): the text shows it, every
+	// "type" above stays the runtime's exact name.
+	TypeNames map[string]string `json:"type_names,omitempty"`
+}
+
+// readableNames maps the runtime names of g's types whose readable names
+// differ to those (heapgraph.Graph.DisplayNames).
+func readableNames(gs ...*heapgraph.Graph) map[string]string {
+	m := map[string]string{}
+	for _, g := range gs {
+		for i, d := range g.DisplayNames() {
+			if n := g.TypeNames[i]; d != n {
+				m[n] = d
+			}
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// readable is the readable form of type name n (a path step "TYPE ×4+"
+// too) by names.
+func readable(names map[string]string, n string) string {
+	if d, ok := names[n]; ok {
+		return d
+	}
+	if i := strings.LastIndex(n, " ×"); i > 0 {
+		if d, ok := names[n[:i]]; ok {
+			return d + n[i:]
+		}
+	}
+	return n
+}
+
+func readablePath(names map[string]string, p []string) string {
+	out := make([]string, len(p))
+	for i, n := range p {
+		out[i] = readable(names, n)
+	}
+	return strings.Join(out, " > ")
 }
 
 // SnapshotTypeJSON is one type of a snapshot.
@@ -109,6 +153,7 @@ func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *Snaps
 		t := treeJSON(g, g.Tree(o.TreeDepth, o.TreeWidth))
 		d.Tree = &t
 	}
+	d.TypeNames = readableNames(g)
 	return d
 }
 
@@ -238,7 +283,7 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 			r = ">=" + r
 			bounds++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, t.Type)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, readable(d.TypeNames, t.Type))
 	}
 	tw.Flush()
 	if bounds > 0 {
@@ -248,25 +293,25 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	if d.Paths != nil {
 		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
 		for _, p := range d.Paths {
-			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), strings.Join(p.Path, " > "))
+			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), readablePath(d.TypeNames, p.Path))
 		}
 	}
 	if d.Tree != nil {
 		fmt.Fprintf(b, "\ndominator tree (retained, own, type)\n")
-		writeTree(b, *d.Tree, 0)
+		writeTree(b, *d.Tree, 0, d.TypeNames)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeTree(b *strings.Builder, n SnapshotTreeNodeJSON, depth int) {
+func writeTree(b *strings.Builder, n SnapshotTreeNodeJSON, depth int, names map[string]string) {
 	root := ""
 	if n.Root != "" {
 		root = " [" + n.Root + "]"
 	}
-	fmt.Fprintf(b, "%s%s %s %s %s%s\n", strings.Repeat("  ", depth), sizeText(n.RetainedBytes), sizeText(n.Bytes), n.Type, n.Address, root)
+	fmt.Fprintf(b, "%s%s %s %s %s%s\n", strings.Repeat("  ", depth), sizeText(n.RetainedBytes), sizeText(n.Bytes), readable(names, n.Type), n.Address, root)
 	for _, c := range n.Children {
-		writeTree(b, c, depth+1)
+		writeTree(b, c, depth+1, names)
 	}
 	if n.More > 0 {
 		fmt.Fprintf(b, "%s... %d more\n", strings.Repeat("  ", depth+1), n.More)
@@ -356,6 +401,8 @@ type SnapshotDiffDocument struct {
 	// snapshot's time is unknown).
 	IntervalSec *float64 `json:"interval_sec,omitempty"`
 	BytesPerMin *float64 `json:"bytes_per_min,omitempty"`
+	// TypeNames: the readable names, as SnapshotDocument's.
+	TypeNames map[string]string `json:"type_names,omitempty"`
 }
 
 // SnapshotSideJSON is one snapshot of a diff.
@@ -439,7 +486,7 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	doc := &SnapshotDiffDocument{Input: in,
 		Before: snapshotSide(before.Source, old), After: snapshotSide(after.Source, cur),
 		Types: []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{},
-		BytesDelta: int64(cur.Bytes) - int64(old.Bytes), ObjectsDelta: int64(cur.N) - int64(old.N)}
+		BytesDelta: int64(cur.Bytes) - int64(old.Bytes), ObjectsDelta: int64(cur.N) - int64(old.N), TypeNames: readableNames(old, cur)}
 	if !old.Taken.IsZero() && !cur.Taken.IsZero() {
 		sec := cur.Taken.Sub(old.Taken).Seconds()
 		doc.IntervalSec = &sec
@@ -493,7 +540,7 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 		if !t.RetainedExact {
 			mark = "~"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, readable(d.TypeNames, t.Type))
 	}
 	tw.Flush()
 	for _, t := range d.Types {
@@ -505,13 +552,13 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {
-			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), strings.Join(g.Path, " > "))
+			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), readablePath(d.TypeNames, g.Path))
 		}
 	}
 	if len(d.Suspects) > 0 {
 		fmt.Fprintf(b, "\nleak suspects (grew, and kept through one path)\n")
 		for _, s := range d.Suspects {
-			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", s.Type, s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), strings.Join(s.Path.Path, " > "))
+			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", readable(d.TypeNames, s.Type), s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), readablePath(d.TypeNames, s.Path.Path))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

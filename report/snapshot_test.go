@@ -180,6 +180,20 @@ func TestSnapshotDiffText(t *testing.T) {
 			t.Errorf("diff text lacks %q:\n%s", want, text)
 		}
 	}
+	// Type names as .NET users read them in the text; the JSON keeps the
+	// runtime's beside them.
+	exact := "Entry[System.Int32,System.Diagnostics.Tracing.EventSource+EventMetadata][]"
+	if !regexp.MustCompile(`(?m)^ +\+193\.2 KiB +\+21\.6 KiB +\+1 +0 +1 +Dictionary<Int32,EventSource\+EventMetadata>\+Entry\[\]$`).MatchString(text) ||
+		strings.Contains(text, exact) || d.TypeNames[exact] != "Dictionary<Int32,EventSource+EventMetadata>+Entry[]" {
+		t.Errorf("the dictionary's entries not named as users read them (type_names %q):\n%s", d.TypeNames[exact], text)
+	}
+	found := false
+	for _, ty := range d.Types {
+		found = found || ty.Type == exact
+	}
+	if !found {
+		t.Errorf("the JSON's types lost the runtime's name %q", exact)
+	}
 	// GraphItem: +500 objects of 32 B each, in the table in KiB.
 	if !regexp.MustCompile(`(?m)^ +\+31\.2 KiB +\+15\.6 KiB +\+500 +2000 +2500 +Workload\.GraphItem$`).MatchString(text) {
 		t.Errorf("GraphItem's row not in human units:\n%s", text)
