@@ -409,8 +409,23 @@ type PageLocks struct {
 	Waiting     int        `json:"still_waiting"`
 	Locks       []PageLock `json:"locks"` // longest total wait first
 	More        int        `json:"more"`  // locks left out
-	Notes       []string   `json:"notes,omitempty"`
+	// MoreWaits and MoreMS are the waits and the wait time of the locks
+	// left out (folded: the locks past those that matter).
+	MoreWaits int64    `json:"more_waits"`
+	MoreMS    float64  `json:"more_ms"`
+	Notes     []string `json:"notes,omitempty"`
 }
+
+// Lock rows on the page: the locks that matter lead, the rest fold into
+// one line (a table of 44 locks, 43 with one wait, was a page of 50
+// stacks). After pageLocksMin rows, a lock is shown only while the ones
+// before it hold less than pageLocksShare of the wait time, and never
+// more than pageLocksMax.
+const (
+	pageLocksMin   = 3
+	pageLocksMax   = 12
+	pageLocksShare = 0.95
+)
 
 // PageLock is one contended lock.
 type PageLock struct {
@@ -440,11 +455,20 @@ func NewPageLocks(r *locks.Result, max int) *PageLocks {
 	s := r.Summary
 	pl := &PageLocks{Contentions: s.Contentions, TotalMS: round3(ms(s.TotalNs)), MaxMS: round3(ms(s.MaxNs)),
 		Waiting: len(r.StillWaiting), Locks: []PageLock{}, Notes: r.Notes}
+	max = min(max, pageLocksMax)
+	var shown int64
 	for i, l := range r.Locks {
-		if i == max {
-			pl.More = len(r.Locks) - max
+		if i == max || i >= pageLocksMin && float64(shown) >= pageLocksShare*float64(s.TotalNs) {
+			pl.More = len(r.Locks) - i
+			var ns int64
+			for _, x := range r.Locks[i:] {
+				pl.MoreWaits += x.Contentions
+				ns += x.TotalNs
+			}
+			pl.MoreMS = round3(ms(ns))
 			break
 		}
+		shown += l.TotalNs
 		row := PageLock{ID: "-", Type: l.ObjectType, Contentions: l.Contentions,
 			TotalMS: round3(ms(l.TotalNs)), MeanMS: round3(ms(l.MeanNs())), MaxMS: round3(ms(l.MaxNs)), Waiting: l.Waiting,
 			Owners: []string{}, Stack: []string{}}

@@ -1214,7 +1214,7 @@ function renderLocks() {
     if (l.stack.length) h += '<tr><td></td><td colspan="6" class="stack">waiting in ' + esc(l.stack.slice(0, 4).join(' ← ')) + '</td></tr>';
   }
   h += '</tbody></table>';
-  if (L.more) h += '<div class="sub">' + L.more + ' more locks</div>';
+  if (L.more) h += '<div class="sub">' + L.more + ' more locks: ' + fmtInt(L.more_waits) + ' waits, ' + fmtMs(L.more_ms) + ' ms (clrspy locks lists them all)</div>';
   if (L.notes && L.notes.length) h += '<div class="sub" style="margin-top:6px">' + L.notes.map(esc).join('<br>') + '</div>';
   $('locks').innerHTML = h;
 }
