@@ -99,7 +99,9 @@ func TestQueueGrowthEpisode(t *testing.T) {
 // invoker, the action inlined into it) as the first application frame
 // is named by what calls it, never as a bare lambda_method.
 func TestGeneratedSite(t *testing.T) {
-	m := func(name, mod string) stacks.Frame { return stacks.Frame{Kind: stacks.KindManaged, Name: name, Module: mod} }
+	m := func(name, mod string) stacks.Frame {
+		return stacks.Frame{Kind: stacks.KindManaged, Name: name, Module: mod}
+	}
 	fs := []stacks.Frame{
 		m("System.Threading.Tasks.Task.Wait(int32,value class System.Threading.CancellationToken)", "System.Private.CoreLib.dll"),
 		m("dynamicClass.lambda_method2(pMT: [ClassLoader.Closure],object,object[])", ""),

@@ -68,10 +68,10 @@ type MemoryFacts struct {
 	GCs int `json:"gcs"`
 	// FirstOldMB and LastOldMB are gen2+LOH+POH after the first and the
 	// last of them, SpanSec the time between the two.
-	FirstOldMB       float64 `json:"first_old_mb"`
-	LastOldMB        float64 `json:"last_old_mb"`
-	SpanSec          float64 `json:"span_sec"`
-	OldGrowthMBMin   float64 `json:"old_growth_mb_per_min"`
+	FirstOldMB     float64 `json:"first_old_mb"`
+	LastOldMB      float64 `json:"last_old_mb"`
+	SpanSec        float64 `json:"span_sec"`
+	OldGrowthMBMin float64 `json:"old_growth_mb_per_min"`
 	// The judged trend runs from the heap's settling: the GCs of the
 	// first third of the span (start-up, a heap growing from nothing)
 	// are its warm-up. SettledGCs counts the GCs from the settling on,
@@ -79,11 +79,11 @@ type MemoryFacts struct {
 	// time from it to the last; OldGrowthMBMin is over that stretch when
 	// Settled (WarmupMB: the growth before it). A caller without the
 	// series leaves Settled false: the trend is first to last.
-	Settled      bool    `json:"settled"`
-	SettledGCs   int     `json:"settled_gcs,omitempty"`
-	SettledOldMB float64 `json:"settled_old_mb,omitempty"`
-	SettledSec   float64 `json:"settled_sec,omitempty"`
-	WarmupMB     float64 `json:"warmup_mb,omitempty"`
+	Settled          bool    `json:"settled"`
+	SettledGCs       int     `json:"settled_gcs,omitempty"`
+	SettledOldMB     float64 `json:"settled_old_mb,omitempty"`
+	SettledSec       float64 `json:"settled_sec,omitempty"`
+	WarmupMB         float64 `json:"warmup_mb,omitempty"`
 	Gen2MB           float64 `json:"gen2_mb"`
 	LOHMB            float64 `json:"loh_mb"`
 	Gen2FragPct      float64 `json:"gen2_fragmentation_pct"`
