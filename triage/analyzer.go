@@ -113,6 +113,10 @@ type Analyzer struct {
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).
 	sampled bool
+	// perfMethods: the top methods from a CPU sampler the caller ran
+	// (SetTopMethods), used where the stream has no samples.
+	perfMethods       []Method
+	perfMethodsSource string
 	// busiest: the busiest thread (SetBusiestThread).
 	busiestPct  float64
 	busiestTID  uint64
@@ -156,6 +160,14 @@ func (a *Analyzer) SetCPU(cores int, demandPct float64) {
 // window (running or runnable, from /proc) as a share of one core.
 func (a *Analyzer) SetBusiestThread(tid uint64, name string, pct float64) {
 	a.busiestTID, a.busiestName, a.busiestPct = tid, name, pct
+}
+
+// SetTopMethods gives the top methods (leaf frames, share of samples)
+// from a CPU sampler the caller ran beside the session (source "perf":
+// Linux perf_event, which needs no stacks in the stream); they name the
+// CPU findings when the stream has no samples of its own.
+func (a *Analyzer) SetTopMethods(source string, ms []Method) {
+	a.perfMethods, a.perfMethodsSource = ms, source
 }
 
 // SetThreadPool replaces the counters' thread-pool facts with a
@@ -497,13 +509,17 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 	case a.cpuN > 0:
 		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
 	}
-	if a.prof == nil {
+	if a.prof == nil || !a.sampled {
+		if len(a.perfMethods) > 0 {
+			c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
+		}
 		return
 	}
 	p := a.prof.Result()
 	if p.Managed == 0 {
 		return
 	}
+	c.MethodsSource = "eventpipe"
 	by := map[string]int64{}
 	var total int64
 	for _, s := range p.Samples {

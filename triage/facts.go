@@ -149,6 +149,9 @@ type CPUFacts struct {
 	// process used), -1 unknown.
 	UsagePct   float64  `json:"usage_pct"`
 	TopMethods []Method `json:"top_methods,omitempty"`
+	// MethodsSource is the sampler TopMethods come from: "eventpipe" (the
+	// runtime's samples in the stream) or "perf" (perf_event beside it).
+	MethodsSource string `json:"methods_source,omitempty"`
 	// BusiestThread*: the one thread that asked for the most CPU
 	// (running or runnable, /proc schedstat) as a share of one core: a
 	// thread at 100% is saturated whatever the process's share of all

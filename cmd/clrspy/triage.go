@@ -1,20 +1,26 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -184,6 +190,80 @@ func (s *schedSampler) pct(cores int) float64 {
 	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
 }
 
+// triagePerf is perf_event's sampler run beside a triage session for
+// the top methods.
+type triagePerf struct {
+	s      *perf.Sampler
+	b      *perf.Builder
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startTriagePerf starts the perf sampler on st's process at 99 Hz per
+// thread; nil (and a note on why) where the kernel does not permit it.
+func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *triagePerf {
+	opts := perf.Options{Hz: 99}
+	if _, err := perf.Check(st.Pid, opts); err != nil {
+		notice(fmt.Sprintf("top methods: the perf sampler is unavailable (%v); --cpu adds the runtime's sampler", err))
+		return nil
+	}
+	s, err := perf.Open(st.Pid, opts)
+	if err != nil {
+		notice(fmt.Sprintf("top methods: %v", err))
+		return nil
+	}
+	b, err := perf.NewBuilder(st.Pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz})
+	if err != nil {
+		s.Close()
+		notice(fmt.Sprintf("top methods: %v", err))
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tp := &triagePerf{s: s, b: b, cancel: cancel}
+	tp.wg.Add(1)
+	go func() {
+		defer tp.wg.Done()
+		_ = s.Run(ctx, b.Sample)
+	}()
+	return tp
+}
+
+// stop ends the sampler and returns the top 5 methods by leaf samples.
+func (tp *triagePerf) stop() []triage.Method {
+	tp.cancel()
+	tp.wg.Wait()
+	tp.s.Close()
+	defer tp.b.Close()
+	tp.b.Finish()
+	return topLeafMethods(tp.b.Result(), 5)
+}
+
+// topLeafMethods is a profile's n methods with the most samples as the
+// leaf frame, with their share of the samples (argument lists dropped).
+func topLeafMethods(p *stacks.Profile, n int) []triage.Method {
+	by := map[string]int64{}
+	var total int64
+	for _, s := range p.Samples {
+		if s.OffCPU || len(s.Stack) == 0 {
+			continue
+		}
+		name := p.Frames[s.Stack[0]].Name
+		if i := strings.IndexByte(name, '('); i > 0 {
+			name = name[:i]
+		}
+		by[name] += s.Count
+		total += s.Count
+	}
+	var out []triage.Method
+	for name, c := range by {
+		out = append(out, triage.Method{Name: name, Pct: float64(c) * 100 / float64(total)})
+	}
+	slices.SortFunc(out, func(x, y triage.Method) int {
+		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
+	})
+	return out[:min(n, len(out))]
+}
+
 // triageTarget names the target in the next commands: an attached pid,
 // a launched command (its process is gone when the next command runs), a
 // file.
@@ -224,7 +304,22 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		sched = startSched(st.Pid)
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, sym, a)
+	// Without --cpu, the top methods come from perf_event where the
+	// kernel permits it: no stacks in the session, under 2 % overhead.
+	var tp *triagePerf
+	if !cpu && st.Live() && st.Kind != source.Listen && st.Pid > 0 {
+		tp = startTriagePerf(st, sym)
+	}
+	as := []analysis.Analyzer{sym, a}
+	if tp != nil {
+		as = append(as, tp.b)
+	}
+	in, err := run(st, stopWatch, as...)
+	if tp != nil {
+		if ms := tp.stop(); len(ms) > 0 {
+			a.SetTopMethods("perf", ms)
+		}
+	}
 	if err != nil {
 		st.Close()
 		return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -85,6 +86,17 @@ func TestTriageConfusion(t *testing.T) {
 			if c.BusiestThreadPct < 90 || c.BusiestThreadID == 0 || f == nil || f.Severity != triage.Critical ||
 				!strings.HasPrefix(f.Title, fmt.Sprintf("one thread saturates a core: thread %d", c.BusiestThreadID)) {
 				t.Errorf("cpu %+v, thread finding %+v", c, f)
+			}
+			// Named by default where perf_event is permitted (the kernel
+			// decides for a process of this user; asked as triage asks):
+			// HotA does three times HotB's work.
+			if _, err := perf.Check(os.Getpid(), perf.Options{Hz: 99}); err == nil {
+				if c.MethodsSource != "perf" || len(c.TopMethods) < 2 || c.TopMethods[0].Name != "Workload.Cpu.HotA" || c.TopMethods[1].Name != "Workload.Cpu.HotB" ||
+					f == nil || !strings.Contains(f.Title, "; top: Workload.Cpu.HotA ") {
+					t.Errorf("top methods %s %+v, finding %+v: want HotA then HotB from perf", c.MethodsSource, c.TopMethods, f)
+				}
+			} else if c.MethodsSource != "" {
+				t.Errorf("perf not permitted (%v), yet methods from %q", err, c.MethodsSource)
 			}
 		}},
 		{"churn", triage.AreaGC, []string{"churn", "seconds=4"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
