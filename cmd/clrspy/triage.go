@@ -65,7 +65,10 @@ runtime's own counters (queue length, thread count, completed items,
 exception count). CPU of a live target is the time its threads ran or
 waited runnable (/proc schedstat) against the machine's cores, which a
 loaded machine does not shrink; for a file, the runtime's cpu-usage counter.
---cpu adds the sample profiler and names the top methods.
+The top methods (leaf frames) come from perf_event beside the session where
+the kernel permits it (else a notice says why); --cpu takes them from the
+runtime's sample profiler instead. A single thread that wants a whole core
+is judged on its own (cpu.thread_pct) and named.
 
 Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 		Example: `  clrspy triage --pid 4242
@@ -78,7 +81,7 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
-	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: also run the sample profiler to name the top methods")
+	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
