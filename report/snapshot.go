@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,12 +35,18 @@ type SnapshotDocument struct {
 	// differs (`Dictionary<Int64,LeakSession>+Entry[]` for
 	// `Entry[System.Int64,LeakSession][]`): the text shows it, every
 	// "type" above stays the runtime's exact name.
-	TypeNames map[string]string `json:"type_names,omitempty"`
+	TypeNames []ReadableName `json:"type_names,omitempty"`
 }
 
-// readableNames maps the runtime names of g's types whose readable names
-// differ to those (heapgraph.Graph.DisplayNames).
-func readableNames(gs ...*heapgraph.Graph) map[string]string {
+// ReadableName is a type's readable name beside the runtime's.
+type ReadableName struct {
+	Type string `json:"type"` // the runtime's name
+	Name string `json:"name"` // as .NET users read it
+}
+
+// readableNames lists the types of gs whose readable names differ from
+// the runtime's (heapgraph.Graph.DisplayNames), by runtime name.
+func readableNames(gs ...*heapgraph.Graph) []ReadableName {
 	m := map[string]string{}
 	for _, g := range gs {
 		for i, d := range g.DisplayNames() {
@@ -48,8 +55,21 @@ func readableNames(gs ...*heapgraph.Graph) map[string]string {
 			}
 		}
 	}
-	if len(m) == 0 {
+	out := make([]ReadableName, 0, len(m))
+	for n, d := range m {
+		out = append(out, ReadableName{n, d})
+	}
+	if len(out) == 0 {
 		return nil
+	}
+	slices.SortFunc(out, func(x, y ReadableName) int { return strings.Compare(x.Type, y.Type) })
+	return out
+}
+
+func nameMap(l []ReadableName) map[string]string {
+	m := make(map[string]string, len(l))
+	for _, r := range l {
+		m[r.Type] = r.Name
 	}
 	return m
 }
@@ -249,6 +269,7 @@ func WriteSnapshotJSON(w io.Writer, d any) error {
 // induced GC's pause, roots per kind, the types by retained bytes, then
 // --why's paths and --tree's dominators when asked.
 func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
+	names := nameMap(d.TypeNames)
 	b := &strings.Builder{}
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
@@ -283,7 +304,7 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 			r = ">=" + r
 			bounds++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, readable(d.TypeNames, t.Type))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, readable(names, t.Type))
 	}
 	tw.Flush()
 	if bounds > 0 {
@@ -293,12 +314,12 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	if d.Paths != nil {
 		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
 		for _, p := range d.Paths {
-			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), readablePath(d.TypeNames, p.Path))
+			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), readablePath(names, p.Path))
 		}
 	}
 	if d.Tree != nil {
 		fmt.Fprintf(b, "\ndominator tree (retained, own, type)\n")
-		writeTree(b, *d.Tree, 0, d.TypeNames)
+		writeTree(b, *d.Tree, 0, names)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -402,7 +423,7 @@ type SnapshotDiffDocument struct {
 	IntervalSec *float64 `json:"interval_sec,omitempty"`
 	BytesPerMin *float64 `json:"bytes_per_min,omitempty"`
 	// TypeNames: the readable names, as SnapshotDocument's.
-	TypeNames map[string]string `json:"type_names,omitempty"`
+	TypeNames []ReadableName `json:"type_names,omitempty"`
 }
 
 // SnapshotSideJSON is one snapshot of a diff.
@@ -517,6 +538,7 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 // WriteSnapshotDiffText writes a diff for people: sizes in B, KiB, MiB
 // or GiB, the time between the snapshots and the heap's growth rate.
 func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
+	names := nameMap(d.TypeNames)
 	b := &strings.Builder{}
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
@@ -540,7 +562,7 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 		if !t.RetainedExact {
 			mark = "~"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, readable(d.TypeNames, t.Type))
+		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, readable(names, t.Type))
 	}
 	tw.Flush()
 	for _, t := range d.Types {
@@ -552,13 +574,13 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {
-			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), readablePath(d.TypeNames, g.Path))
+			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), readablePath(names, g.Path))
 		}
 	}
 	if len(d.Suspects) > 0 {
 		fmt.Fprintf(b, "\nleak suspects (grew, and kept through one path)\n")
 		for _, s := range d.Suspects {
-			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", readable(d.TypeNames, s.Type), s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), readablePath(d.TypeNames, s.Path.Path))
+			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", readable(names, s.Type), s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), readablePath(names, s.Path.Path))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

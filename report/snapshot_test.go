@@ -184,8 +184,8 @@ func TestSnapshotDiffText(t *testing.T) {
 	// runtime's beside them.
 	exact := "Entry[System.Int32,System.Diagnostics.Tracing.EventSource+EventMetadata][]"
 	if !regexp.MustCompile(`(?m)^ +\+193\.2 KiB +\+21\.6 KiB +\+1 +0 +1 +Dictionary<Int32,EventSource\+EventMetadata>\+Entry\[\]$`).MatchString(text) ||
-		strings.Contains(text, exact) || d.TypeNames[exact] != "Dictionary<Int32,EventSource+EventMetadata>+Entry[]" {
-		t.Errorf("the dictionary's entries not named as users read them (type_names %q):\n%s", d.TypeNames[exact], text)
+		strings.Contains(text, exact) || nameMap(d.TypeNames)[exact] != "Dictionary<Int32,EventSource+EventMetadata>+Entry[]" {
+		t.Errorf("the dictionary's entries not named as users read them (type_names %q):\n%s", nameMap(d.TypeNames)[exact], text)
 	}
 	found := false
 	for _, ty := range d.Types {
