@@ -110,6 +110,12 @@ type Analyzer struct {
 	extraExceptions          *ExceptionFacts
 	extraThreadPool          *ThreadPoolFacts
 	snapshotGC               uint32 // the heap snapshot's own GC (0: none)
+	// lastGCStart is the number of the latest GC started; a heap dump's
+	// events (GCBulkNode) during a GC mark it as the snapshot's own, and
+	// its pause (runtime's count, and suspension to restart) is taken out
+	// of the application's.
+	lastGCStart                     uint32
+	snapshotPauseNs, snapshotStopNs int64
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).
 	sampled bool
@@ -194,8 +200,17 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
 		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
 	}
-	if ev.Meta.Runtime == nettrace.SampleProfiler {
+	switch m := ev.Meta; {
+	case m.Runtime == nettrace.SampleProfiler:
 		a.sampled = true
+	case m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCStart:
+		if g, err := clrevents.DecodeGCStart(ev.Payload, m.Version, a.hdr.PointerSize); err == nil {
+			a.lastGCStart = g.Count
+		}
+	case m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCBulkNode:
+		if a.snapshotGC == 0 {
+			a.snapshotGC = a.lastGCStart // the heap walk happens inside the dump's GC
+		}
 	}
 	if a.ownSym {
 		a.sym.Event(ev)
@@ -239,6 +254,12 @@ const mb = 1 << 20
 func (a *Analyzer) onGC(g *gcpause.GC) {
 	if !g.Complete {
 		return
+	}
+	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
+		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
+		if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+			a.gen2Blocking-- // counted below: the tool's GC, not the application's
+		}
 	}
 	if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
 		a.gen2Blocking++
@@ -339,10 +360,15 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 	g := &f.GC
 	g.Count = r.All.Count
 	g.Seen = win > 0 // every triage session asks for GC events: none is calm
+	// The heap snapshot's own GC is the tool's: out of the application's
+	// pause time and share (its pause stays in the longest pause, which
+	// says whose it is).
+	paused := max(r.All.RuntimeNanos-a.snapshotPauseNs, 0)
 	if win > 0 {
-		g.PausePct = float64(r.All.RuntimeNanos) * 100 / float64(win)
+		g.PausePct = float64(paused) * 100 / float64(win)
 	}
-	g.PausedMs = float64(r.All.RuntimeNanos) / 1e6
+	g.PausedMs = float64(paused) / 1e6
+	g.SnapshotPauseMs = float64(a.snapshotPauseNs) / 1e6
 	g.MaxPauseMs = float64(r.All.MaxNanos) / 1e6
 	if len(r.Longest) > 0 {
 		l := r.Longest[0]
@@ -370,10 +396,11 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 		}
 	}
 	g.OtherStoppedMs = float64(other) / 1e6
-	g.StoppedMs = float64(r.All.TotalNanos+other) / 1e6
+	stopped := max(r.All.TotalNanos-a.snapshotStopNs, 0) + other
+	g.StoppedMs = float64(stopped) / 1e6
 	if win > 0 {
 		g.OtherPct = float64(other) * 100 / float64(win)
-		g.StoppedPct = float64(r.All.TotalNanos+other) * 100 / float64(win)
+		g.StoppedPct = float64(stopped) * 100 / float64(win)
 	}
 	g.ProfilerInStream = a.sampled
 }

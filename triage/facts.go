@@ -35,11 +35,14 @@ type GCFacts struct {
 	Induced        int     `json:"induced"`
 	// SnapshotGC is the number of the GC a heap snapshot in the stream
 	// induced (0: none); it is not in Induced.
-	SnapshotGC    uint32  `json:"snapshot_gc,omitempty"`
-	LOHTriggered  int     `json:"loh_triggered"`
-	MaxSuspendMs  float64 `json:"max_suspend_ms"`
-	AllocMBPerSec float64 `json:"alloc_mb_per_sec"`
-	HasAllocRate  bool    `json:"has_alloc_rate"`
+	SnapshotGC uint32 `json:"snapshot_gc,omitempty"`
+	// SnapshotPauseMs is that GC's pause (the runtime's count), kept out
+	// of PausedMs and PausePct (and its stop out of StoppedMs).
+	SnapshotPauseMs float64 `json:"snapshot_pause_ms,omitempty"`
+	LOHTriggered    int     `json:"loh_triggered"`
+	MaxSuspendMs    float64 `json:"max_suspend_ms"`
+	AllocMBPerSec   float64 `json:"alloc_mb_per_sec"`
+	HasAllocRate    bool    `json:"has_alloc_rate"`
 	// MaxPauseMs above is the longest GC's stop, suspension to restart
 	// (what the application's threads felt); PausedMs and PausePct the
 	// runtime's own pause time. StoppedMs and StoppedPct are every

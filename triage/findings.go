@@ -354,7 +354,11 @@ func calm(f *Facts, a Area) (string, bool) {
 		if !f.GC.Seen {
 			return "", false
 		}
-		return fmt.Sprintf("GC calm: %d GCs, %.1f%% paused (the runtime's count), longest stop %.0f ms (suspension to restart)", f.GC.Count, f.GC.PausePct, f.GC.MaxPauseMs), true
+		t := fmt.Sprintf("GC calm: %d GCs, %.1f%% paused (the runtime's count), longest stop %.0f ms (suspension to restart)", f.GC.Count, f.GC.PausePct, f.GC.MaxPauseMs)
+		if f.GC.SnapshotGC != 0 {
+			t += fmt.Sprintf("; GC %d is the heap snapshot's own (%.1f ms), not counted", f.GC.SnapshotGC, f.GC.SnapshotPauseMs)
+		}
+		return t, true
 	case AreaMemory:
 		if !f.Memory.Seen {
 			return "", false

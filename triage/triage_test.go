@@ -419,3 +419,26 @@ func TestRankedByImpact(t *testing.T) {
 		t.Errorf("thread finding %q %v %q", fs[2].Title, fs[2].Evidence, fs[2].Next)
 	}
 }
+
+// TestSnapshotGCNotApplications: the heap-graph fixture is a heap
+// snapshot (one induced blocking gen2 GC, GC 1, whose walk the GCBulkNode
+// events are): triage marks that GC itself and keeps it out of the
+// application's induced GCs, blocking gen2 GCs and pause share, so the
+// trace is calm rather than "1 induced GC: something calls GC.Collect".
+func TestSnapshotGCNotApplications(t *testing.T) {
+	f := runGz(t, "heap-graph.nettrace.gz")
+	g := f.GC
+	if g.Count != 1 || g.SnapshotGC != 1 || g.Induced != 0 || g.Gen2Blocking != 0 || g.PausedMs != 0 || g.PausePct != 0 ||
+		math.Abs(g.SnapshotPauseMs-1.2528) > 0.001 || g.StoppedMs != 0 {
+		t.Fatalf("gc facts %+v", g)
+	}
+	fs := Findings(f)
+	if Worst(fs) != Info {
+		t.Errorf("worst %s: %+v", Worst(fs), fs[0])
+	}
+	for _, x := range fs {
+		if x.Area == AreaGC && x.Title != "GC calm: 1 GCs, 0.0% paused (the runtime's count), longest stop 1 ms (suspension to restart); GC 1 is the heap snapshot's own (1.3 ms), not counted" {
+			t.Errorf("gc finding %q", x.Title)
+		}
+	}
+}
