@@ -448,20 +448,13 @@ func isFramework(f stacks.Frame) bool {
 		mod == "mscorlib.dll" || mod == "netstandard.dll"
 }
 
-// generated reports a method the runtime generated (a compiled
-// expression or a DynamicMethod: LINQ's Compile, ASP.NET Core's action
-// and endpoint invokers), which names nothing in the application.
-func generated(name string) bool {
-	return strings.HasPrefix(name, "dynamicClass.") || strings.HasPrefix(name, "DynamicClass.")
-}
-
 // generatedSite names a runtime-generated site by what calls it (the
 // first managed frame rootward: an MVC action invoker, a minimal API's
 // request delegate), since the application method it stands for may be
 // inlined into it.
 func generatedSite(name string, callers []stacks.Frame) string {
 	for _, f := range callers {
-		if f.Kind == stacks.KindManaged && !generated(bare(f.Name)) {
+		if f.Kind == stacks.KindManaged && !stacks.RuntimeGenerated(bare(f.Name)) {
 			return name + " [runtime-generated, called by " + bare(f.Name) + "]"
 		}
 	}
@@ -488,7 +481,7 @@ func classify(fs []stacks.Frame) frameClass {
 		n := bare(f.Name)
 		if !isFramework(f) {
 			c.site = n
-			if generated(n) {
+			if stacks.RuntimeGenerated(n) {
 				c.site = generatedSite(n, fs[i+1:])
 			}
 			if i > 0 {
