@@ -354,7 +354,7 @@ func calm(f *Facts, a Area) (string, bool) {
 		if !f.GC.Seen {
 			return "", false
 		}
-		t := fmt.Sprintf("GC calm: %d GCs, %.1f%% paused (the runtime's count), longest stop %.0f ms (suspension to restart)", f.GC.Count, f.GC.PausePct, f.GC.MaxPauseMs)
+		t := fmt.Sprintf("GC calm: %s, %.1f%% paused (the runtime's count), longest stop %.0f ms (suspension to restart)", gcsText(f.GC.Count), f.GC.PausePct, f.GC.MaxPauseMs)
 		if f.GC.SnapshotGC != 0 {
 			t += fmt.Sprintf("; GC %d is the heap snapshot's own (%.1f ms), not counted", f.GC.SnapshotGC, f.GC.SnapshotPauseMs)
 		}
@@ -392,6 +392,14 @@ func calm(f *Facts, a Area) (string, bool) {
 	return "", false
 }
 
+// gcsText is "1 GC", "3 GCs".
+func gcsText(n int) string {
+	if n == 1 {
+		return "1 GC"
+	}
+	return fmt.Sprintf("%d GCs", n)
+}
+
 // memoryCalm titles a memory trend below the leak threshold: "steady"
 // only when it is (under 1 MB/min); a heap still growing from its start
 // is "warming up"; one GC or none apart is no trend at all.
@@ -400,7 +408,7 @@ func memoryCalm(m *MemoryFacts) string {
 	from, gcs := m.trendFrom()
 	switch {
 	case m.trendSec() <= 0 || gcs < 2:
-		return fmt.Sprintf("memory: %s, %d GCs with heap statistics: too few to judge a trend", sizes, m.GCs)
+		return fmt.Sprintf("memory: %s, %s with heap statistics: too few to judge a trend", sizes, gcsText(m.GCs))
 	case !m.Settled && m.GCs < MinOldGrowthGCs:
 		return fmt.Sprintf("memory: %s over %.0f s: too few GCs to judge a trend", sizes, m.SpanSec)
 	case m.Settled && m.WarmupMB >= MinOldGrowthMB && m.LastOldMB-from < MinOldGrowthMB:

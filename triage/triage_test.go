@@ -354,7 +354,7 @@ func TestWarmupNotLeak(t *testing.T) {
 	}
 	// One GC is no trend: never "steady".
 	one := &Facts{WindowSec: 3, Memory: MemoryFacts{Seen: true, GCs: 1, FirstOldMB: 4, LastOldMB: 4}}
-	if fs := Findings(one); fs[0].Title != "memory: gen2+LOH 4 → 4 MB after GCs, 1 GCs with heap statistics: too few to judge a trend" {
+	if fs := Findings(one); fs[0].Title != "memory: gen2+LOH 4 → 4 MB after GCs, 1 GC with heap statistics: too few to judge a trend" {
 		t.Errorf("one GC: %q", fs[0].Title)
 	}
 	slow := &Facts{WindowSec: 600, Memory: MemoryFacts{Seen: true, GCs: 50, FirstOldMB: 100, LastOldMB: 260, SpanSec: 600,
@@ -437,7 +437,7 @@ func TestSnapshotGCNotApplications(t *testing.T) {
 		t.Errorf("worst %s: %+v", Worst(fs), fs[0])
 	}
 	for _, x := range fs {
-		if x.Area == AreaGC && x.Title != "GC calm: 1 GCs, 0.0% paused (the runtime's count), longest stop 1 ms (suspension to restart); GC 1 is the heap snapshot's own (1.3 ms), not counted" {
+		if x.Area == AreaGC && x.Title != "GC calm: 1 GC, 0.0% paused (the runtime's count), longest stop 1 ms (suspension to restart); GC 1 is the heap snapshot's own (1.3 ms), not counted" {
 			t.Errorf("gc finding %q", x.Title)
 		}
 	}
