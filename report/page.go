@@ -427,6 +427,20 @@ const (
 	pageLocksShare = 0.95
 )
 
+// locksThatMatter is how many of r's locks (longest total wait first) a
+// view shows in full: at least pageLocksMin, then while the ones before
+// hold less than pageLocksShare of the wait time, at most pageLocksMax.
+func locksThatMatter(r *locks.Result) int {
+	var shown int64
+	for i, l := range r.Locks {
+		if i == pageLocksMax || i >= pageLocksMin && float64(shown) >= pageLocksShare*float64(r.Summary.TotalNs) {
+			return i
+		}
+		shown += l.TotalNs
+	}
+	return len(r.Locks)
+}
+
 // PageLock is one contended lock.
 type PageLock struct {
 	ID          string   `json:"id"`
@@ -455,10 +469,9 @@ func NewPageLocks(r *locks.Result, max int) *PageLocks {
 	s := r.Summary
 	pl := &PageLocks{Contentions: s.Contentions, TotalMS: round3(ms(s.TotalNs)), MaxMS: round3(ms(s.MaxNs)),
 		Waiting: len(r.StillWaiting), Locks: []PageLock{}, Notes: r.Notes}
-	max = min(max, pageLocksMax)
-	var shown int64
+	shownN := min(max, locksThatMatter(r))
 	for i, l := range r.Locks {
-		if i == max || i >= pageLocksMin && float64(shown) >= pageLocksShare*float64(s.TotalNs) {
+		if i == shownN {
 			pl.More = len(r.Locks) - i
 			var ns int64
 			for _, x := range r.Locks[i:] {
@@ -468,7 +481,6 @@ func NewPageLocks(r *locks.Result, max int) *PageLocks {
 			pl.MoreMS = round3(ms(ns))
 			break
 		}
-		shown += l.TotalNs
 		row := PageLock{ID: "-", Type: l.ObjectType, Contentions: l.Contentions,
 			TotalMS: round3(ms(l.TotalNs)), MeanMS: round3(ms(l.MeanNs())), MaxMS: round3(ms(l.MaxNs)), Waiting: l.Waiting,
 			Owners: []string{}, Stack: []string{}}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,5 +30,15 @@ func TestPageLocksFolded(t *testing.T) {
 	if pl == nil || pl.Contentions != 63 || len(pl.Locks) != 3 || pl.Locks[0].Contentions != 20 || pl.Locks[0].TotalMS != 200 ||
 		pl.More != 41 || pl.MoreWaits != 41 || pl.MoreMS != 4.1 {
 		t.Fatalf("page locks %+v", pl)
+	}
+	// clrspy locks: every lock a row of the table, the 3 that matter in
+	// full, the rest one line.
+	var b strings.Builder
+	if err := WriteLocksText(&b, Input{Source: "x", Complete: true}, a.Result()); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if n := strings.Count(text, "\nLock 0x"); n != 3 || !strings.Contains(text, "\n41 more locks (41 waits, 4.100ms) are only rows of the table") {
+		t.Errorf("%d locks in full:\n%s", n, text)
 	}
 }
