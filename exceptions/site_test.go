@@ -10,7 +10,9 @@ import (
 // runtime-generated method (a minimal API's compiled request delegate)
 // is named by what calls it; an application frame keeps its name.
 func TestSiteGenerated(t *testing.T) {
-	m := func(name, mod string) stacks.Frame { return stacks.Frame{Kind: stacks.KindManaged, Name: name, Module: mod} }
+	m := func(name, mod string) stacks.Frame {
+		return stacks.Frame{Kind: stacks.KindManaged, Name: name, Module: mod}
+	}
 	fs := []stacks.Frame{
 		m("System.Runtime.EH.DispatchEx(value class System.Runtime.StackFrameIterator&,value class ExInfo&)", "System.Private.CoreLib.dll"),
 		m("dynamicClass.lambda_method2(pMT: [ClassLoader.Closure],class Microsoft.AspNetCore.Http.HttpContext)", ""),
