@@ -220,8 +220,18 @@ func Site(fs []stacks.Frame) string {
 	if len(fs) == 0 {
 		return NoStack
 	}
-	for _, f := range fs {
+	for i, f := range fs {
 		if f.Kind == stacks.KindManaged && !Framework(f.Module, f.Name) {
+			if stacks.RuntimeGenerated(f.Name) {
+				// A compiled expression or DynamicMethod names nothing in
+				// the application: say what calls it.
+				for _, c := range fs[i+1:] {
+					if c.Kind == stacks.KindManaged && !stacks.RuntimeGenerated(c.Name) {
+						return f.Name + " [runtime-generated, called by " + c.Name + "]"
+					}
+				}
+				return f.Name + " [runtime-generated]"
+			}
 			return f.Name
 		}
 	}

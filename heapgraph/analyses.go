@@ -143,8 +143,10 @@ type Path struct {
 }
 
 // Matcher returns the test --why applies to objects: "0xADDRESS" selects
-// that object; a type name its objects (the full name, or a suffix after
-// a '.' or '+': "Session" matches "MyApp.Session" and "MyApp.Cache+Session").
+// that object; a type name its objects (the full name, the runtime's or
+// the readable one, or a suffix after a '.' or '+': "Session" matches
+// "MyApp.Session" and "MyApp.Cache+Session"; "Dictionary<Int64,Session>"
+// matches "System.Collections.Generic.Dictionary`2[System.Int64,Session]").
 func (g *Graph) Matcher(spec string) (func(v uint32) bool, error) {
 	if strings.HasPrefix(spec, "0x") || strings.HasPrefix(spec, "0X") {
 		a, err := strconv.ParseUint(spec[2:], 16, 64)
@@ -159,15 +161,24 @@ func (g *Graph) Matcher(spec string) (func(v uint32) bool, error) {
 	}
 	want := make([]bool, len(g.TypeNames))
 	found := false
-	for i, n := range g.TypeNames {
-		if n == spec {
-			want[i], found = true, true
+	// The runtime's exact names first, then the readable ones
+	// (DisplayNames: "Dictionary<Int64,LeakSession>+Entry[]").
+	for _, names := range [][]string{g.TypeNames, g.DisplayNames()} {
+		for i, n := range names {
+			if n == spec {
+				want[i], found = true, true
+			}
+		}
+		if found {
+			break
 		}
 	}
 	if !found {
-		for i, n := range g.TypeNames {
-			if strings.HasSuffix(n, spec) && len(n) > len(spec) && (n[len(n)-len(spec)-1] == '.' || n[len(n)-len(spec)-1] == '+') {
-				want[i], found = true, true
+		for _, names := range [][]string{g.TypeNames, g.DisplayNames()} {
+			for i, n := range names {
+				if strings.HasSuffix(n, spec) && len(n) > len(spec) && (n[len(n)-len(spec)-1] == '.' || n[len(n)-len(spec)-1] == '+') {
+					want[i], found = true, true
+				}
 			}
 		}
 	}

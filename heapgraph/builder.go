@@ -29,6 +29,9 @@ type Builder struct {
 	gc     uint32
 	end    int64 // the dump GC's GCEnd
 	pause  int64 // its stop (ns), from the pause analysis (Stopped)
+	// stoppedAt: when that stop began (ns since the session's start): when
+	// the snapshot was taken.
+	stoppedAt int64
 	onDone func()
 
 	// Nodes in the order described, parallel arrays (mapped outside the
@@ -179,6 +182,7 @@ func (b *Builder) NamedTypes() map[uint64]string {
 func (b *Builder) Stopped(s *analysis.Stopped) {
 	if b.state != waiting && s.GC == b.gc && b.pause == 0 {
 		b.pause = s.EndNanos - s.BeginNanos
+		b.stoppedAt = s.BeginNanos
 	}
 }
 

@@ -352,6 +352,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 	// Walk the root's pseudo-nodes: their real children are the roots.
 	const pseudo = ^uint32(0) - 1
 	const undefined = ^uint32(0)
+	const pastCut = ^uint32(0) - 2 // a node past the file's cut
 	newID := make([]uint32, n)
 	type rootRef struct {
 		obj  int32
@@ -440,7 +441,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 			continue
 		}
 		if isLost(int32(i)) {
-			newID[i] = undefined
+			newID[i] = pastCut
 			g.Missing.CutNodes++
 			continue
 		}
@@ -471,7 +472,7 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 	g.Off = make([]uint32, g.N+2)
 	for i := 0; i < n; i++ {
 		id := newID[i]
-		if id == pseudo || id == undefined {
+		if id == pseudo || id == undefined || id == pastCut {
 			continue
 		}
 		g.Off[id] = uint32(len(g.Dst))
@@ -479,6 +480,8 @@ func gcdumpGraph(names, mods []string, sizes []int32, labels []uint32, blob []by
 		for _, k := range nd.kids {
 			switch t := newID[k]; t {
 			case pseudo:
+			case pastCut:
+				g.Missing.CutEdges++
 			case undefined:
 				if !isNull(k) {
 					g.Missing.DanglingEdges++

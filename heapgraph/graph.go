@@ -78,6 +78,10 @@ type Missing struct {
 	// pseudo-nodes) were past the cut.
 	FileCut  bool   `json:"file_cut"`
 	CutNodes uint64 `json:"cut_nodes"`
+	// CutEdges: references of the objects kept to nodes past the cut
+	// (objects the file described, lost with its end; not in
+	// DanglingEdges).
+	CutEdges uint64 `json:"cut_edges"`
 	// Unrooted objects: no reported root reaches them (the frozen
 	// segments' string literals and RuntimeType objects, which are
 	// alive forever; or objects whose root events were lost); each
@@ -113,15 +117,21 @@ type Graph struct {
 	// TypeModules names each type's module (its IL path), "" unknown.
 	TypeModules []string
 
-	Bytes    uint64 // sum of Size
-	Missing  Missing
-	GC       uint32        // the dump GC's number
-	Pause    time.Duration // the dump GC's pause (suspension to restart), 0 unknown
-	COM      uint64        // RCW and CCW wrappers reported
-	byAddr   []uint32      // ids sorted by address (when runs is nil)
-	runs     []addrRun     // or: runs of ids in address order, by address
-	mem      *store        // where the arrays are mapped (nil: the Go heap)
-	analysed bool
+	Bytes   uint64 // sum of Size
+	Missing Missing
+	GC      uint32        // the dump GC's number
+	Pause   time.Duration // the dump GC's pause (suspension to restart), 0 unknown
+	// Taken is when the dump's GC began (zero: unknown, as for a .gcdump
+	// file, which records no time; a caller may set it and TakenFrom).
+	Taken time.Time
+	// TakenFrom says where Taken comes from: "trace" (the dump GC's
+	// event), "file_mtime" (a file's modification time), "" unknown.
+	TakenFrom string
+	COM       uint64    // RCW and CCW wrappers reported
+	byAddr    []uint32  // ids sorted by address (when runs is nil)
+	runs      []addrRun // or: runs of ids in address order, by address
+	mem       *store    // where the arrays are mapped (nil: the Go heap)
+	analysed  bool
 
 	// Filled by Analyze.
 	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
@@ -248,6 +258,9 @@ func (b *Builder) Graph() (*Graph, error) {
 		g.Type[v] = remap[t]
 	}
 	g.Pause = time.Duration(b.pause)
+	if b.pause != 0 {
+		g.Taken, g.TakenFrom = b.hdr.SyncTimeUTC.Add(time.Duration(b.stoppedAt)), "trace"
+	}
 	g.Missing.NodeEvents, g.Missing.EdgeEvents, g.Missing.RootEvents = b.lostNode, b.lostEdge, b.lostRoot
 	// The stream ended inside the dump's GC: the walk may be cut.
 	g.Missing.Cut = b.state == dumping

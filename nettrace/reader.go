@@ -378,10 +378,17 @@ func (r *Reader) start() error {
 	s := r.src
 	var head [8]byte
 	if err := s.readFull(head[:]); err != nil {
-		if isEOF(err) {
-			return &TruncatedError{Offset: 0, What: "stream header"}
+		if !isEOF(err) {
+			return err
 		}
-		return err
+		// Shorter than any header: a cut trace only when what there is
+		// starts like one ("Nettrace", or NetPerf's length 20 and
+		// "!Fas"); anything else is not a trace at all.
+		n := int(s.off)
+		if n > 0 && !isHeaderPrefix(head[:n]) {
+			return &FormatError{NotTrace: true, Msg: fmt.Sprintf("%d bytes (% x), not the start of a nettrace or netperf stream", n, head[:n])}
+		}
+		return &TruncatedError{Offset: 0, What: "stream header"}
 	}
 	if bytes.Equal(head[:], magicNettrace) {
 		n, err := s.u32()
@@ -414,7 +421,13 @@ func (r *Reader) start() error {
 		}
 		return r.startFastSerialization(true)
 	}
-	return &FormatError{Offset: 0, Msg: fmt.Sprintf("not a nettrace or netperf stream (starts with % x)", head[:])}
+	return &FormatError{NotTrace: true, Msg: fmt.Sprintf("starts with % x, not a nettrace or netperf stream", head[:])}
+}
+
+// isHeaderPrefix: p is the start of a nettrace or a netperf header.
+func isHeaderPrefix(p []byte) bool {
+	netperf := append([]byte{20, 0, 0, 0}, magicFastSer[:4]...)
+	return bytes.HasPrefix(magicNettrace, p) || bytes.HasPrefix(netperf, p)
 }
 
 // objectHeader is the type part of a FastSerialization object.

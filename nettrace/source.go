@@ -29,9 +29,15 @@ func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 type FormatError struct {
 	Offset int64
 	Msg    string
+	// NotTrace: the input does not start like any trace (a text file, a
+	// file of another format), rather than a trace corrupt at Offset.
+	NotTrace bool
 }
 
 func (e *FormatError) Error() string {
+	if e.NotTrace {
+		return "not a trace: " + e.Msg
+	}
 	return fmt.Sprintf("corrupt trace at offset %d: %s", e.Offset, e.Msg)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -182,9 +183,10 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 		writeTop(ew, "  messages:", len(t.Patterns), "patterns", func(i int) {
 			fmt.Fprintf(ew, "    %8d  %q\n", t.Patterns[i].Count, t.Patterns[i].Pattern)
 		})
+		callers := distinctCallers(t.ThrowSites, r.Stacks)
 		writeTop(ew, "  thrown from:", len(t.ThrowSites), "stacks", func(i int) {
 			s := t.ThrowSites[i]
-			fmt.Fprintf(ew, "    %8d  %s\n", s.Count, s.Site)
+			fmt.Fprintf(ew, "    %8d  %s%s\n", s.Count, s.Site, callers[i])
 			if i == 0 {
 				writeLockFrames(ew, r.Stacks[s.Stack].Frames)
 			}
@@ -204,6 +206,56 @@ func WriteExceptionsText(w io.Writer, in Input, r *exceptions.Result, span time.
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	return ew.err
+}
+
+// maxCallers bounds the caller chain that tells two rows of one throw
+// site apart.
+const maxCallers = 4
+
+// distinctCallers tells apart the rows of one type's throw sites that
+// name the same site (the same method thrown from by different callers):
+// for each such row, " ← caller ← caller" up to the first caller that
+// differs from every other row of the site (at most maxCallers); "" for a
+// site named once.
+func distinctCallers(sites []exceptions.ThrowSite, stacks []exceptions.Stack) []string {
+	out := make([]string, len(sites))
+	chains := make([][]string, len(sites))
+	bySite := map[string][]int{}
+	for i, s := range sites {
+		bySite[s.Site] = append(bySite[s.Site], i)
+	}
+	for i, s := range sites {
+		if len(bySite[s.Site]) < 2 || s.Stack < 0 || s.Stack >= len(stacks) {
+			continue
+		}
+		fr := stacks[s.Stack].Frames
+		if k := slices.Index(fr, s.Site); k >= 0 {
+			chains[i] = fr[k+1:]
+		}
+	}
+	for i, s := range sites {
+		same := bySite[s.Site]
+		if len(same) < 2 || chains[i] == nil {
+			continue
+		}
+		n := 1
+		for ; n < min(maxCallers, len(chains[i])); n++ {
+			unique := true
+			for _, j := range same {
+				if j != i && len(chains[j]) >= n && slices.Equal(chains[j][:n], chains[i][:n]) {
+					unique = false
+				}
+			}
+			if unique {
+				break
+			}
+		}
+		n = min(n, len(chains[i]))
+		if n > 0 {
+			out[i] = " ← " + strings.Join(chains[i][:n], " ← ")
+		}
+	}
+	return out
 }
 
 // writeTop writes title and the first exceptionsTop of a list of n

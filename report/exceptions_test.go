@@ -145,3 +145,24 @@ func TestPageExceptions(t *testing.T) {
 		t.Error("a page without exceptions has the section")
 	}
 }
+
+// TestDistinctCallers: rows of one throw site thrown from different
+// callers show the callers up to where they differ; a site named once
+// shows none (the exceptions fixture's four sites, one each).
+func TestDistinctCallers(t *testing.T) {
+	v := "Shop.OrderValidator.Validate(int32)"
+	stacks := []exceptions.Stack{
+		{Frames: []string{"System.Runtime.EH.DispatchEx()", v, "Shop.Checkout.Submit()", "Shop.Api.Post()"}},
+		{Frames: []string{"System.Runtime.EH.DispatchEx()", v, "Shop.Cart.Add()", "Shop.Api.Put()"}},
+		{Frames: []string{"System.Runtime.EH.DispatchEx()", v, "Shop.Cart.Add()", "Shop.Batch.Run()"}},
+		{Frames: []string{"System.Runtime.EH.DispatchEx()", "Shop.Other.Throw()", "Shop.Api.Post()"}},
+	}
+	sites := []exceptions.ThrowSite{{Site: v, Stack: 0, Count: 30}, {Site: v, Stack: 1, Count: 20}, {Site: v, Stack: 2, Count: 10}, {Site: "Shop.Other.Throw()", Stack: 3, Count: 5}}
+	got := distinctCallers(sites, stacks)
+	want := []string{" ← Shop.Checkout.Submit()", " ← Shop.Cart.Add() ← Shop.Api.Put()", " ← Shop.Cart.Add() ← Shop.Batch.Run()", ""}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

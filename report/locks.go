@@ -248,7 +248,9 @@ func WriteLocksText(w io.Writer, in Input, r *locks.Result) error {
 		}
 		tw.Flush()
 	}
-	for _, l := range r.Locks {
+	// The locks that matter in full; the rest are rows of the table.
+	full := locksThatMatter(r)
+	for _, l := range r.Locks[:full] {
 		fmt.Fprintf(ew, "\nLock %s", lockName(l.ID))
 		if l.Object != 0 {
 			fmt.Fprintf(ew, " on object %#x", l.Object)
@@ -280,6 +282,15 @@ func WriteLocksText(w io.Writer, in Input, r *locks.Result) error {
 			fmt.Fprintf(ew, "  waiting stack #%d: %d waits, %s\n", i+1, st.Contentions, lockDur(st.TotalNs))
 			writeLockFrames(ew, lockFrames(r, st.Stack))
 		}
+	}
+	if rest := r.Locks[full:]; len(rest) > 0 {
+		var n, ns int64
+		for _, l := range rest {
+			n += l.Contentions
+			ns += l.TotalNs
+		}
+		fmt.Fprintf(ew, "\n%d more locks (%d waits, %s) are only rows of the table: they hold under %.0f%% of the wait (--json has their stacks)\n",
+			len(rest), n, lockDur(ns), 100*(1-pageLocksShare))
 	}
 	if len(r.Threads) > 0 {
 		fmt.Fprintln(ew, "\nWaiting threads")

@@ -409,7 +409,36 @@ type PageLocks struct {
 	Waiting     int        `json:"still_waiting"`
 	Locks       []PageLock `json:"locks"` // longest total wait first
 	More        int        `json:"more"`  // locks left out
-	Notes       []string   `json:"notes,omitempty"`
+	// MoreWaits and MoreMS are the waits and the wait time of the locks
+	// left out (folded: the locks past those that matter).
+	MoreWaits int64    `json:"more_waits"`
+	MoreMS    float64  `json:"more_ms"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// Lock rows on the page: the locks that matter lead, the rest fold into
+// one line (a table of 44 locks, 43 with one wait, was a page of 50
+// stacks). After pageLocksMin rows, a lock is shown only while the ones
+// before it hold less than pageLocksShare of the wait time, and never
+// more than pageLocksMax.
+const (
+	pageLocksMin   = 3
+	pageLocksMax   = 12
+	pageLocksShare = 0.95
+)
+
+// locksThatMatter is how many of r's locks (longest total wait first) a
+// view shows in full: at least pageLocksMin, then while the ones before
+// hold less than pageLocksShare of the wait time, at most pageLocksMax.
+func locksThatMatter(r *locks.Result) int {
+	var shown int64
+	for i, l := range r.Locks {
+		if i == pageLocksMax || i >= pageLocksMin && float64(shown) >= pageLocksShare*float64(r.Summary.TotalNs) {
+			return i
+		}
+		shown += l.TotalNs
+	}
+	return len(r.Locks)
 }
 
 // PageLock is one contended lock.
@@ -440,9 +469,16 @@ func NewPageLocks(r *locks.Result, max int) *PageLocks {
 	s := r.Summary
 	pl := &PageLocks{Contentions: s.Contentions, TotalMS: round3(ms(s.TotalNs)), MaxMS: round3(ms(s.MaxNs)),
 		Waiting: len(r.StillWaiting), Locks: []PageLock{}, Notes: r.Notes}
+	shownN := min(max, locksThatMatter(r))
 	for i, l := range r.Locks {
-		if i == max {
-			pl.More = len(r.Locks) - max
+		if i == shownN {
+			pl.More = len(r.Locks) - i
+			var ns int64
+			for _, x := range r.Locks[i:] {
+				pl.MoreWaits += x.Contentions
+				ns += x.TotalNs
+			}
+			pl.MoreMS = round3(ms(ns))
 			break
 		}
 		row := PageLock{ID: "-", Type: l.ObjectType, Contentions: l.Contentions,

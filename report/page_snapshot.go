@@ -33,6 +33,9 @@ type PageSnapshot struct {
 	// Why[i] are Types[i]'s retention paths, for the first len(Why) types.
 	Why  []PageSnapshotWhy `json:"why"`
 	Tree *PageSnapshotTree `json:"tree"`
+	// TypeNames: the readable name of each type whose runtime name
+	// differs (the page shows it; every name above is the runtime's).
+	TypeNames []ReadableName `json:"type_names,omitempty"`
 }
 
 // PageSnapshotWhy is one type's retention paths (clrspy snapshot --why):
@@ -123,6 +126,7 @@ func NewPageSnapshot(g *heapgraph.Graph, maxTypes int) *PageSnapshot {
 		}
 	}
 	s.Tree = newPageSnapshotTree(g)
+	s.TypeNames = readableNames(g)
 	return s
 }
 

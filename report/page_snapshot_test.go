@@ -207,3 +207,24 @@ func TestPageSnapshotIncomplete(t *testing.T) {
 		t.Errorf("complete %v, note %q, missing %+v; input complete %v, partial %q", doc.Snapshot.Complete, note, doc.Snapshot.Missing, doc.Input.Complete, doc.Input.Partial)
 	}
 }
+
+// TestPageSnapshotTypeNames: the page of the graph workload's second
+// snapshot carries the readable names of its generic types beside the
+// runtime's (the page shows them; its rows keep the exact names).
+func TestPageSnapshotTypeNames(t *testing.T) {
+	s := NewPageSnapshot(graphFile(t, "heap-graph-added.nettrace.gz"), 50)
+	exact := "Entry[System.Int32,System.Diagnostics.Tracing.EventSource+EventMetadata][]"
+	if got := nameMap(s.TypeNames)[exact]; got != "Dictionary<Int32,EventSource+EventMetadata>+Entry[]" {
+		t.Errorf("type_names[%q] = %q", exact, got)
+	}
+	if _, ok := nameMap(s.TypeNames)["Workload.GraphItem"]; ok {
+		t.Error("a non-generic type got a second name")
+	}
+	found := false
+	for _, ty := range s.Types {
+		found = found || ty.Type == exact
+	}
+	if !found {
+		t.Errorf("the page's types lost the runtime's name %q", exact)
+	}
+}

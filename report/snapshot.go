@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -28,6 +31,69 @@ type SnapshotDocument struct {
 	Why     string                `json:"why,omitempty"`
 	Paths   []SnapshotPathJSON    `json:"paths,omitempty"`
 	Tree    *SnapshotTreeNodeJSON `json:"tree,omitempty"`
+	// TypeNames gives the readable name of each type whose runtime name
+	// differs (`Dictionary<Int64,LeakSession>+Entry[]` for
+	// `Entry[System.Int64,LeakSession][]`): the text shows it, every
+	// "type" above stays the runtime's exact name.
+	TypeNames []ReadableName `json:"type_names,omitempty"`
+}
+
+// ReadableName is a type's readable name beside the runtime's.
+type ReadableName struct {
+	Type string `json:"type"` // the runtime's name
+	Name string `json:"name"` // as .NET users read it
+}
+
+// readableNames lists the types of gs whose readable names differ from
+// the runtime's (heapgraph.Graph.DisplayNames), by runtime name.
+func readableNames(gs ...*heapgraph.Graph) []ReadableName {
+	m := map[string]string{}
+	for _, g := range gs {
+		for i, d := range g.DisplayNames() {
+			if n := g.TypeNames[i]; d != n {
+				m[n] = d
+			}
+		}
+	}
+	out := make([]ReadableName, 0, len(m))
+	for n, d := range m {
+		out = append(out, ReadableName{n, d})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortFunc(out, func(x, y ReadableName) int { return strings.Compare(x.Type, y.Type) })
+	return out
+}
+
+func nameMap(l []ReadableName) map[string]string {
+	m := make(map[string]string, len(l))
+	for _, r := range l {
+		m[r.Type] = r.Name
+	}
+	return m
+}
+
+// readable is the readable form of type name n (a path step "TYPE ×4+"
+// too) by names.
+func readable(names map[string]string, n string) string {
+	if d, ok := names[n]; ok {
+		return d
+	}
+	if i := strings.LastIndex(n, " ×"); i > 0 {
+		if d, ok := names[n[:i]]; ok {
+			return d + n[i:]
+		}
+	}
+	return n
+}
+
+func readablePath(names map[string]string, p []string) string {
+	out := make([]string, len(p))
+	for i, n := range p {
+		out[i] = readable(names, n)
+	}
+	return strings.Join(out, " > ")
 }
 
 // SnapshotTypeJSON is one type of a snapshot.
@@ -107,6 +173,7 @@ func NewSnapshotDocument(in Input, g *heapgraph.Graph, o SnapshotOptions) *Snaps
 		t := treeJSON(g, g.Tree(o.TreeDepth, o.TreeWidth))
 		d.Tree = &t
 	}
+	d.TypeNames = readableNames(g)
 	return d
 }
 
@@ -127,7 +194,9 @@ func snapshotMissing(m heapgraph.Missing) string {
 	if m.Cut {
 		p = append(p, "the events end during the heap walk")
 	}
-	if m.FileCut && m.CutNodes > 0 {
+	if m.FileCut && m.CutNodes > 0 && m.CutEdges > 0 {
+		p = append(p, fmt.Sprintf("the .gcdump file is cut short (%d of its nodes lost, and %d references of the objects kept to them)", m.CutNodes, m.CutEdges))
+	} else if m.FileCut && m.CutNodes > 0 {
 		p = append(p, fmt.Sprintf("the .gcdump file is cut short (%d of its nodes lost)", m.CutNodes))
 	} else if m.FileCut {
 		p = append(p, "the .gcdump file is cut short (in the objects' addresses)")
@@ -139,12 +208,29 @@ func snapshotMissing(m heapgraph.Missing) string {
 		p = append(p, fmt.Sprintf("%d references the objects announced never came", m.Edges))
 	}
 	if m.DanglingEdges > 0 {
-		p = append(p, fmt.Sprintf("%d references point at %d objects never described", m.DanglingEdges, m.DanglingObjects))
+		p = append(p, danglingText(m))
 	}
 	if m.Roots > 0 {
 		p = append(p, fmt.Sprintf("%d roots name objects never described", m.Roots))
 	}
 	return "the heap snapshot is incomplete: " + strings.Join(p, ", ") + " (retained sizes and paths are of the objects described)"
+}
+
+// danglingText says how many references lead to objects the heap walk
+// never described, and how many such objects (one object may be the
+// target of many references).
+func danglingText(m heapgraph.Missing) string {
+	refs := "references lead"
+	if m.DanglingEdges == 1 {
+		refs = "reference leads"
+	}
+	switch {
+	case m.DanglingObjects == 1:
+		return fmt.Sprintf("%d %s to an object the heap walk never described", m.DanglingEdges, refs)
+	case m.DanglingObjects > 1:
+		return fmt.Sprintf("%d %s to %d objects the heap walk never described", m.DanglingEdges, refs, m.DanglingObjects)
+	}
+	return fmt.Sprintf("%d %s to objects the heap walk never described", m.DanglingEdges, refs)
 }
 
 // SnapshotUnnamed is the partial line of a snapshot whose types were not
@@ -183,6 +269,7 @@ func WriteSnapshotJSON(w io.Writer, d any) error {
 // induced GC's pause, roots per kind, the types by retained bytes, then
 // --why's paths and --tree's dominators when asked.
 func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
+	names := nameMap(d.TypeNames)
 	b := &strings.Builder{}
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
@@ -217,7 +304,7 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 			r = ">=" + r
 			bounds++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, t.Type)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t  %s\n", r, sizeText(t.Bytes), t.Count, readable(names, t.Type))
 	}
 	tw.Flush()
 	if bounds > 0 {
@@ -227,25 +314,25 @@ func WriteSnapshotText(w io.Writer, d *SnapshotDocument) error {
 	if d.Paths != nil {
 		fmt.Fprintf(b, "\nwhy is %s alive: shortest paths from a root (%d groups)\n", d.Why, len(d.Paths))
 		for _, p := range d.Paths {
-			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), strings.Join(p.Path, " > "))
+			fmt.Fprintf(b, "%8d objects %10s  %s %s\n", p.Count, sizeText(p.Bytes), rootText(p.RootKind, p.Root), readablePath(names, p.Path))
 		}
 	}
 	if d.Tree != nil {
 		fmt.Fprintf(b, "\ndominator tree (retained, own, type)\n")
-		writeTree(b, *d.Tree, 0)
+		writeTree(b, *d.Tree, 0, names)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeTree(b *strings.Builder, n SnapshotTreeNodeJSON, depth int) {
+func writeTree(b *strings.Builder, n SnapshotTreeNodeJSON, depth int, names map[string]string) {
 	root := ""
 	if n.Root != "" {
 		root = " [" + n.Root + "]"
 	}
-	fmt.Fprintf(b, "%s%s %s %s %s%s\n", strings.Repeat("  ", depth), sizeText(n.RetainedBytes), sizeText(n.Bytes), n.Type, n.Address, root)
+	fmt.Fprintf(b, "%s%s %s %s %s%s\n", strings.Repeat("  ", depth), sizeText(n.RetainedBytes), sizeText(n.Bytes), readable(names, n.Type), n.Address, root)
 	for _, c := range n.Children {
-		writeTree(b, c, depth+1)
+		writeTree(b, c, depth+1, names)
 	}
 	if n.More > 0 {
 		fmt.Fprintf(b, "%s... %d more\n", strings.Repeat("  ", depth+1), n.More)
@@ -326,6 +413,17 @@ type SnapshotDiffDocument struct {
 	Types    []SnapshotTypeDeltaJSON `json:"types"`
 	Growth   []SnapshotGrowthJSON    `json:"growth"`
 	Suspects []SnapshotSuspectJSON   `json:"suspects"`
+	// BytesDelta and ObjectsDelta: the whole heap's change, after minus
+	// before.
+	BytesDelta   int64 `json:"bytes_delta"`
+	ObjectsDelta int64 `json:"objects_delta"`
+	// IntervalSec is the time from the first snapshot to the second and
+	// BytesPerMin the heap's growth over it (absent when either
+	// snapshot's time is unknown).
+	IntervalSec *float64 `json:"interval_sec,omitempty"`
+	BytesPerMin *float64 `json:"bytes_per_min,omitempty"`
+	// TypeNames: the readable names, as SnapshotDocument's.
+	TypeNames []ReadableName `json:"type_names,omitempty"`
 }
 
 // SnapshotSideJSON is one snapshot of a diff.
@@ -333,6 +431,19 @@ type SnapshotSideJSON struct {
 	Source  string `json:"source"`
 	Objects uint64 `json:"objects"`
 	Bytes   uint64 `json:"bytes"`
+	// Taken is when the snapshot was taken (RFC 3339, UTC), TakenFrom
+	// where that time comes from: "trace" (its GC's event) or
+	// "file_mtime" (a .gcdump's modification time); absent: unknown.
+	Taken     string `json:"taken,omitempty"`
+	TakenFrom string `json:"taken_from,omitempty"`
+}
+
+func snapshotSide(source string, g *heapgraph.Graph) SnapshotSideJSON {
+	s := SnapshotSideJSON{Source: source, Objects: uint64(g.N), Bytes: g.Bytes}
+	if !g.Taken.IsZero() {
+		s.Taken, s.TakenFrom = g.Taken.UTC().Format(time.RFC3339Nano), g.TakenFrom
+	}
+	return s
 }
 
 // SnapshotTypeDeltaJSON is one type's change.
@@ -394,9 +505,17 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	}
 	in.Complete = len(in.Partial) == 0
 	doc := &SnapshotDiffDocument{Input: in,
-		Before: SnapshotSideJSON{Source: before.Source, Objects: uint64(old.N), Bytes: old.Bytes},
-		After:  SnapshotSideJSON{Source: after.Source, Objects: uint64(cur.N), Bytes: cur.Bytes},
-		Types:  []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{}}
+		Before: snapshotSide(before.Source, old), After: snapshotSide(after.Source, cur),
+		Types: []SnapshotTypeDeltaJSON{}, Growth: []SnapshotGrowthJSON{}, Suspects: []SnapshotSuspectJSON{},
+		BytesDelta: int64(cur.Bytes) - int64(old.Bytes), ObjectsDelta: int64(cur.N) - int64(old.N), TypeNames: readableNames(old, cur)}
+	if !old.Taken.IsZero() && !cur.Taken.IsZero() {
+		sec := cur.Taken.Sub(old.Taken).Seconds()
+		doc.IntervalSec = &sec
+		if sec > 0 {
+			r := float64(doc.BytesDelta) * 60 / sec
+			doc.BytesPerMin = &r
+		}
+	}
 	ts := d.Types
 	if top > 0 && len(ts) > top {
 		ts = ts[:top]
@@ -416,14 +535,26 @@ func NewSnapshotDiffDocument(before, after Input, old, cur *heapgraph.Graph, d h
 	return doc
 }
 
-// WriteSnapshotDiffText writes a diff for people.
+// WriteSnapshotDiffText writes a diff for people: sizes in B, KiB, MiB
+// or GiB, the time between the snapshots and the heap's growth rate.
 func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
+	names := nameMap(d.TypeNames)
 	b := &strings.Builder{}
 	if l := d.PartialLine(); l != "" {
 		fmt.Fprintln(b, l)
 	}
-	fmt.Fprintf(b, "heap snapshots: %s (%d objects, %s) -> %s (%d objects, %s)\n\n", d.Before.Source, d.Before.Objects, sizeText(d.Before.Bytes),
-		d.After.Source, d.After.Objects, sizeText(d.After.Bytes))
+	fmt.Fprintf(b, "heap snapshots: %s (%d objects, %s%s) -> %s (%d objects, %s%s)\n", d.Before.Source, d.Before.Objects, sizeText(d.Before.Bytes),
+		takenText(d.Before), d.After.Source, d.After.Objects, sizeText(d.After.Bytes), takenText(d.After))
+	fmt.Fprintf(b, "the heap %s by %s (%+d objects)", grewWord(d.BytesDelta), sizeText(uint64(max(d.BytesDelta, -d.BytesDelta))), d.ObjectsDelta)
+	switch {
+	case d.IntervalSec == nil:
+		fmt.Fprint(b, "; the time between the snapshots is unknown")
+	case *d.IntervalSec <= 0:
+		fmt.Fprintf(b, "; the second snapshot is not later than the first (%s)", durationText(*d.IntervalSec))
+	default:
+		fmt.Fprintf(b, " in %s: %s/min", durationText(*d.IntervalSec), deltaText(int64(*d.BytesPerMin)))
+	}
+	fmt.Fprint(b, "\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RETAINED Δ\tBYTES Δ\tCOUNT Δ\tBEFORE\tAFTER\t  TYPE")
 	for _, t := range d.Types {
@@ -431,7 +562,7 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 		if !t.RetainedExact {
 			mark = "~"
 		}
-		fmt.Fprintf(tw, "%s%+d\t%+d\t%+d\t%d\t%d\t  %s\n", mark, t.RetainedDelta, t.BytesDelta, t.CountDelta, t.CountBefore, t.CountAfter, t.Type)
+		fmt.Fprintf(tw, "%s%s\t%s\t%+d\t%d\t%d\t  %s\n", mark, deltaText(t.RetainedDelta), deltaText(t.BytesDelta), t.CountDelta, t.CountBefore, t.CountAfter, readable(names, t.Type))
 	}
 	tw.Flush()
 	for _, t := range d.Types {
@@ -443,15 +574,63 @@ func WriteSnapshotDiffText(w io.Writer, d *SnapshotDiffDocument) error {
 	if len(d.Growth) > 0 {
 		fmt.Fprintf(b, "\ndominators that grew (matched by their path from a root)\n")
 		for _, g := range d.Growth[:min(10, len(d.Growth))] {
-			fmt.Fprintf(b, "%+12d B  %s -> %s  %s %s\n", g.RetainedDelta, sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), strings.Join(g.Path, " > "))
+			fmt.Fprintf(b, "%12s  %s -> %s  %s %s\n", deltaText(g.RetainedDelta), sizeText(g.RetainedBefore), sizeText(g.RetainedAfter), rootText(g.RootKind, g.Root), readablePath(names, g.Path))
 		}
 	}
 	if len(d.Suspects) > 0 {
 		fmt.Fprintf(b, "\nleak suspects (grew, and kept through one path)\n")
 		for _, s := range d.Suspects {
-			fmt.Fprintf(b, "%s: %+d objects, %+d B; %.0f%% through %s %s\n", s.Type, s.CountDelta, s.BytesDelta, 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), strings.Join(s.Path.Path, " > "))
+			fmt.Fprintf(b, "%s: %+d objects, %s; %.0f%% through %s %s\n", readable(names, s.Type), s.CountDelta, deltaText(s.BytesDelta), 100*s.Share, rootText(s.Path.RootKind, s.Path.Root), readablePath(names, s.Path.Path))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// deltaText is a signed size: "+43.4 MiB", "-512 B", "+0 B".
+func deltaText(n int64) string {
+	if n < 0 {
+		return "-" + sizeText(uint64(-n))
+	}
+	return "+" + sizeText(uint64(n))
+}
+
+func grewWord(n int64) string {
+	if n < 0 {
+		return "shrank"
+	}
+	return "grew"
+}
+
+// takenText is ", taken 2026-12-02 16:01:02 UTC" (the modification time
+// of a .gcdump marked so), or "".
+func takenText(s SnapshotSideJSON) string {
+	t, err := time.Parse(time.RFC3339Nano, s.Taken)
+	if err != nil {
+		return ""
+	}
+	from := ""
+	if s.TakenFrom == "file_mtime" {
+		from = " (file time)"
+	}
+	return ", taken " + t.Format("2006-01-02 15:04:05 UTC") + from
+}
+
+// durationText is a duration for people: "850 ms", "12.3 s", "5 min 2 s",
+// "2 h 5 min".
+func durationText(sec float64) string {
+	a := math.Abs(sec)
+	sign := ""
+	if sec < 0 {
+		sign = "-"
+	}
+	switch {
+	case a < 1:
+		return fmt.Sprintf("%s%.0f ms", sign, a*1000)
+	case a < 60:
+		return fmt.Sprintf("%s%.1f s", sign, a)
+	case a < 3600:
+		return fmt.Sprintf("%s%d min %d s", sign, int(a)/60, int(a)%60)
+	}
+	return fmt.Sprintf("%s%d h %d min", sign, int(a)/3600, int(a)%3600/60)
 }

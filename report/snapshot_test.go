@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,7 +19,12 @@ import (
 
 func graphFixture(t *testing.T) *heapgraph.Graph {
 	t.Helper()
-	r := tracetest.OpenFile(t, tracetest.Path(t, "heap-graph.nettrace.gz"), func(in io.Reader) (*nettrace.Reader, error) {
+	return graphFile(t, "heap-graph.nettrace.gz")
+}
+
+func graphFile(t *testing.T, name string) *heapgraph.Graph {
+	t.Helper()
+	r := tracetest.OpenFile(t, tracetest.Path(t, name), func(in io.Reader) (*nettrace.Reader, error) {
 		z, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, err
@@ -124,5 +131,83 @@ func TestSnapshotRetainedBound(t *testing.T) {
 	if !strings.Contains(text, ">=100 B  100 B      2  App.Bound") || strings.Contains(text, ">=200 B") ||
 		!strings.Contains(text, ">=: the dominator tree's lower bound of retained bytes (1 of the types listed)") {
 		t.Errorf("text report:\n%s", text)
+	}
+}
+
+// TestDanglingText: references to objects never described are counted
+// with the objects they lead to, never "at 0 objects".
+func TestDanglingText(t *testing.T) {
+	for _, c := range []struct {
+		m    heapgraph.Missing
+		want string
+	}{
+		{heapgraph.Missing{DanglingEdges: 2767, DanglingObjects: 12}, "2767 references lead to 12 objects the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 2, DanglingObjects: 1}, "2 references lead to an object the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 1, DanglingObjects: 1}, "1 reference leads to an object the heap walk never described"},
+		{heapgraph.Missing{DanglingEdges: 5}, "5 references lead to objects the heap walk never described"},
+	} {
+		if got := danglingText(c.m); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+}
+
+// TestSnapshotDiffText: the diff of the graph workload's two snapshots
+// (the second after 500 more items, testdata/traces/README.md) is in
+// human units, with the time between them (the dump GCs' events, 2.73 s)
+// and the heap's growth rate; the JSON keeps the bytes and seconds.
+func TestSnapshotDiffText(t *testing.T) {
+	old, cur := graphFile(t, "heap-graph.nettrace.gz"), graphFile(t, "heap-graph-added.nettrace.gz")
+	d := NewSnapshotDiffDocument(Input{Source: "a", Complete: true}, Input{Source: "b", Complete: true}, old, cur, heapgraph.Compare(old, cur), 30)
+	if d.BytesDelta != 284838 || d.ObjectsDelta != 4451 || d.IntervalSec == nil || math.Abs(*d.IntervalSec-2.732) > 0.001 ||
+		d.Before.TakenFrom != "trace" || d.Before.Taken != "2026-11-27T01:28:03.626066388Z" {
+		t.Fatalf("diff %+v, interval %v", d, d.IntervalSec)
+	}
+	if want := 284838 * 60 / *d.IntervalSec; math.Abs(*d.BytesPerMin-want) > 1 {
+		t.Errorf("bytes_per_min %v, want %v", *d.BytesPerMin, want)
+	}
+	var b strings.Builder
+	if err := WriteSnapshotDiffText(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"a (4491 objects, 231.3 KiB, taken 2026-11-27 01:28:03 UTC) -> b (8942 objects, 509.5 KiB, taken 2026-11-27 01:28:06 UTC)\n",
+		"the heap grew by 278.2 KiB (+4451 objects) in 2.7 s: +6.0 MiB/min\n",
+		"+35.2 KiB  140.7 KiB -> 175.9 KiB  [static Holder] Workload.GraphHolder",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diff text lacks %q:\n%s", want, text)
+		}
+	}
+	// Type names as .NET users read them in the text; the JSON keeps the
+	// runtime's beside them.
+	exact := "Entry[System.Int32,System.Diagnostics.Tracing.EventSource+EventMetadata][]"
+	if !regexp.MustCompile(`(?m)^ +\+193\.2 KiB +\+21\.6 KiB +\+1 +0 +1 +Dictionary<Int32,EventSource\+EventMetadata>\+Entry\[\]$`).MatchString(text) ||
+		strings.Contains(text, exact) || nameMap(d.TypeNames)[exact] != "Dictionary<Int32,EventSource+EventMetadata>+Entry[]" {
+		t.Errorf("the dictionary's entries not named as users read them (type_names %q):\n%s", nameMap(d.TypeNames)[exact], text)
+	}
+	found := false
+	for _, ty := range d.Types {
+		found = found || ty.Type == exact
+	}
+	if !found {
+		t.Errorf("the JSON's types lost the runtime's name %q", exact)
+	}
+	// GraphItem: +500 objects of 32 B each, in the table in KiB.
+	if !regexp.MustCompile(`(?m)^ +\+31\.2 KiB +\+15\.6 KiB +\+500 +2000 +2500 +Workload\.GraphItem$`).MatchString(text) {
+		t.Errorf("GraphItem's row not in human units:\n%s", text)
+	}
+	if regexp.MustCompile(`[+-]\d{5,}`).MatchString(text) {
+		t.Errorf("a raw byte count in the text:\n%s", text)
+	}
+}
+
+// TestDurationText: the time between snapshots, for people.
+func TestDurationText(t *testing.T) {
+	for sec, want := range map[float64]string{0.85: "850 ms", 12.34: "12.3 s", 302: "5 min 2 s", 7500: "2 h 5 min", -3: "-3.0 s"} {
+		if got := durationText(sec); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", sec, got, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // An EventCounters "Mean" event as the runtime writes it (System.Runtime,
@@ -91,5 +92,30 @@ func TestQueueGrowthEpisode(t *testing.T) {
 	}
 	if st := a.Stats(); st.DecodeErrors != 0 {
 		t.Errorf("decode errors: %v", st.FirstError)
+	}
+}
+
+// TestGeneratedSite: a runtime-generated method (an MVC action's compiled
+// invoker, the action inlined into it) as the first application frame
+// is named by what calls it, never as a bare lambda_method.
+func TestGeneratedSite(t *testing.T) {
+	m := func(name, mod string) stacks.Frame {
+		return stacks.Frame{Kind: stacks.KindManaged, Name: name, Module: mod}
+	}
+	fs := []stacks.Frame{
+		m("System.Threading.Tasks.Task.Wait(int32,value class System.Threading.CancellationToken)", "System.Private.CoreLib.dll"),
+		m("dynamicClass.lambda_method2(pMT: [ClassLoader.Closure],object,object[])", ""),
+		m("Microsoft.AspNetCore.Mvc.Infrastructure.ActionMethodExecutor+SyncObjectResultExecutor.Execute(class Microsoft.AspNetCore.Mvc.Infrastructure.IActionResultTypeMapper)", "Microsoft.AspNetCore.Mvc.Core.dll"),
+		m("System.Threading.ThreadPoolWorkQueue.Dispatch()", "System.Private.CoreLib.dll"),
+	}
+	c := classify(fs)
+	want := "dynamicClass.lambda_method2 [runtime-generated, called by Microsoft.AspNetCore.Mvc.Infrastructure.ActionMethodExecutor+SyncObjectResultExecutor.Execute]"
+	if c.site != want || c.calls != "System.Threading.Tasks.Task.Wait" || !c.syncOverAsync {
+		t.Errorf("site %q calls %q sync-over-async %v, want %q", c.site, c.calls, c.syncOverAsync, want)
+	}
+	// An application method keeps its own name.
+	fs[1] = m("Shop.OrdersController.Get()", "Shop.dll")
+	if c := classify(fs); c.site != "Shop.OrdersController.Get" {
+		t.Errorf("site %q", c.site)
 	}
 }

@@ -448,6 +448,19 @@ func isFramework(f stacks.Frame) bool {
 		mod == "mscorlib.dll" || mod == "netstandard.dll"
 }
 
+// generatedSite names a runtime-generated site by what calls it (the
+// first managed frame rootward: an MVC action invoker, a minimal API's
+// request delegate), since the application method it stands for may be
+// inlined into it.
+func generatedSite(name string, callers []stacks.Frame) string {
+	for _, f := range callers {
+		if f.Kind == stacks.KindManaged && !stacks.RuntimeGenerated(bare(f.Name)) {
+			return name + " [runtime-generated, called by " + bare(f.Name) + "]"
+		}
+	}
+	return name + " [runtime-generated]"
+}
+
 // onPoolThread reports whether a stack runs on a pool worker (its root
 // frames are the pool's dispatch loop).
 func onPoolThread(fs []stacks.Frame) bool {
@@ -468,6 +481,9 @@ func classify(fs []stacks.Frame) frameClass {
 		n := bare(f.Name)
 		if !isFramework(f) {
 			c.site = n
+			if stacks.RuntimeGenerated(n) {
+				c.site = generatedSite(n, fs[i+1:])
+			}
 			if i > 0 {
 				c.calls = bare(fs[i-1].Name)
 			}

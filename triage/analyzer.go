@@ -63,6 +63,15 @@ const maxThreads = 1 << 14
 // publishes them once a second.
 const peekNanos = 500_000_000
 
+// oldPoint is the old generations' size after one GC.
+type oldPoint struct {
+	ns int64
+	mb float64
+}
+
+// maxOldPoints bounds the memory trend's series.
+const maxOldPoints = 2048
+
 // Analyzer runs every analysis triage reads on one stream and gathers
 // their results into Facts.
 type Analyzer struct {
@@ -88,6 +97,10 @@ type Analyzer struct {
 		gen2MB, lohMB, frag float64
 		hasFrag             bool
 		pinned              uint32
+		// pts: gen2+LOH+POH after each GC with heap statistics, for the
+		// trend after the warm-up; at most maxOldPoints (every other
+		// one dropped when full, the first and the latest kept).
+		pts []oldPoint
 	}
 	gen2Blocking, loh int
 
@@ -105,6 +118,18 @@ type Analyzer struct {
 	extraExceptions          *ExceptionFacts
 	extraThreadPool          *ThreadPoolFacts
 	snapshotGC               uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
+	snapshotPauseNs, snapshotStopNs int64
+	// sampled: the stream has the runtime sample profiler's samples
+	// (each tick suspends the runtime).
+	sampled bool
+	// perfMethods: the top methods from a CPU sampler the caller ran
+	// (SetTopMethods), used where the stream has no samples.
+	perfMethods       []Method
+	perfMethodsSource string
+	// busiest: the busiest thread (SetBusiestThread).
+	busiestPct  float64
+	busiestTID  uint64
+	busiestName string
 }
 
 // New returns an Analyzer for a stream with header hdr that feeds its
@@ -202,6 +227,20 @@ func (a *Analyzer) SetCPU(cores int, demandPct float64) {
 	}
 }
 
+// SetBusiestThread gives the thread that asked for the most CPU over the
+// window (running or runnable, from /proc) as a share of one core.
+func (a *Analyzer) SetBusiestThread(tid uint64, name string, pct float64) {
+	a.busiestTID, a.busiestName, a.busiestPct = tid, name, pct
+}
+
+// SetTopMethods gives the top methods (leaf frames, share of samples)
+// from a CPU sampler the caller ran beside the session (source "perf":
+// Linux perf_event, which needs no stacks in the stream); they name the
+// CPU findings when the stream has no samples of its own.
+func (a *Analyzer) SetTopMethods(source string, ms []Method) {
+	a.perfMethods, a.perfMethodsSource = ms, source
+}
+
 // SetThreadPool replaces the counters' thread-pool facts with a
 // thread-pool analysis's (the seam for package threadpool).
 func (a *Analyzer) SetThreadPool(f ThreadPoolFacts) { a.extraThreadPool = &f }
@@ -234,6 +273,9 @@ func (w *window) Event(ev *nettrace.Event) {
 	}
 	if ev.ThreadID != 0 && len(a.threads) < maxThreads {
 		a.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
+	}
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
+		a.sampled = true
 	}
 	if ev.Meta.Provider == counters.RuntimeSource || ev.Meta.Provider == counters.MetricsSource {
 		if ns := a.hdr.Nanos(ev.Timestamp); !a.peeked || ns-a.lastPeek >= peekNanos {
@@ -271,6 +313,12 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 	if !g.Complete {
 		return
 	}
+	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
+		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
+		if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+			a.gen2Blocking-- // counted below: the tool's GC, not the application's
+		}
+	}
 	if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
 		a.gen2Blocking++
 	}
@@ -291,6 +339,15 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 	}
 	m.gcs++
 	m.lastOld, m.lastNs = old, g.StartNanos
+	if len(m.pts) == maxOldPoints {
+		k := 1
+		for i := 2; i < len(m.pts); i += 2 {
+			m.pts[k] = m.pts[i]
+			k++
+		}
+		m.pts = m.pts[:k]
+	}
+	m.pts = append(m.pts, oldPoint{g.StartNanos, old})
 	m.gen2MB, m.lohMB = float64(h.GenerationSize[2])/mb, float64(h.GenerationSize[3])/mb
 	m.pinned = max(m.pinned, h.PinnedObjectCount)
 	if g.Generation == 2 {
@@ -361,10 +418,15 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 	g := &f.GC
 	g.Count = r.All.Count
 	g.Seen = win > 0 // every triage session asks for GC events: none is calm
+	// The heap snapshot's own GC is the tool's: out of the application's
+	// pause time and share (its pause stays in the longest pause, which
+	// says whose it is).
+	paused := max(r.All.RuntimeNanos-a.snapshotPauseNs, 0)
 	if win > 0 {
-		g.PausePct = float64(r.All.RuntimeNanos) * 100 / float64(win)
+		g.PausePct = float64(paused) * 100 / float64(win)
 	}
-	g.PausedMs = float64(r.All.RuntimeNanos) / 1e6
+	g.PausedMs = float64(paused) / 1e6
+	g.SnapshotPauseMs = float64(a.snapshotPauseNs) / 1e6
 	g.MaxPauseMs = float64(r.All.MaxNanos) / 1e6
 	if len(r.Longest) > 0 {
 		l := r.Longest[0]
@@ -379,6 +441,26 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 	}
 	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
 	g.MaxSuspendMs = float64(r.All.MaxSuspend) / 1e6
+	var other, top int64
+	for _, rr := range r.ByReason {
+		if rr.Reason.IsGC() {
+			continue
+		}
+		g.OtherSuspensions += rr.Count
+		other += rr.TotalNanos
+		g.OtherMaxMs = max(g.OtherMaxMs, float64(rr.MaxNanos)/1e6)
+		if rr.TotalNanos > top {
+			top, g.OtherTopReason = rr.TotalNanos, rr.Reason.String()
+		}
+	}
+	g.OtherStoppedMs = float64(other) / 1e6
+	stopped := max(r.All.TotalNanos-a.snapshotStopNs, 0) + other
+	g.StoppedMs = float64(stopped) / 1e6
+	if win > 0 {
+		g.OtherPct = float64(other) * 100 / float64(win)
+		g.StoppedPct = float64(stopped) * 100 / float64(win)
+	}
+	g.ProfilerInStream = a.sampled
 }
 
 func (a *Analyzer) memFacts(f *Facts) {
@@ -391,9 +473,31 @@ func (a *Analyzer) memFacts(f *Facts) {
 	if x.SpanSec > 0 {
 		x.OldGrowthMBMin = (m.lastOld - m.firstOld) * 60 / x.SpanSec
 	}
+	settle(x, m.pts)
 	x.Gen2MB, x.LOHMB = m.gen2MB, m.lohMB
 	x.Gen2FragPct, x.HasFragmentation = m.frag, m.hasFrag
 	x.MaxPinned = m.pinned
+}
+
+// settle judges the trend from the heap's settling on: the GCs of the
+// first third of the span are the warm-up (a heap growing from nothing at
+// start-up, caches filling), the rest the trend.
+func settle(x *MemoryFacts, pts []oldPoint) {
+	if len(pts) < 2 {
+		return
+	}
+	first, last := pts[0], pts[len(pts)-1]
+	from := first.ns + (last.ns-first.ns)/3
+	i, _ := slices.BinarySearchFunc(pts, from, func(p oldPoint, ns int64) int { return cmp.Compare(p.ns, ns) })
+	i = min(i, len(pts)-1)
+	s := pts[i]
+	x.SettledGCs, x.SettledOldMB, x.SettledSec = len(pts)-i, s.mb, float64(last.ns-s.ns)/1e9
+	x.WarmupMB = s.mb - first.mb
+	x.Settled = x.SettledGCs >= MinSettledGCs && x.SettledSec > 0
+	x.OldGrowthMBMin = 0
+	if x.Settled {
+		x.OldGrowthMBMin = (last.mb - s.mb) * 60 / x.SettledSec
+	}
 }
 
 func (a *Analyzer) lockFacts(f *Facts, win int64) {
@@ -478,6 +582,9 @@ func perSec(total, rate float64, fromStart bool, win float64) float64 {
 func (a *Analyzer) cpuFacts(f *Facts) {
 	c := &f.CPU
 	c.Cores, c.UsagePct = a.cores, -1
+	if a.busiestPct > 0 {
+		c.BusiestThreadPct, c.BusiestThreadID, c.BusiestThreadName = a.busiestPct, a.busiestTID, a.busiestName
+	}
 	if a.cpuN > 0 {
 		c.UsagePct = a.cpuSum / float64(a.cpuN)
 	}
@@ -487,13 +594,17 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 	case a.cpuN > 0:
 		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
 	}
-	if a.prof == nil {
+	if a.prof == nil || !a.sampled {
+		if len(a.perfMethods) > 0 {
+			c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
+		}
 		return
 	}
 	p := a.prof.Result()
 	if p.Managed == 0 {
 		return
 	}
+	c.MethodsSource = "eventpipe"
 	by := map[string]int64{}
 	var total int64
 	for _, s := range p.Samples {

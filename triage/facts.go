@@ -35,11 +35,32 @@ type GCFacts struct {
 	Induced        int     `json:"induced"`
 	// SnapshotGC is the number of the GC a heap snapshot in the stream
 	// induced (0: none); it is not in Induced.
-	SnapshotGC    uint32  `json:"snapshot_gc,omitempty"`
-	LOHTriggered  int     `json:"loh_triggered"`
-	MaxSuspendMs  float64 `json:"max_suspend_ms"`
-	AllocMBPerSec float64 `json:"alloc_mb_per_sec"`
-	HasAllocRate  bool    `json:"has_alloc_rate"`
+	SnapshotGC uint32 `json:"snapshot_gc,omitempty"`
+	// SnapshotPauseMs is that GC's pause (the runtime's count), kept out
+	// of PausedMs and PausePct (and its stop out of StoppedMs).
+	SnapshotPauseMs float64 `json:"snapshot_pause_ms,omitempty"`
+	LOHTriggered    int     `json:"loh_triggered"`
+	MaxSuspendMs    float64 `json:"max_suspend_ms"`
+	AllocMBPerSec   float64 `json:"alloc_mb_per_sec"`
+	HasAllocRate    bool    `json:"has_alloc_rate"`
+	// MaxPauseMs above is the longest GC's stop, suspension to restart
+	// (what the application's threads felt); PausedMs and PausePct the
+	// runtime's own pause time. StoppedMs and StoppedPct are every
+	// stop-the-world moment of the window, GC or not, each moment once.
+	StoppedMs  float64 `json:"stopped_ms"`
+	StoppedPct float64 `json:"stopped_pct"`
+	// Other*: the runtime's suspensions for reasons other than a GC (the
+	// sample profiler's, tiered compilation's, a debugger's, ...): how
+	// many, their stopped time, the longest, the reason with the most
+	// time and the share of the window. ProfilerInStream: the stream had
+	// the runtime's sample profiler on, whose every tick is such a
+	// suspension (a cost of the measurement itself).
+	OtherSuspensions int     `json:"other_suspensions"`
+	OtherStoppedMs   float64 `json:"other_stopped_ms"`
+	OtherMaxMs       float64 `json:"other_max_ms"`
+	OtherTopReason   string  `json:"other_top_reason,omitempty"`
+	OtherPct         float64 `json:"other_pct"`
+	ProfilerInStream bool    `json:"profiler_in_stream,omitempty"`
 }
 
 // MemoryFacts come from the heap statistics every GC reports (package
@@ -50,10 +71,22 @@ type MemoryFacts struct {
 	GCs int `json:"gcs"`
 	// FirstOldMB and LastOldMB are gen2+LOH+POH after the first and the
 	// last of them, SpanSec the time between the two.
-	FirstOldMB       float64 `json:"first_old_mb"`
-	LastOldMB        float64 `json:"last_old_mb"`
-	SpanSec          float64 `json:"span_sec"`
-	OldGrowthMBMin   float64 `json:"old_growth_mb_per_min"`
+	FirstOldMB     float64 `json:"first_old_mb"`
+	LastOldMB      float64 `json:"last_old_mb"`
+	SpanSec        float64 `json:"span_sec"`
+	OldGrowthMBMin float64 `json:"old_growth_mb_per_min"`
+	// The judged trend runs from the heap's settling: the GCs of the
+	// first third of the span (start-up, a heap growing from nothing)
+	// are its warm-up. SettledGCs counts the GCs from the settling on,
+	// SettledOldMB is gen2+LOH+POH at the first of them, SettledSec the
+	// time from it to the last; OldGrowthMBMin is over that stretch when
+	// Settled (WarmupMB: the growth before it). A caller without the
+	// series leaves Settled false: the trend is first to last.
+	Settled          bool    `json:"settled"`
+	SettledGCs       int     `json:"settled_gcs,omitempty"`
+	SettledOldMB     float64 `json:"settled_old_mb,omitempty"`
+	SettledSec       float64 `json:"settled_sec,omitempty"`
+	WarmupMB         float64 `json:"warmup_mb,omitempty"`
 	Gen2MB           float64 `json:"gen2_mb"`
 	LOHMB            float64 `json:"loh_mb"`
 	Gen2FragPct      float64 `json:"gen2_fragmentation_pct"`
@@ -119,6 +152,16 @@ type CPUFacts struct {
 	// process used), -1 unknown.
 	UsagePct   float64  `json:"usage_pct"`
 	TopMethods []Method `json:"top_methods,omitempty"`
+	// MethodsSource is the sampler TopMethods come from: "eventpipe" (the
+	// runtime's samples in the stream) or "perf" (perf_event beside it).
+	MethodsSource string `json:"methods_source,omitempty"`
+	// BusiestThread*: the one thread that asked for the most CPU
+	// (running or runnable, /proc schedstat) as a share of one core: a
+	// thread at 100% is saturated whatever the process's share of all
+	// cores (0: unknown).
+	BusiestThreadPct  float64 `json:"busiest_thread_pct,omitempty"`
+	BusiestThreadID   uint64  `json:"busiest_thread_id,omitempty"`
+	BusiestThreadName string  `json:"busiest_thread_name,omitempty"`
 }
 
 // Method is one method's share of the managed samples (leaf frames).

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,8 +60,12 @@ type Finding struct {
 	Next     string         `json:"next"`
 	// Rule is the threshold key that decided (empty for an area's info).
 	Rule string `json:"rule,omitempty"`
+	// ImpactPct is the share of the application's time the finding
+	// costs (stopped by the runtime, threads waiting on locks), when the
+	// figures measure one; it ranks findings of one severity first.
+	ImpactPct float64 `json:"impact_pct,omitempty"`
 	// Score is the figure over its threshold (ranks findings of one
-	// severity: the further past its threshold, the higher).
+	// severity and impact: the further past its threshold, the higher).
 	Score float64 `json:"-"`
 }
 
@@ -71,6 +76,9 @@ type rule struct {
 	value func(f *Facts) (float64, bool) // false: not judged
 	title func(f *Facts, v float64) string
 	next  func(f *Facts) string
+	// impact is the share of the application's time the finding costs
+	// (nil: the figures measure none).
+	impact func(f *Facts) float64
 }
 
 func (f *Facts) cmd(name, extra string) string {
@@ -91,52 +99,61 @@ func lockNext(f *Facts) string { return f.cmd("locks", "--duration 30s") }
 var rules = []rule{
 	{"gc.pause_pct", func(f *Facts) (float64, bool) { return f.GC.PausePct, f.GC.Seen && f.WindowSec > 0 },
 		func(f *Facts, v float64) string {
-			return fmt.Sprintf("GC pauses stop the process %.1f%% of the time (%d GCs)", v, f.GC.Count)
-		}, gcNext},
+			return fmt.Sprintf("GC pauses stop the process %.1f%% of the time (%d GCs, %.0f ms as the runtime counts its pauses)", v, f.GC.Count, f.GC.PausedMs)
+		}, gcNext, gcImpact},
 	{"gc.max_pause_ms", func(f *Facts) (float64, bool) { return f.GC.MaxPauseMs, f.GC.Seen },
 		func(f *Facts, v float64) string {
 			if f.GC.SnapshotGC != 0 && f.GC.MaxPauseGC == f.GC.SnapshotGC {
 				return fmt.Sprintf("longest GC pause %.0f ms: the heap snapshot's own GC (gen%d %s), taken by the tool, not the application", v, f.GC.MaxPauseGen, f.GC.MaxPauseType)
 			}
-			return fmt.Sprintf("longest GC pause %.0f ms (gen%d %s, %s)", v, f.GC.MaxPauseGen, f.GC.MaxPauseType, f.GC.MaxPauseReason)
-		}, gcNext},
+			return fmt.Sprintf("longest GC stop %.0f ms, suspension to restart (gen%d %s, %s)", v, f.GC.MaxPauseGen, f.GC.MaxPauseType, f.GC.MaxPauseReason)
+		}, gcNext, gcImpact},
 	{"gc.gen2_blocking_per_min", func(f *Facts) (float64, bool) {
 		return perMin(f, f.GC.Gen2Blocking), f.GC.Seen && f.GC.Gen2Blocking >= MinGCsForRate
 	},
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("%d blocking gen2 GCs (%.0f/min)", f.GC.Gen2Blocking, v)
-		}, gcNext},
+		}, gcNext, gcImpact},
 	{"gc.induced_per_min", func(f *Facts) (float64, bool) { return perMin(f, f.GC.Induced), f.GC.Seen && f.GC.Induced > 0 },
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("%d induced GCs (%.0f/min): something calls GC.Collect", f.GC.Induced, v)
-		}, gcNext},
+		}, gcNext, gcImpact},
 	{"gc.loh_triggered_per_min", func(f *Facts) (float64, bool) {
 		return perMin(f, f.GC.LOHTriggered), f.GC.Seen && f.GC.LOHTriggered >= MinGCsForRate
 	},
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("%d GCs triggered by large-object allocations (%.0f/min)", f.GC.LOHTriggered, v)
-		}, gcNext},
+		}, gcNext, gcImpact},
 	{"gc.max_suspend_ms", func(f *Facts) (float64, bool) { return f.GC.MaxSuspendMs, f.GC.Seen },
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("a suspension took %.0f ms to stop the threads (one did not reach a safe point)", v)
-		}, gcNext},
+		}, gcNext, gcImpact},
+	{"gc.other_suspension_pct", func(f *Facts) (float64, bool) {
+		return f.GC.OtherPct, f.GC.Seen && f.WindowSec > 0 && f.GC.OtherSuspensions > 0
+	}, otherSuspensionTitle, gcNext, func(f *Facts) float64 { return f.GC.OtherPct }},
 	{"gc.alloc_mb_per_sec", func(f *Facts) (float64, bool) { return f.GC.AllocMBPerSec, f.GC.HasAllocRate },
 		func(f *Facts, v float64) string { return fmt.Sprintf("allocating %.0f MB/s", v) },
-		func(f *Facts) string { return f.cmd("heap", "--duration 30s") }},
+		func(f *Facts) string { return f.cmd("heap", "--duration 30s") }, gcImpact},
 	{"memory.old_growth_mb_per_min", func(f *Facts) (float64, bool) {
 		m := &f.Memory
-		return m.OldGrowthMBMin, m.Seen && m.GCs >= MinOldGrowthGCs && m.LastOldMB-m.FirstOldMB >= MinOldGrowthMB
+		from, gcs := m.trendFrom()
+		return m.OldGrowthMBMin, m.Seen && gcs >= MinOldGrowthGCs && m.LastOldMB-from >= MinOldGrowthMB && m.trendSec() > 0
 	}, func(f *Facts, v float64) string {
-		return fmt.Sprintf("gen2+LOH grew %.0f MB after GCs in %.0f s (%.0f MB/min): a leak suspect",
-			f.Memory.LastOldMB-f.Memory.FirstOldMB, f.Memory.SpanSec, v)
-	}, snapshotNext},
+		m := &f.Memory
+		from, _ := m.trendFrom()
+		s := fmt.Sprintf("gen2+LOH grew %.0f MB after GCs in %.0f s (%.0f MB/min): a leak suspect", m.LastOldMB-from, m.trendSec(), v)
+		if m.Settled && m.WarmupMB >= 1 {
+			s += fmt.Sprintf(", after the %.0f MB of its warm-up", m.WarmupMB)
+		}
+		return s
+	}, snapshotNext, nil},
 	{"memory.gen2_fragmentation_pct", func(f *Facts) (float64, bool) {
 		return f.Memory.Gen2FragPct, f.Memory.HasFragmentation && f.Memory.Gen2MB >= MinFragmentationMB
 	}, func(f *Facts, v float64) string {
 		return fmt.Sprintf("gen2 is %.0f%% free space after the last GC (%.0f MB)", v, f.Memory.Gen2MB)
-	}, gcNext},
+	}, gcNext, nil},
 	{"memory.pinned_objects", func(f *Facts) (float64, bool) { return float64(f.Memory.MaxPinned), f.Memory.Seen },
-		func(f *Facts, v float64) string { return fmt.Sprintf("%.0f objects pinned during a GC", v) }, gcNext},
+		func(f *Facts, v float64) string { return fmt.Sprintf("%.0f objects pinned during a GC", v) }, gcNext, nil},
 	{"locks.wait_pct", func(f *Facts) (float64, bool) { return f.Locks.WaitPct, f.Locks.Seen },
 		func(f *Facts, v float64) string {
 			s := fmt.Sprintf("threads wait on locks %.0f%% of their time (%d waits, %.0f ms)", v, f.Locks.Contentions, f.Locks.WaitMs)
@@ -144,17 +161,17 @@ var rules = []rule{
 				s += "; top: " + f.Locks.TopLock
 			}
 			return s
-		}, lockNext},
+		}, lockNext, func(f *Facts) float64 { return f.Locks.WaitPct }},
 	{"threadpool.queue_length", func(f *Facts) (float64, bool) { return f.ThreadPool.QueueMax, f.ThreadPool.Seen },
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("thread-pool queue reached %.0f work items (%.0f → %.0f threads): starvation",
 				v, f.ThreadPool.ThreadsFirst, f.ThreadPool.ThreadsMax)
-		}, tpNext},
+		}, tpNext, nil},
 	{"threadpool.thread_growth", func(f *Facts) (float64, bool) {
 		return f.ThreadPool.ThreadsMax - f.ThreadPool.ThreadsFirst, f.ThreadPool.Seen
 	}, func(f *Facts, v float64) string {
 		return fmt.Sprintf("thread pool grew by %.0f threads (%.0f → %.0f): work items block", v, f.ThreadPool.ThreadsFirst, f.ThreadPool.ThreadsMax)
-	}, tpNext},
+	}, tpNext, nil},
 	{"exceptions.per_sec", func(f *Facts) (float64, bool) { return f.Exceptions.PerSec, f.Exceptions.Seen },
 		func(f *Facts, v float64) string {
 			s := fmt.Sprintf("%.0f exceptions/s (%.0f thrown)", v, f.Exceptions.Count)
@@ -162,7 +179,7 @@ var rules = []rule{
 				s += "; top: " + f.Exceptions.TopType
 			}
 			return s
-		}, func(f *Facts) string { return f.cmd("exceptions", "--duration 30s") }},
+		}, func(f *Facts) string { return f.cmd("exceptions", "--duration 30s") }, nil},
 	{"cpu.demand_pct", func(f *Facts) (float64, bool) { return f.CPU.Pct, f.CPU.Seen && f.CPU.Source != "samples" },
 		func(f *Facts, v float64) string {
 			s := fmt.Sprintf("process wants %.0f%% of %d cores", v, f.CPU.Cores)
@@ -170,7 +187,68 @@ var rules = []rule{
 				s += fmt.Sprintf("; top: %s %.0f%%", f.CPU.TopMethods[0].Name, f.CPU.TopMethods[0].Pct)
 			}
 			return s
-		}, func(f *Facts) string { return f.cmd("profile", "--duration 30s") }},
+		}, profileNext, nil},
+	{"cpu.thread_pct", func(f *Facts) (float64, bool) { return f.CPU.BusiestThreadPct, f.CPU.BusiestThreadPct > 0 },
+		func(f *Facts, v float64) string {
+			name := fmt.Sprintf("thread %d", f.CPU.BusiestThreadID)
+			if f.CPU.BusiestThreadName != "" {
+				name += " (" + f.CPU.BusiestThreadName + ")"
+			}
+			s := fmt.Sprintf("one thread saturates a core: %s wants %.0f%% of a core", name, v)
+			if len(f.CPU.TopMethods) > 0 {
+				s += "; top: " + methodsText(f.CPU.TopMethods, 2)
+			}
+			return s
+		}, profileNext, nil},
+}
+
+func profileNext(f *Facts) string { return f.cmd("profile", "--duration 30s") }
+
+func gcImpact(f *Facts) float64 { return f.GC.PausePct }
+
+// methodsText names the first n methods with their shares.
+func methodsText(ms []Method, n int) string {
+	var p []string
+	for _, m := range ms[:min(n, len(ms))] {
+		p = append(p, fmt.Sprintf("%s %.0f%%", m.Name, m.Pct))
+	}
+	return strings.Join(p, ", ")
+}
+
+// otherSuspensionTitle says how long the runtime stopped the process for
+// reasons other than a GC, and for which: stop-the-world time is what the
+// application feels, whatever its reason.
+func otherSuspensionTitle(f *Facts, v float64) string {
+	g := &f.GC
+	s := fmt.Sprintf("the runtime stopped the process %d times for other reasons than GC: %.0f ms, %.1f%% of the time (longest %.1f ms", g.OtherSuspensions, g.OtherStoppedMs, v, g.OtherMaxMs)
+	if gcStop := g.StoppedMs - g.OtherStoppedMs; gcStop > 0 {
+		s += fmt.Sprintf("; %.0f× the GCs' stopped time", g.OtherStoppedMs/gcStop)
+	}
+	s += ")"
+	if g.OtherTopReason != "" {
+		s += "; mostly " + g.OtherTopReason
+	}
+	if g.ProfilerInStream && g.OtherTopReason == "SuspendOther" {
+		s += ", which counts the sample profiler's own suspensions: a cost of the measurement"
+	}
+	return s
+}
+
+// trendFrom is the old generations' size the judged trend starts from and
+// the GCs it covers: from the heap's settling when the series said, else
+// from the first GC.
+func (m *MemoryFacts) trendFrom() (float64, int) {
+	if m.Settled {
+		return m.SettledOldMB, m.SettledGCs
+	}
+	return m.FirstOldMB, m.GCs
+}
+
+func (m *MemoryFacts) trendSec() float64 {
+	if m.Settled {
+		return m.SettledSec
+	}
+	return m.SpanSec
 }
 
 func snapshotNext(f *Facts) string {
@@ -212,8 +290,12 @@ func Findings(f *Facts) []Finding {
 			lim = t.Critical
 		}
 		flagged[t.Area] = true
-		out = append(out, Finding{Area: t.Area, Severity: sev, Title: r.title(f, v), Evidence: Evidence(f, t.Area),
-			Next: r.next(f), Rule: r.key, Score: v / lim})
+		x := Finding{Area: t.Area, Severity: sev, Title: r.title(f, v), Evidence: Evidence(f, t.Area),
+			Next: r.next(f), Rule: r.key, Score: v / lim}
+		if r.impact != nil {
+			x.ImpactPct = float64(int64(r.impact(f)*100+0.5)) / 100
+		}
+		out = append(out, x)
 	}
 	for _, a := range Areas {
 		if flagged[a] {
@@ -226,6 +308,11 @@ func Findings(f *Facts) []Finding {
 	slices.SortStableFunc(out, func(x, y Finding) int {
 		if x.Severity != y.Severity {
 			return int(y.Severity - x.Severity)
+		}
+		// Of one severity, what costs the application more of its time
+		// first; then the figure furthest past its threshold.
+		if c := cmp.Compare(y.ImpactPct, x.ImpactPct); c != 0 {
+			return c
 		}
 		switch {
 		case x.Score > y.Score:
@@ -267,12 +354,16 @@ func calm(f *Facts, a Area) (string, bool) {
 		if !f.GC.Seen {
 			return "", false
 		}
-		return fmt.Sprintf("GC calm: %d GCs, %.1f%% paused, longest %.0f ms", f.GC.Count, f.GC.PausePct, f.GC.MaxPauseMs), true
+		t := fmt.Sprintf("GC calm: %s, %.1f%% paused (the runtime's count), longest stop %.0f ms (suspension to restart)", gcsText(f.GC.Count), f.GC.PausePct, f.GC.MaxPauseMs)
+		if f.GC.SnapshotGC != 0 {
+			t += fmt.Sprintf("; GC %d is the heap snapshot's own (%.1f ms), not counted", f.GC.SnapshotGC, f.GC.SnapshotPauseMs)
+		}
+		return t, true
 	case AreaMemory:
 		if !f.Memory.Seen {
 			return "", false
 		}
-		return fmt.Sprintf("memory steady: gen2+LOH %.0f → %.0f MB after GCs", f.Memory.FirstOldMB, f.Memory.LastOldMB), true
+		return memoryCalm(&f.Memory), true
 	case AreaLocks:
 		if !f.Locks.Seen {
 			return "", false
@@ -301,6 +392,38 @@ func calm(f *Facts, a Area) (string, bool) {
 	return "", false
 }
 
+// gcsText is "1 GC", "3 GCs".
+func gcsText(n int) string {
+	if n == 1 {
+		return "1 GC"
+	}
+	return fmt.Sprintf("%d GCs", n)
+}
+
+// memoryCalm titles a memory trend below the leak threshold: "steady"
+// only when it is (under 1 MB/min); a heap still growing from its start
+// is "warming up"; one GC or none apart is no trend at all.
+func memoryCalm(m *MemoryFacts) string {
+	sizes := fmt.Sprintf("gen2+LOH %.0f → %.0f MB after GCs", m.FirstOldMB, m.LastOldMB)
+	from, gcs := m.trendFrom()
+	switch {
+	case m.trendSec() <= 0 || gcs < 2:
+		return fmt.Sprintf("memory: %s, %s with heap statistics: too few to judge a trend", sizes, gcsText(m.GCs))
+	case !m.Settled && m.GCs < MinOldGrowthGCs:
+		return fmt.Sprintf("memory: %s over %.0f s: too few GCs to judge a trend", sizes, m.SpanSec)
+	case m.Settled && m.WarmupMB >= MinOldGrowthMB && m.LastOldMB-from < MinOldGrowthMB:
+		return fmt.Sprintf("memory warming up, then settled: %s (%.0f MB of it before %.0f s in, %+.0f MB/min since)", sizes, m.WarmupMB, m.SpanSec-m.SettledSec, m.OldGrowthMBMin)
+	case m.OldGrowthMBMin >= threshold("memory.old_growth_mb_per_min").Warning:
+		// Fast, but too little to call a leak (the guards).
+		return fmt.Sprintf("memory: %s, %.0f MB of it in %.1f s after the warm-up (%.0f MB/min): too little to call a leak (from %d MB)", sizes, m.LastOldMB-from, m.trendSec(), m.OldGrowthMBMin, MinOldGrowthMB)
+	case m.OldGrowthMBMin >= -1 && m.OldGrowthMBMin < 1:
+		return "memory steady: " + sizes
+	case m.OldGrowthMBMin < 0:
+		return fmt.Sprintf("memory shrinking: %s (%.0f MB/min)", sizes, m.OldGrowthMBMin)
+	}
+	return fmt.Sprintf("memory grows slowly, %.0f MB/min: %s (a leak suspect from %.0f MB/min)", m.OldGrowthMBMin, sizes, threshold("memory.old_growth_mb_per_min").Warning)
+}
+
 // Evidence is the figures of area a, as a JSON object.
 func Evidence(f *Facts, a Area) map[string]any {
 	r := func(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
@@ -316,6 +439,11 @@ func Evidence(f *Facts, a Area) map[string]any {
 		if g.HasAllocRate {
 			m["alloc_mb_per_sec"] = r(g.AllocMBPerSec)
 		}
+		m["stopped_ms"], m["stopped_pct"] = r(g.StoppedMs), r(g.StoppedPct)
+		if g.OtherSuspensions > 0 {
+			m["other_suspensions"], m["other_stopped_ms"], m["other_max_ms"] = g.OtherSuspensions, r(g.OtherStoppedMs), r(g.OtherMaxMs)
+			m["other_pct"], m["other_top_reason"] = r(g.OtherPct), g.OtherTopReason
+		}
 		return m
 	case AreaMemory:
 		m := &f.Memory
@@ -324,6 +452,9 @@ func Evidence(f *Facts, a Area) map[string]any {
 			"max_pinned_objects": m.MaxPinned}
 		if m.HasFragmentation {
 			e["gen2_fragmentation_pct"] = r(m.Gen2FragPct)
+		}
+		if m.Settled {
+			e["settled_gcs"], e["settled_old_mb"], e["settled_sec"], e["warmup_mb"] = m.SettledGCs, r(m.SettledOldMB), r(m.SettledSec), r(m.WarmupMB)
 		}
 		return e
 	case AreaLocks:
@@ -367,6 +498,12 @@ func Evidence(f *Facts, a Area) map[string]any {
 	}
 	if len(c.TopMethods) > 0 {
 		e["top_methods"] = c.TopMethods
+	}
+	if c.BusiestThreadPct > 0 {
+		e["busiest_thread_pct"], e["busiest_thread_id"] = r(c.BusiestThreadPct), c.BusiestThreadID
+		if c.BusiestThreadName != "" {
+			e["busiest_thread_name"] = c.BusiestThreadName
+		}
 	}
 	return e
 }

@@ -23,6 +23,7 @@ var Thresholds = []Threshold{
 	{"gc.loh_triggered_per_min", AreaGC, "GCs/min", 6, 60},
 	{"gc.max_suspend_ms", AreaGC, "ms", 50, 500},
 	{"gc.alloc_mb_per_sec", AreaGC, "MB/s", 500, 4000},
+	{"gc.other_suspension_pct", AreaGC, "% of wall time", 2, 10},
 	{"memory.old_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
 	{"memory.gen2_fragmentation_pct", AreaMemory, "%", 40, 70},
 	{"memory.pinned_objects", AreaMemory, "objects", 2000, 20000},
@@ -31,6 +32,7 @@ var Thresholds = []Threshold{
 	{"threadpool.thread_growth", AreaThreadPool, "threads", 6, 20},
 	{"exceptions.per_sec", AreaExceptions, "exceptions/s", 50, 500},
 	{"cpu.demand_pct", AreaCPU, "% of cores", 40, 75},
+	{"cpu.thread_pct", AreaCPU, "% of one core", 70, 90},
 }
 
 // Guards: below these a figure is not judged (too little to mean anything).
@@ -44,6 +46,10 @@ const (
 	// MinFragmentationMB: fragmentation of a gen2 smaller than this is not
 	// judged.
 	MinFragmentationMB = 64
+	// MinSettledGCs: the trend after the warm-up needs this many GCs
+	// with heap statistics from the settling on (never one GC: a span of
+	// 0 s is no trend).
+	MinSettledGCs = 3
 	// MinGCsForRate: blocking gen2 and LOH-triggered GCs are judged as a
 	// rate from this many on (one in a short window is not a rate: the
 	// runtime may make one blocking gen2 GC on its own).

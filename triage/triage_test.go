@@ -108,7 +108,7 @@ func TestFindingsRanked(t *testing.T) {
 	}
 	calm := &Facts{WindowSec: 30, Target: "app.nettrace", GC: GCFacts{Seen: true, Count: 3, PausePct: 0.1, MaxPauseMs: 2}}
 	cf := Findings(calm)
-	if Worst(cf) != Info || len(cf) != 1 || cf[0].Title != "GC calm: 3 GCs, 0.1% paused, longest 2 ms" || cf[0].Next != "clrspy gc app.nettrace" {
+	if Worst(cf) != Info || len(cf) != 1 || cf[0].Title != "GC calm: 3 GCs, 0.1% paused (the runtime's count), longest stop 2 ms (suspension to restart)" || cf[0].Next != "clrspy gc app.nettrace" {
 		t.Fatalf("calm: %+v", cf)
 	}
 	// One blocking gen2 GC in a short window is not a rate; two are.
@@ -295,5 +295,150 @@ func TestContributorsOnFixtures(t *testing.T) {
 	t.Logf("exceptions: %+v", x)
 	if x.Source != "exceptions" || x.Count != 160 || x.TopType != "System.InvalidOperationException" || x.TopSite == "" {
 		t.Errorf("exception facts %+v", x)
+	}
+}
+
+func runGz(t *testing.T, name string) *Facts {
+	t.Helper()
+	r := tracetest.OpenFile(t, tracetest.Path(t, name), func(in io.Reader) (*nettrace.Reader, error) {
+		z, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, err
+		}
+		return nettrace.NewReader(z)
+	})
+	a := New(r.Header(), Options{Target: name})
+	if err := tracetest.ReadAll(t, r, a.Event); err != nil {
+		t.Fatal(err)
+	}
+	return a.Facts()
+}
+
+// TestWarmupNotLeak: GC-heavy fixtures whose old generations grow from
+// almost nothing at start-up are not leak suspects: the heap-churn
+// workload's gen2+LOH goes 1.6 → 26.5 MB in 2 s, 10.9 MB of it in the
+// first third (the warm-up) and 14 MB after, under the 16 MB a leak needs;
+// gc-wks's 7.7 → 29.3 MB in 0.27 s likewise (15.2 MB after its warm-up).
+// Both say so, neither "steady".
+func TestWarmupNotLeak(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		f               *Facts
+		gcs, settledGCs int
+		warmup, sinceMB float64
+		title           string
+	}{
+		{"heap-churn", runGz(t, "heap-churn.nettrace.gz"), 55, 35, 10.87, 13.95,
+			"memory: gen2+LOH 2 → 26 MB after GCs, 14 MB of it in 1.3 s after the warm-up (631 MB/min): too little to call a leak (from 16 MB)"},
+		{"gc-wks", runFile(t, "gc-wks.nettrace"), 40, 25, 6.30, 15.23,
+			"memory: gen2+LOH 8 → 29 MB after GCs, 15 MB of it in 0.2 s after the warm-up (5520 MB/min): too little to call a leak (from 16 MB)"},
+	} {
+		m := c.f.Memory
+		if m.GCs != c.gcs || m.SettledGCs != c.settledGCs || !m.Settled || math.Abs(m.WarmupMB-c.warmup) > 0.01 || math.Abs(m.LastOldMB-m.SettledOldMB-c.sinceMB) > 0.01 {
+			t.Errorf("%s: memory facts %+v", c.name, m)
+		}
+		for _, x := range Findings(c.f) {
+			if x.Area != AreaMemory {
+				continue
+			}
+			if x.Severity != Info || x.Title != c.title {
+				t.Errorf("%s: memory finding %s %q, want info %q", c.name, x.Severity, x.Title, c.title)
+			}
+		}
+	}
+	// The same growth from the start, with no series (a caller that
+	// keeps only the ends), is still judged first to last.
+	ends := &Facts{WindowSec: 3, Memory: MemoryFacts{Seen: true, GCs: 55, FirstOldMB: 1.6, LastOldMB: 26.5, SpanSec: 2, OldGrowthMBMin: 747}}
+	if fs := Findings(ends); fs[0].Rule != "memory.old_growth_mb_per_min" || fs[0].Severity != Critical {
+		t.Errorf("growth without a series: %+v", fs[0])
+	}
+	// One GC is no trend: never "steady".
+	one := &Facts{WindowSec: 3, Memory: MemoryFacts{Seen: true, GCs: 1, FirstOldMB: 4, LastOldMB: 4}}
+	if fs := Findings(one); fs[0].Title != "memory: gen2+LOH 4 → 4 MB after GCs, 1 GC with heap statistics: too few to judge a trend" {
+		t.Errorf("one GC: %q", fs[0].Title)
+	}
+	slow := &Facts{WindowSec: 600, Memory: MemoryFacts{Seen: true, GCs: 50, FirstOldMB: 100, LastOldMB: 260, SpanSec: 600,
+		Settled: true, SettledGCs: 34, SettledOldMB: 150, SettledSec: 400, OldGrowthMBMin: 16.5, WarmupMB: 50}}
+	if fs := Findings(slow); fs[0].Title != "memory grows slowly, 16 MB/min: gen2+LOH 100 → 260 MB after GCs (a leak suspect from 30 MB/min)" {
+		t.Errorf("16 MB/min: %q", fs[0].Title)
+	}
+}
+
+// TestOtherSuspensions: the composite fixture (recorded with the runtime's
+// sample profiler on) was stopped 561 times for reasons other than GC,
+// 547.5 ms of its 2.35 s window (23.3%, on top of the GCs' 766 ms): judged
+// critical, with the reason and the profiler named as its cost, and ranked
+// after the GC's 30.5% paused (impact first).
+func TestOtherSuspensions(t *testing.T) {
+	f := runFile(t, "composite.nettrace")
+	g := f.GC
+	if g.OtherSuspensions != 561 || math.Abs(g.OtherStoppedMs-547.51) > 0.01 || math.Abs(g.OtherMaxMs-35.37) > 0.01 ||
+		g.OtherTopReason != "SuspendOther" || !g.ProfilerInStream || math.Abs(g.StoppedMs-1313.75) > 0.01 || math.Abs(g.OtherPct-23.26) > 0.01 {
+		t.Fatalf("gc facts %+v", g)
+	}
+	fs := Findings(f)
+	var other *Finding
+	for i := range fs {
+		if fs[i].Rule == "gc.other_suspension_pct" {
+			other = &fs[i]
+		}
+		if i > 0 && fs[i].Severity == fs[i-1].Severity && fs[i].ImpactPct > fs[i-1].ImpactPct {
+			t.Errorf("finding %d (%s, impact %.2f) ranked below one of less impact (%.2f)", i, fs[i].Rule, fs[i].ImpactPct, fs[i-1].ImpactPct)
+		}
+	}
+	want := "the runtime stopped the process 561 times for other reasons than GC: 548 ms, 23.3% of the time (longest 35.4 ms; 1× the GCs' stopped time); mostly SuspendOther, which counts the sample profiler's own suspensions: a cost of the measurement"
+	if other == nil || other.Severity != Critical || other.Title != want || other.ImpactPct != 23.26 {
+		t.Fatalf("other suspensions finding %+v", other)
+	}
+	if fs[0].Rule == "gc.other_suspension_pct" || fs[0].ImpactPct != 30.53 {
+		t.Errorf("first finding %s (impact %.2f), want a GC one at 30.53%%", fs[0].Rule, fs[0].ImpactPct)
+	}
+}
+
+// TestRankedByImpact: of two critical findings, the one that costs the
+// application its time (52% paused) ranks above a memory trend far past
+// its threshold that costs none yet; a saturated thread is judged and
+// named even when the process asks for half the machine.
+func TestRankedByImpact(t *testing.T) {
+	f := &Facts{WindowSec: 10, Target: "--pid 7"}
+	f.GC = GCFacts{Seen: true, Count: 555, PausePct: 52, PausedMs: 5200, MaxPauseMs: 30}
+	f.Memory = MemoryFacts{Seen: true, GCs: 555, FirstOldMB: 0, LastOldMB: 200, SpanSec: 10, OldGrowthMBMin: 1200}
+	f.CPU = CPUFacts{Source: "schedstat", Seen: true, Cores: 2, Pct: 53, UsagePct: -1, BusiestThreadPct: 99.5, BusiestThreadID: 4242,
+		BusiestThreadName: "spinner", TopMethods: []Method{{"Workload.Cpu.HotA", 74}, {"Workload.Cpu.HotB", 25}}}
+	var got []string
+	for _, x := range Findings(f) {
+		got = append(got, x.Severity.String()+" "+x.Rule)
+	}
+	want := []string{"critical gc.pause_pct", "critical memory.old_growth_mb_per_min", "critical cpu.thread_pct", "warning cpu.demand_pct"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fs := Findings(f)
+	if fs[2].Title != "one thread saturates a core: thread 4242 (spinner) wants 100% of a core; top: Workload.Cpu.HotA 74%, Workload.Cpu.HotB 25%" ||
+		fs[2].Evidence["busiest_thread_id"] != uint64(4242) || fs[2].Next != "clrspy profile --pid 7 --duration 30s" {
+		t.Errorf("thread finding %q %v %q", fs[2].Title, fs[2].Evidence, fs[2].Next)
+	}
+}
+
+// TestSnapshotGCNotApplications: the heap-graph fixture is a heap
+// snapshot (one induced blocking gen2 GC, GC 1, whose walk the GCBulkNode
+// events are): triage marks that GC itself and keeps it out of the
+// application's induced GCs, blocking gen2 GCs and pause share, so the
+// trace is calm rather than "1 induced GC: something calls GC.Collect".
+func TestSnapshotGCNotApplications(t *testing.T) {
+	f := runGz(t, "heap-graph.nettrace.gz")
+	g := f.GC
+	if g.Count != 1 || g.SnapshotGC != 1 || g.Induced != 0 || g.Gen2Blocking != 0 || g.PausedMs != 0 || g.PausePct != 0 ||
+		math.Abs(g.SnapshotPauseMs-1.2528) > 0.001 || g.StoppedMs != 0 {
+		t.Fatalf("gc facts %+v", g)
+	}
+	fs := Findings(f)
+	if Worst(fs) != Info {
+		t.Errorf("worst %s: %+v", Worst(fs), fs[0])
+	}
+	for _, x := range fs {
+		if x.Area == AreaGC && x.Title != "GC calm: 1 GC, 0.0% paused (the runtime's count), longest stop 1 ms (suspension to restart); GC 1 is the heap snapshot's own (1.3 ms), not counted" {
+			t.Errorf("gc finding %q", x.Title)
+		}
 	}
 }

@@ -74,7 +74,7 @@ func TestLocksErrors(t *testing.T) {
 		{[]string{"--format", "xml", locksTrace}, `unknown --format "xml": use text, json or pprof`},
 		{[]string{"--json", "--format", "pprof", locksTrace}, "--json and --format pprof contradict each other"},
 		{[]string{"no-such.nettrace"}, "no-such.nettrace: no such file"},
-		{[]string{"../../README.md"}, "not a nettrace or netperf stream"},
+		{[]string{"../../README.md"}, "README.md: not a trace: starts with 23 20 63 6c 72 73 70 79"},
 	} {
 		_, err := runLocksCmd(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

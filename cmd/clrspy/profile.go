@@ -241,13 +241,25 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 	for _, n := range p.Notes[len(partial):] {
 		notice(n)
 	}
-	fmt.Fprintln(os.Stderr, profileSummary(p, o.out))
+	fmt.Fprintln(os.Stderr, profileSummary(p, o.out, st.Live()))
 	return nil
 }
 
-func profileSummary(p *stacks.Profile, out string) string {
+// samplerName says which sampler took a profile's samples and what they
+// measure.
+func samplerName(p *stacks.Profile, live bool) string {
+	switch {
+	case p.CPUTime:
+		return "perf sampler (perf_event: on-CPU time; managed, native and kernel frames)"
+	case live:
+		return "EventPipe sampler (the runtime's: managed threads' wall clock, every 1 ms)"
+	}
+	return "the trace's samples (the runtime's EventPipe sampler: managed threads' wall clock)"
+}
+
+func profileSummary(p *stacks.Profile, out string, live bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d samples (%d managed, %d external", p.Total, p.Managed, p.External)
+	fmt.Fprintf(&b, "%s: %d samples (%d managed, %d external", samplerName(p, live), p.Total, p.Managed, p.External)
 	if p.Errors > 0 {
 		fmt.Fprintf(&b, ", %d error", p.Errors)
 	}

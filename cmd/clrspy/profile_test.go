@@ -256,9 +256,25 @@ func TestProfilePerfLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	folded := string(b)
+	if !regexp.MustCompile(`(?m)^perf sampler \(perf_event: on-CPU time; managed, native and kernel frames\): \d+ samples`).Match(stderr) {
+		t.Errorf("the summary does not name the perf sampler first:\n%s", stderr)
+	}
 	if !regexp.MustCompile(`Fill\(unsigned int8\);__memset\w*`).MatchString(folded) ||
 		!regexp.MustCompile(`Sort\([^;]*\);[^ ]*qsort[^ ]*;[^ ]*Compare\(`).MatchString(folded) {
 		t.Errorf("folded stacks lack Fill;memset or Sort;...qsort...;Compare:\n%.3000s", folded)
+	}
+}
+
+// TestProfileSaysSampler: the summary names the sampler the samples came
+// from (the cpu fixture: the runtime's, 822 samples).
+func TestProfileSaysSampler(t *testing.T) {
+	_, stderr, err := runCaptured(t, "profile", "--format", "folded", "-o", filepath.Join(t.TempDir(), "cpu.folded"), "../../testdata/traces/cpu.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the trace's samples (the runtime's EventPipe sampler: managed threads' wall clock): 822 samples (759 managed, 63 external) on 1 threads"
+	if !strings.HasPrefix(string(stderr), want) {
+		t.Errorf("summary %q, want it to start %q", stderr, want)
 	}
 }
 

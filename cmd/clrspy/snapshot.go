@@ -123,7 +123,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or pprof")
 	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
-	f.StringVar(&o.why, "why", "", "why are objects of this type (full name or last part) or at this 0xADDRESS alive: shortest paths from roots")
+	f.StringVar(&o.why, "why", "", "why are objects of this type (the runtime's full name, the readable one such as 'Dictionary<Int64,Session>', or its last part) or at this 0xADDRESS alive: shortest paths from roots")
 	f.IntVar(&o.tree, "tree", 0, "print the dominator tree this many levels deep (0: no tree)")
 	f.IntVar(&o.width, "tree-width", 10, "with --tree: children shown per node, the largest by retained bytes")
 	f.IntVar(&o.top, "top", 30, "types listed (0: all)")
@@ -373,7 +373,15 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
 	if isGcdumpInput(path) {
-		return readGcdumpBudget(path, budget)
+		in, g, err := readGcdumpBudget(path, budget)
+		if err == nil && g.Taken.IsZero() && path != "-" {
+			// A .gcdump records no time: the tools write it as the
+			// dump ends, so its modification time is when it was taken.
+			if fi, serr := os.Stat(path); serr == nil {
+				g.Taken, g.TakenFrom = fi.ModTime().UTC(), "file_mtime"
+			}
+		}
+		return in, g, err
 	}
 	set, builder := snapshotSet(nil)
 	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: set.Keep()})

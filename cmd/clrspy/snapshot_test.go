@@ -29,7 +29,7 @@ func TestSnapshotBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"snapshot", "../../testdata/traces/gc-wks.nettrace"}, "no heap dump in the events"},
-		{[]string{"snapshot", "../../README.md"}, "not a nettrace or netperf stream"},
+		{[]string{"snapshot", "../../README.md"}, "README.md: not a trace: starts with 23 20 63 6c 72 73 70 79"},
 		{[]string{"snapshot", cut}, "not a readable .gcdump: truncated"},
 		{[]string{"snapshot", "--diff", cut}, "--diff needs two trace files"},
 		{[]string{"snapshot", "--why", "NoSuchType", "../../testdata/traces/heap-graph-dotnet-gcdump.gcdump"}, "no type of that name"},
@@ -70,7 +70,13 @@ func TestSnapshotCutGcdump(t *testing.T) {
 	if d.Complete || !d.Missing.FileCut || d.Missing.CutNodes == 0 || d.Objects == 0 || d.Objects >= 497 {
 		t.Errorf("complete %v, %d objects (the whole file: 497), missing %+v", d.Complete, d.Objects, d.Missing)
 	}
-	if len(d.Partial) != 1 || !strings.Contains(d.Partial[0], "the .gcdump file is cut short") {
+	// The objects kept refer to 3 of the lost ones: references to objects
+	// past the cut, not "3 references point at 0 objects never described".
+	if d.Missing.CutNodes != 210 || d.Missing.CutEdges != 3 || d.Missing.DanglingEdges != 0 {
+		t.Errorf("missing %+v, want 210 nodes cut, 3 references to them, none dangling", d.Missing)
+	}
+	if len(d.Partial) != 1 || !strings.Contains(d.Partial[0], "the .gcdump file is cut short (210 of its nodes lost, and 3 references of the objects kept to them)") ||
+		strings.Contains(d.Partial[0], "never described") {
 		t.Errorf("partial %q", d.Partial)
 	}
 	if lines := strings.Split(strings.TrimSpace(string(stderr)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "incomplete") {

@@ -149,12 +149,18 @@ func TestStatBadInputs(t *testing.T) {
 	os.WriteFile(garbage, []byte("this is not a trace at all, just text\n"), 0o644)
 	empty := filepath.Join(dir, "empty.nettrace")
 	os.WriteFile(empty, nil, 0o644)
+	short := filepath.Join(dir, "six.txt") // shorter than any header, and not the start of one
+	os.WriteFile(short, []byte("hello\n"), 0o644)
+	cut := filepath.Join(dir, "cut.nettrace") // the start of a nettrace header: cut, not foreign
+	os.WriteFile(cut, []byte("Nett"), 0o644)
 	cases := []struct {
 		arg, want string
 	}{
 		{filepath.Join(dir, "missing.nettrace"), "missing.nettrace: no such file"},
 		{dir, "is a directory, not a trace file"},
-		{garbage, "not a nettrace or netperf stream"},
+		{garbage, "garbage.nettrace: not a trace: starts with 74 68 69 73 20 69 73 20, not a nettrace or netperf stream"},
+		{short, "six.txt: not a trace: 6 bytes (68 65 6c 6c 6f 0a), not the start of a nettrace or netperf stream"},
+		{cut, "cut.nettrace: trace truncated at offset 0 (inside stream header)"},
 		{empty, "empty.nettrace: empty file"},
 		{filepath.Join(traces, "unsupported/perfview__eventpipe-dotnetcore2.0-win-x86.netperf"),
 			"unsupported trace format NetPerf V2"},

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +17,10 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -58,7 +64,10 @@ runtime's own counters (queue length, thread count, completed items,
 exception count). CPU of a live target is the time its threads ran or
 waited runnable (/proc schedstat) against the machine's cores, which a
 loaded machine does not shrink; for a file, the runtime's cpu-usage counter.
---cpu adds the sample profiler and names the top methods.
+The top methods (leaf frames) come from perf_event beside the session where
+the kernel permits it (else a notice says why); --cpu takes them from the
+runtime's sample profiler instead. A single thread that wants a whole core
+is judged on its own (cpu.thread_pct) and named.
 
 Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 		Example: `  clrspy triage --pid 4242
@@ -71,7 +80,7 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
-	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: also run the sample profiler to name the top methods")
+	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
 		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
@@ -101,6 +110,9 @@ type schedSampler struct {
 	v0   int64
 	t1   time.Time
 	v1   int64
+	// th0, th1: each thread's schedstat time at the first and the latest
+	// reading (a thread born later starts from 0).
+	th0, th1 map[uint64]int64
 }
 
 func startSched(pid int) *schedSampler {
@@ -123,18 +135,46 @@ func startSched(pid int) *schedSampler {
 }
 
 func (s *schedSampler) read() {
-	v, err := procfs.SchedNanos(s.pid)
-	if err != nil {
+	ts, err := procfs.SchedThreads(s.pid)
+	if err != nil || len(ts) == 0 {
 		return
+	}
+	var v int64
+	for _, x := range ts {
+		v += x
 	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n == 0 {
-		s.t0, s.v0 = now, v
+		s.t0, s.v0, s.th0 = now, v, ts
+	}
+	if s.th1 == nil {
+		s.th1 = map[uint64]int64{}
+	}
+	for tid, x := range ts { // threads that exited keep their last reading
+		s.th1[tid] = max(x, s.th1[tid])
 	}
 	s.t1, s.v1 = now, max(v, s.v1)
 	s.n++
+}
+
+// busiest returns the thread that asked for the most CPU between the
+// first and the latest reading, as a share of one core (0: unknown).
+func (s *schedSampler) busiest() (tid uint64, pct float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el := s.t1.Sub(s.t0)
+	if s.n < 2 || el < time.Second {
+		return 0, 0
+	}
+	var best int64
+	for t, v := range s.th1 {
+		if d := v - s.th0[t]; d > best || d == best && t < tid {
+			tid, best = t, d
+		}
+	}
+	return tid, float64(best) * 100 / float64(el.Nanoseconds())
 }
 
 // pct stops the sampler and returns the CPU the process asked for as a
@@ -150,6 +190,80 @@ func (s *schedSampler) pct(cores int) float64 {
 		return -1
 	}
 	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
+}
+
+// triagePerf is perf_event's sampler run beside a triage session for
+// the top methods.
+type triagePerf struct {
+	s      *perf.Sampler
+	b      *perf.Builder
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startTriagePerf starts the perf sampler on st's process at 99 Hz per
+// thread; nil (and a note on why) where the kernel does not permit it.
+func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *triagePerf {
+	opts := perf.Options{Hz: 99}
+	if _, err := perf.Check(st.Pid, opts); err != nil {
+		notice(fmt.Sprintf("top methods: the perf sampler is unavailable (%v); --cpu adds the runtime's sampler", err))
+		return nil
+	}
+	s, err := perf.Open(st.Pid, opts)
+	if err != nil {
+		notice(fmt.Sprintf("top methods: %v", err))
+		return nil
+	}
+	b, err := perf.NewBuilder(st.Pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz})
+	if err != nil {
+		s.Close()
+		notice(fmt.Sprintf("top methods: %v", err))
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tp := &triagePerf{s: s, b: b, cancel: cancel}
+	tp.wg.Add(1)
+	go func() {
+		defer tp.wg.Done()
+		_ = s.Run(ctx, b.Sample)
+	}()
+	return tp
+}
+
+// stop ends the sampler and returns the top 5 methods by leaf samples.
+func (tp *triagePerf) stop() []triage.Method {
+	tp.cancel()
+	tp.wg.Wait()
+	tp.s.Close()
+	defer tp.b.Close()
+	tp.b.Finish()
+	return topLeafMethods(tp.b.Result(), 5)
+}
+
+// topLeafMethods is a profile's n methods with the most samples as the
+// leaf frame, with their share of the samples (argument lists dropped).
+func topLeafMethods(p *stacks.Profile, n int) []triage.Method {
+	by := map[string]int64{}
+	var total int64
+	for _, s := range p.Samples {
+		if s.OffCPU || len(s.Stack) == 0 {
+			continue
+		}
+		name := p.Frames[s.Stack[0]].Name
+		if i := strings.IndexByte(name, '('); i > 0 {
+			name = name[:i]
+		}
+		by[name] += s.Count
+		total += s.Count
+	}
+	var out []triage.Method
+	for name, c := range by {
+		out = append(out, triage.Method{Name: name, Pct: float64(c) * 100 / float64(total)})
+	}
+	slices.SortFunc(out, func(x, y triage.Method) int {
+		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
+	})
+	return out[:min(n, len(out))]
 }
 
 // triageTarget names the target in the next commands: an attached pid,
@@ -192,7 +306,22 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		sched = startSched(st.Pid)
 		proc = source.WatchProc(st.Pid)
 	}
-	in, err := run(st, stopWatch, set)
+	// Without --cpu, the top methods come from perf_event where the
+	// kernel permits it: no stacks in the session, under 2 % overhead.
+	var tp *triagePerf
+	if !cpu && st.Live() && st.Kind != source.Listen && st.Pid > 0 {
+		tp = startTriagePerf(st, a.Symbols())
+	}
+	as := []analysis.Analyzer{set}
+	if tp != nil {
+		as = append(as, tp.b)
+	}
+	in, err := run(st, stopWatch, as...)
+	if tp != nil {
+		if ms := tp.stop(); len(ms) > 0 {
+			a.SetTopMethods("perf", ms)
+		}
+	}
 	if err != nil {
 		st.Close()
 		return err
@@ -207,6 +336,15 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		demand = sched.pct(cores)
 	}
 	a.SetCPU(cores, demand)
+	if sched != nil {
+		if tid, pct := sched.busiest(); pct > 0 {
+			name := ""
+			if proc != nil {
+				name = proc.ThreadNames()[tid]
+			}
+			a.SetBusiestThread(tid, name, pct)
+		}
+	}
 	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
 	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {

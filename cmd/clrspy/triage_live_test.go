@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/workload"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -72,6 +73,41 @@ func TestTriageConfusion(t *testing.T) {
 				t.Errorf("cpu %+v: two spinning threads on 2 cores should ask for ≥ 75%%", d.Facts.CPU)
 			}
 		}},
+		{"cpu-1-thread", triage.AreaCPU, []string{"cpu", "seconds=4", "threads=1"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+			// One thread spinning: half of 2 cores, but the thread itself
+			// saturated, named with its id.
+			c := d.Facts.CPU
+			var f *triage.Finding
+			for i := range d.Findings {
+				if d.Findings[i].Rule == "cpu.thread_pct" {
+					f = &d.Findings[i]
+				}
+			}
+			if c.BusiestThreadPct < 90 || c.BusiestThreadID == 0 || f == nil || f.Severity != triage.Critical ||
+				!strings.HasPrefix(f.Title, fmt.Sprintf("one thread saturates a core: thread %d", c.BusiestThreadID)) {
+				t.Errorf("cpu %+v, thread finding %+v", c, f)
+			}
+			// Named by default where perf_event is permitted (the kernel
+			// decides for a process of this user; asked as triage asks):
+			// HotA does three times HotB's work.
+			if _, err := perf.Check(os.Getpid(), perf.Options{Hz: 99}); err == nil {
+				if c.MethodsSource != "perf" || len(c.TopMethods) < 2 || c.TopMethods[0].Name != "Workload.Cpu.HotA" || c.TopMethods[1].Name != "Workload.Cpu.HotB" ||
+					f == nil || !strings.Contains(f.Title, "; top: Workload.Cpu.HotA ") {
+					t.Errorf("top methods %s %+v, finding %+v: want HotA then HotB from perf", c.MethodsSource, c.TopMethods, f)
+				}
+			} else if c.MethodsSource != "" {
+				t.Errorf("perf not permitted (%v), yet methods from %q", err, c.MethodsSource)
+			}
+		}},
+		{"churn", triage.AreaGC, []string{"churn", "seconds=4"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
+			// GC-heavy and launched: the old generations grow from nothing
+			// at start-up, which is no leak.
+			for _, f := range d.Findings {
+				if f.Area == triage.AreaMemory && f.Severity != triage.Info {
+					t.Errorf("churn: memory judged %s: %s (facts %+v)", f.Severity, f.Title, d.Facts.Memory)
+				}
+			}
+		}},
 		{"leak", triage.AreaMemory, []string{"leak", "seconds=5"}, func(t *testing.T, d *triageDoc, w *workload.Result) {
 			// gen2+LOH grew by at most what the list kept (plus 8 MB of
 			// the churn's survivors) and at least the 16 MB guard.
@@ -111,7 +147,11 @@ func TestTriageConfusion(t *testing.T) {
 		switch {
 		case c.want == "" && !(d.Calm && d.Worst == triage.Info):
 			t.Errorf("%s: want nothing above info, got %s %s: %s", c.name, top.Severity, top.Area, top.Title)
-		case c.want != "" && (top.Area != c.want || top.Severity != triage.Critical):
+		case c.name == "churn" && top.Area != c.want:
+			// How much of the time a GC-heavy process is paused depends
+			// on the machine: the GC first, at whatever severity.
+			t.Errorf("%s: want %s first, got %s %s: %s", c.name, c.want, top.Severity, top.Area, top.Title)
+		case c.name != "churn" && c.want != "" && (top.Area != c.want || top.Severity != triage.Critical):
 			t.Errorf("%s: want critical %s first, got %s %s: %s", c.name, c.want, top.Severity, top.Area, top.Title)
 		}
 		if !d.Complete {

@@ -14,13 +14,27 @@ import (
 // not shrink (the share it got, utime+stime, does shrink). Threads that
 // exited are no longer counted.
 func SchedNanos(pid int) (int64, error) {
+	ts, err := SchedThreads(pid)
+	var total int64
+	for _, v := range ts {
+		total += v
+	}
+	return total, err
+}
+
+// SchedThreads is SchedNanos per live thread (by thread id).
+func SchedThreads(pid int) (map[uint64]int64, error) {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var total int64
+	out := make(map[uint64]int64, len(ents))
 	for _, e := range ents {
+		tid, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil {
+			continue
+		}
 		b, err := os.ReadFile(dir + "/" + e.Name() + "/schedstat")
 		if err != nil {
 			continue // the thread exited
@@ -32,8 +46,8 @@ func SchedNanos(pid int) (int64, error) {
 		run, err1 := strconv.ParseInt(f[0], 10, 64)
 		wait, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 == nil && err2 == nil {
-			total += run + wait
+			out[tid] = run + wait
 		}
 	}
-	return total, nil
+	return out, nil
 }

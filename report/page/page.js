@@ -1214,7 +1214,7 @@ function renderLocks() {
     if (l.stack.length) h += '<tr><td></td><td colspan="6" class="stack">waiting in ' + esc(l.stack.slice(0, 4).join(' ← ')) + '</td></tr>';
   }
   h += '</tbody></table>';
-  if (L.more) h += '<div class="sub">' + L.more + ' more locks</div>';
+  if (L.more) h += '<div class="sub">' + L.more + ' more locks: ' + fmtInt(L.more_waits) + ' waits, ' + fmtMs(L.more_ms) + ' ms (clrspy locks lists them all)</div>';
   if (L.notes && L.notes.length) h += '<div class="sub" style="margin-top:6px">' + L.notes.map(esc).join('<br>') + '</div>';
   $('locks').innerHTML = h;
 }
@@ -1312,12 +1312,20 @@ function fmtBytes(n) {
   return n + ' B';
 }
 function snapType(N, k) { const t = N.tree.type[k]; return t >= 0 ? N.tree.names[t] : ''; }
+// The readable name of a runtime type name (type_names: Dictionary<Int64,Session>+Entry[]), a path step "TYPE ×4+" too.
+function tn(N, n) {
+  if (!N._tn) { N._tn = {}; for (const r of N.type_names || []) N._tn[r.type] = r.name; }
+  const m = N._tn;
+  if (m[n]) return m[n];
+  const i = n.lastIndexOf(' ×');
+  return i > 0 && m[n.slice(0, i)] ? m[n.slice(0, i)] + n.slice(i) : n;
+}
 function snapLabel(N, k) {
   const T = N.tree;
   if (k === 0) return 'all: ' + fmtInt(N.objects) + ' objects, ' + fmtBytes(N.bytes);
-  if (T.kind[k] === 1) return snapType(N, k) + ' ×' + fmtInt(T.count[k]);
+  if (T.kind[k] === 1) return tn(N, snapType(N, k)) + ' ×' + fmtInt(T.count[k]);
   if (T.kind[k] === 2) return 'other: ' + fmtInt(T.count[k]) + ' objects';
-  return snapType(N, k);
+  return tn(N, snapType(N, k));
 }
 function snapColor(type) {
   const key = 's:' + namespaceOf(type.replace(/[`[<].*$/, ''));
@@ -1417,7 +1425,7 @@ function renderSnapTypes(N) {
   for (const i of rows) {
     const t = N.types[i];
     h += '<tr data-i="' + i + '" data-type="' + esc(t.type) + '" data-count="' + t.count + '" data-bytes="' + t.bytes + '" data-retained="' + t.retained_bytes + '"' + (S.snap.sel === i ? ' class="hl"' : '') +
-      '><td class="l mono wrap">' + esc(t.type) + '</td><td>' + fmtInt(t.count) + '</td><td title="' + fmtInt(t.bytes) + ' B">' + fmtBytes(t.bytes) + '</td><td title="' + fmtInt(t.retained_bytes) + ' B"><b>' + fmtBytes(t.retained_bytes) + '</b></td></tr>';
+      '><td class="l mono wrap" title="' + esc(t.type) + '">' + esc(tn(N, t.type)) + '</td><td>' + fmtInt(t.count) + '</td><td title="' + fmtInt(t.bytes) + ' B">' + fmtBytes(t.bytes) + '</td><td title="' + fmtInt(t.retained_bytes) + ' B"><b>' + fmtBytes(t.retained_bytes) + '</b></td></tr>';
   }
   $('snaptypes').innerHTML = h + '</tbody>';
   $('snaptypes-more').textContent = N.more_types ? N.more_types + ' more types (clrspy snapshot --top 0 lists them all)' : '';
@@ -1428,7 +1436,7 @@ function renderSnapPaths(N) {
   if (i === null || !N.types[i]) { box.innerHTML = '<div class="empty">Click a type (or a box of the tree) for its retention paths: why its objects are alive.</div>'; box.removeAttribute('data-type'); return; }
   const t = N.types[i], w = (N.why || [])[i];
   box.setAttribute('data-type', t.type);
-  let h = '<div class="sub">why is <b class="mono">' + esc(t.type) + '</b> alive: the shortest paths from a GC root, grouped by the types along them</div>';
+  let h = '<div class="sub">why is <b class="mono">' + esc(tn(N, t.type)) + '</b> alive: the shortest paths from a GC root, grouped by the types along them</div>';
   if (!w) {
     box.innerHTML = h + '<div class="empty">The page holds the paths of the top ' + (N.why || []).length + ' types; clrspy snapshot --why ' + esc(t.type) + ' gives this one\'s.</div>';
     return;
@@ -1436,7 +1444,7 @@ function renderSnapPaths(N) {
   h += '<table class="grid paths"><thead><tr><th class="l">root kind</th><th class="l">root</th><th class="l">path</th><th>objects</th><th>bytes</th></tr></thead><tbody>';
   for (const p of w.paths) {
     h += '<tr data-root-kind="' + esc(p.root_kind) + '" data-root="' + esc(p.root) + '" data-count="' + p.count + '" data-bytes="' + p.bytes + '"><td class="l">' + esc(p.root_kind) + '</td><td class="l mono">' + esc(p.root) +
-      '</td><td class="l mono pathcell">' + p.path.map(esc).join(' › ') + '</td><td>' + fmtInt(p.count) + '</td><td>' + fmtBytes(p.bytes) + '</td></tr>';
+      '</td><td class="l mono pathcell">' + p.path.map((x) => esc(tn(N, x))).join(' › ') + '</td><td>' + fmtInt(p.count) + '</td><td>' + fmtBytes(p.bytes) + '</td></tr>';
   }
   h += '</tbody></table>';
   if (w.more) h += '<div class="sub">' + w.more + ' more paths (clrspy snapshot --why lists them all)</div>';
