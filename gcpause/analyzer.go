@@ -1,6 +1,7 @@
 package gcpause
 
 import (
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -20,6 +21,10 @@ type Options struct {
 	// background GC's initial and later stops. Samplers use it to label
 	// what threads did while the runtime was stopped. Called from Handle.
 	OnStop func(*Stop)
+	// OnStopped is handed every complete suspension (one that ended with
+	// its RestartEEEnd), GC or not, when it ends: the fact other analyses
+	// observe (analysis.StoppedObserver). Valid during the call only.
+	OnStopped func(*analysis.Stopped)
 	// MaxGCs bounds how many GC records Result returns (the most recent
 	// ones); 0 keeps all. Counts, percentiles and the histogram stay exact.
 	MaxGCs int
@@ -317,6 +322,9 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	rs.add(pause, suspend, incomplete)
 
 	isGC := s.reason.IsGC() || s.gc != nil
+	if a.opts.OnStopped != nil && !incomplete {
+		a.emitStopped(s, ts, isGC)
+	}
 	rb := s.restartBegin // the runtime reads its clock just before RestartEE
 	if rb == 0 {
 		rb = ts
@@ -403,6 +411,25 @@ func (a *Analyzer) closeSusp(s *susp, ts int64, incomplete bool) {
 	if a.opts.OnSuspension != nil {
 		a.opts.OnSuspension(rec)
 	}
+}
+
+// emitStopped hands suspension s, ending at ts, to OnStopped, with the
+// number of the GC it belongs to: the GC that started in it, else (a GC
+// suspension) the open GC it stops for, as closeSusp credits it.
+func (a *Analyzer) emitStopped(s *susp, ts int64, isGC bool) {
+	st := analysis.Stopped{Thread: s.thread, Reason: uint32(s.reason), BeginNanos: a.nanos(s.begin), EndNanos: a.nanos(ts)}
+	g := s.gc
+	if g == nil && isGC {
+		if bgc := a.currentBGC; bgc != nil && !bgc.done() && s.reason == clrevents.SuspendForGCPrep {
+			g = bgc
+		} else {
+			g = a.current()
+		}
+	}
+	if g != nil && isGC {
+		st.GC = g.Number
+	}
+	a.opts.OnStopped(&st)
 }
 
 // stop reports suspension s, ending at ts, as a stop of g.
