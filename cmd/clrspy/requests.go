@@ -16,7 +16,11 @@ import (
 	"github.com/clrspy/clrspy/requests"
 )
 
-func init() { commands = append(commands, newRequestsCmd) }
+func init() {
+	commands = append(commands, newRequestsCmd)
+	ipc.RegisterProfile("requests", "ASP.NET Core and HttpClient request events, the task library's activity flow, GC, contention and exception events (clrspy requests reads them)",
+		func() []ipc.Provider { return requestsProviders(false) })
+}
 
 // requestsProviders: the request events of Kestrel, Hosting and
 // HttpClient (informational, no stacks), the task library's activity flow

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// requestsDoc is the part of `clrspy requests --json` the tests read.
+type requestsDoc struct {
+	RequestsTotal int64   `json:"requests_total"`
+	HitByPause    int64   `json:"hit_by_pause"`
+	PausedMsTotal float64 `json:"paused_ms_total"`
+	ActivityFlow  bool    `json:"activity_flow"`
+	OpenAtEnd     int64   `json:"open_at_end"`
+	StopsNoStart  int64   `json:"stops_without_start"`
+	Routes        []struct {
+		Method     string  `json:"method"`
+		Route      string  `json:"route"`
+		Count      int64   `json:"count"`
+		HitByPause int64   `json:"hit_by_pause"`
+		P50Ms      float64 `json:"p50_ms"`
+		P99Ms      float64 `json:"p99_ms"`
+		MaxMs      float64 `json:"max_ms"`
+	} `json:"routes"`
+	Slowest []struct {
+		ID           string   `json:"id"`
+		Path         string   `json:"path"`
+		DurationMs   float64  `json:"duration_ms"`
+		GCPausedMs   float64  `json:"gc_paused_ms"`
+		LockWaitMs   float64  `json:"lock_wait_ms"`
+		HTTPOutMs    float64  `json:"http_out_ms"`
+		HTTPOutCount int      `json:"http_out_count"`
+		GCs          []uint32 `json:"gcs"`
+	} `json:"slowest"`
+	Pauses []struct {
+		GC       uint32  `json:"gc"`
+		PauseMs  float64 `json:"pause_ms"`
+		InFlight int64   `json:"in_flight"`
+	} `json:"pauses"`
+}
+
+// ownRequest is one row of the ASP.NET Core workload's work.requests: what
+// its outermost middleware measured of the request.
+type ownRequest struct {
+	ID                                  string
+	Path                                string
+	Status                              int
+	DurationMs, PauseMs, LockMs, HTTPMs float64
+}
+
+func ownRequests(t *testing.T, wl *workload.Result) (map[string]ownRequest, map[string]int64) {
+	t.Helper()
+	var rows [][]any
+	if err := wl.Get("requests", &rows); err != nil {
+		t.Fatal(err)
+	}
+	var counts map[string]int64
+	if err := wl.Get("counts", &counts); err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]ownRequest{}
+	for _, r := range rows {
+		if len(r) != 7 {
+			t.Fatalf("workload row %v: want 7 fields", r)
+		}
+		o := ownRequest{ID: r[0].(string), Path: r[1].(string), Status: int(r[2].(float64)),
+			DurationMs: r[3].(float64), PauseMs: r[4].(float64), LockMs: r[5].(float64), HTTPMs: r[6].(float64)}
+		own[o.ID] = o
+	}
+	return own, counts
+}
+
+var listening = regexp.MustCompile(`listening (http://\S+)`)
+
+// TestRequestsLive launches the ASP.NET Core workload under `clrspy
+// requests` (the session starts before Main: every request is in it),
+// drives it with wrk over three routes (allocating with an induced gen2
+// every 300 ms, a contended lock, an HttpClient call to the server's own
+// /backend), and compares clrspy's figures with the workload's own: the
+// middleware's per-request GC.GetTotalPauseDuration delta, lock wait and
+// HttpClient time.
+//
+// Tolerances. The request count and the request ids are exact. The
+// middleware's window lies inside Kestrel's RequestStart..RequestStop, and
+// no managed code runs while the runtime is stopped, so a pause is either
+// wholly inside the middleware's window or outside it: every request the
+// workload saw paused must be hit in clrspy, with at least the workload's
+// delta (less 50 µs per GC: the runtime reads its clock just before it
+// writes SuspendEEBegin). clrspy may see more: pauses in Kestrel's part of
+// the request outside the middleware, and the runtime's definition leaves
+// out the restart (RestartEEBegin..End, microseconds unless the machine is
+// loaded): the median relative difference over the requests both saw
+// paused is within 10 %. Outgoing calls: System.Net.Http's RequestStart..
+// RequestStop lies inside the workload's stopwatch around GetAsync and
+// ReadAsStringAsync, so clrspy's time is at most the workload's (plus
+// 50 µs) and, summed, at least 70 % of it (the rest is continuations
+// waiting for a thread on two loaded cores). Lock waits: the runtime
+// reports a contention only once Monitor stops spinning, so clrspy's
+// total is at most the workload's (plus 50 µs a request).
+func TestRequestsLive(t *testing.T) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		t.Fatal("wrk is not installed (.ci/run installs the Debian package)")
+	}
+	exe := workload.AspNetExe(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "requests.json")
+	script := filepath.Join(dir, "routes.lua")
+	if err := os.WriteFile(script, []byte(`local paths = {"/alloc/1", "/lock/2", "/call/3"}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i % 3) + 1])
+end
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e2eBinary(t), "requests", "--json", "--slowest", "1000000", "-o", out, "--", exe, "gen2EveryMs=300", "holdMs=2", "backendMs=3")
+	var stdout bytes.Buffer
+	var stderr workload.LockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	var url string
+	for deadline := time.Now().Add(60 * time.Second); url == ""; time.Sleep(50 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the workload did not listen within 60 s:\n%s", stderr.String())
+		}
+	}
+	load, err := exec.Command(wrk, "-t2", "-c8", "-d3s", "-s", script, url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, load)
+	}
+	io.WriteString(stdin, "stop\n")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("clrspy requests: %v\n%s", err, tail([]byte(stderr.String())))
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("clrspy requests did not end 90 s after the workload was told to stop:\n%s", tail([]byte(stderr.String())))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d requestsDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	wl, err := workload.ParseResult(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tail([]byte(stderr.String())))
+	}
+	own, counts := ownRequests(t, wl)
+	checkRequests(t, &d, own, counts)
+	t.Logf("wrk: %s", strings.Join(strings.Fields(string(load)), " "))
+}
+
+// checkRequests compares a requests document with the workload's own rows
+// (the tolerances are TestRequestsLive's).
+func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, counts map[string]int64) {
+	t.Helper()
+	if d.RequestsTotal != int64(len(own)) || int64(len(d.Slowest)) != d.RequestsTotal {
+		t.Fatalf("clrspy saw %d requests (%d listed), the workload served %d", d.RequestsTotal, len(d.Slowest), len(own))
+	}
+	if d.OpenAtEnd != 0 || d.StopsNoStart != 0 || !d.ActivityFlow {
+		t.Errorf("open at end %d, stops without start %d, activity flow %v: want 0, 0, true", d.OpenAtEnd, d.StopsNoStart, d.ActivityFlow)
+	}
+	for _, rt := range d.Routes {
+		name := strings.SplitN(strings.TrimPrefix(rt.Route, "/"), "/", 2)[0]
+		if rt.Method != "GET" || rt.Count != counts[name] {
+			t.Errorf("route %s %s: %d requests, the workload counted %d", rt.Method, rt.Route, rt.Count, counts[name])
+		}
+	}
+	if len(d.Routes) != len(counts) {
+		t.Errorf("%d routes, the workload has %d: %v", len(d.Routes), len(counts), counts)
+	}
+	var ownHit, bothHit, gapHit int
+	var rel []float64
+	var httpOwn, httpGot, lockOwn, lockGot float64
+	for _, r := range d.Slowest {
+		o, ok := own[r.ID]
+		if !ok {
+			t.Errorf("request %s (%s) is not one the workload served", r.ID, r.Path)
+			continue
+		}
+		if o.Path != r.Path {
+			t.Errorf("request %s: path %s, the workload's %s", r.ID, r.Path, o.Path)
+		}
+		if r.DurationMs < o.DurationMs-0.05 {
+			t.Errorf("request %s: %.3f ms, shorter than the middleware's %.3f ms inside it", r.ID, r.DurationMs, o.DurationMs)
+		}
+		if o.PauseMs > 0 {
+			ownHit++
+			if r.GCPausedMs < o.PauseMs-0.05*float64(max(len(r.GCs), 1)) {
+				t.Errorf("request %s (%s): clrspy %.3f ms paused (GCs %v), the workload's own delta %.3f ms", r.ID, r.Path, r.GCPausedMs, r.GCs, o.PauseMs)
+			} else {
+				bothHit++
+				rel = append(rel, (r.GCPausedMs-o.PauseMs)/o.PauseMs)
+			}
+		} else if r.GCPausedMs > 0 {
+			gapHit++
+		}
+		if strings.HasPrefix(r.Path, "/call/") {
+			if r.HTTPOutCount != 1 || r.HTTPOutMs > o.HTTPMs+0.05 {
+				t.Errorf("request %s: %d outgoing calls of %.3f ms, the workload timed one of %.3f ms", r.ID, r.HTTPOutCount, r.HTTPOutMs, o.HTTPMs)
+			}
+			httpOwn += o.HTTPMs
+			httpGot += r.HTTPOutMs
+		}
+		if r.LockWaitMs > o.LockMs+0.05 {
+			t.Errorf("request %s: lock wait %.3f ms, the workload measured %.3f ms", r.ID, r.LockWaitMs, o.LockMs)
+		}
+		lockOwn += o.LockMs
+		lockGot += r.LockWaitMs
+	}
+	if ownHit == 0 {
+		t.Fatal("the workload saw no request paused: the test proves nothing")
+	}
+	sort.Float64s(rel)
+	med := rel[len(rel)/2]
+	if med < -0.1 || med > 0.1 {
+		t.Errorf("median relative difference of the paused time %.1f %%, want within 10 %%", 100*med)
+	}
+	if httpGot < 0.7*httpOwn {
+		t.Errorf("outgoing calls: clrspy %.1f ms, the workload %.1f ms", httpGot, httpOwn)
+	}
+	t.Logf("%d requests, seen by both; paused per the workload %d, per clrspy also %d (median difference %.2f %%), "+
+		"%d more hit outside the middleware; outgoing %.1f ms of the workload's %.1f ms; lock wait %.1f ms of %.1f ms",
+		len(own), ownHit, bothHit, 100*med, gapHit, httpGot, httpOwn, lockGot, lockOwn)
+}
