@@ -27,6 +27,7 @@ type RequestsDocument struct {
 	HTTPOutUntimed    int64              `json:"http_out_untimed"`
 	Routes            []RequestRouteJSON `json:"routes"`
 	Slowest           []RequestJSON      `json:"slowest"`
+	Open              []RequestJSON      `json:"open"`
 	Pauses            []RequestPauseJSON `json:"pauses"`
 	Notes             []string           `json:"notes"`
 }
@@ -99,7 +100,7 @@ func NewRequestsDocument(in Input, r *requests.Result) *RequestsDocument {
 		RequestMsTotal: reqMs(r.TotalNanos), PausedMsTotal: reqMs(r.PausedNanos), Source: r.Source,
 		ActivityFlow: r.ActivityFlow, StopsWithoutStart: r.StopsWithoutStart, OpenAtEnd: r.OpenAtEnd,
 		Dropped: r.Dropped, HTTPOutUntimed: r.HTTPUntimed, Routes: []RequestRouteJSON{},
-		Slowest: []RequestJSON{}, Pauses: []RequestPauseJSON{}, Notes: r.Notes}
+		Slowest: []RequestJSON{}, Open: []RequestJSON{}, Pauses: []RequestPauseJSON{}, Notes: r.Notes}
 	if r.TotalNanos > 0 {
 		d.PausedShare = float64(r.PausedNanos) / float64(r.TotalNanos)
 	}
@@ -112,6 +113,11 @@ func NewRequestsDocument(in Input, r *requests.Result) *RequestsDocument {
 	}
 	for i := range r.Slowest {
 		d.Slowest = append(d.Slowest, NewRequestJSON(&r.Slowest[i]))
+	}
+	for i := range r.Open {
+		o := NewRequestJSON(&r.Open[i])
+		o.DurationMs = 0
+		d.Open = append(d.Open, o)
 	}
 	for _, g := range r.GCs {
 		d.Pauses = append(d.Pauses, RequestPauseJSON{GC: g.GC, StartMs: reqMs(g.BeginNanos), PauseMs: reqMs(g.PauseNanos),

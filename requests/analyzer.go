@@ -138,6 +138,7 @@ type Analyzer struct {
 	httpUntimed            int64
 	gcsDropped             int64
 	used                   uint64
+	openList               []Request
 	stats                  analysis.Stats
 }
 
@@ -208,14 +209,14 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if a.stats.Failed(err) {
 			return
 		}
-		a.kestrel = true
+		a.sawKestrel()
 		a.start(ev, "k"+e.RequestID, e.RequestID, e.Method, e.Path, ts)
 	case clrevents.KestrelRequestStop:
 		e, err := clrevents.DecodeKestrelRequest(m, ev.Payload, a.ptrSize)
 		if a.stats.Failed(err) {
 			return
 		}
-		a.kestrel = true
+		a.sawKestrel()
 		a.stop(ev, "k"+e.RequestID, ts)
 	case clrevents.HostingRequestStart:
 		if a.kestrel || ev.ActivityID.IsZero() {
@@ -258,6 +259,19 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
 		a.runner(ev) // the thread runs the call's request
 	case clrevents.KestrelConnectionStart, clrevents.KestrelConnectionStop:
+	}
+}
+
+// sawKestrel notes that Kestrel writes its own request events: Hosting's
+// then describe the same requests, and the ones opened from them before
+// the first Kestrel event (Hosting's RequestStart comes first) are given up.
+func (a *Analyzer) sawKestrel() {
+	if a.kestrel {
+		return
+	}
+	a.kestrel = true
+	for _, r := range a.open {
+		a.forget(r)
 	}
 }
 
@@ -494,7 +508,20 @@ func (a *Analyzer) Wait(w *analysis.Wait) {
 }
 
 // Finish counts the requests still open at the end of the stream.
-func (a *Analyzer) Finish() { a.openAtEnd = int64(len(a.open)) }
+// The oldest of them (at most Slowest) are kept for Result.Open.
+func (a *Analyzer) Finish() {
+	a.openAtEnd = int64(len(a.open))
+	a.openList = a.openList[:0]
+	for _, r := range a.open {
+		q := r.Request
+		q.Route = Route(q.Path)
+		a.openList = append(a.openList, q)
+	}
+	sort.Slice(a.openList, func(i, j int) bool { return a.openList[i].StartNanos < a.openList[j].StartNanos })
+	if len(a.openList) > a.opts.Slowest {
+		a.openList = a.openList[:a.opts.Slowest]
+	}
+}
 
 // slowHeap is a min-heap of requests by duration.
 type slowHeap []Request

@@ -33,6 +33,8 @@ type Result struct {
 	// HTTPUntimed counts outgoing calls without an activity id (counted,
 	// not timed); HTTPUnpaired calls that ended after their request.
 	HTTPUntimed, HTTPUnpaired int64
+	// Open are the oldest requests still open at the end (EndNanos 0).
+	Open []Request
 	// GCsDropped counts GCs beyond MaxGCs whose damage was not kept.
 	GCsDropped int64
 	Notes      []string
@@ -93,6 +95,7 @@ func (a *Analyzer) Result() *Result {
 	slices.SortFunc(res.Routes, func(x, y RouteStats) int {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Route, y.Route), cmp.Compare(x.Method, y.Method))
 	})
+	res.Open = append([]Request{}, a.openList...)
 	res.Slowest = append(res.Slowest, a.slow...)
 	slices.SortFunc(res.Slowest, func(x, y Request) int {
 		return cmp.Or(cmp.Compare(y.DurationNanos(), x.DurationNanos()), cmp.Compare(x.StartNanos, y.StartNanos))
