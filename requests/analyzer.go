@@ -139,6 +139,8 @@ type Analyzer struct {
 	gcsDropped             int64
 	used                   uint64
 	openList               []Request
+	suspended              map[uint64]struct{} // threads with a suspension begun and not ended
+	deferred               []*open             // stopped during a suspension
 	stats                  analysis.Stats
 }
 
@@ -162,14 +164,20 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	}
 	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
 		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
-		out: map[nettrace.GUID]outgoing{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
+		out: map[nettrace.GUID]outgoing{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
 }
 
 // Wants reports whether the analysis reads events of m: the request
-// events, and the runtime's exception throws (counted per request).
+// events, the runtime's exception throws (counted per request), and the
+// bounds of its suspensions (a request that stops while the runtime
+// restarts completes once that stop is handed on).
 func Wants(m *nettrace.Metadata) bool {
 	if m.Runtime == nettrace.Runtime {
-		return m.EventID == clrevents.IDExceptionThrown
+		switch m.EventID {
+		case clrevents.IDExceptionThrown, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd:
+			return true
+		}
+		return false
 	}
 	return clrevents.WebKind(m) != clrevents.WebNone
 }
@@ -185,6 +193,17 @@ func (a *Analyzer) Stats() analysis.Stats {
 func (a *Analyzer) Event(ev *nettrace.Event) {
 	m := ev.Meta
 	if m.Runtime == nettrace.Runtime {
+		switch m.EventID {
+		case clrevents.IDGCSuspendEEBegin:
+			a.used++
+			a.suspended[ev.ThreadID] = struct{}{}
+		case clrevents.IDGCRestartEEEnd:
+			a.used++
+			delete(a.suspended, ev.ThreadID)
+			if len(a.suspended) == 0 {
+				a.flush()
+			}
+		}
 		if m.EventID == clrevents.IDExceptionThrown {
 			a.used++
 			a.exception = true
@@ -348,8 +367,26 @@ func (a *Analyzer) stop(ev *nettrace.Event, key string, ts int64) {
 	}
 	a.forget(r)
 	r.EndNanos = max(ts, r.StartNanos)
+	if len(a.suspended) > 0 {
+		// The runtime is restarting: threads run again before its
+		// RestartEEEnd (on a loaded machine, milliseconds before), so a
+		// request can stop inside the stop that is not yet handed on.
+		// It completes once the stop is.
+		a.deferred = append(a.deferred, r)
+		return
+	}
 	a.overlap(r)
 	a.complete(&r.Request)
+}
+
+// flush completes the requests that stopped while the runtime was stopped.
+func (a *Analyzer) flush() {
+	for _, r := range a.deferred {
+		a.overlap(r)
+		a.complete(&r.Request)
+	}
+	clear(a.deferred)
+	a.deferred = a.deferred[:0]
 }
 
 // overlap adds every pause and suspension that overlapped r, and r to the
@@ -507,9 +544,11 @@ func (a *Analyzer) Wait(w *analysis.Wait) {
 	}
 }
 
-// Finish counts the requests still open at the end of the stream.
+// Finish completes the requests that stopped in a suspension that never
+// ended, and counts the requests still open at the end of the stream.
 // The oldest of them (at most Slowest) are kept for Result.Open.
 func (a *Analyzer) Finish() {
+	a.flush()
 	a.openAtEnd = int64(len(a.open))
 	a.openList = a.openList[:0]
 	for _, r := range a.open {
