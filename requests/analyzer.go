@@ -75,7 +75,6 @@ type open struct {
 	key     string // the open table's key
 	act     nettrace.GUID
 	threads []uint64 // threads that ran it (for cleanup)
-	gcCount int      // len(GCs) counted in gcs, deduplicated
 }
 
 // pause is one stop-the-world interval.
@@ -115,19 +114,18 @@ type Analyzer struct {
 	ptrSize int
 	opts    Options
 
-	open      map[string]*open        // by Kestrel request id, or by activity id (Hosting)
-	byAct     map[nettrace.GUID]*open // activity ids of requests and their children
-	onThread  map[uint64]*open        // the request each thread runs
-	out       map[nettrace.GUID]outgoing
-	pauses    []pause // recent GC pauses, by end
-	susps     []pause // recent other suspensions, by end
-	gcs       map[uint32]*gcDamage
-	gcOrder   []uint32
-	routes    map[string]*routeAcc
-	slow      slowHeap
-	kestrel   bool // Kestrel events seen: Hosting's are then not requests of their own
-	flow      bool // an event carried an activity id
-	exception bool
+	open     map[string]*open        // by Kestrel request id, or by activity id (Hosting)
+	byAct    map[nettrace.GUID]*open // activity ids of requests and their children
+	onThread map[uint64]*open        // the request each thread runs
+	out      map[nettrace.GUID]outgoing
+	pauses   []pause // recent GC pauses, by end
+	susps    []pause // recent other suspensions, by end
+	gcs      map[uint32]*gcDamage
+	gcOrder  []uint32
+	routes   map[string]*routeAcc
+	slow     slowHeap
+	kestrel  bool // Kestrel events seen: Hosting's are then not requests of their own
+	flow     bool // an event carried an activity id
 
 	requests, hitByGC      int64
 	totalNanos, pausedNano int64
@@ -206,7 +204,6 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 		if m.EventID == clrevents.IDExceptionThrown {
 			a.used++
-			a.exception = true
 			if r := a.runner(ev); r != nil {
 				r.Exceptions++
 			}
