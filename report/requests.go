@@ -19,7 +19,7 @@ type RequestsDocument struct {
 	RequestMsTotal    float64            `json:"request_ms_total"`
 	PausedMsTotal     float64            `json:"paused_ms_total"`
 	PausedShare       float64            `json:"paused_share"`
-	Source            string             `json:"source"`
+	RequestEvents     string             `json:"request_events"`
 	ActivityFlow      bool               `json:"activity_flow"`
 	StopsWithoutStart int64              `json:"stops_without_start"`
 	OpenAtEnd         int64              `json:"open_at_end"`
@@ -97,7 +97,7 @@ func NewRequestJSON(r *requests.Request) RequestJSON {
 // NewRequestsDocument builds the JSON document.
 func NewRequestsDocument(in Input, r *requests.Result) *RequestsDocument {
 	d := &RequestsDocument{Input: in, RequestsTotal: r.Requests, HitByPause: r.HitByGC,
-		RequestMsTotal: reqMs(r.TotalNanos), PausedMsTotal: reqMs(r.PausedNanos), Source: r.Source,
+		RequestMsTotal: reqMs(r.TotalNanos), PausedMsTotal: reqMs(r.PausedNanos), RequestEvents: r.Source,
 		ActivityFlow: r.ActivityFlow, StopsWithoutStart: r.StopsWithoutStart, OpenAtEnd: r.OpenAtEnd,
 		Dropped: r.Dropped, HTTPOutUntimed: r.HTTPUntimed, Routes: []RequestRouteJSON{},
 		Slowest: []RequestJSON{}, Open: []RequestJSON{}, Pauses: []RequestPauseJSON{}, Notes: r.Notes}
