@@ -2,6 +2,7 @@ package requests
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -74,7 +75,8 @@ type open struct {
 	Request
 	key     string // the open table's key
 	act     nettrace.GUID
-	threads []uint64 // threads that ran it (for cleanup)
+	threads []uint64        // threads that ran it (for cleanup)
+	outs    []nettrace.GUID // its outgoing calls in flight (for cleanup)
 }
 
 // pause is one stop-the-world interval.
@@ -258,8 +260,13 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			a.httpUntimed++
 			return
 		}
+		if len(r.outs) >= 64 {
+			a.httpUntimed++ // more calls in flight under one request than are followed
+			return
+		}
 		a.out[ev.ActivityID] = outgoing{req: r, start: ts}
 		a.byAct[ev.ActivityID] = r
+		r.outs = append(r.outs, ev.ActivityID)
 	case clrevents.HTTPRequestStop:
 		o, ok := a.out[ev.ActivityID]
 		if ev.ActivityID.IsZero() || !ok {
@@ -267,9 +274,8 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		}
 		delete(a.out, ev.ActivityID)
 		delete(a.byAct, ev.ActivityID)
-		if _, live := a.open[o.req.key]; !live || o.req.Request.EndNanos != 0 {
-			a.httpUnpaired++
-			return
+		if i := slices.Index(o.req.outs, ev.ActivityID); i >= 0 {
+			o.req.outs = slices.Delete(o.req.outs, i, i+1)
 		}
 		o.req.HTTPOutNanos += max(ts-o.start, 0)
 	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
@@ -354,6 +360,13 @@ func (a *Analyzer) forget(r *open) {
 			delete(a.onThread, t)
 		}
 	}
+	// Calls still in flight when their request ends are not followed.
+	for _, g := range r.outs {
+		delete(a.out, g)
+		delete(a.byAct, g)
+		a.httpUnpaired++
+	}
+	r.outs = nil
 }
 
 func (a *Analyzer) stop(ev *nettrace.Event, key string, ts int64) {
