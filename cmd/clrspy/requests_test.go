@@ -52,3 +52,28 @@ func TestRequestsFixtureJSON(t *testing.T) {
 		t.Errorf("%d requests hit, %d in flight over the pauses", d.HitByPause, in)
 	}
 }
+
+// TestGCRequestsHit: `clrspy gc` on a file with request events adds the
+// requests each of the longest pauses hit, the in_flight of `clrspy
+// requests` for the same GC (GC 15 of the fixture froze 5); a file without
+// them has no such column.
+func TestGCRequestsHit(t *testing.T) {
+	path := gunzipTrace(t, "requests.nettrace.gz", t.TempDir(), 0)
+	stdout, _, err := runCaptured(t, "gc", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, l := range strings.Split(string(stdout), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "15" {
+			row = l
+		}
+	}
+	if !strings.Contains(string(stdout), "requests hit") || !strings.HasSuffix(strings.TrimSpace(row), " 5") {
+		t.Errorf("GC 15's row %q in:\n%s", row, stdout)
+	}
+	stdout, _, err = runCaptured(t, "gc", "../../testdata/traces/gc-induced.nettrace")
+	if err != nil || strings.Contains(string(stdout), "requests hit") {
+		t.Errorf("gc-induced: %v\n%s", err, stdout)
+	}
+}
