@@ -73,7 +73,9 @@ stops of two GCs are not added twice. A GC that began before the trace has a
 lower-bound pause and stays out of max, mean and percentiles.
 The gen column reads 0N, 1N, 2B, 2F...: the generation collected, then N
 non-concurrent (blocking), B background or F foreground; I marks an induced
-GC (GC.Collect), i an induced one the runtime was free to skip.`,
+GC (GC.Collect), i an induced one the runtime was free to skip. A trace file
+with ASP.NET Core request events (clrspy record --profile requests) adds the
+requests each of the longest pauses hit (clrspy requests has the rest).`,
 		Example: `  clrspy gc app.nettrace
   clrspy gc --pid 1234 --duration 1m --warn 50ms
   clrspy gc --json -o gc.json -- dotnet app.dll
