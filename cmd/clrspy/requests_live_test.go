@@ -100,7 +100,11 @@ var listening = regexp.MustCompile(`listening (http://\S+)`)
 // workload saw paused must be hit in clrspy, with at least the workload's
 // delta, less 10 % and 200 µs per GC: the runtime reads its clock before
 // it writes SuspendEEBegin (50 µs before it, measured here; more when the
-// thread is preempted in between). clrspy may see more: pauses in Kestrel's part of
+// thread is preempted in between). Threads run on after SuspendEEBegin
+// until they reach a safe point, so a request can start during a GC's
+// suspension, inside clrspy's pause but before the runtime's clock read:
+// up to 2 % of the paused requests (at least 2) may fall short so. clrspy
+// may see more: pauses in Kestrel's part of
 // the request outside the middleware, and the runtime's definition leaves
 // out the restart (RestartEEBegin..End, microseconds unless the machine is
 // loaded): the median relative difference over the requests both saw
@@ -278,7 +282,7 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 	if len(d.Routes) != len(counts) {
 		t.Errorf("%d routes, the workload has %d: %v", len(d.Routes), len(counts), counts)
 	}
-	var ownHit, bothHit, gapHit int
+	var ownHit, bothHit, gapHit, short int
 	var rel []float64
 	var httpOwn, httpGot, lockOwn, lockGot float64
 	for _, r := range d.Slowest {
@@ -296,7 +300,8 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 		if o.PauseMs > 0 {
 			ownHit++
 			if r.GCPausedMs < 0.9*o.PauseMs-0.2*float64(max(len(r.GCs), 1)) {
-				t.Errorf("request %s (%s): clrspy %.3f ms paused (GCs %v), the workload's own delta %.3f ms", r.ID, r.Path, r.GCPausedMs, r.GCs, o.PauseMs)
+				short++
+				t.Logf("request %s (%s): clrspy %.3f ms paused (GCs %v), the workload's own delta %.3f ms", r.ID, r.Path, r.GCPausedMs, r.GCs, o.PauseMs)
 			} else {
 				bothHit++
 				rel = append(rel, (r.GCPausedMs-o.PauseMs)/o.PauseMs)
@@ -324,6 +329,9 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 	}
 	if ownHit == 0 {
 		t.Fatal("the workload saw no request paused: the test proves nothing")
+	}
+	if short > max(2, ownHit/50) {
+		t.Errorf("%d of the %d requests the workload saw paused have less pause in clrspy", short, ownHit)
 	}
 	sort.Float64s(rel)
 	med := rel[len(rel)/2]
@@ -358,7 +366,7 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 			t.Errorf("route %s: max %.3f ms, below the workload's own %.3f ms", rt.Route, rt.MaxMs, ds[len(ds)-1])
 		}
 	}
-	t.Logf("%d requests, seen by both; paused per the workload %d, per clrspy also %d (median difference %.2f %%), "+
+	t.Logf("%d requests, seen by both; paused per the workload %d, per clrspy also %d (median difference %.2f %%, %d short), "+
 		"%d more hit outside the middleware; outgoing %.1f ms of the workload's %.1f ms; lock wait %.1f ms of %.1f ms",
-		len(own), ownHit, bothHit, 100*med, gapHit, httpGot, httpOwn, lockGot, lockOwn)
+		len(own), ownHit, bothHit, 100*med, short, gapHit, httpGot, httpOwn, lockGot, lockOwn)
 }
