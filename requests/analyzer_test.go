@@ -98,3 +98,45 @@ func TestOverlap(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+var (
+	hStart = &nettrace.Metadata{Provider: clrevents.ProviderHosting, EventName: "RequestStart", EventID: 3, HasFields: true,
+		Fields: []nettrace.Field{{Name: "method", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "path", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+	hStop   = &nettrace.Metadata{Provider: clrevents.ProviderHosting, EventName: "RequestStop", EventID: 4, HasFields: true}
+	outStop = &nettrace.Metadata{Provider: clrevents.ProviderHTTP, EventName: "RequestStop", EventID: 2, HasFields: true,
+		Fields: []nettrace.Field{{Name: "statusCode", Type: nettrace.FieldType{Code: nettrace.TypeInt32}}}}
+	outStart = &nettrace.Metadata{Provider: clrevents.ProviderHTTP, EventName: "RequestStart", EventID: 1, HasFields: true,
+		Fields: []nettrace.Field{{Name: "scheme", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "host", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+			{Name: "port", Type: nettrace.FieldType{Code: nettrace.TypeInt32}}, {Name: "pathAndQuery", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+)
+
+func guid(b byte) nettrace.GUID { return nettrace.GUID{b, 1} }
+
+// TestHostingAndCalls: without Kestrel's events Hosting's pair by activity
+// id; an outgoing call whose parent activity is the request's is timed
+// from its start to its stop on another thread; a call still in flight
+// when its request ends is dropped and counted.
+func TestHostingAndCalls(t *testing.T) {
+	var got []Request
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{OnRequest: func(r *Request) { got = append(got, *r) }})
+	call := append(utf16z("http", "127.0.0.1"), 80, 0, 0, 0)
+	call = append(call, utf16z("/b")...)
+	a.Event(&nettrace.Event{Meta: hStart, Timestamp: 100, ThreadID: 1, ActivityID: guid(1), Payload: utf16z("GET", "/a/1")})
+	a.Event(&nettrace.Event{Meta: outStart, Timestamp: 200, ThreadID: 1, ActivityID: guid(2), RelatedActivityID: guid(1), Payload: call})
+	a.Event(&nettrace.Event{Meta: outStart, Timestamp: 250, ThreadID: 1, ActivityID: guid(3), RelatedActivityID: guid(1), Payload: call})
+	a.Event(&nettrace.Event{Meta: outStop, Timestamp: 700, ThreadID: 2, ActivityID: guid(2), Payload: []byte{200, 0, 0, 0}})
+	a.Event(&nettrace.Event{Meta: hStop, Timestamp: 900, ThreadID: 2, ActivityID: guid(1)})
+	a.Event(&nettrace.Event{Meta: outStop, Timestamp: 950, ThreadID: 2, ActivityID: guid(3), Payload: []byte{200, 0, 0, 0}})
+	a.Finish()
+	if len(got) != 1 {
+		t.Fatalf("%d requests", len(got))
+	}
+	r := got[0]
+	if r.ID != "" || r.Method != "GET" || r.Route != "/a/{n}" || r.DurationNanos() != 800 || r.HTTPOutCount != 2 || r.HTTPOutNanos != 500 {
+		t.Errorf("request %+v", r)
+	}
+	res := a.Result()
+	if res.Source != "hosting" || !res.ActivityFlow || res.HTTPUnpaired != 1 || len(a.out) != 0 || len(a.byAct) != 0 || len(a.onThread) != 0 {
+		t.Errorf("result %+v; tables %d %d %d", res, len(a.out), len(a.byAct), len(a.onThread))
+	}
+}
