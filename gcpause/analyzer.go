@@ -99,6 +99,12 @@ func (a *Analyzer) publish(s *susp, ts int64) {
 		st.GC, st.HeapDump = s.gc.Number, s.gc.HeapDump
 	case s.reason == clrevents.SuspendForGCPrep && bgc != nil && !bgc.done():
 		st.GC = bgc.Number
+	case s.reason.IsGC():
+		// A GC suspension no GC started in: the open GC it stops for, as
+		// closeSusp credits it.
+		if g := a.current(); g != nil {
+			st.GC = g.Number
+		}
 	}
 	if a.opts.OnStopped != nil {
 		a.opts.OnStopped(st)

@@ -39,6 +39,7 @@ type Analyzer struct {
 	ptrSize int
 	sym     *stacks.Symbols
 	used    uint64
+	onWait  func(*analysis.Wait)
 
 	open    map[uint64]pending  // by waiting OS thread id (values: no allocation per wait)
 	locks   map[uint64]*lockAcc // by lock id (0: the runtime did not say)
@@ -154,6 +155,11 @@ type Options struct {
 	// matched to their object's type, and the object table (the
 	// analyzer's largest, 1<<18 addresses) stays empty. For live views.
 	NoObjectTypes bool
+	// OnWait is handed every paired contention (ContentionStart to its
+	// ContentionStop on one thread) when it ends, as the analysis.Wait
+	// other analyses observe (analysis.WaitObserver). Valid during the
+	// call only.
+	OnWait func(*analysis.Wait)
 }
 
 // New returns an analyzer for a stream with header hdr (for the clock and
@@ -189,6 +195,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		maxStacks:     opts.MaxStacks,
 		waitHist:      analysis.NewHistogram(WaitBounds, false),
 		noObjectTypes: opts.NoObjectTypes,
+		onWait:        opts.OnWait,
 	}
 }
 
@@ -373,6 +380,11 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 		}
 	}
 	a.record(ev.ThreadID, &p, d)
+	if a.onWait != nil {
+		begin := a.hdr.Nanos(p.ts)
+		a.onWait(&analysis.Wait{Thread: ev.ThreadID, Kind: analysis.WaitLock, Object: p.lock, Owner: p.owner,
+			BeginNanos: begin, EndNanos: begin + d})
+	}
 }
 
 // setObject records the object a lock belongs to and, while the lock's type

@@ -67,6 +67,13 @@ func GCSummaryLine(in *Input, res *gcpause.Result) string {
 // pause histogram, the longest pauses and the runtime suspensions by
 // reason as text tables.
 func WriteGCText(w io.Writer, in Input, res *gcpause.Result) error {
+	return WriteGCTextHits(w, in, res, nil)
+}
+
+// WriteGCTextHits is WriteGCText with, when hits is not nil (the stream
+// carried request events), a column of the requests each of the longest
+// pauses hit (package requests' GC damage, by GC number).
+func WriteGCTextHits(w io.Writer, in Input, res *gcpause.Result, hits map[uint32]int64) error {
 	var b strings.Builder
 	if l := in.PartialLine(); l != "" {
 		b.WriteString(l + "\n")
@@ -77,14 +84,14 @@ func WriteGCText(w io.Writer, in Input, res *gcpause.Result) error {
 		return err
 	}
 	if res.Started > 0 {
-		writeGCTables(&b, res)
+		writeGCTables(&b, res, hits)
 	}
 	writeSuspensions(&b, res)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeGCTables(b *strings.Builder, res *gcpause.Result) {
+func writeGCTables(b *strings.Builder, res *gcpause.Result, hits map[uint32]int64) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gen\tcount\tinduced\ttotal ms\truntime ms\tmean ms\tmax ms\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\t% paused\tsuspend ms\tmax susp ms\t")
 	row := func(name string, s gcpause.Rollup) {
@@ -113,7 +120,11 @@ func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 		writeHistogram(b, &res.All.Histogram)
 		b.WriteString("\nlongest pauses\n")
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\truntime ms\tafter MB\t")
+		head := "GC\tgen\treason\tstart s\tsuspend ms\tpause ms\truntime ms\tafter MB\t"
+		if hits != nil {
+			head += "requests hit\t"
+		}
+		fmt.Fprintln(tw, head)
 		for _, g := range res.Longest {
 			after := "-"
 			if v := g.HeapSizeAfterMB(); v >= 0 {
@@ -123,8 +134,12 @@ func writeGCTables(b *strings.Builder, res *gcpause.Result) {
 			if g.PauseRuntimeNanos >= 0 {
 				rt = fmtMS(g.PauseRuntimeNanos)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t\n", g.Number, g.GenerationName(), g.Reason,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t", g.Number, g.GenerationName(), g.Reason,
 				float64(g.PauseStartNanos)/1e9, fmtMS(g.SuspendNanos), fmtMS(g.PauseNanos), rt, after)
+			if hits != nil {
+				fmt.Fprintf(tw, "%d\t", hits[g.Number])
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 		b.WriteString(GCLegend + "\n")

@@ -50,7 +50,7 @@ func TestJSONContract(t *testing.T) {
 		lost      int64
 		truncated bool
 	}{{cut, 0, true}, {lossy, 2236, false}} {
-		for _, args := range [][]string{{"gc", "--json"}, {"heap", "--json"}, {"locks", "--json"}, {"stat", "--json"}, {"exceptions", "--json"}, {"threadpool", "--json"}} {
+		for _, args := range [][]string{{"gc", "--json"}, {"heap", "--json"}, {"locks", "--json"}, {"stat", "--json"}, {"exceptions", "--json"}, {"threadpool", "--json"}, {"requests", "--json"}} {
 			stdout, _, err := runCaptured(t, append(args, c.trace)...)
 			if err != nil {
 				t.Fatalf("%v %s: %v", args, c.trace, err)

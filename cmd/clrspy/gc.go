@@ -12,7 +12,9 @@ import (
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/requests"
 )
 
 func init() { commands = append(commands, newGCCmd) }
@@ -71,7 +73,9 @@ stops of two GCs are not added twice. A GC that began before the trace has a
 lower-bound pause and stays out of max, mean and percentiles.
 The gen column reads 0N, 1N, 2B, 2F...: the generation collected, then N
 non-concurrent (blocking), B background or F foreground; I marks an induced
-GC (GC.Collect), i an induced one the runtime was free to skip.`,
+GC (GC.Collect), i an induced one the runtime was free to skip. A trace file
+with ASP.NET Core request events (clrspy record --profile requests) adds the
+requests each of the longest pauses hit (clrspy requests has the rest).`,
 		Example: `  clrspy gc app.nettrace
   clrspy gc --pid 1234 --duration 1m --warn 50ms
   clrspy gc --json -o gc.json -- dotnet app.dll
@@ -124,9 +128,13 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 		return err
 	}
 	if o.trigger.over == 0 {
-		// The analysis reads GC events only: a file's reader may skip the
+		// The analysis reads GC events (and a file's request events, for
+		// the requests each pause hit) only: a file's reader may skip the
 		// rest (the trigger's ring records every event).
 		spec.Keep = gcpause.Wants
+		if !t.live(cmd) {
+			spec.Keep = func(m *nettrace.Metadata) bool { return gcpause.Wants(m) || requests.Wants(m) }
+		}
 	}
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
@@ -161,8 +169,18 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	}
 	rows := report.NewGCRows(&opts, st.Live(), o.asJSON || o.asCSV, o.asCSV)
 	defer rows.Close()
+	var reqs *requests.Analyzer
+	if !st.Live() {
+		// A file that carries request events gets the requests each
+		// pause hit (clrspy requests has the rest).
+		reqs = requests.New(st.Header(), requests.Options{Slowest: 1})
+		opts.OnStopped = reqs.Stopped
+	}
 	a := gcpause.New(st.Header(), opts)
 	as := []analysis.Analyzer{a}
+	if reqs != nil {
+		as = append(as, reqs)
+	}
 	if o.trigger.over > 0 {
 		// The session goes on after a save (the monitor keeps reporting);
 		// stopping it is left to --duration or Ctrl-C.
@@ -195,7 +213,7 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	case o.asCSV:
 		err = report.WriteGCCSVSpooled(w, res, rows.Spool())
 	default:
-		err = report.WriteGCText(w, in, res)
+		err = report.WriteGCTextHits(w, in, res, requestsHit(reqs))
 	}
 	err = closeOut(err)
 	if trig != nil && len(trig.Errors()) > 0 && err == nil {
@@ -209,4 +227,21 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 			g.Number, g.Generation, float64(g.PauseNanos)/1e6, o.failOver)}
 	}
 	return nil
+}
+
+// requestsHit is the requests each GC hit, by GC number; nil without
+// request events.
+func requestsHit(a *requests.Analyzer) map[uint32]int64 {
+	if a == nil {
+		return nil
+	}
+	res := a.Result()
+	if res.Source == "" {
+		return nil
+	}
+	hits := make(map[uint32]int64, len(res.GCs))
+	for _, g := range res.GCs {
+		hits[g.GC] = g.InFlight
+	}
+	return hits
 }

@@ -21,6 +21,7 @@ file) and reports, precisely, what the runtime does to it:
   heap       sampled objects followed across compacting GCs
   snapshot   a heap snapshot: retained sizes, why objects are alive, diffs
   locks      lock contention: which lock, how long, behind which owner
+  requests   ASP.NET Core requests: latency per route, what each pause cost them
   exceptions exceptions by type, message, throw and catch site; caught or not
   threadpool thread-pool starvation: threads, queue, injections, blocking call sites
   stacks     every thread now: its stack, what it waits on; deadlocks (--watch)

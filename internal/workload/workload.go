@@ -101,6 +101,30 @@ func build(tfm string) (string, error) {
 	return Build(p)
 }
 
+var (
+	aspOnce sync.Once
+	aspExe  string
+	aspErr  error
+)
+
+// AspNetExe builds the ASP.NET Core workload (testdata/workloads/AspNet,
+// Kestrel on loopback; once per process) and returns its executable.
+func AspNetExe(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs dotnet (the workload): not run with -short")
+	}
+	aspOnce.Do(func() {
+		aspExe, aspErr = Build(Project{Dir: "testdata/workloads/AspNet", Name: "AspNet",
+			Out: "testdata/workloads/bin/aspnet", Artifacts: "testdata/workloads/obj/aspnet",
+			Lock: "testdata/workloads/aspnet.lock"})
+	})
+	if aspErr != nil {
+		tb.Fatalf("building the ASP.NET Core workload: %v", aspErr)
+	}
+	return aspExe
+}
+
 // Project is a .NET console program of the test tree. Paths are relative
 // to the module root.
 type Project struct {

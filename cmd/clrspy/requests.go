@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/requests"
+)
+
+func init() {
+	commands = append(commands, newRequestsCmd)
+	ipc.RegisterProfile("requests", "ASP.NET Core and HttpClient request events, the task library's activity flow, GC, contention and exception events (clrspy requests reads them)",
+		func() []ipc.Provider { return requestsProviders(false) })
+}
+
+// requestsProviders: the request events of Kestrel, Hosting and
+// HttpClient (informational, no stacks), the task library's activity flow
+// (noFlow: off), and the runtime's GC, suspension, contention and
+// exception events.
+func requestsProviders(noFlow bool) []ipc.Provider {
+	ps := clrevents.ProvidersFor(gcpause.Wants, locks.WantsContention, requests.Wants)
+	ps = append(ps,
+		ipc.Provider{Name: clrevents.ProviderKestrel, Level: 4},
+		ipc.Provider{Name: clrevents.ProviderHosting, Level: 4},
+		ipc.Provider{Name: clrevents.ProviderHTTP, Level: 4})
+	if !noFlow {
+		ps = append(ps, ipc.Provider{Name: clrevents.ProviderTPL, Keywords: clrevents.KeywordTasksFlowActivityIds, Level: 4})
+	}
+	return ps
+}
+
+// requestsKeep: what the requests command reads of a file.
+func requestsKeep(m *nettrace.Metadata) bool {
+	return gcpause.Wants(m) || locks.WantsContention(m) || requests.Wants(m)
+}
+
+func newRequestsCmd() *cobra.Command {
+	var asJSON, noFlow bool
+	var out string
+	var slowest int
+	c := &cobra.Command{
+		Use:   "requests [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "ASP.NET Core requests: latency per route and what GC pauses, locks and calls cost each one",
+		Long: `requests pairs the requests an ASP.NET Core server reports (Kestrel's
+RequestStart/RequestStop by request id; Hosting's by activity id where no Kestrel
+events come) and breaks each request's wall time down: GC paused (the exact
+overlap of the request with every stop-the-world GC pause), other runtime
+suspensions, lock waits and blocked time of the threads that ran it, outgoing
+HttpClient calls (time and count) and exceptions thrown while it ran.
+
+Per route (the path with numbers and ids folded: /orders/{n}) it reports the
+count, rate, p50/p90/p99/p99.9 and max latency, the requests a GC pause hit, and
+p99 of those hit and of those not hit; per GC, the requests in flight it froze
+and the request time it cost; and the slowest requests (--slowest) whole.
+
+A live session turns on the task library's activity flow (TplEventSource
+keyword 0x80) so that outgoing calls and waits on any thread are attributed to
+their request; --no-flow leaves it off (cheaper for the target: threads are
+then attributed to the request that last started on them and outgoing calls
+are counted, not timed). The request events are taken without stacks.
+
+Output: text (default) or --json (contract: docs/requests.md).`,
+		Example: `  clrspy requests --pid 1234 --duration 30s
+  clrspy requests --json app.nettrace | jq '.routes[] | {route, p99_ms, hit_by_pause}'
+  clrspy requests --slowest 50 -- dotnet api.dll`,
+	}
+	t := addTargetFlags(c)
+	addThreadsFlag(c, &t.threads, 1)
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	f.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	f.IntVar(&slowest, "slowest", requests.DefaultSlowest, "how many of the slowest requests to show whole")
+	f.BoolVar(&noFlow, "no-flow", false, "live sessions: leave the task library's activity flow off (outgoing calls are then not timed)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if slowest < 1 {
+			return fmt.Errorf("--slowest %d: want 1 or more", slowest)
+		}
+		if noFlow && !t.live(cmd) {
+			return fmt.Errorf("--no-flow applies to live sessions: a trace file's events already carry activity ids or not")
+		}
+		return runRequests(cmd, t, args, asJSON, out, slowest, noFlow)
+	}
+	return c
+}
+
+func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow bool) error {
+	spec, err := t.spec(cmd, args, requestsProviders(noFlow))
+	if err != nil {
+		return err
+	}
+	spec.NoStackwalk = true
+	spec.Keep = requestsKeep
+	st, stopWatch, err := openTarget(spec)
+	if err != nil {
+		return err
+	}
+	ra := requests.New(st.Header(), requests.Options{Slowest: slowest})
+	ga := gcpause.New(st.Header(), gcpause.Options{OnStopped: ra.Stopped, MaxGCs: 1, MaxSuspensions: 1})
+	la := locks.New(st.Header(), locks.Options{OnWait: ra.Wait, NoSamples: true, NoObjectTypes: true, MaxLocks: 1000, MaxStacks: 1})
+	in, err := run(st, stopWatch, []analysis.Analyzer{ga, la, ra}...)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	res := ra.Result()
+	w, closeOut, err := openOutput(cmd, st, out)
+	if err != nil {
+		st.Close()
+		return err
+	}
+	err = writeRequests(w, in, res, asJSON)
+	return finish(st, in, closeOut(err))
+}
+
+func writeRequests(w io.Writer, in report.Input, res *requests.Result, asJSON bool) error {
+	if asJSON {
+		return report.WriteRequestsJSON(w, report.NewRequestsDocument(in, res))
+	}
+	return report.WriteRequestsText(w, in, res)
+}

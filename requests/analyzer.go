@@ -1,0 +1,587 @@
+package requests
+
+import (
+	"container/heap"
+	"slices"
+	"sort"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// Options configure an Analyzer. Every field is optional.
+type Options struct {
+	// Slowest is how many of the slowest requests Result keeps whole
+	// (0: DefaultSlowest).
+	Slowest int
+	// MaxOpen bounds the requests open at once (0: DefaultMaxOpen); a
+	// start beyond it is counted in Result.Dropped and not followed.
+	MaxOpen int
+	// MaxRoutes bounds the routes kept apart (0: DefaultMaxRoutes); later
+	// routes share OtherRoutes.
+	MaxRoutes int
+	// MaxGCs bounds the GCs whose damage is kept (0: DefaultMaxGCs); the
+	// totals stay exact.
+	MaxGCs int
+	// OnRequest is handed every completed request (valid during the call).
+	OnRequest func(*Request)
+}
+
+// Defaults of Options.
+const (
+	DefaultSlowest   = 10
+	DefaultMaxOpen   = 1 << 16
+	DefaultMaxRoutes = 1000
+	DefaultMaxGCs    = 1 << 16
+	// OtherRoutes is the route of requests beyond MaxRoutes.
+	OtherRoutes = "[other routes]"
+	// maxHitGCs bounds the GC numbers one request keeps.
+	maxHitGCs = 16
+)
+
+// Request is one completed incoming request. Times are nanoseconds since
+// the stream's start.
+type Request struct {
+	ID         string // Kestrel's request id (HttpContext.TraceIdentifier); "" from Hosting
+	Method     string
+	Path       string
+	Route      string
+	Status     int // 0: not reported by the events
+	StartNanos int64
+	EndNanos   int64
+	// GCPausedNanos is the overlap of the request with every GC's
+	// stop-the-world pause; SuspendedNanos with the other suspensions.
+	GCPausedNanos  int64
+	SuspendedNanos int64
+	// LockWaitNanos and BlockedNanos are the waits of the threads that ran
+	// the request (lock contention; wait handles and blocked pool threads).
+	LockWaitNanos int64
+	BlockedNanos  int64
+	// HTTPOutNanos is the time of its outgoing HttpClient calls (summed:
+	// concurrent calls add up), HTTPOutCount their number.
+	HTTPOutNanos int64
+	HTTPOutCount int
+	Exceptions   int
+	// GCs are the numbers of the GCs whose pause hit it (at most 16).
+	GCs []uint32
+}
+
+// DurationNanos is the request's wall time.
+func (r *Request) DurationNanos() int64 { return r.EndNanos - r.StartNanos }
+
+// open is a request in flight.
+type open struct {
+	Request
+	key     string // the open table's key
+	act     nettrace.GUID
+	threads []uint64        // threads that ran it (for cleanup)
+	outs    []nettrace.GUID // its outgoing calls in flight (for cleanup)
+}
+
+// pause is one stop-the-world interval.
+type pause struct {
+	gc         uint32
+	begin, end int64
+}
+
+// gcDamage is what one GC did to the requests.
+type gcDamage struct {
+	GC                      uint32
+	BeginNanos, PauseNanos  int64
+	InFlight                int64
+	RequestNanosLost        int64
+	SlowestNanos            int64
+	SlowestID, SlowestRoute string
+}
+
+// outgoing is an HttpClient call in flight.
+type outgoing struct {
+	req   *open
+	start int64
+}
+
+type routeAcc struct {
+	method, route          string
+	all, hit, notHit       sketch
+	pausedNanos, totalNano int64
+	first, last            int64
+}
+
+// Analyzer is the state machine. Create it with New, call Event for every
+// event in stream order (Stopped and Wait as the owning analyses hand them
+// on), then Result.
+type Analyzer struct {
+	hdr     *nettrace.Header
+	ptrSize int
+	opts    Options
+
+	open     map[string]*open        // by Kestrel request id, or by activity id (Hosting)
+	byAct    map[nettrace.GUID]*open // activity ids of requests and their children
+	onThread map[uint64]*open        // the request each thread runs
+	out      map[nettrace.GUID]outgoing
+	pauses   []pause // recent GC pauses, by end
+	susps    []pause // recent other suspensions, by end
+	gcs      map[uint32]*gcDamage
+	gcOrder  []uint32
+	routes   map[string]*routeAcc
+	slow     slowHeap
+	kestrel  bool // Kestrel events seen: Hosting's are then not requests of their own
+	flow     bool // an event carried an activity id
+
+	requests, hitByGC      int64
+	totalNanos, pausedNano int64
+	stopsNoStart           int64
+	dropped                int64
+	openAtEnd              int64
+	httpUnpaired           int64
+	httpUntimed            int64
+	gcsDropped             int64
+	used                   uint64
+	openList               []Request
+	suspended              map[uint64]struct{} // threads with a suspension begun and not ended
+	deferred               []*open             // stopped during a suspension
+	stats                  analysis.Stats
+}
+
+// New returns an Analyzer for a stream with header hdr.
+func New(hdr *nettrace.Header, opts Options) *Analyzer {
+	if opts.Slowest <= 0 {
+		opts.Slowest = DefaultSlowest
+	}
+	if opts.MaxOpen <= 0 {
+		opts.MaxOpen = DefaultMaxOpen
+	}
+	if opts.MaxRoutes <= 0 {
+		opts.MaxRoutes = DefaultMaxRoutes
+	}
+	if opts.MaxGCs <= 0 {
+		opts.MaxGCs = DefaultMaxGCs
+	}
+	ps := hdr.PointerSize
+	if ps != 4 {
+		ps = 8
+	}
+	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
+		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
+		out: map[nettrace.GUID]outgoing{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
+}
+
+// Wants reports whether the analysis reads events of m: the request
+// events, the runtime's exception throws (counted per request), and the
+// bounds of its suspensions (a request that stops while the runtime
+// restarts completes once that stop is handed on).
+func Wants(m *nettrace.Metadata) bool {
+	if m.Runtime == nettrace.Runtime {
+		switch m.EventID {
+		case clrevents.IDExceptionThrown, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd:
+			return true
+		}
+		return false
+	}
+	return clrevents.WebKind(m) != clrevents.WebNone
+}
+
+// Stats are the events used and the payloads that did not decode.
+func (a *Analyzer) Stats() analysis.Stats {
+	s := a.stats
+	s.Events = a.used
+	return s
+}
+
+// Event feeds one event.
+func (a *Analyzer) Event(ev *nettrace.Event) {
+	m := ev.Meta
+	if m.Runtime == nettrace.Runtime {
+		switch m.EventID {
+		case clrevents.IDGCSuspendEEBegin:
+			a.used++
+			a.suspended[ev.ThreadID] = struct{}{}
+		case clrevents.IDGCRestartEEEnd:
+			a.used++
+			delete(a.suspended, ev.ThreadID)
+			if len(a.suspended) == 0 {
+				a.flush()
+			}
+		}
+		if m.EventID == clrevents.IDExceptionThrown {
+			a.used++
+			if r := a.runner(ev); r != nil {
+				r.Exceptions++
+			}
+		}
+		return
+	}
+	k := clrevents.WebKind(m)
+	if k == clrevents.WebNone {
+		return
+	}
+	a.used++
+	if !ev.ActivityID.IsZero() {
+		a.flow = true
+	}
+	ts := a.hdr.Nanos(ev.Timestamp)
+	switch k {
+	case clrevents.KestrelRequestStart:
+		e, err := clrevents.DecodeKestrelRequest(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) {
+			return
+		}
+		a.sawKestrel()
+		a.start(ev, "k"+e.RequestID, e.RequestID, e.Method, e.Path, ts)
+	case clrevents.KestrelRequestStop:
+		e, err := clrevents.DecodeKestrelRequest(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) {
+			return
+		}
+		a.sawKestrel()
+		a.stop(ev, "k"+e.RequestID, ts)
+	case clrevents.HostingRequestStart:
+		if a.kestrel || ev.ActivityID.IsZero() {
+			return // Kestrel's own events pair the request; without an activity id the stop cannot be paired
+		}
+		e, err := clrevents.DecodeHostingRequest(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) {
+			return
+		}
+		a.start(ev, "h"+ev.ActivityID.String(), "", e.Method, e.Path, ts)
+	case clrevents.HostingRequestStop:
+		if a.kestrel || ev.ActivityID.IsZero() {
+			return
+		}
+		a.stop(ev, "h"+ev.ActivityID.String(), ts)
+	case clrevents.HTTPRequestStart:
+		r := a.parentOf(ev)
+		if r == nil {
+			return // not made while serving a request
+		}
+		r.HTTPOutCount++
+		if ev.ActivityID.IsZero() {
+			a.httpUntimed++
+			return
+		}
+		if len(r.outs) >= 64 {
+			a.httpUntimed++ // more calls in flight under one request than are followed
+			return
+		}
+		a.out[ev.ActivityID] = outgoing{req: r, start: ts}
+		a.byAct[ev.ActivityID] = r
+		r.outs = append(r.outs, ev.ActivityID)
+	case clrevents.HTTPRequestStop:
+		o, ok := a.out[ev.ActivityID]
+		if ev.ActivityID.IsZero() || !ok {
+			return
+		}
+		delete(a.out, ev.ActivityID)
+		delete(a.byAct, ev.ActivityID)
+		if i := slices.Index(o.req.outs, ev.ActivityID); i >= 0 {
+			o.req.outs = slices.Delete(o.req.outs, i, i+1)
+		}
+		o.req.HTTPOutNanos += max(ts-o.start, 0)
+	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
+		a.runner(ev) // the thread runs the call's request
+	case clrevents.KestrelConnectionStart, clrevents.KestrelConnectionStop:
+	}
+}
+
+// sawKestrel notes that Kestrel writes its own request events: Hosting's
+// then describe the same requests, and the ones opened from them before
+// the first Kestrel event (Hosting's RequestStart comes first) are given up.
+func (a *Analyzer) sawKestrel() {
+	if a.kestrel {
+		return
+	}
+	a.kestrel = true
+	for _, r := range a.open {
+		a.forget(r)
+	}
+}
+
+// runner is the request the event's thread runs, updating the thread's
+// request from the event's activity id when it names one.
+func (a *Analyzer) runner(ev *nettrace.Event) *open {
+	if !ev.ActivityID.IsZero() {
+		if r := a.byAct[ev.ActivityID]; r != nil {
+			a.run(ev.ThreadID, r)
+			return r
+		}
+	}
+	return a.onThread[ev.ThreadID]
+}
+
+// parentOf is the request an outgoing call starts under: the one its
+// related (parent) activity id names, else the one its thread runs.
+func (a *Analyzer) parentOf(ev *nettrace.Event) *open {
+	if !ev.RelatedActivityID.IsZero() {
+		if r := a.byAct[ev.RelatedActivityID]; r != nil {
+			a.run(ev.ThreadID, r)
+			return r
+		}
+	}
+	return a.runner(ev)
+}
+
+func (a *Analyzer) run(thread uint64, r *open) {
+	if a.onThread[thread] == r {
+		return
+	}
+	a.onThread[thread] = r
+	if len(r.threads) < 64 {
+		r.threads = append(r.threads, thread)
+	}
+}
+
+func (a *Analyzer) start(ev *nettrace.Event, key, id, method, path string, ts int64) {
+	if old := a.open[key]; old != nil {
+		a.forget(old) // a second start: the first one's stop was lost
+		a.dropped++
+	}
+	if len(a.open) >= a.opts.MaxOpen {
+		a.dropped++
+		return
+	}
+	r := &open{key: key, act: ev.ActivityID}
+	r.ID, r.Method, r.Path, r.StartNanos = id, method, path, ts
+	a.open[key] = r
+	if !ev.ActivityID.IsZero() {
+		a.byAct[ev.ActivityID] = r
+	}
+	a.run(ev.ThreadID, r)
+}
+
+// forget drops r from the tables that point at it.
+func (a *Analyzer) forget(r *open) {
+	delete(a.open, r.key)
+	if !r.act.IsZero() && a.byAct[r.act] == r {
+		delete(a.byAct, r.act)
+	}
+	for _, t := range r.threads {
+		if a.onThread[t] == r {
+			delete(a.onThread, t)
+		}
+	}
+	// Calls still in flight when their request ends are not followed.
+	for _, g := range r.outs {
+		delete(a.out, g)
+		delete(a.byAct, g)
+		a.httpUnpaired++
+	}
+	r.outs = nil
+}
+
+func (a *Analyzer) stop(ev *nettrace.Event, key string, ts int64) {
+	r := a.open[key]
+	if r == nil {
+		a.stopsNoStart++
+		return
+	}
+	a.forget(r)
+	r.EndNanos = max(ts, r.StartNanos)
+	if len(a.suspended) > 0 {
+		// The runtime is restarting: threads run again before its
+		// RestartEEEnd (on a loaded machine, milliseconds before), so a
+		// request can stop inside the stop that is not yet handed on.
+		// It completes once the stop is.
+		a.deferred = append(a.deferred, r)
+		return
+	}
+	a.overlap(r)
+	a.complete(&r.Request)
+}
+
+// flush completes the requests that stopped while the runtime was stopped.
+func (a *Analyzer) flush() {
+	for _, r := range a.deferred {
+		a.overlap(r)
+		a.complete(&r.Request)
+	}
+	clear(a.deferred)
+	a.deferred = a.deferred[:0]
+}
+
+// overlap adds every pause and suspension that overlapped r, and r to the
+// damage of each GC that hit it.
+func (a *Analyzer) overlap(r *open) {
+	for i := len(a.pauses) - 1; i >= 0; i-- {
+		p := &a.pauses[i]
+		if p.end <= r.StartNanos {
+			break
+		}
+		ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos)
+		if ov <= 0 {
+			continue
+		}
+		r.GCPausedNanos += ov
+		if g := a.gcs[p.gc]; g != nil {
+			g.RequestNanosLost += ov
+			if !hasGC(r.GCs, p.gc) {
+				g.InFlight++
+				if d := r.DurationNanos(); d > g.SlowestNanos {
+					g.SlowestNanos, g.SlowestID, g.SlowestRoute = d, r.ID, r.Method+" "+Route(r.Path)
+				}
+			}
+		}
+		if !hasGC(r.GCs, p.gc) && len(r.GCs) < maxHitGCs {
+			r.GCs = append(r.GCs, p.gc)
+		}
+	}
+	for i := len(a.susps) - 1; i >= 0; i-- {
+		p := &a.susps[i]
+		if p.end <= r.StartNanos {
+			break
+		}
+		if ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos); ov > 0 {
+			r.SuspendedNanos += ov
+		}
+	}
+	// GC numbers were collected newest first.
+	sort.Slice(r.GCs, func(i, j int) bool { return r.GCs[i] < r.GCs[j] })
+}
+
+func hasGC(gcs []uint32, n uint32) bool {
+	for _, g := range gcs {
+		if g == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Analyzer) complete(r *Request) {
+	r.Route = Route(r.Path)
+	a.requests++
+	d := r.DurationNanos()
+	a.totalNanos += d
+	a.pausedNano += r.GCPausedNanos
+	if r.GCPausedNanos > 0 {
+		a.hitByGC++
+	}
+	key := r.Method + " " + r.Route
+	ra := a.routes[key]
+	if ra == nil {
+		if len(a.routes) >= a.opts.MaxRoutes {
+			key = OtherRoutes
+			ra = a.routes[key]
+		}
+		if ra == nil {
+			ra = &routeAcc{method: r.Method, route: r.Route, first: r.StartNanos}
+			if key == OtherRoutes {
+				ra.method, ra.route = "", OtherRoutes
+			}
+			a.routes[key] = ra
+		}
+	}
+	ra.all.add(d)
+	if r.GCPausedNanos > 0 {
+		ra.hit.add(d)
+	} else {
+		ra.notHit.add(d)
+	}
+	ra.pausedNanos += r.GCPausedNanos
+	ra.totalNano += d
+	ra.first, ra.last = min(ra.first, r.StartNanos), max(ra.last, r.EndNanos)
+	if a.opts.OnRequest != nil {
+		a.opts.OnRequest(r)
+	}
+	if a.slow.Len() < a.opts.Slowest {
+		heap.Push(&a.slow, *r)
+	} else if d > a.slow[0].DurationNanos() {
+		a.slow[0] = *r
+		heap.Fix(&a.slow, 0)
+	}
+	a.prune()
+}
+
+// prune drops the pauses that ended before every open request began.
+func (a *Analyzer) prune() {
+	if len(a.pauses) < 4096 && len(a.susps) < 4096 {
+		return
+	}
+	oldest := int64(1<<63 - 1)
+	for _, r := range a.open {
+		oldest = min(oldest, r.StartNanos)
+	}
+	cut := func(ps []pause) []pause {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].end > oldest })
+		return append(ps[:0], ps[i:]...)
+	}
+	a.pauses, a.susps = cut(a.pauses), cut(a.susps)
+	if len(a.pauses) >= 4096 || len(a.susps) >= 4096 {
+		// A request open for longer than 4096 pauses: keep the newest half.
+		a.pauses = append(a.pauses[:0], a.pauses[len(a.pauses)/2:]...)
+		a.susps = append(a.susps[:0], a.susps[len(a.susps)/2:]...)
+	}
+}
+
+// Stopped takes one runtime suspension (analysis.StoppedObserver).
+func (a *Analyzer) Stopped(s *analysis.Stopped) {
+	p := pause{gc: s.GC, begin: s.BeginNanos, end: s.EndNanos}
+	if s.GC == 0 {
+		a.susps = append(a.susps, p)
+		return
+	}
+	a.pauses = append(a.pauses, p)
+	g := a.gcs[s.GC]
+	if g == nil {
+		if len(a.gcs) >= a.opts.MaxGCs {
+			old := a.gcOrder[0]
+			a.gcOrder = a.gcOrder[1:]
+			delete(a.gcs, old)
+			a.gcsDropped++
+		}
+		g = &gcDamage{GC: s.GC, BeginNanos: s.BeginNanos}
+		a.gcs[s.GC] = g
+		a.gcOrder = append(a.gcOrder, s.GC)
+	}
+	g.PauseNanos += s.EndNanos - s.BeginNanos
+}
+
+// Wait takes one thread's wait (analysis.WaitObserver): it counts for the
+// request that thread runs, clipped to the request's start.
+func (a *Analyzer) Wait(w *analysis.Wait) {
+	r := a.onThread[w.Thread]
+	if r == nil {
+		return
+	}
+	d := w.EndNanos - max(w.BeginNanos, r.StartNanos)
+	if d <= 0 {
+		return
+	}
+	if w.Kind == analysis.WaitLock {
+		r.LockWaitNanos += d
+	} else {
+		r.BlockedNanos += d
+	}
+}
+
+// Finish completes the requests that stopped in a suspension that never
+// ended, and counts the requests still open at the end of the stream.
+// The oldest of them (at most Slowest) are kept for Result.Open.
+func (a *Analyzer) Finish() {
+	a.flush()
+	a.openAtEnd = int64(len(a.open))
+	a.openList = a.openList[:0]
+	for _, r := range a.open {
+		q := r.Request
+		q.Route = Route(q.Path)
+		a.openList = append(a.openList, q)
+	}
+	sort.Slice(a.openList, func(i, j int) bool { return a.openList[i].StartNanos < a.openList[j].StartNanos })
+	if len(a.openList) > a.opts.Slowest {
+		a.openList = a.openList[:a.opts.Slowest]
+	}
+}
+
+// slowHeap is a min-heap of requests by duration.
+type slowHeap []Request
+
+func (h slowHeap) Len() int           { return len(h) }
+func (h slowHeap) Less(i, j int) bool { return h[i].DurationNanos() < h[j].DurationNanos() }
+func (h slowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *slowHeap) Push(x any)        { *h = append(*h, x.(Request)) }
+func (h *slowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

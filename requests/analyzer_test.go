@@ -1,0 +1,142 @@
+package requests
+
+import (
+	"encoding/binary"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/nettrace"
+)
+
+// A synthetic stream (1 tick = 1 ns): Kestrel's events with their field
+// lists, as an ASP.NET Core 10 trace declares them.
+
+var kestrelFields = []nettrace.Field{{Name: "connectionId", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+	{Name: "requestId", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+	{Name: "httpVersion", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+	{Name: "path", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+	{Name: "method", Type: nettrace.FieldType{Code: nettrace.TypeString}}}
+
+var (
+	kStart = &nettrace.Metadata{Provider: clrevents.ProviderKestrel, EventName: "RequestStart", EventID: 3, HasFields: true, Fields: kestrelFields}
+	kStop  = &nettrace.Metadata{Provider: clrevents.ProviderKestrel, EventName: "RequestStop", EventID: 4, HasFields: true, Fields: kestrelFields}
+	susp   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDGCSuspendEEBegin}
+	rest   = &nettrace.Metadata{Runtime: nettrace.Runtime, EventID: clrevents.IDGCRestartEEEnd}
+)
+
+func utf16z(ss ...string) []byte {
+	var b []byte
+	for _, s := range ss {
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = binary.LittleEndian.AppendUint16(b, u)
+		}
+		b = append(b, 0, 0)
+	}
+	return b
+}
+
+func kestrel(m *nettrace.Metadata, ts int64, thread uint64, id, path string) *nettrace.Event {
+	return &nettrace.Event{Meta: m, Timestamp: ts, ThreadID: thread, Payload: utf16z("c", id, "HTTP/1.1", path, "GET")}
+}
+
+// TestOverlap: a request gets the exact overlap of each pause with its
+// interval (a pause that began before it, one inside, one that it outlives
+// the restart of), other suspensions apart, lock waits of its thread from
+// its start; each GC counts the requests it froze once; a request that
+// stops while the runtime restarts completes when the stop is handed on;
+// a stop without a start and a request still open are counted.
+func TestOverlap(t *testing.T) {
+	var got []Request
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{OnRequest: func(r *Request) { got = append(got, *r) }})
+	a.Event(kestrel(kStart, 1000, 7, "c:1", "/orders/42"))
+	a.Event(kestrel(kStart, 1500, 8, "c:2", "/orders/43"))
+	a.Stopped(&analysis.Stopped{GC: 5, BeginNanos: 500, EndNanos: 1200})      // 200 in r1, 0 in r2
+	a.Stopped(&analysis.Stopped{GC: 6, BeginNanos: 2000, EndNanos: 2100})     // 100 in both
+	a.Stopped(&analysis.Stopped{GC: 6, BeginNanos: 2500, EndNanos: 2600})     // a second stop of GC 6: 100 more in both
+	a.Stopped(&analysis.Stopped{Reason: 2, BeginNanos: 2700, EndNanos: 2750}) // not a GC's: 50 suspended
+	a.Wait(&analysis.Wait{Thread: 7, Kind: analysis.WaitLock, BeginNanos: 900, EndNanos: 1400})
+	a.Wait(&analysis.Wait{Thread: 9, Kind: analysis.WaitLock, BeginNanos: 900, EndNanos: 1400}) // no request on thread 9
+	a.Event(kestrel(kStop, 3000, 7, "c:1", "/orders/42"))
+	// r2 stops while the runtime restarts from GC 7's stop (3500..4000).
+	a.Event(&nettrace.Event{Meta: susp, Timestamp: 3500, ThreadID: 1})
+	a.Event(kestrel(kStop, 3900, 8, "c:2", "/orders/43"))
+	if len(got) != 1 {
+		t.Fatalf("%d requests complete before the restart ended", len(got))
+	}
+	a.Stopped(&analysis.Stopped{GC: 7, BeginNanos: 3500, EndNanos: 4000})
+	a.Event(&nettrace.Event{Meta: rest, Timestamp: 4000, ThreadID: 1})
+	a.Event(kestrel(kStop, 4100, 8, "c:9", "/x"))
+	a.Event(kestrel(kStart, 4200, 8, "c:3", "/open"))
+	a.Finish()
+	if len(got) != 2 {
+		t.Fatalf("%d requests", len(got))
+	}
+	r1, r2 := got[0], got[1]
+	if r1.ID != "c:1" || r1.Route != "/orders/{n}" || r1.DurationNanos() != 2000 || r1.GCPausedNanos != 400 ||
+		r1.SuspendedNanos != 50 || r1.LockWaitNanos != 400 || len(r1.GCs) != 2 || r1.GCs[0] != 5 || r1.GCs[1] != 6 {
+		t.Errorf("r1 %+v", r1)
+	}
+	if r2.ID != "c:2" || r2.GCPausedNanos != 200+400 || r2.LockWaitNanos != 0 || len(r2.GCs) != 2 || r2.GCs[1] != 7 {
+		t.Errorf("r2 %+v", r2)
+	}
+	res := a.Result()
+	if res.Requests != 2 || res.HitByGC != 2 || res.StopsWithoutStart != 1 || res.OpenAtEnd != 1 || len(res.Open) != 1 || res.Open[0].Path != "/open" {
+		t.Errorf("result %+v", res)
+	}
+	if len(res.GCs) != 3 || res.GCs[1].GC != 6 || res.GCs[1].InFlight != 2 || res.GCs[1].PauseNanos != 200 || res.GCs[1].RequestNanosLost != 400 ||
+		res.GCs[0].InFlight != 1 || res.GCs[0].RequestNanosLost != 200 || res.GCs[2].SlowestNanos != 2400 {
+		t.Errorf("GCs %+v", res.GCs)
+	}
+	if len(res.Routes) != 1 || res.Routes[0].Count != 2 || res.Routes[0].HitByPause != 2 || res.Routes[0].Max != 2400 {
+		t.Errorf("routes %+v", res.Routes)
+	}
+	// A payload that does not decode is counted, never a panic.
+	a.Event(&nettrace.Event{Meta: kStart, Timestamp: 5000, Payload: []byte{1}})
+	if st := a.Stats(); st.DecodeErrors != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+var (
+	hStart = &nettrace.Metadata{Provider: clrevents.ProviderHosting, EventName: "RequestStart", EventID: 3, HasFields: true,
+		Fields: []nettrace.Field{{Name: "method", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "path", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+	hStop   = &nettrace.Metadata{Provider: clrevents.ProviderHosting, EventName: "RequestStop", EventID: 4, HasFields: true}
+	outStop = &nettrace.Metadata{Provider: clrevents.ProviderHTTP, EventName: "RequestStop", EventID: 2, HasFields: true,
+		Fields: []nettrace.Field{{Name: "statusCode", Type: nettrace.FieldType{Code: nettrace.TypeInt32}}}}
+	outStart = &nettrace.Metadata{Provider: clrevents.ProviderHTTP, EventName: "RequestStart", EventID: 1, HasFields: true,
+		Fields: []nettrace.Field{{Name: "scheme", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "host", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+			{Name: "port", Type: nettrace.FieldType{Code: nettrace.TypeInt32}}, {Name: "pathAndQuery", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+)
+
+func guid(b byte) nettrace.GUID { return nettrace.GUID{b, 1} }
+
+// TestHostingAndCalls: without Kestrel's events Hosting's pair by activity
+// id; an outgoing call whose parent activity is the request's is timed
+// from its start to its stop on another thread; a call still in flight
+// when its request ends is dropped and counted.
+func TestHostingAndCalls(t *testing.T) {
+	var got []Request
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{OnRequest: func(r *Request) { got = append(got, *r) }})
+	call := append(utf16z("http", "127.0.0.1"), 80, 0, 0, 0)
+	call = append(call, utf16z("/b")...)
+	a.Event(&nettrace.Event{Meta: hStart, Timestamp: 100, ThreadID: 1, ActivityID: guid(1), Payload: utf16z("GET", "/a/1")})
+	a.Event(&nettrace.Event{Meta: outStart, Timestamp: 200, ThreadID: 1, ActivityID: guid(2), RelatedActivityID: guid(1), Payload: call})
+	a.Event(&nettrace.Event{Meta: outStart, Timestamp: 250, ThreadID: 1, ActivityID: guid(3), RelatedActivityID: guid(1), Payload: call})
+	a.Event(&nettrace.Event{Meta: outStop, Timestamp: 700, ThreadID: 2, ActivityID: guid(2), Payload: []byte{200, 0, 0, 0}})
+	a.Event(&nettrace.Event{Meta: hStop, Timestamp: 900, ThreadID: 2, ActivityID: guid(1)})
+	a.Event(&nettrace.Event{Meta: outStop, Timestamp: 950, ThreadID: 2, ActivityID: guid(3), Payload: []byte{200, 0, 0, 0}})
+	a.Finish()
+	if len(got) != 1 {
+		t.Fatalf("%d requests", len(got))
+	}
+	r := got[0]
+	if r.ID != "" || r.Method != "GET" || r.Route != "/a/{n}" || r.DurationNanos() != 800 || r.HTTPOutCount != 2 || r.HTTPOutNanos != 500 {
+		t.Errorf("request %+v", r)
+	}
+	res := a.Result()
+	if res.Source != "hosting" || !res.ActivityFlow || res.HTTPUnpaired != 1 || len(a.out) != 0 || len(a.byAct) != 0 || len(a.onThread) != 0 {
+		t.Errorf("result %+v; tables %d %d %d", res, len(a.out), len(a.byAct), len(a.onThread))
+	}
+}
