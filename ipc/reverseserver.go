@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"net"
 	"os"
 	"path/filepath"
@@ -383,11 +384,11 @@ func peerOf(c net.Conn) (Peer, error) {
 // innerPid is pid's pid in its own (innermost) pid namespace: the last
 // value of NSpid in /proc/PID/status (pid itself before Linux 4.1).
 func innerPid(pid int) (int, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	b, err := procfs.Status(pid)
 	if err != nil {
 		return 0, err
 	}
-	if f := statusField(b, "NSpid"); len(f) > 0 {
+	if f := procfs.StatusField(b, "NSpid"); len(f) > 0 {
 		return strconv.Atoi(f[len(f)-1])
 	}
 	return pid, nil

@@ -3,6 +3,7 @@ package perf
 import (
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"os/user"
 	"strconv"
@@ -140,28 +141,28 @@ func errnoName(e unix.Errno) string {
 
 // hasCap reports whether the effective capability set has bit.
 func hasCap(bit uint) bool {
-	v, ok := statusField("self", "CapEff")
-	if !ok {
+	v := selfStatus("CapEff")
+	if len(v) == 0 {
 		return false
 	}
-	caps, err := strconv.ParseUint(v, 16, 64)
+	caps, err := strconv.ParseUint(v[0], 16, 64)
 	return err == nil && caps&(1<<bit) != 0
 }
 
 // seccompActive reports whether a seccomp filter applies to clrspy (a
 // variable for tests).
 var seccompActive = func() bool {
-	v, ok := statusField("self", "Seccomp")
-	return ok && v != "0"
+	v := selfStatus("Seccomp")
+	return len(v) > 0 && v[0] != "0"
 }
 
 // procUID is the real uid of pid.
 func procUID(pid int) (int, bool) {
-	v, ok := statusField(strconv.Itoa(pid), "Uid")
-	if !ok {
+	b, err := procfs.Status(pid)
+	if err != nil {
 		return 0, false
 	}
-	f := strings.Fields(v)
+	f := procfs.StatusField(b, "Uid")
 	if len(f) == 0 {
 		return 0, false
 	}
@@ -176,16 +177,8 @@ func userName(uid int) string {
 	return fmt.Sprintf("uid %d", uid)
 }
 
-// statusField reads one field of /proc/PID/status.
-func statusField(pid, key string) (string, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return "", false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
+// selfStatus is one field of clrspy's own /proc/self/status.
+func selfStatus(key string) []string {
+	b, _ := procfs.Status(procfs.Self)
+	return procfs.StatusField(b, key)
 }

@@ -285,21 +285,8 @@ func (p *Process) Files() []*File {
 // NSPid is pid as the target's own pid namespace numbers it (the number
 // in its perf map's name), from the NSpid line of /proc/PID/status.
 func NSPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return pid
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
-					return n
-				}
-			}
-		}
-	}
-	return pid
+	n, _ := procfs.NSpid(pid)
+	return n
 }
 
 // PerfMapPath is where the runtime of the process writes its perf map,

@@ -5,7 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"net"
 	"os"
 	"os/signal"
@@ -344,7 +344,7 @@ func listenError(err error) error {
 // look like a quiet process.
 func warnMissingPids(pids []int) {
 	for _, p := range pids {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(p)); errors.Is(err, fs.ErrNotExist) {
+		if !procfs.Exists(p) {
 			warn("--pid %d: no process has this pid now; serve will monitor one that gets it", p)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,70 +88,6 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	return c
 }
 
-// schedSampler reads the target's schedstat time every half second and
-// keeps the first and the latest good reading: the target may exit
-// before the session's end is read.
-type schedSampler struct {
-	pid  int
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	n    int
-	t0   time.Time
-	v0   int64
-	t1   time.Time
-	v1   int64
-}
-
-func startSched(pid int) *schedSampler {
-	s := &schedSampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
-	s.read()
-	go func() {
-		defer close(s.done)
-		tk := time.NewTicker(500 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-				s.read()
-			}
-		}
-	}()
-	return s
-}
-
-func (s *schedSampler) read() {
-	v, err := procfs.SchedNanos(s.pid)
-	if err != nil {
-		return
-	}
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.n == 0 {
-		s.t0, s.v0 = now, v
-	}
-	s.t1, s.v1 = now, max(v, s.v1)
-	s.n++
-}
-
-// pct stops the sampler and returns the CPU the process asked for as a
-// share of cores (-1: fewer than two readings a second apart).
-func (s *schedSampler) pct(cores int) float64 {
-	s.read()
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	el := s.t1.Sub(s.t0)
-	if s.n < 2 || el < time.Second || cores <= 0 {
-		return -1
-	}
-	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
-}
-
 // triageTarget names the target in the next commands: an attached pid,
 // a launched command (its process is gone when the next command runs), a
 // file.
@@ -187,10 +122,10 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	sym := stacks.NewSymbols(st.Header())
 	a := triage.New(st.Header(), triage.Options{Target: target, CounterSessionID: sid, Symbols: sym,
 		Contributors: []triage.Contributor{triage.ThreadPool(st.Header(), sym), triage.Exceptions(st.Header(), sym)}})
-	var sched *schedSampler
+	var sched *procfs.DemandSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
-		sched = startSched(st.Pid)
+		sched = procfs.StartDemand(st.Pid, 500*time.Millisecond)
 		proc = source.WatchProc(st.Pid)
 	}
 	in, err := run(st, stopWatch, sym, a)
@@ -205,7 +140,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	cores, demand := 0, -1.0
 	if sched != nil {
 		cores = runtime.NumCPU()
-		demand = sched.pct(cores)
+		demand = sched.Pct(cores)
 	}
 	a.SetCPU(cores, demand)
 	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
