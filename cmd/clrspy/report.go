@@ -119,15 +119,11 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		// suspensions to the page.
 		providers = slices.DeleteFunc(providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
 	}
-	spec, err := t.spec(cmd, args, providers)
+	st, stopWatch, err := t.open(cmd, args, providers)
 	if err != nil {
 		return err
 	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	noteMovementLive(st, spec.Providers)
+	noteMovementLive(st, providers)
 	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
 	// The page opens with triage's findings: its analyses on the same
 	// stream, sharing the page's symbol table (the page has the profile).

@@ -36,8 +36,7 @@ func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
 }
 
 func newTriageCmd() *cobra.Command {
-	var asJSON, cpu bool
-	var format, out string
+	var cpu bool
 	c := &cobra.Command{
 		Use:   "triage [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] [--duration 30s]",
 		Short: "What is wrong with a process: ranked findings with the evidence and the next command",
@@ -68,23 +67,17 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	o := addReportFlags(c, "text or json")
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: also run the sample profiler to name the top methods")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		if format != "text" && format != "json" {
-			return fmt.Errorf("--format %s: triage writes text or json", format)
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		if o.format != "text" && o.format != "json" {
+			return fmt.Errorf("--format %s: triage writes text or json", o.format)
 		}
 		if !cmd.Flags().Changed("duration") && t.pid != 0 || !cmd.Flags().Changed("duration") && t.name != "" {
 			t.duration = 30 * time.Second
 		}
-		return runTriage(cmd, t, args, format, out, cpu)
-	}
+		return runTriage(cmd, t, args, o.format, o.out, cpu)
+	})
 	return c
 }
 
@@ -103,11 +96,7 @@ func triageTarget(st *source.Stream) string {
 
 func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out string, cpu bool) error {
 	copts := counters.Options{Interval: time.Second}
-	spec, err := t.spec(cmd, args, triageProviders(cpu, &copts))
-	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.open(cmd, args, triageProviders(cpu, &copts))
 	if err != nil {
 		return err
 	}
