@@ -76,10 +76,15 @@ type reportFlags struct {
 // ("text, json or pprof").
 func addReportFlags(c *cobra.Command, formats string) *reportFlags {
 	o := &reportFlags{}
+	o.add(c, formats, "write the report to this file instead of stdout")
+	return o
+}
+
+// add adds the flags to c, with -o's help.
+func (o *reportFlags) add(c *cobra.Command, formats, outHelp string) {
 	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
 	c.Flags().StringVar(&o.format, "format", "text", "output format: "+formats)
-	c.Flags().StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout")
-	return o
+	c.Flags().StringVarP(&o.out, "output", "o", "", outHelp)
 }
 
 // runE is an analysis command's RunE: the format resolved (reportFormat),
