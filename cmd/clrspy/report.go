@@ -45,7 +45,7 @@ attach it to a ticket.
 
   - summary: duration, GCs per generation, % of time paused, p50/p99/max
     pause per generation, lost events and truncation, runtime version, GC
-    flavour, the command line;
+    flavor, the command line;
   - the GC timeline (one mark per GC at its start, height the pause, colour
     the generation, shape the type: circle blocking, diamond background,
     triangle foreground) above the heap per generation and the allocation

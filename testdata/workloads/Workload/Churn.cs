@@ -7,7 +7,7 @@ namespace Workload;
 // survivors now and then (gen2 GCs) and allocates large arrays (LOH).
 // Options: seconds (default 3) or iterations (outer loops; wins over
 // seconds), window (live objects kept, 20000), loh (every Nth iteration
-// allocates an 100 KB array, 50). GC flavour comes from DOTNET_gcServer and
+// allocates an 100 KB array, 50). GC flavor comes from DOTNET_gcServer and
 // DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress);
 // with pauselog=1 it records the runtime's pause per GC (PauseLog).
 public sealed class Churn : IWorkload
