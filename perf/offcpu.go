@@ -168,20 +168,7 @@ func (s *Sampler) mapOffRings(size int) error {
 
 func (s *Sampler) mapOffRingsOf(size int) error {
 	s.stats.OffRingBytes = size
-	da := s.opts.dummyAttr(s.access.Kernel, size)
-	for _, cpu := range s.cpus {
-		fd, err := perfOpen(&da, os.Getpid(), cpu)
-		if err != nil {
-			return fmt.Errorf("ring owner on CPU %d: %w", cpu, err)
-		}
-		r, err := mapRing(fd, size)
-		if err != nil {
-			unix.Close(fd)
-			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
-		}
-		s.offRings = append(s.offRings, r)
-	}
-	return nil
+	return s.ownerRings(size, &s.offRings)
 }
 
 // openOffThread opens tid's switch events (one per CPU) and appends them

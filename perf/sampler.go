@@ -192,7 +192,12 @@ func trimNL(b []byte) []byte {
 	return b
 }
 
-func (s *Sampler) mapRings(size int) error {
+func (s *Sampler) mapRings(size int) error { return s.ownerRings(size, &s.rings) }
+
+// ownerRings maps one ring of size bytes a CPU, each owned by a dummy
+// event of clrspy's, appending them to rings as they are made (so that
+// those made before a failure are closed with the others).
+func (s *Sampler) ownerRings(size int, rings *[]*ring) error {
 	da := s.opts.dummyAttr(s.access.Kernel, size)
 	for _, cpu := range s.cpus {
 		fd, err := perfOpen(&da, os.Getpid(), cpu)
@@ -204,7 +209,7 @@ func (s *Sampler) mapRings(size int) error {
 			unix.Close(fd)
 			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
 		}
-		s.rings = append(s.rings, r)
+		*rings = append(*rings, r)
 	}
 	return nil
 }

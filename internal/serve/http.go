@@ -117,9 +117,8 @@ func readOnly(h http.Handler) http.Handler {
 func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		pid := q.Get("pid")
-		if pid == "" {
-			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+		pid, ok := pidParam(w, q)
+		if !ok {
 			return
 		}
 		span := 30 * time.Second

@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strconv"
 	"time"
@@ -22,9 +23,8 @@ import (
 func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		pid := q.Get("pid")
-		if pid == "" {
-			http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+		pid, ok := pidParam(w, q)
+		if !ok {
 			return
 		}
 		secs := 10.0
@@ -91,4 +91,13 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
+}
+
+// pidParam is a request's pid=N (the pid label); without one the request
+// is answered 400 and ok is false.
+func pidParam(w http.ResponseWriter, q url.Values) (pid string, ok bool) {
+	if pid = q.Get("pid"); pid == "" {
+		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+	}
+	return pid, pid != ""
 }
