@@ -168,10 +168,18 @@ func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, arg
 // write opens the output (-o, or standard output), lets write fill it,
 // closes it and finishes the run (partial notes, the program's exit code).
 func (r *analysisRun) write(cmd *cobra.Command, out string, write func(io.Writer) error) error {
-	w, closeOut, err := openOutput(cmd, r.st, out)
+	return writeReport(cmd, r.st, r.in, out, write)
+}
+
+// writeReport opens the output of st's report (-o, or standard output),
+// lets write fill it, closes it and finishes the stream (partial notes,
+// the program's exit code); an output that cannot be opened closes the
+// stream.
+func writeReport(cmd *cobra.Command, st *source.Stream, in report.Input, out string, write func(io.Writer) error) error {
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
-		r.st.Close()
+		st.Close()
 		return err
 	}
-	return finish(r.st, r.in, closeOut(write(w)))
+	return finish(st, in, closeOut(write(w)))
 }

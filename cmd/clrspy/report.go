@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -167,13 +168,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if pp.SnapshotError != "" {
 		in.Partial = append(in.Partial, pp.SnapshotError)
 	}
-	w, closeOut, err := openOutput(cmd, st, o.out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	err = closeOut(report.WritePage(w, page))
-	if err := finish(st, in, err); err != nil {
+	if err := writeReport(cmd, st, in, o.out, func(w io.Writer) error { return report.WritePage(w, page) }); err != nil {
 		return err
 	}
 	if o.out != "-" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"time"
@@ -133,16 +134,8 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	}
 	a.SetCPU(cores, demand)
 	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	if format == "json" {
-		err = report.WriteTriageJSON(w, d)
-	} else {
-		err = report.WriteTriageText(w, d)
-	}
-	err = closeOut(err)
-	return finish(st, in, err)
+	return writeReport(cmd, st, in, out, formats{
+		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },
+		json: func(w io.Writer) error { return report.WriteTriageJSON(w, d) },
+	}.pick(format))
 }
