@@ -87,19 +87,12 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags,
 		}
 		return []analysis.Analyzer{a, sym}
 	})
+	names := proc.Finish(sym.SetMappings)
 	if err != nil {
-		if proc != nil {
-			proc.Stop()
-		}
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		sym.SetMappings(proc.Mappings())
-	}
 	res := a.Result()
-	if proc != nil {
-		names := proc.ThreadNames()
+	if names != nil {
 		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}
 	if r.st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {

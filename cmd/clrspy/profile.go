@@ -189,13 +189,9 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 		st.Close()
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		b.SetMappings(proc.Mappings())
-	}
+	names := proc.Finish(b.SetMappings)
 	p := b.Result()
-	if proc != nil {
-		names := proc.ThreadNames()
+	if names != nil {
 		for i := range p.Threads {
 			p.Threads[i].Name = names[p.Threads[i].ID]
 		}

@@ -149,10 +149,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	noteMovementFile(st)
-	if proc != nil {
-		proc.Stop()
-		an.Symbols.SetMappings(proc.Mappings())
-	}
+	proc.Finish(an.Symbols.SetMappings)
 	pp := pageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}

@@ -123,10 +123,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		st.Close()
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		a.Symbols().SetMappings(proc.Mappings())
-	}
+	proc.Finish(a.Symbols().SetMappings)
 	cores, demand := 0, -1.0
 	if sched != nil {
 		cores = runtime.NumCPU()
