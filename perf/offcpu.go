@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -264,7 +265,7 @@ func (s *Sampler) OffCPUNotes() []string {
 // one frame its syscall returns to (/proc/PID/task/TID/syscall's PC), and
 // a note says so.
 func (s *Sampler) blockedAtOpen(tid int, opened int64) {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", s.pid, tid))
+	st, err := procfs.TaskFile(s.pid, tid, "stat")
 	if err != nil {
 		return
 	}
@@ -273,7 +274,7 @@ func (s *Sampler) blockedAtOpen(tid int, opened int64) {
 	if i < 0 || i+2 >= len(st) || (st[i+2] != 'S' && st[i+2] != 'D') {
 		return
 	}
-	sc, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", s.pid, tid))
+	sc, err := procfs.TaskFile(s.pid, tid, "syscall")
 	if err != nil {
 		return
 	}

@@ -77,7 +77,7 @@ func Check(pid int, opts Options) (Access, error) {
 	if !acc.Privileged && par >= 3 {
 		return unavailable(unix.EACCES, "perf_event_paranoid is %d: unprivileged perf_event_open is disabled (needs CAP_PERFMON, root, or perf_event_paranoid ≤ 2)", par)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil || pid <= 0 {
+	if !procfs.Exists(pid) {
 		return unavailable(unix.ESRCH, "no process with pid %d", pid)
 	}
 	acc.Kernel = !opts.NoKernel && (acc.Privileged || par <= 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -228,14 +229,12 @@ func (s *Sampler) closeRings() {
 // scanTasks opens events for threads of /proc/PID/task not sampled yet.
 func (s *Sampler) scanTasks() {
 	s.lastScan = time.Now()
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", s.pid))
+	tids, err := procfs.Threads(s.pid)
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			s.openThread(tid)
-		}
+	for _, tid := range tids {
+		s.openThread(int(tid))
 	}
 }
 

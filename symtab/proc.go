@@ -69,7 +69,7 @@ type Process struct {
 // NewProcess reads pid's mappings.
 func NewProcess(pid int) (*Process, error) {
 	p := &Process{
-		Pid: pid, root: fmt.Sprintf("/proc/%d/root", pid),
+		Pid: pid, root: procfs.Root(pid),
 		files: make(map[string]*File), openErrs: make(map[string]error),
 		MinRefresh: 200 * time.Millisecond,
 	}
@@ -108,9 +108,8 @@ func (p *Process) Close() error {
 
 // sameMountNS reports whether pid sees the same file system as we do.
 func sameMountNS(pid int) bool {
-	a, err1 := os.Readlink("/proc/self/ns/mnt")
-	b, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
-	return err1 == nil && err2 == nil && a == b
+	a := procfs.Namespace(procfs.Self, "mnt")
+	return a != "" && a == procfs.Namespace(pid, "mnt")
 }
 
 // Refresh re-reads /proc/PID/maps. Mappings that disappeared are kept for
@@ -119,7 +118,7 @@ func (p *Process) Refresh() error {
 	p.lastRefresh = time.Now()
 	p.refreshes++
 	p.openPerfMap()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", p.Pid))
+	b, err := procfs.MapsText(p.Pid)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,11 @@
 package outfile
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"io"
 	"os"
 	"os/user"
@@ -332,17 +331,12 @@ func unwrapPath(err error) error {
 // with umask(2) would change it for a moment under other goroutines).
 func umask() os.FileMode {
 	umaskVal := 0o022
-	if f, err := os.Open("/proc/self/status"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
-				if n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
-					umaskVal = int(n)
-				}
-				break
+	if b, err := procfs.Status(procfs.Self); err == nil {
+		if v := procfs.StatusField(b, "Umask"); len(v) == 1 {
+			if n, err := strconv.ParseUint(v[0], 8, 32); err == nil {
+				umaskVal = int(n)
 			}
 		}
-		f.Close()
 	}
 	return os.FileMode(umaskVal)
 }

@@ -97,11 +97,24 @@ func Files(ms []Mapping) []Mapping {
 
 // Maps reads /proc/PID/maps and returns its file mappings (Files).
 func Maps(pid int) ([]Mapping, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	b, err := MapsText(pid)
 	if err != nil {
 		return nil, err
 	}
 	return Files(ParseMaps(b)), nil
+}
+
+// MapsText is the text of /proc/PID/maps (ParseMaps reads it).
+func MapsText(pid int) ([]byte, error) { return file(pid, "maps") }
+
+// Root is the path of a process's root directory as clrspy reaches it
+// (/proc/PID/root): its files through its own mount namespace.
+func Root(pid int) string { return Dir(pid) + "/root" }
+
+// TaskFile reads /proc/PID/task/TID/name: one thread's stat, syscall,
+// comm...
+func TaskFile(pid, tid int, name string) ([]byte, error) {
+	return os.ReadFile(Dir(pid) + "/task/" + strconv.Itoa(tid) + "/" + name)
 }
 
 // Comm is a process's (or, with tid, a thread's) name, or "" when it is

@@ -74,6 +74,15 @@ func TestSelfReaders(t *testing.T) {
 	if err != nil || err2 != nil || up <= 0 || float64(ticks)/ClockTicks > up || ticks <= 0 {
 		t.Errorf("uptime %v (%v), start ticks %d (%v)", up, err, ticks, err2)
 	}
+	if b, err := TaskFile(pid, pid, "comm"); err != nil || strings.TrimSpace(string(b)) != Comm(pid, 0) {
+		t.Errorf("main thread's comm %q (%v), process's %q", b, err, Comm(pid, 0))
+	}
+	if r, err := os.Readlink(Root(pid)); err != nil || r != "/" {
+		t.Errorf("root %q (%v)", r, err)
+	}
+	if b, err := MapsText(pid); err != nil || len(ParseMaps(b)) < 5 {
+		t.Errorf("maps: %d bytes (%v)", len(b), err)
+	}
 	st, _ := Status(Self)
 	if f := StatusField(st, "Pid"); len(f) != 1 || f[0] != strconv.Itoa(pid) {
 		t.Errorf("status Pid %q", f)

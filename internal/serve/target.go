@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -365,7 +364,7 @@ func (t *target) cpuProfiles(ctx context.Context, id string) {
 			return
 		}
 		if err != nil {
-			if _, serr := os.Stat("/proc/" + strconv.Itoa(pid)); serr != nil {
+			if !procfs.Exists(pid) {
 				return // the process exited: the session ends too
 			}
 			d.log.Warn("CPU profile", "pid", t.pidLabel, "process", t.name, "err", err)
