@@ -79,6 +79,7 @@ func TestSpecRows(t *testing.T) {
 // from its own (an EventSource's: its name, not a runtime kind).
 var _ = registerProvider("Clrspy-Test-Provider", []row{
 	{nettrace.NotRuntime, 3, "Test/Three", 0x4, LevelVerbose, none},
+	{nettrace.NotRuntime, 4, "Test/Four", 0x4, LevelInformational, dec(1, DecodeGCNoUserData)},
 })
 
 func TestRegisterFromAnotherFile(t *testing.T) {
@@ -86,8 +87,17 @@ func TestRegisterFromAnotherFile(t *testing.T) {
 	if s == nil || s.Name != "Test/Three" || s.Keywords() != 0x4 || s.Level() != LevelVerbose || s.Decodes() {
 		t.Fatalf("registered row: %+v", s)
 	}
-	if Lookup(nettrace.NotRuntime, 3) != nil || LookupProvider("Clrspy-Test-Provider", 4) != nil {
+	if Lookup(nettrace.NotRuntime, 3) != nil || LookupProvider("Clrspy-Test-Provider", 5) != nil {
 		t.Error("a lookup found what was not registered")
+	}
+	// Decoded through the table by the provider's name.
+	ev := &nettrace.Event{Meta: &nettrace.Metadata{Provider: "Clrspy-Test-Provider", EventID: 4, Version: 1}, Payload: []byte{7, 0}}
+	if v, err := Decode(ev, 8); err != nil || v != (GCNoUserData{ClrInstanceID: 7}) || !HasDecoder(ev.Meta) {
+		t.Errorf("another provider's event: %+v, %v", v, err)
+	}
+	ev.Meta.Provider = "Other"
+	if _, err := Decode(ev, 8); err != ErrNoDecoder {
+		t.Errorf("an unknown provider's event: %v", err)
 	}
 	// Not one of the runtime's: no runtime provider entry asks for it.
 	if p := ProvidersFor(func(m *nettrace.Metadata) bool { return m.Name == "Test/Three" }); p != nil {
