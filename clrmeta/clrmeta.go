@@ -5,9 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"io"
 	"os"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // StaticField is a static field and the class that declares it.
@@ -35,13 +36,19 @@ type StaticField struct {
 // 5 MB).
 const maxMetadata = 256 << 20
 
+// maxModule bounds the size of a module file opened at all.
+const maxModule = 4 << 30
+
 var errFormat = errors.New("malformed metadata")
 
 // StaticFields returns the static fields (literals excluded) of the
 // managed module at path whose names are in want (every one when want is
 // nil).
 func StaticFields(path string, want map[string]bool) ([]StaticField, error) {
-	f, err := os.Open(path)
+	// A module path comes from an input (a .gcdump, a trace's
+	// ModuleLoad, a runtime): it may name a FIFO or a device, which must
+	// not hang the command.
+	f, err := procfs.OpenRegular(path, maxModule)
 	if err != nil {
 		return nil, err
 	}

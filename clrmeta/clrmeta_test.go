@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/clrspy/clrspy/internal/workload"
 )
@@ -97,4 +99,26 @@ func FuzzStaticFields(f *testing.F) {
 		}
 		md.statics(nil)
 	})
+}
+
+// TestStaticFieldsFIFO: a module path that names a FIFO (from a crafted
+// .gcdump or trace) is refused at once in one line, not waited on.
+func TestStaticFieldsFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "Evil.dll")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := StaticFields(fifo, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != fifo+": a named pipe, not a regular file: not read" {
+			t.Errorf("got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("StaticFields blocked on a FIFO")
+	}
 }

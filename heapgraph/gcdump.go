@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 )
@@ -116,12 +117,56 @@ func compressed(b []byte, p *int) (int32, bool) {
 	return v, true
 }
 
-// ReadGCDump reads a .gcdump file into a graph and analyses it.
+// IsGCDump reports whether a file's first bytes (64 are enough) are a
+// .gcdump's: FastSerialization's header, then a GCHeapDump object (a
+// .nettrace starts "Nettrace" and holds a Trace object).
+func IsGCDump(prefix []byte) bool {
+	r := &gcdumpReader{b: prefix}
+	if r.str() != "!FastSerialization.1" || r.err != nil {
+		return false
+	}
+	return r.typeHeader() == "GCHeapDump" && r.err == nil
+}
+
+// ReadGCDump reads a .gcdump file into a graph and analyses it. A
+// regular file (an *os.File) is mapped, not read into memory: see
+// ReadGCDumpFile.
 func ReadGCDump(in io.Reader) (*Graph, error) {
+	if f, ok := in.(*os.File); ok {
+		return ReadGCDumpFile(f, 0)
+	}
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return nil, err
 	}
+	return readGCDump(data)
+}
+
+// ReadGCDumpFile reads the .gcdump f. A regular file is mapped read-only
+// (Linux): its bytes stay in the kernel's page cache and are never copied
+// into the Go heap; with budget > 0 (--max-memory) the mapped pages are
+// handed back whenever the process's resident memory exceeds budget, so
+// the file's size does not count against it. What the graph holds per
+// object (its arrays, about 40 bytes an object, and the decode's 16) is
+// the floor. Anything else (a pipe) is read whole.
+func ReadGCDumpFile(f *os.File, budget int64) (*Graph, error) {
+	st, err := f.Stat()
+	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		s := newStore(true, "")
+		if data, err := s.mapFile(f, st.Size()); err == nil {
+			defer s.closeAll()
+			s.Watch(budget)
+			return readGCDump(data)
+		}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return readGCDump(data)
+}
+
+func readGCDump(data []byte) (*Graph, error) {
 	r := &gcdumpReader{b: data}
 	if magic := r.str(); magic != "!FastSerialization.1" || r.err != nil {
 		return nil, fmt.Errorf("%w: no FastSerialization header", ErrGCDump)

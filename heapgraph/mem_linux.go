@@ -391,3 +391,21 @@ func (v *vec[T]) free() {
 	}
 	*v = vec[T]{st: v.st}
 }
+
+// mapFile maps a whole regular file read-only (a .gcdump) as a region of
+// s: its pages are the page cache's, never copied into the Go heap, and
+// a Watch hands them back like a spilled array's. The region, and f, go
+// with closeAll.
+func (s *store) mapFile(f *os.File, size int64) ([]byte, error) {
+	if size <= 0 || size > 1<<40 {
+		return nil, fmt.Errorf("cannot map %d bytes", size)
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.regs[uintptr(unsafe.Pointer(&mem[0]))] = &region{mem: mem, f: f, size: size}
+	s.mu.Unlock()
+	return mem, nil
+}

@@ -2,6 +2,11 @@
 
 package heapgraph
 
+import (
+	"errors"
+	"os"
+)
+
 // Elsewhere than Linux the arrays stay in the Go heap (see mem_linux.go):
 // a store that maps nothing.
 
@@ -14,6 +19,7 @@ func (s *store) release()                {}
 func (s *store) wrote(int64)             {}
 func (s *store) Err() error              { return nil }
 func (s *store) closeAll()               {}
+func (s *store) Watch(int64)             {}
 func makeArr[T any](_ *store, n int) []T { return make([]T, n) }
 func freeArr[T any](*store, []T)         {}
 
@@ -26,3 +32,7 @@ func (v *vec[T]) free()                { *v = vec[T]{} }
 var memAvailable = func() int64 { return 0 }
 
 func spillVec[T any](*vec[T]) error { return nil }
+
+func (s *store) mapFile(*os.File, int64) ([]byte, error) { return nil, errNoMap }
+
+var errNoMap = errors.New("no file mapping here")

@@ -188,7 +188,21 @@ type Session struct {
 	closed   bool
 	mu       sync.Mutex
 	read     int64
+	// After StopTracing's reply: stopped, the bytes read by then, and
+	// cut once the drain's bound passed.
+	stopped  bool
+	stopRead int64
+	cut      bool
 }
+
+// The drain after StopTracing is bounded: the runtime answers once the
+// rundown is written, so what is left is what the socket holds; a runtime
+// that keeps streaming is cut DrainAfterStop after its reply, or after
+// DrainBytes more bytes, and the stream ends there (a cut stream).
+var (
+	DrainAfterStop       = 30 * time.Second
+	DrainBytes     int64 = 256 << 20
+)
 
 // StartSession opens a session.
 func (c *Client) StartSession(cfg SessionConfig) (*Session, error) {
@@ -290,7 +304,11 @@ func (s *Session) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	s.read += int64(n)
 	closed := s.closed
+	over := s.stopped && !s.cut && s.read-s.stopRead > DrainBytes
 	s.mu.Unlock()
+	if over {
+		s.cutStream()
+	}
 	if err != nil && closed {
 		err = io.EOF
 	}
@@ -325,8 +343,32 @@ func (s *Session) Stop() error {
 			}
 		}
 		s.stopErr = err
+		s.mu.Lock()
+		s.stopped, s.stopRead = true, s.read
+		s.mu.Unlock()
+		time.AfterFunc(DrainAfterStop, s.cutStream)
 	})
 	return s.stopErr
+}
+
+// cutStream ends a stream the runtime goes on with after StopTracing.
+func (s *Session) cutStream() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.cut, s.closed = true, true
+	s.mu.Unlock()
+	s.conn.Close()
+}
+
+// Cut reports whether the stream was cut because the runtime went on
+// streaming past the drain's bound after StopTracing.
+func (s *Session) Cut() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cut
 }
 
 // Close drops the connection. Without Stop first the runtime ends the

@@ -3,7 +3,6 @@ package ipc
 import (
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"net"
 	"os"
 	"os/user"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // maxSunPath is the size of sockaddr_un.sun_path on Linux, NUL included.

@@ -61,7 +61,7 @@ func TestReverseLaunchSeesEveryGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer port.Close()
-	cmd := exec.Command(workload.Exe(t), "churn", "iterations=1500")
+	cmd := exec.Command(workload.Exe(t), "churn", "iterations=1500", "gen2=1")
 	cmd.Env = append(os.Environ(), port.EnvVar())
 	var out strings.Builder
 	cmd.Stdout = &out

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -292,4 +293,72 @@ func FuzzParseProviders(f *testing.F) {
 	f.Add("Microsoft-Windows-DotNETRuntime:0x1:4")
 	f.Add(`A:1:2:k="x,y",B`)
 	f.Fuzz(func(t *testing.T, s string) { ParseProviders(s) })
+}
+
+// endlessRuntime answers CollectTracing with a session and then streams
+// forever; it answers StopTracing OK and streams on (a hostile runtime).
+func endlessRuntime(t *testing.T) func() (net.Conn, error) {
+	first := true
+	return func() (net.Conn, error) {
+		a, b := net.Pipe()
+		session := first
+		first = false
+		go func() {
+			var h [headerSize]byte
+			if _, err := io.ReadFull(b, h[:]); err != nil {
+				return
+			}
+			io.ReadFull(b, make([]byte, int(binary.LittleEndian.Uint16(h[14:]))-headerSize))
+			b.Write(reply(respOK, binary.LittleEndian.AppendUint64(nil, 5)))
+			if !session {
+				b.Close()
+				return
+			}
+			chunk := make([]byte, 4096)
+			for {
+				if _, err := b.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		return a, nil
+	}
+}
+
+// TestDrainAfterStop: a runtime that keeps streaming after its StopTracing
+// reply is cut after the drain's time bound, or after its byte bound,
+// whichever comes first: the reader sees the end of the stream.
+func TestDrainAfterStop(t *testing.T) {
+	defer func(d time.Duration, n int64) { DrainAfterStop, DrainBytes = d, n }(DrainAfterStop, DrainBytes)
+	for _, c := range []struct {
+		name  string
+		after time.Duration
+		bytes int64
+	}{{"time", 300 * time.Millisecond, 1 << 40}, {"bytes", time.Hour, 1 << 20}} {
+		DrainAfterStop, DrainBytes = c.after, c.bytes
+		s, err := NewClient(1, endlessRuntime(t)).StartSession(SessionConfig{Providers: []Provider{{Name: "P"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Stop()
+		start := time.Now()
+		done := make(chan int64, 1)
+		go func() {
+			n, _ := io.Copy(io.Discard, s)
+			done <- n
+		}()
+		select {
+		case n := <-done:
+			if !s.Cut() {
+				t.Errorf("%s: the stream ended (%d bytes) but is not marked cut", c.name, n)
+			}
+			if c.name == "bytes" && (s.BytesRead()-s.stopRead > DrainBytes+64<<10) {
+				t.Errorf("bytes: %d read after the reply, bound %d", s.BytesRead()-s.stopRead, DrainBytes)
+			}
+			t.Logf("%s: cut after %v, %d bytes", c.name, time.Since(start).Round(time.Millisecond), n)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the stream never ended after StopTracing", c.name)
+		}
+		s.Close()
+	}
 }

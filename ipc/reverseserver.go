@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // ReverseServer is clrspy's one reverse diagnostic port type: a port that
@@ -44,6 +45,19 @@ type ReverseServer struct {
 	// connection before it is taken for gone (0: 10 s; a live runtime
 	// reconnects within 500 ms of its previous command).
 	ReconnectTimeout time.Duration
+	// MaxRuntimes caps the runtimes connected at once (0: 1024) and
+	// MaxPerUser those of one user (by the kernel's peer credentials; 0:
+	// 256); a new runtime past either is refused (RejectTotal,
+	// RejectUser). The total is also kept under what the file descriptor
+	// limit allows with FDReserve descriptors (0: 512) left for the rest
+	// of the program (the HTTP side, its files): each runtime holds one
+	// connection between commands and one per session. Set them before
+	// the first runtime connects.
+	MaxRuntimes, MaxPerUser, FDReserve int
+
+	// greeting bounds the connections whose advertise is still awaited
+	// (maxGreeting; past it a connection is closed at once).
+	greeting chan struct{}
 
 	ln *net.UnixListener
 	// dirfd is the port's directory; base the socket's name there; ino its
@@ -128,7 +142,8 @@ func ListenReverseAt(path string, mode os.FileMode) (*ReverseServer, error) {
 		return nil, fmt.Errorf("diagnostic port %s: %w", path, err)
 	}
 	s := &ReverseServer{Path: path, ln: ln, dirfd: dirfd, base: base, ino: ino, runtimes: make(map[[16]byte]*ReverseRuntime),
-		givenUp: make(map[[16]byte]bool), rejected: make(map[string]uint64), ready: make(chan struct{}), done: make(chan struct{})}
+		givenUp: make(map[[16]byte]bool), rejected: make(map[string]uint64), ready: make(chan struct{}), done: make(chan struct{}),
+		greeting: make(chan struct{}, maxGreeting)}
 	go s.serve()
 	go s.janitor()
 	return s, nil
@@ -343,8 +358,60 @@ func (s *ReverseServer) serve() {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		go s.greet(c)
+		select {
+		case s.greeting <- struct{}{}:
+		default:
+			s.reject(c, RejectBusy)
+			continue
+		}
+		go func() {
+			defer func() { <-s.greeting }()
+			s.greet(c)
+		}()
 	}
+}
+
+// maxGreeting bounds the connections awaiting their advertise at once
+// (each is given replyTimeout to send it).
+const maxGreeting = 256
+
+// limits are the caps in force: total runtimes, per user.
+func (s *ReverseServer) limits() (total, perUser int) {
+	total, perUser = s.MaxRuntimes, s.MaxPerUser
+	if total <= 0 {
+		total = 1024
+	}
+	if perUser <= 0 {
+		perUser = 256
+	}
+	reserve := s.FDReserve
+	if reserve <= 0 {
+		reserve = 512
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < 1<<30 {
+		total = min(total, max(1, (int(rl.Cur)-reserve)/2))
+	}
+	return total, min(perUser, total)
+}
+
+// overCapLocked says why a new runtime of peer is refused ("": it is
+// not), s.mu held.
+func (s *ReverseServer) overCapLocked(peer Peer) string {
+	total, perUser := s.limits()
+	if len(s.runtimes) >= total {
+		return RejectTotal
+	}
+	n := 0
+	for _, r := range s.runtimes {
+		if r.Peer.Uid == peer.Uid {
+			n++
+		}
+	}
+	if n >= perUser {
+		return RejectUser
+	}
+	return ""
 }
 
 // Peer is the process at the other end of a connection as the kernel
@@ -404,6 +471,13 @@ const (
 	RejectCookie = "cookie_mismatch"
 	// RejectPeer: the peer's credentials could not be read (it exited).
 	RejectPeer = "peer_unknown"
+	// RejectTotal: a new runtime past MaxRuntimes (or what the file
+	// descriptor limit leaves); RejectUser: past MaxPerUser for its
+	// user; RejectBusy: a connection while maxGreeting others had not
+	// yet sent their advertise.
+	RejectTotal = "too_many_runtimes"
+	RejectUser  = "too_many_for_user"
+	RejectBusy  = "too_many_connections"
 )
 
 // verify checks a runtime's advertised pid against the connection's peer:
@@ -477,6 +551,14 @@ func (s *ReverseServer) greet(c net.Conn) {
 		s.mu.Unlock()
 		c.Close()
 		return
+	}
+	if r == nil && !s.givenUp[a.Cookie] {
+		if why := s.overCapLocked(peer); why != "" {
+			s.rejected[why]++
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
 	}
 	if r == nil {
 		r = &ReverseRuntime{Advertise: a, Peer: peer, srv: s, avail: make(chan struct{}), gone: make(chan struct{})}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // Off-CPU time: every sampled thread also gets, per CPU, an event on the

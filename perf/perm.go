@@ -3,13 +3,14 @@ package perf
 import (
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"os/user"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // Access is what Check found out about sampling a process.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/unwind"
 )
 
@@ -59,7 +60,7 @@ func OpenFile(path string) (*File, error) {
 func openFile(path, real, root string) (*File, error) {
 	f := &File{Path: path, Name: filepath.Base(path), rootFS: root}
 	f.open = func() (io.ReaderAt, io.Closer, error) {
-		fh, err := os.Open(real)
+		fh, err := procfs.OpenRegular(real, 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -270,7 +271,7 @@ func (f *File) loadSymbols() {
 	})
 	if f.symSource != "symtab" {
 		if dbg := f.debugFile(debugLink); dbg != "" {
-			if fh, err := os.Open(dbg); err == nil {
+			if fh, err := procfs.OpenRegular(dbg, 0); err == nil {
 				n := len(syms)
 				safeELF(fh, func(ef *elf.File) error {
 					if s, err := ef.Symbols(); err == nil {

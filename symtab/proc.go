@@ -91,7 +91,7 @@ func (p *Process) openPerfMap() {
 	if p.perfMapFile != nil || len(p.perfMaps) == 0 {
 		return
 	}
-	if f, err := os.Open(p.perfMaps[0]); err == nil {
+	if f, err := procfs.OpenRegular(p.perfMaps[0], 0); err == nil {
 		p.perfMapFile = f
 	}
 }
@@ -301,8 +301,12 @@ func (p *Process) ReadPerfMap() *PerfMap {
 		}
 	}
 	for _, path := range p.perfMaps[1:] {
-		if b, err := os.ReadFile(path); err == nil {
-			return ParsePerfMap(b)
+		if f, err := procfs.OpenRegular(path, 0); err == nil {
+			b, err := io.ReadAll(f)
+			f.Close()
+			if err == nil {
+				return ParsePerfMap(b)
+			}
 		}
 	}
 	return nil

@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // startDevProfile writes clrspy's own CPU profile to $CLRSPY_CPUPROFILE, and

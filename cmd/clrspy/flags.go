@@ -58,6 +58,10 @@ func checkOutputs(cmd *cobra.Command) error {
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		kind := outputKind(f)
 		v := f.Value.String()
+		if err == nil && kind != "" && v == "" && f.Changed {
+			err = fmt.Errorf("--%s \"\": empty %s name (give a path, or '-' for standard output)", f.Name, kind)
+			return
+		}
 		if err != nil || kind == "" || v == "" || v == "-" || (!f.Changed && live) {
 			return
 		}

@@ -217,6 +217,8 @@ func TestFlagValues(t *testing.T) {
 		{[]string{"gc", "--json", "-o", dir, "--pid", "1"}, dir + " is a directory: name a file in it"},
 		{[]string{"report", "-o", dir + "/none/r.html", "--", "false"}, "cannot write " + dir + "/none/r.html: no such directory " + dir + "/none"},
 		{[]string{"gc", "--save-on-pause-over", "1s", "--save-to", dir + "/none/x.nettrace", "--pid", "1"}, "cannot write " + dir + "/none/x.nettrace: no such directory " + dir + "/none"},
+		{[]string{"report", "-o", "", "--", "false"}, `--output "": empty file name (give a path, or '-' for standard output)`},
+		{[]string{"gc", "--json", "-o", "", "--pid", "1"}, `--output "": empty file name (give a path, or '-' for standard output)`},
 	} {
 		root := newRootCmd()
 		var out bytes.Buffer

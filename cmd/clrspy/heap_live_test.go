@@ -13,7 +13,7 @@ import (
 
 // TestHeapLive launches the lifetimes workload under `clrspy heap`: two
 // same-sized types, ShortLived always dropped, LongLived kept one in two for
-// several GCs and then released before an induced gen2 GC. The report must
+// several induced gen2 GCs and then released before another one. The report must
 // give LongLived a survival rate within 5 points of the kept fraction,
 // ShortLived nearly none, and declare the released objects dead at the GC
 // after their release (within one GC). Workstation GC, then server GC with

@@ -106,7 +106,7 @@ so, as it does for a trace file recorded with them).`,
 }
 
 func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptions) error {
-	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
+	if len(args) == 1 && !t.live(cmd) && isGcdumpInput(args[0]) {
 		return reportGcdump(cmd, args[0], o)
 	}
 	use, err := chooseSampler(o.sampler, t.live(cmd), t, cmd, args, o.perf.options())

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"net"
 	"os"
 	"os/signal"
@@ -17,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/serve"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/perf"
@@ -28,7 +27,7 @@ func init() { commands = append(commands, newServeCmd) }
 func newServeCmd() *cobra.Command {
 	var (
 		cfg               serve.Config
-		listen, portMode  string
+		portMode          string
 		labels            []string
 		attach            bool
 		info, warn, slow  time.Duration
@@ -39,10 +38,6 @@ func newServeCmd() *cobra.Command {
 		otlpEvery         time.Duration
 		webView           bool
 		cpuProfile        bool
-		tokenFile         string
-		tlsCert, tlsKey   string
-		insecure          bool
-		maxConns, maxWeb  int
 	)
 	c := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--pid N]... [--name NAME]... [--diagnostic-port PATH]",
@@ -83,9 +78,13 @@ Exposed on a network (--listen not on loopback), every endpoint but /healthz
 needs a bearer token: --auth-token-file FILE (a new token is written there
 when the file does not exist, and printed); with --tls-cert and --tls-key
 serve speaks HTTPS. A non-loopback --listen with neither is refused unless
---insecure-no-auth says so. On loopback the token is optional, and only
-loopback Host names are answered (against DNS rebinding). docs/SECURITY.md
-has the threat model and how to run it exposed.
+--insecure-no-auth says so. On loopback the token is optional, only
+loopback Host names are answered (against DNS rebinding), and each
+connection's user is known by the kernel: clrspy's user and root read
+everything, another user only its own processes. Cross-site requests are
+refused everywhere; a process's heap snapshots are at least 10 s apart and
+its profiles 1 s (429 with Retry-After). docs/SECURITY.md has the threat
+model and how to run it exposed.
 
 --snapshot-on-gen2-growth PCT watches for leaks: a heap snapshot of each
 process at its first GC, then another whenever gen2 grew by PCT % since the
@@ -108,7 +107,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		Args: cobra.NoArgs,
 	}
 	f := c.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:9464", "address of the HTTP endpoints")
+	f.StringVar(&cfg.HTTP.Listen, "listen", "127.0.0.1:9464", "address of the HTTP endpoints")
 	f.IntSliceVar(&cfg.Pids, "pid", nil, "monitor this process only (repeatable; with --name: either)")
 	f.StringArrayVar(&cfg.Names, "name", nil, "monitor the processes with this name only (repeatable)")
 	f.BoolVar(&attach, "attach", true, "find running processes and attach to them (false: only --diagnostic-port)")
@@ -148,25 +147,14 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "with --web: sample every process with the perf_event sampler at a low rate (--cpu-profile-hz), so the live page has a CPU flame graph (each window's own EventPipe session names the code)")
 	f.IntVar(&cfg.CPUProfile.Hz, "cpu-profile-hz", 19, "--cpu-profile: samples per second per thread")
 	f.DurationVar(&cfg.CPUProfile.Window, "cpu-profile-window", 30*time.Second, "--cpu-profile: each flame graph covers this long; a new one follows")
-	f.StringVar(&tokenFile, "auth-token-file", "", "require the token in this file (Authorization: Bearer TOKEN) on every endpoint but /healthz; a missing file is created with a new token, printed once")
-	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) and --tls-key")
-	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
-	f.BoolVar(&insecure, "insecure-no-auth", false, "allow a non-loopback --listen without a token or TLS: anyone who can reach the port reads every process's metrics, command lines and profiles")
-	f.IntVar(&maxConns, "max-connections", 256, "HTTP connections open at once; past it a new one gets 503 at once")
-	f.IntVar(&maxWeb, "max-web-clients", 64, "live web views (websockets) open at once; past it a new one gets 503")
+	f.StringVar(&cfg.HTTP.TokenFile, "auth-token-file", "", "require the token in this file (Authorization: Bearer TOKEN) on every endpoint but /healthz; a missing file is created with a new token, printed once")
+	f.StringVar(&cfg.HTTP.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) and --tls-key")
+	f.StringVar(&cfg.HTTP.TLSKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.BoolVar(&cfg.HTTP.Insecure, "insecure-no-auth", false, "allow a non-loopback --listen without a token or TLS: anyone who can reach the port reads every process's metrics, command lines and profiles (on loopback: every local user does, not only clrspy's user and root)")
+	f.IntVar(&cfg.HTTP.MaxConnections, "max-connections", 256, "HTTP connections open at once; past it a new one gets 503 at once")
+	f.IntVar(&cfg.HTTP.MaxWebClients, "max-web-clients", 64, "live web views (websockets) open at once; past it a new one gets 503")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg.NoAttach = !attach
-		if maxConns <= 0 || maxWeb <= 0 {
-			return errors.New("--max-connections and --max-web-clients must be positive")
-		}
-		if (tlsCert == "") != (tlsKey == "") {
-			return errors.New("--tls-cert and --tls-key go together")
-		}
-		if tlsCert != "" {
-			if _, err := tls.LoadX509KeyPair(tlsCert, tlsKey); err != nil {
-				return fmt.Errorf("--tls-cert %s, --tls-key %s: %v", tlsCert, tlsKey, err)
-			}
-		}
 		if !cpuProfile {
 			cfg.CPUProfile.Hz = 0
 		} else {
@@ -210,37 +198,34 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if otlpEvery <= 0 {
 			return fmt.Errorf("--otlp-interval %v: must be positive", otlpEvery)
 		}
+		exp, err := cfg.Validate()
+		if err != nil {
+			return err
+		}
+		listen := cfg.HTTP.Listen
 		ln, err := net.Listen("tcp", listen)
 		if err != nil {
 			return fmt.Errorf("--listen %s: %v", listen, listenError(err))
 		}
 		defer ln.Close()
-		loopback := serve.IsLoopback(ln.Addr())
 		var token string
-		switch {
-		case tokenFile != "":
-			tok, created, err := serve.LoadToken(tokenFile)
+		switch exp.Token {
+		case serve.TokenFromFile:
+			tok, created, err := serve.LoadToken(cfg.HTTP.TokenFile)
 			if err != nil {
 				return err
 			}
 			token = tok
 			if created {
-				notice(fmt.Sprintf("wrote a new token to %s: %s", tokenFile, token))
+				notice(fmt.Sprintf("wrote a new token to %s: %s", cfg.HTTP.TokenFile, token))
 			}
-		case loopback:
-		case tlsCert != "":
+		case serve.TokenNew:
 			// TLS without a token file: this run's token, printed once.
 			token = serve.NewToken()
 			notice("no --auth-token-file: this run's token is " + token)
-		case !insecure:
-			return fmt.Errorf("--listen %s is not loopback: give --auth-token-file FILE (created with a new token when missing) and --tls-cert/--tls-key, or --insecure-no-auth to serve every process's data to anyone who reaches the port", listen)
 		}
-		if !loopback && tlsCert == "" {
-			if token != "" {
-				notice(fmt.Sprintf("warning: --listen %s without --tls-cert: the token travels in clear text", listen))
-			} else {
-				notice(fmt.Sprintf("warning: --listen %s with --insecure-no-auth: anyone who reaches the port reads every process's data", listen))
-			}
+		for _, w := range exp.Warnings {
+			notice(w)
 		}
 		var live *web.Monitors
 		if webView {
@@ -258,9 +243,9 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if err != nil {
 			return err
 		}
-		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: loopback}
+		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: exp.Loopback, PeerUsers: exp.PeerUsers}
 		if live != nil {
-			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: maxWeb})
+			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: cfg.HTTP.MaxWebClients})
 		}
 		h, err := d.Handler(ho)
 		if err != nil {
@@ -278,17 +263,17 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		// Refusals are said at most once a minute, with their count.
 		var refusedN atomic.Int64
 		var lastSaid atomic.Int64
-		lim := serve.LimitListener(ln, maxConns, tlsCert == "", func() {
+		lim := serve.LimitListener(ln, cfg.HTTP.MaxConnections, !exp.TLS, func() {
 			n := refusedN.Add(1)
 			now := time.Now().Unix()
 			if last := lastSaid.Load(); now-last >= 60 && lastSaid.CompareAndSwap(last, now) {
-				notice(fmt.Sprintf("warning: %d connections open (--max-connections): refusing new ones with 503 (%d refused so far)", maxConns, n))
+				notice(fmt.Sprintf("warning: %d connections open (--max-connections): refusing new ones with 503 (%d refused so far)", cfg.HTTP.MaxConnections, n))
 			}
 		})
 		scheme := "http"
-		if tlsCert != "" {
+		if exp.TLS {
 			scheme = "https"
-			go srv.ServeTLS(lim, tlsCert, tlsKey)
+			go srv.ServeTLS(lim, cfg.HTTP.TLSCert, cfg.HTTP.TLSKey)
 		} else {
 			go srv.Serve(lim)
 		}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -125,7 +126,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
-	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps (e.g. 256MiB): the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE")
+	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps: SIZE in MiB (256) or with a unit (256MiB, 1GiB), at least 16 MiB; the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE (a .gcdump file is mapped, its pages handed back too); what the Go heap holds (type names, roots, the stream's buffers) is the floor, see docs/SECURITY.md")
 	c.RunE = o.reportFlags.runE(func(cmd *cobra.Command, args []string) error {
 		if !cmd.Flags().Changed("buffer-mb") {
 			// A heap dump is one burst of events as large as the heap's
@@ -144,7 +145,12 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			return fmt.Errorf("--after must not be negative and --timeout must be positive")
 		}
 		if o.maxMemory != "" {
-			n, err := parseSize(o.maxMemory)
+			// A plain number is MiB, as the help says.
+			spec := o.maxMemory
+			if _, err := strconv.ParseUint(spec, 10, 32); err == nil {
+				spec += "MiB"
+			}
+			n, err := parseSize(spec)
 			if err != nil || n < 16<<20 {
 				return fmt.Errorf("--max-memory %s: want a size of at least 16MiB, e.g. 256MiB", o.maxMemory)
 			}
@@ -168,27 +174,43 @@ func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), "
 // description (a file: nothing is lost by the reader; what the graph
 // misses says the graph).
 func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return report.Input{}, nil, err
+	return readGcdumpBudget(path, 0)
+}
+
+// readGcdumpBudget is readGcdump under --max-memory: the file is mapped,
+// and its pages handed back whenever the resident memory passes budget.
+func readGcdumpBudget(path string, budget int64) (report.Input, *heapgraph.Graph, error) {
+	var g *heapgraph.Graph
+	var err error
+	if path == "-" {
+		g, err = heapgraph.ReadGCDump(inputStdin())
+	} else {
+		f, oerr := os.Open(path)
+		if oerr != nil {
+			return report.Input{}, nil, oerr
+		}
+		defer f.Close()
+		g, err = heapgraph.ReadGCDumpFile(f, budget)
 	}
-	defer f.Close()
-	g, err := heapgraph.ReadGCDump(f)
 	if err != nil {
 		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// dotnet-gcdump's static roots are named by their object's type:
 	// the class from the modules the file names, when they are here.
 	g.NameStatics(clrmeta.Reader(0))
-	return report.Input{Source: path, Complete: true}, g, nil
+	src := path
+	if path == "-" {
+		src = "stdin"
+	}
+	return report.Input{Source: src, Complete: true}, g, nil
 }
 
 func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
 	if cmd.ArgsLenAtDash() >= 0 {
 		return launchSnapshot(cmd, t, args, o)
 	}
-	if len(args) == 1 && isGcdump(args[0]) && !t.live(cmd) {
-		in, g, err := readGcdump(args[0])
+	if len(args) == 1 && !t.live(cmd) && isGcdumpInput(args[0]) {
+		in, g, err := readGcdumpBudget(args[0], o.budget)
 		if err != nil {
 			return err
 		}
@@ -338,10 +360,10 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 
 // readSnapshotFile builds the graph of a trace file.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
-	if isGcdump(path) {
-		return readGcdump(path)
+	if isGcdumpInput(path) {
+		return readGcdumpBudget(path, budget)
 	}
-	st, err := source.Open(source.Spec{File: path, Stdin: os.Stdin, Threads: threads, Keep: heapgraph.Wants})
+	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: heapgraph.Wants})
 	if err != nil {
 		return report.Input{}, nil, err
 	}

@@ -36,6 +36,9 @@ func TestSnapshotBadInput(t *testing.T) {
 		{[]string{"snapshot", "--tree", "-1", cut}, "--tree and --top must be 0 or more"},
 		{[]string{"snapshot", "--max-memory", "1MiB", cut}, "--max-memory 1MiB: want a size of at least 16MiB"},
 		{[]string{"snapshot", "--max-memory", "lots", cut}, "--max-memory lots: want a size"},
+		{[]string{"snapshot", "--max-memory", "15", cut}, "--max-memory 15: want a size of at least 16MiB"},
+		// A plain number is MiB: 16 passes the flag and the file is read.
+		{[]string{"snapshot", "--max-memory", "16", cut}, "not a readable .gcdump: truncated"},
 	} {
 		_, _, err := runCaptured(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -116,5 +119,45 @@ func TestSnapshotMaxMemory(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("%d files left in TMPDIR, want none (spill files are unlinked when made)", len(ents))
+	}
+}
+
+// TestSnapshotGcdumpByContent: a .gcdump is known by its first bytes, not
+// its name: on standard input, or under another name, it is read as a
+// .gcdump (it was "expected Trace object, found GCHeapDump").
+func TestSnapshotGcdumpByContent(t *testing.T) {
+	src := "../../testdata/traces/heap-graph-dotnet-gcdump.gcdump"
+	want, _, err := runCaptured(t, "snapshot", "--json", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(src)
+	renamed := filepath.Join(t.TempDir(), "heap.bin")
+	os.WriteFile(renamed, data, 0o644)
+	got, _, err := runCaptured(t, "snapshot", "--json", renamed)
+	if err != nil {
+		t.Fatalf("renamed: %v", err)
+	}
+	norm := func(b []byte, name string) string { return strings.ReplaceAll(string(b), name, "SRC") }
+	if norm(got, renamed) != norm(want, src) {
+		t.Errorf("renamed .gcdump: a different report")
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	got, _, err = runCaptured(t, "snapshot", "--json", "-")
+	if err != nil {
+		t.Fatalf("stdin: %v", err)
+	}
+	if !strings.Contains(string(got), `"source": "stdin"`) || !strings.Contains(string(got), `"objects": 497`) {
+		t.Errorf("stdin .gcdump:\n%.400s", got)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -82,7 +82,7 @@ func (t *targetFlags) spec(cmd *cobra.Command, args []string, providers []ipc.Pr
 		return source.Spec{}, err
 	}
 	s := source.Spec{Pid: t.pid, Name: t.name, Duration: t.duration, BufferMB: t.bufferMB, Providers: providers, Threads: threads,
-		Stdin: os.Stdin, ProgramStdinIsTerminal: isTerminal(os.Stdin), Notice: notice}
+		Stdin: inputStdin(), ProgramStdinIsTerminal: isTerminal(os.Stdin), Notice: notice}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		if dash > 0 {
 			return s, fmt.Errorf("unexpected argument %q before --", args[0])

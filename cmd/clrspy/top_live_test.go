@@ -247,7 +247,11 @@ func TestTopLive(t *testing.T) {
 	p.Stdin("gc 0 3\ngc 1 2\ngc 2 2\nbig 1000000\n")
 	rt, _ := stepsCounts(t, p)
 	s := waitCounts("induced and big", rt)
-	if rt.gen0 < 3 || rt.gen1 < 2 || rt.gen2 < 3 {
+	// 3 + 2 + 2 induced and one big: 8 GCs, and those the big graph's
+	// allocation triggers. The runtime may collect a deeper generation than
+	// asked (a CI machine turned an induced gen1 into a gen2 one), never a
+	// shallower one.
+	if rt.all < 8 || rt.gen2 < 3 || rt.gen1+rt.gen2 < 5 {
 		t.Errorf("runtime counts %+v: the induced GCs are missing", rt)
 	}
 	if !strings.Contains(s, "Induced") || !strings.Contains(s, "GC workstation, concurrent") {

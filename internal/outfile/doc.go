@@ -22,9 +22,15 @@
 // followed only when it belongs to clrspy's user or to the directory's
 // owner.
 //
-// Paths under /dev/ and /proc/self/fd/ (/dev/stdout, /dev/null, /dev/fd/3)
-// are the user's explicit choice of an existing stream: they are opened as
-// they are, without a partial file.
+// clrspy's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/3,
+// /proc/self/fd/3) and character devices owned by root or clrspy's user
+// (/dev/null, /dev/full, a terminal) are the user's explicit choice of an
+// existing stream: they are opened as they are, without a partial file.
+// Everything else under /dev/ is an ordinary path: /dev/shm is
+// world-writable and sticky like /tmp, and what another user planted there
+// (a file, a link, a FIFO) gets the same refusals as in /tmp. A name
+// directly in /dev that does not exist is refused (no new files among the
+// devices).
 //
 // Check applies the same refusals without creating anything that stays
 // (the directory's writability is tried with a file created and removed at
@@ -33,5 +39,8 @@
 //
 // A long stream written to a File (record -o) is in the partial file until
 // Close: a clrspy killed outright (SIGKILL) leaves everything it received
-// in NAME.partial-XXXXXXXX, and the final name untouched.
+// in NAME.partial-XXXXXXXX, and the final name untouched. A partial file
+// is locked (flock) while written; Create removes the empty, unlocked
+// partial files of the same name that are this user's (a run killed
+// before its first write) and leaves the non-empty ones to the user.
 package outfile

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"io"
 	"os"
 	"os/user"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // PartialSuffix starts the suffix of the file being written.
@@ -65,6 +66,9 @@ func Create(path string, opt Options) (*File, error) {
 		}
 		return &File{name: path, f: f, w: f, perm: perm}, nil
 	}
+	if err := missingDevice(path); err != nil {
+		return nil, err
+	}
 	if err := checkDirs(path); err != nil {
 		return nil, err
 	}
@@ -115,7 +119,50 @@ func Create(path string, opt Options) (*File, error) {
 	if f == nil {
 		return nil, fmt.Errorf("cannot create a partial file beside %s: every name taken", path)
 	}
+	// The lock says the partial file has a writer: a later run removes
+	// only the ones nobody holds (their writer was killed).
+	syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	cleanStale(path, partial)
 	return &File{name: path, partial: partial, f: f, w: f, perm: perm}, nil
+}
+
+// cleanStale removes the empty partial files of path that an earlier
+// clrspy of this user left when it was killed outright (SIGKILL before its
+// first write): regular files of this user, named as Create names them,
+// empty, and locked by no writer. A non-empty one holds what its run
+// received (a record cut by SIGKILL) and is left for the user.
+func cleanStale(path, mine string) {
+	matches, _ := filepath.Glob(globEscape(path) + PartialSuffix + "????????")
+	for _, m := range matches {
+		if m == mine {
+			continue
+		}
+		g, err := os.OpenFile(m, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		st, err := g.Stat()
+		if err == nil && st.Mode().IsRegular() && st.Size() == 0 && uid(st) == os.Geteuid() &&
+			syscall.Flock(int(g.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			// Still the file opened (not swapped meanwhile): remove it.
+			if lst, err := os.Lstat(m); err == nil && os.SameFile(st, lst) {
+				os.Remove(m)
+			}
+		}
+		g.Close()
+	}
+}
+
+// globEscape quotes the pattern characters of a path for filepath.Glob.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Name is the final name ("-" for standard output).
@@ -225,13 +272,44 @@ func (f *File) Finish(err error) error {
 }
 
 // isStreamPath reports whether path names an existing stream the user
-// chose explicitly: a device or a descriptor.
+// chose explicitly: one of clrspy's own descriptors (/dev/stdout,
+// /dev/stderr, /dev/fd/N, /proc/self/fd/N) or a character device owned by
+// root or clrspy's user (/dev/null, /dev/full, a terminal). Anything else
+// under /dev/ is a path like any other: /dev/shm is world-writable and
+// sticky like /tmp, and a file, link or pipe planted there gets the same
+// refusals.
 func isStreamPath(path string) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false
 	}
-	return strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/self/fd/")
+	switch {
+	case abs == "/dev/stdout", abs == "/dev/stderr", abs == "/dev/stdin",
+		strings.HasPrefix(abs, "/dev/fd/"), strings.HasPrefix(abs, "/proc/self/fd/"):
+		return true
+	}
+	if !strings.HasPrefix(abs, "/dev/") {
+		return false
+	}
+	st, err := os.Lstat(abs)
+	if err != nil {
+		return false
+	}
+	u := uid(st)
+	return st.Mode()&os.ModeCharDevice != 0 && (u == 0 || u == os.Geteuid())
+}
+
+// missingDevice is the error for a name directly in /dev that does not
+// exist: clrspy makes no new files among the devices.
+func missingDevice(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil || filepath.Dir(abs) != "/dev" {
+		return nil
+	}
+	if _, err := os.Lstat(abs); err != nil {
+		return pathError(path, err)
+	}
+	return nil
 }
 
 // checkDirs applies the rule of fs.protected_symlinks=1 to the directory
@@ -372,8 +450,9 @@ func (f *File) Seal(offset int64, tail []byte) error {
 // the protected_symlinks rule, and the directory exists and takes a new
 // file (one is created and removed at once, so a read-only file system, a
 // missing write permission or an ACL all show). Commands call it before
-// they attach or start a program, so a bad -o costs nothing. "-" and
-// paths under /dev/ are streams: they only have to exist.
+// they attach or start a program, so a bad -o costs nothing. "-", clrspy's
+// own descriptors and root's character devices are streams: they only
+// have to exist.
 func Check(path string) error {
 	switch {
 	case path == "-":
@@ -385,6 +464,9 @@ func Check(path string) error {
 			return pathError(path, err)
 		}
 		return nil
+	}
+	if err := missingDevice(path); err != nil {
+		return err
 	}
 	if err := checkDirs(path); err != nil {
 		return err

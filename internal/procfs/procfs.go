@@ -361,3 +361,32 @@ func MapsPath(pid int, part string) (has, known bool) {
 	}
 	return false, readAny
 }
+
+// TCPOwner is the uid that owns the TCP socket whose own address is local
+// and whose peer's is remote, both in /proc/net/tcp's hex form
+// ("0100007F:1F90"), looked up in /proc/net/tcp and /proc/net/tcp6; found
+// is false when neither lists it.
+func TCPOwner(local, remote string) (uid int, found bool, err error) {
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
+			fs := strings.Fields(sc.Text())
+			if len(fs) < 8 || !strings.EqualFold(fs[1], local) || !strings.EqualFold(fs[2], remote) {
+				continue
+			}
+			f.Close()
+			uid, err := strconv.Atoi(fs[7])
+			if err != nil {
+				return -1, false, fmt.Errorf("%s: bad uid %q", table, fs[7])
+			}
+			return uid, true, nil
+		}
+		f.Close()
+	}
+	return -1, false, nil
+}

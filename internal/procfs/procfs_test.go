@@ -1,6 +1,8 @@
 package procfs
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,5 +232,33 @@ func TestDemandPct(t *testing.T) {
 	}
 	if DemandPct(0, 1, 0, 2) != -1 || DemandPct(0, 1, time.Second, 0) != -1 {
 		t.Error("no interval or no cores: not -1")
+	}
+}
+
+// TestTCPOwner: the test's own loopback connection is found in
+// /proc/net/tcp under its uid, both ends; a pair of addresses no socket
+// has is not found.
+func TestTCPOwner(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hex := func(a net.Addr) string {
+		ta := a.(*net.TCPAddr)
+		ip := ta.IP.To4()
+		return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ta.Port)
+	}
+	uid, found, err := TCPOwner(hex(c.LocalAddr()), hex(c.RemoteAddr()))
+	if err != nil || !found || uid != os.Geteuid() {
+		t.Errorf("client socket: uid %d found %v (%v), want %d", uid, found, err, os.Geteuid())
+	}
+	if _, found, err := TCPOwner("0100007F:0001", "0100007F:0002"); found || err != nil {
+		t.Errorf("a socket no one has: found %v (%v)", found, err)
 	}
 }

@@ -1,12 +1,17 @@
 package serve
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -84,6 +89,160 @@ type Config struct {
 	// gives each window's profile to Sessions if it is a CPUSessions (the
 	// live page's flame graph).
 	CPUProfile CPUProfile
+	// HTTP is where the endpoints listen and how they are guarded; only
+	// Validate reads it (the command binds the listener and serves).
+	HTTP HTTP
+}
+
+// HTTP configures the HTTP side of serve: its listen address and its
+// guards, in the flags' terms.
+type HTTP struct {
+	Listen          string // --listen host:port
+	TokenFile       string // --auth-token-file
+	TLSCert, TLSKey string
+	// Insecure (--insecure-no-auth) serves without a token where one
+	// would be required (a non-loopback address), and on loopback turns
+	// the per-user check of connections off.
+	Insecure       bool
+	MaxConnections int // --max-connections (> 0)
+	MaxWebClients  int // --max-web-clients (> 0)
+}
+
+// Token sources of an Exposure.
+const (
+	TokenNone     = ""         // no token
+	TokenFromFile = "file"     // the first line of TokenFile (made when missing)
+	TokenNew      = "generate" // a new token for this run, printed once
+)
+
+// Exposure is Validate's decision about the HTTP side: whether the
+// address is loopback, where the token comes from, whether connections
+// are told apart by their user, and the warnings to print at start.
+type Exposure struct {
+	Loopback  bool
+	Token     string // TokenNone, TokenFromFile or TokenNew
+	PeerUsers bool   // HandlerOptions.PeerUsers
+	TLS       bool
+	Warnings  []string
+}
+
+// Validate checks the whole configuration (check's rules, then the HTTP
+// side's) and decides the HTTP side's exposure:
+//
+//	listen     token file  TLS  --insecure-no-auth  token      peers told apart  warning
+//	loopback   no          any  no                  none       yes               -
+//	loopback   no          any  yes                 none       no                every local user reads everything
+//	loopback   yes         any  any                 the file   no                -
+//	other      yes         yes  any                 the file   no                -
+//	other      yes         no   any                 the file   no                clear text
+//	other      no          yes  any                 new, shown no                -
+//	other      no          no   yes                 none       no                anyone who reaches the port
+//	other      no          no   no                  refused, in one line
+//
+// A key file (--tls-key) other users may read, or owned by another user
+// than clrspy's or root, is refused as the token file is.
+func (c *Config) Validate() (Exposure, error) {
+	if err := c.check(); err != nil {
+		return Exposure{}, err
+	}
+	h := &c.HTTP
+	var e Exposure
+	if h.MaxConnections <= 0 || h.MaxWebClients <= 0 {
+		return e, errors.New("--max-connections and --max-web-clients must be positive")
+	}
+	if (h.TLSCert == "") != (h.TLSKey == "") {
+		return e, errors.New("--tls-cert and --tls-key go together")
+	}
+	if h.TLSCert != "" {
+		if _, err := checkSecretFile("--tls-key", h.TLSKey); err != nil {
+			return e, err
+		}
+		if _, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey); err != nil {
+			return e, fmt.Errorf("--tls-cert %s, --tls-key %s: %v", h.TLSCert, h.TLSKey, err)
+		}
+		e.TLS = true
+	}
+	host, _, err := net.SplitHostPort(h.Listen)
+	if err != nil {
+		return e, fmt.Errorf("--listen %s: want host:port (127.0.0.1:9464, [::1]:9464, :9464 for every address)", h.Listen)
+	}
+	e.Loopback = LoopbackName(host)
+	switch {
+	case h.TokenFile != "":
+		e.Token = TokenFromFile
+	case e.Loopback:
+		e.PeerUsers = !h.Insecure
+		if h.Insecure {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("warning: --listen %s with --insecure-no-auth: every local user (and their processes) reads every process's data and may pause them with heap snapshots", h.Listen))
+		}
+	case e.TLS:
+		e.Token = TokenNew
+	case !h.Insecure:
+		return e, fmt.Errorf("--listen %s is not loopback: give --auth-token-file FILE (created with a new token when missing) and --tls-cert/--tls-key, or --insecure-no-auth to serve every process's data to anyone who reaches the port", h.Listen)
+	}
+	if !e.Loopback && !e.TLS {
+		if e.Token != TokenNone {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("warning: --listen %s without --tls-cert: the token travels in clear text", h.Listen))
+		} else {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("warning: --listen %s with --insecure-no-auth: anyone who reaches the port reads every process's data", h.Listen))
+		}
+	}
+	return e, nil
+}
+
+// LoopbackName reports whether a listen address's host is the loopback
+// interface only: localhost, 127.0.0.0/8 or ::1 (a wildcard, an empty
+// host or another name is not: it needs a token).
+func LoopbackName(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkSecretFile refuses a secret (the TLS key, the token file) that
+// another user could know or choose: a symbolic link owned by another
+// user than clrspy's or root (one planted in /tmp; a Kubernetes Secret's
+// files are root's links, followed), or a file that is not regular, is
+// readable by every user, or is owned by another user than clrspy's or
+// root. It returns the path to read (the link's target, resolved).
+func checkSecretFile(flag, path string) (string, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+	}
+	real := path
+	if st.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(path)
+		if u := fileUID(st); u != 0 && u != os.Geteuid() {
+			return "", fmt.Errorf("%s %s: a symbolic link (to %s) owned by uid %d: name the file itself", flag, path, to, u)
+		}
+		if real, err = filepath.EvalSymlinks(path); err != nil {
+			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		}
+		if st, err = os.Lstat(real); err != nil {
+			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		}
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return "", fmt.Errorf("%s %s: not a regular file", flag, path)
+	case st.Mode().Perm()&0o004 != 0:
+		return "", fmt.Errorf("%s %s: readable by every user (mode %v): chmod 600 it", flag, path, st.Mode().Perm())
+	}
+	if u := fileUID(st); u != 0 && u != os.Geteuid() {
+		return "", fmt.Errorf("%s %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", flag, path, u, os.Geteuid())
+	}
+	return real, nil
+}
+
+func fileUID(st os.FileInfo) int {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
 }
 
 // CPUProfile configures the continuous low-rate CPU profile of every

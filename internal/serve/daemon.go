@@ -138,8 +138,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // noteRejections logs, once per second at most, that the diagnostic port
-// refused connections whose claimed pid or cookie the kernel contradicts
-// (clrspy_attach_errors_total counts each).
+// refused connections whose claimed pid or cookie the kernel contradicts,
+// or past its caps on runtimes (clrspy_attach_errors_total counts each).
 func (d *Daemon) noteRejections() {
 	if d.port == nil {
 		return
@@ -150,8 +150,9 @@ func (d *Daemon) noteRejections() {
 		n += v
 	}
 	if n > d.rejectedSeen {
-		d.log.Warn("refused runtime connections whose advertised identity their peer credentials contradict",
-			"refused", n-d.rejectedSeen, "pid_mismatch", rej[ipc.RejectPid], "cookie_mismatch", rej[ipc.RejectCookie])
+		d.log.Warn("refused runtime connections (an advertised identity the peer credentials contradict, or past the caps on runtimes)",
+			"refused", n-d.rejectedSeen, "pid_mismatch", rej[ipc.RejectPid], "cookie_mismatch", rej[ipc.RejectCookie],
+			"too_many_runtimes", rej[ipc.RejectTotal], "too_many_for_user", rej[ipc.RejectUser], "too_many_connections", rej[ipc.RejectBusy])
 		d.rejectedSeen = n
 	}
 }
@@ -278,6 +279,7 @@ type TargetInfo struct {
 	// on it, retries included.
 	Sessions       int `json:"sessions"`
 	SessionsOpened int `json:"sessions_opened"`
+	owner          int // the process's uid (-1: unknown)
 }
 
 // List describes every target known now, in discovery order.
@@ -292,7 +294,7 @@ func (d *Daemon) List() []TargetInfo {
 	out := make([]TargetInfo, 0, len(ts))
 	for _, t := range ts {
 		ti := TargetInfo{Pid: t.pid, HostPid: t.hostPid, Process: t.name, Kind: t.kind.String(), State: t.state,
-			Error: t.lastErr, SessionsOpened: t.opened}
+			Error: t.lastErr, SessionsOpened: t.opened, owner: t.owner()}
 		if t.up {
 			ti.Sessions = 1
 		}

@@ -69,7 +69,7 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 	case w.types != nil && (gen2 <= w.ref || float64(gen2) < float64(w.ref)*(1+pct/100)):
 		return
 	}
-	if !t.snapshotting.CompareAndSwap(false, true) {
+	if !t.snapshotting.busy.CompareAndSwap(false, true) {
 		return // a snapshot through /debug/pprof/heap: the next GC will tell
 	}
 	before := w.ref
@@ -81,7 +81,7 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		defer t.snapshotting.Store(false)
+		defer t.snapshotting.busy.Store(false)
 		t.autoSnapshot(ctx, before, gen2, pct)
 	}()
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/clrspy/clrspy/clrmeta"
@@ -33,14 +32,22 @@ var snapshotTimeout = time.Minute
 // heapHandler serves /debug/pprof/heap?pid=N: a heap snapshot of one
 // target taken now (a blocking gen2 GC in the target, walk included),
 // as the pprof profile whose stacks are retention paths.
-func (d *Daemon) heapHandler(w http.ResponseWriter, r *http.Request) {
-	pid := r.URL.Query().Get("pid")
-	if pid == "" {
-		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
+func (d *Daemon) heapHandler(every time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { d.serveHeap(w, r, every) }
+}
+
+func (d *Daemon) serveHeap(w http.ResponseWriter, r *http.Request, every time.Duration) {
+	p, err := queryParams(r)
+	var pid string
+	if err == nil {
+		pid, err = p.pid()
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	// A large heap's walk outlasts the server's write deadline.
-	t, release := d.claim(w, pid, "a heap snapshot", snapshotTimeout, func(t *target) *atomic.Bool { return &t.snapshotting })
+	t, release := d.claim(w, r, pid, "a heap snapshot", snapshotTimeout, every, func(t *target) *slot { return &t.snapshotting })
 	if t == nil {
 		return
 	}

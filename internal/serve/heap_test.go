@@ -90,7 +90,7 @@ func checkGraph(t *testing.T, count, bytes map[string]int64, r graphResult) {
 func TestHeapSnapshot(t *testing.T) {
 	path, name := alias(t, t.TempDir())
 	d, log := run(t, Config{Names: []string{name}})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestHeapSnapshot(t *testing.T) {
 		start = time.Now()
 		go func() { first <- get(t, h, "/debug/pprof/heap?pid="+pid) }()
 		for waiting := true; waiting; time.Sleep(time.Millisecond) {
-			if tg.snapshotting.Load() {
+			if tg.snapshotting.busy.Load() {
 				second := get(t, h, "/debug/pprof/heap?pid="+pid)
 				if second.Code != http.StatusConflict {
 					t.Errorf("a second snapshot at the same time: %d %q, want 409", second.Code, second.Body.String())
@@ -186,7 +186,7 @@ func TestHeapSnapshotListen(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
 	d, _ := run(t, Config{Names: []string{name}, DiagnosticPort: filepath.Join(dir, "port.sock"), NoAttach: true})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestHeapGrowth(t *testing.T) {
 	t.Cleanup(func() { snapshotMinInterval = old })
 	path, name := alias(t, t.TempDir())
 	d, log := run(t, Config{Names: []string{name}, SnapshotOnGen2Growth: 20})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,35 @@ type HandlerOptions struct {
 	// interface (421 otherwise): set it when listening on loopback, so a
 	// DNS-rebinding page cannot read the endpoints or open the websocket.
 	LoopbackHosts bool
+	// HeapEvery and ProfileEvery are the rate limits of one target's heap
+	// snapshots and of its profiles (CPU and contention): a request within
+	// that long of the end of the last one gets 429 with Retry-After (0:
+	// DefaultHeapEvery, DefaultProfileEvery; negative: no limit).
+	HeapEvery, ProfileEvery time.Duration
+	// PeerUsers identifies the user of each connection by the kernel (a
+	// loopback TCP peer's socket owner): clrspy's user and root read
+	// everything; another user only its own processes (403 otherwise).
+	// Set it on a loopback listener without a token.
+	PeerUsers bool
+}
+
+// The default rate limits: a heap snapshot pauses the target (a blocking
+// gen2 GC and the walk), so at most one starts within 10 s of the last
+// one's end; a profile costs it CPU, and the next starts at least 1 s
+// after.
+const (
+	DefaultHeapEvery    = 10 * time.Second
+	DefaultProfileEvery = time.Second
+)
+
+func limit(v, def time.Duration) time.Duration {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
 }
 
 // Handler serves the daemon's read-only endpoints.
@@ -65,12 +95,17 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		enc.Encode(d.List())
+		list := d.List()
+		if uid, ok := restrictedUID(r); ok {
+			list = slices.DeleteFunc(list, func(ti TargetInfo) bool { return ti.owner != uid })
+		}
+		enc.Encode(list)
 	})
-	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile))
-	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile))
+	profileEvery, heapEvery := limit(o.ProfileEvery, DefaultProfileEvery), limit(o.HeapEvery, DefaultHeapEvery)
+	mux.HandleFunc("/debug/pprof/profile", d.profileHandler("cpu", maxProfile, profileEvery))
+	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile, profileEvery))
 	mux.HandleFunc("/triage", d.triageHandler(maxProfile))
-	mux.HandleFunc("/debug/pprof/heap", d.heapHandler)
+	mux.HandleFunc("/debug/pprof/heap", d.heapHandler(heapEvery))
 	if o.Web != nil {
 		for _, p := range []string{"/index.html", "/targets.json", "/ws"} {
 			mux.Handle(p, o.Web)
@@ -114,48 +149,40 @@ func readOnly(h http.Handler) http.Handler {
 
 // profileHandler serves a pprof profile of one target, taken by a second
 // session for the seconds asked (30 by default, as Go's handler).
-func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerFunc {
+func (d *Daemon) profileHandler(kind string, maxDur, every time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		pid, ok := pidParam(w, q)
-		if !ok {
-			return
+		p, err := queryParams(r)
+		var pid, sampler string
+		var span time.Duration
+		var offCPU, offGiven bool
+		if err == nil {
+			pid, err = p.pid()
 		}
-		span := 30 * time.Second
-		if s := q.Get("seconds"); s != "" {
-			v, ok := profileSeconds(s, maxDur)
-			if !ok {
-				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds from %v to %v", s, minProfile.Seconds(), maxDur.Seconds()), http.StatusBadRequest)
-				return
+		if err == nil {
+			span, err = p.seconds(30*time.Second, maxDur)
+		}
+		if err == nil {
+			sampler, err = p.word("sampler", d.cfg.sampler(), "auto", "perf", "eventpipe")
+		}
+		if err == nil {
+			// off_cpu=1: a wall-clock profile, time off the CPU weighed
+			// by where threads blocked (perf sampler only).
+			offCPU, offGiven, err = p.flag("off_cpu")
+			if offGiven && (err != nil || kind != "cpu" || offCPU && sampler == "eventpipe") {
+				err = badParam(fmt.Sprintf("off_cpu=%s: want 1 or 0, on /debug/pprof/profile with the perf sampler", p.q.Get("off_cpu")))
 			}
-			span = v
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
 		span = min(span, maxDur)
 		// The profile streams for its seconds.
-		t, release := d.claim(w, pid, "a profile", span, func(t *target) *atomic.Bool { return &t.profiling })
+		t, release := d.claim(w, r, pid, "a profile", span, every, func(t *target) *slot { return &t.profiling })
 		if t == nil {
 			return
 		}
 		defer release()
-		sampler := d.cfg.sampler()
-		if s := q.Get("sampler"); s != "" {
-			if s != "auto" && s != "perf" && s != "eventpipe" {
-				http.Error(w, fmt.Sprintf("sampler=%s: want auto, perf or eventpipe", s), http.StatusBadRequest)
-				return
-			}
-			sampler = s
-		}
-		// off_cpu=1: a wall-clock profile, time off the CPU weighed by
-		// where threads blocked (perf sampler only).
-		offCPU := false
-		if s := q.Get("off_cpu"); s != "" {
-			v, err := strconv.ParseBool(s)
-			if err != nil || kind != "cpu" || v && sampler == "eventpipe" {
-				http.Error(w, fmt.Sprintf("off_cpu=%s: want 1 or 0, on /debug/pprof/profile with the perf sampler", s), http.StatusBadRequest)
-				return
-			}
-			offCPU = v
-		}
 		b, err := d.profile(r.Context(), t, kind, sampler, span, offCPU)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("pid %s: %v", pid, err), http.StatusBadGateway)
@@ -165,28 +192,6 @@ func (d *Daemon) profileHandler(kind string, maxDur time.Duration) http.HandlerF
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.pb.gz"`, kind, pid))
 		w.Write(b)
 	}
-}
-
-// minProfile is the shortest profile: below it a duration rounds to
-// nothing, and a session's zero duration means "until stopped".
-const minProfile = 10 * time.Millisecond
-
-// profileSeconds parses a profile's seconds strictly: a finite number
-// whose duration is within [minProfile, maxDur]. NaN, infinities, zero,
-// negatives and amounts too small to be a duration are refused, so a
-// request can never hold the one-profile slot without a bound.
-func profileSeconds(s string, maxDur time.Duration) (time.Duration, bool) {
-	// Plain decimal notation only: ParseFloat also takes hex, underscores
-	// and the names of NaN and the infinities.
-	if strings.Trim(s, "0123456789.eE+-") != "" {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxDur.Seconds() {
-		return 0, false
-	}
-	d := time.Duration(v * float64(time.Second))
-	return d, d >= minProfile && d <= maxDur
 }
 
 func (d *Daemon) isUp(t *target) bool {
@@ -309,23 +314,58 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 
 // claim finds the monitored target of pid and takes its one-at-a-time
 // slot for a request that runs for span (a profile, a heap snapshot),
-// answering 404 or 409 itself when it cannot (then t is nil). The
-// request's deadlines are moved past span: the server's (Server) would
-// cut it. release frees the slot.
-func (d *Daemon) claim(w http.ResponseWriter, pid, what string, span time.Duration, slot func(*target) *atomic.Bool) (t *target, release func()) {
+// answering itself when it cannot (then t is nil): 404 for no such
+// target, 403 for a peer that may not read it (peerAllowed), 409 while
+// the slot is held, 429 with Retry-After within every of the slot's last
+// request's end (each one costs the target: a heap snapshot pauses it).
+// The request's deadlines are moved past span: the server's (Server)
+// would cut it. release frees the slot.
+func (d *Daemon) claim(w http.ResponseWriter, r *http.Request, pid, what string, span, every time.Duration, slotOf func(*target) *slot) (t *target, release func()) {
 	t = d.lookup(pid)
 	if t == nil || !d.isUp(t) {
 		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
 		return nil, nil
 	}
-	busy := slot(t)
-	if !busy.CompareAndSwap(false, true) {
+	if !d.peerAllowed(w, r, t) {
+		return nil, nil
+	}
+	s := slotOf(t)
+	if !s.busy.CompareAndSwap(false, true) {
 		http.Error(w, fmt.Sprintf("pid %s: %s is being taken already; one at a time", pid, what), http.StatusConflict)
 		return nil, nil
 	}
-	rc := http.NewResponseController(w)
-	until := time.Now().Add(span + 30*time.Second)
-	rc.SetReadDeadline(until)
-	rc.SetWriteDeadline(until)
-	return t, func() { busy.Store(false) }
+	if wait := s.wait(every); wait > 0 {
+		s.busy.Store(false)
+		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		http.Error(w, fmt.Sprintf("pid %s: %s was taken less than %v ago (each one costs the process); retry in %v", pid, what, every, wait.Round(100*time.Millisecond)), http.StatusTooManyRequests)
+		return nil, nil
+	}
+	extendDeadlines(w, span)
+	return t, s.release
+}
+
+// slot is a target's one-at-a-time request slot (profiles, heap
+// snapshots) and the end of its last request, for the rate limit.
+type slot struct {
+	busy    atomic.Bool
+	mu      sync.Mutex
+	lastEnd time.Time
+}
+
+// wait is how long until a request may start, every after the last one
+// ended (0: now; every <= 0: no limit).
+func (s *slot) wait(every time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if every <= 0 || s.lastEnd.IsZero() {
+		return 0
+	}
+	return max(0, every-time.Since(s.lastEnd))
+}
+
+func (s *slot) release() {
+	s.mu.Lock()
+	s.lastEnd = time.Now()
+	s.mu.Unlock()
+	s.busy.Store(false)
 }

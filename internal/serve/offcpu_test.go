@@ -22,7 +22,7 @@ func TestOffCPUProfile(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
 	d, _ := run(t, Config{Names: []string{name}})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

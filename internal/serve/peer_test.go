@@ -28,7 +28,7 @@ func TestListenPeerClaimsPid(t *testing.T) {
 	uid, gid := plant.User(t)
 	dir := plant.StickyDir(t)
 	d, log := run(t, Config{DiagnosticPort: filepath.Join(dir, "port.sock"), PortMode: 0o666, NoAttach: true})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -348,7 +348,7 @@ func TestProfiles(t *testing.T) {
 	path, name := alias(t, dir)
 	lpath, lname := alias(t, dir)
 	d, _ := run(t, Config{Names: []string{name, lname}})
-	h, err := d.Handler(HandlerOptions{})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

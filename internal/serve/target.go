@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,10 +48,12 @@ type target struct {
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
 
-	profiling atomic.Bool
+	profiling slot
+	// ownerNoted: the root-attaches-to-another-user notice was logged.
+	ownerNoted atomic.Bool
 	// snapshotting holds the one heap snapshot at a time
 	// (/debug/pprof/heap).
-	snapshotting atomic.Bool
+	snapshotting slot
 	// typeNames are the type names of the target's snapshots so far, by
 	// TypeID (used and replaced by the slot's holder).
 	typeNames map[uint64]string
@@ -139,11 +142,25 @@ func (t *target) open(spec source.Spec) (*source.Stream, error) {
 }
 
 func (t *target) openSpec(spec source.Spec) (*source.Stream, error) {
+	t.noteOwner()
 	if t.kind == source.Listen {
 		return t.rt.Open(spec)
 	}
 	spec.Pid = t.pid
 	return source.Open(spec)
+}
+
+// noteOwner logs, once per target, that serve running as root attaches
+// to another user's process (as the one-shot commands say it): its data
+// is then served to clrspy's user and root, and to that user on
+// loopback.
+func (t *target) noteOwner() {
+	if os.Geteuid() != 0 || t.ownerNoted.Load() {
+		return
+	}
+	if o := t.owner(); o > 0 && t.ownerNoted.CompareAndSwap(false, true) {
+		t.d.log.Info("attaching as root to another user's process", "pid", t.pidLabel, "process", t.name, "uid", o)
+	}
 }
 
 func isUnknownCommand(err error) bool {

@@ -3,9 +3,7 @@ package serve
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -22,23 +20,20 @@ import (
 // JSON (the document of `clrspy triage --json`); format=text for text.
 func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		pid, ok := pidParam(w, q)
-		if !ok {
-			return
+		p, err := queryParams(r)
+		var pid, format string
+		span := 10 * time.Second
+		if err == nil {
+			pid, err = p.pid()
 		}
-		secs := 10.0
-		if s := q.Get("seconds"); s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 || time.Duration(v*float64(time.Second)) > maxDur {
-				http.Error(w, fmt.Sprintf("seconds=%s: want a number of seconds in (0, %v]", s, maxDur.Seconds()), http.StatusBadRequest)
-				return
-			}
-			secs = v
+		if err == nil {
+			span, err = p.seconds(span, maxDur)
 		}
-		format := q.Get("format")
-		if format != "" && format != "json" && format != "text" {
-			http.Error(w, fmt.Sprintf("format=%s: want json or text", format), http.StatusBadRequest)
+		if err == nil {
+			format, err = p.word("format", "json", "json", "text")
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		t := d.lookup(pid)
@@ -46,6 +41,12 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
 			return
 		}
+		if !d.peerAllowed(w, r, t) {
+			return
+		}
+		// The answer comes after the window: the server's write deadline
+		// (a minute) would cut a longer one.
+		extendDeadlines(w, span)
 		d.mu.Lock()
 		mon := t.mon
 		d.mu.Unlock()
@@ -63,7 +64,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-time.After(time.Duration(secs * float64(time.Second))):
+		case <-time.After(span):
 		}
 		cur := mon.Snapshot()
 		env := monitor.TriageEnv{Target: "--pid " + pid, Cores: runtime.NumCPU(), CPUDemandPct: -1}
@@ -91,13 +92,4 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
-}
-
-// pidParam is a request's pid=N (the pid label); without one the request
-// is answered 400 and ok is false.
-func pidParam(w http.ResponseWriter, q url.Values) (pid string, ok bool) {
-	if pid = q.Get("pid"); pid == "" {
-		http.Error(w, "give pid=N (the pid label; see /targets)", http.StatusBadRequest)
-	}
-	return pid, pid != ""
 }

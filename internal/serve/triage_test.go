@@ -2,6 +2,9 @@ package serve
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,6 +63,22 @@ func TestTriageEndpoint(t *testing.T) {
 	text := get(t, h, "/triage?pid="+pid+"&seconds=1&format=text").Body.String()
 	if !strings.Contains(text, "CRITICAL  exceptions") {
 		t.Errorf("text:\n%s", text)
+	}
+	// A window longer than the server's write deadline (a minute in
+	// Server; a second here) still gets its answer: the request moves its
+	// deadline past the window.
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.WriteTimeout = time.Second
+	srv.Start()
+	resp, err := http.Get(srv.URL + "/triage?pid=" + pid + "&seconds=2&format=text")
+	if err != nil {
+		t.Fatalf("a 2 s triage behind a 1 s write deadline: %v", err)
+	}
+	long, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(long), "exceptions") {
+		t.Errorf("a 2 s triage behind a 1 s write deadline: %d %q", resp.StatusCode, long)
 	}
 	m := get(t, h, "/metrics").Body.String()
 	re := regexp.MustCompile(`(?m)^clrspy_findings\{area="exceptions",pid="` + pid + `",process="[^"]*",severity="critical"\} 1$`)

@@ -18,6 +18,23 @@ import (
 	"time"
 )
 
+// Gen0Budget is the gen0 allocation budget (DOTNET_GCgen0size) every
+// process the tests start runs with, unless the environment already sets
+// one. The runtime derives the default from the L3 cache size: 16 MB on the
+// 32 MB-L3 machine the tests were written on, but a CI machine with a larger
+// cache made one GC where the tests expect nine (churn) and none after
+// 64 MB (counters), which no assertion about "what the runtime counted"
+// can survive. Pinned, a workload makes the same GCs on every machine.
+const Gen0Budget = "0x1000000"
+
+func init() {
+	// Set in this (test) process so that every child inherits it: the
+	// workloads started here and those clrspy launches itself.
+	if _, ok := os.LookupEnv("DOTNET_GCgen0size"); !ok {
+		os.Setenv("DOTNET_GCgen0size", Gen0Budget)
+	}
+}
+
 // DefaultTFM is the framework the workload targets unless
 // CLRSPY_WORKLOAD_TFM says otherwise.
 const DefaultTFM = "net10.0"

@@ -7,7 +7,9 @@ namespace Workload;
 // survivors now and then (gen2 GCs) and allocates large arrays (LOH).
 // Options: seconds (default 3) or iterations (outer loops; wins over
 // seconds), window (live objects kept, 20000), loh (every Nth iteration
-// allocates an 100 KB array, 50). GC flavor comes from DOTNET_gcServer and
+// allocates an 100 KB array, 50), gen2 (induced blocking gen2 GCs at the
+// end, 0: how many gen2 GCs the churn itself makes depends on the
+// machine's cache size, so a test that needs one asks). GC flavor comes from DOTNET_gcServer and
 // DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress);
 // with pauselog=1 it records the runtime's pause per GC (PauseLog).
 public sealed class Churn : IWorkload
@@ -60,6 +62,7 @@ public sealed class Churn : IWorkload
             }
             i++;
         }
+        for (int g = opt.Int("gen2", 0); g > 0; g--) GC.Collect(2, GCCollectionMode.Forced, blocking: true);
         sw.Stop();
         if (PauseLog.On) PauseLog.Check();
         PauseLog.Save(work);

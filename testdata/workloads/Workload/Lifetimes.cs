@@ -2,8 +2,8 @@ namespace Workload;
 
 // Lifetimes allocates two same-sized types in known proportions for
 // clrspy heap: ShortLived objects are dropped at once; of the LongLived
-// objects one in `keep` (default 2) is kept in a list for `hold` GCs
-// (default 6) and then released before one induced blocking compacting gen2
+// objects one in `keep` (default 2) is kept in a list through `hold`
+// induced blocking gen2 GCs (default 6) and then released before one induced blocking compacting gen2
 // GC. It prints the truth: counts, the kept fraction, and the GC index
 // (GCStart.Count) of the GC that must find the released objects dead.
 public sealed class Lifetimes : IWorkload
@@ -44,10 +44,14 @@ public sealed class Lifetimes : IWorkload
                 if (longN % keep == 0) kept.Add(l); else Drop(l);
             }
         }
-        int heldFrom = GC.CollectionCount(0);
-        while (GC.CollectionCount(0) < heldFrom + hold)
+        // Induced gen2 GCs, not allocation: every kept object is then in a
+        // condemned generation `hold` times on any machine (allocation-driven
+        // GCs are mostly gen0 ones whose count and depth depend on the
+        // machine's cache size; a CI machine made too few to hold anything).
+        for (int h = 0; h < hold; h++)
         {
             for (int k = 0; k < 10000; k++) Drop(new byte[64]);
+            GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: false);
         }
         work["keptCount"] = kept.Count;
         work["shortLived"] = shortN;
