@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/hang"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+func init() { commands = append(commands, newStacksCmd) }
+
+// stacksSampleProviders: the sample profiler and method events to name its
+// frames, and the thread events for managed ids and roles (the rundown's
+// ThreadDC lists every live thread at the stop).
+func stacksSampleProviders() []ipc.Provider {
+	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))
+}
+
+// stacksWatchProviders: lock and wait-handle events with their stacks, and
+// what names them.
+func stacksWatchProviders() []ipc.Provider {
+	return clrevents.ProvidersFor(hang.WantsWaits, stacks.SymbolsWant)
+}
+
+// stacksMaxSession bounds a snapshot's session when no sample arrives.
+const stacksMaxSession = 15 * time.Second
+
+func newStacksCmd() *cobra.Command {
+	var watch, sampleFor, threshold time.Duration
+	c := &cobra.Command{
+		Use:   "stacks [FILE|-] --pid N|--name NAME [--watch D]",
+		Short: "Every thread now: its stack, what it waits on, threads grouped, deadlocks found",
+		Long: `stacks answers "what are all my threads doing?" for a live (or hung) process.
+
+Every OS thread of the process (/proc/PID/task) is listed with its name, its
+managed thread id and role (pool worker, finalizer, GC) when the runtime names
+it, the kernel's state (running, sleeping, disk, stopped) and the system call
+it is blocked in, its managed stack (newest frame first: one sample of the
+runtime's sample profiler, as dotnet-stack takes it, over --sample-for, 100 ms
+by default, from the first sample on) and what it waits on:
+  monitor      Monitor.Enter (a lock statement)      lock   System.Threading.Lock
+  wait_handle  WaitOne, Task.Wait (sync_over_async marked), Monitor.Wait, Join
+  sleep        Thread.Sleep                          io     socket, pipe, file, console, disk
+  pool_idle    a thread-pool worker waiting for work futex  native code on a futex
+  other        blocked, nothing says on what         (none: running)
+Threads with identical stacks are grouped with their count.
+
+A lock's owner is named by the runtime's contention events (ContentionStart v2,
+.NET 8+), which fire only when a wait begins. --watch D keeps a session of lock
+and wait-handle events for D and keeps a wait-for graph: a cycle of threads
+each waiting for a lock the next one holds, every wait open for --threshold
+(1 s), is a DEADLOCK, reported with each thread, the lock, its owner and the
+waiting stack; a chain of waiters ending at a thread blocked on something else
+is a HANG CHAIN. A cycle is announced on stderr as soon as it forms. Without
+--watch, waits began before clrspy attached: two or more threads stuck in
+Monitor.Enter for the whole sample at different call sites are reported as a
+SUSPECTED deadlock, with the reason (their owners cannot be named).
+
+Output: text (fits 100 columns) or --json (threads, groups, deadlocks,
+hang_chains, by_wait_kind and the envelope every command has).`,
+		Example: `  clrspy stacks --pid 1234
+  clrspy stacks --pid 1234 --json | jq '.groups[0]'
+  clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms`,
+	}
+	t := addTargetFlags(c)
+	o := addReportFlags(c, "text or json")
+	f := c.Flags()
+	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long and report the deadlocks that form")
+	f.DurationVar(&sampleFor, "sample-for", 100*time.Millisecond, "how long the sample profiler runs after its first sample")
+	f.DurationVar(&threshold, "threshold", time.Second, "--watch: how long every wait of a cycle must be open to be a deadlock")
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		if o.format == "pprof" {
+			return fmt.Errorf("stacks writes text or json (got --format pprof)")
+		}
+		switch {
+		case watch < 0:
+			return fmt.Errorf("--watch %v: must not be negative", watch)
+		case sampleFor <= 0:
+			return fmt.Errorf("--sample-for %v: must be positive", sampleFor)
+		case threshold <= 0:
+			return fmt.Errorf("--threshold %v: must be positive", threshold)
+		case cmd.ArgsLenAtDash() >= 0:
+			return fmt.Errorf("stacks attaches to a running process (--pid, --name) or reads a trace file, it starts none")
+		case watch > 0 && !t.live(cmd):
+			return fmt.Errorf("--watch applies to a running process (--pid, --name)")
+		case watch > 0 && t.duration > 0:
+			return fmt.Errorf("give --watch or --duration, not both (--watch is the session's length)")
+		}
+		return runStacks(cmd, t, args, o, watch, sampleFor, threshold)
+	})
+	return c
+}
+
+// firstSampleStop stops a snapshot's session a while after its first
+// sample: by then every managed thread has been sampled (the profiler
+// walks all of them once a millisecond).
+type firstSampleStop struct {
+	st    *source.Stream
+	after time.Duration
+	once  sync.Once
+}
+
+func (f *firstSampleStop) Event(ev *nettrace.Event) {
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
+		f.once.Do(func() { time.AfterFunc(f.after, f.st.Stop) })
+	}
+}
+
+func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
+
+func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
+	providers := stacksSampleProviders()
+	if watch > 0 {
+		providers = stacksWatchProviders()
+		t.duration = watch
+	} else if t.duration == 0 && t.live(cmd) {
+		t.duration = stacksMaxSession
+	}
+	var a *hang.Analyzer
+	var sym *stacks.Symbols
+	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
+		sym = stacks.NewSymbols(st.Header())
+		opts := hang.Options{Symbols: sym, Threshold: threshold}
+		if watch > 0 {
+			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
+			// The session is open: what happens from now on is seen.
+			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
+		}
+		a = hang.New(st.Header(), opts)
+		as := []analysis.Analyzer{sym, a}
+		if st.Live() && watch == 0 {
+			as = append(as, &firstSampleStop{st: st, after: sampleFor})
+		}
+		return as
+	})
+	if err != nil {
+		return err
+	}
+	var tasks []hang.Task
+	if r.st.Live() {
+		tasks = readTasks(r.st.Pid)
+	}
+	res := a.Result(tasks)
+	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
+	if watch > 0 {
+		d.WatchMs = float64(r.span) / 1e6
+		if r.st.Live() && !r.in.Truncated {
+			// The events named the waits; a snapshot names every thread's
+			// stack (the process may have ended with the watch).
+			snap, span, err := stacksSnapshot(cmd, r.st.Pid, t.bufferMB, sampleFor)
+			if err != nil {
+				warn("no stacks after the watch: %v", err)
+			} else {
+				d.Result, d.SampleMs = hang.Merge(snap, res), span
+			}
+		}
+	} else {
+		d.SampleMs = float64(r.span) / 1e6
+	}
+	if r.st.Live() && watch == 0 && res.Sampled == 0 {
+		warn("%s: the sample profiler sampled no thread within %v", r.st.Name, t.duration)
+	}
+	return r.writeAs(cmd, o, formats{
+		text: func(w io.Writer) error { return report.WriteStacksText(w, d) },
+		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
+	})
+}
+
+// stacksSnapshot samples every thread of pid once (a session of its own,
+// after a --watch session) and returns the result and the session's span
+// in milliseconds.
+func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
+	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
+	var a *hang.Analyzer
+	r, err := runAnalysis(cmd, t, nil, stacksSampleProviders(), func(st *source.Stream) []analysis.Analyzer {
+		sym := stacks.NewSymbols(st.Header())
+		a = hang.New(st.Header(), hang.Options{Symbols: sym})
+		return []analysis.Analyzer{sym, a, &firstSampleStop{st: st, after: sampleFor}}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	res := a.Result(readTasks(pid))
+	if err := finish(r.st, r.in, nil); err != nil {
+		return nil, 0, err
+	}
+	return res, float64(r.span) / 1e6, nil
+}
+
+// readTasks is what the kernel says of every thread of pid now.
+func readTasks(pid int) []hang.Task {
+	tids, err := procfs.Threads(pid)
+	if err != nil {
+		return nil
+	}
+	out := make([]hang.Task, 0, len(tids))
+	for _, tid := range tids {
+		k := procfs.ReadTask(pid, tid)
+		if k.State == 0 {
+			continue // ended meanwhile
+		}
+		out = append(out, hang.Task{Tid: tid, Name: k.Name, State: k.State, Syscall: procfs.SyscallName(k.Syscall), Wchan: k.Wchan})
+	}
+	return out
+}

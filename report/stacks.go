@@ -1,0 +1,170 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/clrspy/clrspy/hang"
+)
+
+// StacksDocument is `clrspy stacks --json`: the envelope, then every
+// thread, the groups of identical stacks and the deadlocks found.
+type StacksDocument struct {
+	Input
+	Pid int `json:"pid"`
+	// SampleMs is how long the sample profiler ran; WatchMs the --watch
+	// session's length (0: none).
+	SampleMs float64 `json:"sample_ms"`
+	WatchMs  float64 `json:"watch_ms"`
+	*hang.Result
+}
+
+// WriteStacksJSON writes d as indented JSON.
+func WriteStacksJSON(w io.Writer, d *StacksDocument) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	e.SetEscapeHTML(false)
+	return e.Encode(d)
+}
+
+// stackFrames is how many frames of a group the text shows.
+const stackFrames = 12
+
+// WriteStacksText writes the report for people: the deadlocks first, then
+// the count of threads per wait, then each group of threads with the same
+// stack (newest frame first), then the threads without managed frames.
+func WriteStacksText(w io.Writer, d *StacksDocument) error {
+	var b strings.Builder
+	if l := d.PartialLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
+	r := d.Result
+	fmt.Fprintf(&b, "%s: %d threads, %d with managed stacks", d.Source, len(r.Threads), r.Sampled)
+	if d.WatchMs > 0 {
+		fmt.Fprintf(&b, "; watched %.0f ms", d.WatchMs)
+	}
+	if p := r.TargetPaused; p.Count > 0 {
+		what := "cost to the target: paused"
+		if !d.Live {
+			what = "the runtime's suspensions in the trace:"
+		}
+		fmt.Fprintf(&b, "\n%s %d times, %.1f ms in all (longest %.2f ms)", what, p.Count, p.TotalMs, p.MaxMs)
+	}
+	b.WriteString("\n")
+	kinds := make([]string, 0, len(r.ByWaitKind))
+	for k := range r.ByWaitKind {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, r.ByWaitKind[k]))
+	}
+	fmt.Fprintf(&b, "waits: %s\n", strings.Join(parts, ", "))
+	byTid := map[uint64]*hang.Thread{}
+	for i := range r.Threads {
+		byTid[r.Threads[i].OSTid] = &r.Threads[i]
+	}
+	for _, dl := range r.Deadlocks {
+		if dl.Suspected {
+			fmt.Fprintf(&b, "\nSUSPECTED DEADLOCK: threads %s\n", tidList(dl.Threads))
+			wrap(&b, "  ", "  ", dl.Reason)
+		} else {
+			fmt.Fprintf(&b, "\nDEADLOCK: threads %s\n", tidList(dl.Threads))
+		}
+		for _, l := range dl.Locks {
+			if l.OwnerOSTid != nil {
+				fmt.Fprintf(&b, "  thread %s waits %.0f ms for lock %#x (object %s),\n    held by thread %s\n",
+					threadLabel(byTid, l.WaiterOSTid), l.WaitingMs, l.LockID, l.Object, threadLabel(byTid, *l.OwnerOSTid))
+			} else {
+				fmt.Fprintf(&b, "  thread %s blocked (owner unknown)\n", threadLabel(byTid, l.WaiterOSTid))
+			}
+			writeFrames(&b, l.Frames, "      ")
+		}
+	}
+	for _, c := range r.HangChains {
+		kind := "running"
+		if c.RootWait != nil {
+			kind = c.RootWait.Kind
+		}
+		fmt.Fprintf(&b, "\nHANG CHAIN: threads %s wait, through lock owners, on thread %s (%s)\n",
+			tidList(c.Waiters), threadLabel(byTid, c.Root), kind)
+	}
+	for _, g := range r.Groups {
+		fmt.Fprintf(&b, "\n%d thread%s, %s: %s\n", g.Count, plural(g.Count), g.WaitKind, tidList(g.Threads))
+		writeFrames(&b, g.Frames, "    ")
+	}
+	var bare []string
+	for _, t := range r.Threads {
+		if len(t.Frames) > 0 {
+			continue
+		}
+		k := "running"
+		if t.Wait != nil {
+			k = t.Wait.Kind
+		}
+		s := fmt.Sprintf("%d %q %s %s", t.OSTid, t.Name, t.State, k)
+		if t.Syscall != "" {
+			s += " in " + t.Syscall
+		}
+		bare = append(bare, s)
+	}
+	if len(bare) > 0 {
+		fmt.Fprintf(&b, "\nno managed frames (%d):\n", len(bare))
+		for _, s := range bare {
+			fmt.Fprintf(&b, "    %s\n", s)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFrames(b *strings.Builder, frames []string, indent string) {
+	for i, f := range frames {
+		if i == stackFrames {
+			fmt.Fprintf(b, "%s... %d more\n", indent, len(frames)-i)
+			break
+		}
+		fmt.Fprintf(b, "%s%s\n", indent, clip(f, 100-len(indent)))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func tidList(ts []uint64) string {
+	parts := make([]string, 0, len(ts))
+	for i, t := range ts {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("+%d", len(ts)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprint(t))
+	}
+	return strings.Join(parts, " ")
+}
+
+func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {
+	t := by[tid]
+	if t == nil || t.Name == "" {
+		return fmt.Sprint(tid)
+	}
+	return fmt.Sprintf("%d (%s)", tid, t.Name)
+}

@@ -1,0 +1,66 @@
+using System.Runtime.CompilerServices;
+
+namespace Workload;
+
+// Deadlock makes two threads take two Monitors in opposite order: each
+// takes its first lock, both meet at a barrier, then each asks for the
+// other's lock, so neither ever runs again. Before the barrier each thread
+// prints "deadlock thread=N managed=M tid=T first=GateA" on stderr (its
+// managed and OS thread ids), and once both have passed it, "deadlocked"
+// (the threads are then about to block, or blocked). The process never
+// ends by itself: the main thread joins them forever. The lock objects have
+// types of their own (GateA, GateB) so a report can name them.
+public sealed class Deadlock : IWorkload
+{
+    public string Name => "deadlock";
+
+    public sealed class GateA { }
+    public sealed class GateB { }
+
+    static readonly GateA A = new();
+    static readonly GateB B = new();
+
+    public void Run(Options opt, Dictionary<string, object> work)
+    {
+        using var met = new Barrier(3);
+        var ts = new Thread[2];
+        for (int t = 0; t < 2; t++)
+        {
+            int me = t;
+            ts[t] = new Thread(() =>
+            {
+                if (me == 0) TakeAB(me, met);
+                else TakeBA(me, met);
+            }) { Name = $"deadlock-{t}" };
+            ts[t].Start();
+        }
+        met.SignalAndWait();
+        Console.Error.WriteLine("deadlocked");
+        foreach (var t in ts) t.Join();
+    }
+
+    static void Announce(int me, string first) =>
+        Console.Error.WriteLine($"deadlock thread={me} managed={Environment.CurrentManagedThreadId} tid={Native.Tid()} first={first}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void TakeAB(int me, Barrier met)
+    {
+        lock (A)
+        {
+            Announce(me, nameof(GateA));
+            met.SignalAndWait();
+            lock (B) { }
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void TakeBA(int me, Barrier met)
+    {
+        lock (B)
+        {
+            Announce(me, nameof(GateB));
+            met.SignalAndWait();
+            lock (A) { }
+        }
+    }
+}
