@@ -85,7 +85,7 @@ FUZZPARALLEL ?=
 fuzz:
 	GO=$(GO) FUZZEXECS=$(FUZZEXECS) FUZZMIN=$(FUZZMIN) FUZZ='$(FUZZ)' FUZZPARALLEL=$(FUZZPARALLEL) scripts/fuzz.sh
 
-FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/
+FUZZ_CORPUS_PKGS := ./nettrace/ ./clrevents/ ./gcpause/ ./heap/ ./locks/ ./ipc/ ./internal/procfs/
 fuzz-corpus:
 	$(GO) test -count 1 -run '^TestFuzzCorpus$$' $(FUZZ_CORPUS_PKGS) -update-corpus
 

@@ -52,7 +52,7 @@ func TestFuzzCorpus(t *testing.T) {
 	keys := decoderKeys()
 	var seeds []fuzzcorpus.Seed
 	for i, k := range keys {
-		for _, e := range realtrace.Of(t, k.p, 2, k.id) {
+		for _, e := range realtrace.Of(t, k.Provider, 2, k.ID) {
 			seeds = append(seeds, fuzzcorpus.Seed{Label: e.Label(), Args: []any{uint16(i), e.Version, e.PtrSize == 4, e.Payload}})
 		}
 	}

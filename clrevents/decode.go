@@ -38,15 +38,25 @@ func wrap[T any](f func([]byte, uint32, int) (T, error)) decodeFunc {
 
 // HasDecoder reports whether Decode knows the event type of m.
 func HasDecoder(m *nettrace.Metadata) bool {
-	s := Lookup(m.Runtime, m.EventID)
+	s := specOf(m)
 	return s != nil && s.dec.f != nil
 }
 
-// Decode decodes any runtime event this package knows into its typed value
-// (GCStart, Method, ContentionStart, ...), for tools that handle events
-// generically (dumps, tests). Analyses call the specific decoders.
+// specOf is the spec of m's event: by provider kind for the runtime's
+// providers, by provider name for the others with rows of their own.
+func specOf(m *nettrace.Metadata) *Spec {
+	if m.Runtime != nettrace.NotRuntime {
+		return Lookup(m.Runtime, m.EventID)
+	}
+	return LookupProvider(m.Provider, m.EventID)
+}
+
+// Decode decodes any event this package knows into its typed value
+// (GCStart, Method, ContentionStart, ...; another provider's by its
+// name), for tools that handle events generically (dumps, tests).
+// Analyses call the specific decoders.
 func Decode(ev *nettrace.Event, ptrSize int) (any, error) {
-	s := Lookup(ev.Meta.Runtime, ev.Meta.EventID)
+	s := specOf(ev.Meta)
 	if s == nil || s.dec.f == nil {
 		return nil, ErrNoDecoder
 	}

@@ -17,15 +17,18 @@
 // flagged (e.g. HasAddress). Consumers switch on (Metadata.Runtime,
 // Metadata.EventID) with the ID constants and call the decoder.
 //
-// What clrspy knows of each runtime event type is one table (spec.go):
-// provider, id, TraceEvent's name, the decoder and the newest payload
-// version it reads, the runtime manifest's (Lookup, Decode; Newer finds
-// events written in a later version, which `clrspy stat` reports). The
-// names reach package nettrace through a hook this package registers when
-// it is linked in, so a trace's events are named in every tool and test
-// that decodes them. The keywords and level of each runtime and rundown
-// event come from the manifest too (manifest.go, merged into the table by
-// provider and id: Spec.Keywords, Spec.Level); ProvidersFor derives a
-// session's runtime provider from the events analyses want. Payloads are read with nettrace.Cursor, the one
+// What clrspy knows of each event type is one table (spec.go): provider,
+// id, TraceEvent's name, the keywords and level that enable it (the
+// runtime manifest's, for the runtime and rundown providers), and the
+// decoder with the newest payload version it reads (Lookup, Decode; Newer
+// finds events written in a later version, which `clrspy stat` reports).
+// Another file adds its provider's rows with register (or
+// registerProvider, for a provider that is not the runtime's: an
+// EventSource's, looked up by name with LookupProvider). The names reach
+// package nettrace through a hook this package registers when it is linked
+// in, so a trace's events are named in every tool and test that decodes
+// them; ProvidersFor derives a session's runtime provider from the events
+// analyses want. tracegen's encoders are checked against the decoders by
+// a round trip (FuzzEncodeDecode). Payloads are read with nettrace.Cursor, the one
 // bounds-checked little-endian reader of the code base.
 package clrevents

@@ -48,25 +48,61 @@ func TestManifestKnownRows(t *testing.T) {
 	}
 }
 
-// The manifest rows and the table's runtime and rundown rows are the same
-// set: a row added to one is added to the other.
-func TestManifestCoversSpecs(t *testing.T) {
-	seen := map[specKey]bool{}
-	for _, m := range manifest {
-		k := specKey{m.p, m.id}
-		if seen[k] {
-			t.Errorf("manifest: two rows for %v %d", m.p, m.id)
-		}
-		seen[k] = true
-		if Lookup(m.p, m.id) == nil {
-			t.Errorf("manifest row %v %d has no spec", m.p, m.id)
-		}
-	}
+// Every row of the runtime's and the rundown provider's has a level of
+// the manifest's, and every row is found under its provider's name and,
+// for the runtime's providers, its kind.
+func TestSpecRows(t *testing.T) {
+	n := 0
 	Specs(func(s *Spec) {
-		if (s.Provider == nettrace.Runtime || s.Provider == nettrace.Rundown) && !s.inManifest {
-			t.Errorf("spec %s (%v %d) has no manifest row (manifest.go)", s.Name, s.Provider, s.ID)
+		n++
+		if LookupProvider(s.ProviderName, s.ID) != s {
+			t.Errorf("%s (%s %d) not found by its provider's name", s.Name, s.ProviderName, s.ID)
+		}
+		if s.Provider == nettrace.NotRuntime {
+			return
+		}
+		if s.ProviderName != s.Provider.Name() || Lookup(s.Provider, s.ID) != s {
+			t.Errorf("%s: provider %q, kind %v", s.Name, s.ProviderName, s.Provider)
+		}
+		switch s.Level() {
+		case LevelLogAlways, LevelError, LevelInformational, LevelVerbose:
+		default:
+			t.Errorf("%s: level %d", s.Name, s.Level())
 		}
 	})
+	if n < 200 {
+		t.Errorf("%d specs", n)
+	}
+}
+
+// testRows are registered from this file as another provider's would be
+// from its own (an EventSource's: its name, not a runtime kind).
+var _ = registerProvider("Clrspy-Test-Provider", []row{
+	{nettrace.NotRuntime, 3, "Test/Three", 0x4, LevelVerbose, none},
+	{nettrace.NotRuntime, 4, "Test/Four", 0x4, LevelInformational, dec(1, DecodeGCNoUserData)},
+})
+
+func TestRegisterFromAnotherFile(t *testing.T) {
+	s := LookupProvider("Clrspy-Test-Provider", 3)
+	if s == nil || s.Name != "Test/Three" || s.Keywords() != 0x4 || s.Level() != LevelVerbose || s.Decodes() {
+		t.Fatalf("registered row: %+v", s)
+	}
+	if Lookup(nettrace.NotRuntime, 3) != nil || LookupProvider("Clrspy-Test-Provider", 5) != nil {
+		t.Error("a lookup found what was not registered")
+	}
+	// Decoded through the table by the provider's name.
+	ev := &nettrace.Event{Meta: &nettrace.Metadata{Provider: "Clrspy-Test-Provider", EventID: 4, Version: 1}, Payload: []byte{7, 0}}
+	if v, err := Decode(ev, 8); err != nil || v != (GCNoUserData{ClrInstanceID: 7}) || !HasDecoder(ev.Meta) {
+		t.Errorf("another provider's event: %+v, %v", v, err)
+	}
+	ev.Meta.Provider = "Other"
+	if _, err := Decode(ev, 8); err != ErrNoDecoder {
+		t.Errorf("an unknown provider's event: %v", err)
+	}
+	// Not one of the runtime's: no runtime provider entry asks for it.
+	if p := ProvidersFor(func(m *nettrace.Metadata) bool { return m.Name == "Test/Three" }); p != nil {
+		t.Errorf("providers %+v", p)
+	}
 }
 
 func ids(p nettrace.ProviderKind, want ...uint32) func(*nettrace.Metadata) bool {

@@ -41,7 +41,7 @@ func keywordsFor(p nettrace.ProviderKind, wants []func(*nettrace.Metadata) bool)
 	var multi []uint64
 	for i := range specs {
 		s := &specs[i]
-		if s.Provider != p || !s.inManifest || !wanted(s, wants) {
+		if s.Provider != p || !wanted(s, wants) {
 			continue
 		}
 		ok = true

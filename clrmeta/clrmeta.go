@@ -129,7 +129,7 @@ func openPE(r io.ReaderAt, size int64) (*peFile, error) {
 func Reader(pid int) func(path string, want map[string]bool) ([]StaticField, error) {
 	return func(path string, want map[string]bool) ([]StaticField, error) {
 		if pid > 0 {
-			p := fmt.Sprintf("/proc/%d/root%s", pid, path)
+			p := procfs.Root(pid) + path
 			if _, err := os.Stat(p); err == nil {
 				path = p
 			}

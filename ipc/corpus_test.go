@@ -23,8 +23,8 @@ import (
 // provider specs of the named profiles and of every profile registered
 // (rebuilt and compared each run), and,
 // with -update-corpus only (they need live processes), the raw replies of a
-// real runtime to every command clrspy sends and the /proc files of
-// processes with hostile names.
+// real runtime to every command clrspy sends (the /proc files of
+// processes with hostile names are internal/procfs's).
 func TestFuzzCorpus(t *testing.T) {
 	var specs []fuzzcorpus.Seed
 	// The named profiles' specs (cmd/clrspy registers and derives them,
@@ -61,7 +61,6 @@ func TestFuzzCorpus(t *testing.T) {
 	}
 	fuzzcorpus.Check(t, "FuzzParseProviders", specs)
 	fuzzcorpus.CheckPresent(t, "FuzzReplies", func() []fuzzcorpus.Seed { return liveReplies(t) })
-	fuzzcorpus.CheckPresent(t, "FuzzProcFiles", func() []fuzzcorpus.Seed { return liveProcFiles(t) })
 }
 
 // rawCommand sends one request on a fresh connection to sock and returns
@@ -162,60 +161,5 @@ func liveReplies(t *testing.T) []fuzzcorpus.Seed {
 	}
 	rc.Close()
 	add("advertise", adv)
-	return seeds
-}
-
-// liveProcFiles reads the stat, status and environ files of processes
-// whose names and environments discovery must survive: a comm with
-// spaces and parentheses, one in its own pid namespace (two NSpid values).
-func liveProcFiles(t *testing.T) []fuzzcorpus.Seed {
-	var seeds []fuzzcorpus.Seed
-	read := func(label string, pid int) {
-		var args []any
-		for _, f := range []string{"stat", "status", "environ"} {
-			b, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			args = append(args, b)
-		}
-		seeds = append(seeds, fuzzcorpus.Seed{Label: label, Args: args})
-	}
-	env := []string{"TMPDIR=/tmp/x y", "COMPlus_EnableDiagnostics=1", "DOTNET_EnableDiagnostics=0", "DOTNET_EnableDiagnostics_IPC=0"}
-	// The comm is the executable's base name: a copy of sleep named like
-	// the tail of a stat line.
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(sleep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostile := filepath.Join(t.TempDir(), ") R 1 2 (x y")
-	if err := os.WriteFile(hostile, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		label string
-		argv  []string
-	}{
-		{"hostile-comm", []string{hostile, "30"}},
-		{"pid-namespace", []string{"unshare", "--pid", "--fork", "sleep", "30"}},
-	} {
-		cmd := exec.Command(c.argv[0], c.argv[1:]...)
-		cmd.Env = env
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pid := cmd.Process.Pid
-		time.Sleep(200 * time.Millisecond)
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil && len(b) > 0 {
-			fmt.Sscan(string(b), &pid) // the sleep inside the namespace
-		}
-		read(c.label, pid)
-		cmd.Process.Kill()
-		cmd.Wait()
-	}
 	return seeds
 }

@@ -1,8 +1,6 @@
 package ipc
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -15,10 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-)
 
-// procRoot is /proc; tests point it elsewhere.
-var procRoot = "/proc"
+	"github.com/clrspy/clrspy/internal/procfs"
+)
 
 // maxSunPath is the size of sockaddr_un.sun_path on Linux, NUL included.
 const maxSunPath = 108
@@ -75,11 +72,11 @@ func Find(pid int) (*Endpoint, error) {
 	if pid <= 0 {
 		return nil, &AttachError{pid, "not a valid process id"}
 	}
-	dir := filepath.Join(procRoot, strconv.Itoa(pid))
-	if _, err := os.Stat(dir); err != nil {
+	dir := procfs.Dir(pid)
+	if !procfs.Exists(pid) {
 		return nil, &AttachError{pid, "no such process"}
 	}
-	nspid, inNs := nsPid(pid)
+	nspid, inNs := procfs.NSpid(pid)
 	tmp, envErr := targetTmpDir(pid)
 	base := "/"
 	if inNs || !sameMountNs(pid) {
@@ -118,134 +115,43 @@ func Find(pid int) (*Endpoint, error) {
 	return ep, nil
 }
 
-// nsPid returns the pid inside the target's innermost pid namespace (the
-// last value of NSpid in /proc/PID/status) and whether that differs from
-// pid.
-func nsPid(pid int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
-	if err != nil {
-		return pid, false
-	}
-	if n, ok := parseNSpid(b); ok {
-		return n, true
-	}
-	return pid, false
-}
-
-// statusField returns the values of one "Name:\tv1\tv2" line of
-// /proc/PID/status.
-func statusField(status []byte, name string) []string {
-	for _, l := range strings.Split(string(status), "\n") {
-		if f, ok := strings.CutPrefix(l, name+":"); ok {
-			return strings.Fields(f)
-		}
-	}
-	return nil
-}
-
-// parseNSpid reads the innermost pid of an NSpid line with more than one
-// value (a process in a nested pid namespace).
-func parseNSpid(status []byte) (int, bool) {
-	vals := statusField(status, "NSpid")
-	if len(vals) > 1 {
-		if n, err := strconv.Atoi(vals[len(vals)-1]); err == nil && n > 0 {
-			return n, true
-		}
-	}
-	return 0, false
-}
-
-// parseEuid reads the effective uid (the second value of the Uid line)
-// from /proc/PID/status: the uid the runtime creates its socket as.
-func parseEuid(status []byte) (int, bool) {
-	vals := statusField(status, "Uid")
-	if len(vals) < 2 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(vals[1], 10, 32)
-	if err != nil {
-		return 0, false
-	}
-	return int(n), true
-}
-
 // sameMountNs reports whether pid shares clrspy's mount namespace (true
 // when that cannot be read: then only the plain path can work anyway).
 func sameMountNs(pid int) bool {
-	mine, err1 := os.Readlink(filepath.Join(procRoot, "self", "ns", "mnt"))
-	theirs, err2 := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "ns", "mnt"))
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	return mine == theirs
+	mine, theirs := procfs.Namespace(procfs.Self, "mnt"), procfs.Namespace(pid, "mnt")
+	return mine == "" || theirs == "" || mine == theirs
 }
 
 // targetTmpDir is the target's $TMPDIR (the runtime creates its socket
 // there), "/tmp" when unset; the error says environ was unreadable.
 func targetTmpDir(pid int) (string, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "environ"))
+	b, err := procfs.Environ(pid)
 	if err != nil {
 		return "/tmp", err
 	}
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("TMPDIR=")); ok && len(v) > 0 {
-			return string(v), nil
-		}
+	if v, _ := procfs.EnvValue(b, "TMPDIR"); v != "" {
+		return v, nil
 	}
 	return "/tmp", nil
 }
 
 // envFlag returns the value of a DOTNET_/COMPlus_ variable of pid.
 func envFlag(pid int, name string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "environ"))
+	b, err := procfs.Environ(pid)
 	if err != nil {
 		return "", false
 	}
-	return parseEnvFlag(b, name)
-}
-
-// parseEnvFlag finds a DOTNET_/COMPlus_ variable in a NUL-separated
-// environment block.
-func parseEnvFlag(b []byte, name string) (string, bool) {
-	var val string
-	found := false
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		for _, p := range []string{"COMPlus_", "DOTNET_"} { // DOTNET_ wins
-			if v, ok := bytes.CutPrefix(kv, []byte(p+name+"=")); ok {
-				val, found = string(v), true
-			}
-		}
-	}
-	return val, found
+	return procfs.RuntimeSetting(b, name)
 }
 
 // startTicks is field 22 of /proc/PID/stat: the process start time in
 // clock ticks since boot, which the runtime uses as the socket's key.
 func startTicks(pid int) string {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	t, err := procfs.StartTicks(pid)
 	if err != nil {
 		return ""
 	}
-	return parseStartTicks(b)
-}
-
-// parseStartTicks reads field 22 of a /proc/PID/stat line; "" when the
-// line is malformed.
-func parseStartTicks(b []byte) string {
-	// comm may contain spaces and parentheses: fields start after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state), so field 22 is f[19].
-	if len(f) < 20 {
-		return ""
-	}
-	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
-		return ""
-	}
-	return f[19]
+	return strconv.FormatInt(t, 10)
 }
 
 // socketIn finds dotnet-diagnostic-NSPID-KEY-socket in dir: the one whose
@@ -297,9 +203,9 @@ func noSocketReason(pid int, dir string, envErr error) string {
 		return "the diagnostic port is disabled in this process (DOTNET_EnableDiagnostics_IPC=0)"
 	}
 	isNet, known := isDotnet(pid)
-	nspid, _ := nsPid(pid)
+	nspid, _ := procfs.NSpid(pid)
 	// The path as the runtime sees it: dir without the /proc/PID/root prefix.
-	inside := strings.TrimPrefix(dir, filepath.Join(procRoot, strconv.Itoa(pid), "root"))
+	inside := strings.TrimPrefix(dir, procfs.Dir(pid)+"/root")
 	want := filepath.Join(inside, fmt.Sprintf("dotnet-diagnostic-%d-%s-socket", nspid, startTicks(pid)))
 	switch {
 	case known && !isNet:
@@ -316,44 +222,24 @@ func noSocketReason(pid int, dir string, envErr error) string {
 
 // isDotnet reports whether pid has the CoreCLR runtime mapped; known is
 // false when its maps cannot be read.
-func isDotnet(pid int) (isNet, known bool) {
-	f, err := os.Open(filepath.Join(procRoot, strconv.Itoa(pid), "maps"))
-	if err != nil {
-		return false, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	readAny := false
-	for sc.Scan() {
-		readAny = true
-		if bytes.Contains(sc.Bytes(), []byte("libcoreclr.so")) {
-			return true, true
-		}
-	}
-	// An unreadable maps reads as empty rather than failing to open.
-	return false, readAny
-}
+func isDotnet(pid int) (isNet, known bool) { return procfs.MapsPath(pid, "libcoreclr.so") }
 
-// comm is the process name from /proc/PID/comm.
+// comm is the process name from /proc/PID/comm, "pid N" when unreadable.
 func comm(pid int) string {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "comm"))
-	if err != nil {
-		return fmt.Sprintf("pid %d", pid)
+	if c := procfs.Comm(pid, 0); c != "" {
+		return c
 	}
-	return strings.TrimSpace(string(b))
+	return fmt.Sprintf("pid %d", pid)
 }
 
 // procOwner is the effective uid of pid, -1 when it cannot be read. The
 // status file says it even for a process that is not dumpable (whose
 // /proc entries belong to root); the directory's owner is the fallback.
 func procOwner(pid int) int {
-	if b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status")); err == nil {
-		if uid, ok := parseEuid(b); ok {
-			return uid
-		}
+	if uid, ok := procfs.Euid(pid); ok {
+		return uid
 	}
-	st, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
+	st, err := os.Stat(procfs.Dir(pid))
 	if err != nil {
 		return -1
 	}
@@ -552,14 +438,14 @@ func Processes() ([]Process, error) {
 // by then is listed, not attachable, with NotAnswering set; a process that
 // answered is never dropped.
 func ProcessesWithin(timeout time.Duration) ([]Process, error) {
-	ents, err := os.ReadDir(procRoot)
+	all, err := procfs.Pids()
 	if err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
 	var pids []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != self {
+	for _, pid := range all {
+		if pid != self {
 			pids = append(pids, pid)
 		}
 	}
@@ -622,13 +508,13 @@ func probe(pid int, timeout time.Duration, pending func(Process)) (Process, bool
 	if !isNet && ferr != nil {
 		// A process clrspy cannot inspect (another user's) still counts
 		// when a socket with its pid sits in the default temp directory.
-		nspid, _ := nsPid(pid)
+		nspid, _ := procfs.NSpid(pid)
 		s, _ := socketIn("/tmp", nspid, startTicks(pid))
 		if s == "" || !strings.HasSuffix(s, "-"+startTicks(pid)+"-socket") {
 			return Process{}, false
 		}
 	}
-	p := Process{Pid: pid, Name: comm(pid), CommandLine: cmdline(pid)}
+	p := Process{Pid: pid, Name: comm(pid), CommandLine: procfs.Cmdline(pid)}
 	if ferr != nil {
 		var ae *AttachError
 		if errors.As(ferr, &ae) {
@@ -667,28 +553,18 @@ func probe(pid int, timeout time.Duration, pending func(Process)) (Process, bool
 	return p, true
 }
 
-// cmdline is /proc/PID/cmdline with spaces between arguments.
-func cmdline(pid int) string {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
-}
-
 // FindByName returns the pid of the one .NET process called name: its
 // process name, the base name of its executable, or its entry assembly (as
 // in "dotnet app.dll").
 func FindByName(name string) (int, error) {
-	ents, err := os.ReadDir(procRoot)
+	all, err := procfs.Pids()
 	if err != nil {
 		return 0, err
 	}
 	self := os.Getpid()
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, pid := range all {
+		if pid == self {
 			continue
 		}
 		if !nameMatches(pid, name) {
@@ -724,12 +600,11 @@ func nameMatches(pid int, name string) bool {
 	if comm(pid) == name {
 		return true
 	}
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
-	if err != nil {
+	args := procfs.Args(pid)
+	if len(args) == 0 {
 		return false
 	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-	if len(args) > 0 && filepath.Base(args[0]) == name {
+	if filepath.Base(args[0]) == name {
 		return true
 	}
 	// "dotnet [options] app.dll": the first .dll argument names the app.

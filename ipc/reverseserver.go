@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // ReverseServer is clrspy's one reverse diagnostic port type: a port that
@@ -449,11 +451,11 @@ func peerOf(c net.Conn) (Peer, error) {
 // innerPid is pid's pid in its own (innermost) pid namespace: the last
 // value of NSpid in /proc/PID/status (pid itself before Linux 4.1).
 func innerPid(pid int) (int, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	b, err := procfs.Status(pid)
 	if err != nil {
 		return 0, err
 	}
-	if f := statusField(b, "NSpid"); len(f) > 0 {
+	if f := procfs.StatusField(b, "NSpid"); len(f) > 0 {
 		return strconv.Atoi(f[len(f)-1])
 	}
 	return pid, nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // Off-CPU time: every sampled thread also gets, per CPU, an event on the
@@ -168,20 +170,7 @@ func (s *Sampler) mapOffRings(size int) error {
 
 func (s *Sampler) mapOffRingsOf(size int) error {
 	s.stats.OffRingBytes = size
-	da := s.opts.dummyAttr(s.access.Kernel, size)
-	for _, cpu := range s.cpus {
-		fd, err := perfOpen(&da, os.Getpid(), cpu)
-		if err != nil {
-			return fmt.Errorf("ring owner on CPU %d: %w", cpu, err)
-		}
-		r, err := mapRing(fd, size)
-		if err != nil {
-			unix.Close(fd)
-			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
-		}
-		s.offRings = append(s.offRings, r)
-	}
-	return nil
+	return s.ownerRings(size, &s.offRings)
 }
 
 // openOffThread opens tid's switch events (one per CPU) and appends them
@@ -277,7 +266,7 @@ func (s *Sampler) OffCPUNotes() []string {
 // one frame its syscall returns to (/proc/PID/task/TID/syscall's PC), and
 // a note says so.
 func (s *Sampler) blockedAtOpen(tid int, opened int64) {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", s.pid, tid))
+	st, err := procfs.TaskFile(s.pid, tid, "stat")
 	if err != nil {
 		return
 	}
@@ -286,7 +275,7 @@ func (s *Sampler) blockedAtOpen(tid int, opened int64) {
 	if i < 0 || i+2 >= len(st) || (st[i+2] != 'S' && st[i+2] != 'D') {
 		return
 	}
-	sc, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", s.pid, tid))
+	sc, err := procfs.TaskFile(s.pid, tid, "syscall")
 	if err != nil {
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // Access is what Check found out about sampling a process.
@@ -76,7 +78,7 @@ func Check(pid int, opts Options) (Access, error) {
 	if !acc.Privileged && par >= 3 {
 		return unavailable(unix.EACCES, "perf_event_paranoid is %d: unprivileged perf_event_open is disabled (needs CAP_PERFMON, root, or perf_event_paranoid ≤ 2)", par)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil || pid <= 0 {
+	if !procfs.Exists(pid) {
 		return unavailable(unix.ESRCH, "no process with pid %d", pid)
 	}
 	acc.Kernel = !opts.NoKernel && (acc.Privileged || par <= 1)
@@ -140,28 +142,28 @@ func errnoName(e unix.Errno) string {
 
 // hasCap reports whether the effective capability set has bit.
 func hasCap(bit uint) bool {
-	v, ok := statusField("self", "CapEff")
-	if !ok {
+	v := selfStatus("CapEff")
+	if len(v) == 0 {
 		return false
 	}
-	caps, err := strconv.ParseUint(v, 16, 64)
+	caps, err := strconv.ParseUint(v[0], 16, 64)
 	return err == nil && caps&(1<<bit) != 0
 }
 
 // seccompActive reports whether a seccomp filter applies to clrspy (a
 // variable for tests).
 var seccompActive = func() bool {
-	v, ok := statusField("self", "Seccomp")
-	return ok && v != "0"
+	v := selfStatus("Seccomp")
+	return len(v) > 0 && v[0] != "0"
 }
 
 // procUID is the real uid of pid.
 func procUID(pid int) (int, bool) {
-	v, ok := statusField(strconv.Itoa(pid), "Uid")
-	if !ok {
+	b, err := procfs.Status(pid)
+	if err != nil {
 		return 0, false
 	}
-	f := strings.Fields(v)
+	f := procfs.StatusField(b, "Uid")
 	if len(f) == 0 {
 		return 0, false
 	}
@@ -176,16 +178,8 @@ func userName(uid int) string {
 	return fmt.Sprintf("uid %d", uid)
 }
 
-// statusField reads one field of /proc/PID/status.
-func statusField(pid, key string) (string, bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return "", false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
+// selfStatus is one field of clrspy's own /proc/self/status.
+func selfStatus(key string) []string {
+	b, _ := procfs.Status(procfs.Self)
+	return procfs.StatusField(b, key)
 }

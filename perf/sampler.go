@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // Stats are a Sampler's counters.
@@ -192,7 +194,12 @@ func trimNL(b []byte) []byte {
 	return b
 }
 
-func (s *Sampler) mapRings(size int) error {
+func (s *Sampler) mapRings(size int) error { return s.ownerRings(size, &s.rings) }
+
+// ownerRings maps one ring of size bytes a CPU, each owned by a dummy
+// event of clrspy's, appending them to rings as they are made (so that
+// those made before a failure are closed with the others).
+func (s *Sampler) ownerRings(size int, rings *[]*ring) error {
 	da := s.opts.dummyAttr(s.access.Kernel, size)
 	for _, cpu := range s.cpus {
 		fd, err := perfOpen(&da, os.Getpid(), cpu)
@@ -204,7 +211,7 @@ func (s *Sampler) mapRings(size int) error {
 			unix.Close(fd)
 			return fmt.Errorf("mmap on CPU %d: %w", cpu, err)
 		}
-		s.rings = append(s.rings, r)
+		*rings = append(*rings, r)
 	}
 	return nil
 }
@@ -223,14 +230,12 @@ func (s *Sampler) closeRings() {
 // scanTasks opens events for threads of /proc/PID/task not sampled yet.
 func (s *Sampler) scanTasks() {
 	s.lastScan = time.Now()
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", s.pid))
+	tids, err := procfs.Threads(s.pid)
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			s.openThread(tid)
-		}
+	for _, tid := range tids {
+		s.openThread(int(tid))
 	}
 }
 

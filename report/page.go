@@ -35,7 +35,7 @@ type Page struct {
 	Title string `json:"title"`
 	Input Input  `json:"input"`
 	// Run is what the trace says about the process (command line,
-	// runtime version, GC flavour).
+	// runtime version, GC flavor).
 	Run      runinfo.Info `json:"run"`
 	Pid      int          `json:"pid,omitempty"`
 	StartUTC string       `json:"start_utc,omitempty"`

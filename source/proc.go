@@ -111,3 +111,16 @@ func (w *ProcWatcher) Mappings() []procfs.Mapping {
 	defer w.mu.Unlock()
 	return w.maps
 }
+
+// Finish stops the watch and hands its latest file mappings to
+// setMappings (a symbol table's or a profile builder's SetMappings); it
+// returns the thread names seen. A nil watch (no live process to watch)
+// does nothing and returns nil.
+func (w *ProcWatcher) Finish(setMappings func([]procfs.Mapping)) map[uint64]string {
+	if w == nil {
+		return nil
+	}
+	w.Stop()
+	setMappings(w.Mappings())
+	return w.ThreadNames()
+}

@@ -69,7 +69,7 @@ type Process struct {
 // NewProcess reads pid's mappings.
 func NewProcess(pid int) (*Process, error) {
 	p := &Process{
-		Pid: pid, root: fmt.Sprintf("/proc/%d/root", pid),
+		Pid: pid, root: procfs.Root(pid),
 		files: make(map[string]*File), openErrs: make(map[string]error),
 		MinRefresh: 200 * time.Millisecond,
 	}
@@ -108,9 +108,8 @@ func (p *Process) Close() error {
 
 // sameMountNS reports whether pid sees the same file system as we do.
 func sameMountNS(pid int) bool {
-	a, err1 := os.Readlink("/proc/self/ns/mnt")
-	b, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
-	return err1 == nil && err2 == nil && a == b
+	a := procfs.Namespace(procfs.Self, "mnt")
+	return a != "" && a == procfs.Namespace(pid, "mnt")
 }
 
 // Refresh re-reads /proc/PID/maps. Mappings that disappeared are kept for
@@ -119,7 +118,7 @@ func (p *Process) Refresh() error {
 	p.lastRefresh = time.Now()
 	p.refreshes++
 	p.openPerfMap()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", p.Pid))
+	b, err := procfs.MapsText(p.Pid)
 	if err != nil {
 		return err
 	}
@@ -285,21 +284,8 @@ func (p *Process) Files() []*File {
 // NSPid is pid as the target's own pid namespace numbers it (the number
 // in its perf map's name), from the NSpid line of /proc/PID/status.
 func NSPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return pid
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
-					return n
-				}
-			}
-		}
-	}
-	return pid
+	n, _ := procfs.NSpid(pid)
+	return n
 }
 
 // PerfMapPath is where the runtime of the process writes its perf map,

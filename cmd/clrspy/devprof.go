@@ -5,8 +5,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strings"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // startDevProfile writes clrspy's own CPU profile to $CLRSPY_CPUPROFILE, and
@@ -61,13 +62,12 @@ func devPhase(name string) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rss, hwm := "?", "?"
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-				rss = f[1]
-			} else if len(f) >= 2 && f[0] == "VmHWM:" {
-				hwm = f[1]
-			}
+	if b, err := procfs.Status(procfs.Self); err == nil {
+		if f := procfs.StatusField(b, "VmRSS"); len(f) > 0 {
+			rss = f[0]
+		}
+		if f := procfs.StatusField(b, "VmHWM"); len(f) > 0 {
+			hwm = f[0]
 		}
 	}
 	fmt.Fprintf(os.Stderr, "clrspy: phase %-14s %7.3f s  rss %s kB  peak %s kB  go heap in use %d kB, from the system %d kB\n",

@@ -5,12 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -23,8 +22,6 @@ func exceptionsProviders() []ipc.Provider {
 }
 
 func newExceptionsCmd() *cobra.Command {
-	var asJSON bool
-	var format, out string
 	c := &cobra.Command{
 		Use:   "exceptions [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
 		Short: "Exceptions: how many, of which type, with which messages, thrown and caught where",
@@ -59,36 +56,22 @@ pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	addReportFlags(c, &asJSON, &format, &out)
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		return runExceptions(cmd, t, args, format, out)
-	}
+	o := addReportFlags(c, "text, json or pprof")
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		return runWithSymbols(cmd, t, args, o, exceptionsProviders(),
+			func(h *nettrace.Header, sym *stacks.Symbols) *exceptions.Analyzer {
+				return exceptions.New(h, exceptions.Options{Symbols: sym})
+			},
+			func(r *analysisRun, a *exceptions.Analyzer) formats {
+				res := a.Result()
+				return formats{
+					text: func(w io.Writer) error { return report.WriteExceptionsText(w, r.in, res, r.span) },
+					json: func(w io.Writer) error {
+						return report.WriteExceptionsJSON(w, report.NewExceptionsDocument(r.in, res, r.span))
+					},
+					pprof: func(w io.Writer) error { return report.WriteExceptionsPprof(w, r.in, res, r.start, r.span) },
+				}
+			})
+	})
 	return c
-}
-
-func runExceptions(cmd *cobra.Command, t *targetFlags, args []string, format, out string) error {
-	var a *exceptions.Analyzer
-	var sym *stacks.Symbols
-	r, err := runAnalysis(cmd, t, args, exceptionsProviders(), func(st *source.Stream) []analysis.Analyzer {
-		sym = stacks.NewSymbols(st.Header())
-		a = exceptions.New(st.Header(), exceptions.Options{Symbols: sym})
-		return []analysis.Analyzer{a, sym}
-	})
-	if err != nil {
-		return err
-	}
-	res := a.Result()
-	return r.write(cmd, out, func(w io.Writer) error {
-		switch format {
-		case "json":
-			return report.WriteExceptionsJSON(w, report.NewExceptionsDocument(r.in, res, r.span))
-		case "pprof":
-			return report.WriteExceptionsPprof(w, r.in, res, r.start, r.span)
-		}
-		return report.WriteExceptionsText(w, r.in, res, r.span)
-	})
 }

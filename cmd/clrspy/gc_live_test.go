@@ -122,13 +122,13 @@ func (r *gcLiveRun) checkCounts(t *testing.T) {
 	r.checkRuntimePauses(t)
 }
 
-// TestGCLiveFlavours: the churn workload under workstation and server GC,
+// TestGCLiveFlavors: the churn workload under workstation and server GC,
 // concurrent on and off; counts exact, pauses by the runtime's definition
-// as the runtime reports them (checkRuntimePauses). TestGCLiveFlavoursLoaded
+// as the runtime reports them (checkRuntimePauses). TestGCLiveFlavorsLoaded
 // runs the same with a CPU hog on every core.
-func TestGCLiveFlavours(t *testing.T) { testGCLiveFlavours(t) }
+func TestGCLiveFlavors(t *testing.T) { testGCLiveFlavors(t) }
 
-func testGCLiveFlavours(t *testing.T) {
+func testGCLiveFlavors(t *testing.T) {
 	for _, c := range []struct {
 		name               string
 		server, concurrent string

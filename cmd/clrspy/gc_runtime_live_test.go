@@ -256,10 +256,10 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// TestGCLiveFlavoursLoaded is TestGCLiveFlavours with every core busy.
-func TestGCLiveFlavoursLoaded(t *testing.T) {
+// TestGCLiveFlavorsLoaded is TestGCLiveFlavors with every core busy.
+func TestGCLiveFlavorsLoaded(t *testing.T) {
 	cpuHogs(t)
-	testGCLiveFlavours(t)
+	testGCLiveFlavors(t)
 }
 
 // TestGCLiveWithSamplingLoaded is TestGCLiveWithSampling with every core

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +28,6 @@ func heapProviders() []ipc.Provider {
 const movementNote = "note: the GC survival and movement keyword makes every GC slower (the runtime reports each surviving/moved range); measured on the churn workload in docs/PERFORMANCE.md"
 
 func newHeapCmd() *cobra.Command {
-	var asJSON bool
-	var format, out string
 	var top, maxObjects int
 	var objects bool
 	c := &cobra.Command{
@@ -60,35 +59,29 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 0)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text, json or pprof")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	o := addReportFlags(c, "text, json or pprof")
 	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
 	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
 	c.Flags().IntVar(&maxObjects, "max-objects", 100_000, "sampled objects followed at once; past it a weighted reservoir keeps the estimates unbiased (0: no bound)")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		if top < 0 {
 			return fmt.Errorf("--top must be 0 or more")
 		}
 		if maxObjects < 0 {
 			return fmt.Errorf("--max-objects must be 0 (no bound) or more")
 		}
-		if objects && format != "json" {
+		if objects && o.format != "json" {
 			return fmt.Errorf("--objects needs --json")
 		}
 		if maxObjects == 0 {
 			maxObjects = -1 // heap.Options: negative is unbounded
 		}
-		return runHeap(cmd, t, args, format, out, top, objects, maxObjects)
-	}
+		return runHeap(cmd, t, args, o, top, objects, maxObjects)
+	})
 	return c
 }
 
-func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out string, top int, objects bool, maxObjects int) error {
+func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, top int, objects bool, maxObjects int) error {
 	spec, err := t.spec(cmd, args, heapProviders())
 	if err != nil {
 		return err
@@ -103,31 +96,25 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, format, out stri
 	}
 	sym := stacks.NewSymbols(st.Header())
 	// Only --objects and pprof read the object list; the tables do not.
-	tr := heap.New(st.Header(), heap.Options{MaxObjects: maxObjects, SkipObjects: !objects && format != "pprof"})
+	tr := heap.New(st.Header(), heap.Options{MaxObjects: maxObjects, SkipObjects: !objects && o.format != "pprof"})
 	in, err := run(st, stopWatch, tr, sym)
 	if err != nil {
 		st.Close()
 		return err
 	}
 	res := tr.Result()
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
 	sum := heap.Summarize(res, sym)
-	switch format {
-	case "json":
-		d := report.NewHeapDocument(in, res, sum)
-		if objects {
-			report.AddHeapObjects(d, res, sym)
-		}
-		err = report.WriteHeapJSON(w, d)
-	case "pprof":
-		err = report.WriteHeapPprof(w, res, sym, res.EndNs)
-	default:
-		err = report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top)
+	f := formats{
+		text: func(w io.Writer) error { return report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top) },
+		json: func(w io.Writer) error {
+			d := report.NewHeapDocument(in, res, sum)
+			if objects {
+				report.AddHeapObjects(d, res, sym)
+			}
+			return report.WriteHeapJSON(w, d)
+		},
+		pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
 	}
-	err = closeOut(err)
-	return finish(st, in, err)
+	r := &analysisRun{st: st, in: in}
+	return r.writeAs(cmd, o, f)
 }

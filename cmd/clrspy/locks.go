@@ -35,8 +35,7 @@ func locksProviders(objectTypes bool) []ipc.Provider {
 }
 
 func newLocksCmd() *cobra.Command {
-	var asJSON, objectTypes bool
-	var format, out string
+	var objectTypes bool
 	c := &cobra.Command{
 		Use:   "locks [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
 		Short: "Lock contention: which lock, how long, behind which owner, from which code",
@@ -66,23 +65,16 @@ go tool pprof).`,
   clrspy locks --pid 1234 --duration 30s
   clrspy locks --json app.nettrace | jq '.locks[0]'
   clrspy locks --format pprof -o locks.pb.gz -- dotnet app.dll && go tool pprof -top locks.pb.gz`,
-		RunE: nil,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	addReportFlags(c, &asJSON, &format, &out)
+	o := addReportFlags(c, "text, json or pprof")
 	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		return runLocks(cmd, t, args, format, out, objectTypes)
-	}
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error { return runLocks(cmd, t, args, o, objectTypes) })
 	return c
 }
 
-func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out string, objectTypes bool) error {
+func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, objectTypes bool) error {
 	var a *locks.Analyzer
 	var sym *stacks.Symbols
 	var proc *source.ProcWatcher
@@ -95,31 +87,20 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, format, out str
 		}
 		return []analysis.Analyzer{a, sym}
 	})
+	names := proc.Finish(sym.SetMappings)
 	if err != nil {
-		if proc != nil {
-			proc.Stop()
-		}
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		sym.SetMappings(proc.Mappings())
-	}
 	res := a.Result()
-	if proc != nil {
-		names := proc.ThreadNames()
+	if names != nil {
 		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}
 	if r.st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
 	}
-	return r.write(cmd, out, func(w io.Writer) error {
-		switch format {
-		case "json":
-			return report.WriteLocksJSON(w, report.NewLocksDocument(r.in, res))
-		case "pprof":
-			return report.WriteLocksPprof(w, res, r.start, r.span)
-		}
-		return report.WriteLocksText(w, r.in, res)
+	return r.writeAs(cmd, o, formats{
+		text:  func(w io.Writer) error { return report.WriteLocksText(w, r.in, res) },
+		json:  func(w io.Writer) error { return report.WriteLocksJSON(w, report.NewLocksDocument(r.in, res)) },
+		pprof: func(w io.Writer) error { return report.WriteLocksPprof(w, res, r.start, r.span) },
 	})
 }

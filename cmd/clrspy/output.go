@@ -10,8 +10,10 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // openOutput returns stdout or the -o file, a report about st's process.
@@ -63,12 +65,55 @@ func refuseTerminal(out, what string) error {
 	return nil
 }
 
-// addReportFlags adds the output flags every analysis command has: --json,
-// --format (text, json or pprof) and -o.
-func addReportFlags(c *cobra.Command, asJSON *bool, format, out *string) {
-	c.Flags().BoolVar(asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(format, "format", "text", "output format: text, json or pprof")
-	c.Flags().StringVarP(out, "output", "o", "", "write the report to this file instead of stdout")
+// reportFlags are the output flags every analysis command has: --json,
+// --format and -o.
+type reportFlags struct {
+	asJSON      bool
+	format, out string
+}
+
+// addReportFlags adds them to c; formats is the --format help's list
+// ("text, json or pprof").
+func addReportFlags(c *cobra.Command, formats string) *reportFlags {
+	o := &reportFlags{}
+	o.add(c, formats, "write the report to this file instead of stdout")
+	return o
+}
+
+// add adds the flags to c, with -o's help.
+func (o *reportFlags) add(c *cobra.Command, formats, outHelp string) {
+	c.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
+	c.Flags().StringVar(&o.format, "format", "text", "output format: "+formats)
+	c.Flags().StringVarP(&o.out, "output", "o", "", outHelp)
+}
+
+// runE is an analysis command's RunE: the format resolved (reportFormat),
+// then run.
+func (o *reportFlags) runE(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var err error
+		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
+}
+
+// formats are one report's writers, a format each (nil: not offered);
+// text is the default.
+type formats struct {
+	text, json, pprof func(io.Writer) error
+}
+
+// pick is the writer of format (reportFormat resolved it).
+func (f formats) pick(format string) func(io.Writer) error {
+	switch {
+	case format == "json" && f.json != nil:
+		return f.json
+	case format == "pprof" && f.pprof != nil:
+		return f.pprof
+	}
+	return f.text
 }
 
 // analysisRun is an analysis command's session once read: the stream (still
@@ -84,11 +129,7 @@ type analysisRun struct {
 // newAnalyzers makes for the stream to the stream's end, and returns the
 // run; on an error the stream is closed.
 func runAnalysis(cmd *cobra.Command, t *targetFlags, args []string, providers []ipc.Provider, newAnalyzers func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
-	spec, err := t.spec(cmd, args, providers)
-	if err != nil {
-		return nil, err
-	}
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.open(cmd, args, providers)
 	if err != nil {
 		return nil, err
 	}
@@ -102,13 +143,43 @@ func runAnalysis(cmd *cobra.Command, t *targetFlags, args []string, providers []
 		span: time.Duration(st.Header().DurationNanos(end.LastTimestamp - end.FirstTimestamp))}, nil
 }
 
+// writeAs writes the run's report in the format o asks for.
+func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) error {
+	return r.write(cmd, o.out, f.pick(o.format))
+}
+
+// runWithSymbols runs one analyzer that names its stacks through a symbol
+// table of the stream's (the exceptions and threadpool commands), and
+// writes its report in the format o asks for.
+func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, providers []ipc.Provider,
+	newAnalyzer func(*nettrace.Header, *stacks.Symbols) A, writers func(*analysisRun, A) formats) error {
+	var a A
+	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
+		sym := stacks.NewSymbols(st.Header())
+		a = newAnalyzer(st.Header(), sym)
+		return []analysis.Analyzer{a, sym}
+	})
+	if err != nil {
+		return err
+	}
+	return r.writeAs(cmd, o, writers(r, a))
+}
+
 // write opens the output (-o, or standard output), lets write fill it,
 // closes it and finishes the run (partial notes, the program's exit code).
 func (r *analysisRun) write(cmd *cobra.Command, out string, write func(io.Writer) error) error {
-	w, closeOut, err := openOutput(cmd, r.st, out)
+	return writeReport(cmd, r.st, r.in, out, write)
+}
+
+// writeReport opens the output of st's report (-o, or standard output),
+// lets write fill it, closes it and finishes the stream (partial notes,
+// the program's exit code); an output that cannot be opened closes the
+// stream.
+func writeReport(cmd *cobra.Command, st *source.Stream, in report.Input, out string, write func(io.Writer) error) error {
+	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
-		r.st.Close()
+		st.Close()
 		return err
 	}
-	return finish(r.st, r.in, closeOut(write(w)))
+	return finish(st, in, closeOut(write(w)))
 }

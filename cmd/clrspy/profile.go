@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,13 +189,9 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 		st.Close()
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		b.SetMappings(proc.Mappings())
-	}
+	names := proc.Finish(b.SetMappings)
 	p := b.Result()
-	if proc != nil {
-		names := proc.ThreadNames()
+	if names != nil {
 		for i := range p.Threads {
 			p.Threads[i].Name = names[p.Threads[i].ID]
 		}
@@ -212,27 +209,21 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 		partial = append(partial, "names from the missing rundown are [unknown]")
 	}
 	p.Notes = append(partial, p.Notes...)
-	dst, closeOut, err := openOutput(cmd, st, o.out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	switch o.format {
-	case "pprof":
-		err = report.WritePprof(dst, p)
-	case "speedscope":
-		if o.evented != nil {
-			err = o.evented.Write(dst, o.builder, p, st.Name)
-		} else {
-			err = report.WriteSpeedscope(dst, p, st.Name)
+	write := func(dst io.Writer) error {
+		switch o.format {
+		case "pprof":
+			return report.WritePprof(dst, p)
+		case "speedscope":
+			if o.evented != nil {
+				return o.evented.Write(dst, o.builder, p, st.Name)
+			}
+			return report.WriteSpeedscope(dst, p, st.Name)
+		case "folded":
+			return report.WriteFolded(dst, p, report.FoldedOptions{Weight: o.weight, Threads: o.threads})
 		}
-	case "folded":
-		err = report.WriteFolded(dst, p, report.FoldedOptions{Weight: o.weight, Threads: o.threads})
-	case "html":
-		err = report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: o.weight, Threads: o.threads, Title: st.Name})
+		return report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: o.weight, Threads: o.threads, Title: st.Name})
 	}
-	err = closeOut(err)
-	if err := finish(st, in, err); err != nil {
+	if err := writeReport(cmd, st, in, o.out, write); err != nil {
 		return err
 	}
 	if p.Total == 0 {

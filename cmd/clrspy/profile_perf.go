@@ -86,11 +86,7 @@ func chooseSampler(sampler string, live bool, tgt *targetFlags, cmd *cobra.Comma
 // profilePerf profiles a live target with the perf_event sampler while an
 // EventPipe session names managed code and marks GC stops.
 func profilePerf(cmd *cobra.Command, tgt *targetFlags, args []string, po *perfFlags, o *profileOutput) error {
-	spec, err := tgt.spec(cmd, args, perf.SessionProviders)
-	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := tgt.open(cmd, args, perf.SessionProviders)
 	if err != nil {
 		return err
 	}

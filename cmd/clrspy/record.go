@@ -272,11 +272,7 @@ func recordTriggered(cmd *cobra.Command, args []string, t *targetFlags, sf *sess
 	if err != nil {
 		return err
 	}
-	spec, err := t.spec(cmd, args, providers)
-	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.open(cmd, args, providers)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -45,7 +46,7 @@ attach it to a ticket.
 
   - summary: duration, GCs per generation, % of time paused, p50/p99/max
     pause per generation, lost events and truncation, runtime version, GC
-    flavour, the command line;
+    flavor, the command line;
   - the GC timeline (one mark per GC at its start, height the pause, colour
     the generation, shape the type: circle blocking, diamond background,
     triangle foreground) above the heap per generation and the allocation
@@ -124,15 +125,11 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		// suspensions to the page.
 		providers = slices.DeleteFunc(providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
 	}
-	spec, err := t.spec(cmd, args, providers)
+	st, stopWatch, err := t.open(cmd, args, providers)
 	if err != nil {
 		return err
 	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	noteMovementLive(st, spec.Providers)
+	noteMovementLive(st, providers)
 	set.Start(st.Header())
 	tri.SetTarget(triageTarget(st))
 	var proc *source.ProcWatcher
@@ -155,10 +152,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	noteMovementFile(st)
-	if proc != nil {
-		proc.Stop()
-		an.Symbols.SetMappings(proc.Mappings())
-	}
+	proc.Finish(an.Symbols.SetMappings)
 	pp := pageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
@@ -171,13 +165,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if pp.SnapshotError != "" {
 		in.Partial = append(in.Partial, pp.SnapshotError)
 	}
-	w, closeOut, err := openOutput(cmd, st, o.out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	err = closeOut(report.WritePage(w, page))
-	if err := finish(st, in, err); err != nil {
+	if err := writeReport(cmd, st, in, o.out, func(w io.Writer) error { return report.WritePage(w, page) }); err != nil {
 		return err
 	}
 	if o.out != "-" {

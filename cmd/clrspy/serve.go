@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/serve"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/perf"
@@ -329,7 +329,7 @@ func listenError(err error) error {
 // look like a quiet process.
 func warnMissingPids(pids []int) {
 	for _, p := range pids {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(p)); errors.Is(err, fs.ErrNotExist) {
+		if !procfs.Exists(p) {
 			warn("--pid %d: no process has this pid now; serve will monitor one that gets it", p)
 		}
 	}

@@ -406,7 +406,7 @@ func TestServePrometheus(t *testing.T) {
 	// Pause totals. The runtime's own definition (what
 	// GC.GetTotalPauseDuration adds) is rebuilt from the events next to
 	// the runtime's clock reads (package gcpause): within 2 % of the
-	// runtime's total for both GC flavours, and it holds on this loaded
+	// runtime's total for both GC flavors, and it holds on this loaded
 	// machine (measured 0.01-0.1 %), because both clocks are read inside
 	// the pause. The stopped time (SuspendEEBegin to RestartEEEnd, counted
 	// once) adds the time to suspend and to restart, which load stretches

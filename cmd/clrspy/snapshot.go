@@ -33,16 +33,16 @@ func snapshotProviders() []ipc.Provider {
 }
 
 type snapshotOptions struct {
-	asJSON, diff bool
-	format, out  string
-	why          string
-	tree, top    int
-	width        int
-	save         string
-	after        time.Duration
-	timeout      time.Duration
-	maxMemory    string
-	budget       int64 // --max-memory in bytes (0: not given)
+	reportFlags
+	diff      bool
+	why       string
+	tree, top int
+	width     int
+	save      string
+	after     time.Duration
+	timeout   time.Duration
+	maxMemory string
+	budget    int64 // --max-memory in bytes (0: not given)
 }
 
 func newSnapshotCmd() *cobra.Command {
@@ -120,9 +120,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
 	f := c.Flags()
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON document (same as --format json)")
-	f.StringVar(&o.format, "format", "text", "output format: text, json or pprof")
-	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
+	o.reportFlags.add(c, "text, json or pprof", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
 	f.StringVar(&o.why, "why", "", "why are objects of this type (the runtime's full name, the readable one such as 'Dictionary<Int64,Session>', or its last part) or at this 0xADDRESS alive: shortest paths from roots")
 	f.IntVar(&o.tree, "tree", 0, "print the dominator tree this many levels deep (0: no tree)")
 	f.IntVar(&o.width, "tree-width", 10, "with --tree: children shown per node, the largest by retained bytes")
@@ -132,11 +130,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
 	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps: SIZE in MiB (256) or with a unit (256MiB, 1GiB), at least 16 MiB; the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE (a .gcdump file is mapped, its pages handed back too); what the Go heap holds (type names, roots, the stream's buffers) is the floor, see docs/SECURITY.md")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if o.format, err = reportFormat(cmd, o.asJSON, o.format, o.out); err != nil {
-			return err
-		}
+	c.RunE = o.reportFlags.runE(func(cmd *cobra.Command, args []string) error {
 		if !cmd.Flags().Changed("buffer-mb") {
 			// A heap dump is one burst of events as large as the heap's
 			// graph: the buffer dotnet-gcdump asks for, so that a reader
@@ -172,7 +166,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 			return runSnapshotDiff(cmd, t, args, o)
 		}
 		return runSnapshot(cmd, t, args, o)
-	}
+	})
 	return c
 }
 

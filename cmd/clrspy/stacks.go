@@ -38,8 +38,6 @@ func stacksWatchProviders() []ipc.Provider {
 const stacksMaxSession = 15 * time.Second
 
 func newStacksCmd() *cobra.Command {
-	var asJSON bool
-	var format, out string
 	var watch, sampleFor, threshold time.Duration
 	c := &cobra.Command{
 		Use:   "stacks [FILE|-] --pid N|--name NAME [--watch D]",
@@ -77,17 +75,13 @@ hang_chains, by_wait_kind and the envelope every command has).`,
   clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms`,
 	}
 	t := addTargetFlags(c)
-	addReportFlags(c, &asJSON, &format, &out)
+	o := addReportFlags(c, "text or json")
 	f := c.Flags()
 	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long and report the deadlocks that form")
 	f.DurationVar(&sampleFor, "sample-for", 100*time.Millisecond, "how long the sample profiler runs after its first sample")
 	f.DurationVar(&threshold, "threshold", time.Second, "--watch: how long every wait of a cycle must be open to be a deadlock")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		if format == "pprof" {
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		if o.format == "pprof" {
 			return fmt.Errorf("stacks writes text or json (got --format pprof)")
 		}
 		switch {
@@ -104,8 +98,8 @@ hang_chains, by_wait_kind and the envelope every command has).`,
 		case watch > 0 && t.duration > 0:
 			return fmt.Errorf("give --watch or --duration, not both (--watch is the session's length)")
 		}
-		return runStacks(cmd, t, args, format, out, watch, sampleFor, threshold)
-	}
+		return runStacks(cmd, t, args, o, watch, sampleFor, threshold)
+	})
 	return c
 }
 
@@ -126,7 +120,7 @@ func (f *firstSampleStop) Event(ev *nettrace.Event) {
 
 func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
 
-func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out string, watch, sampleFor, threshold time.Duration) error {
+func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
 	providers := stacksSampleProviders()
 	if watch > 0 {
 		providers = stacksWatchProviders()
@@ -178,11 +172,9 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if r.st.Live() && watch == 0 && res.Sampled == 0 {
 		warn("%s: the sample profiler sampled no thread within %v", r.st.Name, t.duration)
 	}
-	return r.write(cmd, out, func(w io.Writer) error {
-		if format == "json" {
-			return report.WriteStacksJSON(w, d)
-		}
-		return report.WriteStacksText(w, d)
+	return r.writeAs(cmd, o, formats{
+		text: func(w io.Writer) error { return report.WriteStacksText(w, d) },
+		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
 	})
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -59,18 +60,12 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 				return err
 			}
 			doc := report.BuildStat(in, st.Reader(), sum.Summary, st.End())
-			w, closeOut, err := openOutput(cmd, st, out)
-			if err != nil {
-				st.Close()
-				return err
-			}
-			if asJSON {
-				err = report.WriteStatJSON(w, doc)
-			} else {
-				err = report.WriteStatText(w, doc)
-			}
-			err = closeOut(err)
-			return finish(st, in, err)
+			return writeReport(cmd, st, in, out, func(w io.Writer) error {
+				if asJSON {
+					return report.WriteStatJSON(w, doc)
+				}
+				return report.WriteStatText(w, doc)
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

@@ -102,6 +102,16 @@ func (t *targetFlags) spec(cmd *cobra.Command, args []string, providers []ipc.Pr
 	return s, nil
 }
 
+// open opens the target of the flags and args with providers (spec, then
+// openTarget).
+func (t *targetFlags) open(cmd *cobra.Command, args []string, providers []ipc.Provider) (*source.Stream, func(), error) {
+	spec, err := t.spec(cmd, args, providers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return openTarget(spec)
+}
+
 // openTarget opens the target and, for a live session, passes SIGINT and
 // SIGTERM on to it (the first stops the session so the rundown flushes, a
 // second drops it). Close the stream's signal watch with the returned

@@ -6,12 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
@@ -36,8 +35,7 @@ func threadPoolProviders(samples bool) []ipc.Provider {
 }
 
 func newThreadPoolCmd() *cobra.Command {
-	var asJSON, samples bool
-	var format, out string
+	var samples bool
 	c := &cobra.Command{
 		Use:   "threadpool [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...]",
 		Short: "Thread-pool starvation: worker threads, queue, injections and the calls that blocked the pool",
@@ -76,36 +74,23 @@ threads' blocked time by stack, readable by go tool pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	addReportFlags(c, &asJSON, &format, &out)
+	o := addReportFlags(c, "text, json or pprof")
 	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		return runThreadPool(cmd, t, args, format, out, samples)
-	}
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		return runWithSymbols(cmd, t, args, o, threadPoolProviders(samples),
+			func(h *nettrace.Header, sym *stacks.Symbols) *threadpool.Analyzer {
+				return threadpool.New(h, threadpool.Options{Symbols: sym})
+			},
+			func(r *analysisRun, a *threadpool.Analyzer) formats {
+				res := a.Result()
+				return formats{
+					text: func(w io.Writer) error { return report.WriteThreadPoolText(w, r.in, res, r.start) },
+					json: func(w io.Writer) error {
+						return report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(r.in, res, r.start))
+					},
+					pprof: func(w io.Writer) error { return report.WriteThreadPoolPprof(w, r.in, res, r.start, r.span) },
+				}
+			})
+	})
 	return c
-}
-
-func runThreadPool(cmd *cobra.Command, t *targetFlags, args []string, format, out string, samples bool) error {
-	var a *threadpool.Analyzer
-	r, err := runAnalysis(cmd, t, args, threadPoolProviders(samples), func(st *source.Stream) []analysis.Analyzer {
-		sym := stacks.NewSymbols(st.Header())
-		a = threadpool.New(st.Header(), threadpool.Options{Symbols: sym})
-		return []analysis.Analyzer{a, sym}
-	})
-	if err != nil {
-		return err
-	}
-	res := a.Result()
-	return r.write(cmd, out, func(w io.Writer) error {
-		switch format {
-		case "json":
-			return report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(r.in, res, r.start))
-		case "pprof":
-			return report.WriteThreadPoolPprof(w, r.in, res, r.start, r.span)
-		}
-		return report.WriteThreadPoolText(w, r.in, res, r.start)
-	})
 }

@@ -44,7 +44,7 @@ func newTopCmd() *cobra.Command {
 		Use:   "top [--pid N | --name NAME | -- COMMAND ARGS...]",
 		Short: "A live terminal view of a process's GC pauses, heap, locks, CPU and counters",
 		Long: `top shows a .NET process live, refreshed every second: the runtime version and
-GC flavour, the allocation rate, each generation's size after the last GC, GCs
+GC flavor, the allocation rate, each generation's size after the last GC, GCs
 per generation, the share of time paused over the last 1, 10 and 60 s and since
 attach, the longest pause; the latest GCs (colored with clrspy gc's --info and
 --warn thresholds, slow suspensions marked "!", non-GC suspensions as rows of

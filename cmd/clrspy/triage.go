@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -42,8 +43,7 @@ func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
 }
 
 func newTriageCmd() *cobra.Command {
-	var asJSON, cpu bool
-	var format, out string
+	var cpu bool
 	c := &cobra.Command{
 		Use:   "triage [FILE|-] [--pid N | --name NAME | -- COMMAND ARGS...] [--duration 30s]",
 		Short: "What is wrong with a process: ranked findings with the evidence and the next command",
@@ -77,119 +77,18 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (same as --format json)")
-	c.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	o := addReportFlags(c, "text or json")
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		var err error
-		if format, err = reportFormat(cmd, asJSON, format, out); err != nil {
-			return err
-		}
-		if format != "text" && format != "json" {
-			return fmt.Errorf("--format %s: triage writes text or json", format)
+	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+		if o.format != "text" && o.format != "json" {
+			return fmt.Errorf("--format %s: triage writes text or json", o.format)
 		}
 		if !cmd.Flags().Changed("duration") && t.pid != 0 || !cmd.Flags().Changed("duration") && t.name != "" {
 			t.duration = 30 * time.Second
 		}
-		return runTriage(cmd, t, args, format, out, cpu)
-	}
+		return runTriage(cmd, t, args, o.format, o.out, cpu)
+	})
 	return c
-}
-
-// schedSampler reads the target's schedstat time every half second and
-// keeps the first and the latest good reading: the target may exit
-// before the session's end is read.
-type schedSampler struct {
-	pid  int
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	n    int
-	t0   time.Time
-	v0   int64
-	t1   time.Time
-	v1   int64
-	// th0, th1: each thread's schedstat time at the first and the latest
-	// reading (a thread born later starts from 0).
-	th0, th1 map[uint64]int64
-}
-
-func startSched(pid int) *schedSampler {
-	s := &schedSampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
-	s.read()
-	go func() {
-		defer close(s.done)
-		tk := time.NewTicker(500 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-				s.read()
-			}
-		}
-	}()
-	return s
-}
-
-func (s *schedSampler) read() {
-	ts, err := procfs.SchedThreads(s.pid)
-	if err != nil || len(ts) == 0 {
-		return
-	}
-	var v int64
-	for _, x := range ts {
-		v += x
-	}
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.n == 0 {
-		s.t0, s.v0, s.th0 = now, v, ts
-	}
-	if s.th1 == nil {
-		s.th1 = map[uint64]int64{}
-	}
-	for tid, x := range ts { // threads that exited keep their last reading
-		s.th1[tid] = max(x, s.th1[tid])
-	}
-	s.t1, s.v1 = now, max(v, s.v1)
-	s.n++
-}
-
-// busiest returns the thread that asked for the most CPU between the
-// first and the latest reading, as a share of one core (0: unknown).
-func (s *schedSampler) busiest() (tid uint64, pct float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	el := s.t1.Sub(s.t0)
-	if s.n < 2 || el < time.Second {
-		return 0, 0
-	}
-	var best int64
-	for t, v := range s.th1 {
-		if d := v - s.th0[t]; d > best || d == best && t < tid {
-			tid, best = t, d
-		}
-	}
-	return tid, float64(best) * 100 / float64(el.Nanoseconds())
-}
-
-// pct stops the sampler and returns the CPU the process asked for as a
-// share of cores (-1: fewer than two readings a second apart).
-func (s *schedSampler) pct(cores int) float64 {
-	s.read()
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	el := s.t1.Sub(s.t0)
-	if s.n < 2 || el < time.Second || cores <= 0 {
-		return -1
-	}
-	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
 }
 
 // triagePerf is perf_event's sampler run beside a triage session for
@@ -281,11 +180,7 @@ func triageTarget(st *source.Stream) string {
 
 func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out string, cpu bool) error {
 	copts := counters.Options{Interval: time.Second}
-	spec, err := t.spec(cmd, args, triageProviders(cpu, &copts))
-	if err != nil {
-		return err
-	}
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.open(cmd, args, triageProviders(cpu, &copts))
 	if err != nil {
 		return err
 	}
@@ -300,10 +195,10 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	set := analysis.NewSet()
 	a := triage.Register(set, triage.Options{Target: target, CounterSessionID: sid, Refine: true})
 	set.Start(st.Header())
-	var sched *schedSampler
+	var sched *procfs.DemandSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
-		sched = startSched(st.Pid)
+		sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
 		proc = source.WatchProc(st.Pid)
 	}
 	// Without --cpu, the top methods come from perf_event where the
@@ -326,18 +221,15 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		st.Close()
 		return err
 	}
-	if proc != nil {
-		proc.Stop()
-		a.Symbols().SetMappings(proc.Mappings())
-	}
+	proc.Finish(a.Symbols().SetMappings)
 	cores, demand := 0, -1.0
 	if sched != nil {
 		cores = runtime.NumCPU()
-		demand = sched.pct(cores)
+		demand = sched.Pct(cores)
 	}
 	a.SetCPU(cores, demand)
 	if sched != nil {
-		if tid, pct := sched.busiest(); pct > 0 {
+		if tid, pct := sched.Busiest(); pct > 0 {
 			name := ""
 			if proc != nil {
 				name = proc.ThreadNames()[tid]
@@ -346,16 +238,8 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		}
 	}
 	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	if format == "json" {
-		err = report.WriteTriageJSON(w, d)
-	} else {
-		err = report.WriteTriageText(w, d)
-	}
-	err = closeOut(err)
-	return finish(st, in, err)
+	return writeReport(cmd, st, in, out, formats{
+		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },
+		json: func(w io.Writer) error { return report.WriteTriageJSON(w, d) },
+	}.pick(format))
 }

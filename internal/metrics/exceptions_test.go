@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -21,18 +20,9 @@ func TestExceptionSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(scrape(t, Handler(reg), ""))
-	for _, want := range []string{
-		"# TYPE clrspy_exceptions_thrown_total counter",
+	compare(t, reg, exposition(famExceptionSites, "counter",
 		`clrspy_exceptions_thrown_total{error_type="System.InvalidOperationException",pid="7",process="Shop",throw_site="Shop.Orders.Lookup(int32)"} 5`,
 		`clrspy_exceptions_thrown_total{error_type="System.InvalidOperationException",pid="7",process="Shop",throw_site="[other sites]"} 2`,
 		`clrspy_exceptions_thrown_total{error_type="[other types]",pid="7",process="Shop",throw_site="[other sites]"} 2`,
-	} {
-		if !strings.Contains(text, want+"\n") {
-			t.Errorf("exposition lacks %s", want)
-		}
-	}
-	if n := strings.Count(text, "\nclrspy_exceptions_thrown_total{"); n != 3 {
-		t.Errorf("%d exception series, want 3", n)
-	}
+	), famExceptionSites.Name)
 }

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -17,16 +16,10 @@ func TestThreadPoolFamilies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(scrape(t, Handler(reg), ""))
-	for _, want := range []string{
-		`clrspy_thread_pool_starvation_episodes_total{pid="7",process="Starve"} 1`,
-		`clrspy_thread_pool_injections_total{pid="7",process="Starve",reason="cooperative_blocking"} 13`,
-		`clrspy_thread_pool_injections_total{pid="7",process="Starve",reason="starvation"} 2`,
-		`clrspy_thread_pool_blocked_seconds_total{pid="7",process="Starve"} 6.5`,
-		"# TYPE clrspy_thread_pool_blocked_seconds_total counter",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("no %q in\n%s", want, text)
-		}
-	}
+	compare(t, reg, exposition(famTPEpisodes, "counter", `clrspy_thread_pool_starvation_episodes_total{pid="7",process="Starve"} 1`)+
+		exposition(famTPInjections, "counter",
+			`clrspy_thread_pool_injections_total{pid="7",process="Starve",reason="cooperative_blocking"} 13`,
+			`clrspy_thread_pool_injections_total{pid="7",process="Starve",reason="starvation"} 2`)+
+		exposition(famTPBlocked, "counter", `clrspy_thread_pool_blocked_seconds_total{pid="7",process="Starve"} 6.5`),
+		famTPEpisodes.Name, famTPInjections.Name, famTPBlocked.Name)
 }

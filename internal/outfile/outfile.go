@@ -1,8 +1,6 @@
 package outfile
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -14,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/clrspy/clrspy/internal/procfs"
 )
 
 // PartialSuffix starts the suffix of the file being written.
@@ -409,17 +409,12 @@ func unwrapPath(err error) error {
 // with umask(2) would change it for a moment under other goroutines).
 func umask() os.FileMode {
 	umaskVal := 0o022
-	if f, err := os.Open("/proc/self/status"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
-				if n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
-					umaskVal = int(n)
-				}
-				break
+	if b, err := procfs.Status(procfs.Self); err == nil {
+		if v := procfs.StatusField(b, "Umask"); len(v) == 1 {
+			if n, err := strconv.ParseUint(v[0], 8, 32); err == nil {
+				umaskVal = int(n)
 			}
 		}
-		f.Close()
 	}
 	return os.FileMode(umaskVal)
 }

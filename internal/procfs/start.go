@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times:
+// ClockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times:
 // 100 on every Linux architecture Go runs on.
-const clockTicks = 100
+const ClockTicks = 100
 
 // StartTime is when a process started: its start time in /proc/PID/stat
 // (clock ticks after boot) plus the boot time in /proc/stat.
@@ -29,7 +29,7 @@ func StartTime(pid int) (time.Time, error) {
 			if err != nil {
 				return time.Time{}, fmt.Errorf("/proc/stat: btime: %w", err)
 			}
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / clockTicks), nil
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / ClockTicks), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("/proc/stat: no btime")
@@ -39,25 +39,13 @@ func StartTime(pid int) (time.Time, error) {
 // 22 of /proc/PID/stat): with the pid, it names one process for good (a
 // pid reused later has another start time).
 func StartTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	b, err := file(pid, "stat")
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces and parentheses: fields
-	// are counted from the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// Field 22 (starttime) is the 20th after the command.
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	ticks, err := ParseStartTicks(b)
 	if err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: starttime: %w", pid, err)
+		return 0, fmt.Errorf("/proc/%d/%w", pid, err)
 	}
 	return ticks, nil
 }

@@ -3,7 +3,6 @@ package procfs
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -28,14 +27,13 @@ type Task struct {
 // ReadTask reads one thread's comm, stat, syscall and wchan.
 func ReadTask(pid int, tid uint64) Task {
 	t := Task{Tid: tid, Name: Comm(pid, tid), Syscall: -2}
-	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
-	if b, err := os.ReadFile(dir + "stat"); err == nil {
+	if b, err := TaskFile(pid, int(tid), "stat"); err == nil {
 		// "tid (comm) S ...": comm may hold spaces and parentheses.
 		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
 			t.State = b[i+2]
 		}
 	}
-	if b, err := os.ReadFile(dir + "syscall"); err == nil {
+	if b, err := TaskFile(pid, int(tid), "syscall"); err == nil {
 		f := strings.Fields(string(b))
 		switch {
 		case len(f) > 0 && f[0] == "running":
@@ -46,7 +44,7 @@ func ReadTask(pid int, tid uint64) Task {
 			}
 		}
 	}
-	if b, err := os.ReadFile(dir + "wchan"); err == nil {
+	if b, err := TaskFile(pid, int(tid), "wchan"); err == nil {
 		if w := strings.TrimSpace(string(b)); w != "0" {
 			t.Wchan = w
 		}

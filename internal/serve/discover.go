@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,8 +78,7 @@ func newDiscovery(d *Daemon) (*discovery, error) {
 	}
 	disc := &discovery{d: d, w: w, watched: make(map[string]bool), socks: make(map[string]map[string]bool),
 		seen: make(map[int]*procEntry), self: os.Getpid(), kick: make(chan int, 256)}
-	disc.myMnt, _ = os.Readlink("/proc/self/ns/mnt")
-	disc.myPidNs, _ = os.Readlink("/proc/self/ns/pid")
+	disc.myMnt, disc.myPidNs = procfs.Namespace(procfs.Self, "mnt"), procfs.Namespace(procfs.Self, "pid")
 	disc.portEnv = d.cfg.DiagnosticPort
 	dirs := d.cfg.SocketDirs
 	if len(dirs) == 0 {
@@ -231,25 +229,14 @@ func (disc *discovery) scan() {
 		// Only these can match: no need to list /proc.
 		pids = disc.d.cfg.Pids
 	} else {
-		f, err := os.Open("/proc")
-		if err != nil {
+		var err error
+		if pids, err = procfs.Pids(); err != nil {
 			return
-		}
-		names, _ := f.Readdirnames(-1)
-		f.Close()
-		pids = make([]int, 0, len(names))
-		for _, n := range names {
-			if n[0] < '0' || n[0] > '9' {
-				continue
-			}
-			if p, err := strconv.Atoi(n); err == nil {
-				pids = append(pids, p)
-			}
 		}
 	}
 	live := make(map[int]bool, len(pids))
 	now := time.Now()
-	uptime := uptimeSec()
+	uptime, _ := procfs.Uptime()
 	for _, pid := range pids {
 		if pid == disc.self {
 			continue
@@ -259,7 +246,7 @@ func (disc *discovery) scan() {
 		switch {
 		case e == nil:
 			disc.probe(pid)
-		case e.state == pending && now.Sub(e.checked) >= time.Second && uptime-float64(e.ticks)/clockTicks < youngSec:
+		case e.state == pending && now.Sub(e.checked) >= time.Second && uptime-float64(e.ticks)/procfs.ClockTicks < youngSec:
 			disc.probe(pid)
 		}
 	}
@@ -274,22 +261,6 @@ func (disc *discovery) scan() {
 			}
 		}
 	}
-}
-
-// clockTicks is USER_HZ, the unit of /proc start times.
-const clockTicks = 100
-
-func uptimeSec() float64 {
-	b, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
 }
 
 // probe decides what a process is: pending (no socket yet), ignored, or
@@ -308,17 +279,15 @@ func (disc *discovery) probe(pid int) {
 		return
 	}
 	e.checked = time.Now()
-	mnt, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
-	pidNs, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
-	namespaced := mnt != disc.myMnt || pidNs != disc.myPidNs
-	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	namespaced := procfs.Namespace(pid, "mnt") != disc.myMnt || procfs.Namespace(pid, "pid") != disc.myPidNs
+	env, _ := procfs.Environ(pid)
 	if disc.portEnv != "" && listensOn(env, disc.portEnv) {
 		// Its runtime connects to our diagnostic port: monitored there.
 		e.state = ignored
 		return
 	}
 	if !namespaced {
-		dir := envValue(env, "TMPDIR")
+		dir, _ := procfs.EnvValue(env, "TMPDIR")
 		if dir == "" {
 			dir = "/tmp"
 		}
@@ -355,7 +324,7 @@ func (disc *discovery) probe(pid int) {
 // (or COMPlus_) names path.
 func listensOn(env []byte, path string) bool {
 	for _, k := range []string{"DOTNET_DiagnosticPorts", "COMPlus_DiagnosticPorts"} {
-		v := envValue(env, k)
+		v, _ := procfs.EnvValue(env, k)
 		for _, port := range strings.Split(v, ";") {
 			addr, _, _ := strings.Cut(port, ",")
 			if addr != "" && filepath.Clean(addr) == filepath.Clean(path) {
@@ -364,15 +333,6 @@ func listensOn(env []byte, path string) bool {
 		}
 	}
 	return false
-}
-
-func envValue(env []byte, key string) string {
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte(key+"=")); ok {
-			return string(v)
-		}
-	}
-	return ""
 }
 
 // attach starts monitoring a discovered process.

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/source"
 )
@@ -71,28 +71,14 @@ func PeerUID(local, remote string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(table)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			// sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
-			fs := strings.Fields(sc.Text())
-			if len(fs) < 8 || !strings.EqualFold(fs[1], r) || !strings.EqualFold(fs[2], l) {
-				continue
-			}
-			f.Close()
-			uid, err := strconv.Atoi(fs[7])
-			if err != nil {
-				return -1, fmt.Errorf("%s: bad uid %q", table, fs[7])
-			}
-			return uid, nil
-		}
-		f.Close()
+	uid, found, err := procfs.TCPOwner(r, l)
+	if err != nil {
+		return -1, err
 	}
-	return -1, fmt.Errorf("no socket %s -> %s in /proc/net/tcp", remote, local)
+	if !found {
+		return -1, fmt.Errorf("no socket %s -> %s in /proc/net/tcp", remote, local)
+	}
+	return uid, nil
 }
 
 // procNetAddr spells a "host:port" as /proc/net/tcp does: the address's

@@ -385,7 +385,7 @@ func (t *target) cpuProfiles(ctx context.Context, id string) {
 			return
 		}
 		if err != nil {
-			if _, serr := os.Stat("/proc/" + strconv.Itoa(pid)); serr != nil {
+			if !procfs.Exists(pid) {
 				return // the process exited: the session ends too
 			}
 			d.log.Warn("CPU profile", "pid", t.pidLabel, "process", t.name, "err", err)

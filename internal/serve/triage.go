@@ -69,7 +69,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		cur := mon.Snapshot()
 		env := monitor.TriageEnv{Target: "--pid " + pid, Cores: runtime.NumCPU(), CPUDemandPct: -1}
 		if s1, err1 := procfs.SchedNanos(procPid); procPid > 0 && err0 == nil && err1 == nil {
-			env.CPUDemandPct = float64(s1-s0) * 100 / float64(time.Since(t0).Nanoseconds()) / float64(env.Cores)
+			env.CPUDemandPct = procfs.DemandPct(s0, s1, time.Since(t0), env.Cores)
 		}
 		if procPid > 0 {
 			if ths, err := procfs.Threads(procPid); err == nil {

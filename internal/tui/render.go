@@ -148,7 +148,7 @@ func (m *Model) titleBar(items []string, W int) []string {
 	return out
 }
 
-// header is the title bar (process, runtime, GC flavour, uptime,
+// header is the title bar (process, runtime, GC flavor, uptime,
 // allocation rate) and the GC figures: heap sizes after the last GC,
 // GCs per generation, % paused per window, the longest pause.
 func (m *Model) header(sc *Screen, W int) []string {

@@ -335,7 +335,7 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	return sc
 }
 
-// flavor is the GC flavour with the heap count of a server GC.
+// flavor is the GC flavor with the heap count of a server GC.
 func flavor(f monitor.GCFlavor) string {
 	s := f.String()
 	if f.Kind == "server" && f.Heaps > 0 {

@@ -140,11 +140,11 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			if got, want := section(live.Exceptions), section(off.Exceptions); got != want {
 				t.Errorf("exceptions:\nlive %s\nfile %s", got, want)
 			}
-			// The header's GC flavour line ("workstation, concurrent GC, N
-			// heaps"): the kind from the monitor's flavour, the heaps from
+			// The header's GC flavor line ("workstation, concurrent GC, N
+			// heaps"): the kind from the monitor's flavor, the heaps from
 			// the rows (the page's maxOf(heaps)).
 			if lg, fg := live.Run.GC+fmt.Sprint(maxHeaps(live.GCs)), off.Run.GC+fmt.Sprint(maxHeaps(off.GCs)); lg != fg {
-				t.Errorf("GC flavour: live %q, file %q", lg, fg)
+				t.Errorf("GC flavor: live %q, file %q", lg, fg)
 			}
 			lf, ff := flamePaths(live.CPU), flamePaths(off.CPU)
 			// One node per path: a method's code versions (tier 0, tier 1,
@@ -392,7 +392,7 @@ func flameMethods(f *report.Flame) (self, total map[string]int64) {
 }
 
 // maxHeaps is the largest heap count of a page's GC rows: what the page's
-// header adds to the GC flavour.
+// header adds to the GC flavor.
 func maxHeaps(c *report.GCColumns) int {
 	n := 0
 	if c != nil {

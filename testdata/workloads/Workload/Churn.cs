@@ -9,7 +9,7 @@ namespace Workload;
 // seconds), window (live objects kept, 20000), loh (every Nth iteration
 // allocates an 100 KB array, 50), gen2 (induced blocking gen2 GCs at the
 // end, 0: how many gen2 GCs the churn itself makes depends on the
-// machine's cache size, so a test that needs one asks). GC flavour comes from DOTNET_gcServer and
+// machine's cache size, so a test that needs one asks). GC flavor comes from DOTNET_gcServer and
 // DOTNET_gcConcurrent. With phases=1 it runs until told to end (Progress);
 // with pauselog=1 it records the runtime's pause per GC (PauseLog).
 public sealed class Churn : IWorkload
