@@ -25,14 +25,14 @@ type Builder struct {
 	ptr   int
 	stats analysis.Stats
 
-	state  int // waiting, dumping, done
-	gc     uint32
-	end    int64 // the dump GC's GCEnd
-	pause  int64 // its stop (ns), from the pause analysis (Stopped)
+	state int // waiting, dumping, done
+	gc    uint32
+	end   int64 // the dump GC's GCEnd
+	pause int64 // its stop (ns), from the pause analysis (Stopped)
 	// stoppedAt: when that stop began (ns since the session's start): when
 	// the snapshot was taken.
 	stoppedAt int64
-	onDone func()
+	onDone    func()
 
 	// Nodes in the order described, parallel arrays (mapped outside the
 	// Go heap when mem is set: see mem_linux.go).
