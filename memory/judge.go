@@ -1,0 +1,129 @@
+package memory
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Sample is a split taken at AtNs (nanoseconds since the first sample).
+type Sample struct {
+	AtNs  int64
+	Split Split
+}
+
+// Growth is how one part (or the whole RSS, Kind "") changed over a
+// timeline: last less first, and the least-squares slope.
+type Growth struct {
+	Kind   Kind
+	Delta  int64
+	PerSec float64
+}
+
+// Growths are the RSS's growth (Kind "") and each part's, Kinds order.
+func Growths(ss []Sample) []Growth {
+	if len(ss) < 2 {
+		return nil
+	}
+	get := func(k Kind, s *Split) float64 {
+		if k == "" {
+			return float64(s.Rss)
+		}
+		return float64(s.Bytes(k))
+	}
+	out := []Growth{}
+	for _, k := range append([]Kind{""}, Kinds...) {
+		first, last := get(k, &ss[0].Split), get(k, &ss[len(ss)-1].Split)
+		out = append(out, Growth{Kind: k, Delta: int64(last - first), PerSec: slope(ss, func(s *Split) float64 { return get(k, s) })})
+	}
+	return out
+}
+
+func slope(ss []Sample, y func(*Split) float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for i := range ss {
+		x := float64(ss[i].AtNs) / 1e9
+		v := y(&ss[i].Split)
+		n++
+		sx += x
+		sy += v
+		sxx += x * x
+		sxy += x * v
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// Steady is the change under which a part counts as flat over a timeline:
+// 1 MiB, or 1 % of the first RSS when that is more.
+func Steady(ss []Sample) float64 {
+	if len(ss) == 0 {
+		return 1 << 20
+	}
+	return math.Max(1<<20, float64(ss[0].Split.Rss)/100)
+}
+
+// Judge says in one line which part grows over the timeline ss, and how
+// close the process is to its cgroup's limit (limit 0: none; usage is the
+// cgroup's usage at the end).
+func Judge(ss []Sample, limit, usage uint64) string {
+	var parts []string
+	if len(ss) < 2 {
+		parts = append(parts, "one sample, no trend (--duration samples the split over time)")
+	} else {
+		parts = append(parts, judgeGrowth(ss))
+	}
+	if limit > 0 {
+		pct := 100 * float64(usage) / float64(limit)
+		parts = append(parts, fmt.Sprintf("%.0f %% of the cgroup's memory limit (%s of %s)", pct, MiB(int64(usage)), MiB(int64(limit))))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func judgeGrowth(ss []Sample) string {
+	gs := Growths(ss)
+	span := float64(ss[len(ss)-1].AtNs-ss[0].AtNs) / 1e9
+	steady := Steady(ss)
+	rss := gs[0]
+	var top *Growth
+	for i := 1; i < len(gs); i++ {
+		if float64(gs[i].Delta) >= steady && (top == nil || gs[i].Delta > top.Delta) {
+			top = &gs[i]
+		}
+	}
+	var gc Growth
+	for _, g := range gs {
+		if g.Kind == GCHeap {
+			gc = g
+		}
+	}
+	head := fmt.Sprintf("RSS %s in %.0f s", signedMiB(rss.Delta), span)
+	if top == nil {
+		if math.Abs(float64(rss.Delta)) < steady {
+			return head + ": flat, no part grows"
+		}
+		return head + ": no one part grows by more than " + MiB(int64(steady))
+	}
+	s := fmt.Sprintf("%s: %s grows %s/s (%s)", head, top.Kind.Label(), MiB(int64(top.PerSec)), signedMiB(top.Delta))
+	if top.Kind != GCHeap {
+		if math.Abs(float64(gc.Delta)) < steady {
+			s += " while the GC heap is flat"
+		} else {
+			s += fmt.Sprintf(" while the GC heap changes %s", signedMiB(gc.Delta))
+		}
+	}
+	return s
+}
+
+// MiB formats bytes in MiB with one decimal.
+func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func signedMiB(b int64) string {
+	if b >= 0 {
+		return "+" + MiB(b)
+	}
+	return MiB(b)
+}
