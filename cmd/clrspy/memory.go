@@ -235,4 +235,3 @@ func spList(m map[int]uint64) []uint64 {
 	}
 	return out
 }
-

@@ -13,7 +13,8 @@ namespace Workload;
 // list, allocated at the start).
 //
 // With rateKBps > 0 it leaks that many KB a second (half each way, 20 steps
-// a second) for seconds, then exits. Otherwise it does what each stdin line
+// a second) for seconds, then exits; "leaking COUNTS" on stderr says the
+// managed heap is kept and the leak begins. Otherwise it does what each stdin line
 // says, acknowledging each on stderr with "done CMD ..." and its counts:
 //   hglobal KB   leak KB through AllocHGlobal
 //   malloc KB    leak KB through malloc
@@ -44,6 +45,7 @@ public sealed class NativeLeak : IWorkload
         if (rate > 0)
         {
             double seconds = opt.Double("seconds", 5);
+            Console.Error.WriteLine("leaking " + Counts());
             var sw = Stopwatch.StartNew();
             long steps = 0;
             while (sw.Elapsed.TotalSeconds < seconds)
