@@ -110,7 +110,17 @@ func Classify(es []procfs.SmapsEntry, h Hints) Split {
 	kinds := make([]Kind, len(es))
 	s := Split{Mappings: len(es)}
 
-	runs := anonRuns(es)
+	// Thread stacks first: one can sit right below the GC's reservation,
+	// and must not be taken into it.
+	for i := range es {
+		if stackAt(es, i, h.StackPointers) {
+			kinds[i] = Stacks
+			if i > 0 && guard(&es[i-1]) && es[i-1].End == es[i].Start {
+				kinds[i-1] = Stacks
+			}
+		}
+	}
+	runs := anonRuns(es, kinds)
 	gc := pickGCRun(es, runs, h.HeapAddresses)
 	for ri, r := range runs {
 		if !r.runtime {
@@ -145,7 +155,7 @@ func Classify(es []procfs.SmapsEntry, h Hints) Split {
 		if kinds[i] != "" {
 			continue
 		}
-		kinds[i] = classifyOne(es, i, h.StackPointers)
+		kinds[i] = classifyOne(es, i)
 	}
 
 	parts := map[Kind]*Part{}
@@ -209,10 +219,10 @@ type run struct {
 	anchored int  // heap addresses in it
 }
 
-func anonRuns(es []procfs.SmapsEntry) []run {
+func anonRuns(es []procfs.SmapsEntry, kinds []Kind) []run {
 	var out []run
 	for i := 0; i < len(es); {
-		if !anonymous(&es[i]) || mallocArena(&es[i]) {
+		if !anonymous(&es[i]) || mallocArena(&es[i]) || kinds[i] != "" {
 			i++
 			continue
 		}
@@ -220,7 +230,7 @@ func anonRuns(es []procfs.SmapsEntry) []run {
 		j := i
 		for ; j < len(es); j++ {
 			e := &es[j]
-			if !anonymous(e) || mallocArena(e) || (j > i && e.Start != es[j-1].End) {
+			if !anonymous(e) || mallocArena(e) || kinds[j] != "" || (j > i && e.Start != es[j-1].End) {
 				break
 			}
 			if e.HasFlag("dd") && e.Perms == "---p" {
@@ -305,13 +315,11 @@ func regionsStart(es []procfs.SmapsEntry, addrs []uint64) uint64 {
 }
 
 // classifyOne gives a mapping outside the runtime's reservations its part.
-func classifyOne(es []procfs.SmapsEntry, i int, sps []uint64) Kind {
+func classifyOne(es []procfs.SmapsEntry, i int) Kind {
 	e := &es[i]
 	switch {
 	case e.Path == "[heap]":
 		return NativeHeap
-	case e.Path == "[stack]":
-		return Stacks
 	case e.Path == "[vdso]" || e.Path == "[vvar]" || e.Path == "[vvar_vclock]":
 		return Images
 	case doubleMapped(e):
@@ -327,25 +335,39 @@ func classifyOne(es []procfs.SmapsEntry, i int, sps []uint64) Kind {
 	case !anonymous(e):
 		return Other
 	}
-	for _, sp := range sps {
-		if sp >= e.Start && sp < e.End {
-			return Stacks
-		}
-	}
 	if i > 0 {
 		prev := &es[i-1]
 		// A library's .bss: anonymous, right after its last file mapping.
 		if prev.End == e.Start && prev.Inode != 0 && strings.HasPrefix(prev.Path, "/") && !strings.HasPrefix(prev.Path, "/memfd:") {
 			return Images
 		}
-		// A thread stack: writable, right above its guard (an inaccessible
-		// anonymous page or more, neither the runtime's nor malloc's).
-		if strings.HasPrefix(e.Perms, "rw") && prev.End == e.Start && anonymous(prev) && prev.Perms == "---p" &&
-			!prev.HasFlag("dd") && !prev.HasFlag("nr") && prev.Size() <= 1<<20 {
-			return Stacks
-		}
 	}
 	return Other
+}
+
+// guard: an inaccessible anonymous page or more below a thread stack,
+// neither the runtime's reservation (dd) nor malloc's (nr).
+func guard(e *procfs.SmapsEntry) bool {
+	return anonymous(e) && e.Perms == "---p" && !e.HasFlag("dd") && !e.HasFlag("nr") && e.Size() <= 1<<20
+}
+
+// stackAt reports whether es[i] is a thread stack: the [stack], one that
+// holds a thread's stack pointer, or writable anonymous memory right
+// above a guard.
+func stackAt(es []procfs.SmapsEntry, i int, sps []uint64) bool {
+	e := &es[i]
+	if e.Path == "[stack]" {
+		return true
+	}
+	if !anonymous(e) || !strings.HasPrefix(e.Perms, "rw") {
+		return false
+	}
+	for _, sp := range sps {
+		if sp >= e.Start && sp < e.End {
+			return true
+		}
+	}
+	return i > 0 && es[i-1].End == e.Start && guard(&es[i-1])
 }
 
 // imageOf names the file a mapping (or a .bss right after one) belongs to.
