@@ -23,6 +23,7 @@ file) and reports, precisely, what the runtime does to it:
   locks      lock contention: which lock, how long, behind which owner
   exceptions exceptions by type, message, throw and catch site; caught or not
   threadpool thread-pool starvation: threads, queue, injections, blocking call sites
+  memory     where RSS goes: GC heap, runtime, native heap, stacks, images; the cgroup's limit
   triage     what is wrong with a process: ranked findings, evidence, next command
   stat       what a trace file contains
   ps         .NET processes this user can attach to
