@@ -32,6 +32,30 @@ type MemoryDocument struct {
 	// whole); empty with one sample.
 	Growth    []MemoryGrowthJSON `json:"growth"`
 	Judgement string             `json:"judgement"`
+	// Runtime is what the runtime said over the session beside the
+	// sampling; null without one (not a .NET process, --runtime=false).
+	Runtime *MemoryRuntimeJSON `json:"runtime"`
+}
+
+// MemoryRuntimeJSON is what the runtime said of its heap: its counters'
+// last values (null before the first, a second into the session), the
+// generations' sizes after the last GC in the session (null without a
+// GC), and how many heap addresses it reported.
+type MemoryRuntimeJSON struct {
+	GCHeapSizeBytes  *float64               `json:"gc_heap_size_bytes"`
+	GCCommittedBytes *float64               `json:"gc_committed_bytes"`
+	GCs              int                    `json:"gcs"`
+	Generations      *MemoryGenerationsJSON `json:"generations"`
+	HeapAddresses    int                    `json:"heap_addresses"`
+}
+
+// MemoryGenerationsJSON are GCHeapStats' sizes.
+type MemoryGenerationsJSON struct {
+	Gen0 uint64 `json:"gen0_bytes"`
+	Gen1 uint64 `json:"gen1_bytes"`
+	Gen2 uint64 `json:"gen2_bytes"`
+	LOH  uint64 `json:"loh_bytes"`
+	POH  uint64 `json:"poh_bytes"`
 }
 
 // MemoryPartJSON is one part of the split.
@@ -167,6 +191,23 @@ func WriteMemoryText(w io.Writer, d *MemoryDocument, images int) error {
 		fmt.Fprintf(&b, "GC reservation %s-%s, regions from %s (found by %s)\n", g.Start, g.End, g.RegionsStart, g.FoundBy)
 	} else {
 		b.WriteString("GC reservation: not found (the GC heap is counted as other)\n")
+	}
+	if r := d.Runtime; r != nil {
+		b.WriteString("runtime says:")
+		if r.GCHeapSizeBytes != nil {
+			fmt.Fprintf(&b, " GC heap size %s", mib(uint64(*r.GCHeapSizeBytes)))
+		}
+		if r.GCCommittedBytes != nil {
+			fmt.Fprintf(&b, ", committed %s", mib(uint64(*r.GCCommittedBytes)))
+		}
+		if g := r.Generations; g != nil {
+			fmt.Fprintf(&b, "; after the last of %d GCs gen0 %s, gen1 %s, gen2 %s, LOH %s, POH %s", r.GCs,
+				mib(g.Gen0), mib(g.Gen1), mib(g.Gen2), mib(g.LOH), mib(g.POH))
+		}
+		if r.GCHeapSizeBytes == nil && r.Generations == nil {
+			b.WriteString(" nothing yet (its counters publish every second)")
+		}
+		b.WriteString("\n")
 	}
 	if c := d.Cgroup; c != nil {
 		fmt.Fprintf(&b, "cgroup v%d %s: ", c.Version, c.Path)

@@ -27,6 +27,7 @@ type memoryFlags struct {
 	asJSON             bool
 	out                string
 	images             int
+	runtime            bool
 }
 
 func newMemoryCmd() *cobra.Command {
@@ -72,6 +73,7 @@ Ctrl-C ends a --duration early and reports the samples taken.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	fl.StringVarP(&f.out, "output", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
+	fl.BoolVar(&f.runtime, "runtime", true, "for a .NET process, also open an EventPipe session: heap addresses to find the GC's reservation by, its GC counters (one sample waits 1.5 s for them)")
 	return c
 }
 
@@ -156,7 +158,24 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	ss, err := sampleMemory(pid, f.duration, f.interval, exited)
+	var rt *memoryRuntime
+	if f.runtime {
+		if rt, err = startMemoryRuntime(pid); err != nil {
+			notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
+			rt = nil
+		} else if f.duration == 0 {
+			// One sample: give the counters their first publication.
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-exited:
+			}
+		}
+	}
+	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
+	var rtDoc *report.MemoryRuntimeJSON
+	if rt != nil {
+		rtDoc = rt.finish()
+	}
 	if err != nil {
 		return w.Finish(err)
 	}
@@ -166,6 +185,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
 	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
+	d.Runtime = rtDoc
 	if f.asJSON {
 		err = report.WriteMemoryJSON(w, d)
 	} else {
@@ -176,7 +196,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 
 // sampleMemory reads the split now and, for duration, every interval,
 // until the process exits or SIGINT/SIGTERM.
-func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struct{}) ([]memory.Sample, error) {
+func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struct{}, heap func() []uint64) ([]memory.Sample, error) {
 	start := time.Now()
 	take := func() (memory.Sample, error) {
 		es, err := procfs.Smaps(pid)
@@ -192,7 +212,7 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		if len(es) == 0 {
 			return memory.Sample{}, fmt.Errorf("pid %d: its smaps is empty (a kernel thread, or it has exited)", pid)
 		}
-		return memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(pid))})}, nil
+		return memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}, nil
 	}
 	first, err := take()
 	if err != nil {
