@@ -51,6 +51,7 @@ type Part struct {
 	Kind     Kind
 	Bytes    uint64 // resident (RSS)
 	Pss      uint64 // proportional share
+	Uss      uint64 // private to the process (Private_Clean + Private_Dirty)
 	Mappings int
 }
 
@@ -68,8 +69,9 @@ const (
 
 // Split is a process's memory at one moment.
 type Split struct {
-	Rss, Pss, Swap uint64
-	// Parts has every kind, in Kinds order; their Bytes add up to Rss.
+	Rss, Pss, Uss, Swap uint64
+	// Parts has every kind, in Kinds order; their Bytes add up to Rss
+	// (their Pss to Pss, Uss to Uss).
 	Parts []Part
 	// Images are the mapped files, most resident first.
 	Images []Image
@@ -168,9 +170,11 @@ func Classify(es []procfs.SmapsEntry, h Hints) Split {
 		p := parts[kinds[i]]
 		p.Bytes += e.Rss
 		p.Pss += e.Pss
+		p.Uss += e.PrivateClean + e.PrivateDirty
 		p.Mappings++
 		s.Rss += e.Rss
 		s.Pss += e.Pss
+		s.Uss += e.PrivateClean + e.PrivateDirty
 		s.Swap += e.Swap
 		if kinds[i] == Images && e.Rss > 0 {
 			images[imageOf(es, i)] += e.Rss

@@ -20,8 +20,10 @@ type MemoryDocument struct {
 	Process   string `json:"process"`
 	RssBytes  uint64 `json:"rss_bytes"`
 	PssBytes  uint64 `json:"pss_bytes"`
+	UssBytes  uint64 `json:"uss_bytes"`
 	SwapBytes uint64 `json:"swap_bytes"`
-	// Parts add up to RssBytes (their pss_bytes to PssBytes).
+	// Parts add up to RssBytes (their pss_bytes to PssBytes, uss_bytes to
+	// UssBytes).
 	Parts  []MemoryPartJSON  `json:"parts"`
 	Images []MemoryImageJSON `json:"images"`
 	// GCRange is the GC's reservation (null when none was found).
@@ -63,6 +65,7 @@ type MemoryPartJSON struct {
 	Kind     string `json:"kind"`
 	Bytes    uint64 `json:"bytes"`
 	PssBytes uint64 `json:"pss_bytes"`
+	UssBytes uint64 `json:"uss_bytes"`
 	Mappings int    `json:"mappings"`
 }
 
@@ -113,7 +116,7 @@ type MemoryGrowthJSON struct {
 func memoryParts(s *memory.Split) []MemoryPartJSON {
 	out := make([]MemoryPartJSON, 0, len(s.Parts))
 	for _, p := range s.Parts {
-		out = append(out, MemoryPartJSON{Kind: string(p.Kind), Bytes: p.Bytes, PssBytes: p.Pss, Mappings: p.Mappings})
+		out = append(out, MemoryPartJSON{Kind: string(p.Kind), Bytes: p.Bytes, PssBytes: p.Pss, UssBytes: p.Uss, Mappings: p.Mappings})
 	}
 	return out
 }
@@ -122,7 +125,7 @@ func memoryParts(s *memory.Split) []MemoryPartJSON {
 // split reported) and its cgroup (nil: none found).
 func NewMemoryDocument(in Input, pid int, process string, ss []memory.Sample, cg *procfs.CgroupMemory) *MemoryDocument {
 	last := &ss[len(ss)-1].Split
-	d := &MemoryDocument{Input: in, Pid: pid, Process: process, RssBytes: last.Rss, PssBytes: last.Pss, SwapBytes: last.Swap,
+	d := &MemoryDocument{Input: in, Pid: pid, Process: process, RssBytes: last.Rss, PssBytes: last.Pss, UssBytes: last.Uss, SwapBytes: last.Swap,
 		Parts: memoryParts(last), Images: []MemoryImageJSON{}, Timeline: []MemoryPointJSON{}, Growth: []MemoryGrowthJSON{}}
 	for _, im := range last.Images {
 		d.Images = append(d.Images, MemoryImageJSON{Path: im.Path, Bytes: im.Bytes})
@@ -176,15 +179,15 @@ func WriteMemoryJSON(w io.Writer, d *MemoryDocument) error {
 // mapped files.
 func WriteMemoryText(w io.Writer, d *MemoryDocument, images int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pid %d (%s): RSS %s, PSS %s, swap %s\n", d.Pid, d.Process, mib(d.RssBytes), mib(d.PssBytes), mib(d.SwapBytes))
+	fmt.Fprintf(&b, "pid %d (%s): RSS %s, PSS %s, USS %s, swap %s\n", d.Pid, d.Process, mib(d.RssBytes), mib(d.PssBytes), mib(d.UssBytes), mib(d.SwapBytes))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  part\tRSS\t%\tPSS\tmappings\t")
+	fmt.Fprintln(tw, "  part\tRSS\t%\tPSS\tUSS\tmappings\t")
 	for _, p := range d.Parts {
 		pct := 0.0
 		if d.RssBytes > 0 {
 			pct = 100 * float64(p.Bytes) / float64(d.RssBytes)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%.1f\t%s\t%d\t\n", memory.Kind(p.Kind).Label(), mib(p.Bytes), pct, mib(p.PssBytes), p.Mappings)
+		fmt.Fprintf(tw, "  %s\t%s\t%.1f\t%s\t%s\t%d\t\n", memory.Kind(p.Kind).Label(), mib(p.Bytes), pct, mib(p.PssBytes), mib(p.UssBytes), p.Mappings)
 	}
 	tw.Flush()
 	if g := d.GCRange; g != nil {

@@ -21,10 +21,12 @@ type memoryDoc struct {
 	Complete bool   `json:"complete"`
 	RssBytes uint64 `json:"rss_bytes"`
 	PssBytes uint64 `json:"pss_bytes"`
+	UssBytes uint64 `json:"uss_bytes"`
 	Parts    []struct {
 		Kind     string `json:"kind"`
 		Bytes    uint64 `json:"bytes"`
 		PssBytes uint64 `json:"pss_bytes"`
+		UssBytes uint64 `json:"uss_bytes"`
 	} `json:"parts"`
 	Images []struct {
 		Path  string `json:"path"`
@@ -83,18 +85,23 @@ func (d *memoryDoc) growth(kind string) (int64, float64) {
 	return 0, 0
 }
 
-// checkSum: the parts add up to RSS and to PSS exactly, each kind once.
+// checkSum: the parts add up to RSS, PSS and USS exactly, each kind
+// once, USS <= PSS <= RSS.
 func (d *memoryDoc) checkSum(t *testing.T) {
 	t.Helper()
-	var rss, pss uint64
+	var rss, pss, uss uint64
 	seen := map[string]bool{}
 	for _, p := range d.Parts {
 		rss += p.Bytes
 		pss += p.PssBytes
+		uss += p.UssBytes
 		seen[p.Kind] = true
 	}
-	if rss != d.RssBytes || pss != d.PssBytes {
-		t.Errorf("parts add up to RSS %d, PSS %d; the document says %d, %d", rss, pss, d.RssBytes, d.PssBytes)
+	if rss != d.RssBytes || pss != d.PssBytes || uss != d.UssBytes {
+		t.Errorf("parts add up to RSS %d, PSS %d, USS %d; the document says %d, %d, %d", rss, pss, uss, d.RssBytes, d.PssBytes, d.UssBytes)
+	}
+	if !(d.UssBytes <= d.PssBytes && d.PssBytes <= d.RssBytes) || d.UssBytes == 0 {
+		t.Errorf("USS %d, PSS %d, RSS %d: want 0 < USS <= PSS <= RSS", d.UssBytes, d.PssBytes, d.RssBytes)
 	}
 	for _, k := range []string{"gc_heap", "gc_bookkeeping", "jit_code", "loader", "native_heap", "stacks", "images", "other"} {
 		if !seen[k] {
