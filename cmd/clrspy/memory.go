@@ -116,6 +116,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	pid := f.pid
 	var child *exec.Cmd
+	childCode := 0 // a launched program's exit status, once exited is closed
 	exited := make(chan struct{})
 	switch {
 	case f.name != "":
@@ -131,7 +132,14 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			return fmt.Errorf("starting %s: %w", args[0], err)
 		}
 		pid = child.Process.Pid
-		go func() { child.Wait(); close(exited) }()
+		go func() {
+			if err := child.Wait(); err != nil {
+				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+					childCode = ee.ExitCode()
+				}
+			}
+			close(exited)
+		}()
 		defer func() {
 			select {
 			case <-exited:
@@ -191,7 +199,19 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	} else {
 		err = report.WriteMemoryText(w, d, f.images)
 	}
-	return w.Finish(err)
+	if err = w.Finish(err); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+		if childCode != 0 {
+			// The launched program's exit status is clrspy's, as for the
+			// other commands.
+			return &exitError{code: childCode}
+		}
+	default:
+	}
+	return nil
 }
 
 // sampleMemory reads the split now and, for duration, every interval,

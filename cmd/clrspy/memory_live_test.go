@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -444,4 +445,52 @@ func makeMemoryCgroup(t *testing.T, limit uint64) (dir string, version int, limi
 	}
 	t.Fatalf("cannot make a memory cgroup for the test (it needs root and a writable cgroup v2 with the memory controller, or a v1 memory hierarchy): %s", strings.Join(tried, "; "))
 	return
+}
+
+// TestMemoryLiveLaunch: `clrspy memory --duration 10s -- Workload
+// nativeleak rateKBps=4096 seconds=2`: the timeline ends when the program
+// exits (well before 10 s), its output went to stderr (the report keeps
+// stdout), and the native heap grew over the timeline by what the
+// workload says it leaked: more than half of it (the first sample comes
+// 250 ms after the start, the leak may have begun), no more than it and 3
+// MiB (the first sample may also come before the runtime's own start-up
+// mallocs and clrspy's session buffers: 0.4 MiB measured here). Exit
+// status 3 of the program (exit=3) is clrspy's.
+func TestMemoryLiveLaunch(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "memory.json")
+	start := time.Now()
+	_, stderr, err := runCaptured(t, append([]string{"memory", "--json", "-o", out, "--duration", "10s", "--interval", "250ms", "--"},
+		workload.Argv(t, "nativeleak", "managedMB=8", "rateKBps=4096", "seconds=2", "exit=3")...)...)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 3 {
+		t.Fatalf("clrspy memory: %v, want the program's exit status 3\n%s", err, tail(stderr))
+	}
+	if el := time.Since(start); el > 8*time.Second {
+		t.Errorf("took %v: the timeline did not end with the program", el)
+	}
+	wl, err := workload.ParseResult(stderr)
+	if err != nil {
+		t.Fatalf("the workload's result is not on stderr: %v\n%s", err, tail(stderr))
+	}
+	leaked := float64(wl.Int("hglobalBytes") + wl.Int("mallocBytes"))
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d memoryDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	d.checkSum(t)
+	if len(d.Timeline) < 2 {
+		t.Fatalf("%d timeline points", len(d.Timeline))
+	}
+	grew, _ := d.growth("native_heap")
+	t.Logf("native heap +%.2f MiB over the timeline, the workload leaked %.2f MiB in all", float64(grew)/mib, leaked/mib)
+	if float64(grew) > leaked+3*mib || float64(grew) < leaked/2 {
+		t.Errorf("native heap grew %d over the timeline, the workload leaked %.0f in all", grew, leaked)
+	}
+	if !strings.Contains(string(stderr), "exited: the timeline ends with it") {
+		t.Errorf("no notice that the program exited:\n%s", tail(stderr))
+	}
 }
