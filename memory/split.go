@@ -112,9 +112,13 @@ func Classify(es []procfs.SmapsEntry, h Hints) Split {
 	kinds := make([]Kind, len(es))
 	s := Split{Mappings: len(es)}
 
-	// Thread stacks first: one can sit right below the GC's reservation,
-	// and must not be taken into it.
+	// Thread stacks and libraries' .bss first: one can sit right below
+	// the GC's reservation, and must not be taken into it.
 	for i := range es {
+		if bssAt(es, i) {
+			kinds[i] = Images
+			continue
+		}
 		if stackAt(es, i, h.StackPointers) {
 			kinds[i] = Stacks
 			if i > 0 && guard(&es[i-1]) && es[i-1].End == es[i].Start {
@@ -339,14 +343,18 @@ func classifyOne(es []procfs.SmapsEntry, i int) Kind {
 	case !anonymous(e):
 		return Other
 	}
-	if i > 0 {
-		prev := &es[i-1]
-		// A library's .bss: anonymous, right after its last file mapping.
-		if prev.End == e.Start && prev.Inode != 0 && strings.HasPrefix(prev.Path, "/") && !strings.HasPrefix(prev.Path, "/memfd:") {
-			return Images
-		}
-	}
 	return Other
+}
+
+// bssAt reports whether es[i] is a library's .bss: anonymous and
+// writable, right after the library's writable data.
+func bssAt(es []procfs.SmapsEntry, i int) bool {
+	if i == 0 || !anonymous(&es[i]) || !strings.HasPrefix(es[i].Perms, "rw") {
+		return false
+	}
+	prev := &es[i-1]
+	return prev.End == es[i].Start && prev.Inode != 0 && strings.HasPrefix(prev.Path, "/") &&
+		!strings.HasPrefix(prev.Path, "/memfd:") && strings.HasPrefix(prev.Perms, "rw")
 }
 
 // guard: an inaccessible anonymous page or more below a thread stack,

@@ -199,3 +199,30 @@ func TestJudge(t *testing.T) {
 		t.Errorf("Judge:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestClassifyBssBelowGC: a library's .bss right below the GC's
+// reservation stays the library's, and a stack right below stays a stack.
+func TestClassifyBssBelowGC(t *testing.T) {
+	es := procfs.ParseSmaps([]byte(`7f4000100000-7f4000101000 rw-p 00100000 08:01 77                         /usr/lib/libfoo.so
+Rss:                   4 kB
+7f4000101000-7f4000105000 rw-p 00000000 00:00 0
+Rss:                  16 kB
+7f4000105000-7f4000200000 ---p 00000000 00:00 0
+Rss:                   0 kB
+VmFlags: mr mw me dd
+7f4000200000-7f4000201000 rw-p 00000000 00:00 0
+Rss:                   4 kB
+7f4000201000-7f4000400000 ---p 00000000 00:00 0
+Rss:                   0 kB
+VmFlags: mr mw me dd
+7f4000400000-7f4000800000 rw-p 00000000 00:00 0
+Rss:                 400 kB
+7f4000800000-7f4100000000 ---p 00000000 00:00 0
+Rss:                   0 kB
+VmFlags: mr mw me dd
+`))
+	s := Classify(es, Hints{})
+	if s.Bytes(Images) != 20<<10 || s.Bytes(GCBookkeeping) != 4<<10 || s.Bytes(GCHeap) != 400<<10 || s.GCStart != 0x7f4000105000 {
+		t.Errorf("images %d bookkeeping %d heap %d, GC from %#x", s.Bytes(Images), s.Bytes(GCBookkeeping), s.Bytes(GCHeap), s.GCStart)
+	}
+}
