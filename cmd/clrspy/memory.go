@@ -222,7 +222,7 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		es, err := procfs.Smaps(pid)
 		if err != nil {
 			if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
-				return memory.Sample{}, fmt.Errorf("pid %d: no such process", pid)
+				return memory.Sample{}, errGone
 			}
 			if os.IsPermission(err) {
 				return memory.Sample{}, fmt.Errorf("pid %d: cannot read its /proc/%d/smaps (run as its user or root)", pid, pid)
@@ -230,11 +230,14 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 			return memory.Sample{}, fmt.Errorf("pid %d: %w", pid, err)
 		}
 		if len(es) == 0 {
-			return memory.Sample{}, fmt.Errorf("pid %d: its smaps is empty (a kernel thread, or it has exited)", pid)
+			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
 		}
 		return memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}, nil
 	}
 	first, err := take()
+	if err == errGone {
+		return nil, fmt.Errorf("pid %d: no mappings to read (a kernel thread, or it has exited)", pid)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +255,16 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		select {
 		case <-tick.C:
 			s, err := take()
+			if err == errGone {
+				// A launched program's exit is seen here first at times:
+				// let its status arrive before the report.
+				select {
+				case <-exited:
+				case <-time.After(2 * time.Second):
+				}
+				notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
+				return ss, nil
+			}
 			if err != nil {
 				notice(fmt.Sprintf("pid %d: sampling stopped: %v", pid, err))
 				return ss, nil
@@ -267,6 +280,9 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		}
 	}
 }
+
+// errGone: the process's smaps is gone (it exited).
+var errGone = errors.New("no such process")
 
 func spList(m map[int]uint64) []uint64 {
 	out := make([]uint64, 0, len(m))
