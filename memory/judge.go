@@ -6,10 +6,12 @@ import (
 	"strings"
 )
 
-// Sample is a split taken at AtNs (nanoseconds since the first sample).
+// Sample is a split taken at AtNs (nanoseconds since the first sample),
+// with the memory cgroup's usage then (0: unknown).
 type Sample struct {
-	AtNs  int64
-	Split Split
+	AtNs        int64
+	Split       Split
+	CgroupUsage uint64
 }
 
 // Growth is how one part (or the whole RSS, Kind "") changed over a
@@ -78,9 +80,50 @@ func Judge(ss []Sample, limit, usage uint64) string {
 	}
 	if limit > 0 {
 		pct := 100 * float64(usage) / float64(limit)
-		parts = append(parts, fmt.Sprintf("%.0f %% of the cgroup's memory limit (%s of %s)", pct, MiB(int64(usage)), MiB(int64(limit))))
+		s := fmt.Sprintf("%.0f %% of the cgroup's memory limit (%s of %s)", pct, MiB(int64(usage)), MiB(int64(limit)))
+		if eta, ok := TimeToLimit(ss, limit); ok {
+			s += fmt.Sprintf(", reached in %.0f s at this rate", eta)
+		}
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// TimeToLimit is the seconds until the cgroup's usage reaches limit at
+// its slope over ss, when it grows by more than the steady band over
+// them (ok false otherwise, or without usage in every sample).
+func TimeToLimit(ss []Sample, limit uint64) (float64, bool) {
+	if len(ss) < 2 || limit == 0 {
+		return 0, false
+	}
+	for _, s := range ss {
+		if s.CgroupUsage == 0 {
+			return 0, false
+		}
+	}
+	last := ss[len(ss)-1].CgroupUsage
+	if float64(last)-float64(ss[0].CgroupUsage) < Steady(ss) || last >= limit {
+		return 0, false
+	}
+	// The slope over the samples' usage.
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range ss {
+		x, y := float64(s.AtNs)/1e9, float64(s.CgroupUsage)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0, false
+	}
+	rate := (n*sxy - sx*sy) / d
+	if rate <= 0 {
+		return 0, false
+	}
+	return float64(limit-last) / rate, true
 }
 
 func judgeGrowth(ss []Sample) string {

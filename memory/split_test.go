@@ -226,3 +226,25 @@ VmFlags: mr mw me dd
 		t.Errorf("images %d bookkeeping %d heap %d, GC from %#x", s.Bytes(Images), s.Bytes(GCBookkeeping), s.Bytes(GCHeap), s.GCStart)
 	}
 }
+
+// TestTimeToLimit: usage growing 4 MiB/s with 100 MiB of headroom left
+// reaches the limit in 25 s; flat usage never does.
+func TestTimeToLimit(t *testing.T) {
+	ss := []Sample{
+		{AtNs: 0, Split: split(100*mib, nil), CgroupUsage: 92 * mib},
+		{AtNs: 1e9, Split: split(104*mib, nil), CgroupUsage: 96 * mib},
+		{AtNs: 2e9, Split: split(108*mib, nil), CgroupUsage: 100 * mib},
+	}
+	if eta, ok := TimeToLimit(ss, 200*mib); !ok || eta != 25 {
+		t.Errorf("%v %v, want 25 s", eta, ok)
+	}
+	if got, want := Judge(ss, 200*mib, 100*mib), "50 % of the cgroup's memory limit (100.0 MiB of 200.0 MiB), reached in 25 s at this rate"; !strings.HasSuffix(got, want) {
+		t.Errorf("Judge %q, want ...%q", got, want)
+	}
+	for i := range ss {
+		ss[i].CgroupUsage = 100 * mib
+	}
+	if _, ok := TimeToLimit(ss, 200*mib); ok {
+		t.Error("flat usage reaches the limit")
+	}
+}

@@ -104,6 +104,8 @@ type MemoryPointJSON struct {
 	RssBytes uint64           `json:"rss_bytes"`
 	PssBytes uint64           `json:"pss_bytes"`
 	Parts    []MemoryPartJSON `json:"parts"`
+	// CgroupUsageBytes is the memory cgroup's usage then (null: none).
+	CgroupUsageBytes *uint64 `json:"cgroup_usage_bytes"`
 }
 
 // MemoryGrowthJSON is a part's change over the timeline.
@@ -152,7 +154,12 @@ func NewMemoryDocument(in Input, pid int, process string, ss []memory.Sample, cg
 	}
 	if len(ss) > 1 {
 		for _, s := range ss {
-			d.Timeline = append(d.Timeline, MemoryPointJSON{AtMs: float64(s.AtNs) / 1e6, RssBytes: s.Split.Rss, PssBytes: s.Split.Pss, Parts: memoryParts(&s.Split)})
+			p := MemoryPointJSON{AtMs: float64(s.AtNs) / 1e6, RssBytes: s.Split.Rss, PssBytes: s.Split.Pss, Parts: memoryParts(&s.Split)}
+			if s.CgroupUsage > 0 {
+				u := s.CgroupUsage
+				p.CgroupUsageBytes = &u
+			}
+			d.Timeline = append(d.Timeline, p)
 		}
 		for _, g := range memory.Growths(ss) {
 			k := string(g.Kind)

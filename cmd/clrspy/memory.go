@@ -232,7 +232,11 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		if len(es) == 0 {
 			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
 		}
-		return memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}, nil
+		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}
+		if cg, err := procfs.ReadCgroupMemory(pid); err == nil {
+			s.CgroupUsage = cg.Usage
+		}
+		return s, nil
 	}
 	first, err := take()
 	if err == errGone {

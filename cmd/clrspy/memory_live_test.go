@@ -48,9 +48,10 @@ type memoryDoc struct {
 		OOMKills      *int64  `json:"oom_kills"`
 	} `json:"cgroup"`
 	Timeline []struct {
-		AtMs     float64 `json:"at_ms"`
-		RssBytes uint64  `json:"rss_bytes"`
-		Parts    []struct {
+		AtMs             float64 `json:"at_ms"`
+		RssBytes         uint64  `json:"rss_bytes"`
+		CgroupUsageBytes *uint64 `json:"cgroup_usage_bytes"`
+		Parts            []struct {
 			Kind  string `json:"kind"`
 			Bytes uint64 `json:"bytes"`
 		} `json:"parts"`
@@ -492,5 +493,53 @@ func TestMemoryLiveLaunch(t *testing.T) {
 	}
 	if !strings.Contains(string(stderr), "exited: the timeline ends with it") {
 		t.Errorf("no notice that the program exited:\n%s", tail(stderr))
+	}
+}
+
+// TestMemoryLiveCgroupLeak: the nativeleak workload leaking 10 MiB/s in a
+// cgroup limited to 400 MiB, under `clrspy memory --duration 3s`: every
+// timeline point has the cgroup's usage, and the judgement says when the
+// limit is reached at this rate: the headroom at the end over the usage's
+// slope, which the test recomputes from the points (and which must be
+// within a quarter of the headroom over the workload's rate: the cgroup
+// charges the leak and little else while the workload only leaks).
+func TestMemoryLiveCgroupLeak(t *testing.T) {
+	dir, _, _, _ := makeMemoryCgroup(t, 400*mib)
+	sh := exec.Command("/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir, workload.Exe(t), "nativeleak", "managedMB=8", "rateKBps=10240", "seconds=8")
+	p := workload.StartCmd(t, sh, nil)
+	awaitLine(t, p, "leaking", 1)
+	d := memoryJSON(t, "--pid", strconv.Itoa(p.Pid), "--duration", "3s", "--interval", "500ms")
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Timeline) < 4 || d.Cgroup == nil || d.Cgroup.LimitBytes == nil {
+		t.Fatalf("%d points, cgroup %+v", len(d.Timeline), d.Cgroup)
+	}
+	var n, sx, sy, sxx, sxy float64
+	for i, pt := range d.Timeline {
+		if pt.CgroupUsageBytes == nil {
+			t.Fatalf("timeline point %d has no cgroup usage", i)
+		}
+		x, y := pt.AtMs/1000, float64(*pt.CgroupUsageBytes)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	rate := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	last := float64(*d.Timeline[len(d.Timeline)-1].CgroupUsageBytes)
+	eta := (400*mib - last) / rate
+	t.Logf("usage slope %.2f MiB/s, %.1f MiB left: the limit in %.1f s; judgement %q", rate/mib, (400*mib-last)/mib, eta, d.Judgement)
+	// The judgement rounds to a second (the test's float sums may differ
+	// in the last bit, so one second either way).
+	var said float64
+	if i := strings.Index(d.Judgement, "reached in "); i < 0 {
+		t.Fatalf("judgement %q says nothing of when the limit is reached", d.Judgement)
+	} else if _, err := fmt.Sscanf(d.Judgement[i:], "reached in %g s at this rate", &said); err != nil || math.Abs(said-eta) > 1 {
+		t.Errorf("judgement %q, want the limit reached in %.0f s", d.Judgement, eta)
+	}
+	if byRate := (400*mib - last) / (10 * mib); math.Abs(eta-byRate) > byRate/4 {
+		t.Errorf("limit reached in %.1f s by the usage's slope, %.1f s by the workload's rate", eta, byRate)
 	}
 }
