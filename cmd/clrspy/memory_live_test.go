@@ -265,12 +265,12 @@ func TestMemoryLiveNativeLeak(t *testing.T) {
 }
 
 // TestMemoryLiveTimeline: `clrspy memory --duration 4s --interval 500ms`
-// on the nativeleak workload leaking 10 MiB a second (256 KB a step, 16
-// blocks of 16 KB, 40 steps a second; the managed heap kept before it
-// begins). The timeline has a point per interval (at least 6 of the 9 on
+// on the nativeleak workload leaking 10 MiB a second (20 steps a second,
+// each 256 KB through AllocHGlobal and 256 KB through malloc in 16 KB
+// blocks; the managed heap kept before it begins). The timeline has a point per interval (at least 6 of the 9 on
 // a loaded machine), each adding up to its RSS; the native heap's slope is
 // the workload's rate within 10 %: the workload holds its rate to a step
-// (256 KB of the 40 MiB leaked in the window), clrspy's own session adds
+// (512 KB of the 40 MiB leaked in the window), clrspy's own session adds
 // its event buffers in the target (measured: +0.2 MiB/s over these 4 s,
 // 2 %; 10.02 MiB/s with --runtime=false), the rest is margin for a loaded
 // machine delaying a sample. The judgement names the native heap and says
