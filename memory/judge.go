@@ -76,17 +76,30 @@ func Judge(ss []Sample, limit, usage uint64) string {
 	if len(ss) < 2 {
 		parts = append(parts, "one sample, no trend (--duration samples the split over time)")
 	} else {
-		parts = append(parts, judgeGrowth(ss))
+		parts = append(parts, JudgeGrowth(ss))
 	}
 	if limit > 0 {
-		pct := 100 * float64(usage) / float64(limit)
-		s := fmt.Sprintf("%.0f %% of the cgroup's memory limit (%s of %s)", pct, MiB(int64(usage)), MiB(int64(limit)))
-		if eta, ok := TimeToLimit(ss, limit); ok {
-			s += fmt.Sprintf(", reached in %.0f s at this rate", eta)
-		}
-		parts = append(parts, s)
+		parts = append(parts, JudgeLimit(ss, limit, usage))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// JudgeLimit is Judge's part on the cgroup's limit: the share used and,
+// when the usage grows, when the limit is reached at its rate.
+func JudgeLimit(ss []Sample, limit, usage uint64) string {
+	s := fmt.Sprintf("%.0f %% of the cgroup's memory limit (%s of %s)", LimitPct(limit, usage), MiB(int64(usage)), MiB(int64(limit)))
+	if eta, ok := TimeToLimit(ss, limit); ok {
+		s += fmt.Sprintf(", reached in %.0f s at this rate", eta)
+	}
+	return s
+}
+
+// LimitPct is usage as a share of limit in percent (0 without a limit).
+func LimitPct(limit, usage uint64) float64 {
+	if limit == 0 {
+		return 0
+	}
+	return 100 * float64(usage) / float64(limit)
 }
 
 // TimeToLimit is the seconds until the cgroup's usage reaches limit at
@@ -126,17 +139,15 @@ func TimeToLimit(ss []Sample, limit uint64) (float64, bool) {
 	return float64(limit-last) / rate, true
 }
 
-func judgeGrowth(ss []Sample) string {
+// JudgeGrowth is Judge's part on the growth (at least two samples): the
+// RSS's change, the part that grew most and its rate, and the GC heap's
+// change beside it.
+func JudgeGrowth(ss []Sample) string {
 	gs := Growths(ss)
 	span := float64(ss[len(ss)-1].AtNs-ss[0].AtNs) / 1e9
 	steady := Steady(ss)
 	rss := gs[0]
-	var top *Growth
-	for i := 1; i < len(gs); i++ {
-		if float64(gs[i].Delta) >= steady && (top == nil || gs[i].Delta > top.Delta) {
-			top = &gs[i]
-		}
-	}
+	top := topGrowth(gs, steady)
 	var gc Growth
 	for _, g := range gs {
 		if g.Kind == GCHeap {
@@ -169,4 +180,26 @@ func signedMiB(b int64) string {
 		return "+" + MiB(b)
 	}
 	return MiB(b)
+}
+
+// Top is the part that grew most over ss, when one grew by more than the
+// steady band (ok false otherwise, or with fewer than two samples).
+func Top(ss []Sample) (g Growth, ok bool) {
+	if len(ss) < 2 {
+		return Growth{}, false
+	}
+	if t := topGrowth(Growths(ss), Steady(ss)); t != nil {
+		return *t, true
+	}
+	return Growth{}, false
+}
+
+func topGrowth(gs []Growth, steady float64) *Growth {
+	var top *Growth
+	for i := 1; i < len(gs); i++ {
+		if float64(gs[i].Delta) >= steady && (top == nil || gs[i].Delta > top.Delta) {
+			top = &gs[i]
+		}
+	}
+	return top
 }
