@@ -15,6 +15,7 @@ import (
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -153,6 +154,60 @@ func (s *schedSampler) pct(cores int) float64 {
 	return float64(s.v1-s.v0) * 100 / float64(el.Nanoseconds()) / float64(cores)
 }
 
+// splitSampler reads the target's memory split (package memory) and its
+// cgroup every second while the session runs: the memory finding of
+// what the GC's figures cannot see.
+type splitSampler struct {
+	pid   int
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	ss    []memory.Sample
+	limit uint64
+	usage uint64
+}
+
+func startSplits(pid int) *splitSampler {
+	s := &splitSampler{pid: pid, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s.read()
+	go func() {
+		defer close(s.done)
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tk.C:
+				s.read()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *splitSampler) read() {
+	es, err := procfs.Smaps(s.pid)
+	if err != nil || len(es) == 0 {
+		return
+	}
+	smp := memory.Sample{AtNs: int64(time.Since(s.start)), Split: memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(s.pid))})}
+	if cg, err := procfs.ReadCgroupMemory(s.pid); err == nil {
+		smp.CgroupUsage = cg.Usage
+		s.limit, s.usage = cg.Limit, cg.Usage
+	}
+	s.ss = append(s.ss, smp)
+}
+
+// facts stops the sampler (one last read) and judges the samples (nil:
+// none could be read).
+func (s *splitSampler) facts() *triage.SplitFacts {
+	close(s.stop)
+	<-s.done
+	s.read()
+	return triage.SplitOf(s.ss, s.limit, s.usage)
+}
+
 // triageTarget names the target in the next commands: an attached pid,
 // a launched command (its process is gone when the next command runs), a
 // file.
@@ -188,9 +243,11 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	a := triage.New(st.Header(), triage.Options{Target: target, CounterSessionID: sid, Symbols: sym,
 		Contributors: []triage.Contributor{triage.ThreadPool(st.Header(), sym), triage.Exceptions(st.Header(), sym)}})
 	var sched *schedSampler
+	var mem *splitSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
 		sched = startSched(st.Pid)
+		mem = startSplits(st.Pid)
 		proc = source.WatchProc(st.Pid)
 	}
 	in, err := run(st, stopWatch, sym, a)
@@ -208,7 +265,11 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		demand = sched.pct(cores)
 	}
 	a.SetCPU(cores, demand)
-	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
+	facts := a.Facts()
+	if mem != nil {
+		facts.Memory.Split = mem.facts()
+	}
+	d := report.NewTriageDocument(in, facts, a.Runtime())
 	w, closeOut, err := openOutput(cmd, st, out)
 	if err != nil {
 		st.Close()

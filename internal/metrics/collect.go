@@ -165,6 +165,7 @@ func walkTarget(t *Target, s sink) {
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
 	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	f.Memory.Split = splitFacts(t)
 	var n [len(triageSeverities)][]int
 	for i := range n {
 		n[i] = make([]int, len(triage.Areas))

@@ -1,5 +1,7 @@
 package metrics
 
+import "github.com/clrspy/clrspy/triage"
+
 // The memory families: the process's RSS split by package memory (the
 // kinds of `clrspy memory`), and its memory cgroup's limit and usage.
 var (
@@ -47,4 +49,13 @@ func walkMemory(t *Target, lv func(...string) []string, s sink) {
 	if cg.OOMKills >= 0 {
 		s.value(famCgroupOOM, float64(cg.OOMKills), lv())
 	}
+}
+
+// splitFacts are triage's facts of the target's splits (nil: none read).
+func splitFacts(t *Target) *triage.SplitFacts {
+	var limit, usage uint64
+	if t.Cgroup != nil {
+		limit, usage = t.Cgroup.Limit, t.Cgroup.Usage
+	}
+	return triage.SplitOf(t.Memory, limit, usage)
 }
