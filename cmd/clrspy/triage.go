@@ -247,7 +247,11 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
 		sched = startSched(st.Pid)
-		mem = startSplits(st.Pid)
+		if st.Kind == source.Attach {
+			// A launched program's start-up grows its native heap and
+			// loader heaps from nothing: not a trend to judge.
+			mem = startSplits(st.Pid)
+		}
 		proc = source.WatchProc(st.Pid)
 	}
 	in, err := run(st, stopWatch, sym, a)
