@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/triage"
 )
@@ -195,6 +197,27 @@ func TestMemoryMetrics(t *testing.T) {
 	if v, ok := m0["clrspy_cgroup_memory_oom_kills_total"]; !ok || v != 0 {
 		t.Errorf("OOM kills %v (%v), want 0", v, ok)
 	}
+
+	// The cost of one read (docs/memory.md): smaps, the threads' stack
+	// pointers, the cgroup, the split; beside smaps_rollup alone.
+	const reads = 20
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	t0 := time.Now()
+	for i := 0; i < reads; i++ {
+		if _, _, err := readMemory(p.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wall := time.Since(t0) / reads
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	t1 := time.Now()
+	for i := 0; i < reads; i++ {
+		rollupRss(t, p.Pid)
+	}
+	es, _ := procfs.Smaps(p.Pid)
+	t.Logf("one read: %.2f ms wall, %.2f ms CPU (clrspy, its sessions included) for %d mappings; smaps_rollup alone %.2f ms", float64(wall)/1e6,
+		float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())/1e6/reads, len(es), float64(time.Since(t1)/reads)/1e6)
 
 	p.Stdin("hglobal 32768\nmalloc 16384\ninfo\n")
 	after := leakLine(t, p, "done info", 2)
