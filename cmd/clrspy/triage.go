@@ -187,16 +187,35 @@ func startSplits(pid int) *splitSampler {
 }
 
 func (s *splitSampler) read() {
-	es, err := procfs.Smaps(s.pid)
-	if err != nil || len(es) == 0 {
+	sp, cg, err := readSplit(s.pid)
+	if err != nil {
 		return
 	}
-	smp := memory.Sample{AtNs: int64(time.Since(s.start)), Split: memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(s.pid))})}
-	if cg, err := procfs.ReadCgroupMemory(s.pid); err == nil {
+	smp := memory.Sample{AtNs: int64(time.Since(s.start)), Split: *sp}
+	if cg != nil {
 		smp.CgroupUsage = cg.Usage
 		s.limit, s.usage = cg.Limit, cg.Usage
 	}
 	s.ss = append(s.ss, smp)
+}
+
+// readSplit is pid's memory split now (smaps and its threads' stack
+// pointers, no runtime session) and its memory cgroup (nil: none
+// visible): triage's and top's reading.
+func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
+	es, err := procfs.Smaps(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(es) == 0 {
+		return nil, nil, errGone
+	}
+	sp := memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(pid))})
+	cg, err := procfs.ReadCgroupMemory(pid)
+	if err != nil {
+		cg = nil
+	}
+	return &sp, cg, nil
 }
 
 // facts stops the sampler (one last read) and judges the samples (nil:

@@ -140,6 +140,8 @@ type Model struct {
 	frozen     bool
 	frozenSnap *monitor.Snapshot
 	frozenHist []sample
+	// mem is the memory line (SetMemory; nil: none).
+	mem *Memory
 }
 
 // New returns a Model of 80x24 with no snapshot yet.
