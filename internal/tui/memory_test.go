@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -35,6 +36,13 @@ func TestMemoryLine(t *testing.T) {
 	if !strings.Contains(string(b), `"memory":{"rss_bytes":100000000,"gc_heap_bytes":40000000,"native_heap_bytes":25000000,"other_bytes":35000000,"cgroup_limit_bytes":400000000,"cgroup_usage_bytes":120000000}`) {
 		t.Errorf("screen JSON %s", b)
 	}
+	// Frozen, the line stays as the split changes.
+	m.HandleKey(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+	m.SetMemory(&memory.Split{Rss: 200e6}, nil)
+	if frame := ansi.Strip(m.View()); !strings.Contains(frame, want) {
+		t.Errorf("frozen: no %q in\n%s", want, frame)
+	}
+	m.HandleKey(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
 	m.SetMemory(sp, &procfs.CgroupMemory{Usage: 120e6})
 	if frame := ansi.Strip(m.View()); !strings.Contains(frame, "other 35.0 MB") || strings.Contains(frame, "cgroup") {
 		t.Errorf("no limit:\n%s", frame)

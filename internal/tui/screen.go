@@ -289,6 +289,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		HasCounters: s.Counters != nil && len(s.Counters.Metrics) > 0,
 		Memory:      m.mem,
 	}
+	if frozen && s == m.frozenSnap {
+		// The frozen frame (LiveScreen's is the latest's).
+		sc.Memory = m.frozenMem
+	}
 	sc.Message = stateMessage(s)
 	g := &s.GC
 	sc.GCCounts = GCCounts{Gen0: g.Generations[0].Count, Gen1: g.Generations[1].Count, Gen2: g.Generations[2].Count,
