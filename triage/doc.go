@@ -20,5 +20,8 @@
 //
 // No I/O: the caller supplies what only the operating system knows (the
 // number of cores, the process's CPU demand from /proc) through
-// Analyzer.SetCPU.
+// Analyzer.SetCPU, and a live process's memory splits (package memory,
+// read from /proc/PID/smaps) as MemoryFacts.Split (SplitOf): the memory
+// rules on what the GC cannot see word their findings as clrspy memory's
+// judgement does.
 package triage

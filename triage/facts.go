@@ -64,7 +64,8 @@ type GCFacts struct {
 }
 
 // MemoryFacts come from the heap statistics every GC reports (package
-// gcpause): the old generations (gen2, LOH, POH) after each GC.
+// gcpause): the old generations (gen2, LOH, POH) after each GC; and, for
+// a live process, from its memory split (Split).
 type MemoryFacts struct {
 	Seen bool `json:"seen"`
 	// GCs is the number of GCs with heap statistics in the window.
@@ -92,6 +93,10 @@ type MemoryFacts struct {
 	Gen2FragPct      float64 `json:"gen2_fragmentation_pct"`
 	HasFragmentation bool    `json:"has_fragmentation"`
 	MaxPinned        uint32  `json:"max_pinned_objects"`
+	// Split is the process's memory split over the window (live targets
+	// whose /proc is readable; nil otherwise): set by the caller that read
+	// it (SplitOf).
+	Split *SplitFacts `json:"split,omitempty"`
 }
 
 // LockFacts come from package locks.

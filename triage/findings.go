@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/clrspy/clrspy/memory"
 )
 
 // Area is what a finding is about.
@@ -154,6 +156,22 @@ var rules = []rule{
 	}, gcNext, nil},
 	{"memory.pinned_objects", func(f *Facts) (float64, bool) { return float64(f.Memory.MaxPinned), f.Memory.Seen },
 		func(f *Facts, v float64) string { return fmt.Sprintf("%.0f objects pinned during a GC", v) }, gcNext, nil},
+	{"memory.resident_growth_mb_per_min", func(f *Facts) (float64, bool) {
+		sp := f.Memory.Split
+		if sp == nil {
+			return 0, false
+		}
+		// A growing GC heap is the old generations' rule's (the GC's own
+		// figures); this one judges what the GC cannot see.
+		return sp.GrowingMBPerMin, sp.GrowingKind != "" && sp.GrowingKind != string(memory.GCHeap) && sp.GrowingDeltaMB >= MinResidentGrowthMB
+	}, func(f *Facts, v float64) string { return f.Memory.Split.Growth }, splitNext, nil},
+	{"memory.cgroup_limit_pct", func(f *Facts) (float64, bool) {
+		sp := f.Memory.Split
+		if sp == nil {
+			return 0, false
+		}
+		return sp.LimitPct, sp.LimitMB > 0
+	}, func(f *Facts, v float64) string { return f.Memory.Split.Limit }, splitNext, nil},
 	{"locks.wait_pct", func(f *Facts) (float64, bool) { return f.Locks.WaitPct, f.Locks.Seen },
 		func(f *Facts, v float64) string {
 			s := fmt.Sprintf("threads wait on locks %.0f%% of their time (%d waits, %.0f ms)", v, f.Locks.Contentions, f.Locks.WaitMs)
@@ -335,7 +353,12 @@ func Worst(fs []Finding) Severity {
 
 func calmNext(f *Facts, a Area) string {
 	switch a {
-	case AreaGC, AreaMemory:
+	case AreaMemory:
+		if f.Memory.Split != nil {
+			return splitNext(f)
+		}
+		return gcNext(f)
+	case AreaGC:
 		return gcNext(f)
 	case AreaLocks:
 		return lockNext(f)
@@ -360,10 +383,29 @@ func calm(f *Facts, a Area) (string, bool) {
 		}
 		return t, true
 	case AreaMemory:
-		if !f.Memory.Seen {
+		var parts []string
+		if f.Memory.Seen {
+			parts = append(parts, fmt.Sprintf("gen2+LOH %.0f → %.0f MB after GCs", f.Memory.FirstOldMB, f.Memory.LastOldMB))
+		}
+		if sp := f.Memory.Split; sp != nil {
+			if sp.Growth != "" {
+				parts = append(parts, sp.Growth)
+			} else {
+				parts = append(parts, fmt.Sprintf("RSS %.0f MB", sp.RSSLastMB))
+			}
+			if sp.Limit != "" {
+				parts = append(parts, sp.Limit)
+			}
+		}
+		if len(parts) == 0 {
 			return "", false
 		}
-		return memoryCalm(&f.Memory), true
+		if !f.Memory.Seen {
+			return "memory steady: " + strings.Join(parts, "; "), true
+		}
+		// The GC's own figures say it in memoryCalm's words; the split adds
+		// what the GC cannot see.
+		return strings.Join(append([]string{memoryCalm(&f.Memory)}, parts[1:]...), "; "), true
 	case AreaLocks:
 		if !f.Locks.Seen {
 			return "", false
@@ -455,6 +497,16 @@ func Evidence(f *Facts, a Area) map[string]any {
 		}
 		if m.Settled {
 			e["settled_gcs"], e["settled_old_mb"], e["settled_sec"], e["warmup_mb"] = m.SettledGCs, r(m.SettledOldMB), r(m.SettledSec), r(m.WarmupMB)
+		}
+		if sp := m.Split; sp != nil {
+			e["split_samples"], e["split_span_sec"], e["rss_first_mb"], e["rss_last_mb"] = sp.Samples, r(sp.SpanSec), r(sp.RSSFirstMB), r(sp.RSSLastMB)
+			e["gc_heap_delta_mb"], e["native_heap_delta_mb"] = r(sp.GCHeapDeltaMB), r(sp.NativeHeapDeltaMB)
+			if sp.GrowingKind != "" {
+				e["growing_kind"], e["growing_delta_mb"], e["growing_mb_per_min"] = sp.GrowingKind, r(sp.GrowingDeltaMB), r(sp.GrowingMBPerMin)
+			}
+			if sp.LimitMB > 0 {
+				e["cgroup_limit_mb"], e["cgroup_usage_mb"], e["cgroup_limit_pct"] = r(sp.LimitMB), r(sp.UsageMB), r(sp.LimitPct)
+			}
 		}
 		return e
 	case AreaLocks:

@@ -27,6 +27,8 @@ var Thresholds = []Threshold{
 	{"memory.old_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
 	{"memory.gen2_fragmentation_pct", AreaMemory, "%", 40, 70},
 	{"memory.pinned_objects", AreaMemory, "objects", 2000, 20000},
+	{"memory.resident_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
+	{"memory.cgroup_limit_pct", AreaMemory, "% of the limit", 80, 95},
 	{"locks.wait_pct", AreaLocks, "% of thread time", 10, 25},
 	{"threadpool.queue_length", AreaThreadPool, "work items", 20, 100},
 	{"threadpool.thread_growth", AreaThreadPool, "threads", 6, 20},
@@ -54,6 +56,11 @@ const (
 	// rate from this many on (one in a short window is not a rate: the
 	// runtime may make one blocking gen2 GC on its own).
 	MinGCsForRate = 2
+	// MinResidentGrowthMB: a part of the RSS other than the GC heap that
+	// grew less than this over the window is not judged (the runtime's
+	// own start, a first burst of work, grow the native heap and the
+	// loader heaps by a few MB).
+	MinResidentGrowthMB = 16
 )
 
 // threshold returns the row of key; it panics on a key missing from the

@@ -25,6 +25,7 @@ file) and reports, precisely, what the runtime does to it:
   exceptions exceptions by type, message, throw and catch site; caught or not
   threadpool thread-pool starvation: threads, queue, injections, blocking call sites
   stacks     every thread now: its stack, what it waits on; deadlocks (--watch)
+  memory     where RSS goes: GC heap, runtime, native heap, stacks, images; the cgroup's limit
   triage     what is wrong with a process: ranked findings, evidence, next command
   stat       what a trace file contains
   ps         .NET processes this user can attach to

@@ -118,6 +118,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.StringArrayVar(&labels, "label", nil, "name=value label added to every series (repeatable)")
 	f.Uint32Var(&cfg.BufferMB, "buffer-mb", 64, "runtime-side event buffer of each session, in MiB")
 	f.DurationVar(&cfg.CounterInterval, "counter-interval", 5*time.Second, "how often runtimes publish their counters")
+	f.DurationVar(&cfg.MemoryInterval, "memory-interval", 10*time.Second, "how often each target's memory split is read from /proc/PID/smaps (clrspy_process_memory_bytes; negative: never)")
 	f.DurationVar(&info, "info", 10*time.Millisecond, "pauses from this long are logged at Info level (shorter: Debug)")
 	f.DurationVar(&warn, "warn", 100*time.Millisecond, "pauses from this long are logged at Warn level")
 	f.DurationVar(&slow, "slow-suspend", 5*time.Millisecond, "flag suspensions (time to stop threads) longer than this")

@@ -12,8 +12,10 @@ import (
 
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/outfile"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/top"
 	"github.com/clrspy/clrspy/internal/tui"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -218,6 +220,11 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	}
 	if snaps != nil {
 		cfg.SnapshotOut = snaps
+	}
+	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
+		// The header's memory line: the split of clrspy memory.
+		pid := st.Pid
+		cfg.Memory = func() (*memory.Split, *procfs.CgroupMemory, error) { return readSplit(pid) }
 	}
 	res, err := top.Run(cmd.Context(), cfg)
 	if err != nil {

@@ -258,6 +258,18 @@ func TestTopLive(t *testing.T) {
 		t.Errorf("screen:\n%s", s)
 	}
 	t.Logf("160x48:\n%s", s)
+	// The memory line: clrspy memory's split, read every 2 s; the
+	// workload idles between its steps, so its RSS settles within 10 %
+	// of the process's VmRSS read right after the capture.
+	memRe := regexp.MustCompile(`memory RSS ([0-9.]+) MB  GC heap [0-9.]+ [kMG]?B  native [0-9.]+ [kMG]?B  other [0-9.]+ [kMG]?B`)
+	tm.waitScreen("the memory line, its RSS the process's", func(s string) bool {
+		mm := memRe.FindStringSubmatch(s)
+		if mm == nil {
+			return false
+		}
+		rss, _ := strconv.ParseFloat(mm[1], 64)
+		return math.Abs(rss*1e6-vmRSS(t, p.Pid)) <= 0.1*vmRSS(t, p.Pid)
+	})
 
 	// Freeze: the screen stays while the workload allocates and GCs.
 	p.Stdin("alloc\n")
@@ -599,4 +611,21 @@ func TestTopLiveFiles(t *testing.T) {
 	if _, err := openLive(link, os.O_APPEND); err == nil || err.Error() != want {
 		t.Errorf("through a symlink: %v", err)
 	}
+}
+
+// vmRSS is the process's VmRSS in bytes (/proc/PID/status).
+func vmRSS(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return v * 1024
+		}
+	}
+	t.Fatalf("no VmRSS in %s", b)
+	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -165,6 +166,79 @@ func topLeafMethods(p *stacks.Profile, n int) []triage.Method {
 	return out[:min(n, len(out))]
 }
 
+// splitSampler reads the target's memory split (package memory) and its
+// cgroup every second while the session runs: the memory finding of
+// what the GC's figures cannot see.
+type splitSampler struct {
+	pid   int
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	ss    []memory.Sample
+	limit uint64
+	usage uint64
+}
+
+func startSplits(pid int) *splitSampler {
+	s := &splitSampler{pid: pid, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s.read()
+	go func() {
+		defer close(s.done)
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tk.C:
+				s.read()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *splitSampler) read() {
+	sp, cg, err := readSplit(s.pid)
+	if err != nil {
+		return
+	}
+	smp := memory.Sample{AtNs: int64(time.Since(s.start)), Split: *sp}
+	if cg != nil {
+		smp.CgroupUsage = cg.Usage
+		s.limit, s.usage = cg.Limit, cg.Usage
+	}
+	s.ss = append(s.ss, smp)
+}
+
+// readSplit is pid's memory split now (smaps and its threads' stack
+// pointers, no runtime session) and its memory cgroup (nil: none
+// visible): triage's and top's reading.
+func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
+	es, err := procfs.Smaps(pid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(es) == 0 {
+		return nil, nil, errGone
+	}
+	sp := memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(pid))})
+	cg, err := procfs.ReadCgroupMemory(pid)
+	if err != nil {
+		cg = nil
+	}
+	return &sp, cg, nil
+}
+
+// facts stops the sampler (one last read) and judges the samples (nil:
+// none could be read).
+func (s *splitSampler) facts() *triage.SplitFacts {
+	close(s.stop)
+	<-s.done
+	s.read()
+	return triage.SplitOf(s.ss, s.limit, s.usage)
+}
+
 // triageTarget names the target in the next commands: an attached pid,
 // a launched command (its process is gone when the next command runs), a
 // file.
@@ -196,9 +270,15 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	a := triage.Register(set, triage.Options{Target: target, CounterSessionID: sid, Refine: true})
 	set.Start(st.Header())
 	var sched *procfs.DemandSampler
+	var mem *splitSampler
 	var proc *source.ProcWatcher
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
 		sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
+		if st.Kind == source.Attach {
+			// A launched program's start-up grows its native heap and
+			// loader heaps from nothing: not a trend to judge.
+			mem = startSplits(st.Pid)
+		}
 		proc = source.WatchProc(st.Pid)
 	}
 	// Without --cpu, the top methods come from perf_event where the
@@ -237,7 +317,11 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			a.SetBusiestThread(tid, name, pct)
 		}
 	}
-	d := report.NewTriageDocument(in, a.Facts(), a.Runtime())
+	facts := a.Facts()
+	if mem != nil {
+		facts.Memory.Split = mem.facts()
+	}
+	d := report.NewTriageDocument(in, facts, a.Runtime())
 	return writeReport(cmd, st, in, out, formats{
 		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },
 		json: func(w io.Writer) error { return report.WriteTriageJSON(w, d) },

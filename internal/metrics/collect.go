@@ -9,6 +9,8 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -31,6 +33,13 @@ type Target struct {
 	// HeapGrowth is the growth between the last two automatic heap
 	// snapshots, the largest first (at most MaxHeapGrowth; nil: none).
 	HeapGrowth []HeapGrowth
+	// Memory is the process's latest memory splits, oldest first (nil:
+	// not read); the last is exported, all of them judge triage's memory
+	// finding (clrspy_findings).
+	Memory []memory.Sample
+	// Cgroup is the process's memory cgroup at the latest read (nil:
+	// none visible).
+	Cgroup *procfs.CgroupMemory
 }
 
 // Health is the daemon's own state.
@@ -85,6 +94,7 @@ func walkTarget(t *Target, s sink) {
 	for _, g := range t.HeapGrowth {
 		s.value(famHeapGrowth, float64(g.Bytes), lv(g.Type))
 	}
+	walkMemory(t, lv, s)
 	snap := t.Snapshot
 	if snap == nil {
 		return
@@ -155,6 +165,7 @@ func walkTarget(t *Target, s sink) {
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
 	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	f.Memory.Split = splitFacts(t)
 	var n [len(triageSeverities)][]int
 	for i := range n {
 		n[i] = make([]int, len(triage.Areas))

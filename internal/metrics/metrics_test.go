@@ -3,6 +3,8 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/memory"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +93,18 @@ func goldenSource(t *testing.T) *fakeSource {
 	// the attach): added to the totals clrspy measures.
 	locks.Snapshot.GC.BeforeSession = &monitor.BeforeSession{Generations: [3]int{12, 3, 1}, PauseRuntimeMS: 40, LockContentions: 5}
 	wks.LastEventAge = 1500 * time.Millisecond
+	// A split of every kind (adding up to its RSS) under a cgroup limit;
+	// the locks target's cgroup has none and does not count OOM kills.
+	var parts []memory.Part
+	var rss uint64
+	for i, k := range memory.Kinds {
+		b := uint64(i+1) << 20
+		parts = append(parts, memory.Part{Kind: k, Bytes: b})
+		rss += b
+	}
+	wks.Memory = []memory.Sample{{Split: memory.Split{Rss: rss, Parts: parts}}}
+	wks.Cgroup = &procfs.CgroupMemory{Version: 2, Limit: 512 << 20, Usage: 100 << 20, OOMKills: 1}
+	locks.Cgroup = &procfs.CgroupMemory{Version: 1, Usage: 60 << 20, OOMKills: -1}
 	locks.LastEventAge = 42 * time.Second // a stopped process
 	return &fakeSource{
 		targets: []Target{wks, locks, {Pid: "303", Process: "Gone"}},

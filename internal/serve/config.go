@@ -48,6 +48,10 @@ type Config struct {
 	// CounterInterval is how often the runtime publishes its counters
 	// (0: 5 s).
 	CounterInterval time.Duration
+	// MemoryInterval is how often each target's memory split is read from
+	// its /proc/PID/smaps (clrspy_process_memory_bytes, the cgroup's
+	// families; 0: 10 s; negative: never).
+	MemoryInterval time.Duration
 	// Sampler is the CPU profiles' sampler: "perf" (perf_event, mixed
 	// mode), "eventpipe" (the runtime's sample profiler) or "auto" (perf
 	// where the kernel permits it; ""  is auto).
@@ -294,6 +298,13 @@ func (c *Config) scanInterval() time.Duration    { return dur(c.ScanInterval, ti
 func (c *Config) retry() time.Duration           { return dur(c.Retry, 2*time.Second) }
 func (c *Config) cpuWindow() time.Duration       { return dur(c.CPUProfile.Window, 30*time.Second) }
 func (c *Config) counterInterval() time.Duration { return dur(c.CounterInterval, 5*time.Second) }
+
+func (c *Config) memoryInterval() time.Duration {
+	if c.MemoryInterval < 0 {
+		return -1
+	}
+	return dur(c.MemoryInterval, 10*time.Second)
+}
 
 func (c *Config) sampler() string {
 	if c.Sampler == "" {

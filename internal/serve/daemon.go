@@ -116,6 +116,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		bg.Add(1)
 		go func() { defer bg.Done(); d.accept(ctx) }()
 	}
+	bg.Add(1)
+	go func() { defer bg.Done(); d.sampleMemory(ctx) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -233,8 +235,12 @@ func (d *Daemon) Targets() []metrics.Target {
 		snap := mon.Snapshot()
 		// The latest event's time is the runtime's clock (the session's
 		// sync time plus its timestamps), the same host clock as ours.
-		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
-			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth()})
+		mt := metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
+			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth()}
+		if up {
+			mt.Memory, mt.Cgroup = t.mem.get()
+		}
+		out = append(out, mt)
 	}
 	return out
 }

@@ -28,6 +28,11 @@
 // attach (monitor.BeforeSession); younger processes, whose exit soon after
 // a meter session may hang on .NET 10, get the EventCounters only.
 //
+// Memory: every Config.MemoryInterval each visible target's RSS is split
+// by package memory from its /proc/PID/smaps (and its memory cgroup read),
+// the last splits kept for the metrics and clrspy_findings; /triage reads
+// one at each end of its window. No session: the GC's range by layout.
+//
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),

@@ -59,6 +59,8 @@ type target struct {
 	typeNames map[uint64]string
 	// watch is Config.SnapshotOnGen2Growth's state.
 	watch heapWatch
+	// mem is the memory split's samples (Config.MemoryInterval).
+	mem memWatch
 }
 
 // maxFirstAttempts bounds the tries to open a first session on a process

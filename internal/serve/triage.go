@@ -8,9 +8,11 @@ import (
 
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // triageHandler serves /triage?pid=N&seconds=S: the target's findings
@@ -60,6 +62,12 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		}
 		prev := mon.Snapshot()
 		s0, err0 := procfs.SchedNanos(procPid)
+		var m0 *memory.Sample
+		if t.hostPid > 0 {
+			if s, _, err := readMemory(t.hostPid); err == nil {
+				m0 = &s
+			}
+		}
 		t0 := time.Now()
 		select {
 		case <-r.Context().Done():
@@ -77,6 +85,9 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			}
 		}
 		f := monitor.TriageFacts(prev, cur, env)
+		if m0 != nil {
+			f.Memory.Split = windowSplit(t, *m0)
+		}
 		lost := cur.Session.EventsLost - prev.Session.EventsLost
 		in := report.Input{Source: cur.Session.Source, Live: true, Events: cur.Session.Events - prev.Session.Events,
 			EventsLost: lost, Complete: lost == 0}
@@ -92,4 +103,24 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
+}
+
+// windowSplit judges the target's memory over the window that began with
+// first: the periodic samples taken since, and one read now.
+func windowSplit(t *target, first memory.Sample) *triage.SplitFacts {
+	ss := []memory.Sample{first}
+	ring, _ := t.mem.get()
+	for _, s := range ring {
+		if s.AtNs > first.AtNs {
+			ss = append(ss, s)
+		}
+	}
+	var limit, usage uint64
+	if s, cg, err := readMemory(t.hostPid); err == nil {
+		ss = append(ss, s)
+		if cg != nil {
+			limit, usage = cg.Limit, cg.Usage
+		}
+	}
+	return triage.SplitOf(ss, limit, usage)
 }

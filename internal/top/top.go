@@ -13,7 +13,9 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/tui"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -45,6 +47,12 @@ type Options struct {
 	// quit (the runtime's rundown; 0: 10 s). Past it the session is
 	// dropped.
 	StopTimeout time.Duration
+	// Memory reads the target's memory split and cgroup (the header's
+	// memory line; nil: no line), every MemoryEvery (0: 2 s) on a
+	// goroutine of its own while the session runs. An error leaves the
+	// last line.
+	Memory      func() (*memory.Split, *procfs.CgroupMemory, error)
+	MemoryEvery time.Duration
 	// ProgramOptions are passed to bubbletea after clrspy top's own
 	// (tests: tea.WithoutSignals, tea.WithoutRenderer).
 	ProgramOptions []tea.ProgramOption
@@ -126,6 +134,33 @@ type app struct {
 	snapW  io.Writer
 	snapEr error
 	line   []byte
+
+	// The latest memory reading (Options.Memory), set by its goroutine.
+	memMu sync.Mutex
+	memSp *memory.Split
+	memCg *procfs.CgroupMemory
+}
+
+// readMemory takes a memory reading every MemoryEvery until ctx ends.
+func (a *app) readMemory(ctx context.Context) {
+	every := a.cfg.MemoryEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		if sp, cg, err := a.cfg.Memory(); err == nil {
+			a.memMu.Lock()
+			a.memSp, a.memCg = sp, cg
+			a.memMu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+	}
 }
 
 func (a *app) Init() tea.Cmd {
@@ -148,6 +183,11 @@ func (a *app) refresh() {
 	for _, n := range a.cfg.Notes.unread() {
 		a.view.AddNote(n)
 	}
+	a.memMu.Lock()
+	if a.memSp != nil {
+		a.view.SetMemory(a.memSp, a.memCg)
+	}
+	a.memMu.Unlock()
 	a.view.Update(a.cfg.Monitor.Snapshot())
 }
 
@@ -240,6 +280,9 @@ func Run(ctx context.Context, cfg Options) (Result, error) {
 	s, mon := cfg.Stream, cfg.Monitor
 	sessCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if cfg.Memory != nil {
+		go a.readMemory(sessCtx)
+	}
 	done := make(chan readResult, 1)
 	go func() {
 		end, err := mon.Run(sessCtx, s)

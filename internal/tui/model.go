@@ -140,6 +140,9 @@ type Model struct {
 	frozen     bool
 	frozenSnap *monitor.Snapshot
 	frozenHist []sample
+	// mem is the memory line (SetMemory; nil: none); frozenMem the one
+	// shown while frozen.
+	mem, frozenMem *Memory
 }
 
 // New returns a Model of 80x24 with no snapshot yet.
@@ -269,8 +272,9 @@ func (m *Model) setFrozen(f bool) {
 	if f {
 		m.frozenSnap = m.latest
 		m.frozenHist = append([]sample(nil), m.hist...)
+		m.frozenMem = m.mem
 	} else {
-		m.frozenSnap, m.frozenHist = nil, nil
+		m.frozenSnap, m.frozenHist, m.frozenMem = nil, nil, nil
 	}
 }
 

@@ -204,7 +204,8 @@ func (m *Model) header(sc *Screen, W int) []string {
 		longest = fmt.Sprintf("%s %s ms (GC %d, %s)", m.st.bold.Render("longest"),
 			m.st.severity(m.cfg.severity(l.PauseMS)).Render(strconv.FormatFloat(l.PauseMS, 'f', 3, 64)), l.Number, l.Gen)
 	}
-	return append(lines, flow([][]string{heap, {counts, total, paused, longest}}, W)...)
+	lines = append(lines, flow([][]string{heap, {counts, total, paused, longest}}, W)...)
+	return append(lines, m.memoryLine(sc, W)...)
 }
 
 // pctStyled colors a paused share: yellow from 5 %, red from 20 %.

@@ -38,7 +38,10 @@ type Screen struct {
 	AllocRate       monitor.Opt `json:"alloc_rate_bytes_per_sec"`
 	// HeapAfterBytes is each generation's size after HeapAfterGC, the
 	// latest GC that reported sizes (0: none yet).
-	HeapAfterGC    uint32    `json:"heap_after_gc"`
+	HeapAfterGC uint32 `json:"heap_after_gc"`
+	// Memory is the process's RSS split (clrspy memory's parts) and its
+	// cgroup's limit, read from /proc every few seconds (nil: not read).
+	Memory         *Memory   `json:"memory,omitempty"`
 	HeapAfterBytes HeapSizes `json:"heap_after_bytes"`
 	// GCCounts are the GCs the session saw, each under the generation it
 	// collected; LastGC is the runtime's number of the latest one (its
@@ -284,6 +287,11 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		Panel:     m.panel.String(), Sort: m.sort.String(), Filter: m.filter,
 		Notes:       append([]string(nil), m.notes...),
 		HasCounters: s.Counters != nil && len(s.Counters.Metrics) > 0,
+		Memory:      m.mem,
+	}
+	if frozen && s == m.frozenSnap {
+		// The frozen frame (LiveScreen's is the latest's).
+		sc.Memory = m.frozenMem
 	}
 	sc.Message = stateMessage(s)
 	g := &s.GC

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/memory"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+)
+
+func init() { commands = append(commands, newMemoryCmd) }
+
+type memoryFlags struct {
+	pid                int
+	name               string
+	duration, interval time.Duration
+	asJSON             bool
+	out                string
+	images             int
+	runtime            bool
+}
+
+func newMemoryCmd() *cobra.Command {
+	f := &memoryFlags{}
+	c := &cobra.Command{
+		Use:   "memory [--pid N | --name NAME | -- COMMAND ARGS...]",
+		Short: "Where a process's memory goes: GC heap, runtime, native heap, stacks, images; the cgroup's limit",
+		Long: `memory splits the process's resident memory (RSS, from /proc/PID/smaps) into
+parts that add up to it exactly, every mapping given to one part:
+
+  gc_heap         the GC's regions (objects, and free space the GC keeps committed)
+  gc_bookkeeping  the GC's card table, brick table, mark array (its reservation below the regions)
+  jit_code        the runtime's executable memory: JIT-compiled code, stubs
+  loader          the runtime's other reservations: loader heaps, writable views of code heaps
+  native_heap     malloc: the [heap] and glibc's arenas (Marshal.AllocHGlobal, P/Invoke buffers)
+  stacks          thread stacks
+  images          mapped files by module (assemblies, R2R code, native libraries, their .bss)
+  other           anonymous memory nothing claims (malloc's blocks over its mmap threshold,
+                  native libraries' own mappings), shared memory
+
+The GC's reservation is the runtime's largest reserved range with no code in it
+(the runtime marks reserved memory not-to-dump; the executable-memory reserve
+sits beside its double mappings); its regions begin at its first committed,
+region-aligned mapping. Beside the split: the memory cgroup's limit (the
+smallest of the process's cgroup and its ancestors', v2 memory.max or v1
+memory.limit_in_bytes), usage, headroom and OOM kills.
+
+--duration samples the split every --interval (default 1s) and says which part
+grows ("native heap grows 4.0 MiB/s while the GC heap is flat"). Reading smaps
+needs the right to read the process's /proc entries (the same user, or root).
+Ctrl-C ends a --duration early and reports the samples taken.`,
+		Example: `  clrspy memory --pid 1234
+  clrspy memory --pid 1234 --duration 30s --json | jq '.growth'
+  clrspy memory --name MyService --duration 1m --interval 5s
+  clrspy memory --duration 10s -- dotnet app.dll`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runMemory(cmd, f, args) },
+	}
+	fl := c.Flags()
+	fl.IntVar(&f.pid, "pid", 0, "the process to read")
+	fl.StringVar(&f.name, "name", "", "the .NET process with this name")
+	fl.DurationVar(&f.duration, "duration", 0, "sample the split for this long (0: one sample)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "time between samples with --duration")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
+	fl.StringVarP(&f.out, "output", "o", "", "write the report to this file instead of stdout")
+	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
+	fl.BoolVar(&f.runtime, "runtime", true, "for a .NET process, also open an EventPipe session: heap addresses to find the GC's reservation by, its GC counters (one sample waits 1.5 s for them)")
+	return c
+}
+
+func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
+	if f.duration < 0 {
+		return fmt.Errorf("--duration %v: want 0 or more", f.duration)
+	}
+	if f.interval <= 0 {
+		return fmt.Errorf("--interval %v: want more than 0", f.interval)
+	}
+	if f.images < 0 {
+		return fmt.Errorf("--images %d: want 0 or more", f.images)
+	}
+	targets := 0
+	if f.pid != 0 {
+		targets++
+	}
+	if f.name != "" {
+		targets++
+	}
+	dash := cmd.ArgsLenAtDash()
+	if dash >= 0 {
+		targets++
+		if dash > 0 {
+			return fmt.Errorf("unexpected argument %q before --", args[0])
+		}
+		if len(args) == 0 {
+			return errors.New("no command after --")
+		}
+	} else if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q: memory reads a live process (--pid N, --name NAME or -- COMMAND)", args[0])
+	}
+	switch {
+	case targets == 0:
+		return errors.New("memory needs a process: --pid N, --name NAME or -- COMMAND ARGS")
+	case targets > 1:
+		return errors.New("--pid, --name and -- COMMAND name the process: give one")
+	case f.pid < 0:
+		return fmt.Errorf("--pid %d: want a process id", f.pid)
+	}
+	pid := f.pid
+	var child *exec.Cmd
+	childCode := 0 // a launched program's exit status, once exited is closed
+	exited := make(chan struct{})
+	switch {
+	case f.name != "":
+		p, err := ipc.FindByName(f.name)
+		if err != nil {
+			return err
+		}
+		pid = p
+	case dash >= 0:
+		child = exec.Command(args[0], args[1:]...)
+		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stderr, os.Stderr
+		if err := child.Start(); err != nil {
+			return fmt.Errorf("starting %s: %w", args[0], err)
+		}
+		pid = child.Process.Pid
+		go func() {
+			if err := child.Wait(); err != nil {
+				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+					childCode = ee.ExitCode()
+				}
+			}
+			close(exited)
+		}()
+		defer func() {
+			select {
+			case <-exited:
+			default:
+				child.Process.Signal(syscall.SIGTERM)
+				<-exited
+			}
+		}()
+		// Let the runtime come up before the first sample.
+		select {
+		case <-time.After(min(f.interval, time.Second)):
+		case <-exited:
+			return fmt.Errorf("%s exited before it could be sampled", args[0])
+		}
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		return fmt.Errorf("pid %d: no such process", pid)
+	}
+	out := f.out
+	if out == "" {
+		out = "-"
+	}
+	w, err := createOutput(out, cmd.OutOrStdout(), outputPerm(&source.Stream{Pid: pid}))
+	if err != nil {
+		return err
+	}
+	var rt *memoryRuntime
+	if f.runtime {
+		if rt, err = startMemoryRuntime(pid); err != nil {
+			notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
+			rt = nil
+		} else if f.duration == 0 {
+			// One sample: give the counters their first publication.
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-exited:
+			}
+		}
+	}
+	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
+	var rtDoc *report.MemoryRuntimeJSON
+	if rt != nil {
+		rtDoc = rt.finish()
+	}
+	if err != nil {
+		return w.Finish(err)
+	}
+	cg, cgErr := procfs.ReadCgroupMemory(pid)
+	if cgErr != nil {
+		cg = nil
+	}
+	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
+	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
+	d.Runtime = rtDoc
+	if f.asJSON {
+		err = report.WriteMemoryJSON(w, d)
+	} else {
+		err = report.WriteMemoryText(w, d, f.images)
+	}
+	if err = w.Finish(err); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+		if childCode != 0 {
+			// The launched program's exit status is clrspy's, as for the
+			// other commands.
+			return &exitError{code: childCode}
+		}
+	default:
+	}
+	return nil
+}
+
+// sampleMemory reads the split now and, for duration, every interval,
+// until the process exits or SIGINT/SIGTERM.
+func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struct{}, heap func() []uint64) ([]memory.Sample, error) {
+	start := time.Now()
+	take := func() (memory.Sample, error) {
+		es, err := procfs.Smaps(pid)
+		if err != nil {
+			if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
+				return memory.Sample{}, errGone
+			}
+			if os.IsPermission(err) {
+				return memory.Sample{}, fmt.Errorf("pid %d: cannot read its /proc/%d/smaps (run as its user or root)", pid, pid)
+			}
+			return memory.Sample{}, fmt.Errorf("pid %d: %w", pid, err)
+		}
+		if len(es) == 0 {
+			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
+		}
+		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}
+		if cg, err := procfs.ReadCgroupMemory(pid); err == nil {
+			s.CgroupUsage = cg.Usage
+		}
+		return s, nil
+	}
+	first, err := take()
+	if err == errGone {
+		return nil, fmt.Errorf("pid %d: no mappings to read (a kernel thread, or it has exited)", pid)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ss := []memory.Sample{first}
+	if duration == 0 {
+		return ss, nil
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	end := time.After(duration)
+	for {
+		select {
+		case <-tick.C:
+			s, err := take()
+			if err == errGone {
+				// A launched program's exit is seen here first at times:
+				// let its status arrive before the report.
+				select {
+				case <-exited:
+				case <-time.After(2 * time.Second):
+				}
+				notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
+				return ss, nil
+			}
+			if err != nil {
+				notice(fmt.Sprintf("pid %d: sampling stopped: %v", pid, err))
+				return ss, nil
+			}
+			ss = append(ss, s)
+		case <-end:
+			return ss, nil
+		case <-sigs:
+			return ss, nil
+		case <-exited:
+			notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
+			return ss, nil
+		}
+	}
+}
+
+// errGone: the process's smaps is gone (it exited).
+var errGone = errors.New("no such process")
+
+func spList(m map[int]uint64) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for _, sp := range m {
+		out = append(out, sp)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/memory"
+)
+
+// maxMemorySamples bounds the splits kept per target: at the default
+// interval, the last 5 minutes (the trend clrspy_findings judges).
+const maxMemorySamples = 30
+
+// memWatch is a target's memory split, read every Config.MemoryInterval
+// from its /proc (package memory's split of smaps) with its cgroup's
+// figures; the metrics export the latest, clrspy_findings judges them all.
+type memWatch struct {
+	mu sync.Mutex
+	ss []memory.Sample
+	cg *procfs.CgroupMemory
+}
+
+// add appends a sample, dropping the oldest past maxMemorySamples.
+func (w *memWatch) add(s memory.Sample, cg *procfs.CgroupMemory) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.ss) == maxMemorySamples {
+		w.ss = append(w.ss[:0], w.ss[1:]...)
+	}
+	w.ss = append(w.ss, s)
+	w.cg = cg
+}
+
+// get copies the samples and the latest cgroup reading.
+func (w *memWatch) get() ([]memory.Sample, *procfs.CgroupMemory) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]memory.Sample(nil), w.ss...), w.cg
+}
+
+// memEpoch: samples' AtNs count from the daemon's start (Growths and the
+// judgement use differences only).
+var memEpoch = time.Now()
+
+// readMemory reads pid's split now (smaps, the threads' stack pointers)
+// and its memory cgroup (nil when none is visible).
+func readMemory(pid int) (memory.Sample, *procfs.CgroupMemory, error) {
+	es, err := procfs.Smaps(pid)
+	if err != nil {
+		return memory.Sample{}, nil, err
+	}
+	if len(es) == 0 {
+		return memory.Sample{}, nil, errors.New("no mappings (it has exited)")
+	}
+	s := memory.Sample{AtNs: int64(time.Since(memEpoch)),
+		Split: memory.Classify(es, memory.Hints{StackPointers: stackPointers(pid)})}
+	cg, err := procfs.ReadCgroupMemory(pid)
+	if err != nil {
+		cg = nil
+	} else {
+		s.CgroupUsage = cg.Usage
+	}
+	return s, cg, nil
+}
+
+func stackPointers(pid int) []uint64 {
+	m := procfs.ThreadStackPointers(pid)
+	out := make([]uint64, 0, len(m))
+	for _, sp := range m {
+		out = append(out, sp)
+	}
+	return out
+}
+
+// sampleMemory reads every up target's split every MemoryInterval, until
+// ctx ends.
+func (d *Daemon) sampleMemory(ctx context.Context) {
+	iv := d.cfg.memoryInterval()
+	if iv < 0 {
+		return
+	}
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	for {
+		d.mu.Lock()
+		var ts []*target
+		for _, t := range d.targets {
+			if t.up && t.hostPid > 0 {
+				ts = append(ts, t)
+			}
+		}
+		d.mu.Unlock()
+		for _, t := range ts {
+			if s, cg, err := readMemory(t.hostPid); err == nil {
+				t.mem.add(s, cg)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
