@@ -32,6 +32,9 @@ type Builder struct {
 	// stoppedAt: when that stop began (ns since the session's start): when
 	// the snapshot was taken.
 	stoppedAt int64
+	// startedAt: when the dump's GC started (ns since the session's start),
+	// the snapshot's time where no pause analysis hands its stop on.
+	startedAt int64
 	onDone    func()
 
 	// Nodes in the order described, parallel arrays (mapped outside the
@@ -220,6 +223,7 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		// GCHeapCollect induced).
 		if b.state == waiting && g.Depth == 2 && g.Type != clrevents.GCBackground {
 			b.state, b.gc = dumping, g.Count
+			b.startedAt = b.hdr.Nanos(ev.Timestamp)
 		}
 	case clrevents.IDGCEnd:
 		g, err := clrevents.DecodeGCEnd(p, v, b.ptr)

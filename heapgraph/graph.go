@@ -258,8 +258,11 @@ func (b *Builder) Graph() (*Graph, error) {
 		g.Type[v] = remap[t]
 	}
 	g.Pause = time.Duration(b.pause)
-	if b.pause != 0 {
+	switch {
+	case b.pause != 0:
 		g.Taken, g.TakenFrom = b.hdr.SyncTimeUTC.Add(time.Duration(b.stoppedAt)), "trace"
+	case b.state != waiting:
+		g.Taken, g.TakenFrom = b.hdr.SyncTimeUTC.Add(time.Duration(b.startedAt)), "trace"
 	}
 	g.Missing.NodeEvents, g.Missing.EdgeEvents, g.Missing.RootEvents = b.lostNode, b.lostEdge, b.lostRoot
 	// The stream ended inside the dump's GC: the walk may be cut.

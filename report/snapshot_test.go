@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/gcpause"
 	"io"
 	"math"
 	"regexp"
@@ -31,11 +33,16 @@ func graphFile(t *testing.T, name string) *heapgraph.Graph {
 		}
 		return nettrace.NewReader(z)
 	})
-	b := heapgraph.NewBuilder(r.Header(), nil)
-	if err := tracetest.ReadAll(t, r, b.Event); err != nil {
+	// As the commands compose it: the pause analysis hands the dump GC's
+	// stop (its pause, and when the snapshot was taken) to the builder.
+	set := analysis.NewSet()
+	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
+	b := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder { return heapgraph.NewBuilder(h, nil) })
+	set.Start(r.Header())
+	if err := tracetest.ReadAll(t, r, set.Event); err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.Graph()
+	g, err := b.Get().Graph()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -455,7 +455,7 @@ func TestBadTargets(t *testing.T) {
 		{[]string{"record", "--pid", strconv.Itoa(off.Pid), "-o", o},
 			fmt.Sprintf("clrspy: pid %d: diagnostics are disabled in this process (DOTNET_EnableDiagnostics=0)\n", off.Pid)},
 		{[]string{"record", "-o", o}, "clrspy: record needs a live target: --pid, --name or -- COMMAND\n"},
-		{[]string{"record", "--pid", "1", "--profile", "nope", "-o", o}, "clrspy: unknown profile \"nope\" (profiles: all, alloc, contention, cpu, gc, gc-verbose, gcdump, movement, threadpool)\n"},
+		{[]string{"record", "--pid", "1", "--profile", "nope", "-o", o}, "clrspy: unknown profile \"nope\" (profiles: all, alloc, contention, cpu, gc, gc-verbose, gcdump, movement, requests, threadpool)\n"},
 		{[]string{"record", "--pid", "1", "--providers", "X:zz", "-o", o}, "clrspy: provider X: keywords \"zz\" are not a hex number\n"},
 	} {
 		_, stderr, code := clrspyRun(t, tc.args...)

@@ -155,7 +155,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			return fmt.Errorf("%s exited before it could be sampled", args[0])
 		}
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+	if !procfs.Exists(pid) {
 		return fmt.Errorf("pid %d: no such process", pid)
 	}
 	out := f.out
