@@ -148,21 +148,34 @@ func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) err
 	return r.write(cmd, o.out, f.pick(o.format))
 }
 
-// runWithSymbols runs one analyzer that names its stacks through a symbol
-// table of the stream's (the exceptions and threadpool commands), and
-// writes its report in the format o asks for.
-func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, providers []ipc.Provider,
-	newAnalyzer func(*nettrace.Header, *stacks.Symbols) A, writers func(*analysisRun, A) formats) error {
-	var a A
-	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
-		sym := stacks.NewSymbols(st.Header())
-		a = newAnalyzer(st.Header(), sym)
-		return []analysis.Analyzer{a, sym}
+// runSet opens the target with the Set's providers, starts the Set with
+// the stream's header and reads the stream through it to its end: how
+// every analysis command builds its session.
+func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set) (*analysisRun, error) {
+	return runAnalysis(cmd, t, args, set.Providers(), func(st *source.Stream) []analysis.Analyzer {
+		set.Start(st.Header())
+		return []analysis.Analyzer{set}
 	})
+}
+
+// withSymbols is a Set of one analysis that names its stacks through the
+// Set's symbol table.
+func withSymbols[A analysis.Analyzer](spec analysis.Spec, newAnalyzer func(*nettrace.Header, *stacks.Symbols) A) (*analysis.Set, *analysis.Ref[A]) {
+	s := analysis.NewSet()
+	sym := stacks.SymbolsIn(s)
+	return s, analysis.Add(s, spec, func(h *nettrace.Header) A { return newAnalyzer(h, sym.Get()) })
+}
+
+// runWithSymbols runs the Set of one analysis that names its stacks
+// (withSymbols: the exceptions and threadpool commands), and writes its
+// report in the format o asks for.
+func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, set *analysis.Set, a *analysis.Ref[A],
+	writers func(*analysisRun, A) formats) error {
+	r, err := runSet(cmd, t, args, set)
 	if err != nil {
 		return err
 	}
-	return r.writeAs(cmd, o, writers(r, a))
+	return r.writeAs(cmd, o, writers(r, a.Get()))
 }
 
 // write opens the output (-o, or standard output), lets write fill it,

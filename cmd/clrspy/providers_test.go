@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/web"
@@ -43,14 +44,14 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 	}{
 		{"gc", gcProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
 		{"gc --sample", gcProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
-		{"exceptions", exceptionsProviders(),
+		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"locks", locksProviders(false), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
 		{"locks --object-types", locksProviders(true), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
-		{"threadpool", threadPoolProviders(false), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+		{"threadpool", providersOf(threadPoolSet(false)), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
-		{"threadpool --samples", threadPoolProviders(true), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+		{"threadpool --samples", providersOf(threadPoolSet(true)), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
 		{"heap", heapProviders(), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
@@ -157,3 +158,6 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		t.Errorf("record --profile contention: derived %+v; before, verbose: %+v", got, before)
 	}
 }
+
+// providersOf is the providers of a command's Set.
+func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Providers() }
