@@ -150,11 +150,18 @@ func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) err
 
 // runSet opens the target with the Set's providers, starts the Set with
 // the stream's header and reads the stream through it to its end: how
-// every analysis command builds its session.
-func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set) (*analysisRun, error) {
+// every analysis command builds its session. onOpen, when given, is
+// called once the stream is open (a /proc watcher, a notice); the
+// analyzers it returns, what needs the stream itself, are fed after the
+// Set.
+func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set, onOpen ...func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
 	return runAnalysis(cmd, t, args, set.Providers(), func(st *source.Stream) []analysis.Analyzer {
 		set.Start(st.Header())
-		return []analysis.Analyzer{set}
+		as := []analysis.Analyzer{set}
+		for _, f := range onOpen {
+			as = append(as, f(st)...)
+		}
+		return as
 	})
 }
 
