@@ -7,6 +7,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
@@ -42,8 +43,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		derived []ipc.Provider
 		before  []ipc.Provider
 	}{
-		{"gc", gcProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
-		{"gc --sample", gcProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
+		{"gc", gcSetProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
+		{"gc --sample", gcSetProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
 		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"locks", providersOf(locksSet(false)), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
@@ -161,3 +162,9 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 
 // providersOf is the providers of a command's Set.
 func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Providers() }
+
+// gcSetProviders is the gc command's providers (for a live target).
+func gcSetProviders(sample bool) []ipc.Provider {
+	s, _, _ := gcSet(gcpause.Options{}, false)
+	return gcProviders(s, sample)
+}
