@@ -39,8 +39,10 @@ func locksSet(objectTypes bool) (*analysis.Set, *analysis.Ref[*locks.Analyzer]) 
 		})
 }
 
-// wants is a spec's Enable list.
-func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool { return w }
+// wants is a spec's Enable list, never nil (wants(): enable nothing).
+func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool {
+	return append([]func(*nettrace.Metadata) bool{}, w...)
+}
 
 func newLocksCmd() *cobra.Command {
 	var objectTypes bool

@@ -56,7 +56,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
 		{"heap", heapProviders(), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
-		{"profile (eventpipe sampler)", profileProviders, []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
@@ -167,4 +167,11 @@ func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Provider
 func gcSetProviders(sample bool) []ipc.Provider {
 	s, _, _ := gcSet(gcpause.Options{}, false)
 	return gcProviders(s, sample)
+}
+
+// specProviders is the providers of a Set of one analysis with spec sp.
+func specProviders(sp analysis.Spec) []ipc.Provider {
+	s := analysis.NewSet()
+	analysis.Add(s, sp, func(*nettrace.Header) *stacks.Builder { return nil })
+	return s.Providers()
 }
