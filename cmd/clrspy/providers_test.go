@@ -54,7 +54,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
 		{"threadpool --samples", providersOf(threadPoolSet(true)), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
-		{"heap", heapProviders(), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
+		{"heap", providersOf(heapSet(0, false)), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
