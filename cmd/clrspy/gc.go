@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newGCCmd) }
@@ -47,15 +48,6 @@ func gcSet(o gcpause.Options, withRequests bool) (*analysis.Set, *analysis.Ref[*
 		})
 	}
 	return s, gc, reqs
-}
-
-// gcProviders are the Set's, and the sample profiler with --sample.
-func gcProviders(set *analysis.Set, sample bool) []ipc.Provider {
-	ps := set.Providers()
-	if sample {
-		ps = append(ps, ipc.SampleProfiler)
-	}
-	return ps
 }
 
 func newGCCmd() *cobra.Command {
@@ -168,17 +160,14 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	rows := report.NewGCRows(&opts, live, o.asJSON || o.asCSV, o.asCSV)
 	defer rows.Close()
 	set, a, reqs := gcSet(opts, !live)
-	spec, err := t.spec(cmd, args, gcProviders(set, o.sample))
-	if err != nil {
-		return err
-	}
-	if o.trigger.over == 0 {
-		// The analysis reads GC events (and a file's request events, for
-		// the requests each pause hit) only: a file's reader may skip the
-		// rest (the trigger's ring records every event).
-		spec.Keep = set.Keep()
-	}
-	st, stopWatch, err := openTarget(spec)
+	// The analysis reads GC events (and a file's request events, for the
+	// requests each pause hit) only: a file's reader may skip the rest,
+	// but for a trigger (its ring records every event).
+	st, stopWatch, err := t.openSet(cmd, args, set, o.trigger.over == 0, func(s *source.Spec) {
+		if o.sample {
+			s.Providers = append(s.Providers, ipc.SampleProfiler)
+		}
+	})
 	if err != nil {
 		return err
 	}

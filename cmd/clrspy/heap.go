@@ -88,12 +88,7 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 
 func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, top int, objects bool, maxObjects int) error {
 	set, tr := heapSet(maxObjects, objects || o.format == "pprof")
-	spec, err := t.spec(cmd, args, set.Providers())
-	if err != nil {
-		return err
-	}
-	spec.Keep = set.Keep()
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.openSet(cmd, args, set, true, nil)
 	if err != nil {
 		return err
 	}

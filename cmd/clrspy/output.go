@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -125,24 +124,6 @@ type analysisRun struct {
 	span  time.Duration // first to last event
 }
 
-// runAnalysis opens the target with providers, feeds the analyzers that
-// newAnalyzers makes for the stream to the stream's end, and returns the
-// run; on an error the stream is closed.
-func runAnalysis(cmd *cobra.Command, t *targetFlags, args []string, providers []ipc.Provider, newAnalyzers func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
-	st, stopWatch, err := t.open(cmd, args, providers)
-	if err != nil {
-		return nil, err
-	}
-	in, err := run(st, stopWatch, newAnalyzers(st)...)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	end := st.End()
-	return &analysisRun{st: st, in: in, start: st.Header().Time(end.FirstTimestamp),
-		span: time.Duration(st.Header().DurationNanos(end.LastTimestamp - end.FirstTimestamp))}, nil
-}
-
 // writeAs writes the run's report in the format o asks for.
 func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) error {
 	return r.write(cmd, o.out, f.pick(o.format))
@@ -154,15 +135,25 @@ func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) err
 // called once the stream is open (a /proc watcher, a notice); the
 // analyzers it returns, what needs the stream itself, are fed after the
 // Set.
+// On an error the stream is closed.
 func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set, onOpen ...func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
-	return runAnalysis(cmd, t, args, set.Providers(), func(st *source.Stream) []analysis.Analyzer {
-		set.Start(st.Header())
-		as := []analysis.Analyzer{set}
-		for _, f := range onOpen {
-			as = append(as, f(st)...)
-		}
-		return as
-	})
+	st, stopWatch, err := t.openSet(cmd, args, set, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	set.Start(st.Header())
+	as := []analysis.Analyzer{set}
+	for _, f := range onOpen {
+		as = append(as, f(st)...)
+	}
+	in, err := run(st, stopWatch, as...)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	end := st.End()
+	return &analysisRun{st: st, in: in, start: st.Header().Time(end.FirstTimestamp),
+		span: time.Duration(st.Header().DurationNanos(end.LastTimestamp - end.FirstTimestamp))}, nil
 }
 
 // withSymbols is a Set of one analysis that names its stacks through the

@@ -164,15 +164,11 @@ type profileOutput struct {
 func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts stacks.Options, o *profileOutput) error {
 	set := analysis.NewSet()
 	b := analysis.Add(set, profileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, opts) })
-	spec, err := tgt.spec(cmd, args, set.Providers())
-	if err != nil {
-		return err
-	}
-	spec.Keep = set.Keep()
-	// Decoders on other cores leave this goroutine the bottleneck: the
-	// sums go to one more.
-	opts.Concurrent = spec.Threads > 1
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := tgt.openSet(cmd, args, set, true, func(s *source.Spec) {
+		// Decoders on other cores leave this goroutine the bottleneck:
+		// the sums go to one more.
+		opts.Concurrent = s.Threads > 1
+	})
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,10 @@ func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Provider
 // gcSetProviders is the gc command's providers (for a live target).
 func gcSetProviders(sample bool) []ipc.Provider {
 	s, _, _ := gcSet(gcpause.Options{}, false)
-	return gcProviders(s, sample)
+	if sample {
+		return append(s.Providers(), ipc.SampleProfiler)
+	}
+	return s.Providers()
 }
 
 // specProviders is the providers of a Set of one analysis with spec sp.

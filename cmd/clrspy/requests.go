@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() {
@@ -105,13 +106,7 @@ Output: text (default) or --json (contract: docs/requests.md).`,
 
 func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow bool) error {
 	set, ra := requestsSet(noFlow, slowest)
-	spec, err := t.spec(cmd, args, set.Providers())
-	if err != nil {
-		return err
-	}
-	spec.NoStackwalk = true
-	spec.Keep = set.Keep()
-	st, stopWatch, err := openTarget(spec)
+	st, stopWatch, err := t.openSet(cmd, args, set, true, func(s *source.Spec) { s.NoStackwalk = true })
 	if err != nil {
 		return err
 	}
