@@ -163,32 +163,30 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	// The analysis reads GC events (and a file's request events, for the
 	// requests each pause hit) only: a file's reader may skip the rest,
 	// but for a trigger (its ring records every event).
-	st, stopWatch, err := t.openSet(cmd, args, set, o.trigger.over == 0, func(s *source.Spec) {
-		if o.sample {
-			s.Providers = append(s.Providers, ipc.SampleProfiler)
-		}
-	})
+	r, err := runSet(cmd, t, args, set, setRun{keep: o.trigger.over == 0,
+		edit: func(s *source.Spec) {
+			if o.sample {
+				s.Providers = append(s.Providers, ipc.SampleProfiler)
+			}
+		},
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			if o.trigger.over == 0 {
+				return nil
+			}
+			// The session goes on after a save (the monitor keeps
+			// reporting); stopping it is left to --duration or Ctrl-C.
+			say := notice
+			if log != nil {
+				// In the pause log, so --log-json readers see the saves too.
+				say = func(m string) { log.Logger().Warn(m) }
+			}
+			trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
+			return []analysis.Analyzer{trig} // after the pause analysis: it hears of each GC's start first
+		}})
 	if err != nil {
 		return err
 	}
-	set.Start(st.Header())
-	as := []analysis.Analyzer{set}
-	if o.trigger.over > 0 {
-		// The session goes on after a save (the monitor keeps reporting);
-		// stopping it is left to --duration or Ctrl-C.
-		say := notice
-		if log != nil {
-			// In the pause log, so --log-json readers see the saves too.
-			say = func(m string) { log.Logger().Warn(m) }
-		}
-		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
-		as = append(as, trig) // after the pause analysis: it hears of each GC's start first
-	}
-	in, err := run(st, stopWatch, as...)
-	if err != nil {
-		st.Close()
-		return err
-	}
+	st, in := r.st, r.in
 	if trig != nil {
 		trig.Finish()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
@@ -88,19 +89,16 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 
 func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, top int, objects bool, maxObjects int) error {
 	set, tr := heapSet(maxObjects, objects || o.format == "pprof")
-	st, stopWatch, err := t.openSet(cmd, args, set, true, nil)
+	r, err := runSet(cmd, t, args, set, setRun{keep: true, onOpen: func(st *source.Stream) []analysis.Analyzer {
+		if st.Live() {
+			notice(movementNote)
+		}
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
-	if st.Live() {
-		notice(movementNote)
-	}
-	set.Start(st.Header())
-	in, err := run(st, stopWatch, set)
-	if err != nil {
-		st.Close()
-		return err
-	}
+	in := r.in
 	res := tr.Get().Result()
 	sym := stacks.SymbolsIn(set).Get()
 	sum := heap.Summarize(res, sym)
@@ -115,6 +113,5 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, 
 		},
 		pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
 	}
-	r := &analysisRun{st: st, in: in}
 	return r.writeAs(cmd, o, f)
 }

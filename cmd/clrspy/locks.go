@@ -87,13 +87,13 @@ go tool pprof).`,
 func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, objectTypes bool) error {
 	set, a := locksSet(objectTypes)
 	var proc *source.ProcWatcher
-	r, err := runSet(cmd, t, args, set, func(st *source.Stream) []analysis.Analyzer {
+	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if st.Live() {
 			// Thread names and native modules, from /proc while it runs.
 			proc = source.WatchProc(st.Pid)
 		}
 		return nil
-	})
+	}})
 	if set.Header() == nil {
 		return err
 	}

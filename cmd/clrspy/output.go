@@ -129,22 +129,28 @@ func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) err
 	return r.write(cmd, o.out, f.pick(o.format))
 }
 
-// runSet opens the target with the Set's providers, starts the Set with
-// the stream's header and reads the stream through it to its end: how
-// every analysis command builds its session. onOpen, when given, is
-// called once the stream is open (a /proc watcher, a notice); the
-// analyzers it returns, what needs the stream itself, are fed after the
-// Set.
-// On an error the stream is closed.
-func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set, onOpen ...func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
-	st, stopWatch, err := t.openSet(cmd, args, set, false, nil)
+// setRun says how runSet opens and reads a Set's session: keep and edit
+// as openSet's; onOpen, when set, is called once the stream is open (a
+// /proc watcher, a notice) and the analyzers it returns, what needs the
+// stream itself, are fed after the Set.
+type setRun struct {
+	keep   bool
+	edit   func(*source.Spec)
+	onOpen func(*source.Stream) []analysis.Analyzer
+}
+
+// runSet opens the target for set (openSet), starts the Set with the
+// stream's header and reads the stream through it to its end: how every
+// analysis command builds its session. On an error the stream is closed.
+func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set, how setRun) (*analysisRun, error) {
+	st, stopWatch, err := t.openSet(cmd, args, set, how.keep, how.edit)
 	if err != nil {
 		return nil, err
 	}
 	set.Start(st.Header())
 	as := []analysis.Analyzer{set}
-	for _, f := range onOpen {
-		as = append(as, f(st)...)
+	if how.onOpen != nil {
+		as = append(as, how.onOpen(st)...)
 	}
 	in, err := run(st, stopWatch, as...)
 	if err != nil {
@@ -169,7 +175,7 @@ func withSymbols[A analysis.Analyzer](spec analysis.Spec, newAnalyzer func(*nett
 // report in the format o asks for.
 func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, set *analysis.Set, a *analysis.Ref[A],
 	writers func(*analysisRun, A) formats) error {
-	r, err := runSet(cmd, t, args, set)
+	r, err := runSet(cmd, t, args, set, setRun{})
 	if err != nil {
 		return err
 	}

@@ -106,24 +106,12 @@ Output: text (default) or --json (contract: docs/requests.md).`,
 
 func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow bool) error {
 	set, ra := requestsSet(noFlow, slowest)
-	st, stopWatch, err := t.openSet(cmd, args, set, true, func(s *source.Spec) { s.NoStackwalk = true })
+	r, err := runSet(cmd, t, args, set, setRun{keep: true, edit: func(s *source.Spec) { s.NoStackwalk = true }})
 	if err != nil {
-		return err
-	}
-	set.Start(st.Header())
-	in, err := run(st, stopWatch, set)
-	if err != nil {
-		st.Close()
 		return err
 	}
 	res := ra.Get().Result()
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	err = writeRequests(w, in, res, asJSON)
-	return finish(st, in, closeOut(err))
+	return r.write(cmd, out, func(w io.Writer) error { return writeRequests(w, r.in, res, asJSON) })
 }
 
 func writeRequests(w io.Writer, in report.Input, res *requests.Result, asJSON bool) error {

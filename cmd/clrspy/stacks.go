@@ -138,7 +138,7 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 		opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
 	}
 	set, a := stacksSet(watch > 0, opts)
-	r, err := runSet(cmd, t, args, set, func(st *source.Stream) []analysis.Analyzer {
+	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if watch > 0 {
 			// The session is open: what happens from now on is seen.
 			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
@@ -147,7 +147,7 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 			return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		return err
 	}
@@ -187,9 +187,9 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
 	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
 	set, a := stacksSet(false, hang.Options{})
-	r, err := runSet(cmd, t, nil, set, func(st *source.Stream) []analysis.Analyzer {
+	r, err := runSet(cmd, t, nil, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
-	})
+	}})
 	if err != nil {
 		return nil, 0, err
 	}
