@@ -162,35 +162,30 @@ type profileOutput struct {
 // profileEventPipe profiles with the runtime's sample profiler (files, and
 // live targets with --sampler eventpipe).
 func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts stacks.Options, o *profileOutput) error {
-	set := analysis.NewSet()
-	b := analysis.Add(set, profileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, opts) })
-	st, stopWatch, err := tgt.openSet(cmd, args, set, true, func(s *source.Spec) {
-		// Decoders on other cores leave this goroutine the bottleneck:
-		// the sums go to one more.
-		opts.Concurrent = s.Threads > 1
-	})
-	if err != nil {
-		return err
-	}
 	ss, err := eventedSpeedscope(o.format, &opts)
 	if err != nil {
-		st.Close()
 		return err
 	}
 	defer ss.Close()
-	set.Start(st.Header())
-	o.evented, o.builder = ss, b.Get()
+	set := analysis.NewSet()
+	b := analysis.Add(set, profileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, opts) })
 	var proc *source.ProcWatcher
-	if st.Live() {
-		// Events carry no thread names; the OS has them while the
-		// threads live, so read them during the session.
-		proc = source.WatchProc(st.Pid)
-	}
-	in, err := run(st, stopWatch, set)
+	r, err := runSet(cmd, tgt, args, set, setRun{keep: true,
+		// Decoders on other cores leave this goroutine the bottleneck:
+		// the sums go to one more.
+		edit: func(s *source.Spec) { opts.Concurrent = s.Threads > 1 },
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			if st.Live() {
+				// Events carry no thread names; the OS has them while the
+				// threads live, so read them during the session.
+				proc = source.WatchProc(st.Pid)
+			}
+			return nil
+		}})
 	if err != nil {
-		st.Close()
 		return err
 	}
+	o.evented, o.builder = ss, b.Get()
 	names := proc.Finish(o.builder.SetMappings)
 	p := o.builder.Result()
 	if names != nil {
@@ -198,7 +193,7 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 			p.Threads[i].Name = names[p.Threads[i].ID]
 		}
 	}
-	return writeProfile(cmd, st, in, p, o)
+	return writeProfile(cmd, r.st, r.in, p, o)
 }
 
 // writeProfile writes p in the chosen format and closes the stream.
