@@ -82,7 +82,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
 		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
-		{"triage", triageProviders(false, &counters.Options{Interval: time.Second}), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
+		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
 		// The live monitor's sets (clrspy top, serve, the live page) where
 		// they did not change; the changed ones are below.
 		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
@@ -177,4 +177,10 @@ func specProviders(sp analysis.Spec) []ipc.Provider {
 	s := analysis.NewSet()
 	analysis.Add(s, sp, func(*nettrace.Header) *stacks.Builder { return nil })
 	return s.Providers()
+}
+
+// triageSetProviders is the triage command's session's providers.
+func triageSetProviders() []ipc.Provider {
+	s, _ := triageSet("")
+	return append(s.Providers(), triageExtra(false, &counters.Options{Interval: time.Second})...)
 }
