@@ -5,9 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/stacks"
@@ -15,10 +14,14 @@ import (
 
 func init() { commands = append(commands, newExceptionsCmd) }
 
-// exceptionsProviders: the exception events (each throw with its stack),
-// and method and module events so the stacks can be named.
-func exceptionsProviders() []ipc.Provider {
-	return clrevents.ProvidersFor(exceptions.Wants, stacks.SymbolsWant)
+// exceptionsSet: the exception analysis, which reads the exception events
+// (each throw with its stack), after the symbol table, which reads the
+// method and module events that name the stacks.
+func exceptionsSet() (*analysis.Set, *analysis.Ref[*exceptions.Analyzer]) {
+	return withSymbols(analysis.Spec{Name: "exceptions", Keep: exceptions.Wants},
+		func(h *nettrace.Header, sym *stacks.Symbols) *exceptions.Analyzer {
+			return exceptions.New(h, exceptions.Options{Symbols: sym})
+		})
 }
 
 func newExceptionsCmd() *cobra.Command {
@@ -58,10 +61,8 @@ pprof).`,
 	addThreadsFlag(c, &t.threads, 1)
 	o := addReportFlags(c, "text, json or pprof")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
-		return runWithSymbols(cmd, t, args, o, exceptionsProviders(),
-			func(h *nettrace.Header, sym *stacks.Symbols) *exceptions.Analyzer {
-				return exceptions.New(h, exceptions.Options{Symbols: sym})
-			},
+		set, a := exceptionsSet()
+		return runWithSymbols(cmd, t, args, o, set, a,
 			func(r *analysisRun, a *exceptions.Analyzer) formats {
 				res := a.Result()
 				return formats{

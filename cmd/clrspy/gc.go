@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newGCCmd) }
@@ -34,14 +34,20 @@ type gcOptions struct {
 	trigger     triggerFlags
 }
 
-// gcProviders: the GC and suspension events the pause analysis reads
-// (the GC keyword, informational); the sample profiler too with --sample.
-func gcProviders(sample bool) []ipc.Provider {
-	p := clrevents.ProvidersFor(gcpause.Wants)
-	if sample {
-		p = append(p, ipc.SampleProfiler)
+// gcSet: the pause analysis, which reads the GC and suspension events
+// (the GC keyword, informational); a file's requests (withRequests) hear
+// of its suspensions (analysis.Stopped), for the requests each pause hit
+// (clrspy requests has the rest).
+func gcSet(o gcpause.Options, withRequests bool) (*analysis.Set, *analysis.Ref[*gcpause.Analyzer], *analysis.Ref[*requests.Analyzer]) {
+	s := analysis.NewSet()
+	gc := gcpause.In(s, o)
+	var reqs *analysis.Ref[*requests.Analyzer]
+	if withRequests {
+		reqs = analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: wants()}, func(h *nettrace.Header) *requests.Analyzer {
+			return requests.New(h, requests.Options{Slowest: 1})
+		})
 	}
-	return p
+	return s, gc, reqs
 }
 
 func newGCCmd() *cobra.Command {
@@ -123,26 +129,10 @@ func (o *gcOptions) pauseLog() *report.PauseLog {
 }
 
 func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) error {
-	spec, err := t.spec(cmd, args, gcProviders(o.sample))
-	if err != nil {
-		return err
-	}
-	if o.trigger.over == 0 {
-		// The analysis reads GC events (and a file's request events, for
-		// the requests each pause hit) only: a file's reader may skip the
-		// rest (the trigger's ring records every event).
-		spec.Keep = gcpause.Wants
-		if !t.live(cmd) {
-			spec.Keep = func(m *nettrace.Metadata) bool { return gcpause.Wants(m) || requests.Wants(m) }
-		}
-	}
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
+	live := t.live(cmd)
 	var overMax *gcpause.GC // the first pause over --fail-on-pause-over
 	var log *report.PauseLog
-	if st.Live() || o.log {
+	if live || o.log {
 		log = o.pauseLog()
 	}
 	var trig *flightrec.PauseTrigger
@@ -167,41 +157,41 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	if log != nil {
 		opts.OnSuspension = log.Suspension
 	}
-	rows := report.NewGCRows(&opts, st.Live(), o.asJSON || o.asCSV, o.asCSV)
+	rows := report.NewGCRows(&opts, live, o.asJSON || o.asCSV, o.asCSV)
 	defer rows.Close()
-	var reqs *requests.Analyzer
-	if !st.Live() {
-		// A file that carries request events gets the requests each
-		// pause hit (clrspy requests has the rest).
-		reqs = requests.New(st.Header(), requests.Options{Slowest: 1})
-		opts.OnStopped = reqs.Stopped
-	}
-	a := gcpause.New(st.Header(), opts)
-	as := []analysis.Analyzer{a}
-	if reqs != nil {
-		as = append(as, reqs)
-	}
-	if o.trigger.over > 0 {
-		// The session goes on after a save (the monitor keeps reporting);
-		// stopping it is left to --duration or Ctrl-C.
-		say := notice
-		if log != nil {
-			// In the pause log, so --log-json readers see the saves too.
-			say = func(m string) { log.Logger().Warn(m) }
-		}
-		trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
-		as = append(as, trig) // after the pause analysis: it hears of each GC's start first
-	}
-	in, err := run(st, stopWatch, as...)
+	set, a, reqs := gcSet(opts, !live)
+	// The analysis reads GC events (and a file's request events, for the
+	// requests each pause hit) only: a file's reader may skip the rest,
+	// but for a trigger (its ring records every event).
+	r, err := runSet(cmd, t, args, set, setRun{keep: o.trigger.over == 0,
+		edit: func(s *source.Spec) {
+			if o.sample {
+				s.Providers = append(s.Providers, ipc.SampleProfiler)
+			}
+		},
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			if o.trigger.over == 0 {
+				return nil
+			}
+			// The session goes on after a save (the monitor keeps
+			// reporting); stopping it is left to --duration or Ctrl-C.
+			say := notice
+			if log != nil {
+				// In the pause log, so --log-json readers see the saves too.
+				say = func(m string) { log.Logger().Warn(m) }
+			}
+			trig = o.trigger.newTrigger(st.Header(), o.trigger.out, outputPerm(st), say, nil)
+			return []analysis.Analyzer{trig} // after the pause analysis: it hears of each GC's start first
+		}})
 	if err != nil {
-		st.Close()
 		return err
 	}
+	st, in := r.st, r.in
 	if trig != nil {
 		trig.Finish()
 	}
 	noteMovementFile(st)
-	res := rows.Complete(a.Result())
+	res := rows.Complete(a.Get().Result())
 	w, closeOut, err := openOutput(cmd, st, o.out)
 	if err != nil {
 		st.Close()
@@ -231,11 +221,11 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 
 // requestsHit is the requests each GC hit, by GC number; nil without
 // request events.
-func requestsHit(a *requests.Analyzer) map[uint32]int64 {
-	if a == nil {
+func requestsHit(r *analysis.Ref[*requests.Analyzer]) map[uint32]int64 {
+	if r == nil {
 		return nil
 	}
-	res := a.Result()
+	res := r.Get().Result()
 	if res.Source == "" {
 		return nil
 	}

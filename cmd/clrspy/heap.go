@@ -6,21 +6,27 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/heap"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newHeapCmd) }
 
-// heapProviders: GC events at level 5 (AllocationTick with addresses), type
-// names, survival and movement ranges, .NET 10 allocation sampling (ignored
-// by older runtimes), and method/module events to name allocation stacks.
-func heapProviders() []ipc.Provider {
-	return clrevents.ProvidersFor(heap.WantsSession, heap.WantsMovement, stacks.SymbolsWant)
+// heapSet: the heap analysis, which reads GC events at level 5
+// (AllocationTick with addresses), type names, survival and movement
+// ranges and .NET 10 allocation sampling (ignored by older runtimes),
+// beside the symbol table (method and module events name the allocation
+// stacks). Only --objects and pprof read the object list (objects); the
+// tables do not.
+func heapSet(maxObjects int, objects bool) (*analysis.Set, *analysis.Ref[*heap.Tracker]) {
+	return withSymbols(analysis.Spec{Name: "heap", Keep: heap.Wants, Enable: wants(heap.WantsSession, heap.WantsMovement)},
+		func(h *nettrace.Header, _ *stacks.Symbols) *heap.Tracker {
+			return heap.New(h, heap.Options{MaxObjects: maxObjects, SkipObjects: !objects})
+		})
 }
 
 // movementNote is printed when a live session starts: the runtime walks
@@ -82,27 +88,19 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 }
 
 func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, top int, objects bool, maxObjects int) error {
-	spec, err := t.spec(cmd, args, heapProviders())
+	set, tr := heapSet(maxObjects, objects || o.format == "pprof")
+	r, err := runSet(cmd, t, args, set, setRun{keep: true, onOpen: func(st *source.Stream) []analysis.Analyzer {
+		if st.Live() {
+			notice(movementNote)
+		}
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
-	spec.Keep = func(m *nettrace.Metadata) bool { return heap.Wants(m) || stacks.SymbolsWant(m) }
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	if st.Live() {
-		notice(movementNote)
-	}
-	sym := stacks.NewSymbols(st.Header())
-	// Only --objects and pprof read the object list; the tables do not.
-	tr := heap.New(st.Header(), heap.Options{MaxObjects: maxObjects, SkipObjects: !objects && o.format != "pprof"})
-	in, err := run(st, stopWatch, tr, sym)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	res := tr.Result()
+	in := r.in
+	res := tr.Get().Result()
+	sym := stacks.SymbolsIn(set).Get()
 	sum := heap.Summarize(res, sym)
 	f := formats{
 		text: func(w io.Writer) error { return report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top) },
@@ -115,6 +113,5 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, 
 		},
 		pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
 	}
-	r := &analysisRun{st: st, in: in}
 	return r.writeAs(cmd, o, f)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -16,22 +17,31 @@ import (
 
 func init() { commands = append(commands, newLocksCmd) }
 
-// locksProviders: contention events; thread events to map owners to OS
-// threads; method and module events so waiting stacks can be named.
+// locksSet: the lock analysis, which reads the contention events and the
+// thread events that map owners to OS threads, after the symbol table
+// (method and module events name the waiting stacks).
 //
 // --object-types adds the first allocation of every type (and a time-based
 // sample after it) with the type's name, so a lock's object can be matched
 // by address. The runtime names types in BulkType only when
 // GCHeapAndTypeNames is on; it forces no GC by itself.
-func locksProviders(objectTypes bool) []ipc.Provider {
-	ps := clrevents.ProvidersFor(locks.WantsContention, stacks.SymbolsWant)
+func locksSet(objectTypes bool) (*analysis.Set, *analysis.Ref[*locks.Analyzer]) {
+	var ps []ipc.Provider
 	if objectTypes {
-		ps = ipc.Merge(ps, clrevents.ProvidersFor(locks.WantsObjectNames))
+		ps = clrevents.ProvidersFor(locks.WantsObjectNames)
 		// GCHeapAndTypeNames is no event's keyword: it makes BulkType carry
 		// the types' names, so no Wants can ask for it.
 		ps[0].Keywords |= ipc.KeywordGCHeapAndTypeNames
 	}
-	return ps
+	return withSymbols(analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: wants(locks.WantsContention), Providers: ps},
+		func(h *nettrace.Header, sym *stacks.Symbols) *locks.Analyzer {
+			return locks.New(h, locks.Options{Symbols: sym})
+		})
+}
+
+// wants is a spec's Enable list, never nil (wants(): enable nothing).
+func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool {
+	return append([]func(*nettrace.Metadata) bool{}, w...)
 }
 
 func newLocksCmd() *cobra.Command {
@@ -75,23 +85,23 @@ go tool pprof).`,
 }
 
 func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, objectTypes bool) error {
-	var a *locks.Analyzer
-	var sym *stacks.Symbols
+	set, a := locksSet(objectTypes)
 	var proc *source.ProcWatcher
-	r, err := runAnalysis(cmd, t, args, locksProviders(objectTypes), func(st *source.Stream) []analysis.Analyzer {
-		sym = stacks.NewSymbols(st.Header())
-		a = locks.New(st.Header(), locks.Options{Symbols: sym})
+	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if st.Live() {
 			// Thread names and native modules, from /proc while it runs.
 			proc = source.WatchProc(st.Pid)
 		}
-		return []analysis.Analyzer{a, sym}
-	})
-	names := proc.Finish(sym.SetMappings)
+		return nil
+	}})
+	if set.Header() == nil {
+		return err
+	}
+	names := proc.Finish(stacks.SymbolsIn(set).Get().SetMappings)
 	if err != nil {
 		return err
 	}
-	res := a.Result()
+	res := a.Get().Result()
 	if names != nil {
 		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -125,15 +124,35 @@ type analysisRun struct {
 	span  time.Duration // first to last event
 }
 
-// runAnalysis opens the target with providers, feeds the analyzers that
-// newAnalyzers makes for the stream to the stream's end, and returns the
-// run; on an error the stream is closed.
-func runAnalysis(cmd *cobra.Command, t *targetFlags, args []string, providers []ipc.Provider, newAnalyzers func(*source.Stream) []analysis.Analyzer) (*analysisRun, error) {
-	st, stopWatch, err := t.open(cmd, args, providers)
+// writeAs writes the run's report in the format o asks for.
+func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) error {
+	return r.write(cmd, o.out, f.pick(o.format))
+}
+
+// setRun says how runSet opens and reads a Set's session: keep and edit
+// as openSet's; onOpen, when set, is called once the stream is open (a
+// /proc watcher, a notice) and the analyzers it returns, what needs the
+// stream itself, are fed after the Set.
+type setRun struct {
+	keep   bool
+	edit   func(*source.Spec)
+	onOpen func(*source.Stream) []analysis.Analyzer
+}
+
+// runSet opens the target for set (openSet), starts the Set with the
+// stream's header and reads the stream through it to its end: how every
+// analysis command builds its session. On an error the stream is closed.
+func runSet(cmd *cobra.Command, t *targetFlags, args []string, set *analysis.Set, how setRun) (*analysisRun, error) {
+	st, stopWatch, err := t.openSet(cmd, args, set, how.keep, how.edit)
 	if err != nil {
 		return nil, err
 	}
-	in, err := run(st, stopWatch, newAnalyzers(st)...)
+	set.Start(st.Header())
+	as := []analysis.Analyzer{set}
+	if how.onOpen != nil {
+		as = append(as, how.onOpen(st)...)
+	}
+	in, err := run(st, stopWatch, as...)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -143,26 +162,24 @@ func runAnalysis(cmd *cobra.Command, t *targetFlags, args []string, providers []
 		span: time.Duration(st.Header().DurationNanos(end.LastTimestamp - end.FirstTimestamp))}, nil
 }
 
-// writeAs writes the run's report in the format o asks for.
-func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) error {
-	return r.write(cmd, o.out, f.pick(o.format))
+// withSymbols is a Set of one analysis that names its stacks through the
+// Set's symbol table.
+func withSymbols[A analysis.Analyzer](spec analysis.Spec, newAnalyzer func(*nettrace.Header, *stacks.Symbols) A) (*analysis.Set, *analysis.Ref[A]) {
+	s := analysis.NewSet()
+	sym := stacks.SymbolsIn(s)
+	return s, analysis.Add(s, spec, func(h *nettrace.Header) A { return newAnalyzer(h, sym.Get()) })
 }
 
-// runWithSymbols runs one analyzer that names its stacks through a symbol
-// table of the stream's (the exceptions and threadpool commands), and
-// writes its report in the format o asks for.
-func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, providers []ipc.Provider,
-	newAnalyzer func(*nettrace.Header, *stacks.Symbols) A, writers func(*analysisRun, A) formats) error {
-	var a A
-	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
-		sym := stacks.NewSymbols(st.Header())
-		a = newAnalyzer(st.Header(), sym)
-		return []analysis.Analyzer{a, sym}
-	})
+// runWithSymbols runs the Set of one analysis that names its stacks
+// (withSymbols: the exceptions and threadpool commands), and writes its
+// report in the format o asks for.
+func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, set *analysis.Set, a *analysis.Ref[A],
+	writers func(*analysisRun, A) formats) error {
+	r, err := runSet(cmd, t, args, set, setRun{})
 	if err != nil {
 		return err
 	}
-	return r.writeAs(cmd, o, writers(r, a))
+	return r.writeAs(cmd, o, writers(r, a.Get()))
 }
 
 // write opens the output (-o, or standard output), lets write fill it,

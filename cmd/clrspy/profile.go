@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -17,10 +19,12 @@ import (
 
 func init() { commands = append(commands, newProfileCmd) }
 
-// profileProviders is what a live CPU profile needs: the sample profiler,
-// and method/module events so methods jitted while recording are named;
-// rundown names the rest.
-var profileProviders = stacks.SamplerProviders()
+// profileSpec is the profile in its Set: it reads the sampler's samples
+// and the method and module events of its own symbol table (stacks.Wants);
+// a live CPU profile's session takes the sample profiler, and the
+// method/module events so methods jitted while recording are named
+// (rundown names the rest).
+var profileSpec = analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: wants(), Providers: stacks.SamplerProviders()}
 
 func newProfileCmd() *cobra.Command {
 	var format, out, compat, weight, sampler string
@@ -158,45 +162,38 @@ type profileOutput struct {
 // profileEventPipe profiles with the runtime's sample profiler (files, and
 // live targets with --sampler eventpipe).
 func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts stacks.Options, o *profileOutput) error {
-	spec, err := tgt.spec(cmd, args, profileProviders)
-	if err != nil {
-		return err
-	}
-	spec.Keep = stacks.Wants
-	// Decoders on other cores leave this goroutine the bottleneck: the
-	// sums go to one more.
-	opts.Concurrent = spec.Threads > 1
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
 	ss, err := eventedSpeedscope(o.format, &opts)
 	if err != nil {
-		st.Close()
 		return err
 	}
 	defer ss.Close()
-	b := stacks.New(st.Header(), opts)
-	o.evented, o.builder = ss, b
+	set := analysis.NewSet()
+	b := analysis.Add(set, profileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, opts) })
 	var proc *source.ProcWatcher
-	if st.Live() {
-		// Events carry no thread names; the OS has them while the
-		// threads live, so read them during the session.
-		proc = source.WatchProc(st.Pid)
-	}
-	in, err := run(st, stopWatch, b)
+	r, err := runSet(cmd, tgt, args, set, setRun{keep: true,
+		// Decoders on other cores leave this goroutine the bottleneck:
+		// the sums go to one more.
+		edit: func(s *source.Spec) { opts.Concurrent = s.Threads > 1 },
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			if st.Live() {
+				// Events carry no thread names; the OS has them while the
+				// threads live, so read them during the session.
+				proc = source.WatchProc(st.Pid)
+			}
+			return nil
+		}})
 	if err != nil {
-		st.Close()
 		return err
 	}
-	names := proc.Finish(b.SetMappings)
-	p := b.Result()
+	o.evented, o.builder = ss, b.Get()
+	names := proc.Finish(o.builder.SetMappings)
+	p := o.builder.Result()
 	if names != nil {
 		for i := range p.Threads {
 			p.Threads[i].Name = names[p.Threads[i].ID]
 		}
 	}
-	return writeProfile(cmd, st, in, p, o)
+	return writeProfile(cmd, r.st, r.in, p, o)
 }
 
 // writeProfile writes p in the chosen format and closes the stream.

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
@@ -41,20 +43,20 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		derived []ipc.Provider
 		before  []ipc.Provider
 	}{
-		{"gc", gcProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
-		{"gc --sample", gcProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
-		{"exceptions", exceptionsProviders(),
+		{"gc", gcSetProviders(false), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
+		{"gc --sample", gcSetProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
+		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"locks", locksProviders(false), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
-		{"locks --object-types", locksProviders(true), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
+		{"locks", providersOf(locksSet(false)), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
+		{"locks --object-types", providersOf(locksSet(true)), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
-		{"threadpool", threadPoolProviders(false), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+		{"threadpool", providersOf(threadPoolSet(false)), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
-		{"threadpool --samples", threadPoolProviders(true), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
+		{"threadpool --samples", providersOf(threadPoolSet(true)), append(append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
-		{"heap", heapProviders(), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
+		{"heap", providersOf(heapSet(0, false)), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
-		{"profile (eventpipe sampler)", profileProviders, []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
@@ -80,7 +82,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
 		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
-		{"triage", triageProviders(false, &counters.Options{Interval: time.Second}), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
+		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
 		// The live monitor's sets (clrspy top, serve, the live page) where
 		// they did not change; the changed ones are below.
 		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
@@ -156,4 +158,29 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 	if got := profile("contention"); !reflect.DeepEqual(got, before) {
 		t.Errorf("record --profile contention: derived %+v; before, verbose: %+v", got, before)
 	}
+}
+
+// providersOf is the providers of a command's Set.
+func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Providers() }
+
+// gcSetProviders is the gc command's providers (for a live target).
+func gcSetProviders(sample bool) []ipc.Provider {
+	s, _, _ := gcSet(gcpause.Options{}, false)
+	if sample {
+		return append(s.Providers(), ipc.SampleProfiler)
+	}
+	return s.Providers()
+}
+
+// specProviders is the providers of a Set of one analysis with spec sp.
+func specProviders(sp analysis.Spec) []ipc.Provider {
+	s := analysis.NewSet()
+	analysis.Add(s, sp, func(*nettrace.Header) *stacks.Builder { return nil })
+	return s.Providers()
+}
+
+// triageSetProviders is the triage command's session's providers.
+func triageSetProviders() []ipc.Provider {
+	s, _ := triageSet("")
+	return append(s.Providers(), triageExtra(false, &counters.Options{Interval: time.Second})...)
 }

@@ -118,39 +118,38 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	set := analysis.NewSet()
 	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
 	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true}) // the page has the profile
-	providers := set.Providers()
-	if use == "perf" {
-		// perf samples the CPU: the runtime's sampler would only add its
-		// cost (it suspends the runtime every millisecond) and its
-		// suspensions to the page.
-		providers = slices.DeleteFunc(providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
-	}
-	st, stopWatch, err := t.open(cmd, args, providers)
-	if err != nil {
-		return err
-	}
-	noteMovementLive(st, providers)
-	set.Start(st.Header())
-	tri.SetTarget(triageTarget(st))
 	var proc *source.ProcWatcher
-	if st.Live() {
-		proc = source.WatchProc(st.Pid)
-	}
-	analyzers := []analysis.Analyzer{set}
 	var cpu *pagePerf
-	if use == "perf" {
-		if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
-			notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
-		} else {
-			analyzers = append(analyzers, cpu.b)
-		}
-	}
-	in, err := run(st, stopWatch, analyzers...)
+	r, err := runSet(cmd, t, args, set, setRun{
+		edit: func(s *source.Spec) {
+			if use == "perf" {
+				// perf samples the CPU: the runtime's sampler would only add
+				// its cost (it suspends the runtime every millisecond) and its
+				// suspensions to the page.
+				s.Providers = slices.DeleteFunc(s.Providers, func(p ipc.Provider) bool { return p.Name == nettrace.ProviderSampleProfiler })
+			}
+		},
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			noteMovementLive(st, set.Providers())
+			tri.SetTarget(triageTarget(st))
+			if st.Live() {
+				proc = source.WatchProc(st.Pid)
+			}
+			if use != "perf" {
+				return nil
+			}
+			var err error
+			if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
+				notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
+				return nil
+			}
+			return []analysis.Analyzer{cpu.b}
+		}})
 	prof := cpu.stop()
 	if err != nil {
-		st.Close()
 		return err
 	}
+	st, in := r.st, r.in
 	noteMovementFile(st)
 	proc.Finish(an.Symbols.SetMappings)
 	pp := pageParts(st, an, in)

@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/source"
 )
 
 func init() {
@@ -22,25 +23,36 @@ func init() {
 		func() []ipc.Provider { return requestsProviders(false) })
 }
 
-// requestsProviders: the request events of Kestrel, Hosting and
-// HttpClient (informational, no stacks), the task library's activity flow
-// (noFlow: off), and the runtime's GC, suspension, contention and
-// exception events.
-func requestsProviders(noFlow bool) []ipc.Provider {
-	ps := clrevents.ProvidersFor(gcpause.Wants, locks.WantsContention, requests.Wants)
-	ps = append(ps,
-		ipc.Provider{Name: clrevents.ProviderKestrel, Level: 4},
-		ipc.Provider{Name: clrevents.ProviderHosting, Level: 4},
-		ipc.Provider{Name: clrevents.ProviderHTTP, Level: 4})
+// requestsSet: the request analysis, which reads the request events of
+// Kestrel, Hosting and HttpClient (informational, no stacks), the task
+// library's activity flow (noFlow: off) and the runtime's exception
+// events, after the pause analysis, which hands it every suspension, and
+// the lock analysis, which hands it every wait (contention events).
+func requestsSet(noFlow bool, slowest int) (*analysis.Set, *analysis.Ref[*requests.Analyzer]) {
+	ps := []ipc.Provider{
+		{Name: clrevents.ProviderKestrel, Level: 4},
+		{Name: clrevents.ProviderHosting, Level: 4},
+		{Name: clrevents.ProviderHTTP, Level: 4}}
 	if !noFlow {
 		ps = append(ps, ipc.Provider{Name: clrevents.ProviderTPL, Keywords: clrevents.KeywordTasksFlowActivityIds, Level: 4})
 	}
-	return ps
+	s := analysis.NewSet()
+	var ra *analysis.Ref[*requests.Analyzer]
+	gcpause.In(s, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1}) // its suspensions reach the requests on the Set's bus
+	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.WantsContention}, func(h *nettrace.Header) *locks.Analyzer {
+		return locks.New(h, locks.Options{OnWait: func(w *analysis.Wait) { ra.Get().Wait(w) }, NoSamples: true, NoObjectTypes: true, MaxLocks: 1000, MaxStacks: 1})
+	})
+	ra = analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Providers: ps}, func(h *nettrace.Header) *requests.Analyzer {
+		return requests.New(h, requests.Options{Slowest: slowest})
+	})
+	return s, ra
 }
 
-// requestsKeep: what the requests command reads of a file.
-func requestsKeep(m *nettrace.Metadata) bool {
-	return gcpause.Wants(m) || locks.WantsContention(m) || requests.Wants(m)
+// requestsProviders is the requests command's session (the requests
+// profile's).
+func requestsProviders(noFlow bool) []ipc.Provider {
+	s, _ := requestsSet(noFlow, 0)
+	return s.Providers()
 }
 
 func newRequestsCmd() *cobra.Command {
@@ -93,32 +105,13 @@ Output: text (default) or --json (contract: docs/requests.md).`,
 }
 
 func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow bool) error {
-	spec, err := t.spec(cmd, args, requestsProviders(noFlow))
+	set, ra := requestsSet(noFlow, slowest)
+	r, err := runSet(cmd, t, args, set, setRun{keep: true, edit: func(s *source.Spec) { s.NoStackwalk = true }})
 	if err != nil {
 		return err
 	}
-	spec.NoStackwalk = true
-	spec.Keep = requestsKeep
-	st, stopWatch, err := openTarget(spec)
-	if err != nil {
-		return err
-	}
-	ra := requests.New(st.Header(), requests.Options{Slowest: slowest})
-	ga := gcpause.New(st.Header(), gcpause.Options{OnStopped: ra.Stopped, MaxGCs: 1, MaxSuspensions: 1})
-	la := locks.New(st.Header(), locks.Options{OnWait: ra.Wait, NoSamples: true, NoObjectTypes: true, MaxLocks: 1000, MaxStacks: 1})
-	in, err := run(st, stopWatch, []analysis.Analyzer{ga, la, ra}...)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	res := ra.Result()
-	w, closeOut, err := openOutput(cmd, st, out)
-	if err != nil {
-		st.Close()
-		return err
-	}
-	err = writeRequests(w, in, res, asJSON)
-	return finish(st, in, closeOut(err))
+	res := ra.Get().Result()
+	return r.write(cmd, out, func(w io.Writer) error { return writeRequests(w, r.in, res, asJSON) })
 }
 
 func writeRequests(w io.Writer, in report.Input, res *requests.Result, asJSON bool) error {

@@ -21,17 +21,24 @@ import (
 
 func init() { commands = append(commands, newStacksCmd) }
 
-// stacksSampleProviders: the sample profiler and method events to name its
-// frames, and the thread events for managed ids and roles (the rundown's
-// ThreadDC lists every live thread at the stop).
-func stacksSampleProviders() []ipc.Provider {
-	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))
-}
-
-// stacksWatchProviders: lock and wait-handle events with their stacks, and
-// what names them.
-func stacksWatchProviders() []ipc.Provider {
-	return clrevents.ProvidersFor(hang.WantsWaits, stacks.SymbolsWant)
+// stacksSet: the hang analysis after the symbol table. Sampling (watch
+// false), its session takes the sample profiler and the method events to
+// name its frames, and the thread events for managed ids and roles (the
+// rundown's ThreadDC lists every live thread at the stop); watching, the
+// lock and wait-handle events with their stacks, and what names them.
+func stacksSet(watch bool, opts hang.Options) (*analysis.Set, *analysis.Ref[*hang.Analyzer]) {
+	s := analysis.NewSet()
+	spec := analysis.Spec{Name: "hang", Enable: wants(hang.WantsWaits)}
+	symEnable := wants(stacks.SymbolsWant)
+	if !watch {
+		spec = analysis.Spec{Name: "hang", Enable: wants(), Providers: ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))}
+		symEnable = wants()
+	}
+	sym := analysis.Shared(s, analysis.Spec{Name: "symbols", Keep: stacks.SymbolsWant, Enable: symEnable}, stacks.NewSymbols)
+	return s, analysis.Add(s, spec, func(h *nettrace.Header) *hang.Analyzer {
+		opts.Symbols = sym.Get()
+		return hang.New(h, opts)
+	})
 }
 
 // stacksMaxSession bounds a snapshot's session when no sample arrives.
@@ -121,30 +128,26 @@ func (f *firstSampleStop) Event(ev *nettrace.Event) {
 func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
 
 func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
-	providers := stacksSampleProviders()
 	if watch > 0 {
-		providers = stacksWatchProviders()
 		t.duration = watch
 	} else if t.duration == 0 && t.live(cmd) {
 		t.duration = stacksMaxSession
 	}
-	var a *hang.Analyzer
-	var sym *stacks.Symbols
-	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
-		sym = stacks.NewSymbols(st.Header())
-		opts := hang.Options{Symbols: sym, Threshold: threshold}
+	opts := hang.Options{Threshold: threshold}
+	if watch > 0 {
+		opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
+	}
+	set, a := stacksSet(watch > 0, opts)
+	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if watch > 0 {
-			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
 			// The session is open: what happens from now on is seen.
 			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
 		}
-		a = hang.New(st.Header(), opts)
-		as := []analysis.Analyzer{sym, a}
 		if st.Live() && watch == 0 {
-			as = append(as, &firstSampleStop{st: st, after: sampleFor})
+			return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
 		}
-		return as
-	})
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
@@ -152,7 +155,7 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	if r.st.Live() {
 		tasks = readTasks(r.st.Pid)
 	}
-	res := a.Result(tasks)
+	res := a.Get().Result(tasks)
 	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
 	if watch > 0 {
 		d.WatchMs = float64(r.span) / 1e6
@@ -183,16 +186,14 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 // in milliseconds.
 func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
 	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
-	var a *hang.Analyzer
-	r, err := runAnalysis(cmd, t, nil, stacksSampleProviders(), func(st *source.Stream) []analysis.Analyzer {
-		sym := stacks.NewSymbols(st.Header())
-		a = hang.New(st.Header(), hang.Options{Symbols: sym})
-		return []analysis.Analyzer{sym, a, &firstSampleStop{st: st, after: sampleFor}}
-	})
+	set, a := stacksSet(false, hang.Options{})
+	r, err := runSet(cmd, t, nil, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
+		return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
+	}})
 	if err != nil {
 		return nil, 0, err
 	}
-	res := a.Result(readTasks(pid))
+	res := a.Get().Result(readTasks(pid))
 	if err := finish(r.st, r.in, nil); err != nil {
 		return nil, 0, err
 	}

@@ -112,6 +112,25 @@ func (t *targetFlags) open(cmd *cobra.Command, args []string, providers []ipc.Pr
 	return openTarget(spec)
 }
 
+// openSet opens the target of the flags and args for set: the Set's
+// providers, and with keep the Set's Keep (a file's reader skips the
+// events none of its analyses reads; without, every event reaches them:
+// an analysis that times the stream by any event's). edit, when given,
+// adjusts the spec before it opens.
+func (t *targetFlags) openSet(cmd *cobra.Command, args []string, set *analysis.Set, keep bool, edit func(*source.Spec)) (*source.Stream, func(), error) {
+	spec, err := t.spec(cmd, args, set.Providers())
+	if err != nil {
+		return nil, nil, err
+	}
+	if keep {
+		spec.Keep = set.Keep()
+	}
+	if edit != nil {
+		edit(&spec)
+	}
+	return openTarget(spec)
+}
+
 // openTarget opens the target and, for a live session, passes SIGINT and
 // SIGTERM on to it (the first stops the session so the rundown flushes, a
 // second drops it). Close the stream's signal watch with the returned

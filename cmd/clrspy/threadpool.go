@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -17,21 +17,23 @@ import (
 
 func init() { commands = append(commands, newThreadPoolCmd) }
 
-// threadPoolProviders: the pool's events (Threading), blocking waits with
-// their stacks (WaitHandle, .NET 9+; Contention), method and module events
-// to name the stacks, and the runtime's counters every second for the
-// queue length. samples adds the sample profiler: the only source of
-// blocking stacks on .NET 8.
-func threadPoolProviders(samples bool) []ipc.Provider {
-	// WaitHandleWaitStart/Stop are verbose events, so the session is (and,
-	// with Threading, ThreadPoolEnqueue/Dequeue come too: two events per
-	// work item).
-	ps := clrevents.ProvidersFor(threadpool.Wants, stacks.SymbolsWant)
-	ps = append(ps, counters.Providers(&counters.Options{Interval: time.Second})...)
+// threadPoolSet: the pool analysis, which reads the pool's events
+// (Threading) and blocking waits with their stacks (WaitHandle, .NET 9+;
+// Contention), after the symbol table (method and module events name the
+// stacks); its session also asks for the runtime's counters every second
+// (the queue length). samples adds the sample profiler: the only source
+// of blocking stacks on .NET 8. WaitHandleWaitStart/Stop are verbose
+// events, so the session is (and, with Threading, ThreadPoolEnqueue and
+// Dequeue come too: two events per work item).
+func threadPoolSet(samples bool) (*analysis.Set, *analysis.Ref[*threadpool.Analyzer]) {
+	ps := counters.Providers(&counters.Options{Interval: time.Second})
 	if samples {
 		ps = append(ps, ipc.SampleProfiler)
 	}
-	return ps
+	return withSymbols(analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Providers: ps},
+		func(h *nettrace.Header, sym *stacks.Symbols) *threadpool.Analyzer {
+			return threadpool.New(h, threadpool.Options{Symbols: sym})
+		})
 }
 
 func newThreadPoolCmd() *cobra.Command {
@@ -77,10 +79,8 @@ threads' blocked time by stack, readable by go tool pprof).`,
 	o := addReportFlags(c, "text, json or pprof")
 	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
-		return runWithSymbols(cmd, t, args, o, threadPoolProviders(samples),
-			func(h *nettrace.Header, sym *stacks.Symbols) *threadpool.Analyzer {
-				return threadpool.New(h, threadpool.Options{Symbols: sym})
-			},
+		set, a := threadPoolSet(samples)
+		return runWithSymbols(cmd, t, args, o, set, a,
 			func(r *analysisRun, a *threadpool.Analyzer) formats {
 				res := a.Result()
 				return formats{

@@ -28,15 +28,24 @@ import (
 
 func init() { commands = append(commands, newTriageCmd) }
 
-// triageProviders: the light providers every triage area needs: GC
-// events (informational: pauses, heap statistics), contention and thread
-// events with the symbols that name waiting stacks, and the runtime's
-// counters (thread pool, exceptions, allocation, CPU) once a second. No
-// stacks by default; --cpu adds the sample profiler for top methods.
-func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
+// triageSet: the light providers every triage area needs, derived from
+// its analyses (GC events, informational: pauses, heap statistics;
+// contention and thread events with the symbols that name waiting stacks;
+// the thread-pool and exception analyses refine the counters' facts where
+// the stream has their events), and with the session (triageExtra) the
+// runtime's counters (thread pool, exceptions, allocation, CPU) once a
+// second. No stacks by default; --cpu adds the sample profiler for top
+// methods.
+func triageSet(sid string) (*analysis.Set, *triage.Analyzer) {
 	s := analysis.NewSet()
-	triage.Register(s, triage.Options{Refine: true})
-	ps := s.Providers()
+	return s, triage.Register(s, triage.Options{CounterSessionID: sid, Refine: true})
+}
+
+// triageExtra are the providers of triage's session its Set cannot say:
+// the sample profiler with cpu, and the counters' (copts.SessionID is set
+// for a meter session).
+func triageExtra(cpu bool, copts *counters.Options) []ipc.Provider {
+	var ps []ipc.Provider
 	if cpu {
 		ps = append(ps, ipc.SampleProfiler)
 	}
@@ -254,53 +263,50 @@ func triageTarget(st *source.Stream) string {
 
 func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out string, cpu bool) error {
 	copts := counters.Options{Interval: time.Second}
-	st, stopWatch, err := t.open(cmd, args, triageProviders(cpu, &copts))
-	if err != nil {
-		return err
-	}
-	target := triageTarget(st)
+	extra := triageExtra(cpu, &copts)
 	sid := ""
-	if st.Live() {
+	if t.live(cmd) {
 		sid = copts.SessionID
 	}
-	// One symbol table for the analyses that name stacks; the thread-pool
-	// and exception analyses refine the counters' facts where the stream
-	// has their events.
-	set := analysis.NewSet()
-	a := triage.Register(set, triage.Options{Target: target, CounterSessionID: sid, Refine: true})
-	set.Start(st.Header())
+	set, a := triageSet(sid)
 	var sched *procfs.DemandSampler
 	var mem *splitSampler
 	var proc *source.ProcWatcher
-	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
-		sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
-		if st.Kind == source.Attach {
-			// A launched program's start-up grows its native heap and
-			// loader heaps from nothing: not a trend to judge.
-			mem = startSplits(st.Pid)
-		}
-		proc = source.WatchProc(st.Pid)
-	}
-	// Without --cpu, the top methods come from perf_event where the
-	// kernel permits it: no stacks in the session, under 2 % overhead.
 	var tp *triagePerf
-	if !cpu && st.Live() && st.Kind != source.Listen && st.Pid > 0 {
-		tp = startTriagePerf(st, a.Symbols())
-	}
-	as := []analysis.Analyzer{set}
-	if tp != nil {
-		as = append(as, tp.b)
-	}
-	in, err := run(st, stopWatch, as...)
+	r, err := runSet(cmd, t, args, set, setRun{
+		edit: func(s *source.Spec) { s.Providers = append(s.Providers, extra...) },
+		onOpen: func(st *source.Stream) []analysis.Analyzer {
+			a.SetTarget(triageTarget(st))
+			if !st.Live() || st.Kind == source.Listen || st.Pid <= 0 {
+				return nil
+			}
+			sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
+			if st.Kind == source.Attach {
+				// A launched program's start-up grows its native heap and
+				// loader heaps from nothing: not a trend to judge.
+				mem = startSplits(st.Pid)
+			}
+			proc = source.WatchProc(st.Pid)
+			if cpu {
+				return nil
+			}
+			// Without --cpu, the top methods come from perf_event where
+			// the kernel permits it: no stacks in the session, under 2 %
+			// overhead.
+			if tp = startTriagePerf(st, a.Symbols()); tp == nil {
+				return nil
+			}
+			return []analysis.Analyzer{tp.b}
+		}})
 	if tp != nil {
 		if ms := tp.stop(); len(ms) > 0 {
 			a.SetTopMethods("perf", ms)
 		}
 	}
 	if err != nil {
-		st.Close()
 		return err
 	}
+	st, in := r.st, r.in
 	proc.Finish(a.Symbols().SetMappings)
 	cores, demand := 0, -1.0
 	if sched != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/internal/tracegen"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // benchTrace is a synthetic trace file (gentrace's stream: 1 ms sampler
@@ -134,7 +135,8 @@ func BenchmarkSnapshot(b *testing.B) {
 // stacks of 4 to 64 frames, hit in turn, the clock moving 1 ms per 30
 // samples (the generator's shape).
 func BenchmarkCPUSample(b *testing.B) {
-	w := newCPUWindow(&nettrace.Header{QPCFrequency: 1e9, PointerSize: 8}, 10)
+	hdr := &nettrace.Header{QPCFrequency: 1e9, PointerSize: 8}
+	w := newCPUWindow(hdr, stacks.NewSymbols(hdr), 10)
 	stks := make([][]uint64, 3000)
 	x := uint64(1)
 	for i := range stks {

@@ -72,9 +72,11 @@ type cpuBucket struct {
 	counts map[int32]int32
 }
 
-func newCPUWindow(hdr *nettrace.Header, secs int) *cpuWindow {
+// newCPUWindow returns a window of secs seconds naming frames with sym
+// (the monitor's, fed before the window).
+func newCPUWindow(hdr *nettrace.Header, sym *stacks.Symbols, secs int) *cpuWindow {
 	w := &cpuWindow{
-		hdr: hdr, sym: stacks.NewSymbols(hdr), secs: int64(secs),
+		hdr: hdr, sym: sym, secs: int64(secs),
 		idx: [2]map[string]int32{make(map[string]int32), make(map[string]int32)}, buckets: make([]cpuBucket, secs+1),
 		frames: frameTable{idx: make(map[stacks.Frame]int32)},
 		edges:  make(map[uint64]int32),
@@ -85,17 +87,12 @@ func newCPUWindow(hdr *nettrace.Header, secs int) *cpuWindow {
 	return w
 }
 
-func (w *cpuWindow) stats() analysis.Stats {
-	st := w.st
-	st.Add(w.sym.Stats())
-	return st
-}
+// Stats implements analysis.Analyzer.
+func (w *cpuWindow) Stats() analysis.Stats { return w.st }
 
-func (w *cpuWindow) event(ev *nettrace.Event, ts int64) {
-	switch ev.Meta.Runtime {
-	case nettrace.Runtime, nettrace.Rundown:
-		w.sym.Event(ev)
-	case nettrace.SampleProfiler:
+// Event implements analysis.Analyzer: the sampler's thread samples.
+func (w *cpuWindow) Event(ev *nettrace.Event) {
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
 		if ev.Meta.EventID != clrevents.IDThreadSample {
 			return
 		}
@@ -107,7 +104,7 @@ func (w *cpuWindow) event(ev *nettrace.Event, ts int64) {
 		if s.Type != clrevents.SampleManaged && s.Type != clrevents.SampleExternal {
 			return
 		}
-		w.sample(ev.Stack, s.Type == clrevents.SampleExternal, ts)
+		w.sample(ev.Stack, s.Type == clrevents.SampleExternal, w.hdr.Nanos(ev.Timestamp))
 	}
 }
 

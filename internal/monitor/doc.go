@@ -3,10 +3,13 @@
 // analysis.Analyzer itself) and keeps bounded rolling state that
 // Snapshot copies out at any time.
 //
-// What it owns: composing the analyses a live view needs over one stream
-// (gcpause for GCs and suspensions, with PerfView's pause and the
-// runtime's own; counters for the runtime's own counters; the stacks
-// symbol table for CPU samples) and the rolling state built from them:
+// What it owns: composing the analyses a live view needs over one stream,
+// in an analysis.Set (register: one stacks symbol table shared by the CPU
+// window, the exceptions, the thread pool and the locks; gcpause for GCs
+// and suspensions, with PerfView's pause and the runtime's own; locks;
+// counters for the runtime's own counters; threadpool; exceptions; the
+// session's providers derived from the Set) and the rolling state built
+// from them:
 // the latest GC rows and non-GC suspension rows, GC
 // counts and pause histograms per generation (exclusive: a GC counts once,
 // under the generation it collected), the share of time stopped over the
@@ -54,11 +57,10 @@
 // mode come from gcpause's row of each GC (the histories that GC wrote,
 // as the file's page counts them), not from the history events.
 //
-// Locks are paired here (ContentionStart/Stop per thread, as package
-// locks pairs them) rather than through locks.Analyzer, whose per-stack
-// samples grow with the session and whose Result names every stack: too
-// much for a snapshot a second over days. A view that wants the waiting
-// stacks runs locks.Analyzer on the same stream beside the monitor.
+// Locks are locks.Analyzer in its bounded mode (4096 locks, 1024 waiting
+// stacks, no per-stack samples, no object types), its waiting stacks named
+// by the Set's symbol table when there is one; ContentionStart events are
+// counted beside it, as the runtime counts them.
 //
 // Bounds: GC rows (Options.MaxGCs), suspension rows (MaxSuspensions),
 // the stopped-time unions (intervals of the last 60 s, at most 65536 each:

@@ -2,8 +2,6 @@ package monitor
 
 import (
 	"github.com/clrspy/clrspy/exceptions"
-	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/stacks"
 )
 
 // ExceptionsSummary is the exceptions a session saw (Options.Exceptions):
@@ -31,30 +29,9 @@ type ExceptionSiteCount struct {
 	Count int64  `json:"count"`
 }
 
-// excState runs the exception analysis beside the monitor's own, with
-// its own symbol table (the CPU window's is fed only while CPU is on).
-type excState struct {
-	a   *exceptions.Analyzer
-	sym *stacks.Symbols
-}
-
-func newExcState(hdr *nettrace.Header) *excState {
-	sym := stacks.NewSymbols(hdr)
-	return &excState{a: exceptions.New(hdr, exceptions.Options{Symbols: sym}), sym: sym}
-}
-
-func (e *excState) event(ev *nettrace.Event) {
-	switch ev.Meta.Runtime {
-	case nettrace.Runtime:
-		e.a.Event(ev)
-		e.sym.Event(ev)
-	case nettrace.Rundown:
-		e.sym.Event(ev)
-	}
-}
-
-func (e *excState) summary(types, sites int) *ExceptionsSummary {
-	s := e.a.Summary(types, sites)
+// exceptionsSummary is e's summary bounded to types and sites per type.
+func exceptionsSummary(e *exceptions.Analyzer, types, sites int) *ExceptionsSummary {
+	s := e.Summary(types, sites)
 	out := &ExceptionsSummary{Thrown: s.Thrown, Caught: s.Caught, Uncaught: s.Uncaught, Open: s.Open,
 		Types: make([]ExceptionTypeSummary, 0, len(s.Types))}
 	for _, t := range s.Types {

@@ -30,7 +30,11 @@ func newLockState(hdr *nettrace.Header, sym *stacks.Symbols) *lockState {
 		MaxThreads: maxLockThreads, NoObjectTypes: true})}
 }
 
-func (l *lockState) event(ev *nettrace.Event) {
+// Stats implements analysis.Analyzer (locks').
+func (l *lockState) Stats() analysis.Stats { return l.an.Stats() }
+
+// Event implements analysis.Analyzer.
+func (l *lockState) Event(ev *nettrace.Event) {
 	if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDContentionStart {
 		l.starts++
 	}

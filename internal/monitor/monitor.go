@@ -103,32 +103,20 @@ func def(v, d int) int {
 }
 
 // Providers returns what a session must enable for a Monitor with these
-// options, derived from the events its analyses read
-// (clrevents.ProvidersFor): gcpause's GC events (GCTriggered among them,
-// which tells server from workstation GC); with Locks, locks' contention
-// events and the thread events that name owners; with Exceptions,
-// exceptions' events and the method events that name their stacks; with
-// ThreadPool, the thread-pool events an informational session gets
-// (threadpool's verbose ones, wait handles and work items, are too
-// frequent for a monitor that runs for days); with CPU, the sample
-// profiler and the method events that name its frames; and the counters'
-// providers (with Counters.Meter, which sets Counters.SessionID when
-// empty: give the same Options to New).
+// options: the Set of its analyses' (register: gcpause's GC events,
+// GCTriggered among them, which tells server from workstation GC; with
+// Locks, locks' contention events and the thread events that name owners;
+// with Exceptions, exceptions' events and the method events that name
+// their stacks; with ThreadPool, the thread-pool events an informational
+// session gets (threadpool's verbose ones, wait handles and work items,
+// are too frequent for a monitor that runs for days); with CPU, the sample
+// profiler and the method events that name its frames), then the
+// counters' providers (with Counters.Meter, which sets Counters.SessionID
+// when empty: give the same Options to New).
 func Providers(opts *Options) []ipc.Provider {
-	wants := []func(*nettrace.Metadata) bool{gcpause.Wants}
-	if opts.Locks {
-		wants = append(wants, locks.WantsContention)
-	}
-	if opts.Exceptions {
-		wants = append(wants, exceptions.Wants, stacks.SymbolsWant)
-	}
-	if opts.ThreadPool {
-		wants = append(wants, informational(threadpool.Wants))
-	}
-	ps := clrevents.ProvidersFor(wants...)
-	if opts.CPU {
-		ps = ipc.Merge(ps, stacks.SamplerProviders())
-	}
+	s := analysis.NewSet()
+	(&Monitor{opts: *opts}).register(s)
+	ps := s.Providers()
 	if !opts.NoCounters {
 		ps = append(ps, counters.Providers(&opts.Counters)...)
 	}
@@ -149,15 +137,17 @@ type Monitor struct {
 	hdr  *nettrace.Header
 	opts Options
 
+	// set feeds the analyses below, in the order register gives.
+	set *analysis.Set
+	// sym is the one symbol table of the CPU window, the exceptions, the
+	// thread pool and the locks (nil unless one of the first three is on).
+	sym  *stacks.Symbols
 	gc   *gcpause.Analyzer
 	ctr  *counters.Analyzer
 	cpu  *cpuWindow
-	exc  *excState // nil unless Options.Exceptions
+	exc  *exceptions.Analyzer // nil unless Options.Exceptions
 	lock *lockState
 	tp   *threadpool.Analyzer
-	// tpSym names the thread pool's blocking stacks when neither the CPU
-	// window nor the exceptions have a symbol table to share.
-	tpSym *stacks.Symbols
 	// The last results built for a snapshot and what they were built
 	// from: a snapshot reuses them while nothing they show has changed.
 	tpRes  *threadpool.Result
@@ -219,7 +209,43 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
 	}
-	m.gc = gcpause.New(hdr, gcpause.Options{
+	m.set = analysis.NewSet()
+	m.register(m.set)
+	m.set.Start(hdr)
+	m.proc.Pid = hdr.ProcessID
+	m.sess.state = StateRunning
+	return m
+}
+
+// register registers the monitor's analyses in s in the order they are
+// fed: the one symbol table (when the CPU window, the exceptions or the
+// thread pool name stacks), gcpause, locks, the monitor's own events
+// (flavour, runtime and process information), the counters, the thread
+// pool (after the counters: it reads the queue length from them), the CPU
+// window and the exceptions. Each part's spec says what it asks of the
+// session (Providers); registration needs no header, so Providers builds
+// the same Set.
+func (m *Monitor) register(s *analysis.Set) {
+	o := &m.opts
+	none := []func(*nettrace.Metadata) bool{}
+	var sym *analysis.Ref[*stacks.Symbols]
+	if o.CPU || o.Exceptions || o.ThreadPool {
+		// The method events that name stacks are asked for by the
+		// exceptions and the CPU window (the sampler's providers), not by
+		// a thread pool alone (its session is informational).
+		enable := none
+		if o.Exceptions {
+			enable = nil
+		}
+		sym = analysis.Shared(s, analysis.Spec{Name: "symbols", Keep: stacks.SymbolsWant, Enable: enable}, stacks.NewSymbols)
+	}
+	symbols := func() *stacks.Symbols {
+		if sym == nil {
+			return nil
+		}
+		return sym.Get()
+	}
+	gc := gcpause.In(s, gcpause.Options{
 		// gcpause keeps twice this between trims; the monitor's rows are
 		// its own, gcpause's only need to outlive a running GC.
 		MaxGCs: 8, MaxSuspensions: 8,
@@ -228,41 +254,69 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		OnStopped:    m.onStopped,
 		OnGCStart:    m.onGCStart,
 	})
-	if !opts.NoCounters {
-		m.ctr = counters.New(hdr, opts.Counters)
+	lockEnable := none
+	if o.Locks {
+		lockEnable = []func(*nettrace.Metadata) bool{locks.WantsContention}
 	}
-	if opts.Exceptions {
-		m.exc = newExcState(hdr)
+	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: lockEnable}, func(h *nettrace.Header) *lockState {
+		m.sym, m.gc = symbols(), gc.Get()
+		m.lock = newLockState(h, m.sym)
+		return m.lock
+	})
+	analysis.Add(s, analysis.Spec{Name: "monitor", Enable: none, Uncounted: true}, func(*nettrace.Header) own { return own{m} })
+	if !o.NoCounters {
+		analysis.Add(s, analysis.Spec{Name: "counters", Enable: none}, func(h *nettrace.Header) *counters.Analyzer {
+			m.ctr = counters.New(h, o.Counters)
+			return m.ctr
+		})
 	}
-	if opts.CPU {
-		m.cpu = newCPUWindow(hdr, opts.cpuWindowSec())
-		m.cpu.mappings = opts.Mappings
+	if o.ThreadPool {
+		analysis.Add(s, analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Enable: []func(*nettrace.Metadata) bool{informational(threadpool.Wants)}},
+			func(h *nettrace.Header) *threadpool.Analyzer {
+				m.tp = threadpool.New(h, threadpool.Options{Counters: m.ctr, Symbols: m.sym,
+					OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
+				return m.tp
+			})
 	}
-	// Waiting stacks are named by the CPU window's symbol table when
-	// there is one (the events that fill it are the same).
-	var sym *stacks.Symbols
-	if m.cpu != nil {
-		sym = m.cpu.sym
+	if o.CPU {
+		analysis.Add(s, analysis.Spec{Name: "cpu", Keep: stacks.Wants, Enable: none, Providers: stacks.SamplerProviders()},
+			func(h *nettrace.Header) *cpuWindow {
+				m.cpu = newCPUWindow(h, m.sym, o.cpuWindowSec())
+				m.cpu.mappings = o.Mappings
+				return m.cpu
+			})
 	}
-	m.lock = newLockState(hdr, sym)
-	if opts.ThreadPool {
-		// Blocking sites are named as a file's page names them: from a
-		// symbol table fed the same stream (the CPU window's or the
-		// exceptions', else one of its own).
-		switch {
-		case sym != nil:
-		case m.exc != nil:
-			sym = m.exc.sym
-		default:
-			m.tpSym = stacks.NewSymbols(hdr)
-			sym = m.tpSym
+	if o.Exceptions {
+		analysis.Add(s, analysis.Spec{Name: "exceptions", Keep: exceptions.Wants}, func(h *nettrace.Header) *exceptions.Analyzer {
+			m.exc = exceptions.New(h, exceptions.Options{Symbols: m.sym})
+			return m.exc
+		})
+	}
+}
+
+// own is the monitor's part of its Set: the events no analysis owns
+// (GCTriggered for the flavour, the runtime's and the process's
+// information).
+type own struct{ m *Monitor }
+
+func (o own) Stats() analysis.Stats { return analysis.Stats{} }
+
+func (o own) Event(ev *nettrace.Event) {
+	m := o.m
+	switch meta := ev.Meta; meta.Runtime {
+	case nettrace.Runtime:
+		if meta.EventID == clrevents.IDGCTriggered {
+			m.flavor.triggered(ev.ThreadID)
 		}
-		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr, Symbols: sym,
-			OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
+	case nettrace.Rundown:
+		if meta.EventID == idRuntimeInformation {
+			m.runtimeInformation(ev)
+		}
+	case nettrace.EventPipe:
+		if meta.EventName == "ProcessInfo" {
+			m.processInfoEvent(ev)
+		}
 	}
-	m.proc.Pid = hdr.ProcessID
-	m.sess.state = StateRunning
-	return m
 }
 
 // Stats implements analysis.Analyzer: every event the monitor's analyses
@@ -276,20 +330,7 @@ func (m *Monitor) Stats() analysis.Stats {
 // statsLocked is Stats with m.mu held (Snapshot's decode errors too).
 func (m *Monitor) statsLocked() analysis.Stats {
 	st := m.stats
-	st.Add(m.gc.Stats())
-	st.Add(m.lock.an.Stats())
-	if m.ctr != nil {
-		st.Add(m.ctr.Stats())
-	}
-	if m.cpu != nil {
-		st.Add(m.cpu.stats())
-	}
-	if m.exc != nil {
-		st.Add(m.exc.a.Stats())
-	}
-	if m.tp != nil {
-		st.Add(m.tp.Stats())
-	}
+	st.Add(m.set.Stats())
 	return st
 }
 
@@ -355,49 +396,9 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	if ev.LostBefore > 0 {
 		m.lost += uint64(ev.LostBefore)
 	}
-	m.gc.Event(ev)
-	m.lock.event(ev)
-	meta := ev.Meta
-	switch meta.Runtime {
-	case nettrace.Runtime:
-		m.runtimeEvent(ev, ts)
-	case nettrace.Rundown:
-		if meta.EventID == idRuntimeInformation {
-			m.runtimeInformation(ev)
-		}
-	case nettrace.EventPipe:
-		if meta.EventName == "ProcessInfo" {
-			m.processInfoEvent(ev)
-		}
-	case nettrace.NotRuntime:
-		if m.ctr != nil {
-			m.ctr.Event(ev)
-			if !m.seed.done && m.ctr.SawMeter() {
-				m.trySeed()
-			}
-		}
-		if m.tp != nil {
-			m.tp.Event(ev) // after the counters: it reads the queue length from them
-		}
-		return
-	}
-	if m.tp != nil {
-		m.tp.Event(ev)
-		if m.tpSym != nil {
-			m.tpSym.Event(ev)
-		}
-	}
-	if m.cpu != nil {
-		m.cpu.event(ev, ts)
-	}
-	if m.exc != nil {
-		m.exc.event(ev)
-	}
-}
-
-func (m *Monitor) runtimeEvent(ev *nettrace.Event, _ int64) {
-	if ev.Meta.EventID == clrevents.IDGCTriggered {
-		m.flavor.triggered(ev.ThreadID)
+	m.set.Event(ev)
+	if m.ctr != nil && !m.seed.done && m.ctr.SawMeter() {
+		m.trySeed()
 	}
 }
 
@@ -467,7 +468,7 @@ func optNanos(ns int64) Opt {
 	return Opt(ms(ns))
 }
 
-// SymbolEvent feeds the CPU window's and the exceptions' symbol tables a
+// SymbolEvent feeds the monitor's symbol table a
 // method or module rundown event from another session on the same
 // process: a live session only sees the methods compiled after it began,
 // and a short rundown session (started and stopped at once) names those
@@ -478,14 +479,8 @@ func (m *Monitor) SymbolEvent(ev *nettrace.Event) {
 	if ev.Meta.Runtime != nettrace.Rundown {
 		return
 	}
-	if m.cpu != nil {
-		m.cpu.sym.Event(ev)
-	}
-	if m.exc != nil {
-		m.exc.sym.Event(ev)
-	}
-	if m.tpSym != nil {
-		m.tpSym.Event(ev)
+	if m.sym != nil {
+		m.sym.Event(ev)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
@@ -247,7 +246,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 		s.CPU = m.cpu.profile(m.now, m.opts.topMethods(), m.opts.flameMaxNodes())
 	}
 	if m.exc != nil {
-		s.Exceptions = m.exc.summary(m.opts.topExcTypes(), m.opts.topThrowSites())
+		s.Exceptions = exceptionsSummary(m.exc, m.opts.topExcTypes(), m.opts.topThrowSites())
 		s.ExceptionsResult = m.exceptionsResult()
 	}
 	if m.ctr != nil {
@@ -264,7 +263,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 // reads the queue from, the symbols that name its sites, and (while an
 // episode lasts, its end being the stream's latest event) the clock.
 func (m *Monitor) threadPoolResult(starving bool) *threadpool.Result {
-	key := [4]int64{int64(m.tp.Stats().Events), 0, int64(m.tpSymbols().Len()), 0}
+	key := [4]int64{int64(m.tp.Stats().Events), 0, int64(m.sym.Len()), 0}
 	if m.ctr != nil {
 		key[1] = int64(m.ctr.Stats().Events)
 	}
@@ -277,23 +276,12 @@ func (m *Monitor) threadPoolResult(starving bool) *threadpool.Result {
 	return m.tpRes
 }
 
-// tpSymbols is the symbol table naming the thread pool's stacks.
-func (m *Monitor) tpSymbols() *stacks.Symbols {
-	switch {
-	case m.cpu != nil:
-		return m.cpu.sym
-	case m.exc != nil:
-		return m.exc.sym
-	}
-	return m.tpSym
-}
-
 // exceptionsResult is the exception analysis' result, built again only
 // after new exception events or symbols.
 func (m *Monitor) exceptionsResult() *exceptions.Result {
-	key := [2]int64{int64(m.exc.a.Stats().Events), int64(m.exc.sym.Len())}
+	key := [2]int64{int64(m.exc.Stats().Events), int64(m.sym.Len())}
 	if m.excRes == nil || key != m.excKey {
-		m.excRes, m.excKey = m.exc.a.Result(), key
+		m.excRes, m.excKey = m.exc.Result(), key
 	}
 	return m.excRes
 }

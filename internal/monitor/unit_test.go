@@ -97,7 +97,7 @@ func TestSnapshotJSON(t *testing.T) {
 // first resolved before the mappings were known.
 func TestCPUMappings(t *testing.T) {
 	hdr := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
-	w := newCPUWindow(hdr, 10)
+	w := newCPUWindow(hdr, stacks.NewSymbols(hdr), 10)
 	dll := "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/System.Private.CoreLib.dll"
 	w.sample([]uint64{0x11234, 0x22345}, false, 1e9)
 	names := func(n *FlameNode) []string {
