@@ -44,6 +44,10 @@ type target struct {
 	lastErr string
 	endedAt time.Time
 	stream  *source.Stream
+	// tap: the session's events for the analyses /triage attaches.
+	tap *tap
+	// ctrSID: the session's counters session id (triage reads its meter).
+	ctrSID string
 	opened  int // sessions opened
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
@@ -237,7 +241,8 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		o.Attrs = append(append([]slog.Attr(nil), o.Attrs...), slog.String("pid", t.pidLabel), slog.String("process", t.name))
 		plog = report.NewPauseLog(d.out, o)
 	}
-	var also []analysis.Analyzer
+	tp := &tap{}
+	also := []analysis.Analyzer{tp}
 	trig := d.caps.trigger(st.Header(), t, d.log)
 	if trig != nil {
 		also = append(also, trig)
@@ -273,7 +278,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	}
 	m := monitor.New(st.Header(), *opts)
 	d.mu.Lock()
-	t.mon, t.hist, t.up, t.stream = m, hist, true, st
+	t.mon, t.hist, t.up, t.stream, t.tap, t.ctrSID = m, hist, true, st, tp, opts.Counters.SessionID
 	t.state, t.lastErr = "running", ""
 	t.opened++
 	d.sessions++
@@ -315,7 +320,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		obs.Ended(id)
 	}
 	d.mu.Lock()
-	t.up, t.stream = false, nil
+	t.up, t.stream, t.tap = false, nil, nil
 	d.sessions--
 	d.mu.Unlock()
 	return end, err
