@@ -48,7 +48,7 @@ type target struct {
 	tap *tap
 	// ctrSID: the session's counters session id (triage reads its meter).
 	ctrSID string
-	opened  int // sessions opened
+	opened int // sessions opened
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
 
