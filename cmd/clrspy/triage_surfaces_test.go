@@ -86,6 +86,7 @@ func TestTriageSurfacesAgree(t *testing.T) {
 		t.Fatalf("/triage: %v\n%s", err, a.body)
 	}
 	jc, js := judged(cli.Findings), judged(srv.Findings)
+	t.Logf("judged: %v", jc)
 	for _, want := range []string{"gc.induced_per_min critical", "gc.gen2_blocking_per_min critical", "locks.wait_pct critical"} {
 		if !slices.Contains(jc, want) {
 			t.Errorf("triage --pid has no %q: %v", want, jc)
