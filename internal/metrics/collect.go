@@ -154,7 +154,7 @@ func walkTarget(t *Target, s sink) {
 // (triage's thresholds) and exports how many findings each area has at
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
-	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
 	var n [len(triageSeverities)][]int
 	for i := range n {
 		n[i] = make([]int, len(triage.Areas))
