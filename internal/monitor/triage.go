@@ -41,7 +41,9 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason, l.Type, l.Generation
 	}
 	g.ProfilerInStream = cur.CPU != nil
-	if v := cur.GC.AllocRateBytesPerSec; v.Valid() {
+	// The allocation rate as triage takes it: the runtime's counter (not
+	// the monitor's estimate from gen0 GCs, which triage does not make).
+	if v := cur.GC.AllocRateBytesPerSec; v.Valid() && cur.GC.AllocRateFrom == "counters" {
 		g.AllocMBPerSec, g.HasAllocRate = float64(v)/(1<<20), true
 	}
 	m := &f.Memory

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -233,8 +234,14 @@ func (d *Daemon) Targets() []metrics.Target {
 		snap := mon.Snapshot()
 		// The latest event's time is the runtime's clock (the session's
 		// sync time plus its timestamps), the same host clock as ours.
+		threads := 0
+		if pid := t.procPid(); up && pid > 0 {
+			if ths, err := procfs.Threads(pid); err == nil {
+				threads = len(ths)
+			}
+		}
 		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
-			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth()})
+			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth(), Threads: threads})
 	}
 	return out
 }

@@ -57,10 +57,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			http.Error(w, fmt.Sprintf("pid %s: no session yet", pid), http.StatusServiceUnavailable)
 			return
 		}
-		procPid := t.hostPid
-		if t.kind != source.Listen && procPid == 0 {
-			procPid = t.pid
-		}
+		procPid := t.procPid()
 		set := analysis.NewSet()
 		a := triage.Register(set, triage.Options{Target: "--pid " + pid, CounterSessionID: sid, Refine: true})
 		set.Start(st.Header())
@@ -109,4 +106,13 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
+}
+
+// procPid is the target's pid in clrspy's namespace for /proc (0: not
+// visible).
+func (t *target) procPid() int {
+	if t.hostPid == 0 && t.kind != source.Listen {
+		return t.pid
+	}
+	return t.hostPid
 }
