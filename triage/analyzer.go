@@ -122,6 +122,11 @@ type Analyzer struct {
 	extraThreadPool                 *ThreadPoolFacts
 	snapshotGC                      uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
 	snapshotPauseNs, snapshotStopNs int64
+	// marked: a GC another session saw as a heap snapshot's
+	// (MarkHeapDump); dumps: the induced blocking gen2 GCs seen, which
+	// such a mark may name after the GC ended (at most maxDumps).
+	marked uint32
+	dumps  []dumpGC
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).
 	sampled bool
@@ -309,12 +314,48 @@ func (a *Analyzer) Stats() analysis.Stats {
 
 const mb = 1 << 20
 
+// dumpGC is an induced GC that a heap snapshot may have made.
+type dumpGC struct {
+	number          uint32
+	pauseNs, stopNs int64
+	gen2Blocking    bool
+}
+
+// maxDumps bounds the induced GCs kept for MarkHeapDump.
+const maxDumps = 64
+
+// MarkHeapDump says GC number n was a heap snapshot's (gcpause's HeapDump
+// mark, in another session of the same process: serve's snapshots run
+// beside the session triage reads, whose stream does not carry the heap
+// dump). Before or after the GC's events: it is then kept out of the
+// application's induced GCs, pauses and stopped time as a snapshot in the
+// stream is. The first mark counts (one snapshot's GC per window).
+func (a *Analyzer) MarkHeapDump(n uint32) {
+	if a.snapshotGC != 0 || n == 0 {
+		return
+	}
+	for _, d := range a.dumps {
+		if d.number == n {
+			a.snapshotGC, a.snapshotPauseNs, a.snapshotStopNs = n, d.pauseNs, d.stopNs
+			if d.gen2Blocking {
+				a.gen2Blocking--
+			}
+			return
+		}
+	}
+	a.marked = n
+}
+
 func (a *Analyzer) onGC(g *gcpause.GC) {
-	if g.HeapDump && a.snapshotGC == 0 {
+	if (g.HeapDump || a.marked != 0 && g.Number == a.marked) && a.snapshotGC == 0 {
 		a.snapshotGC = g.Number // the pause analysis marks the snapshot's GC
 	}
 	if !g.Complete {
 		return
+	}
+	if g.Induced && a.snapshotGC == 0 && len(a.dumps) < maxDumps {
+		a.dumps = append(a.dumps, dumpGC{g.Number, max(g.PauseRuntimeNanos, 0), g.PauseNanos,
+			g.Generation == 2 && g.Type == clrevents.GCNonConcurrent})
 	}
 	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
 		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
@@ -424,10 +465,13 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 }
 
 // Snapshot is a heap snapshot's own GC (gcpause's HeapDump mark): its
-// number (0: none), its pause by the runtime's count and its stop.
+// number (0: none), its pause by the runtime's count and its stop. Count
+// is the number of such GCs when more than one (a live model's since its
+// start; the pauses then sum theirs).
 type Snapshot struct {
 	GC                    uint32
 	PauseNanos, StopNanos int64
+	Count                 int
 }
 
 // PauseFacts fills g from a pause analysis's result over a window of win
@@ -458,9 +502,7 @@ func PauseFacts(g *GCFacts, r *gcpause.Result, win int64, snap Snapshot) {
 	g.Induced = r.All.Induced
 	if snap.GC != 0 {
 		g.SnapshotGC = snap.GC
-		if g.Induced > 0 {
-			g.Induced--
-		}
+		g.Induced = max(g.Induced-max(snap.Count, 1), 0)
 	}
 	g.MaxSuspendMs = float64(r.All.MaxSuspend) / 1e6
 	var other, top int64

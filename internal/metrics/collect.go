@@ -31,6 +31,9 @@ type Target struct {
 	// Threads is the process's thread count now (/proc; 0: unknown), the
 	// lock-wait share's denominator as triage's.
 	Threads int
+	// HeapDumpGCs are the GCs heap snapshots induced (the tool's, not the
+	// application's: out of clrspy_findings' induced GCs and pauses).
+	HeapDumpGCs []uint32
 	// HeapGrowth is the growth between the last two automatic heap
 	// snapshots, the largest first (at most MaxHeapGrowth; nil: none).
 	HeapGrowth []HeapGrowth
@@ -157,7 +160,7 @@ func walkTarget(t *Target, s sink) {
 // (triage's thresholds) and exports how many findings each area has at
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
-	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, Threads: t.Threads, CPUDemandPct: -1})
+	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, Threads: t.Threads, CPUDemandPct: -1, HeapDumpGCs: t.HeapDumpGCs})
 	var n [len(triageSeverities)][]int
 	for i := range n {
 		n[i] = make([]int, len(triage.Areas))

@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
@@ -17,6 +19,10 @@ type TriageEnv struct {
 	Cores        int
 	Threads      int
 	CPUDemandPct float64
+	// HeapDumpGCs are the GCs heap snapshots of the target induced (their
+	// sessions' gcpause HeapDump mark): the tool's, kept out of the
+	// application's induced GCs, pauses and stopped time.
+	HeapDumpGCs []uint32
 }
 
 // TriageFacts turns a snapshot of one monitor into triage's facts since
@@ -34,8 +40,18 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	f := &triage.Facts{Target: env.Target}
 	f.WindowSec = cur.Session.ElapsedSec
 	g := &f.GC
+	var snap triage.Snapshot
+	for i := range cur.GCs {
+		r := &cur.GCs[i]
+		if r.Complete && slices.Contains(env.HeapDumpGCs, r.Number) {
+			snap.GC = cmp.Or(snap.GC, r.Number)
+			snap.Count++
+			snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
+			snap.StopNanos += int64(r.PauseMS * 1e6)
+		}
+	}
 	if cur.Rollup != nil {
-		triage.PauseFacts(g, cur.Rollup, int64(f.WindowSec*1e9), triage.Snapshot{})
+		triage.PauseFacts(g, cur.Rollup, int64(f.WindowSec*1e9), snap)
 	}
 	if l := cur.GC.Longest; l != nil {
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason, l.Type, l.Generation
@@ -53,7 +69,7 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		if !r.Complete {
 			continue
 		}
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent.String() {
+		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent.String() && !slices.Contains(env.HeapDumpGCs, r.Number) {
 			g.Gen2Blocking++
 		}
 		if r.Reason == clrevents.ReasonAllocLarge.String() || r.Reason == clrevents.ReasonOutOfSpaceLOH.String() {

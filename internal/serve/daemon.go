@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,7 +230,7 @@ func (d *Daemon) Targets() []metrics.Target {
 	out := make([]metrics.Target, 0, len(ts))
 	for _, t := range ts {
 		d.mu.Lock()
-		mon, hist, up := t.mon, t.hist, t.up
+		mon, hist, up, dumps := t.mon, t.hist, t.up, slices.Clone(t.dumpGCs)
 		d.mu.Unlock()
 		snap := mon.Snapshot()
 		// The latest event's time is the runtime's clock (the session's
@@ -241,7 +242,7 @@ func (d *Daemon) Targets() []metrics.Target {
 			}
 		}
 		out = append(out, metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
-			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth(), Threads: threads})
+			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth(), Threads: threads, HeapDumpGCs: dumps})
 	}
 	return out
 }

@@ -48,7 +48,9 @@ type target struct {
 	tap *tap
 	// ctrSID: the session's counters session id (triage reads its meter).
 	ctrSID string
-	opened int // sessions opened
+	// dumpGCs: the GCs heap snapshots induced (heapDumped; under d.mu).
+	dumpGCs []uint32
+	opened  int // sessions opened
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -80,6 +81,14 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			return
 		}
 		cur := mon.Snapshot()
+		// A heap snapshot's GC in the window is the tool's: its session's
+		// gcpause marked it (the window's stream has no heap dump).
+		d.mu.Lock()
+		dumps := slices.Clone(t.dumpGCs)
+		d.mu.Unlock()
+		for _, n := range dumps {
+			a.MarkHeapDump(n)
+		}
 		a.SetCPU(cores, demand)
 		if sched != nil {
 			if tid, pct := sched.Busiest(); pct > 0 {
