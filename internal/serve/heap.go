@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -152,4 +153,11 @@ func (d *Daemon) heapDumped(t *target, n uint32) {
 		t.dumpGCs = t.dumpGCs[1:]
 	}
 	t.dumpGCs = append(t.dumpGCs, n)
+}
+
+// isHeapDump says whether GC n of t was a heap snapshot's (heapDumped).
+func (d *Daemon) isHeapDump(t *target, n uint32) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Contains(t.dumpGCs, n)
 }

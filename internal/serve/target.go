@@ -256,7 +256,18 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	opts.OnGC = func(g *gcpause.GC) {
 		hist.Observe(g)
 		if plog != nil {
-			plog.GC(g)
+			// A heap snapshot's GC is logged as the snapshot's, not the
+			// application's induced GC: the snapshot session's gcpause
+			// marked it (HeapDump, recorded by heapDumped before the
+			// snapshot's slot is released), or, when this session sees it
+			// first, it is an induced gen2 GC while the slot is held.
+			lg := g
+			if g.Induced && g.Generation == 2 && (t.snapshotting.busy.Load() || d.isHeapDump(t, g.Number)) {
+				c := *g
+				c.HeapDump = true
+				lg = &c
+			}
+			plog.GC(lg)
 		}
 		if trig != nil {
 			trig.GC(g)

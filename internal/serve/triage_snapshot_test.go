@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +16,11 @@ import (
 // marks it (HeapDump), /triage names it (snapshot_gc) and counts no
 // induced GC (the idle graph workload calls no GC.Collect after it is
 // ready), and clrspy_findings' facts keep it out of the induced count
-// too, where without the mark they count it.
+// too, where without the mark they count it; the pause log marks it
+// heap_snapshot, not induced.
 func TestTriageSnapshotGC(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, log := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +68,20 @@ func TestTriageSnapshotGC(t *testing.T) {
 	if without.GC.Induced != with.GC.Induced+1 || with.GC.SnapshotGC != dumps[0] {
 		t.Errorf("clrspy_findings' facts: induced %d with the mark, %d without (snapshot GC %d); want one fewer with it",
 			with.GC.Induced, without.GC.Induced, with.GC.SnapshotGC)
+	}
+	// The pause log says whose GC it was, and the snapshot's line names it.
+	var pauseLine, takenLine string
+	gcAttr := "gc=" + strconv.Itoa(int(dumps[0])) + " "
+	for _, l := range strings.Split(log.String(), "\n") {
+		switch {
+		case strings.Contains(l, "GC pause") && strings.Contains(l, gcAttr):
+			pauseLine = l
+		case strings.Contains(l, "heap snapshot taken"):
+			takenLine = l
+		}
+	}
+	if !strings.Contains(pauseLine, "heap_snapshot=true") || strings.Contains(pauseLine, "induced=true") || !strings.Contains(takenLine, gcAttr) {
+		t.Errorf("the snapshot's GC in the log:\n%s\n%s", pauseLine, takenLine)
 	}
 	p.Stdin("exit\n")
 	p.Wait(30 * time.Second)
