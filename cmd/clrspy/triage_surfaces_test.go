@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,17 +21,10 @@ import (
 func judged(fs []triage.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, fmt.Sprintf("%s %s", cmpOr(f.Rule, string(f.Area)), f.Severity))
+		out = append(out, fmt.Sprintf("%s %s", cmp.Or(f.Rule, string(f.Area)), f.Severity))
 	}
 	slices.Sort(out)
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TestTriageSurfacesAgree: one real process judged over the same window
