@@ -103,7 +103,12 @@ func (l *PauseLog) GC(g *gcpause.GC) {
 		msAttr("suspend_ms", g.SuspendNanos),
 		slog.Time("start", g.PauseStartUTC),
 	}
-	if g.Induced {
+	switch {
+	case g.HeapDump:
+		// A heap snapshot's own GC: the tool's, not the application's
+		// GC.Collect.
+		attrs = append(attrs, slog.Bool("heap_snapshot", true))
+	case g.Induced:
 		attrs = append(attrs, slog.Bool("induced", true))
 	}
 	if g.Pauses > 1 {

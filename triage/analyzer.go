@@ -63,11 +63,14 @@ const maxThreads = 1 << 14
 // publishes them once a second.
 const peekNanos = 500_000_000
 
-// oldPoint is the old generations' size after one GC.
-type oldPoint struct {
-	ns int64
-	mb float64
+// HeapPoint is the old generations' size (gen2+LOH+POH, MB) after one
+// GC, at ns (its start, ns since the session start).
+type HeapPoint struct {
+	Nanos int64
+	OldMB float64
 }
+
+type oldPoint = HeapPoint
 
 // maxOldPoints bounds the memory trend's series.
 const maxOldPoints = 2048
@@ -119,6 +122,11 @@ type Analyzer struct {
 	extraThreadPool                 *ThreadPoolFacts
 	snapshotGC                      uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
 	snapshotPauseNs, snapshotStopNs int64
+	// marked: a GC another session saw as a heap snapshot's
+	// (MarkHeapDump); dumps: the induced blocking gen2 GCs seen, which
+	// such a mark may name after the GC ended (at most maxDumps).
+	marked uint32
+	dumps  []dumpGC
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).
 	sampled bool
@@ -306,12 +314,48 @@ func (a *Analyzer) Stats() analysis.Stats {
 
 const mb = 1 << 20
 
+// dumpGC is an induced GC that a heap snapshot may have made.
+type dumpGC struct {
+	number          uint32
+	pauseNs, stopNs int64
+	gen2Blocking    bool
+}
+
+// maxDumps bounds the induced GCs kept for MarkHeapDump.
+const maxDumps = 64
+
+// MarkHeapDump says GC number n was a heap snapshot's (gcpause's HeapDump
+// mark, in another session of the same process: serve's snapshots run
+// beside the session triage reads, whose stream does not carry the heap
+// dump). Before or after the GC's events: it is then kept out of the
+// application's induced GCs, pauses and stopped time as a snapshot in the
+// stream is. The first mark counts (one snapshot's GC per window).
+func (a *Analyzer) MarkHeapDump(n uint32) {
+	if a.snapshotGC != 0 || n == 0 {
+		return
+	}
+	for _, d := range a.dumps {
+		if d.number == n {
+			a.snapshotGC, a.snapshotPauseNs, a.snapshotStopNs = n, d.pauseNs, d.stopNs
+			if d.gen2Blocking {
+				a.gen2Blocking--
+			}
+			return
+		}
+	}
+	a.marked = n
+}
+
 func (a *Analyzer) onGC(g *gcpause.GC) {
-	if g.HeapDump && a.snapshotGC == 0 {
+	if (g.HeapDump || a.marked != 0 && g.Number == a.marked) && a.snapshotGC == 0 {
 		a.snapshotGC = g.Number // the pause analysis marks the snapshot's GC
 	}
 	if !g.Complete {
 		return
+	}
+	if g.Induced && a.snapshotGC == 0 && len(a.dumps) < maxDumps {
+		a.dumps = append(a.dumps, dumpGC{g.Number, max(g.PauseRuntimeNanos, 0), g.PauseNanos,
+			g.Generation == 2 && g.Type == clrevents.GCNonConcurrent})
 	}
 	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
 		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
@@ -347,7 +391,7 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 		}
 		m.pts = m.pts[:k]
 	}
-	m.pts = append(m.pts, oldPoint{g.StartNanos, old})
+	m.pts = append(m.pts, oldPoint{Nanos: g.StartNanos, OldMB: old})
 	m.gen2MB, m.lohMB = float64(h.GenerationSize[2])/mb, float64(h.GenerationSize[3])/mb
 	m.pinned = max(m.pinned, h.PinnedObjectCount)
 	if g.Generation == 2 {
@@ -414,32 +458,52 @@ func (a *Analyzer) Facts() *Facts {
 }
 
 func (a *Analyzer) gcFacts(f *Facts, win int64) {
-	r := a.gc.Result()
 	g := &f.GC
+	PauseFacts(g, a.gc.Result(), win, Snapshot{GC: a.snapshotGC, PauseNanos: a.snapshotPauseNs, StopNanos: a.snapshotStopNs})
+	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
+	g.ProfilerInStream = a.sampled
+}
+
+// Snapshot is a heap snapshot's own GC (gcpause's HeapDump mark): its
+// number (0: none), its pause by the runtime's count and its stop. Count
+// is the number of such GCs when more than one (a live model's since its
+// start; the pauses then sum theirs).
+type Snapshot struct {
+	GC                    uint32
+	PauseNanos, StopNanos int64
+	Count                 int
+}
+
+// PauseFacts fills g from a pause analysis's result over a window of win
+// ns, the code the Analyzer judges its own stream with: GC count, pause
+// time and share, the longest pause (from r.Longest), the induced GCs,
+// the non-GC suspensions by reason and the stopped time, the heap
+// snapshot's GC kept out of the application's figures. A live model that
+// keeps a pause analysis (serve's monitor) is judged by it as
+// `clrspy triage` judges a stream. Gen2Blocking, LOHTriggered and
+// ProfilerInStream are the caller's (counted per GC).
+func PauseFacts(g *GCFacts, r *gcpause.Result, win int64, snap Snapshot) {
 	g.Count = r.All.Count
 	g.Seen = win > 0 // every triage session asks for GC events: none is calm
 	// The heap snapshot's own GC is the tool's: out of the application's
 	// pause time and share (its pause stays in the longest pause, which
 	// says whose it is).
-	paused := max(r.All.RuntimeNanos-a.snapshotPauseNs, 0)
+	paused := max(r.All.RuntimeNanos-snap.PauseNanos, 0)
 	if win > 0 {
 		g.PausePct = float64(paused) * 100 / float64(win)
 	}
 	g.PausedMs = float64(paused) / 1e6
-	g.SnapshotPauseMs = float64(a.snapshotPauseNs) / 1e6
+	g.SnapshotPauseMs = float64(snap.PauseNanos) / 1e6
 	g.MaxPauseMs = float64(r.All.MaxNanos) / 1e6
 	if len(r.Longest) > 0 {
 		l := r.Longest[0]
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
 	}
 	g.Induced = r.All.Induced
-	if a.snapshotGC != 0 {
-		g.SnapshotGC = a.snapshotGC
-		if g.Induced > 0 {
-			g.Induced--
-		}
+	if snap.GC != 0 {
+		g.SnapshotGC = snap.GC
+		g.Induced = max(g.Induced-max(snap.Count, 1), 0)
 	}
-	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
 	g.MaxSuspendMs = float64(r.All.MaxSuspend) / 1e6
 	var other, top int64
 	for _, rr := range r.ByReason {
@@ -454,13 +518,12 @@ func (a *Analyzer) gcFacts(f *Facts, win int64) {
 		}
 	}
 	g.OtherStoppedMs = float64(other) / 1e6
-	stopped := max(r.All.TotalNanos-a.snapshotStopNs, 0) + other
+	stopped := max(r.All.TotalNanos-snap.StopNanos, 0) + other
 	g.StoppedMs = float64(stopped) / 1e6
 	if win > 0 {
 		g.OtherPct = float64(other) * 100 / float64(win)
 		g.StoppedPct = float64(stopped) * 100 / float64(win)
 	}
-	g.ProfilerInStream = a.sampled
 }
 
 func (a *Analyzer) memFacts(f *Facts) {
@@ -479,24 +542,29 @@ func (a *Analyzer) memFacts(f *Facts) {
 	x.MaxPinned = m.pinned
 }
 
-// settle judges the trend from the heap's settling on: the GCs of the
-// first third of the span are the warm-up (a heap growing from nothing at
-// start-up, caches filling), the rest the trend.
+// HeapTrend judges x's trend from the heap's settling on, over pts (one
+// point per GC with heap statistics, in time order): the GCs of the first
+// third of the span are the warm-up (a heap growing from nothing at
+// start-up, caches filling), the rest the trend (OldGrowthMBMin, 0 when
+// not Settled). A live model judges its GC rows with it as triage judges
+// a stream.
+func HeapTrend(x *MemoryFacts, pts []HeapPoint) { settle(x, pts) }
+
 func settle(x *MemoryFacts, pts []oldPoint) {
 	if len(pts) < 2 {
 		return
 	}
 	first, last := pts[0], pts[len(pts)-1]
-	from := first.ns + (last.ns-first.ns)/3
-	i, _ := slices.BinarySearchFunc(pts, from, func(p oldPoint, ns int64) int { return cmp.Compare(p.ns, ns) })
+	from := first.Nanos + (last.Nanos-first.Nanos)/3
+	i, _ := slices.BinarySearchFunc(pts, from, func(p oldPoint, ns int64) int { return cmp.Compare(p.Nanos, ns) })
 	i = min(i, len(pts)-1)
 	s := pts[i]
-	x.SettledGCs, x.SettledOldMB, x.SettledSec = len(pts)-i, s.mb, float64(last.ns-s.ns)/1e9
-	x.WarmupMB = s.mb - first.mb
+	x.SettledGCs, x.SettledOldMB, x.SettledSec = len(pts)-i, s.OldMB, float64(last.Nanos-s.Nanos)/1e9
+	x.WarmupMB = s.OldMB - first.OldMB
 	x.Settled = x.SettledGCs >= MinSettledGCs && x.SettledSec > 0
 	x.OldGrowthMBMin = 0
 	if x.Settled {
-		x.OldGrowthMBMin = (last.mb - s.mb) * 60 / x.SettledSec
+		x.OldGrowthMBMin = (last.OldMB - s.OldMB) * 60 / x.SettledSec
 	}
 }
 

@@ -30,6 +30,12 @@ type Target struct {
 	// LastEventAge is how long ago the latest event of the session
 	// happened (a stopped or hung process: it grows while Up stays 1).
 	LastEventAge time.Duration
+	// Threads is the process's thread count now (/proc; 0: unknown), the
+	// lock-wait share's denominator as triage's.
+	Threads int
+	// HeapDumpGCs are the GCs heap snapshots induced (the tool's, not the
+	// application's: out of clrspy_findings' induced GCs and pauses).
+	HeapDumpGCs []uint32
 	// HeapGrowth is the growth between the last two automatic heap
 	// snapshots, the largest first (at most MaxHeapGrowth; nil: none).
 	HeapGrowth []HeapGrowth
@@ -164,7 +170,7 @@ func walkTarget(t *Target, s sink) {
 // (triage's thresholds) and exports how many findings each area has at
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
-	f := monitor.TriageFacts(nil, snap, monitor.TriageEnv{Target: "--pid " + t.Pid, CPUDemandPct: -1})
+	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, Threads: t.Threads, CPUDemandPct: -1, HeapDumpGCs: t.HeapDumpGCs})
 	f.Memory.Split = splitFacts(t)
 	var n [len(triageSeverities)][]int
 	for i := range n {

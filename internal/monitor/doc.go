@@ -20,9 +20,10 @@
 // facts (pid, name, runtime version, GC flavour, uptime) and the session's
 // state (running, stopped, target exited with status, error).
 //
-// TriageFacts turns two snapshots (or one, since the session began) into
-// package triage's facts, for serve's /triage and the clrspy_findings
-// gauge.
+// TriageFacts turns a snapshot into package triage's facts since the
+// session began, for the clrspy_findings gauge, through triage's own code
+// (triage.PauseFacts over the pause rollup, triage.HeapTrend over the GC
+// rows); serve's /triage runs triage's analyses on its window's events.
 //
 // Threading: Event (and Run, which calls it) runs on the one goroutine
 // that reads the stream; Snapshot, the setters and Stats may be called

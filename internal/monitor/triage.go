@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
@@ -17,51 +19,57 @@ type TriageEnv struct {
 	Cores        int
 	Threads      int
 	CPUDemandPct float64
+	// HeapDumpGCs are the GCs heap snapshots of the target induced (their
+	// sessions' gcpause HeapDump mark): the tool's, kept out of the
+	// application's induced GCs, pauses and stopped time.
+	HeapDumpGCs []uint32
 }
 
-// TriageFacts turns what changed between two snapshots of one monitor
-// (prev nil: since the session began) into triage's facts, so serve can
-// judge a target from its always-on model without a session of its own.
-// What the monitor does not keep is left out: pinned objects and
-// fragmentation (not in GC rows), the counters' peaks (only their values
-// now), the lock waits' stacks. GC rows are the kept ones
-// (Options.MaxGCs): the per-GC figures cover those in the window.
-func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
+// TriageFacts turns a snapshot of one monitor into triage's facts since
+// the session began, for the clrspy_findings gauge, by triage's own code
+// where the snapshot holds what it reads: the pause analysis's rollup
+// (triage.PauseFacts: pauses, induced GCs, non-GC suspensions and the
+// stopped time) and the heap series after the warm-up (triage.HeapTrend
+// over the kept GC rows). serve's /triage runs triage's analyses on the
+// window's events instead. What the monitor does not keep is left out:
+// pinned objects and fragmentation (not in GC rows), the counters' peaks
+// (only their values now), the lock waits' stacks. The per-GC counts
+// (blocking gen2, LOH-triggered) and the heap series cover the kept rows
+// (Options.MaxGCs).
+func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	f := &triage.Facts{Target: env.Target}
 	f.WindowSec = cur.Session.ElapsedSec
-	var since = cur.Session.StartUTC
-	var pg GCSummary
-	var pl LockSummary
-	if prev != nil {
-		f.WindowSec -= prev.Session.ElapsedSec
-		since = prev.Time
-		pg, pl = prev.GC, prev.Locks
-	}
 	g := &f.GC
-	g.Seen = f.WindowSec > 0
-	g.Count = cur.GC.Count - pg.Count
-	g.PausedMs = cur.GC.TotalPauseRuntimeMS - pg.TotalPauseRuntimeMS
-	if f.WindowSec > 0 {
-		g.PausePct = g.PausedMs / 10 / f.WindowSec
+	var snap triage.Snapshot
+	for i := range cur.GCs {
+		r := &cur.GCs[i]
+		if r.Complete && slices.Contains(env.HeapDumpGCs, r.Number) {
+			snap.GC = cmp.Or(snap.GC, r.Number)
+			snap.Count++
+			snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
+			snap.StopNanos += int64(r.PauseMS * 1e6)
+		}
 	}
-	for i := range cur.GC.Generations {
-		g.Induced += cur.GC.Generations[i].Induced - pg.Generations[i].Induced
+	if cur.Rollup != nil {
+		triage.PauseFacts(g, cur.Rollup, int64(f.WindowSec*1e9), snap)
 	}
-	if v := cur.GC.AllocRateBytesPerSec; v.Valid() {
+	if l := cur.GC.Longest; l != nil {
+		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason, l.Type, l.Generation
+	}
+	g.ProfilerInStream = cur.CPU != nil
+	// The allocation rate as triage takes it: the runtime's counter (not
+	// the monitor's estimate from gen0 GCs, which triage does not make).
+	if v := cur.GC.AllocRateBytesPerSec; v.Valid() && cur.GC.AllocRateFrom == "counters" {
 		g.AllocMBPerSec, g.HasAllocRate = float64(v)/(1<<20), true
 	}
 	m := &f.Memory
-	var firstT, lastT float64
+	var pts []triage.HeapPoint
 	for i := range cur.GCs {
 		r := &cur.GCs[i]
-		if !r.Complete || !r.StartUTC.After(since) {
+		if !r.Complete {
 			continue
 		}
-		if r.PauseMS > g.MaxPauseMs {
-			g.MaxPauseMs, g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = r.PauseMS, r.Number, r.Reason, r.Type, r.Generation
-		}
-		g.MaxSuspendMs = max(g.MaxSuspendMs, r.SuspendMS)
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent.String() {
+		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent.String() && !slices.Contains(env.HeapDumpGCs, r.Number) {
 			g.Gen2Blocking++
 		}
 		if r.Reason == clrevents.ReasonAllocLarge.String() || r.Reason == clrevents.ReasonOutOfSpaceLOH.String() {
@@ -72,22 +80,22 @@ func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 		}
 		old := float64(r.GenSizeAfterBytes[2]) + r.GenSizeAfterBytes[3].Or(0) + r.GenSizeAfterBytes[4].Or(0)
 		old /= 1 << 20
-		if m.GCs == 0 {
-			m.FirstOldMB, firstT = old, r.StartMS
-		}
-		m.GCs++
-		m.LastOldMB, lastT = old, r.StartMS
+		pts = append(pts, triage.HeapPoint{Nanos: int64(r.StartMS * 1e6), OldMB: old})
 		m.Gen2MB, m.LOHMB = float64(r.GenSizeAfterBytes[2])/(1<<20), r.GenSizeAfterBytes[3].Or(0)/(1<<20)
 	}
-	m.Seen = m.GCs > 0
-	m.SpanSec = (lastT - firstT) / 1e3
-	if m.SpanSec > 0 {
-		m.OldGrowthMBMin = (m.LastOldMB - m.FirstOldMB) * 60 / m.SpanSec
+	if n := len(pts); n > 0 {
+		m.Seen, m.GCs = true, n
+		m.FirstOldMB, m.LastOldMB = pts[0].OldMB, pts[n-1].OldMB
+		m.SpanSec = float64(pts[n-1].Nanos-pts[0].Nanos) / 1e9
+		if m.SpanSec > 0 {
+			m.OldGrowthMBMin = (m.LastOldMB - m.FirstOldMB) * 60 / m.SpanSec
+		}
+		triage.HeapTrend(m, pts)
 	}
 	l := &f.Locks
 	l.Seen = f.WindowSec > 0
-	l.Contentions = int64(cur.Locks.Waits - pl.Waits)
-	l.WaitMs = cur.Locks.TotalWaitMS - pl.TotalWaitMS
+	l.Contentions = int64(cur.Locks.Waits)
+	l.WaitMs = cur.Locks.TotalWaitMS
 	l.Threads = env.Threads
 	tpThreads, _ := counterValue(cur.Counters, "dotnet.thread_pool.thread.count")
 	if l.Threads <= 0 {
@@ -106,12 +114,6 @@ func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 		tp.Seen, tp.QueueMax, tp.QueueLast = true, q, q
 	}
 	tp.ThreadsMax, tp.ThreadsFirst = tpThreads, tpThreads
-	if prev != nil {
-		if v, ok := counterValue(prev.Counters, "dotnet.thread_pool.thread.count"); ok {
-			tp.ThreadsFirst = v
-			tp.ThreadsMax = max(v, tpThreads)
-		}
-	}
 	if cur.Counters != nil {
 		if mt, ok := cur.Counters.Get("dotnet.thread_pool.work_item.count"); ok {
 			tp.CompletedPerSec = mt.Rate
@@ -123,17 +125,9 @@ func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 		x.Seen = tp.Seen
 		if mt, ok := cur.Counters.Get("dotnet.exceptions"); ok {
 			x.Seen = true
+			// The last published rate stands for the window.
 			x.PerSec = mt.Rate
-			// A window shorter than the counters' interval may hold no new
-			// publication: the same total at both ends says nothing of the
-			// window (not "no exceptions"), so the last published rate
-			// stands for it (seen: "calm, 0.0/s" over 0.9 s of a storm).
-			if pv, ok := counterValue(prev.counters(), "dotnet.exceptions"); ok && f.WindowSec > 0 && (pv != mt.Value || mt.Rate == 0) {
-				x.Count = mt.Value - pv
-				x.PerSec = x.Count / f.WindowSec
-			} else {
-				x.Count = mt.Rate * f.WindowSec
-			}
+			x.Count = mt.Rate * f.WindowSec
 		}
 	}
 	c := &f.CPU
@@ -148,13 +142,6 @@ func TriageFacts(prev, cur *Snapshot, env TriageEnv) *triage.Facts {
 		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
 	}
 	return f
-}
-
-func (s *Snapshot) counters() *counters.Result {
-	if s == nil {
-		return nil
-	}
-	return s.Counters
 }
 
 func counterValue(r *counters.Result, name string) (float64, bool) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -230,13 +232,19 @@ func (d *Daemon) Targets() []metrics.Target {
 	out := make([]metrics.Target, 0, len(ts))
 	for _, t := range ts {
 		d.mu.Lock()
-		mon, hist, up := t.mon, t.hist, t.up
+		mon, hist, up, dumps := t.mon, t.hist, t.up, slices.Clone(t.dumpGCs)
 		d.mu.Unlock()
 		snap := mon.Snapshot()
 		// The latest event's time is the runtime's clock (the session's
 		// sync time plus its timestamps), the same host clock as ours.
+		threads := 0
+		if pid := t.procPid(); up && pid > 0 {
+			if ths, err := procfs.Threads(pid); err == nil {
+				threads = len(ths)
+			}
+		}
 		mt := metrics.Target{Pid: t.pidLabel, Process: t.name, Up: up, Snapshot: snap, GC: hist,
-			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth()}
+			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth(), Threads: threads, HeapDumpGCs: dumps}
 		if up {
 			mt.Memory, mt.Cgroup = t.mem.get()
 		}

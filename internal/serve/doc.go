@@ -36,8 +36,11 @@
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
-// /triage (one target's findings over S seconds, judged from two snapshots
-// of its monitor: no second session),
+// /triage (one target's findings over S seconds: the window's events of
+// its session through triage's own analyses, a tap on the session, as
+// `clrspy triage --pid` judges; no second session; a heap snapshot's GC,
+// marked by the snapshot session's gcpause, kept out of the application's
+// induced GCs there, in clrspy_findings and in the pause log),
 // /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
 // the runtime induce a blocking gen2 GC and walk the heap; the profile's
 // stacks are retention paths; one per target at a time; with

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -91,7 +92,15 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	// After the pause analysis, which pairs the dump GC's stop (the
 	// snapshot's pause, analysis.Stopped).
 	set := analysis.NewSet()
-	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
+	// gcpause marks the GC the runtime described the heap in (HeapDump):
+	// the snapshot's own, which the target's judgements keep out of its
+	// induced GCs (target.heapDumped).
+	var dumpGC uint32
+	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1, OnGC: func(g *gcpause.GC) {
+		if g.HeapDump && dumpGC == 0 {
+			dumpGC = g.Number
+		}
+	}})
 	builder := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder {
 		return heapgraph.NewBuilder(h, st.Stop)
 	})
@@ -103,6 +112,9 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	b.KnownTypes(t.typeNames)
 	end, err := st.Run(set)
 	t.typeNames = b.NamedTypes()
+	if dumpGC != 0 {
+		d.heapDumped(t, dumpGC)
+	}
 	in := report.NewInput(st.Name, st.Live(), end, b.Stats())
 	if err != nil {
 		return in, nil, err
@@ -123,7 +135,29 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	if err != nil {
 		return in, nil, err
 	}
-	d.log.Info("heap snapshot taken", "pid", t.pidLabel, "process", t.name, "objects", g.N, "bytes", g.Bytes,
+	d.log.Info("heap snapshot taken", "pid", t.pidLabel, "process", t.name, "gc", dumpGC, "objects", g.N, "bytes", g.Bytes,
 		"pause_ms", float64(g.Pause.Microseconds())/1000, "complete", g.Complete())
 	return in, g, nil
+}
+
+// maxHeapDumps bounds the snapshot GCs a target remembers.
+const maxHeapDumps = 64
+
+// heapDumped records that GC n of t was a heap snapshot's (the snapshot
+// session's gcpause HeapDump mark): clrspy_findings and /triage keep it
+// out of the application's induced GCs and pauses.
+func (d *Daemon) heapDumped(t *target, n uint32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(t.dumpGCs) == maxHeapDumps {
+		t.dumpGCs = t.dumpGCs[1:]
+	}
+	t.dumpGCs = append(t.dumpGCs, n)
+}
+
+// isHeapDump says whether GC n of t was a heap snapshot's (heapDumped).
+func (d *Daemon) isHeapDump(t *target, n uint32) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Contains(t.dumpGCs, n)
 }

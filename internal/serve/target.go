@@ -44,6 +44,12 @@ type target struct {
 	lastErr string
 	endedAt time.Time
 	stream  *source.Stream
+	// tap: the session's events for the analyses /triage attaches.
+	tap *tap
+	// ctrSID: the session's counters session id (triage reads its meter).
+	ctrSID string
+	// dumpGCs: the GCs heap snapshots induced (heapDumped; under d.mu).
+	dumpGCs []uint32
 	opened  int // sessions opened
 	// sessID is the current session's id for Config.Sessions.
 	sessID string
@@ -239,7 +245,8 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		o.Attrs = append(append([]slog.Attr(nil), o.Attrs...), slog.String("pid", t.pidLabel), slog.String("process", t.name))
 		plog = report.NewPauseLog(d.out, o)
 	}
-	var also []analysis.Analyzer
+	tp := &tap{}
+	also := []analysis.Analyzer{tp}
 	trig := d.caps.trigger(st.Header(), t, d.log)
 	if trig != nil {
 		also = append(also, trig)
@@ -251,7 +258,18 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	opts.OnGC = func(g *gcpause.GC) {
 		hist.Observe(g)
 		if plog != nil {
-			plog.GC(g)
+			// A heap snapshot's GC is logged as the snapshot's, not the
+			// application's induced GC: the snapshot session's gcpause
+			// marked it (HeapDump, recorded by heapDumped before the
+			// snapshot's slot is released), or, when this session sees it
+			// first, it is an induced gen2 GC while the slot is held.
+			lg := g
+			if g.Induced && g.Generation == 2 && (t.snapshotting.busy.Load() || d.isHeapDump(t, g.Number)) {
+				c := *g
+				c.HeapDump = true
+				lg = &c
+			}
+			plog.GC(lg)
 		}
 		if trig != nil {
 			trig.GC(g)
@@ -275,7 +293,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	}
 	m := monitor.New(st.Header(), *opts)
 	d.mu.Lock()
-	t.mon, t.hist, t.up, t.stream = m, hist, true, st
+	t.mon, t.hist, t.up, t.stream, t.tap, t.ctrSID = m, hist, true, st, tp, opts.Counters.SessionID
 	t.state, t.lastErr = "running", ""
 	t.opened++
 	d.sessions++
@@ -317,7 +335,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		obs.Ended(id)
 	}
 	d.mu.Lock()
-	t.up, t.stream = false, nil
+	t.up, t.stream, t.tap = false, nil, nil
 	d.sessions--
 	d.mu.Unlock()
 	return end, err

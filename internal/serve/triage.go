@@ -1,25 +1,28 @@
 package serve
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"time"
 
-	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/triage"
 )
 
 // triageHandler serves /triage?pid=N&seconds=S: the target's findings
-// over the next S seconds (10 by default), judged from two snapshots of
-// its always-on monitor S seconds apart: no session of its own. The CPU
-// demand and thread count come from /proc when the process is visible.
-// JSON (the document of `clrspy triage --json`); format=text for text.
+// over the next S seconds (10 by default). The window's events of the
+// target's always-on session go through triage's own analyses (the tap:
+// the code `clrspy triage --pid` runs, no session of its own), and the
+// CPU demand and busiest thread come from /proc schedstat as triage's
+// do, so both judge a window alike. JSON (the document of
+// `clrspy triage --json`); format=text for text.
 func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := queryParams(r)
@@ -50,43 +53,54 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		// (a minute) would cut a longer one.
 		extendDeadlines(w, span)
 		d.mu.Lock()
-		mon := t.mon
+		mon, tp, st, sid := t.mon, t.tap, t.stream, t.ctrSID
 		d.mu.Unlock()
-		if mon == nil {
+		if mon == nil || tp == nil || st == nil {
 			http.Error(w, fmt.Sprintf("pid %s: no session yet", pid), http.StatusServiceUnavailable)
 			return
 		}
-		procPid := t.hostPid
-		if t.kind != source.Listen && procPid == 0 {
-			procPid = t.pid
+		procPid := t.procPid()
+		set := analysis.NewSet()
+		a := triage.Register(set, triage.Options{Target: "--pid " + pid, CounterSessionID: sid, Refine: true})
+		set.Start(st.Header())
+		var sched *procfs.DemandSampler
+		if procPid > 0 {
+			sched = procfs.StartThreadDemand(procPid, 500*time.Millisecond)
 		}
 		prev := mon.Snapshot()
-		s0, err0 := procfs.SchedNanos(procPid)
 		var m0 *memory.Sample
 		if t.hostPid > 0 {
 			if s, _, err := readMemory(t.hostPid); err == nil {
 				m0 = &s
 			}
 		}
-		t0 := time.Now()
+		tp.attach(set)
 		select {
 		case <-r.Context().Done():
-			return
 		case <-time.After(span):
 		}
+		tp.detach(set)
+		cores, demand := runtime.NumCPU(), -1.0
+		if sched != nil {
+			demand = sched.Pct(cores)
+		}
+		if r.Context().Err() != nil {
+			return
+		}
 		cur := mon.Snapshot()
-		env := monitor.TriageEnv{Target: "--pid " + pid, Cores: runtime.NumCPU(), CPUDemandPct: -1}
-		if s1, err1 := procfs.SchedNanos(procPid); procPid > 0 && err0 == nil && err1 == nil {
-			env.CPUDemandPct = procfs.DemandPct(s0, s1, time.Since(t0), env.Cores)
+		// A heap snapshot's GC in the window is the tool's: its session's
+		// gcpause marked it (the window's stream has no heap dump).
+		d.mu.Lock()
+		dumps := slices.Clone(t.dumpGCs)
+		d.mu.Unlock()
+		for _, n := range dumps {
+			a.MarkHeapDump(n)
 		}
-		if procPid > 0 {
-			if ths, err := procfs.Threads(procPid); err == nil {
-				env.Threads = len(ths)
+		a.SetCPU(cores, demand)
+		if sched != nil {
+			if tid, pct := sched.Busiest(); pct > 0 {
+				a.SetBusiestThread(tid, procfs.Comm(procPid, tid), pct)
 			}
-		}
-		f := monitor.TriageFacts(prev, cur, env)
-		if m0 != nil {
-			f.Memory.Split = windowSplit(t, *m0)
 		}
 		lost := cur.Session.EventsLost - prev.Session.EventsLost
 		in := report.Input{Source: cur.Session.Source, Live: true, Events: cur.Session.Events - prev.Session.Events,
@@ -94,7 +108,16 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		if lost > 0 {
 			in.Partial = []string{fmt.Sprintf("%d events lost: the figures miss what they carried", lost)}
 		}
-		doc := report.NewTriageDocument(in, f, runinfo.Info{Runtime: cur.Process.RuntimeVersion, GC: cur.Process.GC.Kind})
+		// The window has no rundown: the session's own figures name the
+		// runtime.
+		ri := a.Runtime()
+		ri.Runtime = cmp.Or(ri.Runtime, cur.Process.RuntimeVersion)
+		ri.GC = cmp.Or(ri.GC, cur.Process.GC.Kind)
+		f := a.Facts()
+		if m0 != nil {
+			f.Memory.Split = windowSplit(t, *m0)
+		}
+		doc := report.NewTriageDocument(in, f, ri)
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			report.WriteTriageText(w, doc)
@@ -123,4 +146,13 @@ func windowSplit(t *target, first memory.Sample) *triage.SplitFacts {
 		}
 	}
 	return triage.SplitOf(ss, limit, usage)
+}
+
+// procPid is the target's pid in clrspy's namespace for /proc (0: not
+// visible).
+func (t *target) procPid() int {
+	if t.hostPid == 0 && t.kind != source.Listen {
+		return t.pid
+	}
+	return t.hostPid
 }

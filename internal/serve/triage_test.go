@@ -14,9 +14,10 @@ import (
 	"github.com/clrspy/clrspy/triage"
 )
 
-// TestTriageEndpoint: /triage judges a target from its always-on monitor
-// (two snapshots 3 s apart, no session of its own; counters every
-// second, serve's --counter-interval, so the window holds several): an exception storm is
+// TestTriageEndpoint: /triage judges a target from its always-on session
+// (3 s of its events through triage's analyses, no session of its own;
+// counters every second, serve's --counter-interval, so the window holds
+// several): an exception storm is
 // a critical exceptions finding first, with the runtime's counted rate;
 // /metrics has clrspy_findings{area="exceptions",severity="critical"} 1
 // from the same model; bad requests are refused in one line.
