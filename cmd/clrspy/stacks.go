@@ -3,39 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/hang"
-	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/stacksnap"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newStacksCmd) }
-
-// stacksSampleProviders: the sample profiler and method events to name its
-// frames, and the thread events for managed ids and roles (the rundown's
-// ThreadDC lists every live thread at the stop).
-func stacksSampleProviders() []ipc.Provider {
-	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))
-}
-
-// stacksWatchProviders: lock and wait-handle events with their stacks, and
-// what names them.
-func stacksWatchProviders() []ipc.Provider {
-	return clrevents.ProvidersFor(hang.WantsWaits, stacks.SymbolsWant)
-}
-
-// stacksMaxSession bounds a snapshot's session when no sample arrives.
-const stacksMaxSession = 15 * time.Second
 
 func newStacksCmd() *cobra.Command {
 	var watch, sampleFor, threshold time.Duration
@@ -103,56 +82,35 @@ hang_chains, by_wait_kind and the envelope every command has).`,
 	return c
 }
 
-// firstSampleStop stops a snapshot's session a while after its first
-// sample: by then every managed thread has been sampled (the profiler
-// walks all of them once a millisecond).
-type firstSampleStop struct {
-	st    *source.Stream
-	after time.Duration
-	once  sync.Once
-}
-
-func (f *firstSampleStop) Event(ev *nettrace.Event) {
-	if ev.Meta.Runtime == nettrace.SampleProfiler {
-		f.once.Do(func() { time.AfterFunc(f.after, f.st.Stop) })
-	}
-}
-
-func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
-
 func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
-	providers := stacksSampleProviders()
+	providers := stacksnap.Providers()
 	if watch > 0 {
-		providers = stacksWatchProviders()
+		providers = stacksnap.WatchProviders()
 		t.duration = watch
 	} else if t.duration == 0 && t.live(cmd) {
-		t.duration = stacksMaxSession
+		t.duration = stacksnap.MaxSession
 	}
-	var a *hang.Analyzer
-	var sym *stacks.Symbols
+	var job *stacksnap.Job
 	r, err := runAnalysis(cmd, t, args, providers, func(st *source.Stream) []analysis.Analyzer {
-		sym = stacks.NewSymbols(st.Header())
-		opts := hang.Options{Symbols: sym, Threshold: threshold}
+		opts := hang.Options{Threshold: threshold}
+		stopAfter := sampleFor
 		if watch > 0 {
 			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
 			// The session is open: what happens from now on is seen.
 			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
+			stopAfter = 0
 		}
-		a = hang.New(st.Header(), opts)
-		as := []analysis.Analyzer{sym, a}
-		if st.Live() && watch == 0 {
-			as = append(as, &firstSampleStop{st: st, after: sampleFor})
-		}
-		return as
+		job = stacksnap.New(st, opts, stopAfter)
+		return job.Analyzers()
 	})
 	if err != nil {
 		return err
 	}
-	var tasks []hang.Task
+	procPid := 0
 	if r.st.Live() {
-		tasks = readTasks(r.st.Pid)
+		procPid = r.st.Pid
 	}
-	res := a.Result(tasks)
+	res := job.Result(procPid)
 	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
 	if watch > 0 {
 		d.WatchMs = float64(r.span) / 1e6
@@ -182,36 +140,19 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 // after a --watch session) and returns the result and the session's span
 // in milliseconds.
 func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
-	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
-	var a *hang.Analyzer
-	r, err := runAnalysis(cmd, t, nil, stacksSampleProviders(), func(st *source.Stream) []analysis.Analyzer {
-		sym := stacks.NewSymbols(st.Header())
-		a = hang.New(st.Header(), hang.Options{Symbols: sym})
-		return []analysis.Analyzer{sym, a, &firstSampleStop{st: st, after: sampleFor}}
-	})
+	t := &targetFlags{pid: pid, duration: stacksnap.MaxSession, bufferMB: bufferMB, threads: 1}
+	st, stopWatch, err := t.open(cmd, nil, stacksnap.Providers())
 	if err != nil {
 		return nil, 0, err
 	}
-	res := a.Result(readTasks(pid))
-	if err := finish(r.st, r.in, nil); err != nil {
+	d, err := stacksnap.Snapshot(st, pid, pid, sampleFor)
+	stopWatch()
+	if err != nil {
+		st.Close()
 		return nil, 0, err
 	}
-	return res, float64(r.span) / 1e6, nil
-}
-
-// readTasks is what the kernel says of every thread of pid now.
-func readTasks(pid int) []hang.Task {
-	tids, err := procfs.Threads(pid)
-	if err != nil {
-		return nil
+	if err := finish(st, d.Input, nil); err != nil {
+		return nil, 0, err
 	}
-	out := make([]hang.Task, 0, len(tids))
-	for _, tid := range tids {
-		k := procfs.ReadTask(pid, tid)
-		if k.State == 0 {
-			continue // ended meanwhile
-		}
-		out = append(out, hang.Task{Tid: tid, Name: k.Name, State: k.State, Syscall: procfs.SyscallName(k.Syscall), Wchan: k.Wchan})
-	}
-	return out
+	return d.Result, d.SampleMs, nil
 }
