@@ -49,6 +49,8 @@ type target struct {
 	sessID string
 
 	profiling slot
+	// stacking holds the one /debug/stacks snapshot at a time.
+	stacking slot
 	// ownerNoted: the root-attaches-to-another-user notice was logged.
 	ownerNoted atomic.Bool
 	// snapshotting holds the one heap snapshot at a time
