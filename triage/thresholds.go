@@ -28,6 +28,8 @@ var Thresholds = []Threshold{
 	{"memory.gen2_fragmentation_pct", AreaMemory, "%", 40, 70},
 	{"memory.pinned_objects", AreaMemory, "objects", 2000, 20000},
 	{"locks.wait_pct", AreaLocks, "% of thread time", 10, 25},
+	{"locks.deadlocked_threads", AreaLocks, "threads", 1, 2},
+	{"locks.blocked_on_one_lock", AreaLocks, "threads", 5, 20},
 	{"threadpool.queue_length", AreaThreadPool, "work items", 20, 100},
 	{"threadpool.thread_growth", AreaThreadPool, "threads", 6, 20},
 	{"exceptions.per_sec", AreaExceptions, "exceptions/s", 50, 500},
@@ -54,6 +56,10 @@ const (
 	// rate from this many on (one in a short window is not a rate: the
 	// runtime may make one blocking gen2 GC on its own).
 	MinGCsForRate = 2
+	// MinBlockedSec: a lock wait still open at the stream's end counts
+	// toward a deadlock or a lock's blocked threads once it has lasted
+	// this long (a wait that short is a queue moving).
+	MinBlockedSec = 1
 )
 
 // threshold returns the row of key; it panics on a key missing from the
