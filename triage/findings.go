@@ -511,6 +511,15 @@ func Evidence(f *Facts, a Area) map[string]any {
 		if len(l.TopStack) > 0 {
 			e["top_stack"] = l.TopStack
 		}
+		if len(l.Deadlocks) > 0 {
+			e["deadlocks"] = l.Deadlocks
+		}
+		if l.MostBlocked > 0 {
+			e["most_blocked"], e["blocked_lock"] = l.MostBlocked, l.BlockedLock
+			if l.BlockedOwnerTid != 0 {
+				e["blocked_owner_os_tid"] = l.BlockedOwnerTid
+			}
+		}
 		return e
 	case AreaThreadPool:
 		t := &f.ThreadPool
