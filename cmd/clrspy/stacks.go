@@ -47,21 +47,25 @@ is a HANG CHAIN. A cycle is announced on stderr as soon as it forms. Without
 Monitor.Enter for the whole sample at different call sites are reported as a
 SUSPECTED deadlock, with the reason (their owners cannot be named).
 
-Output: text (fits 100 columns) or --json (threads, groups, deadlocks,
-hang_chains, by_wait_kind and the envelope every command has).`,
+Output: text (fits 100 columns), --json (threads, groups, deadlocks,
+hang_chains, by_wait_kind and the envelope every command has) or --format
+folded: one line per distinct stack, root first, ending in what the threads
+wait on ("[monitor]"), then the number of threads (flamegraph.pl reads it).`,
 		Example: `  clrspy stacks --pid 1234
   clrspy stacks --pid 1234 --json | jq '.groups[0]'
-  clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms`,
+  clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms
+  clrspy stacks --pid 1234 --format folded | flamegraph.pl > threads.svg`,
 	}
 	t := addTargetFlags(c)
-	o := addReportFlags(c, "text or json")
+	o := addReportFlags(c, "text, json or folded (one line per distinct stack, root first, with its thread count)")
 	f := c.Flags()
 	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long and report the deadlocks that form")
 	f.DurationVar(&sampleFor, "sample-for", 100*time.Millisecond, "how long the sample profiler runs after its first sample")
 	f.DurationVar(&threshold, "threshold", time.Second, "--watch: how long every wait of a cycle must be open to be a deadlock")
-	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+	var folded bool
+	runE := o.runE(func(cmd *cobra.Command, args []string) error {
 		if o.format == "pprof" {
-			return fmt.Errorf("stacks writes text or json (got --format pprof)")
+			return fmt.Errorf("stacks writes text, json or folded (got --format pprof)")
 		}
 		switch {
 		case watch < 0:
@@ -77,12 +81,19 @@ hang_chains, by_wait_kind and the envelope every command has).`,
 		case watch > 0 && t.duration > 0:
 			return fmt.Errorf("give --watch or --duration, not both (--watch is the session's length)")
 		}
-		return runStacks(cmd, t, args, o, watch, sampleFor, threshold)
+		return runStacks(cmd, t, args, o, folded, watch, sampleFor, threshold)
 	})
+	// folded is this command's own format (the others have none).
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if folded = o.format == "folded" && !o.asJSON; folded {
+			o.format = "text"
+		}
+		return runE(cmd, args)
+	}
 	return c
 }
 
-func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
+func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, folded bool, watch, sampleFor, threshold time.Duration) error {
 	providers := stacksnap.Providers()
 	if watch > 0 {
 		providers = stacksnap.WatchProviders()
@@ -130,8 +141,12 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	if r.st.Live() && watch == 0 && res.Sampled == 0 {
 		warn("%s: the sample profiler sampled no thread within %v", r.st.Name, t.duration)
 	}
+	text := func(w io.Writer) error { return report.WriteStacksText(w, d) }
+	if folded {
+		text = func(w io.Writer) error { return report.WriteStacksFolded(w, d) }
+	}
 	return r.writeAs(cmd, o, formats{
-		text: func(w io.Writer) error { return report.WriteStacksText(w, d) },
+		text: text,
 		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
 	})
 }
