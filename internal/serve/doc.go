@@ -32,7 +32,9 @@
 // and /debug/pprof/contention (a second, short session on one target: a
 // CPU profile through the runtime's sample profiler, or its lock waits),
 // /triage (one target's findings over S seconds, judged from two snapshots
-// of its monitor: no second session),
+// of its monitor: no second session), /debug/stacks (every thread's stack
+// and wait now: `clrspy stacks`' job, package stacksnap, on a second
+// session of its own),
 // /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
 // the runtime induce a blocking gen2 GC and walk the heap; the profile's
 // stacks are retention paths; one per target at a time; with
