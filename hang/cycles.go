@@ -64,10 +64,15 @@ type OpenLockWait struct {
 	WaitingNs     int64
 }
 
-// OpenLockWaits are the lock waits open now, by waiter: the wait-for
+// OpenLockWaits are the lock waits open at now (a timestamp of the
+// stream; 0: the latest event the analyzer saw), by waiter: the wait-for
 // graph's edges, without a Result's stacks and names (a caller that
-// judges the graph, such as triage).
-func (a *Analyzer) OpenLockWaits() []OpenLockWait {
+// judges the graph, such as triage, and feeds the analyzer only the wait
+// events: its own clock then stops with the last of them).
+func (a *Analyzer) OpenLockWaits(now int64) []OpenLockWait {
+	if now == 0 {
+		now = a.lastTS
+	}
 	out := []OpenLockWait{}
 	for _, tid := range slices.Sorted(maps.Keys(a.open)) {
 		w := a.open[tid]
@@ -75,7 +80,7 @@ func (a *Analyzer) OpenLockWaits() []OpenLockWait {
 			continue
 		}
 		out = append(out, OpenLockWait{Waiter: tid, Owner: w.owner, Lock: w.lock, Object: w.object,
-			WaitingNs: a.nanos(a.lastTS) - a.nanos(w.begin)})
+			WaitingNs: a.nanos(now) - a.nanos(w.begin)})
 	}
 	return out
 }

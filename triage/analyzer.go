@@ -522,7 +522,7 @@ func (a *Analyzer) lockFacts(f *Facts, win int64) {
 	if win > 0 && l.Threads > 0 {
 		l.WaitPct = float64(r.Summary.TotalNs) * 100 / (float64(win) * float64(l.Threads))
 	}
-	blockedFacts(l, r, a.hang.OpenLockWaits())
+	blockedFacts(l, r, a.hang.OpenLockWaits(a.last))
 	if len(r.Locks) == 0 {
 		return
 	}
