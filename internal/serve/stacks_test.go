@@ -14,8 +14,10 @@ import (
 	"github.com/clrspy/clrspy/internal/workload"
 )
 
-// TestStacksEndpoint: /debug/stacks on a process deadlocked before the
-// request (two threads on two Monitors in opposite order) is the stacks
+// TestStacksEndpoint: a deadlock (two threads on two Monitors in opposite
+// order) formed while serve's session watches is clrspy_deadlocks 1 and
+// clrspy_blocked_threads{kind="lock"} 2 in /metrics; /debug/stacks on
+// the process, its own session begun after the deadlock, is the stacks
 // document: every thread /proc lists, the workload's two threads (its own
 // record of their OS ids) in Monitor waits, on .NET 10 one suspected
 // deadlock of exactly those two, logged as a WARN line; format=text is
@@ -24,13 +26,15 @@ import (
 func TestStacksEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, log := run(t, Config{Names: []string{name}})
+	d, log := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
 	h, err := d.Handler(HandlerOptions{ProfileEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startAs(t, path, nil, "deadlock")
+	p := startAs(t, path, nil, "deadlock", "wait=1")
 	pid := strconv.Itoa(p.Pid)
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	p.Release()
 	re := regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+)`)
 	var tids []uint64
 	waitFor(t, 60*time.Second, "the workload deadlocked", func() bool {
@@ -41,7 +45,14 @@ func TestStacksEndpoint(t *testing.T) {
 		tids = append(tids, tid)
 	}
 	slices.Sort(tids)
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	// The waits count once open a second; the gauges move with the
+	// monitor's events (counters every second).
+	dl := regexp.MustCompile(`(?m)^clrspy_deadlocks\{pid="` + pid + `",process="[^"]*"\} 1$`)
+	bl := regexp.MustCompile(`(?m)^clrspy_blocked_threads\{kind="lock",pid="` + pid + `",process="[^"]*"\} 2$`)
+	waitFor(t, 20*time.Second, "clrspy_deadlocks 1 and 2 blocked threads", func() bool {
+		m := get(t, h, "/metrics").Body.String()
+		return dl.MatchString(m) && bl.MatchString(m)
+	})
 
 	rec := get(t, h, "/debug/stacks?pid="+pid)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
