@@ -34,9 +34,9 @@ const (
 	maxLockThreads = 4096
 )
 
-func newLockState(hdr *nettrace.Header, sym *stacks.Symbols) *lockState {
+func newLockState(hdr *nettrace.Header, sym *stacks.Symbols, onCycle func(hang.Cycle)) *lockState {
 	return &lockState{an: locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
-		MaxThreads: maxLockThreads, NoObjectTypes: true}), graph: hang.New(hdr, hang.Options{})}
+		MaxThreads: maxLockThreads, NoObjectTypes: true}), graph: hang.New(hdr, hang.Options{OnCycle: onCycle})}
 }
 
 // blockedAfter: a lock wait open this long counts as blocked (and toward

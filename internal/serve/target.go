@@ -11,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -176,6 +177,9 @@ func (t *target) run(ctx context.Context) {
 	attempts := 0
 	for {
 		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true}
+		opts.OnDeadlock = func(c hang.Cycle) {
+			d.log.Warn("deadlock: threads wait in a cycle for each other's locks (/debug/stacks?pid= names them)", "pid", t.pidLabel, "process", t.name, "cycle", c.String())
+		}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)
