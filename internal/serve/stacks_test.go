@@ -15,8 +15,9 @@ import (
 )
 
 // TestStacksEndpoint: a deadlock (two threads on two Monitors in opposite
-// order) formed while serve's session watches is clrspy_deadlocks 1 and
-// clrspy_blocked_threads{kind="lock"} 2 in /metrics; /debug/stacks on
+// order) formed while serve's session watches is a WARN line with the
+// cycle, clrspy_deadlocks 1 and clrspy_blocked_threads{kind="lock"} 2 in
+// /metrics; /debug/stacks on
 // the process, its own session begun after the deadlock, is the stacks
 // document: every thread /proc lists, the workload's two threads (its own
 // record of their OS ids) in Monitor waits, on .NET 10 one suspected
@@ -53,6 +54,11 @@ func TestStacksEndpoint(t *testing.T) {
 		m := get(t, h, "/metrics").Body.String()
 		return dl.MatchString(m) && bl.MatchString(m)
 	})
+	// The monitor's graph saw the cycle close: a WARN line names it.
+	cycle := "thread " + strconv.FormatUint(tids[0], 10) + " waits for a lock"
+	if l := log.String(); !strings.Contains(l, "deadlock: threads wait in a cycle") || !strings.Contains(l, cycle) {
+		t.Errorf("no WARN line with the cycle (%q):\n%s", cycle, l)
+	}
 
 	rec := get(t, h, "/debug/stacks?pid="+pid)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
