@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -140,5 +141,73 @@ func TestStacksEndpoint(t *testing.T) {
 		if rec := get(t, h2, url); rec.Code != code || strings.Count(strings.TrimSpace(rec.Body.String()), "\n") > 0 {
 			t.Errorf("%s: %d %q, want %d in one line", url, rec.Code, rec.Body.String(), code)
 		}
+	}
+}
+
+// TestStacksEndpointHang: the hang workload (3 threads in Monitor.Enter
+// behind the main thread, which sleeps holding the lock; 2 in WaitOne; 2
+// more asleep) formed under serve's session: clrspy_blocked_threads
+// {kind="lock"} 3 and clrspy_deadlocks 0 (a convoy is no cycle);
+// /debug/stacks names each of the workload's threads with its wait
+// (monitor on .NET 10, where the Monitor's frames are managed) and finds
+// no deadlock.
+func TestStacksEndpointHang(t *testing.T) {
+	dir := t.TempDir()
+	path, name := alias(t, dir)
+	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	h, err := d.Handler(HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "hang", "wait=1", "monitor=3", "handle=2", "sleep=2")
+	pid := strconv.Itoa(p.Pid)
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	p.Release()
+	waitFor(t, 60*time.Second, "the workload hung", func() bool { return strings.Contains(p.Stderr(), "hung monitor=3 wait_handle=2 sleep=3") })
+	bl := regexp.MustCompile(`(?m)^clrspy_blocked_threads\{kind="lock",pid="` + pid + `",process="[^"]*"\} 3$`)
+	dl := regexp.MustCompile(`(?m)^clrspy_deadlocks\{pid="` + pid + `",process="[^"]*"\} 0$`)
+	waitFor(t, 20*time.Second, "3 threads blocked on a lock, no deadlock", func() bool {
+		m := get(t, h, "/metrics").Body.String()
+		return bl.MatchString(m) && dl.MatchString(m)
+	})
+	rec := get(t, h, "/debug/stacks?pid="+pid)
+	if rec.Code != 200 {
+		t.Fatalf("stacks: %d %s", rec.Code, rec.Body)
+	}
+	var doc struct {
+		Deadlocks []json.RawMessage `json:"deadlocks"`
+		Threads   []struct {
+			Name string `json:"name"`
+			Wait *struct {
+				Kind string `json:"kind"`
+			} `json:"wait"`
+		} `json:"threads"`
+		ByWaitKind map[string]int `json:"by_wait_kind"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body)
+	}
+	t.Logf("by wait %v", doc.ByWaitKind)
+	// The workload's threads by name (the runtime's counter thread, which
+	// serve's session starts, waits too).
+	monitorKind := "futex" // .NET 8 and 9: Monitor.Enter is no managed frame
+	if workload.TFM() != "net8.0" && workload.TFM() != "net9.0" {
+		monitorKind = "monitor"
+	}
+	got := map[string]int{}
+	for _, th := range doc.Threads {
+		kind := "running"
+		if th.Wait != nil {
+			kind = th.Wait.Kind
+		}
+		if strings.HasPrefix(th.Name, "hang-") {
+			got[strings.TrimRight(th.Name, "0123456789")+" "+kind]++
+		}
+	}
+	if want := map[string]int{"hang-monitor- " + monitorKind: 3, "hang-handle- wait_handle": 2, "hang-sleep- sleep": 2}; !maps.Equal(got, want) {
+		t.Errorf("the workload's threads by wait: %v, want %v", got, want)
+	}
+	if len(doc.Deadlocks) != 0 {
+		t.Errorf("deadlocks %s: threads queued on one lock are no cycle", doc.Deadlocks)
 	}
 }
