@@ -74,6 +74,7 @@ type Analyzer struct {
 	open      map[uint64]*openWait
 	lockOwner map[uint64]uint64
 	formed    map[string]int64 // cycle key → when it formed
+	free      []*openWait      // closed waits, for reuse (newWait)
 	lastTS    int64
 	sawLockV2 bool
 	// The runtime's suspensions during the session (the sample
@@ -197,8 +198,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 				w.nested++
 				return
 			}
-			a.open[ev.ThreadID] = &openWait{kind: analysis.WaitHandle, object: e.AssociatedObjectID, begin: ev.Timestamp,
-				stack: slices.Clone(ev.Stack)}
+			a.open[ev.ThreadID] = a.newWait(openWait{kind: analysis.WaitHandle, object: e.AssociatedObjectID, begin: ev.Timestamp}, ev.Stack)
 		case clrevents.IDWaitHandleWaitStop:
 			a.stats.Used()
 			if w := a.open[ev.ThreadID]; w != nil && w.kind == analysis.WaitLock && w.nested > 0 {
@@ -250,8 +250,7 @@ func (a *Analyzer) contentionStart(ev *nettrace.Event) {
 	if e.Flags == clrevents.ContentionNative {
 		return
 	}
-	w := &openWait{kind: analysis.WaitLock, lock: e.LockID, object: e.AssociatedObjectID, begin: ev.Timestamp,
-		stack: slices.Clone(ev.Stack)}
+	w := a.newWait(openWait{kind: analysis.WaitLock, lock: e.LockID, object: e.AssociatedObjectID, begin: ev.Timestamp}, ev.Stack)
 	if e.HasLock {
 		a.sawLockV2 = true
 		if e.LockOwnerThreadID != 0 {
@@ -279,6 +278,7 @@ func (a *Analyzer) closeWait(tid uint64, kind analysis.WaitKind, ts int64) {
 		return
 	}
 	delete(a.open, tid)
+	defer a.freeWait(w)
 	if kind == analysis.WaitLock && w.lock != 0 {
 		// The waiter now holds the lock: the others wait for it.
 		a.lockOwner[w.lock] = tid
@@ -294,6 +294,32 @@ func (a *Analyzer) closeWait(tid uint64, kind analysis.WaitKind, ts int64) {
 		for _, o := range a.opts.Observers {
 			o.Wait(&fact)
 		}
+	}
+}
+
+// maxFree bounds the closed waits kept for reuse.
+const maxFree = 64
+
+// newWait is v with a copy of stack, in a closed wait's memory when one is
+// free: a live view that sees millions of waits allocates none per wait.
+func (a *Analyzer) newWait(v openWait, stack []uint64) *openWait {
+	var w *openWait
+	if n := len(a.free); n > 0 {
+		w, a.free = a.free[n-1], a.free[:n-1]
+	} else {
+		w = &openWait{}
+	}
+	buf := w.stack[:0]
+	*w = v
+	w.stack = append(buf, stack...)
+	return w
+}
+
+// freeWait keeps a closed wait for reuse (nothing refers to it once it
+// left open).
+func (a *Analyzer) freeWait(w *openWait) {
+	if len(a.free) < maxFree {
+		a.free = append(a.free, w)
 	}
 }
 
@@ -332,6 +358,22 @@ func (c Cycle) String() string {
 // cycleFrom follows the owner chain from tid and reports the cycle through
 // tid, if any, rotated to start at its lowest thread id.
 func (a *Analyzer) cycleFrom(tid uint64) (Cycle, bool) {
+	// First without allocating (every lock wait's start asks): does the
+	// owner chain come back to tid?
+	back := false
+	for cur, n := tid, 0; n <= len(a.open); n++ {
+		w := a.open[cur]
+		if w == nil || w.kind != analysis.WaitLock || w.owner == 0 || w.owner == cur {
+			return Cycle{}, false
+		}
+		if cur = w.owner; cur == tid {
+			back = true
+			break
+		}
+	}
+	if !back {
+		return Cycle{}, false
+	}
 	var c Cycle
 	cur := tid
 	for range len(a.open) + 1 {

@@ -257,3 +257,18 @@ func check(t *testing.T, r *Result) {
 		t.Fatal(err)
 	}
 }
+
+func TestCycles(t *testing.T) {
+	got := Cycles(map[uint64]uint64{
+		20: 10, 10: 20, // a cycle of two
+		7: 9, 9: 8, 8: 7, // of three, found from 7
+		30: 10, // waits for a cycle's thread: not in it
+		40: 40, // waits for itself: no cycle
+		50: 51, // a chain that ends at a thread waiting for nothing
+		60: 0,  // owner unknown
+	})
+	want := [][]uint64{{7, 9, 8}, {10, 20}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Cycles = %v, want %v", got, want)
+	}
+}

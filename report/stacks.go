@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -167,4 +168,38 @@ func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {
 		return fmt.Sprint(tid)
 	}
 	return fmt.Sprintf("%d (%s)", tid, t.Name)
+}
+
+// WriteStacksFolded writes every thread's stack as folded stacks (one
+// line per distinct stack, root first, frames separated by ';', then the
+// number of threads: flamegraph.pl and speedscope read it), each ending
+// in a frame that says what the threads wait on ("[monitor]",
+// "[running]"); a thread without managed frames is "[native NAME]".
+func WriteStacksFolded(w io.Writer, d *StacksDocument) error {
+	counts := map[string]int{}
+	for i := range d.Threads {
+		t := &d.Threads[i]
+		var parts []string
+		if len(t.Frames) == 0 {
+			parts = append(parts, "[native "+strings.TrimSpace(t.Name)+"]")
+		}
+		for j := len(t.Frames) - 1; j >= 0; j-- {
+			parts = append(parts, t.Frames[j])
+		}
+		kind := "running"
+		if t.Wait != nil {
+			kind = t.Wait.Kind
+		}
+		parts = append(parts, "["+kind+"]")
+		for j, p := range parts {
+			parts[j] = strings.NewReplacer(";", ":", "\n", " ").Replace(p)
+		}
+		counts[strings.Join(parts, ";")]++
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&b, "%s %d\n", k, counts[k])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -64,3 +64,26 @@ func TestStacksText(t *testing.T) {
 		}
 	}
 }
+
+// TestStacksFolded: one line per distinct stack and wait, root first,
+// with its thread count; a thread without managed frames by its name; a
+// ';' inside a frame cannot split it.
+func TestStacksFolded(t *testing.T) {
+	enter := []string{"System.Threading.Monitor.Enter(class System.Object,bool&)", "W.Gate()", "System.Threading.Thread.StartCallback()"}
+	r := &hang.Result{Threads: []hang.Thread{
+		{OSTid: 11, Frames: enter, Wait: &hang.Wait{Kind: "monitor"}},
+		{OSTid: 12, Frames: enter, Wait: &hang.Wait{Kind: "monitor"}},
+		{OSTid: 13, Frames: []string{"W.Spin(a;b)", "W.Main()"}},
+		{OSTid: 14, Name: ".NET Finalizer", Wait: &hang.Wait{Kind: "futex"}},
+	}}
+	var b bytes.Buffer
+	if err := WriteStacksFolded(&b, &StacksDocument{Result: r}); err != nil {
+		t.Fatal(err)
+	}
+	want := "System.Threading.Thread.StartCallback();W.Gate();System.Threading.Monitor.Enter(class System.Object,bool&);[monitor] 2\n" +
+		"W.Main();W.Spin(a:b);[running] 1\n" +
+		"[native .NET Finalizer];[futex] 1\n"
+	if b.String() != want {
+		t.Errorf("folded:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

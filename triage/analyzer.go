@@ -3,6 +3,7 @@ package triage
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/runinfo"
@@ -82,9 +84,12 @@ type Analyzer struct {
 	opts Options
 	sym  *stacks.Symbols
 	// own is the Set New made (nil: the Analyzer is part of a caller's).
-	own  *analysis.Set
-	gc   *gcpause.Analyzer
-	lk   *locks.Analyzer
+	own *analysis.Set
+	gc  *gcpause.Analyzer
+	lk  *locks.Analyzer
+	// hang keeps the wait-for graph of the lock waits (owners moved on
+	// as waiters take the lock): deadlocks and blocked threads.
+	hang *hang.Analyzer
 	ctr  *counters.Analyzer
 	run  *runinfo.Analyzer
 	prof *stacks.Builder
@@ -180,6 +185,10 @@ func Register(s *analysis.Set, opts Options) *Analyzer {
 			a.lk = locks.New(h, locks.Options{Symbols: a.sym})
 			return a.lk
 		})
+	analysis.Add(s, spec(analysis.Spec{Name: "hang", Keep: hang.WantsWaits, Enable: none, Uncounted: true}), func(h *nettrace.Header) *hang.Analyzer {
+		a.hang = hang.New(h, hang.Options{})
+		return a.hang
+	})
 	analysis.Add(s, spec(analysis.Spec{Name: "counters"}), func(h *nettrace.Header) *counters.Analyzer {
 		a.ctr = counters.New(h, counters.Options{SessionID: opts.CounterSessionID})
 		return a.ctr
@@ -581,22 +590,63 @@ func (a *Analyzer) lockFacts(f *Facts, win int64) {
 	if win > 0 && l.Threads > 0 {
 		l.WaitPct = float64(r.Summary.TotalNs) * 100 / (float64(win) * float64(l.Threads))
 	}
+	blockedFacts(l, r, a.hang.OpenLockWaits(a.last))
 	if len(r.Locks) == 0 {
 		return
 	}
 	top := &r.Locks[0]
-	switch {
-	case top.ObjectType != "":
-		l.TopLock = top.ObjectType
-	case top.ID != 0:
-		l.TopLock = fmt.Sprintf("lock 0x%x", top.ID)
-	default:
-		l.TopLock = "a Monitor"
-	}
+	l.TopLock = lockName(top)
 	l.TopWaitMs, l.TopCount = float64(top.TotalNs)/1e6, top.Contentions
 	if len(top.Stacks) > 0 && top.Stacks[0].Stack >= 0 && top.Stacks[0].Stack < len(r.Stacks) {
 		fr := r.Stacks[top.Stacks[0].Stack].Frames
 		l.TopStack = slices.Clone(fr[:min(len(fr), 8)])
+	}
+}
+
+func lockName(lk *locks.Lock) string {
+	switch {
+	case lk.ObjectType != "":
+		return lk.ObjectType
+	case lk.ID != 0:
+		return fmt.Sprintf("lock 0x%x", lk.ID)
+	}
+	return "a Monitor"
+}
+
+// blockedFacts: the lock waits still open at the stream's end for
+// MinBlockedSec or longer, as package hang's wait-for graph keeps them
+// (each waiter to the lock's owner as last known): its cycles
+// (hang.Cycles) and the lock with the most waiters, named as r names it.
+func blockedFacts(l *LockFacts, r *locks.Result, open []hang.OpenLockWait) {
+	waitsFor := map[uint64]uint64{}
+	perLock := map[uint64]int{}
+	owners := map[uint64]uint64{}
+	for _, w := range open {
+		if w.WaitingNs < MinBlockedSec*1e9 {
+			continue
+		}
+		waitsFor[w.Waiter] = w.Owner
+		if w.Lock != 0 {
+			perLock[w.Lock]++
+			owners[w.Lock] = w.Owner
+		}
+	}
+	l.Deadlocks = hang.Cycles(waitsFor)
+	var most uint64
+	for _, id := range slices.Sorted(maps.Keys(perLock)) {
+		if perLock[id] > l.MostBlocked {
+			most, l.MostBlocked = id, perLock[id]
+		}
+	}
+	if l.MostBlocked == 0 {
+		return
+	}
+	l.BlockedOwnerTid = owners[most]
+	l.BlockedLock = fmt.Sprintf("lock 0x%x", most)
+	for i := range r.Locks {
+		if r.Locks[i].ID == most {
+			l.BlockedLock = lockName(&r.Locks[i])
+		}
 	}
 }
 

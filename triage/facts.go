@@ -113,6 +113,17 @@ type LockFacts struct {
 	TopCount  int64   `json:"top_lock_contentions"`
 	// TopStack is the top lock's longest-waiting stack, leaf first.
 	TopStack []string `json:"top_stack,omitempty"`
+	// Deadlocks are the cycles of threads (OS ids, in wait order, lowest
+	// first) each waiting, for MinBlockedSec or longer at the stream's
+	// end, for a lock the next one holds, as the contention events named
+	// the owners (ContentionStart v2).
+	Deadlocks [][]uint64 `json:"deadlocks,omitempty"`
+	// MostBlocked is the most threads waiting for MinBlockedSec or longer
+	// on one lock at the stream's end; BlockedLock names it,
+	// BlockedOwnerTid is its owner's OS thread id (0: unknown).
+	MostBlocked     int    `json:"most_blocked"`
+	BlockedLock     string `json:"blocked_lock,omitempty"`
+	BlockedOwnerTid uint64 `json:"blocked_owner_os_tid,omitempty"`
 }
 
 // ThreadPoolFacts: today from the runtime's counters (Source "counters":

@@ -97,6 +97,28 @@ func (f *Facts) cmd(name, extra string) string {
 func gcNext(f *Facts) string   { return f.cmd("gc", "--duration 60s") }
 func lockNext(f *Facts) string { return f.cmd("locks", "--duration 30s") }
 
+// stacksNext: every thread's stack and wait (stacks attaches; it starts
+// no program, so a launched target's next step is its locks).
+func stacksNext(f *Facts) string {
+	if strings.HasPrefix(f.Target, "--pid") {
+		return "clrspy stacks " + f.Target
+	}
+	return lockNext(f)
+}
+
+// tidCycle is "threads 12 → 13 → 12".
+func tidCycle(c []uint64) string {
+	var b strings.Builder
+	b.WriteString("threads ")
+	for _, t := range append(slices.Clone(c), c[0]) {
+		if b.Len() > len("threads ") {
+			b.WriteString(" → ")
+		}
+		fmt.Fprint(&b, t)
+	}
+	return b.String()
+}
+
 // rules: the findings each area can raise, judged in this order.
 var rules = []rule{
 	{"gc.pause_pct", func(f *Facts) (float64, bool) { return f.GC.PausePct, f.GC.Seen && f.WindowSec > 0 },
@@ -180,6 +202,27 @@ var rules = []rule{
 			}
 			return s
 		}, lockNext, func(f *Facts) float64 { return f.Locks.WaitPct }},
+	{"locks.deadlocked_threads", func(f *Facts) (float64, bool) {
+		n := 0
+		for _, c := range f.Locks.Deadlocks {
+			n += len(c)
+		}
+		return float64(n), n > 0
+	}, func(f *Facts, v float64) string {
+		var cs []string
+		for _, c := range f.Locks.Deadlocks {
+			cs = append(cs, tidCycle(c))
+		}
+		return fmt.Sprintf("deadlock: %s (each waits for a lock the next holds, %d s or longer)", strings.Join(cs, "; "), MinBlockedSec)
+	}, stacksNext, nil},
+	{"locks.blocked_on_one_lock", func(f *Facts) (float64, bool) { return float64(f.Locks.MostBlocked), f.Locks.MostBlocked > 0 },
+		func(f *Facts, v float64) string {
+			s := fmt.Sprintf("%.0f threads blocked %d s or longer on one lock (%s)", v, MinBlockedSec, f.Locks.BlockedLock)
+			if f.Locks.BlockedOwnerTid != 0 {
+				s += fmt.Sprintf(", held by thread %d", f.Locks.BlockedOwnerTid)
+			}
+			return s
+		}, stacksNext, nil},
 	{"threadpool.queue_length", func(f *Facts) (float64, bool) { return f.ThreadPool.QueueMax, f.ThreadPool.Seen },
 		func(f *Facts, v float64) string {
 			return fmt.Sprintf("thread-pool queue reached %.0f work items (%.0f → %.0f threads): starvation",
@@ -519,6 +562,15 @@ func Evidence(f *Facts, a Area) map[string]any {
 		}
 		if len(l.TopStack) > 0 {
 			e["top_stack"] = l.TopStack
+		}
+		if len(l.Deadlocks) > 0 {
+			e["deadlocks"] = l.Deadlocks
+		}
+		if l.MostBlocked > 0 {
+			e["most_blocked"], e["blocked_lock"] = l.MostBlocked, l.BlockedLock
+			if l.BlockedOwnerTid != 0 {
+				e["blocked_owner_os_tid"] = l.BlockedOwnerTid
+			}
 		}
 		return e
 	case AreaThreadPool:

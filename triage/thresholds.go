@@ -30,6 +30,8 @@ var Thresholds = []Threshold{
 	{"memory.resident_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
 	{"memory.cgroup_limit_pct", AreaMemory, "% of the limit", 80, 95},
 	{"locks.wait_pct", AreaLocks, "% of thread time", 10, 25},
+	{"locks.deadlocked_threads", AreaLocks, "threads", 1, 2},
+	{"locks.blocked_on_one_lock", AreaLocks, "threads", 5, 20},
 	{"threadpool.queue_length", AreaThreadPool, "work items", 20, 100},
 	{"threadpool.thread_growth", AreaThreadPool, "threads", 6, 20},
 	{"exceptions.per_sec", AreaExceptions, "exceptions/s", 50, 500},
@@ -61,6 +63,10 @@ const (
 	// own start, a first burst of work, grow the native heap and the
 	// loader heaps by a few MB).
 	MinResidentGrowthMB = 16
+	// MinBlockedSec: a lock wait still open at the stream's end counts
+	// toward a deadlock or a lock's blocked threads once it has lasted
+	// this long (a wait that short is a queue moving).
+	MinBlockedSec = 1
 )
 
 // threshold returns the row of key; it panics on a key missing from the

@@ -442,3 +442,33 @@ func TestSnapshotGCNotApplications(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedFindings: a cycle of lock waits is a critical finding naming
+// its threads; threads blocked on one lock are judged by the table (5 a
+// warning, 20 critical), with the lock and its owner; an attached
+// target's next step is clrspy stacks.
+func TestBlockedFindings(t *testing.T) {
+	f := &Facts{Target: "--pid 42", Locks: LockFacts{Seen: true, Deadlocks: [][]uint64{{11, 12}}, MostBlocked: 6,
+		BlockedLock: "W.Gate", BlockedOwnerTid: 13}}
+	got := map[string]Finding{}
+	for _, x := range Findings(f) {
+		got[x.Rule] = x
+	}
+	d, b := got["locks.deadlocked_threads"], got["locks.blocked_on_one_lock"]
+	if d.Severity != Critical || d.Title != "deadlock: threads 11 → 12 → 11 (each waits for a lock the next holds, 1 s or longer)" || d.Next != "clrspy stacks --pid 42" {
+		t.Errorf("deadlock finding %+v", d)
+	}
+	if b.Severity != Warning || b.Title != "6 threads blocked 1 s or longer on one lock (W.Gate), held by thread 13" {
+		t.Errorf("blocked finding %+v", b)
+	}
+	f.Locks.MostBlocked = 20
+	f.Locks.Deadlocks = nil
+	for _, x := range Findings(f) {
+		if x.Rule == "locks.deadlocked_threads" {
+			t.Errorf("a deadlock finding without a cycle: %+v", x)
+		}
+		if x.Rule == "locks.blocked_on_one_lock" && x.Severity != Critical {
+			t.Errorf("20 blocked threads: %v, want critical", x.Severity)
+		}
+	}
+}

@@ -3,46 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/hang"
-	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/stacksnap"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newStacksCmd) }
-
-// stacksSet: the hang analysis after the symbol table. Sampling (watch
-// false), its session takes the sample profiler and the method events to
-// name its frames, and the thread events for managed ids and roles (the
-// rundown's ThreadDC lists every live thread at the stop); watching, the
-// lock and wait-handle events with their stacks, and what names them.
-func stacksSet(watch bool, opts hang.Options) (*analysis.Set, *analysis.Ref[*hang.Analyzer]) {
-	s := analysis.NewSet()
-	spec := analysis.Spec{Name: "hang", Enable: wants(hang.WantsWaits)}
-	symEnable := wants(stacks.SymbolsWant)
-	if !watch {
-		spec = analysis.Spec{Name: "hang", Enable: wants(), Providers: ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))}
-		symEnable = wants()
-	}
-	sym := analysis.Shared(s, analysis.Spec{Name: "symbols", Keep: stacks.SymbolsWant, Enable: symEnable}, stacks.NewSymbols)
-	return s, analysis.Add(s, spec, func(h *nettrace.Header) *hang.Analyzer {
-		opts.Symbols = sym.Get()
-		return hang.New(h, opts)
-	})
-}
-
-// stacksMaxSession bounds a snapshot's session when no sample arrives.
-const stacksMaxSession = 15 * time.Second
 
 func newStacksCmd() *cobra.Command {
 	var watch, sampleFor, threshold time.Duration
@@ -75,21 +47,25 @@ is a HANG CHAIN. A cycle is announced on stderr as soon as it forms. Without
 Monitor.Enter for the whole sample at different call sites are reported as a
 SUSPECTED deadlock, with the reason (their owners cannot be named).
 
-Output: text (fits 100 columns) or --json (threads, groups, deadlocks,
-hang_chains, by_wait_kind and the envelope every command has).`,
+Output: text (fits 100 columns), --json (threads, groups, deadlocks,
+hang_chains, by_wait_kind and the envelope every command has) or --format
+folded: one line per distinct stack, root first, ending in what the threads
+wait on ("[monitor]"), then the number of threads (flamegraph.pl reads it).`,
 		Example: `  clrspy stacks --pid 1234
   clrspy stacks --pid 1234 --json | jq '.groups[0]'
-  clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms`,
+  clrspy stacks --name MyService --watch 10s      # find a deadlock as it forms
+  clrspy stacks --pid 1234 --format folded | flamegraph.pl > threads.svg`,
 	}
 	t := addTargetFlags(c)
-	o := addReportFlags(c, "text or json")
+	o := addReportFlags(c, "text, json or folded (one line per distinct stack, root first, with its thread count)")
 	f := c.Flags()
 	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long and report the deadlocks that form")
 	f.DurationVar(&sampleFor, "sample-for", 100*time.Millisecond, "how long the sample profiler runs after its first sample")
 	f.DurationVar(&threshold, "threshold", time.Second, "--watch: how long every wait of a cycle must be open to be a deadlock")
-	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
+	var folded bool
+	runE := o.runE(func(cmd *cobra.Command, args []string) error {
 		if o.format == "pprof" {
-			return fmt.Errorf("stacks writes text or json (got --format pprof)")
+			return fmt.Errorf("stacks writes text, json or folded (got --format pprof)")
 		}
 		switch {
 		case watch < 0:
@@ -105,57 +81,49 @@ hang_chains, by_wait_kind and the envelope every command has).`,
 		case watch > 0 && t.duration > 0:
 			return fmt.Errorf("give --watch or --duration, not both (--watch is the session's length)")
 		}
-		return runStacks(cmd, t, args, o, watch, sampleFor, threshold)
+		return runStacks(cmd, t, args, o, folded, watch, sampleFor, threshold)
 	})
+	// folded is this command's own format (the others have none).
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if folded = o.format == "folded" && !o.asJSON; folded {
+			o.format = "text"
+		}
+		return runE(cmd, args)
+	}
 	return c
 }
 
-// firstSampleStop stops a snapshot's session a while after its first
-// sample: by then every managed thread has been sampled (the profiler
-// walks all of them once a millisecond).
-type firstSampleStop struct {
-	st    *source.Stream
-	after time.Duration
-	once  sync.Once
-}
-
-func (f *firstSampleStop) Event(ev *nettrace.Event) {
-	if ev.Meta.Runtime == nettrace.SampleProfiler {
-		f.once.Do(func() { time.AfterFunc(f.after, f.st.Stop) })
-	}
-}
-
-func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
-
-func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, watch, sampleFor, threshold time.Duration) error {
+func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, folded bool, watch, sampleFor, threshold time.Duration) error {
+	providers := stacksnap.Providers()
 	if watch > 0 {
+		providers = stacksnap.WatchProviders()
 		t.duration = watch
 	} else if t.duration == 0 && t.live(cmd) {
-		t.duration = stacksMaxSession
+		t.duration = stacksnap.MaxSession
 	}
-	opts := hang.Options{Threshold: threshold}
-	if watch > 0 {
-		opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
-	}
-	set, a := stacksSet(watch > 0, opts)
-	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
+	var job *stacksnap.Job
+	// stacksnap's job names its frames itself (its own symbol table, shared
+	// with serve's /debug/stacks): the Set only opens the session.
+	r, err := runSet(cmd, t, args, analysis.NewSet(), setRun{edit: func(s *source.Spec) { s.Providers = providers }, onOpen: func(st *source.Stream) []analysis.Analyzer {
+		opts := hang.Options{Threshold: threshold}
+		stopAfter := sampleFor
 		if watch > 0 {
+			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
 			// The session is open: what happens from now on is seen.
 			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
+			stopAfter = 0
 		}
-		if st.Live() && watch == 0 {
-			return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
-		}
-		return nil
+		job = stacksnap.New(st, opts, stopAfter)
+		return job.Analyzers()
 	}})
 	if err != nil {
 		return err
 	}
-	var tasks []hang.Task
+	procPid := 0
 	if r.st.Live() {
-		tasks = readTasks(r.st.Pid)
+		procPid = r.st.Pid
 	}
-	res := a.Get().Result(tasks)
+	res := job.Result(procPid)
 	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
 	if watch > 0 {
 		d.WatchMs = float64(r.span) / 1e6
@@ -175,8 +143,12 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	if r.st.Live() && watch == 0 && res.Sampled == 0 {
 		warn("%s: the sample profiler sampled no thread within %v", r.st.Name, t.duration)
 	}
+	text := func(w io.Writer) error { return report.WriteStacksText(w, d) }
+	if folded {
+		text = func(w io.Writer) error { return report.WriteStacksFolded(w, d) }
+	}
 	return r.writeAs(cmd, o, formats{
-		text: func(w io.Writer) error { return report.WriteStacksText(w, d) },
+		text: text,
 		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
 	})
 }
@@ -185,34 +157,19 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 // after a --watch session) and returns the result and the session's span
 // in milliseconds.
 func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time.Duration) (*hang.Result, float64, error) {
-	t := &targetFlags{pid: pid, duration: stacksMaxSession, bufferMB: bufferMB, threads: 1}
-	set, a := stacksSet(false, hang.Options{})
-	r, err := runSet(cmd, t, nil, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
-		return []analysis.Analyzer{&firstSampleStop{st: st, after: sampleFor}}
-	}})
+	t := &targetFlags{pid: pid, duration: stacksnap.MaxSession, bufferMB: bufferMB, threads: 1}
+	st, stopWatch, err := t.open(cmd, nil, stacksnap.Providers())
 	if err != nil {
 		return nil, 0, err
 	}
-	res := a.Get().Result(readTasks(pid))
-	if err := finish(r.st, r.in, nil); err != nil {
+	d, err := stacksnap.Snapshot(st, pid, pid, sampleFor)
+	stopWatch()
+	if err != nil {
+		st.Close()
 		return nil, 0, err
 	}
-	return res, float64(r.span) / 1e6, nil
-}
-
-// readTasks is what the kernel says of every thread of pid now.
-func readTasks(pid int) []hang.Task {
-	tids, err := procfs.Threads(pid)
-	if err != nil {
-		return nil
+	if err := finish(st, d.Input, nil); err != nil {
+		return nil, 0, err
 	}
-	out := make([]hang.Task, 0, len(tids))
-	for _, tid := range tids {
-		k := procfs.ReadTask(pid, tid)
-		if k.State == 0 {
-			continue // ended meanwhile
-		}
-		out = append(out, hang.Task{Tid: tid, Name: k.Name, State: k.State, Syscall: procfs.SyscallName(k.Syscall), Wchan: k.Wchan})
-	}
-	return out
+	return d.Result, d.SampleMs, nil
 }

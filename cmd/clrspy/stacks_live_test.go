@@ -194,6 +194,32 @@ func TestStacksHang(t *testing.T) {
 	if len(d.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v: threads queued on one lock at one site are no cycle", d.Deadlocks)
 	}
+
+	// Folded: the same threads, one line per stack, root first.
+	fo, fe, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--format", "folded")
+	if code != 0 {
+		t.Fatalf("clrspy stacks --format folded: exit %d\n%s", code, fe)
+	}
+	total := 0
+	var waitLine string
+	for _, l := range strings.Split(strings.TrimSpace(fo), "\n") {
+		i := strings.LastIndexByte(l, ' ')
+		n, err := strconv.Atoi(l[i+1:])
+		if i < 0 || err != nil {
+			t.Fatalf("folded line %q has no count", l)
+		}
+		total += n
+		if strings.Contains(l, ";Workload.Hang.WaitEvent();") {
+			waitLine = l
+		}
+	}
+	if !strings.HasPrefix(waitLine, "System.Threading.Thread.StartCallback();Workload.Hang.WaitEvent();") ||
+		!strings.HasSuffix(waitLine, ";[wait_handle] "+strconv.Itoa(want["wait_handle"])) {
+		t.Errorf("folded: the WaitEvent line %q, want root first, [wait_handle] and %d threads:\n%s", waitLine, want["wait_handle"], fo)
+	}
+	if n := len(d.Threads); total < n-1 || total > n+1 {
+		t.Errorf("folded lines count %d threads, the JSON %d", total, n)
+	}
 }
 
 // TestStacksWatchDeadlock: clrspy stacks --watch attaches first, then the

@@ -145,6 +145,8 @@ func walkTarget(t *Target, s sink) {
 	}
 	s.value(famContentions, float64(snap.Locks.Contentions+before.LockContentions), lv())
 	s.hist(famLockWait, snap.Locks.WaitHistogram, nil, lv())
+	s.value(famDeadlocks, float64(snap.Locks.Deadlocks), lv())
+	s.value(famBlocked, float64(snap.Locks.Blocked), lv("lock"))
 	if e := snap.Exceptions; e != nil {
 		for _, ty := range e.Types {
 			for _, site := range ty.ThrowSites {

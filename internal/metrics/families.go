@@ -95,6 +95,12 @@ var (
 	famLockWait = &Family{Name: "clrspy_lock_wait_seconds", OTel: "clrspy.lock.wait", OTelUnit: "s", Kind: Histogram,
 		Help:   "Lock waits, ContentionStart to ContentionStop (the spinning before a wait not included).",
 		Labels: target()}
+	famDeadlocks = &Family{Name: "clrspy_deadlocks", OTel: "clrspy.deadlocks", OTelUnit: "{deadlock}", Kind: Gauge,
+		Help:   "Deadlocks now: cycles of lock waits, each open a second or longer, each waiter waiting for a lock the next one holds (owners from the contention events: only waits that began while clrspy watched). clrspy stacks --pid N names the threads.",
+		Labels: target()}
+	famBlocked = &Family{Name: "clrspy_blocked_threads", OTel: "clrspy.blocked_threads", OTelUnit: "{thread}", Kind: Gauge,
+		Help:   "Threads waiting for a lock a second or longer now (kind lock: Monitor and System.Threading.Lock waits that began while clrspy watched).",
+		Labels: target(Label{"kind", "clrspy.wait.kind"})}
 	famExceptionSites = &Family{Name: "clrspy_exceptions_thrown_total", OTel: "clrspy.exceptions.thrown", OTelUnit: "{exception}", Kind: Counter,
 		Help:   "Exceptions thrown since the session began (first chance, caught or not), by type and throw site (the first application frame of the throw's stack), with serve --exceptions: the 10 types thrown most, each with its 5 top sites and the rest as [other sites], the other types as [other types], so the series stay bounded. dotnet_exceptions_total is the runtime's own count by type.",
 		Labels: target(Label{"error_type", "error.type"}, Label{"throw_site", "code.function"})}
@@ -125,7 +131,7 @@ var (
 
 // ownFamilies is every family above, in exposition order.
 var ownFamilies = []*Family{famCollections, famPauseTime, famPauseRuntime, famHeapSize, famPause, famSuspend, famSuspensions, famSuspended,
-	famPromoted, famContentions, famLockWait, famExceptionSites, famFindings, famUp, famInfo, famLost, famAttachErrors, famSessions,
+	famPromoted, famContentions, famLockWait, famDeadlocks, famBlocked, famExceptionSites, famFindings, famUp, famInfo, famLost, famAttachErrors, famSessions,
 	famLastEventAge, famCaptureErrors}
 
 // counterFamily is one runtime counter exported under its semantic-

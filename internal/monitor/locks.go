@@ -1,8 +1,11 @@
 package monitor
 
 import (
+	"time"
+
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -15,6 +18,12 @@ import (
 type lockState struct {
 	an     *locks.Analyzer
 	starts uint64
+	// graph is the wait-for graph of the open lock waits (package hang):
+	// deadlocks and blocked threads now.
+	graph *hang.Analyzer
+	// last is the latest event's timestamp: the graph's clock (it sees
+	// only the wait events).
+	last int64
 }
 
 // Bounds of the live lock analysis: a view that runs for days keeps this
@@ -25,10 +34,14 @@ const (
 	maxLockThreads = 4096
 )
 
-func newLockState(hdr *nettrace.Header, sym *stacks.Symbols) *lockState {
+func newLockState(hdr *nettrace.Header, sym *stacks.Symbols, onCycle func(hang.Cycle)) *lockState {
 	return &lockState{an: locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
-		MaxThreads: maxLockThreads, NoObjectTypes: true})}
+		MaxThreads: maxLockThreads, NoObjectTypes: true}), graph: hang.New(hdr, hang.Options{OnCycle: onCycle})}
 }
+
+// blockedAfter: a lock wait open this long counts as blocked (and toward
+// a deadlock), as triage.MinBlockedSec.
+const blockedAfter = time.Second
 
 // Stats implements analysis.Analyzer (locks').
 func (l *lockState) Stats() analysis.Stats { return l.an.Stats() }
@@ -39,6 +52,10 @@ func (l *lockState) Event(ev *nettrace.Event) {
 		l.starts++
 	}
 	l.an.Event(ev)
+	l.last = max(l.last, ev.Timestamp)
+	if hang.WantsWaits(ev.Meta) {
+		l.graph.Event(ev)
+	}
 }
 
 // LockSummary is lock contention since the session began.
@@ -56,6 +73,11 @@ type LockSummary struct {
 	Waiting int `json:"waiting"`
 	// Unpaired counts stops whose start was before the session.
 	Unpaired uint64 `json:"unpaired"`
+	// Blocked counts the lock waits open for a second or longer now;
+	// Deadlocks the cycles among them (each waiter waits for a lock the
+	// next one holds, owners from the contention events).
+	Blocked   int `json:"blocked"`
+	Deadlocks int `json:"deadlocks"`
 	// Top are the locks with the longest total wait. LockID 0: the runtime
 	// does not name locks (before .NET 8), or the locks beyond the 4096
 	// tracked.
@@ -93,5 +115,13 @@ func (l *lockState) summary(top int) (LockSummary, *locks.Result) {
 		}
 		s.Top = append(s.Top, row)
 	}
+	waitsFor := map[uint64]uint64{}
+	for _, w := range l.graph.OpenLockWaits(l.last) {
+		if w.WaitingNs >= blockedAfter.Nanoseconds() {
+			s.Blocked++
+			waitsFor[w.Waiter] = w.Owner
+		}
+	}
+	s.Deadlocks = len(hang.Cycles(waitsFor))
 	return s, r
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -78,6 +79,11 @@ type Options struct {
 	// lasted 100 ms (ThreadPool), like OnGC: on the reader goroutine, the
 	// lock released.
 	OnStarvation func(threadpool.Episode)
+	// OnDeadlock is called when a lock wait closes a cycle of the
+	// wait-for graph (Locks: each waiter waits for a lock the next one
+	// holds), once per cycle, on the reader goroutine with the monitor's
+	// lock held: it may log, not take a Snapshot.
+	OnDeadlock func(hang.Cycle)
 }
 
 func (o *Options) keepGCs() int         { return def(o.MaxGCs, 256) }
@@ -260,7 +266,7 @@ func (m *Monitor) register(s *analysis.Set) {
 	}
 	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: lockEnable}, func(h *nettrace.Header) *lockState {
 		m.sym, m.gc = symbols(), gc.Get()
-		m.lock = newLockState(h, m.sym)
+		m.lock = newLockState(h, m.sym, m.opts.OnDeadlock)
 		return m.lock
 	})
 	analysis.Add(s, analysis.Spec{Name: "monitor", Enable: none, Uncounted: true}, func(*nettrace.Header) own { return own{m} })

@@ -21,7 +21,7 @@ import (
 func TestCrossSite(t *testing.T) {
 	srv := guarded(t, HandlerOptions{LoopbackHosts: true})
 	host := strings.TrimPrefix(srv.URL, "http://")
-	for _, p := range []string{"/metrics", "/healthz", "/targets", "/debug/pprof/heap?pid=1", "/debug/pprof/profile?pid=1&seconds=1", "/triage?pid=1", "/ws?target=1"} {
+	for _, p := range []string{"/metrics", "/healthz", "/targets", "/debug/pprof/heap?pid=1", "/debug/pprof/profile?pid=1&seconds=1", "/triage?pid=1", "/debug/stacks?pid=1", "/ws?target=1"} {
 		for _, hdr := range []map[string]string{
 			{"Origin": "http://evil.example"},
 			{"Sec-Fetch-Site": "cross-site"},
@@ -176,7 +176,7 @@ func TestPeerUsers(t *testing.T) {
 		return code, strings.TrimSpace(s[:max(i, 0)])
 	}
 	for path, want := range map[string]int{"/metrics": 403, "/targets.json": 403, "/healthz": 200,
-		"/debug/pprof/heap?pid=4242": 403, "/triage?pid=4242&seconds=1": 403, "/debug/pprof/profile?pid=4242&seconds=1": 403} {
+		"/debug/pprof/heap?pid=4242": 403, "/triage?pid=4242&seconds=1": 403, "/debug/pprof/profile?pid=4242&seconds=1": 403, "/debug/stacks?pid=4242": 403} {
 		code, body := curl(path)
 		if code != want || code == 403 && (!strings.HasPrefix(body, "forbidden: ") || strings.Count(body, "\n") > 0) {
 			t.Errorf("uid %d %s: %d %q, want %d", uid, path, code, body, want)

@@ -41,6 +41,8 @@
 // `clrspy triage --pid` judges; no second session; a heap snapshot's GC,
 // marked by the snapshot session's gcpause, kept out of the application's
 // induced GCs there, in clrspy_findings and in the pause log),
+// /debug/stacks (every thread's stack and wait now: `clrspy stacks`' job,
+// package stacksnap, on a second session of its own),
 // /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
 // the runtime induce a blocking gen2 GC and walk the heap; the profile's
 // stacks are retention paths; one per target at a time; with

@@ -106,6 +106,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 	mux.HandleFunc("/debug/pprof/contention", d.profileHandler("contention", maxProfile, profileEvery))
 	mux.HandleFunc("/triage", d.triageHandler(maxProfile))
 	mux.HandleFunc("/debug/pprof/heap", d.heapHandler(heapEvery))
+	mux.HandleFunc("/debug/stacks", d.stacksHandler(profileEvery))
 	if o.Web != nil {
 		for _, p := range []string{"/index.html", "/targets.json", "/ws"} {
 			mux.Handle(p, o.Web)
@@ -127,6 +128,8 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 /triage?pid=N&seconds=S                     findings of one process over S s (JSON; format=text)
 /debug/pprof/heap?pid=N                     heap snapshot of one process (pprof, retention paths);
                                             induces a blocking gen2 GC in the process
+/debug/stacks?pid=N                         every thread now: stack, wait, groups, deadlocks
+                                            (JSON, as clrspy stacks --json; format=text)
 `)
 		if o.Web != nil {
 			fmt.Fprintln(w, "/ (in a browser)                            live web view")

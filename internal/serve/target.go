@@ -11,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -55,6 +56,8 @@ type target struct {
 	sessID string
 
 	profiling slot
+	// stacking holds the one /debug/stacks snapshot at a time.
+	stacking slot
 	// ownerNoted: the root-attaches-to-another-user notice was logged.
 	ownerNoted atomic.Bool
 	// snapshotting holds the one heap snapshot at a time
@@ -182,6 +185,9 @@ func (t *target) run(ctx context.Context) {
 	attempts := 0
 	for {
 		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true}
+		opts.OnDeadlock = func(c hang.Cycle) {
+			d.log.Warn("deadlock: threads wait in a cycle for each other's locks (/debug/stacks?pid= names them)", "pid", t.pidLabel, "process", t.name, "cycle", c.String())
+		}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)

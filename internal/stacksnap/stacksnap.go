@@ -1,0 +1,126 @@
+package stacksnap
+
+import (
+	"sync"
+	"time"
+
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/hang"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// MaxSession bounds a snapshot's session when no sample arrives.
+const MaxSession = 15 * time.Second
+
+// DefaultSampleFor is how long the sampler runs after its first sample.
+const DefaultSampleFor = 100 * time.Millisecond
+
+// Providers: the sample profiler and method events to name its frames,
+// and the thread events for managed ids and roles (the rundown's ThreadDC
+// lists every live thread at the stop).
+func Providers() []ipc.Provider {
+	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))
+}
+
+// WatchProviders: lock and wait-handle events with their stacks, and what
+// names them (`stacks --watch`).
+func WatchProviders() []ipc.Provider {
+	return clrevents.ProvidersFor(hang.WantsWaits, stacks.SymbolsWant)
+}
+
+// Job is one snapshot (or watch) on a stream: its analyzers, then its
+// result once the stream has ended.
+type Job struct {
+	a  *hang.Analyzer
+	as []analysis.Analyzer
+}
+
+// New makes the job's analyzers for st. A live snapshot (sampleFor > 0)
+// stops st sampleFor after the first sample reaches it: by then every
+// managed thread has been sampled (the profiler walks all of them once a
+// millisecond).
+func New(st *source.Stream, opts hang.Options, sampleFor time.Duration) *Job {
+	sym := stacks.NewSymbols(st.Header())
+	opts.Symbols = sym
+	j := &Job{a: hang.New(st.Header(), opts)}
+	j.as = []analysis.Analyzer{sym, j.a}
+	if st.Live() && sampleFor > 0 {
+		j.as = append(j.as, &firstSampleStop{st: st, after: sampleFor})
+	}
+	return j
+}
+
+// Analyzers are what the stream runs.
+func (j *Job) Analyzers() []analysis.Analyzer { return j.as }
+
+// Result is the job's result with the threads /proc lists for pid now
+// (procPid 0: none, a trace file or a process outside clrspy's pid
+// namespace).
+func (j *Job) Result(procPid int) *hang.Result {
+	var tasks []hang.Task
+	if procPid > 0 {
+		tasks = ReadTasks(procPid)
+	}
+	return j.a.Result(tasks)
+}
+
+// Snapshot runs a snapshot on the open live stream st (opened with
+// Providers and a session bound such as MaxSession) to its end and
+// returns its document; procPid is the process as /proc names it (0:
+// not visible). The stream is left open for the caller to close.
+func Snapshot(st *source.Stream, pid, procPid int, sampleFor time.Duration) (*report.StacksDocument, error) {
+	j := New(st, hang.Options{}, sampleFor)
+	end, err := st.Run(j.as...)
+	if err != nil {
+		return nil, err
+	}
+	var stats analysis.Stats
+	for _, a := range j.as {
+		stats.Add(a.Stats())
+	}
+	res := j.Result(procPid)
+	d := &report.StacksDocument{
+		Input:    report.NewInput(st.Name, st.Live(), end, stats),
+		Pid:      pid,
+		Result:   res,
+		SampleMs: float64(st.Header().DurationNanos(end.LastTimestamp-end.FirstTimestamp)) / 1e6,
+	}
+	return d, nil
+}
+
+type firstSampleStop struct {
+	st    *source.Stream
+	after time.Duration
+	once  sync.Once
+}
+
+func (f *firstSampleStop) Event(ev *nettrace.Event) {
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
+		f.once.Do(func() { time.AfterFunc(f.after, f.st.Stop) })
+	}
+}
+
+func (f *firstSampleStop) Stats() analysis.Stats { return analysis.Stats{} }
+
+// ReadTasks is what the kernel says of every thread of pid now.
+func ReadTasks(pid int) []hang.Task {
+	tids, err := procfs.Threads(pid)
+	if err != nil {
+		return nil
+	}
+	out := make([]hang.Task, 0, len(tids))
+	for _, tid := range tids {
+		k := procfs.ReadTask(pid, tid)
+		if k.State == 0 {
+			continue // ended meanwhile
+		}
+		out = append(out, hang.Task{Tid: tid, Name: k.Name, State: k.State, Syscall: procfs.SyscallName(k.Syscall), Wchan: k.Wchan})
+	}
+	return out
+}
