@@ -13,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
@@ -78,6 +79,12 @@ type Options struct {
 	// lasted 100 ms (ThreadPool), like OnGC: on the reader goroutine, the
 	// lock released.
 	OnStarvation func(threadpool.Episode)
+
+	// Requests asks for Kestrel's request events (informational, no
+	// stacks) and follows the requests with package requests
+	// (Snapshot.Requests): per route counts, durations and the GC pauses
+	// that hit them.
+	Requests bool
 }
 
 func (o *Options) keepGCs() int         { return def(o.MaxGCs, 256) }
@@ -126,6 +133,12 @@ func Providers(opts *Options) []ipc.Provider {
 		wants = append(wants, informational(threadpool.Wants))
 	}
 	ps := clrevents.ProvidersFor(wants...)
+	if opts.Requests {
+		// The request events only: the runtime's events package requests
+		// also reads are gcpause's (GC suspensions) and the exceptions'
+		// (Options.Exceptions).
+		ps = append(ps, ipc.Provider{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational})
+	}
 	if opts.CPU {
 		ps = ipc.Merge(ps, stacks.SamplerProviders())
 	}
@@ -155,6 +168,7 @@ type Monitor struct {
 	exc  *excState // nil unless Options.Exceptions
 	lock *lockState
 	tp   *threadpool.Analyzer
+	req  *requests.Analyzer // nil unless Options.Requests
 	// tpSym names the thread pool's blocking stacks when neither the CPU
 	// window nor the exceptions have a symbol table to share.
 	tpSym *stacks.Symbols
@@ -260,6 +274,11 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		m.tp = threadpool.New(hdr, threadpool.Options{Counters: m.ctr, Symbols: sym,
 			OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
 	}
+	if opts.Requests {
+		// The GC damage kept per GC is bounded as the monitor's rows are;
+		// the totals stay exact.
+		m.req = requests.New(hdr, requests.Options{MaxGCs: opts.keepGCs()})
+	}
 	m.proc.Pid = hdr.ProcessID
 	m.sess.state = StateRunning
 	return m
@@ -289,6 +308,9 @@ func (m *Monitor) statsLocked() analysis.Stats {
 	}
 	if m.tp != nil {
 		st.Add(m.tp.Stats())
+	}
+	if m.req != nil {
+		st.Add(m.req.Stats())
 	}
 	return st
 }
@@ -358,6 +380,11 @@ func (m *Monitor) event(ev *nettrace.Event) {
 	m.gc.Event(ev)
 	m.lock.event(ev)
 	meta := ev.Meta
+	if m.req != nil && requests.Wants(meta) {
+		// After gcpause: the suspension that ended with this event is
+		// handed on (onStopped) before it.
+		m.req.Event(ev)
+	}
 	switch meta.Runtime {
 	case nettrace.Runtime:
 		m.runtimeEvent(ev, ts)
@@ -416,6 +443,9 @@ func (m *Monitor) onGCStart(g *gcpause.GC) {
 // reasonSummary.)
 func (m *Monitor) onStopped(s *analysis.Stopped) {
 	m.anyStopped.add(s.BeginNanos, s.EndNanos, m.now)
+	if m.req != nil {
+		m.req.Stopped(s)
+	}
 	if clrevents.SuspendReason(s.Reason).IsGC() {
 		m.gcStopped.add(s.BeginNanos, s.EndNanos, m.now)
 	}
@@ -496,5 +526,8 @@ func (m *Monitor) Finish() {
 	defer m.mu.Unlock()
 	if m.sess.state == StateRunning {
 		m.sess.state = StateEnded
+	}
+	if m.req != nil {
+		m.req.Finish()
 	}
 }

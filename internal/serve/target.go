@@ -173,7 +173,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true, Requests: true}
 		opts.Counters.Interval = d.cfg.counterInterval()
 		opts.Counters.Meter = t.meterSafe()
 		spec := t.spec(&opts)
