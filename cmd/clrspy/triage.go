@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
@@ -36,6 +37,9 @@ func triageProviders(cpu bool, copts *counters.Options) []ipc.Provider {
 	s := analysis.NewSet()
 	triage.Register(s, triage.Options{Refine: true})
 	ps := s.Providers()
+	// Kestrel's request events (informational, no stacks): what GC
+	// pauses cost the requests of an ASP.NET Core server.
+	ps = append(ps, ipc.Provider{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational})
 	if cpu {
 		ps = append(ps, ipc.SampleProfiler)
 	}
