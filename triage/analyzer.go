@@ -106,20 +106,20 @@ type Analyzer struct {
 	}
 	gen2Blocking, loh int
 
-	lastPeek                 int64
-	peeked                   bool
-	queueMax, queueLast      float64
-	threadsFirst, threadsMax float64
-	tpSeen                   bool
-	cpuSum                   float64
-	cpuN                     int
-	cpuLastUpdate            int64
-	cores                    int
-	demandPct                float64
-	demandSet                bool
-	extraExceptions          *ExceptionFacts
-	extraThreadPool          *ThreadPoolFacts
-	snapshotGC               uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
+	lastPeek                        int64
+	peeked                          bool
+	queueMax, queueLast             float64
+	threadsFirst, threadsMax        float64
+	tpSeen                          bool
+	cpuSum                          float64
+	cpuN                            int
+	cpuLastUpdate                   int64
+	cores                           int
+	demandPct                       float64
+	demandSet                       bool
+	extraExceptions                 *ExceptionFacts
+	extraThreadPool                 *ThreadPoolFacts
+	snapshotGC                      uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
 	snapshotPauseNs, snapshotStopNs int64
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).

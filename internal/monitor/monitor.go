@@ -12,8 +12,8 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
