@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/web"
@@ -80,7 +81,9 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
 		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
-		{"triage", triageProviders(false, &counters.Options{Interval: time.Second}), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
+		// triage gained Kestrel's request events (gc.requests_hit_pct).
+		{"triage", triageProviders(false, &counters.Options{Interval: time.Second}), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational),
+			ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}, ctrs...)},
 		// The live monitor's sets (clrspy top, serve, the live page) where
 		// they did not change; the changed ones are below.
 		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
@@ -90,6 +93,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"monitor (serve: locks, thread pool, exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Locks: true, ThreadPool: true, Exceptions: true}),
 			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordContention|ipc.KeywordThreading|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"monitor (serve: requests)", monitor.Providers(&monitor.Options{NoCounters: true, Requests: true}),
+			[]ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}},
 		{"monitor (counters)", monitor.Providers(&monitor.Options{Counters: counters.Options{Interval: time.Second}}),
 			append([]ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}, ctrs...)},
 	} {
