@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -102,6 +103,9 @@ type GCRow struct {
 	NoSuspension     bool       `json:"no_suspension,omitempty"`
 	MissingSuspEnd   bool       `json:"missing_suspend_end,omitempty"`
 	LostEventsDuring bool       `json:"lost_events,omitempty"`
+	// RequestsHit is the requests in flight the GC's pause froze (package
+	// requests' GC damage), set when the trace has request events.
+	RequestsHit *int64 `json:"requests_hit,omitempty"`
 }
 
 // SuspRow is one non-GC runtime suspension.
@@ -237,7 +241,26 @@ func WriteGCJSON(w io.Writer, in Input, res *gcpause.Result) error {
 // sp holds (the GCs the analyzer retired) come first, then res.GCs. The
 // bytes are those WriteGCJSON would write for the whole list.
 func WriteGCJSONSpooled(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool) error {
+	return WriteGCJSONHits(w, in, res, sp, nil)
+}
+
+// hitsOf is the requests_hit value of GC n (nil without request events).
+func hitsOf(hits map[uint32]int64, n uint32) *int64 {
+	if hits == nil {
+		return nil
+	}
+	v := hits[n]
+	return &v
+}
+
+// WriteGCJSONHits is WriteGCJSONSpooled with, when hits is not nil (the
+// stream carried request events), each row's requests_hit: the requests
+// the GC's pause hit, by GC number (package requests' GC damage).
+func WriteGCJSONHits(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool, hits map[uint32]int64) error {
 	d := NewGCDocument(in, res)
+	for i := range d.GCs {
+		d.GCs[i].RequestsHit = hitsOf(hits, d.GCs[i].Number)
+	}
 	if sp.Len() == 0 {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -270,8 +293,31 @@ func WriteGCJSONSpooled(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool)
 		bw.Write(b)
 		n++
 	}
-	if err := sp.each(elem); err != nil {
+	spooled := elem
+	var rerr error
+	if hits != nil {
+		// The spooled rows were written before the requests they hit had
+		// all ended: each gains its count now.
+		spooled = func(b []byte) {
+			var r GCRow
+			if err := json.Unmarshal(b, &r); err != nil {
+				rerr = cmp.Or(rerr, err)
+				return
+			}
+			r.RequestsHit = hitsOf(hits, r.Number)
+			b, err := json.MarshalIndent(r, "    ", "  ")
+			if err != nil {
+				rerr = cmp.Or(rerr, err)
+				return
+			}
+			elem(b)
+		}
+	}
+	if err := sp.each(spooled); err != nil {
 		return err
+	}
+	if rerr != nil {
+		return fmt.Errorf("report: a spooled GC row: %w", rerr)
 	}
 	for _, r := range rows {
 		b, err := json.MarshalIndent(r, "    ", "  ")
@@ -305,21 +351,55 @@ func WriteGCCSV(w io.Writer, res *gcpause.Result) error {
 // WriteGCCSVSpooled is WriteGCCSV for a bounded analysis: sp's rows (the
 // GCs the analyzer retired), then those of res.GCs.
 func WriteGCCSVSpooled(w io.Writer, res *gcpause.Result, sp *GCSpool) error {
+	return WriteGCCSVHits(w, res, sp, nil)
+}
+
+// WriteGCCSVHits is WriteGCCSVSpooled with, when hits is not nil (the
+// stream carried request events), one more column, RequestsHit: the
+// requests each GC's pause hit.
+func WriteGCCSVHits(w io.Writer, res *gcpause.Result, sp *GCSpool, hits map[uint32]int64) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(gcCSVHeader); err != nil {
+	header := gcCSVHeader
+	if hits != nil {
+		header = append(slices.Clip(header), "RequestsHit")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	cw.Flush()
-	var werr error
-	if err := sp.each(func(b []byte) {
-		if werr == nil {
-			_, werr = w.Write(b)
+	if hits == nil {
+		var werr error
+		if err := sp.each(func(b []byte) {
+			if werr == nil {
+				_, werr = w.Write(b)
+			}
+		}); err != nil {
+			return err
 		}
-	}); err != nil {
-		return err
-	}
-	if werr != nil {
-		return fmt.Errorf("writing CSV: %w", werr)
+		if werr != nil {
+			return fmt.Errorf("writing CSV: %w", werr)
+		}
+	} else if sp.Len() > 0 {
+		// The spooled rows gain their count as they are copied.
+		pr, pw := io.Pipe()
+		go func() {
+			pw.CloseWithError(sp.each(func(b []byte) { pw.Write(b) }))
+		}()
+		cr := csv.NewReader(pr)
+		for {
+			rec, err := cr.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				pr.CloseWithError(err)
+				return fmt.Errorf("reading spooled GC rows: %w", err)
+			}
+			if err := cw.Write(append(rec, csvHits(hits, rec[0]))); err != nil {
+				pr.CloseWithError(err)
+				return err
+			}
+		}
 	}
 	var rows csvRows
 	if sp != nil {
@@ -327,6 +407,9 @@ func WriteGCCSVSpooled(w io.Writer, res *gcpause.Result, sp *GCSpool) error {
 	}
 	for _, g := range res.GCs {
 		if row := rows.row(g); row != nil {
+			if hits != nil {
+				row = append(row, strconv.FormatInt(hits[g.Number], 10))
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -337,6 +420,12 @@ func WriteGCCSVSpooled(w io.Writer, res *gcpause.Result, sp *GCSpool) error {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
 	return nil
+}
+
+// csvHits is the RequestsHit column of the GC numbered num.
+func csvHits(hits map[uint32]int64, num string) string {
+	n, _ := strconv.ParseUint(num, 10, 32)
+	return strconv.FormatInt(hits[uint32(n)], 10)
 }
 
 // csvRows makes the CSV rows of GCs in start order; the time since the

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -75,5 +77,77 @@ func TestGCSpoolWritesWhatTheWholeListWrites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGCSpoolHits: with the requests each GC hit (a trace with request
+// events), the spooled rows gain their requests_hit / RequestsHit as the
+// rows kept do: the same bytes as the whole list's, every row with its
+// GC's count (here 3 times its number; 0 for a GC absent from the map).
+func TestGCSpoolHits(t *testing.T) {
+	path := "../testdata/traces/gc-wks.nettrace"
+	whole := gcResult(t, path)
+	hits := map[uint32]int64{}
+	for _, g := range whole.GCs[1:] {
+		hits[g.Number] = 3 * int64(g.Number)
+	}
+	in := Input{Source: "gc-wks.nettrace"}
+	var wantJSON, wantCSV bytes.Buffer
+	if err := WriteGCJSONHits(&wantJSON, in, whole, nil, hits); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteGCCSVHits(&wantCSV, whole, nil, hits); err != nil {
+		t.Fatal(err)
+	}
+	var d GCDocument
+	if err := json.Unmarshal(wantJSON.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range d.GCs {
+		want := 3 * int64(r.Number)
+		if i == 0 {
+			want = 0
+		}
+		if r.RequestsHit == nil || *r.RequestsHit != want {
+			t.Fatalf("row %d (GC %d): requests_hit %v, want %d", i, r.Number, r.RequestsHit, want)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(wantCSV.String()), "\n")
+	if !strings.HasSuffix(lines[0], ",RequestsHit") || len(lines) < 3 {
+		t.Fatalf("CSV header %q, %d lines", lines[0], len(lines))
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		n, _ := strconv.Atoi(f[0])
+		if want := strconv.FormatInt(hits[uint32(n)], 10); f[len(f)-1] != want {
+			t.Fatalf("CSV row %q: RequestsHit %s, want %s", l, f[len(f)-1], want)
+		}
+	}
+	for _, asCSV := range []bool{false, true} {
+		sp := NewGCSpool(asCSV)
+		defer sp.Close()
+		var a *gcpause.Analyzer
+		readTrace(t, path, func(h *nettrace.Header) func(*nettrace.Event) {
+			a = gcpause.New(h, gcpause.Options{MaxGCs: 2, OnRetire: sp.Add})
+			return a.Event
+		})
+		res := a.Result()
+		if sp.Len() == 0 {
+			t.Fatal("the spool was not used")
+		}
+		var got bytes.Buffer
+		want := &wantJSON
+		var err error
+		if asCSV {
+			err, want = WriteGCCSVHits(&got, res, sp, hits), &wantCSV
+		} else {
+			err = WriteGCJSONHits(&got, in, res, sp, hits)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("csv=%v: the spooled output differs from the whole list's", asCSV)
+		}
 	}
 }

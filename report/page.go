@@ -59,6 +59,7 @@ type Page struct {
 	Locks      *PageLocks      `json:"locks,omitempty"`
 	Exceptions *PageExceptions `json:"exceptions,omitempty"`
 	ThreadPool *PageThreadPool `json:"thread_pool,omitempty"`
+	Requests   *PageRequests   `json:"requests,omitempty"`
 	Heap       *PageHeap       `json:"heap,omitempty"`
 	// Snapshot is the heap snapshot section (the input held a heap dump).
 	Snapshot *PageSnapshot `json:"snapshot,omitempty"`
@@ -114,6 +115,8 @@ type PageParts struct {
 
 	// PageThreadPool is the thread-pool section (nil: none).
 	PageThreadPool *PageThreadPool
+	// PageRequests is the requests section (nil: no request events).
+	PageRequests *PageRequests
 	// Findings: triage's, most severe first.
 	Findings []triage.Finding
 }
@@ -165,6 +168,7 @@ func NewPage(pp PageParts) *Page {
 	p.Findings = pp.Findings
 	p.Locks = pp.PageLocks
 	p.ThreadPool = pp.PageThreadPool
+	p.Requests = pp.PageRequests
 	if p.Locks == nil {
 		p.Locks = PageLocksOf(pp.Locks)
 	}

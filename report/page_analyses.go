@@ -8,6 +8,7 @@ import (
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
@@ -35,6 +36,9 @@ type PageAnalyses struct {
 
 	// ThreadPool follows the thread pool (starvation, blocking sites).
 	ThreadPool *threadpool.Analyzer
+	// Requests joins ASP.NET Core's requests with the pauses and waits
+	// (the Set hands it gcpause's suspensions and locks' waits).
+	Requests *requests.Analyzer
 
 	// Snapshot collects a heap dump when the stream holds one (clrspy
 	// record --profile gcdump); nil with NoSnapshot. Until a dump's GC
@@ -121,6 +125,14 @@ func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols})
 		return a.ThreadPool
 	})
+	// After the pause and lock analyses: it observes their suspensions
+	// and waits, handed on before the event that follows them. Its
+	// providers are a requests session's (clrspy record --profile
+	// requests), not the page's.
+	analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: wants()}, func(h *nettrace.Header) *requests.Analyzer {
+		a.Requests = requests.New(h, requests.Options{})
+		return a.Requests
+	})
 	if !o.NoHeap {
 		enable := wants(heap.WantsSession)
 		if o.Movement {
@@ -166,6 +178,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	a.Locks.Release()
 	pp.Exceptions = a.Exceptions.Result()
 	pp.PageThreadPool = PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
+	pp.PageRequests = PageRequestsOf(a.Requests.Result())
 	if t := a.heapTracker(); t != nil {
 		r := t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)

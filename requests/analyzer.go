@@ -40,6 +40,10 @@ const (
 	maxHitGCs = 16
 )
 
+// DurationBounds are the upper bounds of RouteStats.Durations: 1-2-5
+// steps from 100 µs to 10 s (a Prometheus histogram's buckets, "le").
+var DurationBounds = analysis.Steps125(100_000, 10_000_000_000)
+
 // Request is one completed incoming request. Times are nanoseconds since
 // the stream's start.
 type Request struct {
@@ -104,6 +108,7 @@ type outgoing struct {
 type routeAcc struct {
 	method, route          string
 	all, hit, notHit       sketch
+	hist                   analysis.Histogram
 	pausedNanos, totalNano int64
 	first, last            int64
 }
@@ -464,7 +469,8 @@ func (a *Analyzer) complete(r *Request) {
 			ra = a.routes[key]
 		}
 		if ra == nil {
-			ra = &routeAcc{method: r.Method, route: r.Route, first: r.StartNanos}
+			ra = &routeAcc{method: r.Method, route: r.Route, first: r.StartNanos,
+				hist: analysis.NewHistogram(DurationBounds, false)}
 			if key == OtherRoutes {
 				ra.method, ra.route = "", OtherRoutes
 			}
@@ -472,6 +478,7 @@ func (a *Analyzer) complete(r *Request) {
 		}
 	}
 	ra.all.add(d)
+	ra.hist.Add(d)
 	if r.GCPausedNanos > 0 {
 		ra.hit.add(d)
 	} else {

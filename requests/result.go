@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/clrspy/clrspy/analysis"
 )
 
 // Result is what the analysis found. Durations are nanoseconds.
@@ -51,6 +53,9 @@ type RouteStats struct {
 	TotalNanos            int64
 	P99Hit, P99NotHit     int64
 	FirstNanos, LastNanos int64
+	// Durations counts the route's durations in DurationBounds' buckets
+	// (a copy: serve exports it as a histogram).
+	Durations analysis.Histogram
 }
 
 // Rate is the route's requests per second over its span (0 for one).
@@ -90,7 +95,8 @@ func (a *Analyzer) Result() *Result {
 			HitByPause: int64(ra.hit.n), P50: ra.all.quantile(0.5), P90: ra.all.quantile(0.9),
 			P99: ra.all.quantile(0.99), P999: ra.all.quantile(0.999), Max: ra.all.max,
 			PausedNanos: ra.pausedNanos, TotalNanos: ra.totalNano, P99Hit: ra.hit.quantile(0.99),
-			P99NotHit: ra.notHit.quantile(0.99), FirstNanos: ra.first, LastNanos: ra.last})
+			P99NotHit: ra.notHit.quantile(0.99), FirstNanos: ra.first, LastNanos: ra.last,
+			Durations: ra.hist.Clone()})
 	}
 	slices.SortFunc(res.Routes, func(x, y RouteStats) int {
 		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Route, y.Route), cmp.Compare(x.Method, y.Method))

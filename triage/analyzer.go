@@ -15,6 +15,7 @@ import (
 	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
@@ -40,7 +41,8 @@ type Options struct {
 	// Exceptions facts).
 	Contributors []Contributor
 	// Refine adds the thread-pool and exception analyses, sharing the
-	// Set's symbol table, as contributors (ThreadPool, Exceptions).
+	// Set's symbol table, and the requests analysis as contributors
+	// (ThreadPool, Exceptions, Requests).
 	Refine bool
 	// Uncounted leaves the analyses' stats out of the Set's (Register):
 	// other analyses of the Set decode and count the same events.
@@ -211,6 +213,13 @@ func Register(s *analysis.Set, opts Options) *Analyzer {
 		})
 		analysis.Add(s, spec(analysis.Spec{Name: "exceptions", Keep: exceptions.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
 			c := Exceptions(h, a.sym)
+			a.opts.Contributors = append(a.opts.Contributors, c)
+			return c
+		})
+		// After the pause and lock analyses, whose suspensions and waits
+		// it observes.
+		analysis.Add(s, spec(analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: none}), func(h *nettrace.Header) Contributor {
+			c := Requests(h)
 			a.opts.Contributors = append(a.opts.Contributors, c)
 			return c
 		})

@@ -3,6 +3,7 @@ package triage
 import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
@@ -71,4 +72,46 @@ func (c *excContributor) Contribute(f *Facts) {
 			x.TopSite = r.Types[0].ThrowSites[0].Site
 		}
 	}
+}
+
+// Requests is package requests' analysis as a contributor: where the
+// stream has ASP.NET Core's request events it says what share of the
+// requests GC pauses hit and of their time they froze (Facts.Requests).
+// In a Set it observes the pause analysis' suspensions (and locks'
+// waits): register it after them.
+func Requests(hdr *nettrace.Header) Contributor {
+	return &reqContributor{requests.New(hdr, requests.Options{Slowest: 1})}
+}
+
+type reqContributor struct{ *requests.Analyzer }
+
+func (c *reqContributor) Contribute(f *Facts) {
+	r := c.Result()
+	if r.Source == "" {
+		return
+	}
+	q := &RequestFacts{Requests: r.Requests, HitByGC: r.HitByGC, RequestMs: float64(r.TotalNanos) / 1e6, PausedMs: float64(r.PausedNanos) / 1e6}
+	if r.Requests > 0 {
+		q.HitPct = 100 * float64(r.HitByGC) / float64(r.Requests)
+	}
+	if r.TotalNanos > 0 {
+		q.PausedPct = 100 * float64(r.PausedNanos) / float64(r.TotalNanos)
+	}
+	worst := -1.0
+	for i := range r.Routes {
+		rt := &r.Routes[i]
+		if rt.Count < MinRequests || rt.HitByPause == 0 {
+			continue
+		}
+		if share := float64(rt.HitByPause) / float64(rt.Count); share > worst {
+			worst = share
+			q.WorstRoute = rt.Route
+			if rt.Method != "" {
+				q.WorstRoute = rt.Method + " " + rt.Route
+			}
+			q.WorstRouteCount, q.WorstRouteHit = rt.Count, rt.HitByPause
+			q.WorstRouteP99HitMs, q.WorstRouteP99NotHitMs = float64(rt.P99Hit)/1e6, float64(rt.P99NotHit)/1e6
+		}
+	}
+	f.Requests = q
 }

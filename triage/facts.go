@@ -14,6 +14,33 @@ type Facts struct {
 	ThreadPool ThreadPoolFacts `json:"threadpool"`
 	Exceptions ExceptionFacts  `json:"exceptions"`
 	CPU        CPUFacts        `json:"cpu"`
+	// Requests is set when the stream has ASP.NET Core's request events
+	// (package requests: what GC pauses cost the requests).
+	Requests *RequestFacts `json:"requests,omitempty"`
+}
+
+// RequestFacts come from package requests: the requests completed in the
+// window and what GC pauses cost them.
+type RequestFacts struct {
+	Requests int64 `json:"requests"`
+	// HitByGC counts the requests a GC pause overlapped; HitPct their
+	// share of the requests.
+	HitByGC int64   `json:"hit_by_gc"`
+	HitPct  float64 `json:"hit_pct"`
+	// PausedMs is the request time GC pauses froze, PausedPct its share
+	// of the summed request time.
+	RequestMs float64 `json:"request_ms"`
+	PausedMs  float64 `json:"paused_ms"`
+	PausedPct float64 `json:"paused_pct"`
+	// WorstRoute is the route with the largest share of its requests hit
+	// (of those with at least MinRequests): its requests and hits.
+	WorstRoute      string `json:"worst_route,omitempty"`
+	WorstRouteCount int64  `json:"worst_route_requests,omitempty"`
+	WorstRouteHit   int64  `json:"worst_route_hit,omitempty"`
+	// WorstRouteP99HitMs and P99NotHitMs: that route's p99 latency of the
+	// requests hit and of those not hit.
+	WorstRouteP99HitMs    float64 `json:"worst_route_p99_hit_ms,omitempty"`
+	WorstRouteP99NotHitMs float64 `json:"worst_route_p99_not_hit_ms,omitempty"`
 }
 
 // GCFacts come from package gcpause (and the allocation rate from the

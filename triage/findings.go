@@ -155,6 +155,12 @@ var rules = []rule{
 	{"gc.other_suspension_pct", func(f *Facts) (float64, bool) {
 		return f.GC.OtherPct, f.GC.Seen && f.WindowSec > 0 && f.GC.OtherSuspensions > 0
 	}, otherSuspensionTitle, gcNext, func(f *Facts) float64 { return f.GC.OtherPct }},
+	{"gc.requests_hit_pct", func(f *Facts) (float64, bool) {
+		return reqValue(f, func(r *RequestFacts) float64 { return r.HitPct })
+	}, func(f *Facts, _ float64) string { return requestsTitle(f, true) }, requestsNext, requestsImpact},
+	{"gc.request_paused_pct", func(f *Facts) (float64, bool) {
+		return reqValue(f, func(r *RequestFacts) float64 { return r.PausedPct })
+	}, func(f *Facts, _ float64) string { return requestsTitle(f, false) }, requestsNext, requestsImpact},
 	{"gc.alloc_mb_per_sec", func(f *Facts) (float64, bool) { return f.GC.AllocMBPerSec, f.GC.HasAllocRate },
 		func(f *Facts, v float64) string { return fmt.Sprintf("allocating %.0f MB/s", v) },
 		func(f *Facts) string { return f.cmd("heap", "--duration 30s") }, gcImpact},
@@ -264,6 +270,37 @@ var rules = []rule{
 }
 
 func profileNext(f *Facts) string { return f.cmd("profile", "--duration 30s") }
+
+// reqValue is a request figure, judged from MinRequests requests on.
+func reqValue(f *Facts, v func(*RequestFacts) float64) (float64, bool) {
+	if f.Requests == nil || f.Requests.Requests < MinRequests {
+		return 0, false
+	}
+	return v(f.Requests), true
+}
+
+// requestsTitle says both request figures, the one judged (hit: the
+// share of requests) first.
+func requestsTitle(f *Facts, hit bool) string {
+	r := f.Requests
+	var s string
+	if hit {
+		s = fmt.Sprintf("GC pauses hit %.1f%% of requests (%d of %d; %.1f%% of request time, %.0f ms)",
+			r.HitPct, r.HitByGC, r.Requests, r.PausedPct, r.PausedMs)
+	} else {
+		s = fmt.Sprintf("GC pauses froze %.1f%% of request time (%.0f ms; %d of %d requests hit)",
+			r.PausedPct, r.PausedMs, r.HitByGC, r.Requests)
+	}
+	if r.WorstRoute != "" {
+		s += fmt.Sprintf("; most on %s: %d of %d, p99 %.1f ms hit against %.1f ms not hit",
+			r.WorstRoute, r.WorstRouteHit, r.WorstRouteCount, r.WorstRouteP99HitMs, r.WorstRouteP99NotHitMs)
+	}
+	return s
+}
+
+func requestsNext(f *Facts) string { return f.cmd("requests", "--duration 30s") }
+
+func requestsImpact(f *Facts) float64 { return f.Requests.PausedPct }
 
 func gcImpact(f *Facts) float64 { return f.GC.PausePct }
 
@@ -528,6 +565,13 @@ func Evidence(f *Facts, a Area) map[string]any {
 		if g.OtherSuspensions > 0 {
 			m["other_suspensions"], m["other_stopped_ms"], m["other_max_ms"] = g.OtherSuspensions, r(g.OtherStoppedMs), r(g.OtherMaxMs)
 			m["other_pct"], m["other_top_reason"] = r(g.OtherPct), g.OtherTopReason
+		}
+		if q := f.Requests; q != nil {
+			m["requests"], m["requests_hit_by_gc"], m["requests_hit_pct"] = q.Requests, q.HitByGC, r(q.HitPct)
+			m["request_paused_ms"], m["request_paused_pct"] = r(q.PausedMs), r(q.PausedPct)
+			if q.WorstRoute != "" {
+				m["worst_route"], m["worst_route_requests"], m["worst_route_hit"] = q.WorstRoute, q.WorstRouteCount, q.WorstRouteHit
+			}
 		}
 		return m
 	case AreaMemory:

@@ -24,6 +24,8 @@ var Thresholds = []Threshold{
 	{"gc.max_suspend_ms", AreaGC, "ms", 50, 500},
 	{"gc.alloc_mb_per_sec", AreaGC, "MB/s", 500, 4000},
 	{"gc.other_suspension_pct", AreaGC, "% of wall time", 2, 10},
+	{"gc.requests_hit_pct", AreaGC, "% of requests", 1, 10},
+	{"gc.request_paused_pct", AreaGC, "% of request time", 5, 20},
 	{"memory.old_growth_mb_per_min", AreaMemory, "MB/min", 30, 120},
 	{"memory.gen2_fragmentation_pct", AreaMemory, "%", 40, 70},
 	{"memory.pinned_objects", AreaMemory, "objects", 2000, 20000},
@@ -67,6 +69,9 @@ const (
 	// toward a deadlock or a lock's blocked threads once it has lasted
 	// this long (a wait that short is a queue moving).
 	MinBlockedSec = 1
+	// MinRequests: the requests' shares are judged from this many
+	// completed requests on (one request in a hundred is the p99).
+	MinRequests = 100
 )
 
 // threshold returns the row of key; it panics on a key missing from the

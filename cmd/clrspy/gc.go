@@ -199,9 +199,9 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	}
 	switch {
 	case o.asJSON:
-		err = report.WriteGCJSONSpooled(w, in, res, rows.Spool())
+		err = report.WriteGCJSONHits(w, in, res, rows.Spool(), requestsHit(reqs))
 	case o.asCSV:
-		err = report.WriteGCCSVSpooled(w, res, rows.Spool())
+		err = report.WriteGCCSVHits(w, res, rows.Spool(), requestsHit(reqs))
 	default:
 		err = report.WriteGCTextHits(w, in, res, requestsHit(reqs))
 	}

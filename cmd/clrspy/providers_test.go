@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
@@ -82,7 +83,9 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
 		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
-		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational)}, ctrs...)},
+		// triage gained Kestrel's request events (gc.requests_hit_pct).
+		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational),
+			ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}, ctrs...)},
 		// The live monitor's sets (clrspy top, serve, the live page) where
 		// they did not change; the changed ones are below.
 		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
@@ -92,6 +95,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"monitor (serve: locks, thread pool, exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Locks: true, ThreadPool: true, Exceptions: true}),
 			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordContention|ipc.KeywordThreading|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"monitor (serve: requests)", monitor.Providers(&monitor.Options{NoCounters: true, Requests: true}),
+			[]ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}},
 		{"monitor (counters)", monitor.Providers(&monitor.Options{Counters: counters.Options{Interval: time.Second}}),
 			append([]ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}, ctrs...)},
 	} {

@@ -76,4 +76,47 @@ func TestGCRequestsHit(t *testing.T) {
 	if err != nil || strings.Contains(string(stdout), "requests hit") {
 		t.Errorf("gc-induced: %v\n%s", err, stdout)
 	}
+	// JSON and CSV: every row has the count (the fixture's 11 GCs hit 21
+	// requests in flight in all, GC 15 five of them); none without
+	// request events.
+	stdout, _, err = runCaptured(t, "gc", "--json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		GCs []struct {
+			Number      uint32 `json:"number"`
+			RequestsHit *int64 `json:"requests_hit"`
+		} `json:"gcs"`
+	}
+	if err := json.Unmarshal(stdout, &d); err != nil {
+		t.Fatal(err)
+	}
+	var sum, gc15 int64
+	for _, g := range d.GCs {
+		if g.RequestsHit == nil {
+			t.Fatalf("GC %d: no requests_hit", g.Number)
+		}
+		sum += *g.RequestsHit
+		if g.Number == 15 {
+			gc15 = *g.RequestsHit
+		}
+	}
+	if len(d.GCs) != 11 || sum != 21 || gc15 != 5 {
+		t.Errorf("%d GC rows, %d requests hit in all, GC 15 %d: want 11, 21, 5", len(d.GCs), sum, gc15)
+	}
+	stdout, _, err = runCaptured(t, "gc", "--csv", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
+	if !strings.HasSuffix(lines[0], ",RequestsHit") || len(lines) != 12 || !strings.HasPrefix(lines[8], "15,") || !strings.HasSuffix(lines[8], ",5") {
+		t.Errorf("CSV:\n%s", stdout)
+	}
+	for _, args := range [][]string{{"gc", "--json", "../../testdata/traces/gc-induced.nettrace"}, {"gc", "--csv", "../../testdata/traces/gc-induced.nettrace"}} {
+		stdout, _, err = runCaptured(t, args...)
+		if err != nil || strings.Contains(string(stdout), "requests_hit") || strings.Contains(string(stdout), "RequestsHit") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }

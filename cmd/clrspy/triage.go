@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
@@ -45,7 +46,9 @@ func triageSet(sid string) (*analysis.Set, *triage.Analyzer) {
 // the sample profiler with cpu, and the counters' (copts.SessionID is set
 // for a meter session).
 func triageExtra(cpu bool, copts *counters.Options) []ipc.Provider {
-	var ps []ipc.Provider
+	// Kestrel's request events (informational, no stacks): what GC
+	// pauses cost the requests of an ASP.NET Core server.
+	ps := []ipc.Provider{{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational}}
 	if cpu {
 		ps = append(ps, ipc.SampleProfiler)
 	}

@@ -164,6 +164,7 @@ func walkTarget(t *Target, s sink) {
 		}
 		s.value(famTPBlocked, tp.BlockedSec, lv())
 	}
+	walkRequests(snap, lv, s)
 	walkFindings(t, snap, lv, s)
 	walkCounters(snap, lv, s)
 }

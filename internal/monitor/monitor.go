@@ -13,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
@@ -84,6 +85,12 @@ type Options struct {
 	// holds), once per cycle, on the reader goroutine with the monitor's
 	// lock held: it may log, not take a Snapshot.
 	OnDeadlock func(hang.Cycle)
+
+	// Requests asks for Kestrel's request events (informational, no
+	// stacks) and follows the requests with package requests
+	// (Snapshot.Requests): per route counts, durations and the GC pauses
+	// that hit them.
+	Requests bool
 }
 
 func (o *Options) keepGCs() int         { return def(o.MaxGCs, 256) }
@@ -123,6 +130,12 @@ func Providers(opts *Options) []ipc.Provider {
 	s := analysis.NewSet()
 	(&Monitor{opts: *opts}).register(s)
 	ps := s.Providers()
+	if opts.Requests {
+		// The request events only: the runtime's events package requests
+		// also reads are gcpause's (GC suspensions) and the exceptions'
+		// (Options.Exceptions).
+		ps = append(ps, ipc.Provider{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational})
+	}
 	if !opts.NoCounters {
 		ps = append(ps, counters.Providers(&opts.Counters)...)
 	}
@@ -154,6 +167,7 @@ type Monitor struct {
 	exc  *exceptions.Analyzer // nil unless Options.Exceptions
 	lock *lockState
 	tp   *threadpool.Analyzer
+	req  *requests.Analyzer // nil unless Options.Requests
 	// The last results built for a snapshot and what they were built
 	// from: a snapshot reuses them while nothing they show has changed.
 	tpRes  *threadpool.Result
@@ -296,6 +310,16 @@ func (m *Monitor) register(s *analysis.Set) {
 		analysis.Add(s, analysis.Spec{Name: "exceptions", Keep: exceptions.Wants}, func(h *nettrace.Header) *exceptions.Analyzer {
 			m.exc = exceptions.New(h, exceptions.Options{Symbols: m.sym})
 			return m.exc
+		})
+	}
+	if o.Requests {
+		// After gcpause: the Set hands it every suspension (it observes
+		// analysis.Stopped) before the event that follows. The GC damage
+		// kept per GC is bounded as the monitor's rows are; the totals stay
+		// exact. Its providers are added by Providers (Kestrel's).
+		analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: none}, func(h *nettrace.Header) *requests.Analyzer {
+			m.req = requests.New(h, requests.Options{MaxGCs: o.keepGCs()})
+			return m.req
 		})
 	}
 }
@@ -497,5 +521,8 @@ func (m *Monitor) Finish() {
 	defer m.mu.Unlock()
 	if m.sess.state == StateRunning {
 		m.sess.state = StateEnded
+	}
+	if m.req != nil {
+		m.req.Finish()
 	}
 }

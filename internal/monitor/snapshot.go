@@ -9,6 +9,7 @@ import (
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
@@ -185,6 +186,10 @@ type Snapshot struct {
 	// (every type, site, pattern and the rate over time), for a live page;
 	// shared as ThreadPoolResult is.
 	ExceptionsResult *exceptions.Result `json:"-"`
+	// Requests is package requests' result since the session began
+	// (Options.Requests; nil without): what clrspy requests reports of the
+	// same events. Its GCs list the latest Options.MaxGCs only.
+	Requests *requests.Result `json:"-"`
 }
 
 // Snapshot copies the model. It may be called from any goroutine.
@@ -220,6 +225,9 @@ func (m *Monitor) Snapshot() *Snapshot {
 		t := m.tp.Totals()
 		s.ThreadPool = threadPoolSummary(t)
 		s.ThreadPoolResult, s.ThreadPoolFirstNanos = m.threadPoolResult(t.Starving), m.tp.FirstNanos()
+	}
+	if m.req != nil {
+		s.Requests = m.req.Result()
 	}
 	// Every analysis' payloads that did not decode (the CPU window's and
 	// the exceptions' too, as Stats counts them).

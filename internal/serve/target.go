@@ -184,7 +184,7 @@ func (t *target) run(ctx context.Context) {
 	delay := d.cfg.retry()
 	attempts := 0
 	for {
-		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true, Requests: true}
 		opts.OnDeadlock = func(c hang.Cycle) {
 			d.log.Warn("deadlock: threads wait in a cycle for each other's locks (/debug/stacks?pid= names them)", "pid", t.pidLabel, "process", t.name, "cycle", c.String())
 		}

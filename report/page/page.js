@@ -211,7 +211,7 @@ const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['findings', renderFindings], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
-  ['threadpool', renderThreadPool], ['snapshot', renderSnapshot],
+  ['threadpool', renderThreadPool], ['requests', renderRequests], ['snapshot', renderSnapshot],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2000, threadpool: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -1264,6 +1264,34 @@ function renderThreadPool() {
   }
   if (P.notes && P.notes.length) h += '<div class="sub" style="margin-top:6px">' + P.notes.map(esc).join('<br>') + '</div>';
   $('threadpool').innerHTML = h;
+}
+
+// The requests section (a trace with ASP.NET Core's request events):
+// per route latency and what GC pauses cost, then the GCs that hit
+// requests, the most requests first.
+function renderRequests() {
+  const R = M.page.requests;
+  const panel = $('p-requests');
+  if (!R) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const pct = R.requests_total ? 100 * R.hit_by_pause / R.requests_total : 0;
+  $('requests-sub').textContent = fmtInt(R.requests_total) + ' requests (' + R.request_events + ' events) · ' + fmtInt(R.hit_by_pause) + ' hit by a GC pause (' + fmt(pct, 1) + ' %) · ' +
+    fmtMs(R.paused_ms_total) + ' ms of ' + fmtMs(R.request_ms_total) + ' ms request time paused (' + fmt(100 * R.paused_share, 2) + ' %)';
+  let h = '<table class="grid"><thead><tr><th class="l">route</th><th>count</th><th>per s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>hit by GC</th><th>paused ms</th><th>p99 hit ms</th><th>p99 not hit ms</th></tr></thead><tbody>';
+  for (const r of R.routes) {
+    h += '<tr><td class="l mono">' + esc((r.method ? r.method + ' ' : '') + r.route) + '</td><td><b>' + fmtInt(r.count) + '</b></td><td>' + fmt(r.rate_per_sec, 1) + '</td><td>' + fmtMs(r.p50_ms) + '</td><td>' + fmtMs(r.p90_ms) +
+      '</td><td>' + fmtMs(r.p99_ms) + '</td><td>' + fmtMs(r.max_ms) + '</td><td>' + fmtInt(r.hit_by_pause) + '</td><td>' + fmtMs(r.paused_ms_total) + '</td><td>' + fmtMs(r.p99_hit_ms) + '</td><td>' + fmtMs(r.p99_not_hit_ms) + '</td></tr>';
+  }
+  h += '</tbody></table>';
+  if (R.more_routes) h += '<div class="sub">' + R.more_routes + ' more routes (clrspy requests lists them all)</div>';
+  if (R.pauses.length) {
+    h += '<div class="sub" style="margin-top:6px">' + fmtInt(R.pauses_hit) + ' GCs hit requests' + (R.pauses_hit > R.pauses.length ? ' (the ' + R.pauses.length + ' that hit most below)' : '') + '</div>';
+    h += '<table class="grid"><thead><tr><th>GC</th><th>start ms</th><th>pause ms</th><th>requests hit</th><th>request ms lost</th><th>slowest hit ms</th></tr></thead><tbody>';
+    for (const g of R.pauses) h += '<tr><td>' + g.gc + '</td><td>' + fmtMs(g.start_ms) + '</td><td>' + fmtMs(g.pause_ms) + '</td><td><b>' + fmtInt(g.in_flight) + '</b></td><td>' + fmtMs(g.request_ms_lost) + '</td><td>' + fmtMs(g.slowest_hit_ms) + '</td></tr>';
+    h += '</tbody></table>';
+  }
+  if (R.notes && R.notes.length) h += '<div class="sub" style="margin-top:6px">' + R.notes.map(esc).join('<br>') + '</div>';
+  $('requests').innerHTML = h;
 }
 
 function renderHeapTypes() {
