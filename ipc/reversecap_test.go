@@ -43,10 +43,15 @@ func TestReverseCaps(t *testing.T) {
 	}
 	defer srv.Close()
 	srv.MaxPerUser, srv.MaxRuntimes = 3, 4
+	deadline := time.Now().Add(10 * time.Second)
+	// One at a time: runtimes 1-3 are the ones let in (handshakes served
+	// concurrently could let in any three, and 1 must be known below).
 	for b := byte(1); b <= 5; b++ {
 		advertiseFrom(t, srv.Path, b)
+		for uint64(srv.Runtimes())+srv.Rejected()[RejectUser] < uint64(b) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for (srv.Runtimes() < 3 || srv.Rejected()[RejectUser] < 2) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
