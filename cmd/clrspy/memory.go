@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/memread"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -232,7 +233,7 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 		if len(es) == 0 {
 			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
 		}
-		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: spList(procfs.ThreadStackPointers(pid))})}
+		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: memread.StackPointers(pid)})}
 		if cg, err := procfs.ReadCgroupMemory(pid); err == nil {
 			s.CgroupUsage = cg.Usage
 		}
@@ -287,11 +288,3 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 
 // errGone: the process's smaps is gone (it exited).
 var errGone = errors.New("no such process")
-
-func spList(m map[int]uint64) []uint64 {
-	out := make([]uint64, 0, len(m))
-	for _, sp := range m {
-		out = append(out, sp)
-	}
-	return out
-}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/memread"
 	"io"
 	"runtime"
 	"slices"
@@ -227,17 +228,9 @@ func (s *splitSampler) read() {
 // pointers, no runtime session) and its memory cgroup (nil: none
 // visible): triage's and top's reading.
 func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
-	es, err := procfs.Smaps(pid)
+	sp, cg, err := memread.Read(pid, memory.Hints{})
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(es) == 0 {
-		return nil, nil, errGone
-	}
-	sp := memory.Classify(es, memory.Hints{StackPointers: spList(procfs.ThreadStackPointers(pid))})
-	cg, err := procfs.ReadCgroupMemory(pid)
-	if err != nil {
-		cg = nil
 	}
 	return &sp, cg, nil
 }

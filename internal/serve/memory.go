@@ -2,7 +2,7 @@ package serve
 
 import (
 	"context"
-	"errors"
+	"github.com/clrspy/clrspy/internal/memread"
 	"sync"
 	"time"
 
@@ -48,31 +48,15 @@ var memEpoch = time.Now()
 // readMemory reads pid's split now (smaps, the threads' stack pointers)
 // and its memory cgroup (nil when none is visible).
 func readMemory(pid int) (memory.Sample, *procfs.CgroupMemory, error) {
-	es, err := procfs.Smaps(pid)
+	sp, cg, err := memread.Read(pid, memory.Hints{})
 	if err != nil {
 		return memory.Sample{}, nil, err
 	}
-	if len(es) == 0 {
-		return memory.Sample{}, nil, errors.New("no mappings (it has exited)")
-	}
-	s := memory.Sample{AtNs: int64(time.Since(memEpoch)),
-		Split: memory.Classify(es, memory.Hints{StackPointers: stackPointers(pid)})}
-	cg, err := procfs.ReadCgroupMemory(pid)
-	if err != nil {
-		cg = nil
-	} else {
+	s := memory.Sample{AtNs: int64(time.Since(memEpoch)), Split: sp}
+	if cg != nil {
 		s.CgroupUsage = cg.Usage
 	}
 	return s, cg, nil
-}
-
-func stackPointers(pid int) []uint64 {
-	m := procfs.ThreadStackPointers(pid)
-	out := make([]uint64, 0, len(m))
-	for _, sp := range m {
-		out = append(out, sp)
-	}
-	return out
 }
 
 // sampleMemory reads every up target's split every MemoryInterval, until
