@@ -45,6 +45,26 @@ func (r GCReason) String() string {
 	return fmt.Sprintf("Reason%d", uint32(r))
 }
 
+// MarshalText writes the reason by name (String): the JSON of a GC row.
+func (r GCReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Reason17).
+func (r *GCReason) UnmarshalText(b []byte) error {
+	s := string(b)
+	for i, n := range gcReasonNames {
+		if n == s {
+			*r = GCReason(i)
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Reason%d", &v); err != nil || fmt.Sprintf("Reason%d", v) != s {
+		return fmt.Errorf("clrevents: unknown GC reason %q", s)
+	}
+	*r = GCReason(v)
+	return nil
+}
+
 // IsInduced reports whether the GC was asked for by the application
 // (GC.Collect and friends) rather than by the allocator.
 func (r GCReason) IsInduced() bool {
@@ -75,6 +95,26 @@ func (t GCType) String() string {
 		return "Foreground"
 	}
 	return fmt.Sprintf("Type%d", uint32(t))
+}
+
+// MarshalText writes the type by name (String): the JSON of a GC row.
+func (t GCType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Type3).
+func (t *GCType) UnmarshalText(b []byte) error {
+	s := string(b)
+	for v := GCNonConcurrent; v <= GCForeground; v++ {
+		if v.String() == s {
+			*t = v
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Type%d", &v); err != nil || fmt.Sprintf("Type%d", v) != s {
+		return fmt.Errorf("clrevents: unknown GC type %q", s)
+	}
+	*t = GCType(v)
+	return nil
 }
 
 // SuspendReason is why the runtime suspended managed threads

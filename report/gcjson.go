@@ -19,10 +19,10 @@ import (
 // GCDocument is the JSON form of a GC analysis (clrspy gc --json).
 type GCDocument struct {
 	Input
-	Summary     GCSummary      `json:"summary"`
-	GCs         []GCRow        `json:"gcs"`
-	Suspensions []SuspRow      `json:"suspensions"`
-	Histogram   []HistogramRow `json:"histogram"`
+	Summary     GCSummary       `json:"summary"`
+	GCs         []gcpause.GCRow `json:"gcs"`
+	Suspensions []SuspRow       `json:"suspensions"`
+	Histogram   []HistogramRow  `json:"histogram"`
 }
 
 // GCSummary is the rollup.
@@ -69,45 +69,6 @@ type GenRollup struct {
 	MaxSuspendMS   float64 `json:"max_suspend_ms"`
 }
 
-// GCRow is one GC. Values the trace did not carry are null.
-type GCRow struct {
-	Index            int        `json:"index"`
-	Number           uint32     `json:"number"`
-	Generation       int        `json:"generation"`
-	Gen              string     `json:"gen"`
-	Type             string     `json:"type"`
-	Reason           string     `json:"reason"`
-	Induced          bool       `json:"induced"`
-	Complete         bool       `json:"complete"`
-	StartSeen        bool       `json:"start_seen"` // false: the pause began before the trace, pause_ms is a lower bound
-	PauseStartMS     float64    `json:"pause_start_ms"`
-	PauseStartUTC    time.Time  `json:"pause_start_utc"`
-	GCStartMS        float64    `json:"gc_start_ms"`
-	PauseEndMS       float64    `json:"pause_end_ms"`
-	SuspendMS        float64    `json:"suspend_ms"`
-	PauseMS          float64    `json:"pause_ms"`
-	PauseRuntimeMS   *float64   `json:"pause_runtime_ms"` // the runtime's own definition (GC.GetTotalPauseDuration)
-	Pauses           int        `json:"pauses"`
-	GCDurationMS     *float64   `json:"gc_duration_ms"`
-	PausePercent     float64    `json:"pause_time_percent"`
-	Gen0AllocMB      *float64   `json:"gen0_alloc_mb"`
-	PeakMB           *float64   `json:"peak_mb"`
-	AfterMB          *float64   `json:"after_mb"`
-	PromotedMB       *float64   `json:"promoted_mb"`
-	GenSizeMB        []*float64 `json:"gen_size_mb"`
-	SurvivalPercent  []*float64 `json:"survival_percent"`
-	FragPercent      []*float64 `json:"fragmentation_percent"`
-	PinnedObjects    *uint32    `json:"pinned_objects"`
-	FinalizeSurvMB   *float64   `json:"finalize_survived_mb"`
-	Heaps            int        `json:"heaps,omitempty"`
-	NoSuspension     bool       `json:"no_suspension,omitempty"`
-	MissingSuspEnd   bool       `json:"missing_suspend_end,omitempty"`
-	LostEventsDuring bool       `json:"lost_events,omitempty"`
-	// RequestsHit is the requests in flight the GC's pause froze (package
-	// requests' GC damage), set when the trace has request events.
-	RequestsHit *int64 `json:"requests_hit,omitempty"`
-}
-
 // SuspRow is one non-GC runtime suspension.
 type SuspRow struct {
 	Reason     string    `json:"reason"`
@@ -151,9 +112,9 @@ func genRollup(s gcpause.Rollup) GenRollup {
 
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Input: in, GCs: []GCRow{}, Suspensions: []SuspRow{}, Summary: NewGCSummary(res)}
+	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []SuspRow{}, Summary: NewGCSummary(res)}
 	for _, g := range res.GCs {
-		d.GCs = append(d.GCs, gcRow(g))
+		d.GCs = append(d.GCs, gcpause.NewGCRow(g))
 	}
 	for _, s := range res.Suspensions {
 		row := SuspRow{Reason: s.Reason.String(), StartMS: ms(s.StartNanos), StartUTC: s.StartUTC.UTC(),
@@ -200,38 +161,6 @@ func NewGCSummary(res *gcpause.Result) GCSummary {
 	return sum
 }
 
-func gcRow(g *gcpause.GC) GCRow {
-	r := GCRow{
-		Index: g.Index, Number: g.Number, Generation: g.Generation, Gen: g.GenerationName(),
-		Type: g.Type.String(), Reason: g.Reason.String(), Induced: g.Induced, Complete: g.Complete, StartSeen: g.StartSeen,
-		PauseStartMS: ms(g.PauseStartNanos), PauseStartUTC: g.PauseStartUTC.UTC(),
-		GCStartMS: ms(g.StartNanos), PauseEndMS: ms(g.PauseEndNanos),
-		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), Pauses: g.Pauses,
-		PausePercent: round6(g.PausePercentSinceLastGC),
-		Gen0AllocMB:  opt(g.Gen0AllocMB()), PeakMB: opt(g.HeapSizePeakMB()),
-		AfterMB: opt(g.HeapSizeAfterMB()), PromotedMB: opt(g.PromotedMB()),
-		Heaps: g.Heaps, NoSuspension: g.NoSuspension, MissingSuspEnd: g.MissingSuspendEnd,
-		LostEventsDuring: g.LostEvents,
-	}
-	if g.DurationNanos >= 0 {
-		r.GCDurationMS = opt(ms(g.DurationNanos))
-	}
-	if g.PauseRuntimeNanos >= 0 {
-		r.PauseRuntimeMS = opt(ms(g.PauseRuntimeNanos))
-	}
-	for gen := 0; gen < 5; gen++ {
-		r.GenSizeMB = append(r.GenSizeMB, opt(g.GenSizeAfterMB(gen)))
-		r.SurvivalPercent = append(r.SurvivalPercent, opt(g.SurvivalPercent(gen)))
-		r.FragPercent = append(r.FragPercent, opt(g.FragmentationPercent(gen)))
-	}
-	if g.HasHeapStats {
-		p := g.HeapStats.PinnedObjectCount
-		r.PinnedObjects = &p
-		r.FinalizeSurvMB = opt(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
-	}
-	return r
-}
-
 // WriteGCJSON writes the document, indented.
 func WriteGCJSON(w io.Writer, in Input, res *gcpause.Result) error {
 	return WriteGCJSONSpooled(w, in, res, nil)
@@ -269,7 +198,7 @@ func WriteGCJSONHits(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool, hi
 	// The document without rows, split where they go; each row indented
 	// as the encoder indents an element of "gcs".
 	rows := d.GCs
-	d.GCs = []GCRow{}
+	d.GCs = []gcpause.GCRow{}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -299,7 +228,7 @@ func WriteGCJSONHits(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool, hi
 		// The spooled rows were written before the requests they hit had
 		// all ended: each gains its count now.
 		spooled = func(b []byte) {
-			var r GCRow
+			var r gcpause.GCRow
 			if err := json.Unmarshal(b, &r); err != nil {
 				rerr = cmp.Or(rerr, err)
 				return

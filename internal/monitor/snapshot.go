@@ -119,9 +119,9 @@ type GCSummary struct {
 	// Longest is the GC with the longest pause (nil before the first); a
 	// GC whose pause began before the session (a lower bound) is left out,
 	// as in clrspy gc.
-	Longest *GCRow `json:"longest"`
+	Longest *gcpause.GCRow `json:"longest"`
 	// Last is the latest GC (complete or not).
-	Last *GCRow `json:"last"`
+	Last *gcpause.GCRow `json:"last"`
 	// HeapSizeAfterBytes is each generation's size after the last GC that
 	// reported it: gen0, gen1, gen2, LOH, POH.
 	HeapSizeAfterBytes [5]Opt `json:"heap_size_after_bytes"`
@@ -149,7 +149,7 @@ type Snapshot struct {
 	// Windows: last 1 s, 10 s, 60 s, and since the session began.
 	Windows []Window `json:"windows"`
 	// GCs are the most recent GCs, oldest first (Options.MaxGCs).
-	GCs []GCRow `json:"gcs"`
+	GCs []gcpause.GCRow `json:"gcs"`
 	// Suspensions are the most recent runtime suspensions that were not a
 	// GC's, oldest first (the sample profiler's are only counted).
 	Suspensions []SuspensionRow `json:"suspensions"`
@@ -212,7 +212,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	// The same rows as the rollup's, a slice of its own (never null in JSON).
 	s.SuspensionsByReason = append([]gcpause.ReasonRollup{}, s.Rollup.ByReason...)
 	if l := s.Rollup.Longest; len(l) > 0 {
-		r := newGCRow(l[0])
+		r := gcpause.NewGCRow(l[0])
 		s.GC.Longest = &r
 	}
 	// The records are the analyzer's and may still change: not shared.
@@ -242,9 +242,6 @@ func (m *Monitor) Snapshot() *Snapshot {
 		s.Process.UptimeFromStart = true
 	} else {
 		s.Process.UptimeSec = s.Session.ElapsedSec
-	}
-	for i := range s.GCs {
-		s.GCs[i].Gen = s.GCs[i].genName()
 	}
 	m.gcSummary(&s.GC, s.Rollup, elapsed)
 	for _, w := range WindowSeconds {
@@ -317,25 +314,11 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	}
 	g.PauseHistogram = roll.All.Histogram
 	g.SuspendHistogram = roll.All.SuspendHistogram
-	if r := g.Longest; r != nil {
-		r.Gen = r.genName()
-	}
 	if m.hasLast {
 		r := m.last
-		r.Gen = r.genName()
 		g.Last = &r
 	}
-	for i := range g.HeapSizeAfterBytes {
-		g.HeapSizeAfterBytes[i] = None
-	}
-	// The latest GC that reported each generation's size.
-	rows := m.gcs.slice()
-	for i := len(rows) - 1; i >= 0; i-- {
-		if rows[i].HeapAfterBytes.Valid() {
-			g.HeapSizeAfterBytes = rows[i].GenSizeAfterBytes
-			break
-		}
-	}
+	g.HeapSizeAfterBytes = m.heapAfter
 	g.PromotedBytes = m.promoted
 	g.AllocRateBytesPerSec = None
 	const span = int64(10 * time.Second)

@@ -8,7 +8,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tui"
 )
@@ -28,11 +30,11 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 	s.GC.AllocRateBytesPerSec = monitor.None
 	for i, p := range pauses {
 		gen := i % 3
-		s.GCs = append(s.GCs, monitor.GCRow{
-			Number: uint32(i + 1), Generation: gen, Gen: []string{"0N", "1N", "2N"}[gen], Type: "NonConcurrent",
-			Reason: []string{"AllocSmall", "Induced", "LowMemory"}[gen], Complete: true,
-			StartUTC: t0.Add(time.Duration(i) * 100 * time.Millisecond), StartMS: float64(i) * 100,
-			SuspendMS: suspends[i], PauseMS: p, HeapBeforeBytes: 2e6, HeapAfterBytes: 1e6, PromotedBytes: 1e5,
+		s.GCs = append(s.GCs, gcpause.GCRow{
+			Number: uint32(i + 1), Generation: gen, Gen: []string{"0N", "1N", "2N"}[gen], Type: clrevents.GCNonConcurrent,
+			Reason: []clrevents.GCReason{clrevents.ReasonAllocSmall, clrevents.ReasonInduced, clrevents.ReasonLowMemory}[gen], Complete: true,
+			PauseStartUTC: t0.Add(time.Duration(i) * 100 * time.Millisecond), PauseStartMS: float64(i) * 100,
+			SuspendMS: suspends[i], PauseMS: p, PeakMB: 2, AfterMB: 1, PromotedMB: 0.1,
 		})
 		g := &s.GC.Generations[gen]
 		g.Count++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 )
 
@@ -123,14 +124,17 @@ type Row struct {
 	StartMS    float64   `json:"start_ms"` // since the session start
 	Generation int       `json:"generation"`
 	// Gen is clrspy gc's gen column: 0N, 2B, 1NI...; "S" for a suspension.
-	Gen             string      `json:"gen"`
-	Type            string      `json:"type,omitempty"`
-	Reason          string      `json:"reason"`
-	SuspendMS       monitor.Opt `json:"suspend_ms"`
-	PauseMS         float64     `json:"pause_ms"`
-	HeapBeforeBytes monitor.Opt `json:"heap_before_bytes"`
-	HeapAfterBytes  monitor.Opt `json:"heap_after_bytes"`
-	PromotedBytes   monitor.Opt `json:"promoted_bytes"`
+	Gen       string      `json:"gen"`
+	Type      string      `json:"type,omitempty"`
+	Reason    string      `json:"reason"`
+	SuspendMS monitor.Opt `json:"suspend_ms"`
+	PauseMS   float64     `json:"pause_ms"`
+	// PeakMB, AfterMB and PromotedMB are the GC row's (gcpause.GCRow):
+	// the heap before and after the GC, what it promoted; unknown for a
+	// suspension.
+	PeakMB     gcpause.Opt `json:"peak_mb"`
+	AfterMB    gcpause.Opt `json:"after_mb"`
+	PromotedMB gcpause.Opt `json:"promoted_mb"`
 	// Severity is the pause's level with clrspy gc's --info/--warn
 	// thresholds: debug, info, warn.
 	Severity    string `json:"severity"`
@@ -306,7 +310,7 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	h := g.HeapSizeAfterBytes
 	sc.HeapAfterBytes = HeapSizes{h[0], h[1], h[2], h[3], h[4]}
 	for i := len(s.GCs) - 1; i >= 0; i-- {
-		if s.GCs[i].HeapAfterBytes.Valid() {
+		if s.GCs[i].AfterMB.Valid() {
 			sc.HeapAfterGC = s.GCs[i].Number
 			break
 		}
@@ -315,7 +319,7 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		sc.Paused = append(sc.Paused, Paused{WindowSec: w.Seconds, GCPausedPercent: w.GCPausedPercent, SuspendedPercent: w.SuspendedPercent})
 	}
 	if l := g.Longest; l != nil {
-		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason, PauseMS: l.PauseMS}
+		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason.String(), PauseMS: l.PauseMS}
 	}
 	for _, gen := range g.Generations {
 		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: gen.Generation, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
@@ -394,9 +398,9 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	out := make([]Row, 0, len(s.GCs)+len(s.Suspensions))
 	for i := range s.GCs {
 		g := &s.GCs[i]
-		r := Row{Kind: "gc", Number: g.Number, Time: g.StartUTC.In(loc), StartMS: g.StartMS, Generation: g.Generation,
-			Gen: g.Gen, Type: g.Type, Reason: g.Reason, SuspendMS: monitor.Opt(g.SuspendMS), PauseMS: g.PauseMS,
-			HeapBeforeBytes: g.HeapBeforeBytes, HeapAfterBytes: g.HeapAfterBytes, PromotedBytes: g.PromotedBytes,
+		r := Row{Kind: "gc", Number: g.Number, Time: g.PauseStartUTC.In(loc), StartMS: g.PauseStartMS, Generation: g.Generation,
+			Gen: g.Gen, Type: g.Type.String(), Reason: g.Reason.String(), SuspendMS: monitor.Opt(g.SuspendMS), PauseMS: g.PauseMS,
+			PeakMB: g.PeakMB, AfterMB: g.AfterMB, PromotedMB: g.PromotedMB,
 			Severity: m.cfg.severity(g.PauseMS), SlowSuspend: g.SuspendMS*1e6 > float64(slow), Incomplete: !g.Complete}
 		if m.match(&r) {
 			out = append(out, r)
@@ -406,7 +410,7 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 		p := &s.Suspensions[i]
 		r := Row{Kind: "suspension", Time: p.StartUTC.In(loc), StartMS: p.StartMS, Generation: -1, Gen: "S",
 			Reason: p.Reason, SuspendMS: p.SuspendMS, PauseMS: p.PauseMS,
-			HeapBeforeBytes: monitor.None, HeapAfterBytes: monitor.None, PromotedBytes: monitor.None,
+			PeakMB: gcpause.Unknown, AfterMB: gcpause.Unknown, PromotedMB: gcpause.Unknown,
 			Severity: m.cfg.severity(p.PauseMS), SlowSuspend: p.SuspendMS.Valid() && float64(p.SuspendMS)*1e6 > float64(slow),
 			Incomplete: p.Incomplete}
 		if m.match(&r) {
