@@ -71,7 +71,7 @@ type mtarget struct {
 	hdr      *nettrace.Header
 	mon      *monitor.Monitor
 
-	mu                sync.Mutex // guards the rest (OnGC runs on the reader's goroutine)
+	mu                sync.Mutex      // guards the rest (OnGC runs on the reader's goroutine)
 	rows              []gcpause.GCRow // the page's GC rows (it gets them as columns)
 	susp              *report.SuspColumns
 	rowBase, suspBase int
