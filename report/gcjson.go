@@ -19,54 +19,10 @@ import (
 // GCDocument is the JSON form of a GC analysis (clrspy gc --json).
 type GCDocument struct {
 	Input
-	Summary     GCSummary       `json:"summary"`
+	Summary     gcpause.Summary `json:"summary"`
 	GCs         []gcpause.GCRow `json:"gcs"`
 	Suspensions []SuspRow       `json:"suspensions"`
 	Histogram   []HistogramRow  `json:"histogram"`
-}
-
-// GCSummary is the rollup.
-type GCSummary struct {
-	GCCount             int                    `json:"gc_count"` // complete GCs
-	GCsStarted          int                    `json:"gcs_started"`
-	Incomplete          int                    `json:"incomplete"`
-	SessionMS           float64                `json:"session_ms"`
-	TotalPauseMS        float64                `json:"total_pause_ms"` // stopped time, overlaps once
-	OverlapMS           float64                `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
-	TotalPauseRuntimeMS float64                `json:"total_pause_runtime_ms"`
-	StartUnseen         int                    `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
-	MaxPauseMS          float64                `json:"max_pause_ms"`
-	MeanPauseMS         float64                `json:"mean_pause_ms"`
-	P50MS               float64                `json:"p50_ms"`
-	P90MS               float64                `json:"p90_ms"`
-	P99MS               float64                `json:"p99_ms"`
-	P999MS              float64                `json:"p99_9_ms"`
-	PauseTimePercent    float64                `json:"pause_time_percent"`
-	TotalSuspendMS      float64                `json:"total_suspend_ms"`
-	MaxSuspendMS        float64                `json:"max_suspend_ms"`
-	ByGeneration        map[string]GenRollup   `json:"by_generation"`         // gen0, gen1, gen2
-	ByType              map[string]int         `json:"by_type"`               // non_concurrent, background, foreground
-	SuspensionsByReason []gcpause.ReasonRollup `json:"suspensions_by_reason"` // gcpause's rows, written in ms
-	UnmatchedRestarts   int                    `json:"unmatched_restarts"`
-}
-
-// GenRollup is one generation's rollup.
-type GenRollup struct {
-	Count          int     `json:"count"`
-	Induced        int     `json:"induced"`
-	TotalPauseMS   float64 `json:"total_pause_ms"`
-	OverlapMS      float64 `json:"overlap_ms"`
-	RuntimeMS      float64 `json:"total_pause_runtime_ms"`
-	StartUnseen    int     `json:"start_unseen"`
-	MeanPauseMS    float64 `json:"mean_pause_ms"`
-	MaxPauseMS     float64 `json:"max_pause_ms"`
-	P50MS          float64 `json:"p50_ms"`
-	P90MS          float64 `json:"p90_ms"`
-	P99MS          float64 `json:"p99_ms"`
-	P999MS         float64 `json:"p99_9_ms"`
-	PausePercent   float64 `json:"pause_time_percent"`
-	TotalSuspendMS float64 `json:"total_suspend_ms"`
-	MaxSuspendMS   float64 `json:"max_suspend_ms"`
 }
 
 // SuspRow is one non-GC runtime suspension.
@@ -99,20 +55,9 @@ func opt(v float64) *float64 {
 
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-func genRollup(s gcpause.Rollup) GenRollup {
-	return GenRollup{
-		Count: s.Count, Induced: s.Induced,
-		TotalPauseMS: ms(s.TotalNanos), OverlapMS: ms(s.SumNanos - s.TotalNanos), RuntimeMS: ms(s.RuntimeNanos),
-		StartUnseen: s.StartUnseen, MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
-		P50MS: ms(s.P50), P90MS: ms(s.P90), P99MS: ms(s.P99), P999MS: ms(s.P999),
-		PausePercent:   round6(s.PausePercent),
-		TotalSuspendMS: ms(s.TotalSuspend), MaxSuspendMS: ms(s.MaxSuspend),
-	}
-}
-
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []SuspRow{}, Summary: NewGCSummary(res)}
+	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []SuspRow{}, Summary: gcpause.NewSummary(res)}
 	for _, g := range res.GCs {
 		d.GCs = append(d.GCs, gcpause.NewGCRow(g))
 	}
@@ -130,35 +75,6 @@ func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
 		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(lo), HiMS: ms(hi), Count: int(n)})
 	}
 	return d
-}
-
-// NewGCSummary is the rollup of a result (the summary of a GC document).
-func NewGCSummary(res *gcpause.Result) GCSummary {
-	a := res.All
-	sum := GCSummary{
-		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
-		SessionMS:    ms(res.SessionNanos),
-		TotalPauseMS: ms(a.TotalNanos), OverlapMS: ms(a.SumNanos - a.TotalNanos),
-		TotalPauseRuntimeMS: ms(a.RuntimeNanos), StartUnseen: a.StartUnseen,
-		MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
-		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
-		PauseTimePercent: round6(a.PausePercent),
-		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
-		ByGeneration:        map[string]GenRollup{},
-		ByType:              map[string]int{},
-		SuspensionsByReason: slices.Clone(res.ByReason),
-		UnmatchedRestarts:   res.UnmatchedRestarts,
-	}
-	for g, s := range res.ByGen {
-		sum.ByGeneration["gen"+strconv.Itoa(g)] = genRollup(s)
-	}
-	for t, n := range res.ByType {
-		sum.ByType[SnakeCase(t.String())] = n
-	}
-	if sum.SuspensionsByReason == nil {
-		sum.SuspensionsByReason = []gcpause.ReasonRollup{} // [] in JSON, not null
-	}
-	return sum
 }
 
 // WriteGCJSON writes the document, indented.

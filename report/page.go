@@ -45,8 +45,8 @@ type Page struct {
 	T1MS float64 `json:"t1_ms"`
 	// Summary is the exact rollup of every GC (the page computes the
 	// same figures for a selected time range from the rows).
-	Summary *GCSummary `json:"summary,omitempty"`
-	GCs     *GCColumns `json:"gcs"`
+	Summary *gcpause.Summary `json:"summary,omitempty"`
+	GCs     *GCColumns       `json:"gcs"`
 	// GCReasons and SuspendReasons name the codes of the rows.
 	GCReasons      map[string]string `json:"gc_reasons"`
 	Suspensions    *SuspColumns      `json:"suspensions"`
@@ -133,7 +133,7 @@ func NewPage(pp PageParts) *Page {
 		p.StartUTC = pp.Start.UTC().Format(time.RFC3339Nano)
 	}
 	if res := pp.GC; res != nil {
-		s := NewGCSummary(res)
+		s := gcpause.NewSummary(res)
 		p.Summary = &s
 		if pp.RetiredGCs != nil && pp.RetiredGCs.Len() > 0 {
 			p.GCs = pp.RetiredGCs

@@ -13,7 +13,6 @@ import (
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/locks"
-	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -60,7 +59,7 @@ func TestHistogramsEqualFile(t *testing.T) {
 				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", snap.SuspensionsByReason, res.ByReason)
 			}
 			lj, _ := json.Marshal(snap.SuspensionsByReason)
-			fj, _ := json.Marshal(report.NewGCSummary(res).SuspensionsByReason)
+			fj, _ := json.Marshal(gcpause.NewSummary(res).SuspensionsByReason)
 			if string(lj) != string(fj) {
 				t.Errorf("suspensions by reason JSON:\nlive %s\nfile %s", lj, fj)
 			}

@@ -105,7 +105,7 @@ func TestLiveModelEqualsFile(t *testing.T) {
 				Max, Total, Suspend              float64
 				P50, P99, P999, Mean, Percent    float64
 			}
-			c := func(s *report.GCSummary) counts {
+			c := func(s *gcpause.Summary) counts {
 				return counts{s.GCCount, s.GCsStarted, s.Incomplete, s.StartUnseen, fmt.Sprint(s.ByType), s.MaxPauseMS, s.TotalPauseMS, s.TotalSuspendMS,
 					s.P50MS, s.P99MS, s.P999MS, s.MeanPauseMS, s.PauseTimePercent}
 			}

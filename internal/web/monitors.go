@@ -278,7 +278,7 @@ func (t *mtarget) suspension(x *gcpause.Suspension, maxRows int) {
 
 // state is what a monitor snapshot says, in the page's terms.
 type state struct {
-	summary report.GCSummary
+	summary gcpause.Summary
 	input   report.Input
 	run     runinfo.Info
 	t0, t1  float64
@@ -521,7 +521,7 @@ func pageState(snap *monitor.Snapshot) state {
 		}
 	}
 	// The file report's own summary of the same rollup: one model.
-	st.summary = report.NewGCSummary(snap.Rollup)
+	st.summary = gcpause.NewSummary(snap.Rollup)
 	if c := snap.CPU; c != nil && c.Profile != nil {
 		// The page's own flame of package stacks' profile (the window's),
 		// as a file's page draws one.
