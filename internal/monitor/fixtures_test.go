@@ -46,19 +46,23 @@ func TestHistogramsEqualFile(t *testing.T) {
 				t.Errorf("pause histogram live %v, file %v; suspend live %v, file %v", g.PauseHistogram.Counts, res.All.Histogram.Counts,
 					g.SuspendHistogram.Counts, res.All.SuspendHistogram.Counts)
 			}
-			for i := range g.Generations {
-				if !reflect.DeepEqual(g.Generations[i].PauseHistogram, res.ByGen[i].Histogram) || g.Generations[i].Count != res.ByGen[i].Count {
-					t.Errorf("gen%d: live %d GCs %v, file %d %v", i, g.Generations[i].Count, g.Generations[i].PauseHistogram.Counts,
+			for i := range g.GenPauseHistograms {
+				if !reflect.DeepEqual(g.GenPauseHistograms[i], res.ByGen[i].Histogram) || g.Gen(i).Count != res.ByGen[i].Count {
+					t.Errorf("gen%d: live %d GCs %v, file %d %v", i, g.Gen(i).Count, g.GenPauseHistograms[i].Counts,
 						res.ByGen[i].Count, res.ByGen[i].Histogram.Counts)
 				}
 			}
-			if g.Count != res.Complete || (g.Longest == nil) != (len(res.Longest) == 0) || (g.Longest != nil && g.Longest.Number != res.Longest[0].Number) {
-				t.Errorf("live %d GCs, longest %+v; file %d", g.Count, g.Longest, res.Complete)
+			// One summary type on both paths: the live one is the file's.
+			if want := gcpause.NewSummary(res); !reflect.DeepEqual(g.Summary, want) {
+				t.Errorf("summary:\nlive %+v\nfile %+v", g.Summary, want)
 			}
-			if !slices.Equal(snap.SuspensionsByReason, res.ByReason) {
-				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", snap.SuspensionsByReason, res.ByReason)
+			if g.GCCount != res.Complete || (g.Longest == nil) != (len(res.Longest) == 0) || (g.Longest != nil && g.Longest.Number != res.Longest[0].Number) {
+				t.Errorf("live %d GCs, longest %+v; file %d", g.GCCount, g.Longest, res.Complete)
 			}
-			lj, _ := json.Marshal(snap.SuspensionsByReason)
+			if !slices.Equal(g.SuspensionsByReason, res.ByReason) {
+				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", g.SuspensionsByReason, res.ByReason)
+			}
+			lj, _ := json.Marshal(g.SuspensionsByReason)
 			fj, _ := json.Marshal(gcpause.NewSummary(res).SuspensionsByReason)
 			if string(lj) != string(fj) {
 				t.Errorf("suspensions by reason JSON:\nlive %s\nfile %s", lj, fj)

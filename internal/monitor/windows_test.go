@@ -108,7 +108,7 @@ func TestWindowsExact(t *testing.T) {
 	})
 	// gcpause's rows, as a file's report has them.
 	byReason := map[clrevents.SuspendReason]gcpause.ReasonRollup{}
-	for _, r := range snap.SuspensionsByReason {
+	for _, r := range snap.GC.SuspensionsByReason {
 		byReason[r.Reason] = r
 	}
 	msOf := func(ns int64) float64 { return float64(ns) / 1e6 }
@@ -120,8 +120,8 @@ func TestWindowsExact(t *testing.T) {
 	}
 	// GC suspensions are listed too, as a file's report lists them.
 	if g, p := byReason[clrevents.SuspendForGC], byReason[clrevents.SuspendForGCPrep]; g.Count != 3 || math.Abs(msOf(g.TotalNanos)-550) > 1e-6 ||
-		p.Count != 1 || math.Abs(msOf(p.TotalNanos)-500) > 1e-6 || len(snap.SuspensionsByReason) != 4 {
-		t.Errorf("by reason misses the GC suspensions or another: %+v", snap.SuspensionsByReason)
+		p.Count != 1 || math.Abs(msOf(p.TotalNanos)-500) > 1e-6 || len(snap.GC.SuspensionsByReason) != 4 {
+		t.Errorf("by reason misses the GC suspensions or another: %+v", snap.GC.SuspensionsByReason)
 	}
 	if snap.Session.ElapsedSec != 70.2 || snap.Session.Events != 18 {
 		t.Errorf("session %+v", snap.Session)
@@ -139,7 +139,7 @@ func TestWindowLostRestart(t *testing.T) {
 	s.tick(10)
 	snap := s.m.Snapshot()
 	checkWindows(t, snap, map[float64][2]float64{10: {0, 5}, 0: {0, 5}})
-	if r := snap.SuspensionsByReason; len(r) != 1 || r[0].Count != 2 || r[0].Incomplete != 1 {
+	if r := snap.GC.SuspensionsByReason; len(r) != 1 || r[0].Count != 2 || r[0].Incomplete != 1 {
 		t.Errorf("by reason %+v", r)
 	}
 }

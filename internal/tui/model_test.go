@@ -36,12 +36,16 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 			PauseStartUTC: t0.Add(time.Duration(i) * 100 * time.Millisecond), PauseStartMS: float64(i) * 100,
 			SuspendMS: suspends[i], PauseMS: p, PeakMB: 2, AfterMB: 1, PromotedMB: 0.1,
 		})
-		g := &s.GC.Generations[gen]
+		if s.GC.ByGeneration == nil {
+			s.GC.ByGeneration = map[string]gcpause.GenSummary{}
+		}
+		g := s.GC.Gen(gen)
 		g.Count++
-		s.GC.Count++
+		s.GC.GCCount++
 		if p > g.MaxPauseMS {
 			g.MaxPauseMS = p
 		}
+		s.GC.ByGeneration[gcpause.GenKeys[gen]] = g
 	}
 	if n := len(s.GCs); n > 0 {
 		last := s.GCs[n-1]

@@ -299,10 +299,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	}
 	sc.Message = stateMessage(s)
 	g := &s.GC
-	sc.GCCounts = GCCounts{Gen0: g.Generations[0].Count, Gen1: g.Generations[1].Count, Gen2: g.Generations[2].Count,
-		Total: g.Count, Incomplete: g.Incomplete}
-	for _, gen := range g.Generations {
-		sc.GCCounts.Induced += gen.Induced
+	sc.GCCounts = GCCounts{Gen0: g.Gen(0).Count, Gen1: g.Gen(1).Count, Gen2: g.Gen(2).Count,
+		Total: g.GCCount, Incomplete: g.Incomplete}
+	for i := range gcpause.GenKeys {
+		sc.GCCounts.Induced += g.Gen(i).Induced
 	}
 	if g.Last != nil {
 		sc.LastGC = g.Last.Number
@@ -321,9 +321,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	if l := g.Longest; l != nil {
 		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason.String(), PauseMS: l.PauseMS}
 	}
-	for _, gen := range g.Generations {
-		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: gen.Generation, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
-			Pauses: gen.PauseHistogram})
+	for i := range gcpause.GenKeys {
+		gen := g.Gen(i)
+		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: i, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
+			Pauses: g.GenPauseHistograms[i]})
 	}
 	sc.Timeline = timeline(hist, m.cfg.refresh())
 	sc.allRows = m.rows(s)
@@ -480,7 +481,7 @@ type sample struct {
 }
 
 func sampleOf(s *monitor.Snapshot) sample {
-	sm := sample{at: s.Session.ElapsedSec, gcs: s.GC.Count}
+	sm := sample{at: s.Session.ElapsedSec, gcs: s.GC.GCCount}
 	for _, w := range s.Windows {
 		if w.Seconds == 0 {
 			sm.stopped = w.GCPausedPercent / 100 * w.CoveredSec

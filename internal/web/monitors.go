@@ -521,7 +521,7 @@ func pageState(snap *monitor.Snapshot) state {
 		}
 	}
 	// The file report's own summary of the same rollup: one model.
-	st.summary = gcpause.NewSummary(snap.Rollup)
+	st.summary = snap.GC.Summary
 	if c := snap.CPU; c != nil && c.Profile != nil {
 		// The page's own flame of package stacks' profile (the window's),
 		// as a file's page draws one.
