@@ -147,6 +147,27 @@ func (r SuspendReason) String() string {
 	return fmt.Sprintf("Suspend%d", uint32(r))
 }
 
+// MarshalText writes the reason by name (String): the JSON of a
+// suspension row.
+func (r SuspendReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Suspend9).
+func (r *SuspendReason) UnmarshalText(b []byte) error {
+	s := string(b)
+	for i, n := range suspendReasonNames {
+		if n == s {
+			*r = SuspendReason(i)
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Suspend%d", &v); err != nil || fmt.Sprintf("Suspend%d", v) != s {
+		return fmt.Errorf("clrevents: unknown suspend reason %q", s)
+	}
+	*r = SuspendReason(v)
+	return nil
+}
+
 // IsGC reports whether the suspension is for a GC (blocking, or a
 // background GC's internal stop).
 func (r SuspendReason) IsGC() bool { return r == SuspendForGC || r == SuspendForGCPrep }

@@ -169,3 +169,28 @@ func NewGCRow(g *GC) GCRow {
 	}
 	return r
 }
+
+// SuspensionRow is one runtime suspension that was not a GC's (Suspension)
+// as every surface shows it: clrspy gc --json's suspensions, the live
+// monitor's snapshot (top). Times are milliseconds (StartMS since the
+// session start); the reason is the runtime's code, written by name.
+type SuspensionRow struct {
+	Reason    clrevents.SuspendReason `json:"reason"`
+	StartMS   float64                 `json:"start_ms"`
+	StartUTC  time.Time               `json:"start_utc"`
+	ThreadID  uint64                  `json:"thread_id"`
+	SuspendMS Opt                     `json:"suspend_ms"` // SuspendEEBegin → SuspendEEEnd; null: no SuspendEEEnd
+	PauseMS   float64                 `json:"pause_ms"`
+	// Incomplete: no RestartEEEnd (PauseMS runs to where it was given up).
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// NewSuspensionRow is s's row. It does not allocate.
+func NewSuspensionRow(s *Suspension) SuspensionRow {
+	r := SuspensionRow{Reason: s.Reason, StartMS: msOf(s.StartNanos), StartUTC: s.StartUTC.UTC(),
+		ThreadID: s.ThreadID, SuspendMS: Unknown, PauseMS: msOf(s.PauseNanos), Incomplete: s.Incomplete}
+	if s.SuspendNanos >= 0 {
+		r.SuspendMS = OptOf(msOf(s.SuspendNanos))
+	}
+	return r
+}

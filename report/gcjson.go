@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
 )
@@ -19,21 +18,10 @@ import (
 // GCDocument is the JSON form of a GC analysis (clrspy gc --json).
 type GCDocument struct {
 	Input
-	Summary     gcpause.Summary `json:"summary"`
-	GCs         []gcpause.GCRow `json:"gcs"`
-	Suspensions []SuspRow       `json:"suspensions"`
-	Histogram   []HistogramRow  `json:"histogram"`
-}
-
-// SuspRow is one non-GC runtime suspension.
-type SuspRow struct {
-	Reason     string    `json:"reason"`
-	StartMS    float64   `json:"start_ms"`
-	StartUTC   time.Time `json:"start_utc"`
-	ThreadID   uint64    `json:"thread_id"`
-	SuspendMS  *float64  `json:"suspend_ms"`
-	PauseMS    float64   `json:"pause_ms"`
-	Incomplete bool      `json:"incomplete,omitempty"`
+	Summary     gcpause.Summary         `json:"summary"`
+	GCs         []gcpause.GCRow         `json:"gcs"`
+	Suspensions []gcpause.SuspensionRow `json:"suspensions"`
+	Histogram   []HistogramRow          `json:"histogram"`
 }
 
 // HistogramRow is one pause histogram bucket; HiMS 0 means open-ended.
@@ -57,16 +45,12 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []SuspRow{}, Summary: gcpause.NewSummary(res)}
+	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []gcpause.SuspensionRow{}, Summary: gcpause.NewSummary(res)}
 	for _, g := range res.GCs {
 		d.GCs = append(d.GCs, gcpause.NewGCRow(g))
 	}
 	for _, s := range res.Suspensions {
-		row := SuspRow{Reason: s.Reason.String(), StartMS: ms(s.StartNanos), StartUTC: s.StartUTC.UTC(),
-			ThreadID: s.ThreadID, PauseMS: ms(s.PauseNanos), Incomplete: s.Incomplete}
-		if s.SuspendNanos >= 0 {
-			row.SuspendMS = opt(ms(s.SuspendNanos))
-		}
+		row := gcpause.NewSuspensionRow(s)
 		d.Suspensions = append(d.Suspensions, row)
 	}
 	h := &res.All.Histogram

@@ -13,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -50,6 +51,23 @@ func TestHistogramsEqualFile(t *testing.T) {
 				if !reflect.DeepEqual(g.GenPauseHistograms[i], res.ByGen[i].Histogram) || g.Gen(i).Count != res.ByGen[i].Count {
 					t.Errorf("gen%d: live %d GCs %v, file %d %v", i, g.Gen(i).Count, g.GenPauseHistograms[i].Counts,
 						res.ByGen[i].Count, res.ByGen[i].Histogram.Counts)
+				}
+			}
+			// One row type on both paths: the snapshot's rows (the latest
+			// ones kept) are clrspy gc --json's, compared as values.
+			doc := report.NewGCDocument(report.Input{}, res)
+			if n := len(snap.Suspensions); n > len(doc.Suspensions) || !reflect.DeepEqual(snap.Suspensions, doc.Suspensions[len(doc.Suspensions)-n:]) {
+				t.Errorf("suspension rows:\nlive %+v\nfile %+v", snap.Suspensions, doc.Suspensions)
+			}
+			t.Logf("%d live suspension rows, %d GC rows checked", len(snap.Suspensions), len(snap.GCs))
+			fileGCs := map[uint32]gcpause.GCRow{}
+			for _, r := range doc.GCs {
+				fileGCs[r.Number] = r
+			}
+			for _, r := range snap.GCs {
+				if want, ok := fileGCs[r.Number]; !ok || !reflect.DeepEqual(r, want) {
+					t.Errorf("GC %d:\nlive %+v\nfile %+v", r.Number, r, want)
+					break
 				}
 			}
 			// One summary type on both paths: the live one is the file's.

@@ -183,7 +183,7 @@ type Monitor struct {
 	pendingEps   []threadpool.Episode
 
 	gcs      ring[gcpause.GCRow]
-	susps    ring[SuspensionRow]
+	susps    ring[gcpause.SuspensionRow]
 	last     gcpause.GCRow
 	hasLast  bool
 	promoted [5]uint64
@@ -228,7 +228,7 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		hdr:        hdr,
 		opts:       opts,
 		gcs:        newRing[gcpause.GCRow](opts.keepGCs()),
-		susps:      newRing[SuspensionRow](opts.keepSuspensions()),
+		susps:      newRing[gcpause.SuspensionRow](opts.keepSuspensions()),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
 		heapAfter:  [5]Opt{None, None, None, None, None},
@@ -493,11 +493,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 }
 
 func (m *Monitor) onSuspension(s *gcpause.Suspension) {
-	m.susps.push(SuspensionRow{
-		Reason: s.Reason.String(), Code: uint32(s.Reason), ThreadID: s.ThreadID,
-		StartUTC: s.StartUTC.UTC(), StartMS: ms(s.StartNanos), PauseMS: ms(s.PauseNanos),
-		SuspendMS: optNanos(s.SuspendNanos), Incomplete: s.Incomplete,
-	})
+	m.susps.push(gcpause.NewSuspensionRow(s))
 	if m.opts.OnSuspension != nil {
 		m.pendingSusps = append(m.pendingSusps, s)
 	}

@@ -1,8 +1,6 @@
 package monitor
 
-import (
-	"time"
-)
+import ()
 
 // ring keeps the last n values pushed, in a slice allocated once.
 type ring[T any] struct {
@@ -35,18 +33,6 @@ func (r *ring[T]) slice() []T {
 		out = append(out, r.buf[r.next:]...)
 	}
 	return append(out, r.buf[:r.next]...)
-}
-
-// SuspensionRow is one runtime suspension that was not a GC's.
-type SuspensionRow struct {
-	Reason     string    `json:"reason"`
-	Code       uint32    `json:"code"`
-	ThreadID   uint64    `json:"thread_id"`
-	StartUTC   time.Time `json:"start_utc"`
-	StartMS    float64   `json:"start_ms"`
-	SuspendMS  Opt       `json:"suspend_ms"`
-	PauseMS    float64   `json:"pause_ms"`
-	Incomplete bool      `json:"incomplete,omitempty"`
 }
 
 // allocWindow remembers the gen0 allocation of recent GCs, for a rate.

@@ -126,8 +126,8 @@ type Snapshot struct {
 	GCs []gcpause.GCRow `json:"gcs"`
 	// Suspensions are the most recent runtime suspensions that were not a
 	// GC's, oldest first (the sample profiler's are only counted).
-	Suspensions []SuspensionRow `json:"suspensions"`
-	Locks       LockSummary     `json:"locks"`
+	Suspensions []gcpause.SuspensionRow `json:"suspensions"`
+	Locks       LockSummary             `json:"locks"`
 	// CPU is set when the monitor keeps samples (Options.CPU).
 	CPU *CPUProfile `json:"cpu,omitempty"`
 	// Exceptions is set with Options.Exceptions.

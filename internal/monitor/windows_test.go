@@ -2,7 +2,9 @@ package monitor_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -141,5 +143,12 @@ func TestWindowLostRestart(t *testing.T) {
 	checkWindows(t, snap, map[float64][2]float64{10: {0, 5}, 0: {0, 5}})
 	if r := snap.GC.SuspensionsByReason; len(r) != 1 || r[0].Count != 2 || r[0].Incomplete != 1 {
 		t.Errorf("by reason %+v", r)
+	}
+	// The rows: gcpause's, the reason typed (written by name).
+	if r := snap.Suspensions; len(r) != 2 || r[0].Reason != clrevents.SuspendForDebugger || !r[0].Incomplete || r[0].StartMS != 1000 ||
+		r[1].Incomplete || r[1].StartMS != 2000 || math.Abs(r[1].PauseMS-500) > 1e-6 {
+		t.Errorf("suspension rows %+v", r)
+	} else if b, _ := json.Marshal(r[1]); !strings.Contains(string(b), `"reason":"SuspendForDebugger","start_ms":2000,`) {
+		t.Errorf("suspension row JSON %s", b)
 	}
 }

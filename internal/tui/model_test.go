@@ -51,7 +51,7 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 		last := s.GCs[n-1]
 		s.GC.Last = &last
 	}
-	s.Suspensions = []monitor.SuspensionRow{{Reason: "Debugger", StartUTC: t0.Add(250 * time.Millisecond), StartMS: 250,
+	s.Suspensions = []gcpause.SuspensionRow{{Reason: clrevents.SuspendForDebugger, StartUTC: t0.Add(250 * time.Millisecond), StartMS: 250,
 		SuspendMS: 7, PauseMS: 120}}
 	s.Windows = []monitor.Window{{Seconds: 1, CoveredSec: 1, GCPausedPercent: 1}, {Seconds: 0, CoveredSec: 10, GCPausedPercent: 2}}
 	return s
@@ -166,7 +166,7 @@ func TestSeverityColors(t *testing.T) {
 	yellow, red, magenta := "\x1b[93m", "\x1b[1;91m", "\x1b[1;95m"
 	for _, row := range sc.Rows {
 		if row.Kind == "suspension" {
-			if row.Reason != "Debugger" || row.Severity != "warn" || !row.SlowSuspend || row.Gen != "S" {
+			if row.Reason != "SuspendForDebugger" || row.Severity != "warn" || !row.SlowSuspend || row.Gen != "S" {
 				t.Errorf("suspension row %+v", row)
 			}
 			l := find("     -  10:00:00.250  S ")

@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -410,7 +411,7 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	for i := range s.Suspensions {
 		p := &s.Suspensions[i]
 		r := Row{Kind: "suspension", Time: p.StartUTC.In(loc), StartMS: p.StartMS, Generation: -1, Gen: "S",
-			Reason: p.Reason, SuspendMS: p.SuspendMS, PauseMS: p.PauseMS,
+			Reason: p.Reason.String(), SuspendMS: monitor.Opt(p.SuspendMS.Or(math.NaN())), PauseMS: p.PauseMS,
 			PeakMB: gcpause.Unknown, AfterMB: gcpause.Unknown, PromotedMB: gcpause.Unknown,
 			Severity: m.cfg.severity(p.PauseMS), SlowSuspend: p.SuspendMS.Valid() && float64(p.SuspendMS)*1e6 > float64(slow),
 			Incomplete: p.Incomplete}
