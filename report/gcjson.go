@@ -31,18 +31,6 @@ type HistogramRow struct {
 	Count int     `json:"count"`
 }
 
-// opt turns the analysis' "-1 = unknown" into null. Values are rounded
-// to 6 decimals so documents are stable and readable.
-func opt(v float64) *float64 {
-	if v < 0 || math.IsNaN(v) {
-		return nil
-	}
-	r := round6(v)
-	return &r
-}
-
-func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
-
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
 	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []gcpause.SuspensionRow{}, Summary: gcpause.NewSummary(res)}

@@ -499,13 +499,6 @@ func (m *Monitor) onSuspension(s *gcpause.Suspension) {
 	}
 }
 
-func optNanos(ns int64) Opt {
-	if ns < 0 {
-		return None
-	}
-	return Opt(ms(ns))
-}
-
 // SymbolEvent feeds the monitor's symbol table a
 // method or module rundown event from another session on the same
 // process: a live session only sees the methods compiled after it began,
