@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
@@ -82,7 +83,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The heap snapshot's session (clrspy snapshot, serve's
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
-		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
+		{"snapshot", capture.SnapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
 		// triage gained Kestrel's request events (gc.requests_hit_pct).
 		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational),
 			ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}, ctrs...)},
