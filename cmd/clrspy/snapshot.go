@@ -22,7 +22,6 @@ import (
 
 func init() { commands = append(commands, newSnapshotCmd) }
 
-
 type snapshotOptions struct {
 	reportFlags
 	diff      bool
