@@ -49,8 +49,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		{"gc --sample", gcSetProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
 		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"locks", providersOf(locksSet(false)), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
-		{"locks --object-types", providersOf(locksSet(true)), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
+		{"locks", capture.NewLocks(false).Set().Providers(), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
+		{"locks --object-types", capture.NewLocks(true).Set().Providers(), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
 		{"threadpool", providersOf(threadPoolSet(false)), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
@@ -58,7 +58,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
 		{"heap", providersOf(heapSet(0, false)), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
-		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"profile (eventpipe sampler)", specProviders(capture.ProfileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),

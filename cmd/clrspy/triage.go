@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"github.com/clrspy/clrspy/internal/memread"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -105,52 +104,21 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	return c
 }
 
-// triagePerf is perf_event's sampler run beside a triage session for
-// the top methods.
-type triagePerf struct {
-	s      *perf.Sampler
-	b      *perf.Builder
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// startTriagePerf starts the perf sampler on st's process at 99 Hz per
-// thread; nil (and a note on why) where the kernel does not permit it.
-func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *triagePerf {
+// startTriagePerf starts perf_event's sampler on st's process at 99 Hz
+// per thread beside the session, for the top methods; nil (and a note on
+// why) where the kernel does not permit it.
+func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *capture.Perf {
 	opts := perf.Options{Hz: 99}
 	if _, err := perf.Check(st.Pid, opts); err != nil {
 		notice(fmt.Sprintf("top methods: the perf sampler is unavailable (%v); --cpu adds the runtime's sampler", err))
 		return nil
 	}
-	s, err := perf.Open(st.Pid, opts)
+	p, err := capture.StartPerf(st, sym, opts, false, nil)
 	if err != nil {
 		notice(fmt.Sprintf("top methods: %v", err))
 		return nil
 	}
-	b, err := perf.NewBuilder(st.Pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz})
-	if err != nil {
-		s.Close()
-		notice(fmt.Sprintf("top methods: %v", err))
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	tp := &triagePerf{s: s, b: b, cancel: cancel}
-	tp.wg.Add(1)
-	go func() {
-		defer tp.wg.Done()
-		_ = s.Run(ctx, b.Sample)
-	}()
-	return tp
-}
-
-// stop ends the sampler and returns the top 5 methods by leaf samples.
-func (tp *triagePerf) stop() []triage.Method {
-	tp.cancel()
-	tp.wg.Wait()
-	tp.s.Close()
-	defer tp.b.Close()
-	tp.b.Finish()
-	return topLeafMethods(tp.b.Result(), 5)
+	return p
 }
 
 // topLeafMethods is a profile's n methods with the most samples as the
@@ -268,7 +236,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	var sched *procfs.DemandSampler
 	var mem *splitSampler
 	var proc *source.ProcWatcher
-	var tp *triagePerf
+	var tp *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) { s.Providers = append(s.Providers, extra...) },
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
@@ -292,10 +260,12 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			if tp = startTriagePerf(st, a.Symbols()); tp == nil {
 				return nil
 			}
-			return []analysis.Analyzer{tp.b}
+			return []analysis.Analyzer{tp.Analyzer()}
 		}})
 	if tp != nil {
-		if ms := tp.stop(); len(ms) > 0 {
+		// The top 5 methods by leaf samples.
+		p, _ := tp.Stop()
+		if ms := topLeafMethods(p, 5); len(ms) > 0 {
 			a.SetTopMethods("perf", ms)
 		}
 	}
