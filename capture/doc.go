@@ -5,7 +5,10 @@
 // target gets, perf_event's sampler beside an open stream (`profile`,
 // `report`, `triage`), the runtime sampler's CPU profile and the lock
 // analysis, their threads named from /proc (`profile`, `locks`, serve's
-// /debug/pprof/profile and /contention). A job takes a stream its caller opened (flags and
+// /debug/pprof/profile and /contention); the triage window (`triage`,
+// serve's /triage): triage's Set, and what /proc says beside the events
+// while the window lasts (the threads' CPU demand, the busiest thread,
+// the memory split). A job takes a stream its caller opened (flags and
 // openTarget for the command, the monitored target for serve) and hands
 // back a result; the session's opening, the output and the logging stay
 // the caller's. Jobs run on one stream: no job opens another session.

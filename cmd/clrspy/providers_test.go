@@ -187,6 +187,6 @@ func specProviders(sp analysis.Spec) []ipc.Provider {
 
 // triageSetProviders is the triage command's session's providers.
 func triageSetProviders() []ipc.Provider {
-	s, _ := triageSet("")
+	s, _ := capture.NewTriage("")
 	return append(s.Providers(), triageExtra(false, &counters.Options{Interval: time.Second})...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/internal/memread"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -264,4 +265,15 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return &exitError{code: res.ExitCode}
 	}
 	return nil
+}
+
+// readSplit is pid's memory split now (smaps and its threads' stack
+// pointers, no runtime session) and its memory cgroup (nil: none
+// visible): top's reading.
+func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
+	sp, cg, err := memread.Read(pid, memory.Hints{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sp, cg, nil
 }
