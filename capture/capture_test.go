@@ -1,8 +1,11 @@
 package capture
 
 import (
+	"bytes"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/perf"
+	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -70,5 +74,71 @@ func TestWindowRing(t *testing.T) {
 	w = StartWindow(WindowOptions{})
 	if f := w.End(a, nil); f != nil {
 		t.Errorf("a window without SplitPid judged %+v", f)
+	}
+}
+
+// TestTeeSealsAtTargetDeath: the copy of a stream is every byte read
+// (here a trace cut mid-block); a target that died there ends the copy
+// after its last complete block with the end marker, so the copy reads
+// as complete; an aborted copy leaves neither the file nor a partial.
+func TestTeeSealsAtTargetDeath(t *testing.T) {
+	src := filepath.Join("..", "testdata", "traces", "gc-wks.truncated.nettrace")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "copy.nettrace")
+	spec := source.Spec{File: "-", Stdin: bytes.NewReader(data)}
+	tee, err := NewTee(&spec, out, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tee.Abort()
+	st, err := source.Open(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := st.Run()
+	if _, err := tee.Drain(st); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if end.Truncated == nil || end.Truncated.Offset <= 0 || end.Truncated.Offset >= int64(len(data)) {
+		t.Fatalf("end %+v: want the trace's cut", end)
+	}
+	end.TargetExited = true
+	if err := tee.Close(end); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clip(data[:end.Truncated.Offset]), nettrace.EndOfStreamV4...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("copy: %d bytes, want the %d before the cut and the end marker (%d)", len(got), end.Truncated.Offset, len(want))
+	}
+	st, err = source.Open(source.Spec{File: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Run()
+	st.Close()
+	// The events of the block the cut is in are not in the copy: 393 of
+	// the 464 the cut stream delivered.
+	if err != nil || again.Truncated != nil || again.Events != 393 || end.Events != 464 {
+		t.Errorf("the sealed copy: %+v, %v; want 393 events of the cut stream's 464 (%d), complete", again, err, end.Events)
+	}
+
+	aborted := filepath.Join(dir, "aborted.nettrace")
+	spec = source.Spec{File: "-", Stdin: bytes.NewReader(data)}
+	tee, err = NewTee(&spec, aborted, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tee.Abort()
+	if m, _ := filepath.Glob(filepath.Join(dir, "aborted*")); len(m) != 0 {
+		t.Errorf("an aborted copy left %v", m)
 	}
 }

@@ -8,8 +8,10 @@
 // /debug/pprof/profile and /contention); the triage window (`triage`,
 // serve's /triage): triage's Set, and what /proc says beside the events
 // while the window lasts (the threads' CPU demand, the busiest thread,
-// the memory split). A job takes a stream its caller opened (flags and
+// the memory split); a live session's copy to a file (`record`, `run
+// -o`, `top --record`, `snapshot --save`), and the permission of every
+// file about a target. A job takes a stream its caller opened (flags and
 // openTarget for the command, the monitored target for serve) and hands
 // back a result; the session's opening, the output and the logging stay
-// the caller's. Jobs run on one stream: no job opens another session.
+// the caller's: no job opens an EventPipe session of its own.
 package capture

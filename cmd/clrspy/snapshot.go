@@ -15,7 +15,6 @@ import (
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -230,7 +229,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout
 	}
-	var saved *outfile.File
+	var saved *capture.Tee
 	if o.save != "" {
 		if !live {
 			return fmt.Errorf("--save applies to live sessions (the trace file is the snapshot)")
@@ -238,11 +237,10 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		// Written beside the name and renamed when the session ends,
 		// as record does: never a partial FILE.
 		var err error
-		if saved, err = outfile.Create(o.save, outfile.Options{Perm: 0o600}); err != nil {
+		if saved, err = capture.NewTee(&spec, o.save, nil, 0o600); err != nil {
 			return err
 		}
 		defer saved.Abort() // a no-op once closed
-		spec.Tee = saved
 	}
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
@@ -261,8 +259,10 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		return err
 	}
 	if saved != nil {
-		st.Drain()
-		if err := saved.Close(); err != nil {
+		if _, err := saved.Drain(st); err != nil {
+			return err
+		}
+		if err := saved.Close(st.End()); err != nil {
 			st.Close()
 			return err
 		}
