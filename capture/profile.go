@@ -123,15 +123,21 @@ var ProfileSpec = analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: []fu
 // stream (a live session or a trace file), its threads named from /proc
 // while a live one runs.
 type CPUProfile struct {
+	set  *analysis.Set
 	ref  *analysis.Ref[*stacks.Builder]
 	proc *source.ProcWatcher
 }
 
-// NewCPUProfile registers the profile in set; opts are read when the Set
+// NewCPUProfile makes the profile's Set; opts are read when the Set
 // starts.
-func NewCPUProfile(set *analysis.Set, opts *stacks.Options) *CPUProfile {
-	return &CPUProfile{ref: analysis.Add(set, ProfileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, *opts) })}
+func NewCPUProfile(opts *stacks.Options) *CPUProfile {
+	p := &CPUProfile{set: analysis.NewSet()}
+	p.ref = analysis.Add(p.set, ProfileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, *opts) })
+	return p
 }
+
+// Set is what the stream runs (its Providers: the session's).
+func (p *CPUProfile) Set() *analysis.Set { return p.set }
 
 // Watch reads the threads' names and the mapped files of procPid (the
 // process in clrspy's pid namespace) while the stream runs: events carry

@@ -160,9 +160,8 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 		return err
 	}
 	defer ss.Close()
-	set := analysis.NewSet()
-	prof := capture.NewCPUProfile(set, &opts)
-	r, err := runSet(cmd, tgt, args, set, setRun{keep: true,
+	prof := capture.NewCPUProfile(&opts)
+	r, err := runSet(cmd, tgt, args, prof.Set(), setRun{keep: true,
 		// Decoders on other cores leave this goroutine the bottleneck:
 		// the sums go to one more.
 		edit: func(s *source.Spec) { opts.Concurrent = s.Threads > 1 },

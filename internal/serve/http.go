@@ -215,7 +215,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		// A session's zero duration is "until stopped": never from here.
 		return nil, errors.New("a profile needs a positive duration")
 	}
-	set := analysis.NewSet()
+	var set *analysis.Set
 	var cpu *capture.CPUProfile
 	var lk *capture.Locks
 	if kind == "cpu" {
@@ -227,7 +227,8 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 			err := report.WritePprof(&buf, p)
 			return buf.Bytes(), err
 		}
-		cpu = capture.NewCPUProfile(set, &stacks.Options{})
+		cpu = capture.NewCPUProfile(&stacks.Options{})
+		set = cpu.Set()
 	} else {
 		lk = capture.NewLocks(false)
 		set = lk.Set()

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/ipc"
@@ -55,7 +54,5 @@ func TestMutexProvidersEnableLocksEvents(t *testing.T) {
 // profileSetProviders is the CPU profile's session's providers (the
 // runtime's sampler).
 func profileSetProviders() []ipc.Provider {
-	set := analysis.NewSet()
-	capture.NewCPUProfile(set, &stacks.Options{})
-	return set.Providers()
+	return capture.NewCPUProfile(&stacks.Options{}).Set().Providers()
 }
