@@ -94,17 +94,30 @@ func StartWindow(o WindowOptions) *Window {
 	return w
 }
 
+// ReadMemory is pid's memory split now (smaps and its threads' stack
+// pointers, no runtime session) as a sample timed from epoch, and its
+// memory cgroup (nil: none visible).
+func ReadMemory(pid int, epoch time.Time) (memory.Sample, *procfs.CgroupMemory, error) {
+	sp, cg, err := memread.Read(pid, memory.Hints{})
+	if err != nil {
+		return memory.Sample{}, nil, err
+	}
+	s := memory.Sample{AtNs: int64(time.Since(epoch)), Split: sp}
+	if cg != nil {
+		s.CgroupUsage = cg.Usage
+	}
+	return s, cg, nil
+}
+
 // read takes one reading of the split.
 func (w *Window) read() {
-	sp, cg, err := memread.Read(w.o.SplitPid, memory.Hints{})
+	s, cg, err := ReadMemory(w.o.SplitPid, w.o.Epoch)
 	if err != nil {
 		return
 	}
-	s := memory.Sample{AtNs: int64(time.Since(w.o.Epoch)), Split: sp}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if cg != nil {
-		s.CgroupUsage = cg.Usage
 		w.limit, w.usage = cg.Limit, cg.Usage
 	}
 	w.ss = append(w.ss, s)

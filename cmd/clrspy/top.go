@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/capture"
-	"github.com/clrspy/clrspy/internal/memread"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/top"
@@ -257,13 +256,12 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	return nil
 }
 
-// readSplit is pid's memory split now (smaps and its threads' stack
-// pointers, no runtime session) and its memory cgroup (nil: none
-// visible): top's reading.
+// readSplit is pid's memory split now and its memory cgroup (nil: none
+// visible): top's header line.
 func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
-	sp, cg, err := memread.Read(pid, memory.Hints{})
+	s, cg, err := capture.ReadMemory(pid, time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
-	return &sp, cg, nil
+	return &s.Split, cg, nil
 }
