@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
@@ -48,8 +49,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		{"gc --sample", gcSetProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
 		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"locks", providersOf(locksSet(false)), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
-		{"locks --object-types", providersOf(locksSet(true)), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
+		{"locks", capture.NewLocks(false).Set().Providers(), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
+		{"locks --object-types", capture.NewLocks(true).Set().Providers(), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
 		{"threadpool", providersOf(threadPoolSet(false)), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
@@ -57,7 +58,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
 		{"heap", providersOf(heapSet(0, false)), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
-		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"profile (eventpipe sampler)", specProviders(capture.ProfileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
@@ -82,7 +83,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The heap snapshot's session (clrspy snapshot, serve's
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
-		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
+		{"snapshot", capture.SnapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
 		// triage gained Kestrel's request events (gc.requests_hit_pct).
 		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational),
 			ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}, ctrs...)},
@@ -186,6 +187,6 @@ func specProviders(sp analysis.Spec) []ipc.Provider {
 
 // triageSetProviders is the triage command's session's providers.
 func triageSetProviders() []ipc.Provider {
-	s, _ := triageSet("")
+	s, _ := capture.NewTriage("")
 	return append(s.Providers(), triageExtra(false, &counters.Options{Interval: time.Second})...)
 }

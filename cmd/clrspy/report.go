@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -119,7 +117,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
 	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true}) // the page has the profile
 	var proc *source.ProcWatcher
-	var cpu *pagePerf
+	var cpu *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
 			if use == "perf" {
@@ -139,13 +137,19 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 				return nil
 			}
 			var err error
-			if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
+			if cpu, err = capture.StartPerf(st, an.Symbols, o.perf.options(), o.perf.perfMap, notice); err != nil {
 				notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
 				return nil
 			}
-			return []analysis.Analyzer{cpu.b}
+			return []analysis.Analyzer{cpu.Analyzer()}
 		}})
-	prof := cpu.stop()
+	var prof *stacks.Profile
+	if cpu != nil {
+		var perr error
+		if prof, perr = cpu.Stop(); perr != nil {
+			warn("perf sampler: %v", perr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -276,64 +280,4 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		err = closeOut(report.WritePage(w, hub.Page()))
 	}
 	return finish(st, in, err)
-}
-
-// pagePerf is the perf_event sampler of a live report: its builder takes
-// the report's stream events (GC labels) and names managed code from the
-// page's symbol table, which the same stream fills.
-type pagePerf struct {
-	sampler *perf.Sampler
-	b       *perf.Builder
-	cancel  context.CancelFunc
-	done    chan error
-	perfMap *ipc.Client // the runtime's perf map was enabled through it
-}
-
-func startPagePerf(st *source.Stream, syms *stacks.Symbols, po *perfFlags) (*pagePerf, error) {
-	sampler, err := perf.Open(st.Pid, po.options())
-	if err != nil {
-		return nil, err
-	}
-	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles"})
-	if err != nil {
-		sampler.Close()
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &pagePerf{sampler: sampler, b: b, cancel: cancel, done: make(chan error, 1)}
-	if po.perfMap {
-		if c, err := ipc.Dial(st.Pid); err == nil {
-			if err := c.EnablePerfMap(ipc.PerfMapPerfMap); err == nil {
-				p.perfMap = c
-			} else {
-				notice(fmt.Sprintf("--perf-map: %v", err))
-			}
-		}
-	}
-	go func() { p.done <- sampler.Run(ctx, b.Sample) }()
-	return p, nil
-}
-
-// stop ends the sampler after the stream ended and returns its profile
-// (nil when there was no sampler).
-func (p *pagePerf) stop() *stacks.Profile {
-	if p == nil {
-		return nil
-	}
-	p.cancel()
-	if err := <-p.done; err != nil && !errors.Is(err, context.Canceled) {
-		warn("perf sampler: %v", err)
-	}
-	stats := p.sampler.Stats()
-	p.sampler.Close()
-	p.b.Finish()
-	prof := p.b.Result()
-	p.b.Close()
-	if p.perfMap != nil {
-		p.perfMap.DisablePerfMap()
-	}
-	if prof.Lost == 0 {
-		prof.Lost = int64(stats.Lost)
-	}
-	return prof
 }
