@@ -193,6 +193,24 @@ func (n *Native) release(ptr uint64) {
 	}
 }
 
+// Stacks lists the stack ids Result will name: of the live blocks and
+// of every sampled allocation.
+func (n *Native) Stacks() []int32 {
+	seen := make(map[int32]bool, len(n.alloc))
+	for id := range n.alloc {
+		seen[id] = true
+	}
+	for _, b := range n.live {
+		seen[b.stack] = true
+	}
+	ids := make([]int32, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
 // Stats are the counters so far.
 func (n *Native) Stats() NativeStats { return n.stats }
 
