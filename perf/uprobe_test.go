@@ -335,3 +335,33 @@ func TestAllocTracerUnprivileged(t *testing.T) {
 		t.Errorf("no such pid: %v", err)
 	}
 }
+
+// TestProbeSkip: an entry probe moves past a register-to-register test
+// or cmp onto the emulated jump after it (glibc's free begins test rdi,
+// rdi; je), and stays on any other first instruction.
+func TestProbeSkip(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		skip int
+	}{
+		{"48 85 ff 0f 84 bf 00 00 00 55", 3}, // free: test rdi,rdi; je rel32
+		{"85 ff 74 10", 2},                   // test edi,edi; je rel8
+		{"48 39 f7 72 05", 3},                // cmp rdi,rsi; jb
+		{"48 85 ff 55", 3},                   // test; push rbp (emulated)
+		{"48 85 ff 48 89 fb", 0},             // test; mov: single-stepped either way
+		{"48 85 07 74 10", 0},                // test [rdi],rax: reads memory
+		{"41 54 55 53", 0},                   // malloc: push r12, emulated already
+		{"f3 0f 1e fa 55", 0},                // endbr64
+		{"48", 0},
+		{"", 0},
+	} {
+		var b []byte
+		for _, h := range strings.Fields(c.code) {
+			v, _ := strconv.ParseUint(h, 16, 8)
+			b = append(b, byte(v))
+		}
+		if got := probeSkip(b); got != c.skip {
+			t.Errorf("probeSkip(% x) = %d, want %d", b, got, c.skip)
+		}
+	}
+}
