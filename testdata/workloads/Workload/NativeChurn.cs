@@ -11,7 +11,11 @@ namespace Workload;
 // millisecond when ahead, so a target slowed by the probes shows as a
 // rate below the asked one. Every second it prints on stderr
 // "tick T calls=N cpuMs=C": T the Unix time in ms at the second's end, N
-// the allocations made in it, C the process's CPU time in it.
+// the allocations made in it, C the process's CPU time in it. via=hglobal
+// allocates with Marshal.AllocHGlobal and FreeHGlobal instead (libc's
+// malloc and free reached through libSystem.Native's PLT, where a
+// preloaded allocator such as heaptrack's sees them; the P/Invokes of
+// "libc" are resolved with dlsym in libc.so.6 itself, past it).
 // work: calls, seconds.
 public sealed class NativeChurn : IWorkload
 {
@@ -29,6 +33,7 @@ public sealed class NativeChurn : IWorkload
         double seconds = opt.Double("seconds", 10);
         int size = opt.Int("size", 64);
         long batch = Math.Max(1, rate / 1000);
+        bool hglobal = opt.Str("via", "libc") == "hglobal";
         var proc = Process.GetCurrentProcess();
         Console.Error.WriteLine("churning");
         var sw = Stopwatch.StartNew();
@@ -59,9 +64,9 @@ public sealed class NativeChurn : IWorkload
             long n = Math.Min(batch, due - calls);
             for (long i = 0; i < n; i++)
             {
-                IntPtr p = malloc((nuint)size);
+                IntPtr p = hglobal ? Marshal.AllocHGlobal(size) : malloc((nuint)size);
                 *(byte*)p = 1;
-                free(p);
+                if (hglobal) Marshal.FreeHGlobal(p); else free(p);
             }
             calls += n;
         }
