@@ -97,13 +97,14 @@ type NativeStats struct {
 // Native is the accounting of sampled native allocations.
 type Native struct {
 	sampler *ByteSampler
-	calls   map[int]pendingCall // by thread: the entry waiting for its return
+	calls   map[int][]pendingCall // by thread: the entries waiting for their returns, outermost first
 	live    map[uint64]liveBlock
 	alloc   map[int32]*nativeSum
 	stats   NativeStats
 }
 
 type pendingCall struct {
+	at      int64 // entry time, ns
 	call    Call
 	size    uint64
 	old     uint64 // realloc's pointer
@@ -120,35 +121,60 @@ type nativeSum struct{ count, bytes float64 }
 
 // NewNative accounts the allocations sampled by s.
 func NewNative(s *ByteSampler) *Native {
-	return &Native{sampler: s, calls: make(map[int]pendingCall), live: make(map[uint64]liveBlock), alloc: make(map[int32]*nativeSum)}
+	return &Native{sampler: s, calls: make(map[int][]pendingCall), live: make(map[uint64]liveBlock), alloc: make(map[int32]*nativeSum)}
 }
 
 // Sampler is the ByteSampler Native weighs its samples with.
 func (n *Native) Sampler() *ByteSampler { return n.sampler }
 
-// Enter is thread tid's entry into call asking for size bytes (calloc:
-// the product of its arguments; realloc: old is the block passed). A
-// sampled entry carries its stack's id; the sampling decision is the
-// caller's (the ByteSampler's Take, made where the stack is to be had).
-func (n *Native) Enter(tid int, call Call, size, old uint64, sampled bool, stack int32) {
+// nestWindow bounds how long an entry waits for its return: an entry
+// older than that when the thread enters again lost its return record.
+// Calls do nest: glibc's realloc(NULL, n) calls malloc itself, and the
+// probe on malloc's code sees it.
+const nestWindow = int64(100e6)
+
+// Enter is thread tid's entry into call at time at (ns) asking for size
+// bytes (calloc: the product of its arguments; realloc: old is the block
+// passed). A sampled entry carries its stack's id; the sampling decision
+// is the caller's (the ByteSampler's Take, made where the stack is to be
+// had).
+func (n *Native) Enter(tid int, call Call, size, old uint64, sampled bool, stack int32, at int64) {
 	n.stats.Calls++
 	if sampled {
 		n.stats.Sampled++
 	}
-	if _, ok := n.calls[tid]; ok {
-		n.stats.Unpaired++ // its return was lost
+	st := n.calls[tid]
+	// Entries too old to be an outer call of this one lost their returns.
+	k := 0
+	for k < len(st) && at-st[k].at > nestWindow {
+		k++
 	}
-	n.calls[tid] = pendingCall{call: call, size: size, old: old, stack: stack, sampled: sampled}
+	if k > 0 {
+		n.stats.Unpaired += uint64(k)
+		st = append(st[:0], st[k:]...)
+	}
+	if len(st) >= 4 {
+		// Deeper than the allocator nests: the oldest lost its return.
+		n.stats.Unpaired++
+		st = append(st[:0], st[1:]...)
+	}
+	n.calls[tid] = append(st, pendingCall{at: at, call: call, size: size, old: old, stack: stack, sampled: sampled})
 }
 
-// Return is the pointer thread tid's pending call returned.
+// Return is the pointer thread tid's innermost pending call returned. A
+// call made inside another (realloc's own malloc) is the outer call's
+// business: its block is accounted when the outer one returns.
 func (n *Native) Return(tid int, ptr uint64) {
-	c, ok := n.calls[tid]
-	if !ok {
+	st := n.calls[tid]
+	if len(st) == 0 {
 		n.stats.Unpaired++
 		return
 	}
-	delete(n.calls, tid)
+	c := st[len(st)-1]
+	n.calls[tid] = st[:len(st)-1]
+	if len(st) > 1 {
+		return
+	}
 	if c.call == CallRealloc && c.old != 0 {
 		if ptr == 0 && c.size != 0 {
 			if c.sampled {

@@ -104,8 +104,10 @@ func TestNativeOutstanding(t *testing.T) {
 		sB
 		sC
 	)
+	var now int64
 	call := func(tid int, c Call, size, old uint64, stack int32, ret uint64) {
-		n.Enter(tid, c, size, old, true, stack)
+		now += 1000
+		n.Enter(tid, c, size, old, true, stack, now)
 		n.Return(tid, ret)
 	}
 	call(1, CallMalloc, 100, 0, sA, 0x1000)
@@ -119,10 +121,15 @@ func TestNativeOutstanding(t *testing.T) {
 	call(2, CallRealloc, 1<<40, 0x4000, sC, 0)   // failed realloc: 0x4000 stays
 	n.Free(0x9999)                               // never seen
 	n.Free(0)
-	n.Enter(3, CallMalloc, 10, 0, true, sA) // return lost:
-	n.Enter(3, CallMalloc, 20, 0, true, sA) // the next entry replaces it
+	n.Enter(3, CallMalloc, 10, 0, true, sA, now)       // return lost:
+	n.Enter(3, CallMalloc, 20, 0, true, sA, now+200e6) // the next entry, 200 ms on, drops it
 	n.Return(3, 0x6000)
 	n.Return(3, 0x7000) // no entry
+	// realloc(NULL, 40) calling malloc itself: one block, realloc's.
+	n.Enter(4, CallRealloc, 40, 0, true, sC, now+300e6)
+	n.Enter(4, CallMalloc, 40, 0, true, sA, now+300e6+500)
+	n.Return(4, 0x8000)
+	n.Return(4, 0x8000)
 	names := func(id int32) []string { return []string{"malloc", "f" + strconv.Itoa(int(id))} }
 	r := n.Result(names, 0)
 	type row struct {
@@ -136,18 +143,18 @@ func TestNativeOutstanding(t *testing.T) {
 		}
 		return out
 	}
-	wantOut := []row{{"f2", 300, 1}, {"f1", 50, 1}, {"f0", 20, 1}}
+	wantOut := []row{{"f2", 340, 2}, {"f1", 50, 1}, {"f0", 20, 1}}
 	if g := got(r.Outstanding); !equalRows(g, wantOut) {
 		t.Errorf("outstanding %v, want %v", g, wantOut)
 	}
-	wantAlloc := []row{{"f2", 300, 1}, {"f1", 250, 2}, {"f0", 190, 3}}
+	wantAlloc := []row{{"f2", 340, 2}, {"f1", 250, 2}, {"f0", 190, 3}}
 	if g := got(r.Allocated); !equalRows(g, wantAlloc) {
 		t.Errorf("allocated %v, want %v", g, wantAlloc)
 	}
-	if r.OutstandingBytes != 370 || r.AllocatedBytes != 740 {
-		t.Errorf("totals %v outstanding, %v allocated; want 370, 740", r.OutstandingBytes, r.AllocatedBytes)
+	if r.OutstandingBytes != 410 || r.AllocatedBytes != 780 {
+		t.Errorf("totals %v outstanding, %v allocated; want 410, 780", r.OutstandingBytes, r.AllocatedBytes)
 	}
-	want := NativeStats{Calls: 10, Frees: 3, Sampled: 10, Unpaired: 2, Failed: 2}
+	want := NativeStats{Calls: 12, Frees: 3, Sampled: 12, Unpaired: 2, Failed: 2}
 	if r.Stats != want {
 		t.Errorf("stats %+v, want %+v", r.Stats, want)
 	}
@@ -161,13 +168,13 @@ func TestNativeOutstanding(t *testing.T) {
 // that name the same frames merge; weights are the sampler's.
 func TestNativeUnsampled(t *testing.T) {
 	n := NewNative(NewByteSampler(64<<10, 1))
-	n.Enter(1, CallMalloc, 16<<10, 0, false, -1)
+	n.Enter(1, CallMalloc, 16<<10, 0, false, -1, 1)
 	n.Return(1, 0x1000)
-	n.Enter(1, CallMalloc, 16<<10, 0, true, 5)
+	n.Enter(1, CallMalloc, 16<<10, 0, true, 5, 2)
 	n.Return(1, 0x2000)
-	n.Enter(2, CallMalloc, 16<<10, 0, true, 6)
+	n.Enter(2, CallMalloc, 16<<10, 0, true, 6, 3)
 	n.Return(2, 0x3000)
-	n.Enter(2, CallMalloc, 16<<10, 0, true, 7)
+	n.Enter(2, CallMalloc, 16<<10, 0, true, 7, 4)
 	n.Return(2, 0x4000)
 	n.Free(0x1000) // unsampled: nothing to remove
 	n.Free(0x4000) // stack 7's, freed on thread 1's behalf

@@ -34,11 +34,11 @@ func startMemoryNative(pid int, sampleBytes int64, seed uint64) (*memoryNative, 
 		m.done <- tr.Run(ctx, s.Take, func(ev *perf.AllocEvent) {
 			switch ev.Kind {
 			case perf.AllocMalloc:
-				m.acc.Enter(ev.Tid, memory.CallMalloc, ev.Size, 0, ev.Sampled, ev.Stack)
+				m.acc.Enter(ev.Tid, memory.CallMalloc, ev.Size, 0, ev.Sampled, ev.Stack, ev.Time)
 			case perf.AllocCalloc:
-				m.acc.Enter(ev.Tid, memory.CallCalloc, ev.Size, 0, ev.Sampled, ev.Stack)
+				m.acc.Enter(ev.Tid, memory.CallCalloc, ev.Size, 0, ev.Sampled, ev.Stack, ev.Time)
 			case perf.AllocRealloc:
-				m.acc.Enter(ev.Tid, memory.CallRealloc, ev.Size, ev.Addr, ev.Sampled, ev.Stack)
+				m.acc.Enter(ev.Tid, memory.CallRealloc, ev.Size, ev.Addr, ev.Sampled, ev.Stack, ev.Time)
 			case perf.AllocFree:
 				m.acc.Free(ev.Addr)
 			case perf.AllocReturn:
@@ -59,7 +59,7 @@ func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string) {
 	frames := m.tr.Frames(ids)
 	names := make(map[int32][]string, len(ids))
 	for i, id := range ids {
-		var l []string
+		l := []string{}
 		for _, f := range frames[i] {
 			l = append(l, f.Name)
 		}
