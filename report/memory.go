@@ -320,8 +320,15 @@ func writeNativeText(b *strings.Builder, n *MemoryNativeJSON) {
 	for _, s := range n.Allocated {
 		all += s.Bytes
 	}
+	every := memory.MiB(n.SampleBytes)
+	if n.SampleBytes < 1<<20 {
+		every = fmt.Sprintf("%d KiB", n.SampleBytes>>10)
+		if n.SampleBytes%1024 != 0 {
+			every = fmt.Sprintf("%d bytes", n.SampleBytes)
+		}
+	}
 	fmt.Fprintf(b, "native allocations (sampled every %s on average): %s outstanding, %s allocated (estimates)\n",
-		memory.MiB(n.SampleBytes), memory.MiB(out), memory.MiB(all))
+		every, memory.MiB(out), memory.MiB(all))
 	if len(n.Outstanding) == 0 {
 		b.WriteString("  nothing outstanding\n")
 	}
