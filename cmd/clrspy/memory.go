@@ -68,7 +68,7 @@ Ctrl-C ends a --duration early and reports the samples taken.
 attached, without a preload: uprobes on its libc's malloc, calloc, realloc
 and free (and on the returns of the first three) through perf_event_open,
 which needs root or CAP_PERFMON. Allocations are sampled by bytes, once
-every --sample-bytes on average (an exponential interval, as Go's and
+every --sample-rate bytes on average (an exponential interval, as Go's and
 tcmalloc's heap profiles), each sample weighed by 1/p so the estimates are
 unbiased; a sampled call's stack is walked with the mixed-mode unwinder,
 so the managed caller (the P/Invoke, Marshal.AllocHGlobal's caller) is
@@ -76,7 +76,7 @@ named. The report gives the bytes still allocated at the end by stack
 (outstanding) and those allocated over the run (allocated).
 What it costs the target: while the probes are on, EVERY call of malloc,
 calloc, realloc and free traps into the kernel (a breakpoint; the entries
-also copy 4 KiB of stack into clrspy's ring), whatever --sample-bytes is:
+also copy 4 KiB of stack into clrspy's ring), whatever --sample-rate is:
 the sampling decision is made by clrspy for each record. Measured in a
 2-CPU VM (scripts/native-overhead.sh): 11 µs of the target's CPU a
 malloc/free pair, so a thread making 10,000 pairs a second pays 11 % of a
@@ -105,7 +105,7 @@ the estimates miss them.`,
 	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
 	fl.BoolVar(&f.runtime, "runtime", true, "for a .NET process, also open an EventPipe session: heap addresses to find the GC's reservation by, its GC counters (one sample waits 1.5 s for them)")
 	fl.BoolVar(&f.native, "native", false, "also track native allocations with uprobes on libc's allocator (root or CAP_PERFMON; needs --duration; every malloc of the target traps into the kernel while on)")
-	fl.Int64Var(&f.sampleBytes, "sample-bytes", 512<<10, "--native: sample one allocation every this many bytes on average (1: every allocation)")
+	fl.Int64Var(&f.sampleBytes, "sample-rate", 512<<10, "--native: the mean number of bytes between sampled allocations, as Go's MemProfileRate (1: every allocation)")
 	fl.Uint64Var(&f.seed, "seed", 0, "--native: the sampler's random seed (0: from the clock)")
 	return c
 }
@@ -121,7 +121,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		return errors.New("--native needs --duration: the allocations are followed for that long")
 	}
 	if f.sampleBytes < 1 {
-		return fmt.Errorf("--sample-bytes %d: want 1 or more", f.sampleBytes)
+		return fmt.Errorf("--sample-rate %d: want 1 or more", f.sampleBytes)
 	}
 	if f.images < 0 {
 		return fmt.Errorf("--images %d: want 0 or more", f.images)

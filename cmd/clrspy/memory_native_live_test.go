@@ -59,7 +59,7 @@ func countPerfFDs() int {
 // tail-calls malloc, so no frame of its own; both with malloc as the leaf),
 // and their bytes are within 10 % of what was leaked.
 //
-// The sampling error: with --sample-bytes R = 16 KiB, a 16 KiB block is
+// The sampling error: with --sample-rate R = 16 KiB, a 16 KiB block is
 // sampled with p = 1 - e^-1 = 0.632, independently of the others (the
 // sampled points are a Poisson process over the bytes), and stands for
 // 16 KiB / p. Over N blocks the estimate's relative standard deviation is
@@ -84,7 +84,7 @@ func TestMemoryLiveNativeStacks(t *testing.T) {
 	base := countPerfFDs()
 	go func() {
 		_, se, err := runCaptured(t, "memory", "--json", "-o", out, "--pid", strconv.Itoa(p.Pid), "--native", "--duration", "10s",
-			"--sample-bytes", "16384", "--seed", "1", "--runtime=false")
+			"--sample-rate", "16384", "--seed", "1", "--runtime=false")
 		done <- result{se, err}
 	}()
 	// The probes are on once every thread's are open: 7 a thread,
@@ -272,7 +272,7 @@ func TestMemoryLiveNativeHeaptrack(t *testing.T) {
 	base := countPerfFDs()
 	go func() {
 		_, se, err := runCaptured(t, "memory", "--json", "-o", out, "--pid", strconv.Itoa(pid), "--native", "--duration", "10s",
-			"--sample-bytes", "16384", "--seed", "2", "--runtime=false")
+			"--sample-rate", "16384", "--seed", "2", "--runtime=false")
 		done <- result{se, err}
 	}()
 	threads, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
