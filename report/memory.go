@@ -219,6 +219,9 @@ func WriteMemoryJSON(w io.Writer, d *MemoryDocument) error {
 // mapped files.
 func WriteMemoryText(w io.Writer, d *MemoryDocument, images int) error {
 	var b strings.Builder
+	if l := d.Input.PartialLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
 	fmt.Fprintf(&b, "pid %d (%s): RSS %s, PSS %s, USS %s, swap %s\n", d.Pid, d.Process, mib(d.RssBytes), mib(d.PssBytes), mib(d.UssBytes), mib(d.SwapBytes))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  part\tRSS\t%\tPSS\tUSS\tmappings\t")

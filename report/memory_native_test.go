@@ -52,6 +52,13 @@ func TestMemoryNative(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
+	// Records lost: the text says first that the report is partial.
+	d.Input = Input{Partial: []string{"native: 3 allocator records lost"}}
+	b.Reset()
+	WriteMemoryText(&b, d, 0)
+	if !strings.HasPrefix(b.String(), "PARTIAL REPORT: native: 3 allocator records lost\n") {
+		t.Errorf("partial text starts %q", strings.SplitN(b.String(), "\n", 2)[0])
+	}
 	// Without --native: no key at all.
 	b.Reset()
 	WriteMemoryJSON(&b, &MemoryDocument{})

@@ -233,9 +233,10 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
 	var nativeDoc *report.MemoryNativeJSON
+	var nativePartial string
 	if native != nil {
 		var notes []string
-		nativeDoc, notes = native.finish()
+		nativeDoc, notes, nativePartial = native.finish()
 		for _, n := range notes {
 			notice(n)
 		}
@@ -252,6 +253,9 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		cg = nil
 	}
 	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
+	if nativePartial != "" {
+		in.Complete, in.Partial = false, []string{nativePartial}
+	}
 	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
 	d.Runtime = rtDoc
 	d.Native = nativeDoc

@@ -49,9 +49,9 @@ func startMemoryNative(pid int, sampleBytes int64, seed uint64) (*memoryNative, 
 	return m, nil
 }
 
-// finish stops the probes and names the stacks: the report's section
-// and its notes.
-func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string) {
+// finish stops the probes and names the stacks: the report's section,
+// its notes, and why the estimates are partial ("" when they are not).
+func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string, string) {
 	m.cancel()
 	err := <-m.done
 	m.tr.StopProbes()
@@ -76,6 +76,10 @@ func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string) {
 	if r.Stats.Unpaired > 0 {
 		notes = append(notes, fmt.Sprintf("native: %d calls without their return or returns without their call (lost records, or threads followed mid-call)", r.Stats.Unpaired))
 	}
+	partial := ""
+	if st.Lost > 0 {
+		partial = fmt.Sprintf("native: %d allocator records lost (clrspy fell behind the target's calls): the estimates miss those calls", st.Lost)
+	}
 	m.tr.Close()
-	return report.NewMemoryNative(&r), notes
+	return report.NewMemoryNative(&r), notes, partial
 }

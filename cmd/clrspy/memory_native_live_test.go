@@ -134,7 +134,11 @@ func TestMemoryLiveNativeStacks(t *testing.T) {
 	if n.SampleBytes != 16384 {
 		t.Errorf("sample_bytes %d, want 16384", n.SampleBytes)
 	}
-	if strings.Contains(string(r.stderr), "lost") {
+	var env struct {
+		Complete bool `json:"complete"`
+	}
+	json.Unmarshal(b, &env)
+	if strings.Contains(string(r.stderr), "lost") || !env.Complete {
 		t.Errorf("records lost: %s", r.stderr)
 	}
 	for i, s := range n.Outstanding {
