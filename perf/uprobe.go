@@ -470,6 +470,7 @@ func (t *AllocTracer) scanTasks() {
 type allocThread struct {
 	tid  int
 	fds  []int
+	ids  []uint64
 	ring *ring
 }
 
@@ -481,6 +482,9 @@ func (t *AllocTracer) openThread(tid int) {
 	th := &allocThread{tid: tid, fds: make([]int, 0, len(allocProbes))}
 	fail := func(err error, what string) {
 		th.close()
+		for _, id := range th.ids {
+			delete(t.ids, id)
+		}
 		if err != unix.ESRCH {
 			t.stats.OpenErrors++
 			if t.stats.FirstError == nil {
@@ -502,6 +506,7 @@ func (t *AllocTracer) openThread(tid int) {
 			return
 		}
 		t.ids[id] = i
+		th.ids = append(th.ids, id)
 		if i == 0 {
 			for {
 				th.ring, err = mapRing(fd, t.stats.RingBytes)
@@ -558,6 +563,9 @@ func (t *AllocTracer) closeGone(sample func(uint64) bool) {
 			return true
 		})
 		delete(t.threads, tid)
+		for _, id := range th.ids {
+			delete(t.ids, id)
+		}
 		for i, r := range t.rings {
 			if r == th.ring {
 				t.rings = append(t.rings[:i], t.rings[i+1:]...)

@@ -15,9 +15,10 @@ import (
 
 // allocScript calls libc's allocator through ctypes, one line of stdin
 // at a time, and prints each result: "calloc N M", "realloc P N",
-// "malloc N", "free P" (P in hex) answer "ADDR TID".
+// "malloc N", "free P" (P in hex), "thread N S" (a new thread that
+// sleeps S seconds and mallocs N) answer "ADDR TID".
 const allocScript = `
-import ctypes, sys, threading
+import ctypes, sys, threading, time
 libc = ctypes.CDLL("libc.so.6", use_errno=True)
 libc.malloc.restype = libc.calloc.restype = libc.realloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
@@ -31,6 +32,14 @@ for line in sys.stdin:
     elif f[0] == "realloc": r = libc.realloc(int(f[1], 16), int(f[2]))
     elif f[0] == "malloc": r = libc.malloc(int(f[1]))
     elif f[0] == "free": libc.free(int(f[1], 16)); r = 0
+    elif f[0] == "thread":
+        # A thread started now that waits before it allocates: followed
+        # from its creation (the fork record), not the next scan.
+        out = []
+        th = threading.Thread(target=lambda: (time.sleep(float(f[2])), out.append((libc.malloc(int(f[1])), threading.get_native_id()))))
+        th.start(); th.join()
+        print("%x %d" % out[0], flush=True)
+        continue
     else: break
     print("%x %d" % (r or 0, threading.get_native_id()), flush=True)
 `
@@ -39,7 +48,8 @@ for line in sys.stdin:
 // realloc, malloc and free through ctypes, with sizes nothing else asks
 // for: each call arrives as its entry (the size, calloc's product,
 // realloc's pointer) and its return (the address Python printed), in
-// order on the calling thread, free with its pointer; the sampled
+// order on the calling thread, free with its pointer; a thread started
+// later is followed from its creation; the sampled
 // entries' stacks name the allocator function and libffi's call into it.
 func TestAllocTracerCalls(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -91,6 +101,7 @@ func TestAllocTracerCalls(t *testing.T) {
 	q, _ := do(fmt.Sprintf("realloc %x 2345678", p))
 	m, _ := do("malloc 3456789")
 	do(fmt.Sprintf("free %x", q))
+	tm, ttid := do("thread 4567891 0.5")
 	time.Sleep(200 * time.Millisecond) // past the delivery lag
 	cancel()
 	if err := <-done; err != nil {
@@ -136,6 +147,16 @@ func TestAllocTracerCalls(t *testing.T) {
 	}
 	if st := tr.Stats(); st.Lost != 0 || st.Threads == 0 {
 		t.Errorf("stats %+v", st)
+	}
+	// The new thread's malloc and its return, under its own tid.
+	var th []string
+	for _, e := range evs {
+		if e.Tid == ttid && (e.Size == 4567891 || e.Kind == AllocReturn && e.Addr == tm) {
+			th = append(th, fmt.Sprintf("%d %d %#x", e.Kind, e.Size, e.Addr))
+		}
+	}
+	if want := []string{fmt.Sprintf("%d 4567891 0x0", AllocMalloc), fmt.Sprintf("%d 0 %#x", AllocReturn, tm)}; fmt.Sprint(th) != fmt.Sprint(want) || ttid == tid {
+		t.Errorf("thread %d started after the probes: %v, want %v", ttid, th, want)
 	}
 	for i, fr := range tr.Frames(stacks) {
 		var names []string
