@@ -205,3 +205,24 @@ func equalRows[T comparable](a, b []T) bool {
 	}
 	return true
 }
+
+// TestNativeNoAlloc: an unsampled call, its return and a free allocate
+// nothing once the thread has been seen (every call of the target passes
+// through).
+func TestNativeNoAlloc(t *testing.T) {
+	n := NewNative(NewByteSampler(512<<10, 1))
+	var at int64
+	step := func() {
+		at += 1000
+		n.Enter(1, CallMalloc, 64, 0, false, -1, at)
+		n.Return(1, 0x1000)
+		n.Free(0x1000)
+	}
+	step()
+	if a := testing.AllocsPerRun(1000, step); a != 0 {
+		t.Errorf("%.1f allocations per call, want 0", a)
+	}
+	if s := n.Stats(); s.Calls != 1002 || s.Frees != 1002 || s.Unpaired != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

@@ -365,3 +365,37 @@ func TestProbeSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocRecordNoAlloc: decoding an unsampled record and handing it on
+// allocate nothing once the batch has grown (every allocator call of the
+// target goes through here).
+func TestAllocRecordNoAlloc(t *testing.T) {
+	tr := &AllocTracer{pid: 42, ids: map[uint64]int{100: 0, 104: 4, 103: 3}}
+	var regs [nAllocRegs]uint64
+	regs[3] = 64
+	recs := [][]byte{
+		allocRecord(100, 42, 7, 10, nil, regs, make([]byte, 4096)),
+		allocRecord(104, 42, 7, 11, nil, regs, nil),
+		allocRecord(103, 42, 7, 12, nil, regs, nil),
+	}
+	no := func(uint64) bool { return false }
+	var n int
+	fn := func(*AllocEvent) { n++ }
+	tr.batch = make([]AllocEvent, 0, 16)
+	allocs := testing.AllocsPerRun(1000, func() {
+		for _, r := range recs {
+			tr.record(r, no)
+		}
+		tr.batch = tr.batch[:0]
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per 3 records, want 0", allocs)
+	}
+	for _, r := range recs {
+		tr.record(r, no)
+	}
+	tr.deliver(fn, true)
+	if n != 3 {
+		t.Errorf("%d events delivered, want 3", n)
+	}
+}
