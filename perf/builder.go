@@ -196,6 +196,30 @@ func (b *Builder) Sample(s *Sample) {
 	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
 		return
 	}
+	raw, ts := b.stackOf(s)
+	if s.Kind == KindSwitchOut {
+		b.rememberSwitch(s, raw)
+		b.switchEvent(s.Kind, s.Tid, ts, raw)
+		return
+	}
+	w := int64(s.Period)
+	if b.opts.Cycles || w <= 0 {
+		w = int64(time.Second) / int64(b.opts.Hz)
+	}
+	b.first = min(b.first, ts)
+	b.last = max(b.last, ts)
+	b.samples++
+	b.pending = append(b.pending, pendingSample{ts: ts, weight: w, thread: b.thread(s.Tid), raw: raw})
+	if len(b.pending) >= 256 {
+		b.flush(false)
+	}
+}
+
+// stackOf unwinds s's user stack (DWARF CFI and frame pointers over the
+// copied stack, continued by the kernel's frame-pointer walk; or that walk
+// alone with FramePointers) and interns it with its kernel frames: the
+// raw stack's index, and s's time in session nanoseconds. b.mu is held.
+func (b *Builder) stackOf(s *Sample) (int32, int64) {
 	user := b.scratch[:0]
 	if s.HasRegs && !b.opts.FramePointers {
 		st := unwind.Stack{Base: s.Regs.SP, Data: s.Stack}
@@ -223,22 +247,7 @@ func (b *Builder) Sample(s *Sample) {
 	key := append(append(append(b.keybuf[:0], s.Kernel...), ^uint64(0)), user...)
 	raw := b.raw(key, len(s.Kernel), ts)
 	b.keybuf = key[:0]
-	if s.Kind == KindSwitchOut {
-		b.rememberSwitch(s, raw)
-		b.switchEvent(s.Kind, s.Tid, ts, raw)
-		return
-	}
-	w := int64(s.Period)
-	if b.opts.Cycles || w <= 0 {
-		w = int64(time.Second) / int64(b.opts.Hz)
-	}
-	b.first = min(b.first, ts)
-	b.last = max(b.last, ts)
-	b.samples++
-	b.pending = append(b.pending, pendingSample{ts: ts, weight: w, thread: b.thread(s.Tid), raw: raw})
-	if len(b.pending) >= 256 {
-		b.flush(false)
-	}
+	return raw, ts
 }
 
 // raw interns a stack key (kernel frames, a ^0 marker, user frames).
@@ -578,6 +587,25 @@ type namer struct {
 	native   map[uint64]int32 // frames of non-managed addresses, by address
 	perfMap  *symtab.PerfMap
 	perfRead bool
+}
+
+// Frames names raw stack id (a stackOf index), leaf first: the frames
+// the profile's namer gives it. Like Result it reads the Symbols table.
+func (b *Builder) Frames(ids []int32) [][]stacks.Frame {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := &stacks.Profile{}
+	n := &namer{b: b, p: p, frameIdx: make(map[stacks.Frame]int32), native: make(map[uint64]int32)}
+	out := make([][]stacks.Frame, len(ids))
+	for i, id := range ids {
+		if id < 0 || int(id) >= len(b.raws) {
+			continue
+		}
+		for _, f := range n.stack(&b.raws[id]) {
+			out[i] = append(out[i], p.Frames[f])
+		}
+	}
+	return out
 }
 
 func (n *namer) frame(f stacks.Frame) int32 {

@@ -31,7 +31,16 @@
 //     frame its system call returns to (its registers are not to be had
 //     without stopping it), and a note says so;
 //   - Profile / Start: the whole thing for one pid, EventPipe session
-//     included.
+//     included;
+//   - the allocator probes (uprobe.go, AllocTracer, for clrspy memory
+//     --native): uprobes on the target's libc malloc, calloc, realloc and
+//     free and uretprobes on the first three (the uprobe PMU, per thread,
+//     a ring each), records handed on in time order as AllocEvents, the
+//     sampled entries' stacks unwound by the Builder (stackOf) and named
+//     by it (Frames). Every call of those functions traps into the
+//     kernel while the probes are on (11 µs a malloc/free pair measured
+//     in a VM), whatever is sampled: the decision is the caller's, per
+//     record.
 //
 // Sample times are CLOCK_MONOTONIC (perf_event_attr.use_clockid), the clock
 // the .NET runtime's EventPipe timestamps use on Linux, so samples line up

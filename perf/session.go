@@ -139,26 +139,38 @@ func Start(pid int, cfg ProfileOptions) (*Session, error) {
 
 // openSession starts the EventPipe session and reads its header.
 func (s *Session) openSession() error {
-	c, err := ipc.Dial(s.pid)
+	c, ep, r, err := openSymbolSession(s.pid)
+	if c != nil {
+		s.client = c
+	}
 	if err != nil {
 		return err
 	}
-	s.client = c
+	s.ep, s.reader = ep, r
+	return nil
+}
+
+// openSymbolSession starts the session of SessionProviders on pid and
+// reads its header (the client is returned once dialled, even on error).
+func openSymbolSession(pid int) (*ipc.Client, *ipc.Session, *nettrace.Reader, error) {
+	c, err := ipc.Dial(pid)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	ep, err := c.StartSession(ipc.SessionConfig{Providers: SessionProviders, NoStackwalk: true})
 	if err != nil {
 		// Runtimes before CollectTracing3 cannot drop stacks.
 		ep, err = c.StartSession(ipc.SessionConfig{Providers: SessionProviders})
 	}
 	if err != nil {
-		return err
+		return c, nil, nil, err
 	}
 	r, err := nettrace.NewReader(ep)
 	if err != nil {
 		ep.Close()
-		return fmt.Errorf("reading the session: %w", err)
+		return c, nil, nil, fmt.Errorf("reading the session: %w", err)
 	}
-	s.ep, s.reader = ep, r
-	return nil
+	return c, ep, r, nil
 }
 
 // read feeds the session's events to the symbol table and the builder.

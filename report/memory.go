@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -37,6 +38,38 @@ type MemoryDocument struct {
 	// Runtime is what the runtime said over the session beside the
 	// sampling; null without one (not a .NET process, --runtime=false).
 	Runtime *MemoryRuntimeJSON `json:"runtime"`
+	// Native is the sampled native allocations (--native; absent
+	// without it).
+	Native *MemoryNativeJSON `json:"native,omitempty"`
+}
+
+// MemoryNativeJSON is memory --native's estimate: by stack, bytes still
+// allocated at the end and bytes allocated over the run, most first.
+type MemoryNativeJSON struct {
+	// SampleBytes is the mean sampling interval in bytes.
+	SampleBytes int64                   `json:"sample_bytes"`
+	Outstanding []MemoryNativeStackJSON `json:"outstanding"`
+	Allocated   []MemoryNativeStackJSON `json:"allocated"`
+}
+
+// MemoryNativeStackJSON is one stack's estimate: frames' names leaf first
+// (managed and native), bytes and allocations.
+type MemoryNativeStackJSON struct {
+	Frames []string `json:"frames"`
+	Bytes  int64    `json:"bytes"`
+	Count  int64    `json:"count"`
+}
+
+// NewMemoryNative converts Native's result.
+func NewMemoryNative(r *memory.NativeResult) *MemoryNativeJSON {
+	conv := func(l []memory.NativeStack) []MemoryNativeStackJSON {
+		out := make([]MemoryNativeStackJSON, 0, len(l))
+		for _, s := range l {
+			out = append(out, MemoryNativeStackJSON{Frames: s.Frames, Bytes: int64(math.Round(s.Bytes)), Count: int64(math.Round(s.Count))})
+		}
+		return out
+	}
+	return &MemoryNativeJSON{SampleBytes: r.SampleBytes, Outstanding: conv(r.Outstanding), Allocated: conv(r.Allocated)}
 }
 
 // MemoryRuntimeJSON is what the runtime said of its heap: its counters'
@@ -186,6 +219,9 @@ func WriteMemoryJSON(w io.Writer, d *MemoryDocument) error {
 // mapped files.
 func WriteMemoryText(w io.Writer, d *MemoryDocument, images int) error {
 	var b strings.Builder
+	if l := d.Input.PartialLine(); l != "" {
+		b.WriteString(l + "\n")
+	}
 	fmt.Fprintf(&b, "pid %d (%s): RSS %s, PSS %s, USS %s, swap %s\n", d.Pid, d.Process, mib(d.RssBytes), mib(d.PssBytes), mib(d.UssBytes), mib(d.SwapBytes))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  part\tRSS\t%\tPSS\tUSS\tmappings\t")
@@ -264,8 +300,53 @@ func WriteMemoryText(w io.Writer, d *MemoryDocument, images int) error {
 		tw.Flush()
 	}
 	fmt.Fprintf(&b, "judgement: %s\n", d.Judgement)
+	if n := d.Native; n != nil {
+		writeNativeText(&b, n)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 func mib(b uint64) string { return memory.MiB(int64(b)) }
+
+// nativeTextStacks and nativeTextFrames bound the text's native stacks.
+const (
+	nativeTextStacks = 5
+	nativeTextFrames = 12
+)
+
+func writeNativeText(b *strings.Builder, n *MemoryNativeJSON) {
+	var out, all int64
+	for _, s := range n.Outstanding {
+		out += s.Bytes
+	}
+	for _, s := range n.Allocated {
+		all += s.Bytes
+	}
+	every := memory.MiB(n.SampleBytes)
+	if n.SampleBytes < 1<<20 {
+		every = fmt.Sprintf("%d KiB", n.SampleBytes>>10)
+		if n.SampleBytes%1024 != 0 {
+			every = fmt.Sprintf("%d bytes", n.SampleBytes)
+		}
+	}
+	fmt.Fprintf(b, "native allocations (sampled every %s on average): %s outstanding, %s allocated (estimates)\n",
+		every, memory.MiB(out), memory.MiB(all))
+	if len(n.Outstanding) == 0 {
+		b.WriteString("  nothing outstanding\n")
+	}
+	for i, s := range n.Outstanding {
+		if i == nativeTextStacks {
+			fmt.Fprintf(b, "  ... %d more stacks\n", len(n.Outstanding)-i)
+			break
+		}
+		fmt.Fprintf(b, "  %s in %d blocks:\n", memory.MiB(s.Bytes), s.Count)
+		for j, f := range s.Frames {
+			if j == nativeTextFrames {
+				fmt.Fprintf(b, "      ... %d more frames\n", len(s.Frames)-j)
+				break
+			}
+			fmt.Fprintf(b, "      %s\n", f)
+		}
+	}
+}

@@ -22,6 +22,8 @@ func TestMemoryErrors(t *testing.T) {
 		{[]string{"memory", "--pid", "1", "--interval", "0"}, "--interval 0s: want more than 0"},
 		{[]string{"memory", "--pid", "1", "--images", "-1"}, "--images -1: want 0 or more"},
 		{[]string{"memory", "--name", "no-such-process-clrspy"}, `no .NET process named "no-such-process-clrspy" (see clrspy ps)`},
+		{[]string{"memory", "--pid", "1", "--native"}, "--native needs --duration: the allocations are followed for that long"},
+		{[]string{"memory", "--pid", "1", "--native", "--duration", "1s", "--sample-rate", "0"}, "--sample-rate 0: want 1 or more"},
 		{[]string{"memory", "--", "/nonexistent/prog"}, "starting /nonexistent/prog: fork/exec /nonexistent/prog: no such file or directory"},
 	} {
 		root := newRootCmd()
