@@ -117,7 +117,11 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	// page), sharing one symbol table; the providers are derived from it.
 	set := analysis.NewSet()
 	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
-	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true}) // the page has the profile
+	// triage's analyses as clrspy triage registers them (Refine: the
+	// thread-pool, exception and request facts), so the page's findings
+	// are judged from the same facts; the page has the profile
+	// (SetProfile below).
+	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true, Refine: true})
 	var proc *source.ProcWatcher
 	var cpu *pagePerf
 	r, err := runSet(cmd, t, args, set, setRun{
@@ -155,6 +159,11 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	pp := pageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
+	}
+	if prof != nil {
+		tri.SetProfile("perf", prof)
+	} else if pp.CPU != nil && pp.Timeline != nil && pp.Stacks != nil {
+		tri.SetProfile("eventpipe", pp.Timeline.WithSamples(pp.Stacks, pp.CPU))
 	}
 	pp.Findings = triage.Findings(tri.Facts())
 	page := report.NewPage(pp)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -89,5 +91,69 @@ func TestReportFindings(t *testing.T) {
 	if len(page.Findings) == 0 || page.Findings[0].Title != "9 induced GCs (1241/min): something calls GC.Collect" ||
 		strings.Index(html, `id="p-findings"`) > strings.Index(html, `id="summary"`) {
 		t.Errorf("page findings %+v", page.Findings)
+	}
+}
+
+// TestReportFindingsEqualTriage: the report page's findings are clrspy
+// triage's: the same trace through `clrspy triage --json` and `clrspy
+// report` gives the same findings (area, severity, title), in the same
+// order. Before, the page's judgement lacked triage's thread-pool,
+// exception and CPU facts: the exceptions fixture's storm (a warning in
+// triage) and the CPU fixture's top method were not on the page.
+func TestReportFindingsEqualTriage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		trace string
+		// want: a finding both must hold (area, severity, title).
+		want string
+		n    int
+	}{
+		{"../../testdata/traces/composite.nettrace", "gc critical 15 blocking gen2 GCs (382/min)", 8},
+		{"../../testdata/traces/cpu.nettrace", "cpu info CPU: no usage figure in this stream; top method Workload.Cpu.HotA 63%", 3},
+		{gunzipTrace(t, "exceptions.nettrace.gz", dir, 0), "exceptions warning 379 exceptions/s (160 thrown); top: System.InvalidOperationException", 3},
+		{gunzipTrace(t, "threadpool.nettrace.gz", dir, 0), "threadpool info thread pool calm: queue ≤ 1, 13 threads", 5},
+	} {
+		stdout, stderr, err := runCaptured(t, "triage", "--json", tc.trace)
+		if err != nil {
+			t.Fatalf("triage %s: %v\n%s", tc.trace, err, stderr)
+		}
+		var doc struct {
+			Findings []triage.Finding `json:"findings"`
+		}
+		if err := json.Unmarshal(stdout, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, filepath.Base(tc.trace)+".html")
+		if _, stderr, err := runCaptured(t, "report", "-o", out, tc.trace); err != nil {
+			t.Fatalf("report %s: %v\n%s", tc.trace, err, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := pageDataRE.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s: no page data", out)
+		}
+		var page struct {
+			Findings []triage.Finding `json:"findings"`
+		}
+		if err := json.Unmarshal(m[1], &page); err != nil {
+			t.Fatal(err)
+		}
+		line := func(fs []triage.Finding) []string {
+			var s []string
+			for _, f := range fs {
+				s = append(s, fmt.Sprintf("%s %s %s", f.Area, f.Severity, f.Title))
+			}
+			return s
+		}
+		tri, rep := line(doc.Findings), line(page.Findings)
+		if !slices.Equal(tri, rep) {
+			t.Errorf("%s: triage's findings\n  %s\nthe report's\n  %s", filepath.Base(tc.trace), strings.Join(tri, "\n  "), strings.Join(rep, "\n  "))
+		}
+		if len(tri) != tc.n || !slices.Contains(tri, tc.want) {
+			t.Errorf("%s: triage's %d findings %q, want %d with %q", filepath.Base(tc.trace), len(tri), tri, tc.n, tc.want)
+		}
 	}
 }
