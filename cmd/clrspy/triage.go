@@ -1,15 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"github.com/clrspy/clrspy/internal/memread"
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -150,33 +147,7 @@ func (tp *triagePerf) stop() []triage.Method {
 	tp.s.Close()
 	defer tp.b.Close()
 	tp.b.Finish()
-	return topLeafMethods(tp.b.Result(), 5)
-}
-
-// topLeafMethods is a profile's n methods with the most samples as the
-// leaf frame, with their share of the samples (argument lists dropped).
-func topLeafMethods(p *stacks.Profile, n int) []triage.Method {
-	by := map[string]int64{}
-	var total int64
-	for _, s := range p.Samples {
-		if s.OffCPU || len(s.Stack) == 0 {
-			continue
-		}
-		name := p.Frames[s.Stack[0]].Name
-		if i := strings.IndexByte(name, '('); i > 0 {
-			name = name[:i]
-		}
-		by[name] += s.Count
-		total += s.Count
-	}
-	var out []triage.Method
-	for name, c := range by {
-		out = append(out, triage.Method{Name: name, Pct: float64(c) * 100 / float64(total)})
-	}
-	slices.SortFunc(out, func(x, y triage.Method) int {
-		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
-	})
-	return out[:min(n, len(out))]
+	return triage.TopLeafMethods(tp.b.Result(), 5)
 }
 
 // splitSampler reads the target's memory split (package memory) and its
