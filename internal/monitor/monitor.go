@@ -201,7 +201,7 @@ type Monitor struct {
 	started, resolved [3]int
 	seed              seedState
 	num               numbering
-	lastRaw           int64  // the latest event's raw timestamp
+	lastRaw           int64 // the latest event's raw timestamp
 
 	flavor flavorState
 	proc   Process

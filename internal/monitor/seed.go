@@ -123,7 +123,7 @@ type numbering struct {
 // sideSeed is a publication of another session's meter waiting for this
 // session's events to reach its time.
 type sideSeed struct {
-	at       int64  // the publication's timestamp (the process's clock)
+	at       int64 // the publication's timestamp (the process's clock)
 	gens     [3]int
 	pauseMS  float64
 	locks    float64
