@@ -45,6 +45,26 @@ func (r GCReason) String() string {
 	return fmt.Sprintf("Reason%d", uint32(r))
 }
 
+// MarshalText writes the reason by name (String): the JSON of a GC row.
+func (r GCReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Reason17).
+func (r *GCReason) UnmarshalText(b []byte) error {
+	s := string(b)
+	for i, n := range gcReasonNames {
+		if n == s {
+			*r = GCReason(i)
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Reason%d", &v); err != nil || fmt.Sprintf("Reason%d", v) != s {
+		return fmt.Errorf("clrevents: unknown GC reason %q", s)
+	}
+	*r = GCReason(v)
+	return nil
+}
+
 // IsInduced reports whether the GC was asked for by the application
 // (GC.Collect and friends) rather than by the allocator.
 func (r GCReason) IsInduced() bool {
@@ -77,6 +97,26 @@ func (t GCType) String() string {
 	return fmt.Sprintf("Type%d", uint32(t))
 }
 
+// MarshalText writes the type by name (String): the JSON of a GC row.
+func (t GCType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Type3).
+func (t *GCType) UnmarshalText(b []byte) error {
+	s := string(b)
+	for v := GCNonConcurrent; v <= GCForeground; v++ {
+		if v.String() == s {
+			*t = v
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Type%d", &v); err != nil || fmt.Sprintf("Type%d", v) != s {
+		return fmt.Errorf("clrevents: unknown GC type %q", s)
+	}
+	*t = GCType(v)
+	return nil
+}
+
 // SuspendReason is why the runtime suspended managed threads
 // (GCSuspendEEBegin).
 type SuspendReason uint32
@@ -105,6 +145,27 @@ func (r SuspendReason) String() string {
 		return suspendReasonNames[r]
 	}
 	return fmt.Sprintf("Suspend%d", uint32(r))
+}
+
+// MarshalText writes the reason by name (String): the JSON of a
+// suspension row.
+func (r SuspendReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads what MarshalText writes (a name, or Suspend9).
+func (r *SuspendReason) UnmarshalText(b []byte) error {
+	s := string(b)
+	for i, n := range suspendReasonNames {
+		if n == s {
+			*r = SuspendReason(i)
+			return nil
+		}
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(s, "Suspend%d", &v); err != nil || fmt.Sprintf("Suspend%d", v) != s {
+		return fmt.Errorf("clrevents: unknown suspend reason %q", s)
+	}
+	*r = SuspendReason(v)
+	return nil
 }
 
 // IsGC reports whether the suspension is for a GC (blocking, or a

@@ -40,7 +40,8 @@ func followBGC(t *testing.T, spec source.Spec) *bgcRun {
 	// As the monitor runs it: few records kept, each GC read when handed over.
 	a := gcpause.New(st.Header(), gcpause.Options{MaxGCs: 8, MaxSuspensions: 8, OnGC: func(g *gcpause.GC) {
 		r.live[g.Number] = *g
-		r.page.Append(g)
+		row := gcpause.NewGCRow(g)
+		r.page.Append(&row)
 	}})
 	readAll(t, st.Next, a.Event)
 	a.Result()

@@ -172,23 +172,35 @@ func (g *GC) FragmentationPercent(gen int) float64 {
 // (NonConcurrent), B (Background) or F (Foreground), then I for an induced
 // GC or i for InducedNotForced.
 func (g *GC) GenerationName() string {
-	b := []byte{byte('0' + g.Generation%10)}
+	t := 0
 	switch g.Type {
 	case clrevents.GCBackground:
-		b = append(b, 'B')
+		t = 1
 	case clrevents.GCForeground:
-		b = append(b, 'F')
-	default:
-		b = append(b, 'N')
+		t = 2
 	}
+	i := 0
 	switch g.Reason {
 	case clrevents.ReasonInduced:
-		b = append(b, 'I')
+		i = 1
 	case clrevents.ReasonInducedNotForced:
-		b = append(b, 'i')
+		i = 2
 	}
-	return string(b)
+	return genNames[((g.Generation%10+10)%10)*9+t*3+i]
 }
+
+// genNames are the GenerationName values, made once (a row per GC does
+// not allocate its name): generation digit, type, induced mark.
+var genNames = func() (n [90]string) {
+	for gen := range 10 {
+		for t, tc := range "NBF" {
+			for i, ic := range []string{"", "I", "i"} {
+				n[gen*9+t*3+i] = string(rune('0'+gen)) + string(tc) + ic
+			}
+		}
+	}
+	return n
+}()
 
 // Stop is one stretch during which the runtime was stopped for a GC
 // (Options.OnStop): from SuspendEEBegin to RestartEEEnd. Times are

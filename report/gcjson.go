@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
 )
@@ -19,104 +18,10 @@ import (
 // GCDocument is the JSON form of a GC analysis (clrspy gc --json).
 type GCDocument struct {
 	Input
-	Summary     GCSummary      `json:"summary"`
-	GCs         []GCRow        `json:"gcs"`
-	Suspensions []SuspRow      `json:"suspensions"`
-	Histogram   []HistogramRow `json:"histogram"`
-}
-
-// GCSummary is the rollup.
-type GCSummary struct {
-	GCCount             int                    `json:"gc_count"` // complete GCs
-	GCsStarted          int                    `json:"gcs_started"`
-	Incomplete          int                    `json:"incomplete"`
-	SessionMS           float64                `json:"session_ms"`
-	TotalPauseMS        float64                `json:"total_pause_ms"` // stopped time, overlaps once
-	OverlapMS           float64                `json:"overlap_ms"`     // sum of GC pauses − total_pause_ms
-	TotalPauseRuntimeMS float64                `json:"total_pause_runtime_ms"`
-	StartUnseen         int                    `json:"start_unseen"` // GCs begun before the trace: not in max/mean/percentiles
-	MaxPauseMS          float64                `json:"max_pause_ms"`
-	MeanPauseMS         float64                `json:"mean_pause_ms"`
-	P50MS               float64                `json:"p50_ms"`
-	P90MS               float64                `json:"p90_ms"`
-	P99MS               float64                `json:"p99_ms"`
-	P999MS              float64                `json:"p99_9_ms"`
-	PauseTimePercent    float64                `json:"pause_time_percent"`
-	TotalSuspendMS      float64                `json:"total_suspend_ms"`
-	MaxSuspendMS        float64                `json:"max_suspend_ms"`
-	ByGeneration        map[string]GenRollup   `json:"by_generation"`         // gen0, gen1, gen2
-	ByType              map[string]int         `json:"by_type"`               // non_concurrent, background, foreground
-	SuspensionsByReason []gcpause.ReasonRollup `json:"suspensions_by_reason"` // gcpause's rows, written in ms
-	UnmatchedRestarts   int                    `json:"unmatched_restarts"`
-}
-
-// GenRollup is one generation's rollup.
-type GenRollup struct {
-	Count          int     `json:"count"`
-	Induced        int     `json:"induced"`
-	TotalPauseMS   float64 `json:"total_pause_ms"`
-	OverlapMS      float64 `json:"overlap_ms"`
-	RuntimeMS      float64 `json:"total_pause_runtime_ms"`
-	StartUnseen    int     `json:"start_unseen"`
-	MeanPauseMS    float64 `json:"mean_pause_ms"`
-	MaxPauseMS     float64 `json:"max_pause_ms"`
-	P50MS          float64 `json:"p50_ms"`
-	P90MS          float64 `json:"p90_ms"`
-	P99MS          float64 `json:"p99_ms"`
-	P999MS         float64 `json:"p99_9_ms"`
-	PausePercent   float64 `json:"pause_time_percent"`
-	TotalSuspendMS float64 `json:"total_suspend_ms"`
-	MaxSuspendMS   float64 `json:"max_suspend_ms"`
-}
-
-// GCRow is one GC. Values the trace did not carry are null.
-type GCRow struct {
-	Index            int        `json:"index"`
-	Number           uint32     `json:"number"`
-	Generation       int        `json:"generation"`
-	Gen              string     `json:"gen"`
-	Type             string     `json:"type"`
-	Reason           string     `json:"reason"`
-	Induced          bool       `json:"induced"`
-	Complete         bool       `json:"complete"`
-	StartSeen        bool       `json:"start_seen"` // false: the pause began before the trace, pause_ms is a lower bound
-	PauseStartMS     float64    `json:"pause_start_ms"`
-	PauseStartUTC    time.Time  `json:"pause_start_utc"`
-	GCStartMS        float64    `json:"gc_start_ms"`
-	PauseEndMS       float64    `json:"pause_end_ms"`
-	SuspendMS        float64    `json:"suspend_ms"`
-	PauseMS          float64    `json:"pause_ms"`
-	PauseRuntimeMS   *float64   `json:"pause_runtime_ms"` // the runtime's own definition (GC.GetTotalPauseDuration)
-	Pauses           int        `json:"pauses"`
-	GCDurationMS     *float64   `json:"gc_duration_ms"`
-	PausePercent     float64    `json:"pause_time_percent"`
-	Gen0AllocMB      *float64   `json:"gen0_alloc_mb"`
-	PeakMB           *float64   `json:"peak_mb"`
-	AfterMB          *float64   `json:"after_mb"`
-	PromotedMB       *float64   `json:"promoted_mb"`
-	GenSizeMB        []*float64 `json:"gen_size_mb"`
-	SurvivalPercent  []*float64 `json:"survival_percent"`
-	FragPercent      []*float64 `json:"fragmentation_percent"`
-	PinnedObjects    *uint32    `json:"pinned_objects"`
-	FinalizeSurvMB   *float64   `json:"finalize_survived_mb"`
-	Heaps            int        `json:"heaps,omitempty"`
-	NoSuspension     bool       `json:"no_suspension,omitempty"`
-	MissingSuspEnd   bool       `json:"missing_suspend_end,omitempty"`
-	LostEventsDuring bool       `json:"lost_events,omitempty"`
-	// RequestsHit is the requests in flight the GC's pause froze (package
-	// requests' GC damage), set when the trace has request events.
-	RequestsHit *int64 `json:"requests_hit,omitempty"`
-}
-
-// SuspRow is one non-GC runtime suspension.
-type SuspRow struct {
-	Reason     string    `json:"reason"`
-	StartMS    float64   `json:"start_ms"`
-	StartUTC   time.Time `json:"start_utc"`
-	ThreadID   uint64    `json:"thread_id"`
-	SuspendMS  *float64  `json:"suspend_ms"`
-	PauseMS    float64   `json:"pause_ms"`
-	Incomplete bool      `json:"incomplete,omitempty"`
+	Summary     gcpause.Summary         `json:"summary"`
+	GCs         []gcpause.GCRow         `json:"gcs"`
+	Suspensions []gcpause.SuspensionRow `json:"suspensions"`
+	Histogram   []HistogramRow          `json:"histogram"`
 }
 
 // HistogramRow is one pause histogram bucket; HiMS 0 means open-ended.
@@ -126,41 +31,14 @@ type HistogramRow struct {
 	Count int     `json:"count"`
 }
 
-// opt turns the analysis' "-1 = unknown" into null. Values are rounded
-// to 6 decimals so documents are stable and readable.
-func opt(v float64) *float64 {
-	if v < 0 || math.IsNaN(v) {
-		return nil
-	}
-	r := round6(v)
-	return &r
-}
-
-func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
-
-func genRollup(s gcpause.Rollup) GenRollup {
-	return GenRollup{
-		Count: s.Count, Induced: s.Induced,
-		TotalPauseMS: ms(s.TotalNanos), OverlapMS: ms(s.SumNanos - s.TotalNanos), RuntimeMS: ms(s.RuntimeNanos),
-		StartUnseen: s.StartUnseen, MeanPauseMS: ms(s.MeanNanos), MaxPauseMS: ms(s.MaxNanos),
-		P50MS: ms(s.P50), P90MS: ms(s.P90), P99MS: ms(s.P99), P999MS: ms(s.P999),
-		PausePercent:   round6(s.PausePercent),
-		TotalSuspendMS: ms(s.TotalSuspend), MaxSuspendMS: ms(s.MaxSuspend),
-	}
-}
-
 // NewGCDocument builds the JSON document of a result.
 func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
-	d := &GCDocument{Input: in, GCs: []GCRow{}, Suspensions: []SuspRow{}, Summary: NewGCSummary(res)}
+	d := &GCDocument{Input: in, GCs: []gcpause.GCRow{}, Suspensions: []gcpause.SuspensionRow{}, Summary: gcpause.NewSummary(res)}
 	for _, g := range res.GCs {
-		d.GCs = append(d.GCs, gcRow(g))
+		d.GCs = append(d.GCs, gcpause.NewGCRow(g))
 	}
 	for _, s := range res.Suspensions {
-		row := SuspRow{Reason: s.Reason.String(), StartMS: ms(s.StartNanos), StartUTC: s.StartUTC.UTC(),
-			ThreadID: s.ThreadID, PauseMS: ms(s.PauseNanos), Incomplete: s.Incomplete}
-		if s.SuspendNanos >= 0 {
-			row.SuspendMS = opt(ms(s.SuspendNanos))
-		}
+		row := gcpause.NewSuspensionRow(s)
 		d.Suspensions = append(d.Suspensions, row)
 	}
 	h := &res.All.Histogram
@@ -169,67 +47,6 @@ func NewGCDocument(in Input, res *gcpause.Result) *GCDocument {
 		d.Histogram = append(d.Histogram, HistogramRow{LoMS: ms(lo), HiMS: ms(hi), Count: int(n)})
 	}
 	return d
-}
-
-// NewGCSummary is the rollup of a result (the summary of a GC document).
-func NewGCSummary(res *gcpause.Result) GCSummary {
-	a := res.All
-	sum := GCSummary{
-		GCCount: res.Complete, GCsStarted: res.Started, Incomplete: res.Incomplete,
-		SessionMS:    ms(res.SessionNanos),
-		TotalPauseMS: ms(a.TotalNanos), OverlapMS: ms(a.SumNanos - a.TotalNanos),
-		TotalPauseRuntimeMS: ms(a.RuntimeNanos), StartUnseen: a.StartUnseen,
-		MaxPauseMS: ms(a.MaxNanos), MeanPauseMS: ms(a.MeanNanos),
-		P50MS: ms(a.P50), P90MS: ms(a.P90), P99MS: ms(a.P99), P999MS: ms(a.P999),
-		PauseTimePercent: round6(a.PausePercent),
-		TotalSuspendMS:   ms(a.TotalSuspend), MaxSuspendMS: ms(a.MaxSuspend),
-		ByGeneration:        map[string]GenRollup{},
-		ByType:              map[string]int{},
-		SuspensionsByReason: slices.Clone(res.ByReason),
-		UnmatchedRestarts:   res.UnmatchedRestarts,
-	}
-	for g, s := range res.ByGen {
-		sum.ByGeneration["gen"+strconv.Itoa(g)] = genRollup(s)
-	}
-	for t, n := range res.ByType {
-		sum.ByType[SnakeCase(t.String())] = n
-	}
-	if sum.SuspensionsByReason == nil {
-		sum.SuspensionsByReason = []gcpause.ReasonRollup{} // [] in JSON, not null
-	}
-	return sum
-}
-
-func gcRow(g *gcpause.GC) GCRow {
-	r := GCRow{
-		Index: g.Index, Number: g.Number, Generation: g.Generation, Gen: g.GenerationName(),
-		Type: g.Type.String(), Reason: g.Reason.String(), Induced: g.Induced, Complete: g.Complete, StartSeen: g.StartSeen,
-		PauseStartMS: ms(g.PauseStartNanos), PauseStartUTC: g.PauseStartUTC.UTC(),
-		GCStartMS: ms(g.StartNanos), PauseEndMS: ms(g.PauseEndNanos),
-		SuspendMS: ms(g.SuspendNanos), PauseMS: ms(g.PauseNanos), Pauses: g.Pauses,
-		PausePercent: round6(g.PausePercentSinceLastGC),
-		Gen0AllocMB:  opt(g.Gen0AllocMB()), PeakMB: opt(g.HeapSizePeakMB()),
-		AfterMB: opt(g.HeapSizeAfterMB()), PromotedMB: opt(g.PromotedMB()),
-		Heaps: g.Heaps, NoSuspension: g.NoSuspension, MissingSuspEnd: g.MissingSuspendEnd,
-		LostEventsDuring: g.LostEvents,
-	}
-	if g.DurationNanos >= 0 {
-		r.GCDurationMS = opt(ms(g.DurationNanos))
-	}
-	if g.PauseRuntimeNanos >= 0 {
-		r.PauseRuntimeMS = opt(ms(g.PauseRuntimeNanos))
-	}
-	for gen := 0; gen < 5; gen++ {
-		r.GenSizeMB = append(r.GenSizeMB, opt(g.GenSizeAfterMB(gen)))
-		r.SurvivalPercent = append(r.SurvivalPercent, opt(g.SurvivalPercent(gen)))
-		r.FragPercent = append(r.FragPercent, opt(g.FragmentationPercent(gen)))
-	}
-	if g.HasHeapStats {
-		p := g.HeapStats.PinnedObjectCount
-		r.PinnedObjects = &p
-		r.FinalizeSurvMB = opt(float64(g.HeapStats.FinalizationPromotedSize) / 1e6)
-	}
-	return r
 }
 
 // WriteGCJSON writes the document, indented.
@@ -269,7 +86,7 @@ func WriteGCJSONHits(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool, hi
 	// The document without rows, split where they go; each row indented
 	// as the encoder indents an element of "gcs".
 	rows := d.GCs
-	d.GCs = []GCRow{}
+	d.GCs = []gcpause.GCRow{}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -299,7 +116,7 @@ func WriteGCJSONHits(w io.Writer, in Input, res *gcpause.Result, sp *GCSpool, hi
 		// The spooled rows were written before the requests they hit had
 		// all ended: each gains its count now.
 		spooled = func(b []byte) {
-			var r GCRow
+			var r gcpause.GCRow
 			if err := json.Unmarshal(b, &r); err != nil {
 				rerr = cmp.Or(rerr, err)
 				return

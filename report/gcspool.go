@@ -85,7 +85,7 @@ func (s *GCSpool) Add(g *gcpause.GC) {
 		}
 		return
 	}
-	b, err := json.MarshalIndent(gcRow(g), "    ", "  ")
+	b, err := json.MarshalIndent(gcpause.NewGCRow(g), "    ", "  ")
 	if err != nil {
 		s.err = err
 		return

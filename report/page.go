@@ -45,8 +45,8 @@ type Page struct {
 	T1MS float64 `json:"t1_ms"`
 	// Summary is the exact rollup of every GC (the page computes the
 	// same figures for a selected time range from the rows).
-	Summary *GCSummary `json:"summary,omitempty"`
-	GCs     *GCColumns `json:"gcs"`
+	Summary *gcpause.Summary `json:"summary,omitempty"`
+	GCs     *GCColumns       `json:"gcs"`
 	// GCReasons and SuspendReasons name the codes of the rows.
 	GCReasons      map[string]string `json:"gc_reasons"`
 	Suspensions    *SuspColumns      `json:"suspensions"`
@@ -133,13 +133,14 @@ func NewPage(pp PageParts) *Page {
 		p.StartUTC = pp.Start.UTC().Format(time.RFC3339Nano)
 	}
 	if res := pp.GC; res != nil {
-		s := NewGCSummary(res)
+		s := gcpause.NewSummary(res)
 		p.Summary = &s
 		if pp.RetiredGCs != nil && pp.RetiredGCs.Len() > 0 {
 			p.GCs = pp.RetiredGCs
 		}
 		for _, g := range res.GCs {
-			p.GCs.Append(g)
+			r := gcpause.NewGCRow(g)
+			p.GCs.Append(&r)
 		}
 		for _, s := range res.Suspensions {
 			p.Suspensions.Append(s)
@@ -260,14 +261,6 @@ func appendNum(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, round3(v), 'f', -1, 64)
 }
 
-// unknown maps the analyses' "-1 = unknown" to NaN (null).
-func unknown(v float64) float64 {
-	if v < 0 {
-		return math.NaN()
-	}
-	return v
-}
-
 // GC row flags (GCColumns.Flags).
 const (
 	FlagNoSuspension = 1 << iota
@@ -276,8 +269,10 @@ const (
 	FlagInduced
 )
 
-// GCColumns are GC rows, one array per column, in start order. Times are
-// ms since the session start, sizes decimal MB; null is unknown.
+// GCColumns are GC rows (gcpause.GCRow), one array per column, in start
+// order: the page's compact form of the rows (short keys, numbers to 3
+// decimals), not a row type of its own. Times are ms since the session
+// start, sizes decimal MB; null is unknown.
 type GCColumns struct {
 	Number     []uint32  `json:"n"`
 	Gen        []int     `json:"gen"`
@@ -317,58 +312,62 @@ func (c *GCColumns) Len() int {
 	return len(c.Number)
 }
 
-// Append adds one GC.
-func (c *GCColumns) Append(g *gcpause.GC) {
-	c.Number = append(c.Number, g.Number)
-	c.Gen = append(c.Gen, g.Generation)
-	c.Type = append(c.Type, int(g.Type))
-	c.Reason = append(c.Reason, uint32(g.Reason))
+// GCColumnsOf is rows as the page's columns.
+func GCColumnsOf(rows []gcpause.GCRow) *GCColumns {
+	c := &GCColumns{}
+	for i := range rows {
+		c.Append(&rows[i])
+	}
+	return c
+}
+
+// num is a row's value as a column's: unknown is NaN (null).
+func num(o gcpause.Opt) float64 { return o.Or(math.NaN()) }
+
+// Append adds one GC's row: the columns are gcpause.GCRow's values, one
+// array per field the page draws.
+func (c *GCColumns) Append(r *gcpause.GCRow) {
+	c.Number = append(c.Number, r.Number)
+	c.Gen = append(c.Gen, r.Generation)
+	c.Type = append(c.Type, int(r.Type))
+	c.Reason = append(c.Reason, uint32(r.Reason))
 	complete := 0
-	if g.Complete {
+	if r.Complete {
 		complete = 1
 	}
 	c.Complete = append(c.Complete, complete)
-	c.Start = append(c.Start, ms(g.StartNanos))
-	c.PauseStart = append(c.PauseStart, ms(g.PauseStartNanos))
-	c.Pause = append(c.Pause, ms(g.PauseNanos))
-	c.Suspend = append(c.Suspend, ms(g.SuspendNanos))
-	dur := math.NaN()
-	if g.DurationNanos >= 0 {
-		dur = ms(g.DurationNanos)
-	}
-	c.Duration = append(c.Duration, dur)
-	c.PausePct = append(c.PausePct, g.PausePercentSinceLastGC)
-	c.Pauses = append(c.Pauses, g.Pauses)
-	c.Alloc = append(c.Alloc, unknown(g.Gen0AllocMB()))
-	c.Peak = append(c.Peak, unknown(g.HeapSizePeakMB()))
-	c.After = append(c.After, unknown(g.HeapSizeAfterMB()))
-	c.Promoted = append(c.Promoted, unknown(g.PromotedMB()))
+	c.Start = append(c.Start, r.GCStartMS)
+	c.PauseStart = append(c.PauseStart, r.PauseStartMS)
+	c.Pause = append(c.Pause, r.PauseMS)
+	c.Suspend = append(c.Suspend, r.SuspendMS)
+	c.Duration = append(c.Duration, num(r.GCDurationMS))
+	c.PausePct = append(c.PausePct, r.PausePercent)
+	c.Pauses = append(c.Pauses, r.Pauses)
+	c.Alloc = append(c.Alloc, num(r.Gen0AllocMB))
+	c.Peak = append(c.Peak, num(r.PeakMB))
+	c.After = append(c.After, num(r.AfterMB))
+	c.Promoted = append(c.Promoted, num(r.PromotedMB))
 	for gen := range c.Size {
-		c.Size[gen] = append(c.Size[gen], unknown(g.GenSizeAfterMB(gen)))
+		c.Size[gen] = append(c.Size[gen], num(r.GenSizeMB[gen]))
 	}
 	for gen := range c.Surv {
-		c.Surv[gen] = append(c.Surv[gen], unknown(g.SurvivalPercent(gen)))
-		c.Frag[gen] = append(c.Frag[gen], unknown(g.FragmentationPercent(gen)))
+		c.Surv[gen] = append(c.Surv[gen], num(r.SurvivalPercent[gen]))
+		c.Frag[gen] = append(c.Frag[gen], num(r.FragPercent[gen]))
 	}
-	pinned, fin := math.NaN(), math.NaN()
-	if g.HasHeapStats {
-		pinned = float64(g.HeapStats.PinnedObjectCount)
-		fin = float64(g.HeapStats.FinalizationPromotedSize) / 1e6
-	}
-	c.Pinned = append(c.Pinned, pinned)
-	c.FinSurv = append(c.FinSurv, fin)
-	c.Heaps = append(c.Heaps, g.Heaps)
+	c.Pinned = append(c.Pinned, num(r.PinnedObjects))
+	c.FinSurv = append(c.FinSurv, num(r.FinalizeSurvMB))
+	c.Heaps = append(c.Heaps, r.Heaps)
 	flags := 0
-	if g.NoSuspension {
+	if r.NoSuspension {
 		flags |= FlagNoSuspension
 	}
-	if g.MissingSuspendEnd {
+	if r.MissingSuspEnd {
 		flags |= FlagMissingSuspendEnd
 	}
-	if g.LostEvents {
+	if r.LostEvents {
 		flags |= FlagLostEvents
 	}
-	if g.Induced {
+	if r.Induced {
 		flags |= FlagInduced
 	}
 	c.Flags = append(c.Flags, flags)
@@ -638,47 +637,10 @@ func writePage(w io.Writer, title string, data any, live bool) error {
 const pageJSONDepth = 2
 
 // Slice returns rows [from, to) as columns of their own (sharing the
-// arrays: neither may change those rows afterwards).
-func (c *GCColumns) Slice(from, to int) *GCColumns {
-	s := &GCColumns{
-		Number: c.Number[from:to], Gen: c.Gen[from:to], Type: c.Type[from:to], Reason: c.Reason[from:to],
-		Complete: c.Complete[from:to], Start: c.Start[from:to], PauseStart: c.PauseStart[from:to],
-		Pause: c.Pause[from:to], Suspend: c.Suspend[from:to], Duration: c.Duration[from:to],
-		PausePct: c.PausePct[from:to], Pauses: c.Pauses[from:to], Alloc: c.Alloc[from:to], Peak: c.Peak[from:to],
-		After: c.After[from:to], Promoted: c.Promoted[from:to], Pinned: c.Pinned[from:to], FinSurv: c.FinSurv[from:to],
-		Heaps: c.Heaps[from:to], Flags: c.Flags[from:to],
-	}
-	for i := range c.Size {
-		s.Size[i] = c.Size[i][from:to]
-	}
-	for i := range c.Surv {
-		s.Surv[i] = c.Surv[i][from:to]
-		s.Frag[i] = c.Frag[i][from:to]
-	}
-	return s
-}
-
-// Slice returns rows [from, to) as columns of their own (sharing the
 // arrays).
 func (c *SuspColumns) Slice(from, to int) *SuspColumns {
 	return &SuspColumns{Start: c.Start[from:to], Pause: c.Pause[from:to], Suspend: c.Suspend[from:to],
 		Reason: c.Reason[from:to], Thread: c.Thread[from:to], Incomplete: c.Incomplete[from:to]}
-}
-
-// Clone copies the columns (new arrays).
-func (c *GCColumns) Clone() *GCColumns {
-	s := c.Slice(0, c.Len())
-	s.Number, s.Gen, s.Type, s.Reason, s.Complete = slices.Clone(s.Number), slices.Clone(s.Gen), slices.Clone(s.Type), slices.Clone(s.Reason), slices.Clone(s.Complete)
-	s.Start, s.PauseStart, s.Pause, s.Suspend, s.Duration = slices.Clone(s.Start), slices.Clone(s.PauseStart), slices.Clone(s.Pause), slices.Clone(s.Suspend), slices.Clone(s.Duration)
-	s.PausePct, s.Pauses, s.Alloc, s.Peak, s.After = slices.Clone(s.PausePct), slices.Clone(s.Pauses), slices.Clone(s.Alloc), slices.Clone(s.Peak), slices.Clone(s.After)
-	s.Promoted, s.Pinned, s.FinSurv, s.Heaps, s.Flags = slices.Clone(s.Promoted), slices.Clone(s.Pinned), slices.Clone(s.FinSurv), slices.Clone(s.Heaps), slices.Clone(s.Flags)
-	for i := range s.Size {
-		s.Size[i] = slices.Clone(s.Size[i])
-	}
-	for i := range s.Surv {
-		s.Surv[i], s.Frag[i] = slices.Clone(s.Surv[i]), slices.Clone(s.Frag[i])
-	}
-	return s
 }
 
 // Clone copies the columns (new arrays).

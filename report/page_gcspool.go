@@ -83,7 +83,8 @@ func leafWidth(v reflect.Value) int64 {
 // appendSpooled adds g's row and spools the rows in memory once they are
 // a chunk. If the spool cannot be written the rows stay in memory.
 func (c *GCColumns) appendSpooled(g *gcpause.GC) {
-	c.Append(g)
+	r := gcpause.NewGCRow(g)
+	c.Append(&r)
 	if len(c.Number) < pageSpoolChunk || (c.spool != nil && c.spool.err != nil) {
 		return
 	}

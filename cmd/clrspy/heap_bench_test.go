@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/report"
 )
@@ -41,7 +42,7 @@ func BenchmarkHeapMovementPause(b *testing.B) {
 	dir := b.TempDir()
 	// gen0 records one run and returns its gen0 pause statistics and the
 	// objects the workload allocated (its throughput).
-	gen0 := func(profile string) (report.GenRollup, float64) {
+	gen0 := func(profile string) (gcpause.GenSummary, float64) {
 		trace := filepath.Join(dir, profile+".nettrace")
 		out := filepath.Join(dir, profile+".json")
 		child := filepath.Join(dir, profile+".out")

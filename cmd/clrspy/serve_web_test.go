@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/report"
 )
@@ -23,7 +24,7 @@ type webMessage struct {
 		GCs *report.GCColumns `json:"gcs"`
 	} `json:"page"`
 	GCs     *report.GCColumns `json:"gcs"`
-	Summary *report.GCSummary `json:"summary"`
+	Summary *gcpause.Summary  `json:"summary"`
 }
 
 // TestServeWeb: `clrspy serve --web` serves the live view at / beside

@@ -69,14 +69,14 @@ var teReasonNames = map[string]string{
 	"BGCTuningSOH": "14", "BGCTuningLOH": "15", "BGCStepping": "16", "InducedAggressive": "17",
 }
 
-func clrspyTERows(rows []report.GCRow) []teRow {
+func clrspyTERows(rows []gcpause.GCRow) []teRow {
 	out := make([]teRow, 0, len(rows))
 	for _, g := range rows {
-		reason := g.Reason
+		reason := g.Reason.String()
 		if n, ok := teReasonNames[reason]; ok {
 			reason = n
 		}
-		out = append(out, teRow{Number: g.Number, Generation: g.Generation, Type: g.Type + "GC",
+		out = append(out, teRow{Number: g.Number, Generation: g.Generation, Type: g.Type.String() + "GC",
 			Reason: reason, Complete: g.Complete, PauseMS: g.PauseMS})
 	}
 	return out
@@ -109,7 +109,7 @@ func gcDocOfFile(t *testing.T, path string) *report.GCDocument {
 // gcRowsOfPrefix is clrspy's GC analysis of the first n events of the
 // file (what gc --json reports, through the library) and their counts per
 // provider, id and version (what stat reports).
-func gcRowsOfPrefix(t *testing.T, path string, n int64) ([]report.GCRow, []nettrace.EventCount) {
+func gcRowsOfPrefix(t *testing.T, path string, n int64) ([]gcpause.GCRow, []nettrace.EventCount) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {

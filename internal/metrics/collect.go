@@ -8,6 +8,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/memory"
@@ -119,10 +120,10 @@ func walkTarget(t *Target, s sink) {
 	// session, their generations and pauses not said yet) is left out
 	// rather than exported low.
 	if g.BeforeSession != nil || g.NumberedBefore == 0 {
-		for i, gen := range g.Generations {
-			s.value(famCollections, float64(gen.Count+before.Generations[i]), lv(genNames[i]))
+		for i := range gcpause.GenKeys {
+			s.value(famCollections, float64(g.Gen(i).Count+before.Generations[i]), lv(genNames[i]))
 		}
-		s.value(famPauseTime, (g.TotalPauseMS+before.PauseRuntimeMS)/1e3, lv())
+		s.value(famPauseTime, (g.StoppedMS+before.PauseRuntimeMS)/1e3, lv())
 		s.value(famPauseRuntime, (g.TotalPauseRuntimeMS+before.PauseRuntimeMS)/1e3, lv())
 	}
 	for i, v := range g.HeapSizeAfterBytes {
@@ -137,7 +138,7 @@ func walkTarget(t *Target, s sink) {
 		sh, sn := t.GC.suspendHist()
 		s.hist(famSuspend, sh, sn, lv())
 	}
-	for _, r := range snap.SuspensionsByReason {
+	for _, r := range g.SuspensionsByReason {
 		if r.Reason.IsGC() {
 			// GC suspensions are the pause families'.
 			continue

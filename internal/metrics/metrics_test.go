@@ -268,7 +268,7 @@ func TestNativeHistogram(t *testing.T) {
 	for _, tg := range src.targets[:1] {
 		for _, g := range tg.Snapshot.GCs {
 			if g.Complete {
-				ref.WithLabelValues(g.Gen[:1], g.Type).Observe(g.PauseMS / 1e3)
+				ref.WithLabelValues(g.Gen[:1], g.Type.String()).Observe(g.PauseMS / 1e3)
 			}
 		}
 	}

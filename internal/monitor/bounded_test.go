@@ -105,8 +105,8 @@ func TestBoundedOverLongTrace(t *testing.T) {
 	snap := m.Snapshot()
 	t.Logf("%d events (%d GCs, %d samples) over %.0f s of event clock: heap %.1f MB at a third, %.1f MB at the end; %d allocations for %d events and %d GCs (%.2f per GC); %d CPU stacks (max %d)",
 		n, gen.GCs, gen.Samples, snap.Session.ElapsedSec, float64(heapAt)/1e6, float64(heapEnd)/1e6, mallocs, events, gcs, float64(mallocs)/float64(max(gcs, 1)), len(m.cpu.stks), maxStacks)
-	if n != gen.Events || int64(snap.GC.Count) != gen.GCs || snap.Session.ElapsedSec < 90 {
-		t.Errorf("%d events, %d GCs, %.0f s; the generator wrote %d events, %d GCs", n, snap.GC.Count, snap.Session.ElapsedSec, gen.Events, gen.GCs)
+	if n != gen.Events || int64(snap.GC.GCCount) != gen.GCs || snap.Session.ElapsedSec < 90 {
+		t.Errorf("%d events, %d GCs, %.0f s; the generator wrote %d events, %d GCs", n, snap.GC.GCCount, snap.Session.ElapsedSec, gen.Events, gen.GCs)
 	}
 	if len(snap.GCs) != keepGCs || snap.CPU == nil || snap.CPU.Samples == 0 || snap.Locks.Waits == 0 {
 		t.Errorf("snapshot: %d GC rows, cpu %+v, %d lock waits", len(snap.GCs), snap.CPU != nil, snap.Locks.Waits)

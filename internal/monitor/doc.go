@@ -10,8 +10,9 @@
 // counters for the runtime's own counters; threadpool; exceptions; the
 // session's providers derived from the Set) and the rolling state built
 // from them:
-// the latest GC rows and non-GC suspension rows, GC
-// counts and pause histograms per generation (exclusive: a GC counts once,
+// the latest GC rows and non-GC suspension rows (gcpause.GCRow and
+// SuspensionRow, the rows clrspy gc --json writes), gcpause's summary of
+// every GC (gcpause.Summary, gc --json's), pause histograms per generation (exclusive: a GC counts once,
 // under the generation it collected), the share of time stopped over the
 // last 1, 10 and 60 s and since the session began, the longest pause,
 // heap sizes after the last GC, promoted bytes, the allocation rate,

@@ -47,20 +47,41 @@ func TestHistogramsEqualFile(t *testing.T) {
 				t.Errorf("pause histogram live %v, file %v; suspend live %v, file %v", g.PauseHistogram.Counts, res.All.Histogram.Counts,
 					g.SuspendHistogram.Counts, res.All.SuspendHistogram.Counts)
 			}
-			for i := range g.Generations {
-				if !reflect.DeepEqual(g.Generations[i].PauseHistogram, res.ByGen[i].Histogram) || g.Generations[i].Count != res.ByGen[i].Count {
-					t.Errorf("gen%d: live %d GCs %v, file %d %v", i, g.Generations[i].Count, g.Generations[i].PauseHistogram.Counts,
+			for i := range g.GenPauseHistograms {
+				if !reflect.DeepEqual(g.GenPauseHistograms[i], res.ByGen[i].Histogram) || g.Gen(i).Count != res.ByGen[i].Count {
+					t.Errorf("gen%d: live %d GCs %v, file %d %v", i, g.Gen(i).Count, g.GenPauseHistograms[i].Counts,
 						res.ByGen[i].Count, res.ByGen[i].Histogram.Counts)
 				}
 			}
-			if g.Count != res.Complete || (g.Longest == nil) != (len(res.Longest) == 0) || (g.Longest != nil && g.Longest.Number != res.Longest[0].Number) {
-				t.Errorf("live %d GCs, longest %+v; file %d", g.Count, g.Longest, res.Complete)
+			// One row type on both paths: the snapshot's rows (the latest
+			// ones kept) are clrspy gc --json's, compared as values.
+			doc := report.NewGCDocument(report.Input{}, res)
+			if n := len(snap.Suspensions); n > len(doc.Suspensions) || !reflect.DeepEqual(snap.Suspensions, doc.Suspensions[len(doc.Suspensions)-n:]) {
+				t.Errorf("suspension rows:\nlive %+v\nfile %+v", snap.Suspensions, doc.Suspensions)
 			}
-			if !slices.Equal(snap.SuspensionsByReason, res.ByReason) {
-				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", snap.SuspensionsByReason, res.ByReason)
+			t.Logf("%d live suspension rows, %d GC rows checked", len(snap.Suspensions), len(snap.GCs))
+			fileGCs := map[uint32]gcpause.GCRow{}
+			for _, r := range doc.GCs {
+				fileGCs[r.Number] = r
 			}
-			lj, _ := json.Marshal(snap.SuspensionsByReason)
-			fj, _ := json.Marshal(report.NewGCSummary(res).SuspensionsByReason)
+			for _, r := range snap.GCs {
+				if want, ok := fileGCs[r.Number]; !ok || !reflect.DeepEqual(r, want) {
+					t.Errorf("GC %d:\nlive %+v\nfile %+v", r.Number, r, want)
+					break
+				}
+			}
+			// One summary type on both paths: the live one is the file's.
+			if want := gcpause.NewSummary(res); !reflect.DeepEqual(g.Summary, want) {
+				t.Errorf("summary:\nlive %+v\nfile %+v", g.Summary, want)
+			}
+			if g.GCCount != res.Complete || (g.Longest == nil) != (len(res.Longest) == 0) || (g.Longest != nil && g.Longest.Number != res.Longest[0].Number) {
+				t.Errorf("live %d GCs, longest %+v; file %d", g.GCCount, g.Longest, res.Complete)
+			}
+			if !slices.Equal(g.SuspensionsByReason, res.ByReason) {
+				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", g.SuspensionsByReason, res.ByReason)
+			}
+			lj, _ := json.Marshal(g.SuspensionsByReason)
+			fj, _ := json.Marshal(gcpause.NewSummary(res).SuspensionsByReason)
 			if string(lj) != string(fj) {
 				t.Errorf("suspensions by reason JSON:\nlive %s\nfile %s", lj, fj)
 			}

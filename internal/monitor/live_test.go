@@ -118,7 +118,7 @@ func launchWith(t *testing.T, opts monitor.Options, extra func(*nettrace.Header)
 func TestMonitorInducedLive(t *testing.T) {
 	run := launchMonitored(t, monitor.Options{}, nil, "induced", "gen0=4", "gen1=3", "gen2=2", "pauselog=1")
 	snap, wl, seen := run.snap, run.wl, run.gcs
-	gens := snap.GC.Generations
+	gens := [3]gcpause.GenSummary{snap.GC.Gen(0), snap.GC.Gen(1), snap.GC.Gen(2)}
 	t.Logf("runtime %s server=%v concurrent=%v: gen0 %d gen1 %d gen2 %d, pause %.3f ms; monitor: %d/%d/%d, pause %.3f ms (suspend %.3f ms), flavour %s (%s/%s)",
 		wl.Runtime, wl.ServerGC, wl.ConcurrentGC, wl.Gen0, wl.Gen1, wl.Gen2, wl.PauseMs,
 		gens[0].Count, gens[1].Count, gens[2].Count, snap.GC.TotalPauseMS, snap.GC.TotalSuspendMS,
@@ -129,8 +129,8 @@ func TestMonitorInducedLive(t *testing.T) {
 	if gens[2].Count < 2 || gens[1].Count < 3 {
 		t.Errorf("the induced GCs are missing: %+v", gens)
 	}
-	if snap.GC.Count != wl.Gen0 || snap.GC.Incomplete != 0 || len(seen) != wl.Gen0 {
-		t.Errorf("%d complete, %d incomplete, %d callbacks; runtime %d GCs", snap.GC.Count, snap.GC.Incomplete, len(seen), wl.Gen0)
+	if snap.GC.GCCount != wl.Gen0 || snap.GC.Incomplete != 0 || len(seen) != wl.Gen0 {
+		t.Errorf("%d complete, %d incomplete, %d callbacks; runtime %d GCs", snap.GC.GCCount, snap.GC.Incomplete, len(seen), wl.Gen0)
 	}
 	if snap.Session.State != monitor.StateExited || snap.Session.ExitCode == nil || *snap.Session.ExitCode != 0 || snap.Session.EventsLost != 0 {
 		t.Errorf("session %+v", snap.Session)
@@ -150,14 +150,14 @@ func TestMonitorInducedLive(t *testing.T) {
 	if len(snap.GCs) != wl.Gen0 || snap.GC.Longest == nil {
 		t.Fatalf("%d rows, longest %v", len(snap.GCs), snap.GC.Longest)
 	}
-	var longest monitor.GCRow
+	var longest gcpause.GCRow
 	var total float64
 	for _, r := range snap.GCs {
 		total += r.PauseMS
 		if r.PauseMS > longest.PauseMS {
 			longest = r
 		}
-		if !r.Complete || !r.HeapAfterBytes.Valid() || r.Gen == "" {
+		if !r.Complete || !r.AfterMB.Valid() || r.Gen == "" {
 			t.Errorf("row %+v", r)
 		}
 	}
@@ -166,12 +166,16 @@ func TestMonitorInducedLive(t *testing.T) {
 	}
 	// Blocking GCs do not overlap: the stopped time is the pauses' sum
 	// (the union is of suspensions, whose nanoseconds the pauses share).
-	if d := total - snap.GC.SumPauseMS; d > 1e-6 || d < -1e-6 || math.Abs(snap.GC.TotalPauseMS-snap.GC.SumPauseMS) > 1e-6 {
-		t.Errorf("rows sum to %.6f ms, sum %.6f ms, stopped %.6f ms", total, snap.GC.SumPauseMS, snap.GC.TotalPauseMS)
+	sum := snap.GC.TotalPauseMS + snap.GC.OverlapMS
+	if d := total - sum; d > 1e-6 || d < -1e-6 || math.Abs(snap.GC.TotalPauseMS-sum) > 1e-6 || math.Abs(snap.GC.StoppedMS-sum) > 1e-6 {
+		t.Errorf("rows sum to %.6f ms, sum %.6f ms, stopped %.6f ms (%.6f ms by every GC suspension)", total, sum, snap.GC.TotalPauseMS, snap.GC.StoppedMS)
 	}
 	last := snap.GCs[len(snap.GCs)-1]
-	if snap.GC.HeapSizeAfterBytes != last.GenSizeAfterBytes || !snap.GC.HeapSizeAfterBytes[2].Valid() {
-		t.Errorf("heap after the last GC %v, its row %v", snap.GC.HeapSizeAfterBytes, last.GenSizeAfterBytes)
+	for i, b := range snap.GC.HeapSizeAfterBytes {
+		if mb := last.GenSizeMB[i]; b.Valid() != mb.Valid() || math.Abs(b.Or(0)-mb.Or(0)*1e6) > 0.5 || !snap.GC.HeapSizeAfterBytes[2].Valid() {
+			t.Errorf("heap after the last GC %v bytes, its row %v MB", snap.GC.HeapSizeAfterBytes, last.GenSizeMB)
+			break
+		}
 	}
 	var hist uint64
 	for _, c := range snap.GC.PauseHistogram.Counts {
@@ -360,7 +364,7 @@ func TestMonitorAttachStop(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(30 * time.Second)
-	for m.Snapshot().GC.Count < 3 {
+	for m.Snapshot().GC.GCCount < 3 {
 		if time.Now().After(deadline) {
 			t.Fatal("no GCs in 30 s")
 		}
@@ -408,7 +412,7 @@ func checkRuntimePause(t *testing.T, snap *monitor.Snapshot, wl *workload.Result
 	if err := wl.Get("pauseLog", &log); err != nil || len(log) < 2 {
 		t.Fatalf("workload pause log: %v (%d entries)", err, len(log))
 	}
-	rows := map[int64]monitor.GCRow{}
+	rows := map[int64]gcpause.GCRow{}
 	var sum float64
 	for _, r := range snap.GCs {
 		rows[int64(r.Number)] = r
@@ -444,7 +448,7 @@ func checkRuntimePause(t *testing.T, snap *monitor.Snapshot, wl *workload.Result
 	d := snap.GC.TotalPauseRuntimeMS - wl.PauseMs
 	allowed := 0.005*wl.PauseMs + extra + 0.001
 	t.Logf("runtime's definition: %.3f ms in all, GetTotalPauseDuration %.3f ms (%+.3f ms, allowed ±%.3f); %d GCs compared, beyond tolerance %v; PerfView's sum %.3f ms",
-		snap.GC.TotalPauseRuntimeMS, wl.PauseMs, d, allowed, compared, missed, snap.GC.SumPauseMS)
+		snap.GC.TotalPauseRuntimeMS, wl.PauseMs, d, allowed, compared, missed, snap.GC.TotalPauseMS+snap.GC.OverlapMS)
 	if compared < len(rows)-1 {
 		t.Errorf("only %d of %d GCs in the runtime's pause log", compared, len(rows))
 	}

@@ -52,8 +52,8 @@ func TestLongestLeavesOutUnseenStarts(t *testing.T) {
 	s.gc(1, 0.003, 6, true)
 	s.gc(2, 0.004, 7, true)
 	snap := s.m.Snapshot()
-	if snap.GC.Count != 3 || snap.GC.Longest == nil || snap.GC.Longest.Number != 7 {
-		t.Fatalf("%d GCs, longest %+v", snap.GC.Count, snap.GC.Longest)
+	if snap.GC.GCCount != 3 || snap.GC.Longest == nil || snap.GC.Longest.Number != 7 {
+		t.Fatalf("%d GCs, longest %+v", snap.GC.GCCount, snap.GC.Longest)
 	}
 	if d := snap.GC.Longest.PauseMS - 4; d > 1e-6 || d < -1e-6 {
 		t.Errorf("longest %.6f ms, want 4", snap.GC.Longest.PauseMS)

@@ -182,11 +182,14 @@ type Monitor struct {
 	pendingSusps []*gcpause.Suspension
 	pendingEps   []threadpool.Episode
 
-	gcs       ring[GCRow]
-	susps     ring[SuspensionRow]
-	last      GCRow
-	hasLast   bool
-	promoted  [5]uint64
+	gcs      ring[gcpause.GCRow]
+	susps    ring[gcpause.SuspensionRow]
+	last     gcpause.GCRow
+	hasLast  bool
+	promoted [5]uint64
+	// heapAfter is each generation's size after the latest GC that
+	// reported it (its heap statistics), bytes: gen0, gen1, gen2, LOH, POH.
+	heapAfter [5]Opt
 	gen0Alloc allocWindow
 
 	// Every runtime suspension that ended (gcpause pairs them: OnStopped;
@@ -226,10 +229,11 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	m := &Monitor{
 		hdr:        hdr,
 		opts:       opts,
-		gcs:        newRing[GCRow](opts.keepGCs()),
-		susps:      newRing[SuspensionRow](opts.keepSuspensions()),
+		gcs:        newRing[gcpause.GCRow](opts.keepGCs()),
+		susps:      newRing[gcpause.SuspensionRow](opts.keepSuspensions()),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
+		heapAfter:  [5]Opt{None, None, None, None, None},
 	}
 	m.set = analysis.NewSet()
 	m.register(m.set)
@@ -467,7 +471,7 @@ func (m *Monitor) openSince(gcOnly bool) int64 { return m.gc.OpenSince(gcOnly) }
 
 // onGC runs inside gcpause.Event (m.mu held).
 func (m *Monitor) onGC(g *gcpause.GC) {
-	row := newGCRow(g)
+	row := gcpause.NewGCRow(g)
 	m.gcs.push(row)
 	m.flavor.gc(g)
 	m.last, m.hasLast = row, true
@@ -475,6 +479,14 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
 	m.noteNumber(g.Number)
+	if g.HasHeapStats {
+		for i := range m.heapAfter {
+			m.heapAfter[i] = None
+			if i < 4 || g.HeapStats.HasPOH {
+				m.heapAfter[i] = Opt(g.HeapStats.GenerationSize[i])
+			}
+		}
+	}
 	if g.Complete {
 		m.noteCounted(g.Number, g.Generation, g.PauseRuntimeNanos)
 		if g.HasHeapStats {
@@ -492,21 +504,10 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 }
 
 func (m *Monitor) onSuspension(s *gcpause.Suspension) {
-	m.susps.push(SuspensionRow{
-		Reason: s.Reason.String(), Code: uint32(s.Reason), ThreadID: s.ThreadID,
-		StartUTC: s.StartUTC.UTC(), StartMS: ms(s.StartNanos), PauseMS: ms(s.PauseNanos),
-		SuspendMS: optNanos(s.SuspendNanos), Incomplete: s.Incomplete,
-	})
+	m.susps.push(gcpause.NewSuspensionRow(s))
 	if m.opts.OnSuspension != nil {
 		m.pendingSusps = append(m.pendingSusps, s)
 	}
-}
-
-func optNanos(ns int64) Opt {
-	if ns < 0 {
-		return None
-	}
-	return Opt(ms(ns))
 }
 
 // SymbolEvent feeds the monitor's symbol table a

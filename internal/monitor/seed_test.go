@@ -78,7 +78,7 @@ func TestSeedFromNumbering(t *testing.T) {
 		first = min(first, g.Number)
 	}
 	snap := m.Snapshot()
-	seen := [3]int{snap.GC.Generations[0].Count, snap.GC.Generations[1].Count, snap.GC.Generations[2].Count}
+	seen := [3]int{snap.GC.Gen(0).Count, snap.GC.Gen(1).Count, snap.GC.Gen(2).Count}
 	t.Logf("first GC %d, session counted %v, runtime pause %.3f ms", first, seen, snap.GC.TotalPauseRuntimeMS)
 	if first != 11 || snap.GC.NumberedBefore != 10 || snap.GC.BeforeSession != nil || !m.NeedsSeed() {
 		t.Fatalf("numbered before %d (first GC %d), before session %+v, needs seed %v", snap.GC.NumberedBefore, first, snap.GC.BeforeSession, m.NeedsSeed())

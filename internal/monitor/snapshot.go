@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
@@ -74,54 +73,29 @@ type Window struct {
 // WindowSeconds are the windows Snapshot reports (0: since the start).
 var WindowSeconds = []float64{1, 10, 60, 0}
 
-// GenSummary is one generation's GCs (each GC counted once, under the
-// generation it collected).
-type GenSummary struct {
-	Generation int `json:"generation"`
-	Count      int `json:"count"`
-	Induced    int `json:"induced"`
-	// SumPauseMS sums the GCs' pauses (PerfView's definition);
-	// TotalPauseRuntimeMS the runtime's (what GC.GetTotalPauseDuration
-	// adds for them).
-	SumPauseMS          float64 `json:"sum_pause_ms"`
-	TotalPauseRuntimeMS float64 `json:"total_pause_runtime_ms"`
-	MaxPauseMS          float64 `json:"max_pause_ms"`
-	// PauseHistogram is gcpause's (Stats.Histogram).
-	PauseHistogram analysis.Histogram `json:"pause_histogram"`
-}
-
-// GCSummary is every complete GC since the session began.
+// GCSummary is every GC since the session began: package gcpause's
+// summary of its rollup (clrspy gc --json's summary, its keys inline) and
+// what only a live session has.
 type GCSummary struct {
-	Count      int `json:"count"`      // complete GCs
-	Incomplete int `json:"incomplete"` // given up (events missing)
-	// Generations: gen0, gen1, gen2 (exclusive counts, as OpenTelemetry's
-	// dotnet.gc.collections).
-	Generations   [3]GenSummary `json:"generations"`
-	NonConcurrent int           `json:"non_concurrent"`
-	Background    int           `json:"background"`
-	Foreground    int           `json:"foreground"`
-	// TotalPauseMS is the time the runtime was stopped for GCs
-	// (SuspendEEBegin to RestartEEEnd of suspensions for a GC), each moment
-	// once: a foreground GC's stop inside a background GC's counts once.
-	// SumPauseMS sums the GCs' pauses as PerfView does (overlaps twice).
-	// TotalPauseRuntimeMS sums the pauses by the runtime's own definition:
-	// what GC.GetTotalPauseDuration (the meter's dotnet.gc.pause.time)
-	// adds for these GCs.
-	TotalPauseMS        float64 `json:"total_pause_ms"`
-	SumPauseMS          float64 `json:"sum_pause_ms"`
-	TotalPauseRuntimeMS float64 `json:"total_pause_runtime_ms"`
-	TotalSuspendMS      float64 `json:"total_suspend_ms"`
-	// PauseHistogram is gcpause's (Stats.Histogram).
-	PauseHistogram analysis.Histogram `json:"pause_histogram"`
+	gcpause.Summary
+	// StoppedMS is the time the runtime was stopped for GCs (SuspendEEBegin
+	// to RestartEEEnd of suspensions for a GC), each moment once, from
+	// every GC suspension that ended: GCs still running included
+	// (total_pause_ms counts the stops of complete GCs).
+	StoppedMS float64 `json:"gc_stopped_ms"`
+	// PauseHistogram is gcpause's (Stats.Histogram); GenPauseHistograms
+	// the same per generation (gen0, gen1, gen2).
+	PauseHistogram     analysis.Histogram    `json:"pause_histogram"`
+	GenPauseHistograms [3]analysis.Histogram `json:"generation_pause_histograms"`
 	// SuspendHistogram is the time to suspend (SuspendEEBegin to End) of
-	// every GC whose start the session saw (TotalSuspendMS sums them).
+	// every GC whose start the session saw.
 	SuspendHistogram analysis.Histogram `json:"suspend_histogram"`
 	// Longest is the GC with the longest pause (nil before the first); a
 	// GC whose pause began before the session (a lower bound) is left out,
 	// as in clrspy gc.
-	Longest *GCRow `json:"longest"`
+	Longest *gcpause.GCRow `json:"longest"`
 	// Last is the latest GC (complete or not).
-	Last *GCRow `json:"last"`
+	Last *gcpause.GCRow `json:"last"`
 	// HeapSizeAfterBytes is each generation's size after the last GC that
 	// reported it: gen0, gen1, gen2, LOH, POH.
 	HeapSizeAfterBytes [5]Opt `json:"heap_size_after_bytes"`
@@ -154,15 +128,11 @@ type Snapshot struct {
 	// Windows: last 1 s, 10 s, 60 s, and since the session began.
 	Windows []Window `json:"windows"`
 	// GCs are the most recent GCs, oldest first (Options.MaxGCs).
-	GCs []GCRow `json:"gcs"`
+	GCs []gcpause.GCRow `json:"gcs"`
 	// Suspensions are the most recent runtime suspensions that were not a
 	// GC's, oldest first (the sample profiler's are only counted).
-	Suspensions []SuspensionRow `json:"suspensions"`
-	// SuspensionsByReason counts every suspension by reason, GC or not:
-	// package gcpause's rows (Rollup.ByReason), the type a file's report
-	// renders, written in the same JSON form as clrspy gc --json's.
-	SuspensionsByReason []gcpause.ReasonRollup `json:"suspensions_by_reason"`
-	Locks               LockSummary            `json:"locks"`
+	Suspensions []gcpause.SuspensionRow `json:"suspensions"`
+	Locks       LockSummary             `json:"locks"`
 	// CPU is set when the monitor keeps samples (Options.CPU).
 	CPU *CPUProfile `json:"cpu,omitempty"`
 	// Exceptions is set with Options.Exceptions.
@@ -214,10 +184,8 @@ func (m *Monitor) Snapshot() *Snapshot {
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.Rollup = m.gc.Result()
-	// The same rows as the rollup's, a slice of its own (never null in JSON).
-	s.SuspensionsByReason = append([]gcpause.ReasonRollup{}, s.Rollup.ByReason...)
 	if l := s.Rollup.Longest; len(l) > 0 {
-		r := newGCRow(l[0])
+		r := gcpause.NewGCRow(l[0])
 		s.GC.Longest = &r
 	}
 	// The records are the analyzer's and may still change: not shared.
@@ -247,9 +215,6 @@ func (m *Monitor) Snapshot() *Snapshot {
 		s.Process.UptimeFromStart = true
 	} else {
 		s.Process.UptimeSec = s.Session.ElapsedSec
-	}
-	for i := range s.GCs {
-		s.GCs[i].Gen = s.GCs[i].genName()
 	}
 	m.gcSummary(&s.GC, s.Rollup, elapsed)
 	for _, w := range WindowSeconds {
@@ -300,22 +265,14 @@ func (m *Monitor) exceptionsResult() *exceptions.Result {
 }
 
 func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
-	// Counts, sums, maxima and the longest GC are gcpause's rollup (a GC
-	// begun before the session counts, its lower-bound pause left out of
-	// maxima and histograms).
-	g.Count, g.Incomplete = roll.All.Count, roll.GivenUp
-	for i := range g.Generations {
-		a := &roll.ByGen[i]
-		g.Generations[i] = GenSummary{Generation: i, Count: a.Count, Induced: a.Induced, SumPauseMS: ms(a.SumNanos),
-			TotalPauseRuntimeMS: ms(a.RuntimeNanos), MaxPauseMS: ms(a.MaxNanos), PauseHistogram: a.Histogram}
+	// Counts, sums, maxima, percentiles and the longest GC are gcpause's
+	// rollup, as clrspy gc --json's summary (a GC begun before the session
+	// counts, its lower-bound pause left out of maxima and histograms).
+	g.Summary = gcpause.NewSummary(roll)
+	for i := range g.GenPauseHistograms {
+		g.GenPauseHistograms[i] = roll.ByGen[i].Histogram
 	}
-	g.NonConcurrent = roll.ByType[clrevents.GCNonConcurrent]
-	g.Background = roll.ByType[clrevents.GCBackground]
-	g.Foreground = roll.ByType[clrevents.GCForeground]
-	g.TotalPauseMS = ms(m.gcStopped.total)
-	g.SumPauseMS = ms(roll.All.SumNanos)
-	g.TotalPauseRuntimeMS = ms(roll.All.RuntimeNanos)
-	g.TotalSuspendMS = ms(roll.All.SuspendHistogram.SumNanos)
+	g.StoppedMS = ms(m.gcStopped.total)
 	if b := m.seed.before; b != nil {
 		c := *b
 		g.BeforeSession = &c
@@ -323,25 +280,11 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	g.NumberedBefore = m.numberedBefore()
 	g.PauseHistogram = roll.All.Histogram
 	g.SuspendHistogram = roll.All.SuspendHistogram
-	if r := g.Longest; r != nil {
-		r.Gen = r.genName()
-	}
 	if m.hasLast {
 		r := m.last
-		r.Gen = r.genName()
 		g.Last = &r
 	}
-	for i := range g.HeapSizeAfterBytes {
-		g.HeapSizeAfterBytes[i] = None
-	}
-	// The latest GC that reported each generation's size.
-	rows := m.gcs.slice()
-	for i := len(rows) - 1; i >= 0; i-- {
-		if rows[i].HeapAfterBytes.Valid() {
-			g.HeapSizeAfterBytes = rows[i].GenSizeAfterBytes
-			break
-		}
-	}
+	g.HeapSizeAfterBytes = m.heapAfter
 	g.PromotedBytes = m.promoted
 	g.AllocRateBytesPerSec = None
 	const span = int64(10 * time.Second)

@@ -3,10 +3,12 @@ package monitor
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -54,7 +56,7 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		triage.PauseFacts(g, cur.Rollup, int64(f.WindowSec*1e9), snap)
 	}
 	if l := cur.GC.Longest; l != nil {
-		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason, l.Type, l.Generation
+		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
 	}
 	g.ProfilerInStream = cur.CPU != nil
 	// The allocation rate as triage takes it: the runtime's counter (not
@@ -69,19 +71,20 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		if !r.Complete {
 			continue
 		}
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent.String() && !slices.Contains(env.HeapDumpGCs, r.Number) {
+		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent && !slices.Contains(env.HeapDumpGCs, r.Number) {
 			g.Gen2Blocking++
 		}
-		if r.Reason == clrevents.ReasonAllocLarge.String() || r.Reason == clrevents.ReasonOutOfSpaceLOH.String() {
+		if r.Reason == clrevents.ReasonAllocLarge || r.Reason == clrevents.ReasonOutOfSpaceLOH {
 			g.LOHTriggered++
 		}
-		if !r.GenSizeAfterBytes[2].Valid() {
+		if !r.GenSizeMB[2].Valid() {
 			continue
 		}
-		old := float64(r.GenSizeAfterBytes[2]) + r.GenSizeAfterBytes[3].Or(0) + r.GenSizeAfterBytes[4].Or(0)
-		old /= 1 << 20
-		pts = append(pts, triage.HeapPoint{Nanos: int64(r.StartMS * 1e6), OldMB: old})
-		m.Gen2MB, m.LOHMB = float64(r.GenSizeAfterBytes[2])/(1<<20), r.GenSizeAfterBytes[3].Or(0)/(1<<20)
+		// triage's MB are binary (MiB), the row's decimal.
+		mib := func(v gcpause.Opt) float64 { return v.Or(0) * 1e6 / (1 << 20) }
+		old := mib(r.GenSizeMB[2]) + mib(r.GenSizeMB[3]) + mib(r.GenSizeMB[4])
+		pts = append(pts, triage.HeapPoint{Nanos: int64(math.Round(r.GCStartMS * 1e6)), OldMB: old})
+		m.Gen2MB, m.LOHMB = mib(r.GenSizeMB[2]), mib(r.GenSizeMB[3])
 	}
 	if n := len(pts); n > 0 {
 		m.Seen, m.GCs = true, n

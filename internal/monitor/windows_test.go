@@ -2,7 +2,9 @@ package monitor_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/clrevents"
@@ -108,7 +110,7 @@ func TestWindowsExact(t *testing.T) {
 	})
 	// gcpause's rows, as a file's report has them.
 	byReason := map[clrevents.SuspendReason]gcpause.ReasonRollup{}
-	for _, r := range snap.SuspensionsByReason {
+	for _, r := range snap.GC.SuspensionsByReason {
 		byReason[r.Reason] = r
 	}
 	msOf := func(ns int64) float64 { return float64(ns) / 1e6 }
@@ -120,8 +122,8 @@ func TestWindowsExact(t *testing.T) {
 	}
 	// GC suspensions are listed too, as a file's report lists them.
 	if g, p := byReason[clrevents.SuspendForGC], byReason[clrevents.SuspendForGCPrep]; g.Count != 3 || math.Abs(msOf(g.TotalNanos)-550) > 1e-6 ||
-		p.Count != 1 || math.Abs(msOf(p.TotalNanos)-500) > 1e-6 || len(snap.SuspensionsByReason) != 4 {
-		t.Errorf("by reason misses the GC suspensions or another: %+v", snap.SuspensionsByReason)
+		p.Count != 1 || math.Abs(msOf(p.TotalNanos)-500) > 1e-6 || len(snap.GC.SuspensionsByReason) != 4 {
+		t.Errorf("by reason misses the GC suspensions or another: %+v", snap.GC.SuspensionsByReason)
 	}
 	if snap.Session.ElapsedSec != 70.2 || snap.Session.Events != 18 {
 		t.Errorf("session %+v", snap.Session)
@@ -139,7 +141,14 @@ func TestWindowLostRestart(t *testing.T) {
 	s.tick(10)
 	snap := s.m.Snapshot()
 	checkWindows(t, snap, map[float64][2]float64{10: {0, 5}, 0: {0, 5}})
-	if r := snap.SuspensionsByReason; len(r) != 1 || r[0].Count != 2 || r[0].Incomplete != 1 {
+	if r := snap.GC.SuspensionsByReason; len(r) != 1 || r[0].Count != 2 || r[0].Incomplete != 1 {
 		t.Errorf("by reason %+v", r)
+	}
+	// The rows: gcpause's, the reason typed (written by name).
+	if r := snap.Suspensions; len(r) != 2 || r[0].Reason != clrevents.SuspendForDebugger || !r[0].Incomplete || r[0].StartMS != 1000 ||
+		r[1].Incomplete || r[1].StartMS != 2000 || math.Abs(r[1].PauseMS-500) > 1e-6 {
+		t.Errorf("suspension rows %+v", r)
+	} else if b, _ := json.Marshal(r[1]); !strings.Contains(string(b), `"reason":"SuspendForDebugger","start_ms":2000,`) {
+		t.Errorf("suspension row JSON %s", b)
 	}
 }

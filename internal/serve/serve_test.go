@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
@@ -172,7 +173,7 @@ func TestAttach(t *testing.T) {
 	if !ok || tg.Up || tg.Process != name {
 		t.Fatalf("exited target: %+v (found %v)", tg, ok)
 	}
-	gens := tg.Snapshot.GC.Generations
+	gens := [3]gcpause.GenSummary{tg.Snapshot.GC.Gen(0), tg.Snapshot.GC.Gen(1), tg.Snapshot.GC.Gen(2)}
 	// Exclusive counts: the runtime's CollectionCount(n) counts every GC of
 	// generation n or higher.
 	want := [3]int{res.Gen0 - res.Gen1 - (before[0] - before[1]), res.Gen1 - res.Gen2 - (before[1] - before[2]), res.Gen2 - before[2]}
@@ -221,7 +222,7 @@ func TestListen(t *testing.T) {
 	if ti.Kind != "listen" || ti.HostPid != p.Pid || tg.Snapshot.Process.GC.Kind != "server" || !res.ServerGC {
 		t.Errorf("target %+v, GC %+v", ti, tg.Snapshot.Process.GC)
 	}
-	gens := tg.Snapshot.GC.Generations
+	gens := [3]gcpause.GenSummary{tg.Snapshot.GC.Gen(0), tg.Snapshot.GC.Gen(1), tg.Snapshot.GC.Gen(2)}
 	want := [3]int{res.Gen0 - res.Gen1, res.Gen1 - res.Gen2, res.Gen2}
 	if got := [3]int{gens[0].Count, gens[1].Count, gens[2].Count}; got != want || res.Gen0 == 0 {
 		t.Errorf("GCs per generation %v, the runtime counted %v", got, want)

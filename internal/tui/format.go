@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 )
 
@@ -61,13 +62,12 @@ func fmtOptBytes(v monitor.Opt) string {
 	return fmtBytes(float64(v))
 }
 
-// fmtOptMB is a size in MB with one decimal (the GC table's columns), or
-// "-".
-func fmtOptMB(v monitor.Opt) string {
+// fmtMB is a GC row's size (decimal MB) with one decimal, or "-".
+func fmtMB(v gcpause.Opt) string {
 	if !v.Valid() {
 		return "-"
 	}
-	return strconv.FormatFloat(float64(v)/1e6, 'f', 1, 64)
+	return strconv.FormatFloat(float64(v), 'f', 1, 64)
 }
 
 // fmtDuration formats an age: 12.3s, 4m05s, 2h03m, 3d04h.

@@ -8,7 +8,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tui"
 )
@@ -28,24 +30,28 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 	s.GC.AllocRateBytesPerSec = monitor.None
 	for i, p := range pauses {
 		gen := i % 3
-		s.GCs = append(s.GCs, monitor.GCRow{
-			Number: uint32(i + 1), Generation: gen, Gen: []string{"0N", "1N", "2N"}[gen], Type: "NonConcurrent",
-			Reason: []string{"AllocSmall", "Induced", "LowMemory"}[gen], Complete: true,
-			StartUTC: t0.Add(time.Duration(i) * 100 * time.Millisecond), StartMS: float64(i) * 100,
-			SuspendMS: suspends[i], PauseMS: p, HeapBeforeBytes: 2e6, HeapAfterBytes: 1e6, PromotedBytes: 1e5,
+		s.GCs = append(s.GCs, gcpause.GCRow{
+			Number: uint32(i + 1), Generation: gen, Gen: []string{"0N", "1N", "2N"}[gen], Type: clrevents.GCNonConcurrent,
+			Reason: []clrevents.GCReason{clrevents.ReasonAllocSmall, clrevents.ReasonInduced, clrevents.ReasonLowMemory}[gen], Complete: true,
+			PauseStartUTC: t0.Add(time.Duration(i) * 100 * time.Millisecond), PauseStartMS: float64(i) * 100,
+			SuspendMS: suspends[i], PauseMS: p, PeakMB: 2, AfterMB: 1, PromotedMB: 0.1,
 		})
-		g := &s.GC.Generations[gen]
+		if s.GC.ByGeneration == nil {
+			s.GC.ByGeneration = map[string]gcpause.GenSummary{}
+		}
+		g := s.GC.Gen(gen)
 		g.Count++
-		s.GC.Count++
+		s.GC.GCCount++
 		if p > g.MaxPauseMS {
 			g.MaxPauseMS = p
 		}
+		s.GC.ByGeneration[gcpause.GenKeys[gen]] = g
 	}
 	if n := len(s.GCs); n > 0 {
 		last := s.GCs[n-1]
 		s.GC.Last = &last
 	}
-	s.Suspensions = []monitor.SuspensionRow{{Reason: "Debugger", StartUTC: t0.Add(250 * time.Millisecond), StartMS: 250,
+	s.Suspensions = []gcpause.SuspensionRow{{Reason: clrevents.SuspendForDebugger, StartUTC: t0.Add(250 * time.Millisecond), StartMS: 250,
 		SuspendMS: 7, PauseMS: 120}}
 	s.Windows = []monitor.Window{{Seconds: 1, CoveredSec: 1, GCPausedPercent: 1}, {Seconds: 0, CoveredSec: 10, GCPausedPercent: 2}}
 	return s
@@ -160,7 +166,7 @@ func TestSeverityColors(t *testing.T) {
 	yellow, red, magenta := "\x1b[93m", "\x1b[1;91m", "\x1b[1;95m"
 	for _, row := range sc.Rows {
 		if row.Kind == "suspension" {
-			if row.Reason != "Debugger" || row.Severity != "warn" || !row.SlowSuspend || row.Gen != "S" {
+			if row.Reason != "SuspendForDebugger" || row.Severity != "warn" || !row.SlowSuspend || row.Gen != "S" {
 				t.Errorf("suspension row %+v", row)
 			}
 			l := find("     -  10:00:00.250  S ")

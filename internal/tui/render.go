@@ -414,11 +414,11 @@ func (m *Model) gcRow(r *Row, cols []column) string {
 		case "pause ms":
 			v = fmtMS(r.PauseMS)
 		case "before MB":
-			v = fmtOptMB(r.HeapBeforeBytes)
+			v = fmtMB(r.PeakMB)
 		case "after MB":
-			v = fmtOptMB(r.HeapAfterBytes)
+			v = fmtMB(r.AfterMB)
 		case "promoted MB":
-			v = fmtOptMB(r.PromotedBytes)
+			v = fmtMB(r.PromotedMB)
 		}
 		cur.WriteString(c.cell(v))
 	}

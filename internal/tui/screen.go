@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 )
 
@@ -123,14 +125,17 @@ type Row struct {
 	StartMS    float64   `json:"start_ms"` // since the session start
 	Generation int       `json:"generation"`
 	// Gen is clrspy gc's gen column: 0N, 2B, 1NI...; "S" for a suspension.
-	Gen             string      `json:"gen"`
-	Type            string      `json:"type,omitempty"`
-	Reason          string      `json:"reason"`
-	SuspendMS       monitor.Opt `json:"suspend_ms"`
-	PauseMS         float64     `json:"pause_ms"`
-	HeapBeforeBytes monitor.Opt `json:"heap_before_bytes"`
-	HeapAfterBytes  monitor.Opt `json:"heap_after_bytes"`
-	PromotedBytes   monitor.Opt `json:"promoted_bytes"`
+	Gen       string      `json:"gen"`
+	Type      string      `json:"type,omitempty"`
+	Reason    string      `json:"reason"`
+	SuspendMS monitor.Opt `json:"suspend_ms"`
+	PauseMS   float64     `json:"pause_ms"`
+	// PeakMB, AfterMB and PromotedMB are the GC row's (gcpause.GCRow):
+	// the heap before and after the GC, what it promoted; unknown for a
+	// suspension.
+	PeakMB     gcpause.Opt `json:"peak_mb"`
+	AfterMB    gcpause.Opt `json:"after_mb"`
+	PromotedMB gcpause.Opt `json:"promoted_mb"`
 	// Severity is the pause's level with clrspy gc's --info/--warn
 	// thresholds: debug, info, warn.
 	Severity    string `json:"severity"`
@@ -295,10 +300,10 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	}
 	sc.Message = stateMessage(s)
 	g := &s.GC
-	sc.GCCounts = GCCounts{Gen0: g.Generations[0].Count, Gen1: g.Generations[1].Count, Gen2: g.Generations[2].Count,
-		Total: g.Count, Incomplete: g.Incomplete}
-	for _, gen := range g.Generations {
-		sc.GCCounts.Induced += gen.Induced
+	sc.GCCounts = GCCounts{Gen0: g.Gen(0).Count, Gen1: g.Gen(1).Count, Gen2: g.Gen(2).Count,
+		Total: g.GCCount, Incomplete: g.Incomplete}
+	for i := range gcpause.GenKeys {
+		sc.GCCounts.Induced += g.Gen(i).Induced
 	}
 	if g.Last != nil {
 		sc.LastGC = g.Last.Number
@@ -306,7 +311,7 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	h := g.HeapSizeAfterBytes
 	sc.HeapAfterBytes = HeapSizes{h[0], h[1], h[2], h[3], h[4]}
 	for i := len(s.GCs) - 1; i >= 0; i-- {
-		if s.GCs[i].HeapAfterBytes.Valid() {
+		if s.GCs[i].AfterMB.Valid() {
 			sc.HeapAfterGC = s.GCs[i].Number
 			break
 		}
@@ -315,11 +320,12 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		sc.Paused = append(sc.Paused, Paused{WindowSec: w.Seconds, GCPausedPercent: w.GCPausedPercent, SuspendedPercent: w.SuspendedPercent})
 	}
 	if l := g.Longest; l != nil {
-		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason, PauseMS: l.PauseMS}
+		sc.Longest = &Longest{Number: l.Number, Gen: l.Gen, Reason: l.Reason.String(), PauseMS: l.PauseMS}
 	}
-	for _, gen := range g.Generations {
-		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: gen.Generation, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
-			Pauses: gen.PauseHistogram})
+	for i := range gcpause.GenKeys {
+		gen := g.Gen(i)
+		sc.Histograms = append(sc.Histograms, GenHistogram{Generation: i, Count: gen.Count, MaxPauseMS: gen.MaxPauseMS,
+			Pauses: g.GenPauseHistograms[i]})
 	}
 	sc.Timeline = timeline(hist, m.cfg.refresh())
 	sc.allRows = m.rows(s)
@@ -394,9 +400,9 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	out := make([]Row, 0, len(s.GCs)+len(s.Suspensions))
 	for i := range s.GCs {
 		g := &s.GCs[i]
-		r := Row{Kind: "gc", Number: g.Number, Time: g.StartUTC.In(loc), StartMS: g.StartMS, Generation: g.Generation,
-			Gen: g.Gen, Type: g.Type, Reason: g.Reason, SuspendMS: monitor.Opt(g.SuspendMS), PauseMS: g.PauseMS,
-			HeapBeforeBytes: g.HeapBeforeBytes, HeapAfterBytes: g.HeapAfterBytes, PromotedBytes: g.PromotedBytes,
+		r := Row{Kind: "gc", Number: g.Number, Time: g.PauseStartUTC.In(loc), StartMS: g.PauseStartMS, Generation: g.Generation,
+			Gen: g.Gen, Type: g.Type.String(), Reason: g.Reason.String(), SuspendMS: monitor.Opt(g.SuspendMS), PauseMS: g.PauseMS,
+			PeakMB: g.PeakMB, AfterMB: g.AfterMB, PromotedMB: g.PromotedMB,
 			Severity: m.cfg.severity(g.PauseMS), SlowSuspend: g.SuspendMS*1e6 > float64(slow), Incomplete: !g.Complete}
 		if m.match(&r) {
 			out = append(out, r)
@@ -405,8 +411,8 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	for i := range s.Suspensions {
 		p := &s.Suspensions[i]
 		r := Row{Kind: "suspension", Time: p.StartUTC.In(loc), StartMS: p.StartMS, Generation: -1, Gen: "S",
-			Reason: p.Reason, SuspendMS: p.SuspendMS, PauseMS: p.PauseMS,
-			HeapBeforeBytes: monitor.None, HeapAfterBytes: monitor.None, PromotedBytes: monitor.None,
+			Reason: p.Reason.String(), SuspendMS: monitor.Opt(p.SuspendMS.Or(math.NaN())), PauseMS: p.PauseMS,
+			PeakMB: gcpause.Unknown, AfterMB: gcpause.Unknown, PromotedMB: gcpause.Unknown,
 			Severity: m.cfg.severity(p.PauseMS), SlowSuspend: p.SuspendMS.Valid() && float64(p.SuspendMS)*1e6 > float64(slow),
 			Incomplete: p.Incomplete}
 		if m.match(&r) {
@@ -476,7 +482,7 @@ type sample struct {
 }
 
 func sampleOf(s *monitor.Snapshot) sample {
-	sm := sample{at: s.Session.ElapsedSec, gcs: s.GC.Count}
+	sm := sample{at: s.Session.ElapsedSec, gcs: s.GC.GCCount}
 	for _, w := range s.Windows {
 		if w.Seconds == 0 {
 			sm.stopped = w.GCPausedPercent / 100 * w.CoveredSec

@@ -7,60 +7,39 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
-// gcRows is a page's GC table as one JSON object per GC, by GC number:
-// the live view sends rows in the order GCs complete, a file's page in
-// start order.
-func gcRows(t *testing.T, c *report.GCColumns) map[uint32]string {
+// fileGCRows are the GC rows of a fixture read as a file: clrspy gc
+// --json's (its document's rows), in start order.
+func fileGCRows(t *testing.T, name string) []gcpause.GCRow {
 	t.Helper()
-	b, err := json.Marshal(c)
-	if err != nil {
+	st := openFixture(t, name)
+	defer st.Close()
+	a := gcpause.New(st.Header(), gcpause.Options{})
+	if _, err := st.Run(a); err != nil {
 		t.Fatal(err)
 	}
-	var cols map[string]json.RawMessage
-	if err := json.Unmarshal(b, &cols); err != nil {
-		t.Fatal(err)
+	return report.NewGCDocument(report.Input{}, a.Result()).GCs
+}
+
+// byNumber is rows by GC number: the live view keeps rows in the order
+// GCs complete, a file's document in start order.
+func byNumber(rows []gcpause.GCRow) map[uint32]gcpause.GCRow {
+	m := make(map[uint32]gcpause.GCRow, len(rows))
+	for _, r := range rows {
+		m[r.Number] = r
 	}
-	var ns []uint32
-	json.Unmarshal(cols["n"], &ns)
-	keys := make([]string, 0, len(cols))
-	for k := range cols {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	rows := make(map[uint32]string, len(ns))
-	for i, n := range ns {
-		var sb strings.Builder
-		for _, k := range keys {
-			var flat []json.RawMessage
-			if json.Unmarshal(cols[k], &flat) != nil || len(flat) != len(ns) {
-				// Per-generation columns: an array of columns.
-				var nested [][]json.RawMessage
-				if json.Unmarshal(cols[k], &nested) != nil {
-					continue
-				}
-				for g, col := range nested {
-					if i < len(col) {
-						fmt.Fprintf(&sb, "%s%d=%s ", k, g, col[i])
-					}
-				}
-				continue
-			}
-			fmt.Fprintf(&sb, "%s=%s ", k, flat[i])
-		}
-		rows[n] = sb.String()
-	}
-	return rows
+	return m
 }
 
 // TestLiveModelEqualsFile: every fixture read once through the file path
@@ -92,44 +71,39 @@ func TestLiveModelEqualsFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			live, off := hub.Page(), offline(t, name)
-			lr, or := gcRows(t, live.GCs), gcRows(t, off.GCs)
-			if len(lr) != len(or) {
-				t.Errorf("%d live GC rows, %d in the file's page", len(lr), len(or))
+			// One row type on both paths (gcpause.GCRow): the live page's
+			// rows (the monitor's OnGC) and clrspy gc --json's, compared
+			// as values; each page's columns are made of its rows.
+			tg := hub.target(streamTarget, false)
+			tg.mu.Lock()
+			liveRows := slices.Clone(tg.rows)
+			tg.mu.Unlock()
+			lr, fr := byNumber(liveRows), byNumber(fileGCRows(t, name))
+			if live.GCs.Len() != len(lr) || off.GCs.Len() != len(fr) {
+				t.Errorf("%d live GC rows (%d on the page), %d in the file (%d on its page)", len(lr), live.GCs.Len(), len(fr), off.GCs.Len())
 			}
-			bad := 0
-			for n, want := range or {
-				if got := lr[n]; got != want && bad < 3 {
-					bad++
-					t.Errorf("GC %d:\nlive %s\nfile %s", n, got, want)
+			if !reflect.DeepEqual(lr, fr) {
+				bad := 0
+				for n, want := range fr {
+					if got, ok := lr[n]; (!ok || !reflect.DeepEqual(got, want)) && bad < 3 {
+						bad++
+						t.Errorf("GC %d:\nlive %+v\nfile %+v", n, got, want)
+					}
+				}
+				if bad == 0 {
+					t.Errorf("%d live GC rows, %d in the file", len(lr), len(fr))
 				}
 			}
+			bad := 0
 			ls, fs := live.Summary, off.Summary
 			if ls == nil || fs == nil {
 				t.Fatalf("summary live %v, file %v", ls != nil, fs != nil)
 			}
-			type counts struct {
-				GCs, Started, Incomplete, Unseen int
-				ByType                           string
-				Max, Total, Suspend              float64
-				P50, P99, P999, Mean, Percent    float64
-			}
-			c := func(s *report.GCSummary) counts {
-				return counts{s.GCCount, s.GCsStarted, s.Incomplete, s.StartUnseen, fmt.Sprint(s.ByType), s.MaxPauseMS, s.TotalPauseMS, s.TotalSuspendMS,
-					s.P50MS, s.P99MS, s.P999MS, s.MeanPauseMS, s.PauseTimePercent}
-			}
-			if c(ls) != c(fs) {
-				t.Errorf("summary:\nlive %+v\nfile %+v", c(ls), c(fs))
-			}
-			for g, want := range fs.ByGeneration {
-				got := ls.ByGeneration[g]
-				if got != want {
-					t.Errorf("%s: live %+v, file %+v", g, got, want)
-				}
-			}
-			// One row type on both paths (gcpause.ReasonRollup): compared
-			// as values, not as their printed form.
-			if got, want := ls.SuspensionsByReason, fs.SuspensionsByReason; !slices.Equal(got, want) {
-				t.Errorf("suspensions by reason:\nlive %+v\nfile %+v", got, want)
+			// One summary type on both paths (gcpause.Summary: counts,
+			// stopped time, percentiles, by generation, type and reason),
+			// compared as values.
+			if !reflect.DeepEqual(*ls, *fs) {
+				t.Errorf("summary:\nlive %+v\nfile %+v", *ls, *fs)
 			}
 			if got, want := lockTable(live.Locks), lockTable(off.Locks); got != want {
 				t.Errorf("locks:\nlive %s\nfile %s", got, want)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -70,8 +71,8 @@ type mtarget struct {
 	hdr      *nettrace.Header
 	mon      *monitor.Monitor
 
-	mu                sync.Mutex // guards the rest (OnGC runs on the reader's goroutine)
-	rows              *report.GCColumns
+	mu                sync.Mutex      // guards the rest (OnGC runs on the reader's goroutine)
+	rows              []gcpause.GCRow // the page's GC rows (it gets them as columns)
 	susp              *report.SuspColumns
 	rowBase, suspBase int
 	subs              map[*subscriber]struct{}
@@ -176,7 +177,7 @@ func (s *Monitors) target(id string, create bool) *mtarget {
 	defer s.mu.Unlock()
 	t := s.targets[id]
 	if t == nil && create {
-		t = &mtarget{id: id, rows: &report.GCColumns{}, susp: &report.SuspColumns{}, subs: map[*subscriber]struct{}{}}
+		t = &mtarget{id: id, susp: &report.SuspColumns{}, subs: map[*subscriber]struct{}{}}
 		s.targets[id] = t
 		s.order = append(s.order, id)
 	}
@@ -256,10 +257,10 @@ func (s *Monitors) loop() {
 func (t *mtarget) gc(g *gcpause.GC, maxRows int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.rows.Append(g)
-	if n := t.rows.Len(); n > maxRows {
+	t.rows = append(t.rows, gcpause.NewGCRow(g))
+	if n := len(t.rows); n > maxRows {
 		drop := n - maxRows/2
-		t.rows = t.rows.Slice(drop, n).Clone()
+		t.rows = slices.Clone(t.rows[drop:])
 		t.rowBase += drop
 	}
 }
@@ -277,7 +278,7 @@ func (t *mtarget) suspension(x *gcpause.Suspension, maxRows int) {
 
 // state is what a monitor snapshot says, in the page's terms.
 type state struct {
-	summary report.GCSummary
+	summary gcpause.Summary
 	input   report.Input
 	run     runinfo.Info
 	t0, t1  float64
@@ -362,8 +363,8 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 // delta is what sub has not seen yet.
 func (t *mtarget) delta(sub *subscriber, st *state) Update {
 	u := Update{Summary: &st.summary, Input: &st.input, Run: &st.run, T1MS: st.t1}
-	if from := max(sub.rowNext-t.rowBase, 0); from < t.rows.Len() {
-		u.GCs = t.rows.Slice(from, t.rows.Len())
+	if from := max(sub.rowNext-t.rowBase, 0); from < len(t.rows) {
+		u.GCs = report.GCColumnsOf(t.rows[from:])
 		u.GCReasons = reasonNames(u.GCs, nil)
 	}
 	if from := max(sub.suspNext-t.suspBase, 0); from < t.susp.Len() {
@@ -387,7 +388,7 @@ func (t *mtarget) delta(sub *subscriber, st *state) Update {
 
 // sent advances sub past what delta gave it.
 func (t *mtarget) sent(sub *subscriber) {
-	sub.rowNext = t.rowBase + t.rows.Len()
+	sub.rowNext = t.rowBase + len(t.rows)
 	sub.suspNext = t.suspBase + t.susp.Len()
 	sub.cpuVer, sub.locksVer = t.cpuVer, t.locksVer
 	sub.tpVer, sub.excVer = t.tpVer, t.excVer
@@ -398,7 +399,7 @@ func (t *mtarget) snapshot(st *state) *report.Page {
 	sum := st.summary
 	p := &report.Page{
 		Title: t.name, Input: st.input, Run: st.run, Pid: t.pid, T0MS: st.t0, T1MS: st.t1, Summary: &sum,
-		GCs: t.rows.Slice(0, t.rows.Len()), Suspensions: t.susp.Slice(0, t.susp.Len()),
+		GCs: report.GCColumnsOf(t.rows), Suspensions: t.susp.Slice(0, t.susp.Len()),
 		GCReasons: map[string]string{}, SuspendReasons: map[string]string{},
 		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc,
 	}
@@ -520,7 +521,7 @@ func pageState(snap *monitor.Snapshot) state {
 		}
 	}
 	// The file report's own summary of the same rollup: one model.
-	st.summary = report.NewGCSummary(snap.Rollup)
+	st.summary = snap.GC.Summary
 	if c := snap.CPU; c != nil && c.Profile != nil {
 		// The page's own flame of package stacks' profile (the window's),
 		// as a file's page draws one.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/runinfo"
 )
@@ -47,7 +48,7 @@ type Update struct {
 	SuspendReasons map[string]string
 	// Summary is the exact rollup of every GC so far; Input the stream's
 	// state (events, lost events); Run the process facts.
-	Summary *report.GCSummary
+	Summary *gcpause.Summary
 	Input   *report.Input
 	Run     *runinfo.Info
 	// T1MS is the latest event's time (ms since the session start): the
@@ -72,7 +73,7 @@ type wire struct {
 	Suspensions    *report.SuspColumns `json:"suspensions,omitempty"`
 	GCReasons      map[string]string   `json:"gc_reasons,omitempty"`
 	SuspendReasons map[string]string   `json:"suspend_reasons,omitempty"`
-	Summary        *report.GCSummary   `json:"summary,omitempty"`
+	Summary        *gcpause.Summary    `json:"summary,omitempty"`
 	Input          *report.Input       `json:"input,omitempty"`
 	Run            *runinfo.Info       `json:"run,omitempty"`
 	T1MS           *float64            `json:"t1_ms,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -28,7 +29,7 @@ type message struct {
 	Type    string            `json:"type"`
 	Page    *report.Page      `json:"page"`
 	GCs     *columns          `json:"gcs"`
-	Summary *report.GCSummary `json:"summary"`
+	Summary *gcpause.Summary  `json:"summary"`
 	Input   *report.Input     `json:"input"`
 	CPU     *report.Flame     `json:"cpu"`
 	Locks   *report.PageLocks `json:"locks"`
