@@ -138,7 +138,8 @@ func TestServeTotalsYoungProcess(t *testing.T) {
 	if got != want {
 		t.Errorf("serve exports %v GCs per generation since the process start, the runtime counted %v", got, want)
 	}
-	if want[0]+want[1]+want[2] < 300 {
+	// A GC every 50 ms for 15 s and more (fewer on a loaded machine).
+	if want[0]+want[1]+want[2] < 100 {
 		t.Errorf("only %v GCs: the workload did not collect", want)
 	}
 	runtimeMs := scrapeValue(t, s, "clrspy_gc_pause_runtime_seconds_total") * 1e3
