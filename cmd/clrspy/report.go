@@ -9,12 +9,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -121,11 +125,21 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	// thread-pool, exception and request facts), so the page's findings
 	// are judged from the same facts; the page has the profile
 	// (SetProfile below).
-	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true, Refine: true})
+	// A live session also asks for what clrspy triage's asks beside its
+	// Set (triageExtra: the runtime's counters, Kestrel's requests).
+	copts := counters.Options{Interval: time.Second}
+	extra := triageExtra(false, &copts)
+	sid := ""
+	if t.live(cmd) {
+		sid = copts.SessionID
+	}
+	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true, Refine: true, CounterSessionID: sid})
 	var proc *source.ProcWatcher
+	var sched *procfs.DemandSampler
 	var cpu *pagePerf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
+			s.Providers = append(s.Providers, extra...)
 			if use == "perf" {
 				// perf samples the CPU: the runtime's sampler would only add
 				// its cost (it suspends the runtime every millisecond) and its
@@ -138,6 +152,9 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 			tri.SetTarget(triageTarget(st))
 			if st.Live() {
 				proc = source.WatchProc(st.Pid)
+				if st.Kind != source.Listen && st.Pid > 0 {
+					sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
+				}
 			}
 			if use != "perf" {
 				return nil
@@ -160,6 +177,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
+	setTriageCPU(tri, sched, proc)
 	if prof != nil {
 		tri.SetProfile("perf", prof)
 	} else if pp.CPU != nil && pp.Timeline != nil && pp.Stacks != nil {
@@ -184,6 +202,29 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s%s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), snap, filepath.Clean(o.out))
 	}
 	return nil
+}
+
+// setTriageCPU gives triage the CPU facts only the operating system
+// knows, as clrspy triage does (runTriage's same steps): the machine's
+// cores, the demand /proc measured over the session and its busiest
+// thread (sched nil, a file: the counters' usage alone).
+func setTriageCPU(a *triage.Analyzer, sched *procfs.DemandSampler, proc *source.ProcWatcher) {
+	cores, demand := 0, -1.0
+	if sched != nil {
+		cores = runtime.NumCPU()
+		demand = sched.Pct(cores)
+	}
+	a.SetCPU(cores, demand)
+	if sched == nil {
+		return
+	}
+	if tid, pct := sched.Busiest(); pct > 0 {
+		name := ""
+		if proc != nil {
+			name = proc.ThreadNames()[tid]
+		}
+		a.SetBusiestThread(tid, name, pct)
+	}
 }
 
 // reportGcdump writes the page of a .gcdump file: its heap snapshot

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -154,6 +156,58 @@ func TestReportFindingsEqualTriage(t *testing.T) {
 		}
 		if len(tri) != tc.n || !slices.Contains(tri, tc.want) {
 			t.Errorf("%s: triage's %d findings %q, want %d with %q", filepath.Base(tc.trace), len(tri), tri, tc.n, tc.want)
+		}
+	}
+}
+
+// TestReportFindingsEqualTriageLive: a launched program judged by `clrspy
+// report -- COMMAND` and by `clrspy triage -- COMMAND` (two runs of the
+// cpu workload: one thread spinning in HotA and HotB) gets the same
+// findings, rule and severity, from the same facts: the report's session
+// asks for the counters and reads /proc's demand as triage's does (before,
+// the page had no CPU finding, nor any counter's). Both name the
+// saturated thread's top method.
+func TestReportFindingsEqualTriageLive(t *testing.T) {
+	dir := t.TempDir()
+	bin := e2eBinary(t)
+	argv := workload.Argv(t, "cpu", "seconds=4")
+	tj, page := filepath.Join(dir, "t.json"), filepath.Join(dir, "r.html")
+	if out, err := exec.Command(bin, append([]string{"triage", "--json", "-o", tj, "--"}, argv...)...).CombinedOutput(); err != nil {
+		t.Fatalf("triage: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, append([]string{"report", "-o", page, "--"}, argv...)...).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	var doc, pg struct {
+		Findings []triage.Finding `json:"findings"`
+	}
+	b, err := os.ReadFile(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	h, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pageDataRE.FindSubmatch(h)
+	if m == nil {
+		t.Fatal("no page data")
+	}
+	if err := json.Unmarshal(m[1], &pg); err != nil {
+		t.Fatal(err)
+	}
+	tri, rep := judged(doc.Findings), judged(pg.Findings)
+	t.Logf("triage %v; report %v", tri, rep)
+	if !slices.Equal(tri, rep) {
+		t.Errorf("triage judged %v, the report %v", tri, rep)
+	}
+	for _, fs := range [][]triage.Finding{doc.Findings, pg.Findings} {
+		i := slices.IndexFunc(fs, func(f triage.Finding) bool { return f.Rule == "cpu.thread_pct" })
+		if i < 0 || fs[i].Severity != triage.Critical || !strings.Contains(fs[i].Title, "top: Workload.Cpu.HotA") {
+			t.Errorf("no saturated thread named with HotA: %+v", fs)
 		}
 	}
 }
