@@ -21,7 +21,8 @@ const module = "github.com/clrspy/clrspy/"
 // one way, so an analysis opens no stream and renders nothing, the
 // outputs (report) render results from any stream and speak to no
 // runtime, and no library package (outside internal/ and cmd/) depends on
-// clrspy's own live views, daemon and recorder.
+// clrspy's own live views, daemon and recorder; the jobs the commands and
+// serve share (capture, internal/stacksnap) import neither.
 func TestLayers(t *testing.T) {
 	imports := moduleImports(t)
 	app := []string{"internal/serve", "internal/web", "internal/tui", "internal/top", "internal/monitor", "internal/metrics", "internal/flightrec"}
@@ -33,6 +34,8 @@ func TestLayers(t *testing.T) {
 		{[]string{"report"}, []string{"ipc", "source"}, "report renders results; sessions and streams are its callers'"},
 		{[]string{"analysis", "gcpause", "heap", "locks", "stacks", "exceptions", "threadpool", "counters", "runinfo", "heapgraph", "triage"},
 			append([]string{"source", "report", "perf"}, app...), "analyses are state machines over events, fed by their callers"},
+		{[]string{"capture", "internal/stacksnap"}, app,
+			"the jobs both the commands and serve run take the stream their caller opened: the callers import them, never the other way"},
 	}
 	for _, r := range rules {
 		for _, p := range r.pkgs {

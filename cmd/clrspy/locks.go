@@ -6,38 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newLocksCmd) }
-
-// locksSet: the lock analysis, which reads the contention events and the
-// thread events that map owners to OS threads, after the symbol table
-// (method and module events name the waiting stacks).
-//
-// --object-types adds the first allocation of every type (and a time-based
-// sample after it) with the type's name, so a lock's object can be matched
-// by address. The runtime names types in BulkType only when
-// GCHeapAndTypeNames is on; it forces no GC by itself.
-func locksSet(objectTypes bool) (*analysis.Set, *analysis.Ref[*locks.Analyzer]) {
-	var ps []ipc.Provider
-	if objectTypes {
-		ps = clrevents.ProvidersFor(locks.WantsObjectNames)
-		// GCHeapAndTypeNames is no event's keyword: it makes BulkType carry
-		// the types' names, so no Wants can ask for it.
-		ps[0].Keywords |= ipc.KeywordGCHeapAndTypeNames
-	}
-	return withSymbols(analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: wants(locks.WantsContention), Providers: ps},
-		func(h *nettrace.Header, sym *stacks.Symbols) *locks.Analyzer {
-			return locks.New(h, locks.Options{Symbols: sym})
-		})
-}
 
 // wants is a spec's Enable list, never nil (wants(): enable nothing).
 func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool {
@@ -85,25 +60,20 @@ go tool pprof).`,
 }
 
 func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, objectTypes bool) error {
-	set, a := locksSet(objectTypes)
-	var proc *source.ProcWatcher
-	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
+	job := capture.NewLocks(objectTypes)
+	r, err := runSet(cmd, t, args, job.Set(), setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if st.Live() {
 			// Thread names and native modules, from /proc while it runs.
-			proc = source.WatchProc(st.Pid)
+			job.Watch(st.Pid)
 		}
 		return nil
 	}})
-	if set.Header() == nil {
+	if job.Set().Header() == nil {
 		return err
 	}
-	names := proc.Finish(stacks.SymbolsIn(set).Get().SetMappings)
+	res := job.Result()
 	if err != nil {
 		return err
-	}
-	res := a.Get().Result()
-	if names != nil {
-		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}
 	if r.st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")

@@ -11,20 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newProfileCmd) }
-
-// profileSpec is the profile in its Set: it reads the sampler's samples
-// and the method and module events of its own symbol table (stacks.Wants);
-// a live CPU profile's session takes the sample profiler, and the
-// method/module events so methods jitted while recording are named
-// (rundown names the rest).
-var profileSpec = analysis.Spec{Name: "stacks", Keep: stacks.Wants, Enable: wants(), Providers: stacks.SamplerProviders()}
 
 func newProfileCmd() *cobra.Command {
 	var format, out, compat, weight, sampler string
@@ -167,32 +160,22 @@ func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts 
 		return err
 	}
 	defer ss.Close()
-	set := analysis.NewSet()
-	b := analysis.Add(set, profileSpec, func(h *nettrace.Header) *stacks.Builder { return stacks.New(h, opts) })
-	var proc *source.ProcWatcher
-	r, err := runSet(cmd, tgt, args, set, setRun{keep: true,
+	prof := capture.NewCPUProfile(&opts)
+	r, err := runSet(cmd, tgt, args, prof.Set(), setRun{keep: true,
 		// Decoders on other cores leave this goroutine the bottleneck:
 		// the sums go to one more.
 		edit: func(s *source.Spec) { opts.Concurrent = s.Threads > 1 },
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
 			if st.Live() {
-				// Events carry no thread names; the OS has them while the
-				// threads live, so read them during the session.
-				proc = source.WatchProc(st.Pid)
+				prof.Watch(st.Pid)
 			}
 			return nil
 		}})
 	if err != nil {
 		return err
 	}
-	o.evented, o.builder = ss, b.Get()
-	names := proc.Finish(o.builder.SetMappings)
-	p := o.builder.Result()
-	if names != nil {
-		for i := range p.Threads {
-			p.Threads[i].Name = names[p.Threads[i].ID]
-		}
-	}
+	o.evented, o.builder = ss, prof.Builder()
+	p := prof.Result()
 	return writeProfile(cmd, r.st, r.in, p, o)
 }
 

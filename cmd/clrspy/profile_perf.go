@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/stacks"
@@ -73,14 +71,15 @@ func chooseSampler(sampler string, live bool, tgt *targetFlags, cmd *cobra.Comma
 		}
 		pid = p
 	}
-	if _, err := perf.Check(pid, opts); err != nil {
-		if sampler == "perf" || opts.OffCPU {
-			return "", err
-		}
-		notice(fmt.Sprintf("perf sampler unavailable: %v; using the EventPipe sampler", err))
-		return "eventpipe", nil
+	switch use, why, err := capture.UsePerf(sampler, pid, opts); {
+	case err != nil:
+		return "", err
+	case use:
+		return "perf", nil
+	case why != nil:
+		notice(fmt.Sprintf("perf sampler unavailable: %v; using the EventPipe sampler", why))
 	}
-	return "perf", nil
+	return "eventpipe", nil
 }
 
 // profilePerf profiles a live target with the perf_event sampler while an
@@ -93,57 +92,21 @@ func profilePerf(cmd *cobra.Command, tgt *targetFlags, args []string, po *perfFl
 	// A launched program runs from the moment the runtime was resumed:
 	// threads made before the sampler opened are found in /proc, and only
 	// the first milliseconds' samples are missed.
-	sampler, err := perf.Open(st.Pid, po.options())
-	if err != nil {
-		st.Stop()
-		st.Close()
-		return err
-	}
-	if po.perfMap {
-		if c, err := ipc.Dial(st.Pid); err == nil {
-			if err := c.EnablePerfMap(ipc.PerfMapPerfMap); err == nil {
-				defer c.DisablePerfMap()
-			} else {
-				notice(fmt.Sprintf("--perf-map: %v", err))
-			}
-		}
-	}
-	// Without off-CPU events the profile's notes (printed with the
-	// summary, kept in the file) say why: sampler.OffCPUNotes below.
 	syms := stacks.NewSymbols(st.Header())
-	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles", OffCPU: sampler.Access().OffCPU})
+	ps, err := capture.StartPerf(st, syms, po.options(), po.perfMap, notice)
 	if err != nil {
-		sampler.Close()
 		st.Stop()
 		st.Close()
 		return err
 	}
-	defer b.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var runErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		runErr = sampler.Run(ctx, b.Sample)
-	}()
-	in, err := run(st, stopWatch, syms, b)
-	cancel()
-	wg.Wait()
-	stats := sampler.Stats()
-	sampler.Close()
+	in, err := run(st, stopWatch, syms, ps.Analyzer())
+	p, runErr := ps.Stop()
 	if err != nil {
 		st.Close()
 		return err
 	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+	if runErr != nil {
 		warn("perf sampler: %v", runErr)
 	}
-	b.Finish()
-	p := b.Result()
-	if p.Lost == 0 {
-		p.Lost = int64(stats.Lost)
-	}
-	p.Notes = append(p.Notes, sampler.OffCPUNotes()...)
 	return writeProfile(cmd, st, in, p, o)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
@@ -48,8 +49,8 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		{"gc --sample", gcSetProviders(true), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational), sampler}},
 		{"exceptions", providersOf(exceptionsSet()),
 			[]ipc.Provider{runtime(ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"locks", providersOf(locksSet(false)), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
-		{"locks --object-types", providersOf(locksSet(true)), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
+		{"locks", capture.NewLocks(false).Set().Providers(), []ipc.Provider{runtime(locksKW, ipc.LevelInformational)}},
+		{"locks --object-types", capture.NewLocks(true).Set().Providers(), []ipc.Provider{runtime(locksKW|ipc.KeywordType|
 			ipc.KeywordGCSampledObjectAllocationHigh|ipc.KeywordGCHeapAndTypeNames, ipc.LevelInformational)}},
 		{"threadpool", providersOf(threadPoolSet(false)), append([]ipc.Provider{runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...)},
@@ -60,7 +61,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The sampler's sessions ask for the method events at Verbose, the
 		// only level the runtime writes named method loads to
 		// (stacks.SamplerProviders): before, informational.
-		{"profile (eventpipe sampler)", specProviders(profileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelVerbose)}},
+		{"profile (eventpipe sampler)", specProviders(capture.ProfileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
@@ -85,7 +86,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The heap snapshot's session (clrspy snapshot, serve's
 		// /debug/pprof/heap): the dump's events derived, GCHeapCollect and
 		// GCHeapAndTypeNames (no event's keywords) and the level by hand.
-		{"snapshot", snapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
+		{"snapshot", capture.SnapshotProviders(), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
 		// triage gained Kestrel's request events (gc.requests_hit_pct).
 		{"triage", triageSetProviders(), append([]ipc.Provider{runtime(ipc.KeywordGC|locksKW, ipc.LevelInformational),
 			ipc.Provider{Name: clrevents.ProviderKestrel, Level: ipc.LevelInformational}}, ctrs...)},
@@ -189,6 +190,6 @@ func specProviders(sp analysis.Spec) []ipc.Provider {
 
 // triageSetProviders is the triage command's session's providers.
 func triageSetProviders() []ipc.Provider {
-	s, _ := triageSet("")
+	s, _ := capture.NewTriage("")
 	return append(s.Providers(), triageExtra(false, &counters.Options{Interval: time.Second})...)
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
@@ -171,28 +171,22 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 	if err != nil {
 		return err
 	}
-	var file *outfile.File
+	var tee *capture.Tee
 	if out != "" {
 		// Opened before the target, so that a bad -o fails before a
-		// session starts. The stream goes to FILE.partial-XXXXXXXX,
-		// renamed to FILE when the session ends: a killed clrspy leaves
-		// everything received there, and never a partial FILE. The copy
-		// is faithful: every chunk read from the session goes to it,
-		// unbuffered, before the reader sees it.
-		file, err = createOutput(out, os.Stdout, 0o644)
-		if err != nil {
+		// session starts (capture.Tee: never a partial FILE).
+		if tee, err = capture.NewTee(&spec, out, os.Stdout, 0o644); err != nil {
 			return err
 		}
-		defer file.Abort() // a no-op once closed
-		spec.Tee = file
+		defer tee.Abort() // a no-op once closed
 	}
 	start := time.Now()
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err
 	}
-	if file != nil {
-		file.SetPerm(outputPerm(st))
+	if tee != nil {
+		tee.Opened(st)
 	}
 	noteMovementLive(st, providers)
 	var events, gcs uint64
@@ -211,20 +205,16 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 		}
 	}
 	stopWatch()
-	// Whatever the reader left unread (after an error) still belongs in
-	// the copy.
-	if err := st.Drain(); err != nil && readErr == nil {
-		readErr = err
-	}
-	if file != nil && file.Err() != nil {
-		// The file cannot take more (a full disk): drop the session first
-		// (a runtime whose stream nobody reads blocks, and a launched
-		// program could not exit), then end.
-		if s := st.Session(); s != nil {
-			s.Close()
+	if tee != nil {
+		drainErr, err := tee.Drain(st)
+		if err != nil {
+			return err // "writing FILE: ..." (the partial file is removed)
 		}
-		st.Close()
-		return file.Err() // "writing FILE: ..." (the partial file is removed)
+		if readErr == nil {
+			readErr = drainErr
+		}
+	} else if err := st.Drain(); err != nil && readErr == nil {
+		readErr = err
 	}
 	end := st.End()
 	closeErr := st.Close()
@@ -234,16 +224,9 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 	}
 	if end.TargetExited && st.Kind == source.Attach {
 		notice(fmt.Sprintf("target exited (pid %d) after %.1fs: the recording ends there", st.Pid, time.Since(start).Seconds()))
-		if file != nil && end.Truncated != nil {
-			// Close the copy where its last complete block ends, with the
-			// stream's end marker, so it reads as complete up to the death.
-			if err := file.Seal(end.Truncated.Offset, nettrace.EndOfStreamV4); err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-		}
 	}
-	if file != nil {
-		if err := file.Close(); err != nil {
+	if tee != nil {
+		if err := tee.Close(end); err != nil {
 			return err
 		}
 	}

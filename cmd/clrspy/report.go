@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"syscall"
 	"time"
@@ -17,12 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/counters"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
-	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -121,22 +117,25 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	// page), sharing one symbol table; the providers are derived from it.
 	set := analysis.NewSet()
 	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
-	// triage's analyses as clrspy triage registers them (Refine: the
-	// thread-pool, exception and request facts), so the page's findings
-	// are judged from the same facts; the page has the profile
-	// (SetProfile below).
-	// A live session also asks for what clrspy triage's asks beside its
-	// Set (triageExtra: the runtime's counters, Kestrel's requests).
+	// triage's analyses as clrspy triage registers them
+	// (capture.TriageOptions: the thread-pool, exception and request
+	// facts), so the page's findings are judged from the same facts; the
+	// page has the profile (SetProfile below). A live session also asks
+	// for what clrspy triage's asks beside its Set (triageExtra: the
+	// runtime's counters, Kestrel's requests) and reads /proc as its
+	// window does (capture.Window).
 	copts := counters.Options{Interval: time.Second}
 	extra := triageExtra(false, &copts)
 	sid := ""
 	if t.live(cmd) {
 		sid = copts.SessionID
 	}
-	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true, Refine: true, CounterSessionID: sid})
+	topts := capture.TriageOptions(sid)
+	topts.NoProfile, topts.Uncounted = true, true
+	tri := triage.Register(set, topts)
 	var proc *source.ProcWatcher
-	var sched *procfs.DemandSampler
-	var cpu *pagePerf
+	var win *capture.Window
+	var cpu *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
 			s.Providers = append(s.Providers, extra...)
@@ -153,20 +152,32 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 			if st.Live() {
 				proc = source.WatchProc(st.Pid)
 				if st.Kind != source.Listen && st.Pid > 0 {
-					sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
+					// /proc beside the events, as clrspy triage's window
+					// reads it (the memory split of an attached target).
+					wo := capture.WindowOptions{Pid: st.Pid}
+					if st.Kind == source.Attach {
+						wo.SplitPid, wo.Every = st.Pid, time.Second
+					}
+					win = capture.StartWindow(wo)
 				}
 			}
 			if use != "perf" {
 				return nil
 			}
 			var err error
-			if cpu, err = startPagePerf(st, an.Symbols, o.perf); err != nil {
+			if cpu, err = capture.StartPerf(st, an.Symbols, o.perf.options(), o.perf.perfMap, notice); err != nil {
 				notice(fmt.Sprintf("perf sampler: %v; the page has no flame graph (--sampler eventpipe gives the runtime's wall-clock samples)", err))
 				return nil
 			}
-			return []analysis.Analyzer{cpu.b}
+			return []analysis.Analyzer{cpu.Analyzer()}
 		}})
-	prof := cpu.stop()
+	var prof *stacks.Profile
+	if cpu != nil {
+		var perr error
+		if prof, perr = cpu.Stop(); perr != nil {
+			warn("perf sampler: %v", perr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -177,13 +188,18 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
-	setTriageCPU(tri, sched, proc)
+	var split *triage.SplitFacts
+	if win != nil {
+		split = win.End(tri, func(tid uint64) string { return proc.ThreadNames()[tid] })
+	}
 	if prof != nil {
 		tri.SetProfile("perf", prof)
 	} else if pp.CPU != nil && pp.Timeline != nil && pp.Stacks != nil {
 		tri.SetProfile("eventpipe", pp.Timeline.WithSamples(pp.Stacks, pp.CPU))
 	}
-	pp.Findings = triage.Findings(tri.Facts())
+	facts := tri.Facts()
+	facts.Memory.Split = split
+	pp.Findings = triage.Findings(facts)
 	page := report.NewPage(pp)
 	if s := page.Snapshot; s != nil && !s.Complete {
 		in.Partial = append(in.Partial, s.Note) // warned by finish
@@ -202,29 +218,6 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s%s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), snap, filepath.Clean(o.out))
 	}
 	return nil
-}
-
-// setTriageCPU gives triage the CPU facts only the operating system
-// knows, as clrspy triage does (runTriage's same steps): the machine's
-// cores, the demand /proc measured over the session and its busiest
-// thread (sched nil, a file: the counters' usage alone).
-func setTriageCPU(a *triage.Analyzer, sched *procfs.DemandSampler, proc *source.ProcWatcher) {
-	cores, demand := 0, -1.0
-	if sched != nil {
-		cores = runtime.NumCPU()
-		demand = sched.Pct(cores)
-	}
-	a.SetCPU(cores, demand)
-	if sched == nil {
-		return
-	}
-	if tid, pct := sched.Busiest(); pct > 0 {
-		name := ""
-		if proc != nil {
-			name = proc.ThreadNames()[tid]
-		}
-		a.SetBusiestThread(tid, name, pct)
-	}
 }
 
 // reportGcdump writes the page of a .gcdump file: its heap snapshot
@@ -326,64 +319,4 @@ func runReportLive(cmd *cobra.Command, t *targetFlags, args []string, o *reportO
 		err = closeOut(report.WritePage(w, hub.Page()))
 	}
 	return finish(st, in, err)
-}
-
-// pagePerf is the perf_event sampler of a live report: its builder takes
-// the report's stream events (GC labels) and names managed code from the
-// page's symbol table, which the same stream fills.
-type pagePerf struct {
-	sampler *perf.Sampler
-	b       *perf.Builder
-	cancel  context.CancelFunc
-	done    chan error
-	perfMap *ipc.Client // the runtime's perf map was enabled through it
-}
-
-func startPagePerf(st *source.Stream, syms *stacks.Symbols, po *perfFlags) (*pagePerf, error) {
-	sampler, err := perf.Open(st.Pid, po.options())
-	if err != nil {
-		return nil, err
-	}
-	b, err := perf.NewBuilder(st.Pid, st.Header(), syms, perf.BuilderOptions{Hz: po.hz, Cycles: po.event == "cycles"})
-	if err != nil {
-		sampler.Close()
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &pagePerf{sampler: sampler, b: b, cancel: cancel, done: make(chan error, 1)}
-	if po.perfMap {
-		if c, err := ipc.Dial(st.Pid); err == nil {
-			if err := c.EnablePerfMap(ipc.PerfMapPerfMap); err == nil {
-				p.perfMap = c
-			} else {
-				notice(fmt.Sprintf("--perf-map: %v", err))
-			}
-		}
-	}
-	go func() { p.done <- sampler.Run(ctx, b.Sample) }()
-	return p, nil
-}
-
-// stop ends the sampler after the stream ended and returns its profile
-// (nil when there was no sampler).
-func (p *pagePerf) stop() *stacks.Profile {
-	if p == nil {
-		return nil
-	}
-	p.cancel()
-	if err := <-p.done; err != nil && !errors.Is(err, context.Canceled) {
-		warn("perf sampler: %v", err)
-	}
-	stats := p.sampler.Stats()
-	p.sampler.Close()
-	p.b.Finish()
-	prof := p.b.Result()
-	p.b.Close()
-	if p.perfMap != nil {
-		p.perfMap.DisablePerfMap()
-	}
-	if prof.Lost == 0 {
-		prof.Lost = int64(stats.Lost)
-	}
-	return prof
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,24 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrmeta"
-	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/internal/outfile"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
 func init() { commands = append(commands, newSnapshotCmd) }
-
-// snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set);
-// the stop-time rundown names the methods whose frames root objects.
-func snapshotProviders() []ipc.Provider {
-	return heapgraph.SessionProviders()
-}
 
 type snapshotOptions struct {
 	reportFlags
@@ -128,14 +117,14 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 	f.StringVar(&o.save, "save", "", "live sessions: also save the snapshot's events to this .nettrace file (for a later --diff)")
 	f.BoolVar(&o.diff, "diff", false, "compare two snapshots: --diff OLD NEW (trace or .gcdump files)")
 	f.DurationVar(&o.after, "after", 2*time.Second, "with -- COMMAND: take the snapshot this long after the start")
-	f.DurationVar(&o.timeout, "timeout", time.Minute, "live sessions: give up when no heap dump has ended after this long")
+	f.DurationVar(&o.timeout, "timeout", capture.SnapshotTimeout, "live sessions: give up when no heap dump has ended after this long")
 	f.StringVar(&o.maxMemory, "max-memory", "", "bound clrspy's own memory for large heaps: SIZE in MiB (256) or with a unit (256MiB, 1GiB), at least 16 MiB; the graph's arrays spill to unlinked temporary files in $TMPDIR and their pages go back to the page cache whenever the resident memory passes SIZE (a .gcdump file is mapped, its pages handed back too); what the Go heap holds (type names, roots, the stream's buffers) is the floor, see docs/SECURITY.md")
 	c.RunE = o.reportFlags.runE(func(cmd *cobra.Command, args []string) error {
 		if !cmd.Flags().Changed("buffer-mb") {
 			// A heap dump is one burst of events as large as the heap's
 			// graph: the buffer dotnet-gcdump asks for, so that a reader
 			// that falls behind loses nothing.
-			t.bufferMB = 1024
+			t.bufferMB = capture.SnapshotBufferMB
 		}
 		switch {
 		case o.tree < 0 || o.top < 0 || o.width < 1:
@@ -225,7 +214,7 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 		}
 		return nil
 	}
-	spec, err := t.spec(cmd, args, snapshotProviders())
+	spec, err := t.spec(cmd, args, capture.SnapshotProviders())
 	if err != nil {
 		return err
 	}
@@ -234,13 +223,13 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 
 func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error {
 	var st *source.Stream
-	set, builder := snapshotSet(func() { st.Stop() })
-	spec.Keep = set.Keep()
+	job := capture.NewSnapshot(func() { st.Stop() })
+	spec.Keep = job.Set().Keep()
 	live := spec.File == ""
 	if live && spec.Duration == 0 {
 		spec.Duration = o.timeout
 	}
-	var saved *outfile.File
+	var saved *capture.Tee
 	if o.save != "" {
 		if !live {
 			return fmt.Errorf("--save applies to live sessions (the trace file is the snapshot)")
@@ -248,46 +237,38 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		// Written beside the name and renamed when the session ends,
 		// as record does: never a partial FILE.
 		var err error
-		if saved, err = outfile.Create(o.save, outfile.Options{Perm: 0o600}); err != nil {
+		if saved, err = capture.NewTee(&spec, o.save, nil, 0o600); err != nil {
 			return err
 		}
 		defer saved.Abort() // a no-op once closed
-		spec.Tee = saved
 	}
 	st, stopWatch, err := openTarget(spec)
 	if err != nil {
 		return err
 	}
-	set.Start(st.Header())
-	b := builder()
+	// One snapshot per command: its arrays are mapped outside the Go heap
+	// (freed at exit).
+	job.Start(st.Header(), capture.Memory{Mapped: true, Budget: o.budget}, nil)
 	if live {
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
-	// One snapshot per command: its arrays are mapped outside the Go heap
-	// (freed at exit).
-	b.MapArrays(o.budget > 0, "", o.budget)
-	in, err := run(st, stopWatch, set)
+	in, err := run(st, stopWatch, job.Set())
 	devPhase("read")
 	if err != nil {
 		st.Close()
 		return err
 	}
 	if saved != nil {
-		st.Drain()
-		if err := saved.Close(); err != nil {
+		if _, err := saved.Drain(st); err != nil {
+			return err
+		}
+		if err := saved.Close(st.End()); err != nil {
 			st.Close()
 			return err
 		}
 	}
-	// The stream is done: its buffers go before the graph's arrays come
-	// (finish closes it again, a no-op).
-	st.Close()
-	b.NameStatics(clrmeta.Reader(st.Pid))
-	// ... and their pages go back to the system now, not when the
-	// scavenger gets to them.
-	debug.FreeOSMemory()
-	devPhase("stream closed")
-	g, err := b.Graph()
+	// finish closes the stream again, a no-op.
+	g, err := job.Graph(st, st.Pid, devPhase)
 	devPhase("graph")
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
@@ -360,7 +341,7 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 		p.Wait()
 	}()
 	time.Sleep(o.after)
-	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: snapshotProviders(), Notice: notice}
+	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: capture.SnapshotProviders(), Notice: notice}
 	return snapshotSpec(cmd, spec, o)
 }
 
@@ -377,21 +358,18 @@ func readSnapshotFile(path string, threads int, budget int64) (report.Input, *he
 		}
 		return in, g, err
 	}
-	set, builder := snapshotSet(nil)
-	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: set.Keep()})
+	job := capture.NewSnapshot(nil)
+	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: job.Set().Keep()})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
 	defer st.Close()
-	set.Start(st.Header())
-	b := builder()
-	b.MapArrays(budget > 0, "", budget)
-	in, err := run(st, func() {}, set)
+	job.Start(st.Header(), capture.Memory{Mapped: true, Budget: budget}, nil)
+	in, err := run(st, func() {}, job.Set())
 	if err != nil {
 		return in, nil, err
 	}
-	b.NameStatics(clrmeta.Reader(0))
-	g, err := b.Graph()
+	g, err := job.Graph(st, 0, nil)
 	if err != nil {
 		return in, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -440,16 +418,4 @@ func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapsh
 		warn("%s", p)
 	}
 	return nil
-}
-
-// snapshotSet registers the heap snapshot's builder after the pause
-// analysis, which pairs the dump GC's stop (the snapshot's pause,
-// analysis.Stopped); builder is the builder once the Set started.
-func snapshotSet(onDone func()) (set *analysis.Set, builder func() *heapgraph.Builder) {
-	set = analysis.NewSet()
-	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
-	b := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder {
-		return heapgraph.NewBuilder(h, onDone)
-	})
-	return set, b.Get
 }

@@ -10,13 +10,12 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/monitor"
-	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/top"
 	"github.com/clrspy/clrspy/internal/tui"
 	"github.com/clrspy/clrspy/memory"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -172,23 +171,21 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		}
 		defer snaps.Close()
 	}
-	var rec *outfile.File
+	var rec *capture.Tee
 	if o.record != "" {
-		// As clrspy record writes it: beside the final name, renamed into
-		// place at the end; every byte of the stream, before the screen's
-		// reader sees it.
-		if rec, err = outfile.Create(o.record, outfile.Options{}); err != nil {
+		// As clrspy record writes it (capture.Tee): every byte of the
+		// stream, before the screen's reader sees it.
+		if rec, err = capture.NewTee(&spec, o.record, nil, 0); err != nil {
 			return err
 		}
 		defer rec.Abort() // a no-op once closed
-		spec.Tee = rec
 	}
 	st, err := source.Open(spec)
 	if err != nil {
 		return err
 	}
 	if rec != nil {
-		rec.SetPerm(outputPerm(st))
+		rec.Opened(st)
 	}
 	if snaps != nil && snapsNew && outputPerm(st) == 0o600 {
 		// Another user's process: its screens are root's to read only,
@@ -231,14 +228,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return err
 	}
 	if rec != nil {
-		if tr := res.End.Truncated; res.End.TargetExited && tr != nil {
-			// The target died mid-block: end the copy after its last
-			// complete block, as clrspy record does.
-			if err := rec.Seal(tr.Offset, nettrace.EndOfStreamV4); err != nil {
-				return err
-			}
-		}
-		if err := rec.Close(); err != nil {
+		if err := rec.Close(res.End); err != nil {
 			return err
 		}
 	}
@@ -264,4 +254,14 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return &exitError{code: res.ExitCode}
 	}
 	return nil
+}
+
+// readSplit is pid's memory split now and its memory cgroup (nil: none
+// visible): top's header line.
+func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
+	s, cg, err := capture.ReadMemory(pid, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return &s.Split, cg, nil
 }

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/memread"
 	"io"
-	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -27,18 +22,14 @@ import (
 
 func init() { commands = append(commands, newTriageCmd) }
 
-// triageSet: the light providers every triage area needs, derived from
-// its analyses (GC events, informational: pauses, heap statistics;
-// contention and thread events with the symbols that name waiting stacks;
-// the thread-pool and exception analyses refine the counters' facts where
-// the stream has their events), and with the session (triageExtra) the
-// runtime's counters (thread pool, exceptions, allocation, CPU) once a
-// second. No stacks by default; --cpu adds the sample profiler for top
-// methods.
-func triageSet(sid string) (*analysis.Set, *triage.Analyzer) {
-	s := analysis.NewSet()
-	return s, triage.Register(s, triage.Options{CounterSessionID: sid, Refine: true})
-}
+// triage's Set (capture.NewTriage) takes the light providers every area
+// needs, derived from its analyses (GC events, informational: pauses,
+// heap statistics; contention and thread events with the symbols that
+// name waiting stacks; the thread-pool and exception analyses refine the
+// counters' facts where the stream has their events), and with the
+// session (triageExtra) the runtime's counters (thread pool, exceptions,
+// allocation, CPU) once a second. No stacks by default; --cpu adds the
+// sample profiler for top methods.
 
 // triageExtra are the providers of triage's session its Set cannot say:
 // the sample profiler with cpu, and the counters' (copts.SessionID is set
@@ -102,117 +93,21 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	return c
 }
 
-// triagePerf is perf_event's sampler run beside a triage session for
-// the top methods.
-type triagePerf struct {
-	s      *perf.Sampler
-	b      *perf.Builder
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// startTriagePerf starts the perf sampler on st's process at 99 Hz per
-// thread; nil (and a note on why) where the kernel does not permit it.
-func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *triagePerf {
+// startTriagePerf starts perf_event's sampler on st's process at 99 Hz
+// per thread beside the session, for the top methods; nil (and a note on
+// why) where the kernel does not permit it.
+func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *capture.Perf {
 	opts := perf.Options{Hz: 99}
 	if _, err := perf.Check(st.Pid, opts); err != nil {
 		notice(fmt.Sprintf("top methods: the perf sampler is unavailable (%v); --cpu adds the runtime's sampler", err))
 		return nil
 	}
-	s, err := perf.Open(st.Pid, opts)
+	p, err := capture.StartPerf(st, sym, opts, false, nil)
 	if err != nil {
 		notice(fmt.Sprintf("top methods: %v", err))
 		return nil
 	}
-	b, err := perf.NewBuilder(st.Pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz})
-	if err != nil {
-		s.Close()
-		notice(fmt.Sprintf("top methods: %v", err))
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	tp := &triagePerf{s: s, b: b, cancel: cancel}
-	tp.wg.Add(1)
-	go func() {
-		defer tp.wg.Done()
-		_ = s.Run(ctx, b.Sample)
-	}()
-	return tp
-}
-
-// stop ends the sampler and returns the top 5 methods by leaf samples.
-func (tp *triagePerf) stop() []triage.Method {
-	tp.cancel()
-	tp.wg.Wait()
-	tp.s.Close()
-	defer tp.b.Close()
-	tp.b.Finish()
-	return triage.TopLeafMethods(tp.b.Result(), 5)
-}
-
-// splitSampler reads the target's memory split (package memory) and its
-// cgroup every second while the session runs: the memory finding of
-// what the GC's figures cannot see.
-type splitSampler struct {
-	pid   int
-	start time.Time
-	stop  chan struct{}
-	done  chan struct{}
-	ss    []memory.Sample
-	limit uint64
-	usage uint64
-}
-
-func startSplits(pid int) *splitSampler {
-	s := &splitSampler{pid: pid, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	s.read()
-	go func() {
-		defer close(s.done)
-		tk := time.NewTicker(time.Second)
-		defer tk.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tk.C:
-				s.read()
-			}
-		}
-	}()
-	return s
-}
-
-func (s *splitSampler) read() {
-	sp, cg, err := readSplit(s.pid)
-	if err != nil {
-		return
-	}
-	smp := memory.Sample{AtNs: int64(time.Since(s.start)), Split: *sp}
-	if cg != nil {
-		smp.CgroupUsage = cg.Usage
-		s.limit, s.usage = cg.Limit, cg.Usage
-	}
-	s.ss = append(s.ss, smp)
-}
-
-// readSplit is pid's memory split now (smaps and its threads' stack
-// pointers, no runtime session) and its memory cgroup (nil: none
-// visible): triage's and top's reading.
-func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
-	sp, cg, err := memread.Read(pid, memory.Hints{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return &sp, cg, nil
-}
-
-// facts stops the sampler (one last read) and judges the samples (nil:
-// none could be read).
-func (s *splitSampler) facts() *triage.SplitFacts {
-	close(s.stop)
-	<-s.done
-	s.read()
-	return triage.SplitOf(s.ss, s.limit, s.usage)
+	return p
 }
 
 // triageTarget names the target in the next commands: an attached pid,
@@ -235,11 +130,10 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if t.live(cmd) {
 		sid = copts.SessionID
 	}
-	set, a := triageSet(sid)
-	var sched *procfs.DemandSampler
-	var mem *splitSampler
+	set, a := capture.NewTriage(sid)
+	var win *capture.Window
 	var proc *source.ProcWatcher
-	var tp *triagePerf
+	var tp *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) { s.Providers = append(s.Providers, extra...) },
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
@@ -247,12 +141,13 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			if !st.Live() || st.Kind == source.Listen || st.Pid <= 0 {
 				return nil
 			}
-			sched = procfs.StartThreadDemand(st.Pid, 500*time.Millisecond)
+			wo := capture.WindowOptions{Pid: st.Pid}
 			if st.Kind == source.Attach {
 				// A launched program's start-up grows its native heap and
 				// loader heaps from nothing: not a trend to judge.
-				mem = startSplits(st.Pid)
+				wo.SplitPid, wo.Every = st.Pid, time.Second
 			}
+			win = capture.StartWindow(wo)
 			proc = source.WatchProc(st.Pid)
 			if cpu {
 				return nil
@@ -263,10 +158,12 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			if tp = startTriagePerf(st, a.Symbols()); tp == nil {
 				return nil
 			}
-			return []analysis.Analyzer{tp.b}
+			return []analysis.Analyzer{tp.Analyzer()}
 		}})
 	if tp != nil {
-		if ms := tp.stop(); len(ms) > 0 {
+		// The top 5 methods by leaf samples.
+		p, _ := tp.Stop()
+		if ms := triage.TopLeafMethods(p, 5); len(ms) > 0 {
 			a.SetTopMethods("perf", ms)
 		}
 	}
@@ -275,25 +172,12 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	}
 	st, in := r.st, r.in
 	proc.Finish(a.Symbols().SetMappings)
-	cores, demand := 0, -1.0
-	if sched != nil {
-		cores = runtime.NumCPU()
-		demand = sched.Pct(cores)
-	}
-	a.SetCPU(cores, demand)
-	if sched != nil {
-		if tid, pct := sched.Busiest(); pct > 0 {
-			name := ""
-			if proc != nil {
-				name = proc.ThreadNames()[tid]
-			}
-			a.SetBusiestThread(tid, name, pct)
-		}
+	var split *triage.SplitFacts
+	if win != nil {
+		split = win.End(a, func(tid uint64) string { return proc.ThreadNames()[tid] })
 	}
 	facts := a.Facts()
-	if mem != nil {
-		facts.Memory.Split = mem.facts()
-	}
+	facts.Memory.Split = split
 	d := report.NewTriageDocument(in, facts, a.Runtime())
 	return writeReport(cmd, st, in, out, formats{
 		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },

@@ -108,9 +108,9 @@ func Create(path string, opt Options) (*File, error) {
 		if !os.IsExist(err) {
 			switch {
 			case os.IsNotExist(err):
-				return nil, fmt.Errorf("cannot write %s: no such directory %s", path, filepath.Dir(path))
+				return nil, said(fmt.Sprintf("cannot write %s: no such directory %s", path, filepath.Dir(path)), err)
 			case os.IsPermission(err):
-				return nil, fmt.Errorf("cannot write %s: permission denied (creating files in %s)", path, filepath.Dir(path))
+				return nil, said(fmt.Sprintf("cannot write %s: permission denied (creating files in %s)", path, filepath.Dir(path)), err)
 			}
 			return nil, fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
 		}
@@ -385,6 +385,18 @@ func kind(m os.FileMode) string {
 	}
 	return "device"
 }
+
+// said is err told in a sentence of its own: Error is msg, and
+// errors.Is still sees err's cause (a caller counting failures by errno).
+func said(msg string, err error) error { return &saidError{msg, unwrapPath(err)} }
+
+type saidError struct {
+	msg string
+	err error
+}
+
+func (e *saidError) Error() string { return e.msg }
+func (e *saidError) Unwrap() error { return e.err }
 
 // pathError is err in one line naming path.
 func pathError(path string, err error) error {

@@ -328,12 +328,16 @@ func TestSpecialFiles(t *testing.T) {
 	}
 }
 
-// A directory that does not exist: one line naming it.
+// A directory that does not exist: one line naming it, its cause still
+// ENOENT (serve counts capture failures by it).
 func TestNoDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nope", "out.json")
 	_, err := Create(path, Options{})
 	if want := "cannot write " + path + ": no such directory " + filepath.Dir(path); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	if !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("%v: not ENOENT", err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/flightrec"
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -158,15 +159,15 @@ func (c *captures) create(t *target, g *gcpause.GC) (io.WriteCloser, string, err
 		}
 		name = filepath.Join(c.cfg.Dir, fmt.Sprintf("%s-%d.nettrace", base, i))
 	}
-	// TODO(lead): write through internal/outfile once branch harden is on
-	// main; until then the same idea by hand: a hidden partial file beside
-	// the final name, renamed into place once complete.
-	f, err := os.CreateTemp(c.cfg.Dir, ".clrspy-capture-*.partial")
+	// As every trace clrspy writes (package outfile): a partial file
+	// beside the final name, renamed into place once complete; the
+	// target's data, for clrspy's user alone.
+	f, err := outfile.Create(name, outfile.Options{Perm: 0o600})
 	if err != nil {
 		c.failed(err)
-		return nil, name, fmt.Errorf("capture %s: %w", name, plainErr(err))
+		return nil, name, fmt.Errorf("capture: %w", err)
 	}
-	return &captureFile{f: f, name: name, c: c}, name, nil
+	return &captureFile{f: f, c: c}, name, nil
 }
 
 // prune removes the oldest captures until at most files remain and they
@@ -215,22 +216,14 @@ func (c *captures) prune(files int, bytes int64, keep string) {
 	}
 }
 
-// captureFile is a capture being written.
+// captureFile is a capture being written, its failure counted once.
 type captureFile struct {
-	f      *os.File
-	name   string
+	f      *outfile.File
 	c      *captures
-	err    error // the first write error
 	failed bool
 }
 
-func (w *captureFile) Write(p []byte) (int, error) {
-	n, err := w.f.Write(p)
-	if err != nil && w.err == nil {
-		w.err = err
-	}
-	return n, err
-}
+func (w *captureFile) Write(p []byte) (int, error) { return w.f.Write(p) }
 
 // fail counts the capture's failure once.
 func (w *captureFile) fail(err error) {
@@ -247,29 +240,22 @@ func (w *captureFile) fail(err error) {
 // within its byte cap (the new capture stays).
 func (w *captureFile) Close() error {
 	if err := w.f.Close(); err != nil {
-		os.Remove(w.f.Name())
-		w.fail(err)
-		return err
-	}
-	if err := os.Rename(w.f.Name(), w.name); err != nil {
-		os.Remove(w.f.Name())
 		w.fail(err)
 		return err
 	}
 	w.c.mu.Lock()
 	w.c.succeeded()
-	w.c.prune(w.c.cfg.MaxFiles, w.c.cfg.MaxBytes, w.name)
+	w.c.prune(w.c.cfg.MaxFiles, w.c.cfg.MaxBytes, w.f.Name())
 	w.c.mu.Unlock()
 	return nil
 }
 
 // Abort drops a capture whose write failed.
 func (w *captureFile) Abort() error {
-	w.f.Close()
-	err := w.err
+	err := w.f.Err()
 	if err == nil {
 		err = errors.New("write failed")
 	}
 	w.fail(err)
-	return os.Remove(w.f.Name())
+	return w.f.Abort()
 }

@@ -9,29 +9,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/clrmeta"
-	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/heapgraph"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
-// snapshotProviders: the heap-dump keywords alone (dotnet-gcdump's set,
-// `clrspy snapshot`'s); the stop-time rundown names the methods whose
-// frames root objects.
-var snapshotProviders = heapgraph.SessionProviders()
-
-// snapshotBufferMB is a snapshot session's runtime-side buffer: the heap
-// dump is one burst of events as large as the heap's graph, and a reader
-// that falls behind must lose nothing (`clrspy snapshot`'s default too).
-// The runtime fills it on demand: a small heap costs little of it.
-const snapshotBufferMB = 1024
-
 // snapshotTimeout bounds a snapshot session: the heap dump's GC must have
 // ended by then (a variable for the tests).
-var snapshotTimeout = time.Minute
+var snapshotTimeout = capture.SnapshotTimeout
 
 // heapHandler serves /debug/pprof/heap?pid=N: a heap snapshot of one
 // target taken now (a blocking gen2 GC in the target, walk included),
@@ -81,7 +67,7 @@ func (d *Daemon) serveHeap(w http.ResponseWriter, r *http.Request, every time.Du
 // stopped as soon as that GC ends, or when ctx does, or after
 // snapshotTimeout.
 func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
-	st, err := t.openSpec(source.Spec{Providers: snapshotProviders, BufferMB: snapshotBufferMB, Duration: snapshotTimeout})
+	st, err := t.openSpec(source.Spec{Providers: capture.SnapshotProviders(), BufferMB: capture.SnapshotBufferMB, Duration: snapshotTimeout})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
@@ -89,33 +75,23 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	// Cancelling ctx stops the session; the stream then ends.
 	defer context.AfterFunc(ctx, st.Stop)()
 	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
-	// After the pause analysis, which pairs the dump GC's stop (the
-	// snapshot's pause, analysis.Stopped).
-	set := analysis.NewSet()
-	// gcpause marks the GC the runtime described the heap in (HeapDump):
-	// the snapshot's own, which the target's judgements keep out of its
-	// induced GCs (target.heapDumped).
-	var dumpGC uint32
-	gcpause.In(set, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1, OnGC: func(g *gcpause.GC) {
-		if g.HeapDump && dumpGC == 0 {
-			dumpGC = g.Number
-		}
-	}})
-	builder := analysis.Add(set, heapgraph.Spec, func(h *nettrace.Header) *heapgraph.Builder {
-		return heapgraph.NewBuilder(h, st.Stop)
-	})
-	set.Start(st.Header())
-	b := builder.Get()
+	job := capture.NewSnapshot(st.Stop)
 	// The runtime names each type once while the monitoring session
 	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
 	// from the earlier ones. Snapshots of a target take turns (its slot).
-	b.KnownTypes(t.typeNames)
-	end, err := st.Run(set)
+	// The graph's arrays are Go arrays: a daemon takes one snapshot after
+	// another.
+	b := job.Start(st.Header(), capture.Memory{}, t.typeNames)
+	end, err := st.Run(job.Set())
 	t.typeNames = b.NamedTypes()
+	// The GC the runtime described the heap in is the snapshot's own,
+	// which the target's judgements keep out of its induced GCs
+	// (target.heapDumped).
+	dumpGC := job.DumpGC()
 	if dumpGC != 0 {
 		d.heapDumped(t, dumpGC)
 	}
-	in := report.NewInput(st.Name, st.Live(), end, b.Stats())
+	in := report.NewInput(st.Name, st.Live(), end, job.Set().Stats())
 	if err != nil {
 		return in, nil, err
 	}
@@ -125,13 +101,9 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 		}
 		return in, nil, fmt.Errorf("no heap dump arrived within %v", snapshotTimeout)
 	}
-	// The stream's buffers go before the graph's arrays come.
-	st.Close()
 	// Static roots by class and field: the class from the modules'
-	// metadata, read through the target's root (0: not visible here,
-	// the paths as given).
-	b.NameStatics(clrmeta.Reader(t.hostPid))
-	g, err := b.Graph()
+	// metadata, read through the target's root (0: not visible here).
+	g, err := job.Graph(st, t.hostPid, nil)
 	if err != nil {
 		return in, nil, err
 	}

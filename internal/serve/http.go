@@ -16,9 +16,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/metrics"
-	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -203,28 +203,22 @@ func (d *Daemon) isUp(t *target) bool {
 	return t.up
 }
 
-// contentionProviders: the lock events and the thread events that name
-// lock owners (locks.WantsContention), and the method events that name the
-// frames, derived from the spec table as `clrspy locks` derives its own:
-// the hand-written set had no thread keywords, so the mutex profile named
-// fewer owners than `clrspy locks` on the same process.
-var contentionProviders = clrevents.ProvidersFor(locks.WantsContention, stacks.SymbolsWant)
-
 // profile takes a profile of t: a session of its own for dur (cut short
-// when ctx ends), read through the analysis the CLI uses, written as
-// gzipped pprof. A CPU profile comes from the perf_event sampler when
-// sampler allows it and the kernel permits it for the process (as `clrspy
-// profile --sampler auto`), else from the runtime's sample profiler.
+// when ctx ends), read through the job the CLI runs (package capture),
+// written as gzipped pprof. A CPU profile comes from the perf_event
+// sampler when sampler allows it and the kernel permits it for the
+// process (as `clrspy profile --sampler auto`), else from the runtime's
+// sample profiler. The contention profile is `clrspy locks`'s, its
+// threads named from /proc.
 func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, dur time.Duration, offCPU bool) ([]byte, error) {
 	if dur <= 0 {
 		// A session's zero duration is "until stopped": never from here.
 		return nil, errors.New("a profile needs a positive duration")
 	}
-	ps := contentionProviders
+	var set *analysis.Set
+	var cpu *capture.CPUProfile
+	var lk *capture.Locks
 	if kind == "cpu" {
-		if offCPU && sampler == "auto" {
-			sampler = "perf" // off-CPU time comes from perf alone: say why not
-		}
 		if p, ok, err := d.perfProfile(ctx, t, sampler, dur, offCPU); ok {
 			if err != nil {
 				return nil, err
@@ -233,9 +227,13 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 			err := report.WritePprof(&buf, p)
 			return buf.Bytes(), err
 		}
-		ps = stacks.SamplerProviders()
+		cpu = capture.NewCPUProfile(&stacks.Options{})
+		set = cpu.Set()
+	} else {
+		lk = capture.NewLocks(false)
+		set = lk.Set()
 	}
-	st, err := t.openSpec(source.Spec{Providers: ps, BufferMB: d.cfg.bufferMB(), Duration: dur})
+	st, err := t.openSpec(source.Spec{Providers: set.Providers(), BufferMB: d.cfg.bufferMB(), Duration: dur})
 	if err != nil {
 		return nil, err
 	}
@@ -243,27 +241,14 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 	// Cancelling ctx stops the session; the stream then ends.
 	defer context.AfterFunc(ctx, st.Stop)()
 	hdr := st.Header()
+	set.Start(hdr)
 	var buf bytes.Buffer
-	if kind == "cpu" {
-		b := stacks.New(hdr, stacks.Options{})
-		var pw *source.ProcWatcher
-		if t.hostPid > 0 {
-			pw = source.WatchProc(t.hostPid)
-		}
-		_, err := st.Run(b)
-		if pw != nil {
-			pw.Stop()
-			b.SetMappings(pw.Mappings())
-		}
+	if cpu != nil {
+		cpu.Watch(t.hostPid)
+		_, err := st.Run(set)
+		p := cpu.Result()
 		if err != nil {
 			return nil, err
-		}
-		p := b.Result()
-		if pw != nil {
-			names := pw.ThreadNames()
-			for i := range p.Threads {
-				p.Threads[i].Name = names[p.Threads[i].ID]
-			}
 		}
 		if p.Total == 0 {
 			return nil, errors.New("no stack samples arrived")
@@ -271,14 +256,14 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		err = report.WritePprof(&buf, p)
 		return buf.Bytes(), err
 	}
-	sym := stacks.NewSymbols(hdr)
-	a := locks.New(hdr, locks.Options{Symbols: sym})
-	end, err := st.Run(a, sym)
+	lk.Watch(t.hostPid)
+	end, err := st.Run(set)
+	res := lk.Result()
 	if err != nil {
 		return nil, err
 	}
 	span := time.Duration(hdr.DurationNanos(end.LastTimestamp - end.FirstTimestamp))
-	err = report.WriteLocksPprof(&buf, a.Result(), hdr.Time(end.FirstTimestamp), span)
+	err = report.WriteLocksPprof(&buf, res, hdr.Time(end.FirstTimestamp), span)
 	return buf.Bytes(), err
 }
 
@@ -287,23 +272,12 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 // runtime's sampler). The process must be visible in clrspy's pid
 // namespace.
 func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration, offCPU bool) (*stacks.Profile, bool, error) {
-	if sampler == "eventpipe" {
-		return nil, false, nil
-	}
-	if t.hostPid <= 0 {
-		if sampler == "perf" {
-			return nil, true, errors.New("the perf sampler needs the process in clrspy's pid namespace")
-		}
-		return nil, false, nil
-	}
 	// Without the tracepoint's permission, off-CPU time is left out and
 	// the profile's comments say why.
 	opts := perf.Options{OffCPU: offCPU}
-	if _, err := perf.Check(t.hostPid, opts); err != nil {
-		if sampler == "perf" {
-			return nil, true, err
-		}
-		return nil, false, nil
+	use, _, err := capture.UsePerf(sampler, t.hostPid, opts)
+	if !use {
+		return nil, err != nil, err
 	}
 	p, err := perf.Profile(ctx, t.hostPid, perf.ProfileOptions{Options: opts, Duration: dur})
 	if err != nil {

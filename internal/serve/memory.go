@@ -2,10 +2,10 @@ package serve
 
 import (
 	"context"
-	"github.com/clrspy/clrspy/internal/memread"
 	"sync"
 	"time"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/memory"
 )
@@ -45,20 +45,6 @@ func (w *memWatch) get() ([]memory.Sample, *procfs.CgroupMemory) {
 // judgement use differences only).
 var memEpoch = time.Now()
 
-// readMemory reads pid's split now (smaps, the threads' stack pointers)
-// and its memory cgroup (nil when none is visible).
-func readMemory(pid int) (memory.Sample, *procfs.CgroupMemory, error) {
-	sp, cg, err := memread.Read(pid, memory.Hints{})
-	if err != nil {
-		return memory.Sample{}, nil, err
-	}
-	s := memory.Sample{AtNs: int64(time.Since(memEpoch)), Split: sp}
-	if cg != nil {
-		s.CgroupUsage = cg.Usage
-	}
-	return s, cg, nil
-}
-
 // sampleMemory reads every up target's split every MemoryInterval, until
 // ctx ends.
 func (d *Daemon) sampleMemory(ctx context.Context) {
@@ -78,7 +64,7 @@ func (d *Daemon) sampleMemory(ctx context.Context) {
 		}
 		d.mu.Unlock()
 		for _, t := range ts {
-			if s, cg, err := readMemory(t.hostPid); err == nil {
+			if s, cg, err := capture.ReadMemory(t.hostPid, memEpoch); err == nil {
 				t.mem.add(s, cg)
 			}
 		}

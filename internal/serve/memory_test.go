@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/triage"
@@ -205,7 +206,7 @@ func TestMemoryMetrics(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	for i := 0; i < reads; i++ {
-		if _, _, err := readMemory(p.Pid); err != nil {
+		if _, _, err := capture.ReadMemory(p.Pid, memEpoch); err != nil {
 			t.Fatal(err)
 		}
 	}

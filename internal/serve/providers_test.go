@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
@@ -17,6 +20,14 @@ import (
 // `clrspy locks` does. The hand-written set (Contention and the symbol
 // keywords) left out ThreadCreated's keywords: fewer owners named.
 func TestMutexProvidersEnableLocksEvents(t *testing.T) {
+	// The contention profile's session: the lock job's Set (profile).
+	contentionProviders := capture.NewLocks(false).Set().Providers()
+	if want := clrevents.ProvidersFor(locks.WantsContention, stacks.SymbolsWant); !reflect.DeepEqual(contentionProviders, want) {
+		t.Errorf("providers %+v, want %+v (the hand-derived set)", contentionProviders, want)
+	}
+	if cpu := profileSetProviders(); !reflect.DeepEqual(cpu, stacks.SamplerProviders()) {
+		t.Errorf("CPU profile providers %+v, want the sampler's %+v", cpu, stacks.SamplerProviders())
+	}
 	if len(contentionProviders) != 1 || contentionProviders[0].Name != nettrace.ProviderRuntime {
 		t.Fatalf("providers %+v, want the runtime provider alone", contentionProviders)
 	}
@@ -38,4 +49,10 @@ func TestMutexProvidersEnableLocksEvents(t *testing.T) {
 	if checked < 8 {
 		t.Errorf("%d events checked: the spec table's rows were not found", checked)
 	}
+}
+
+// profileSetProviders is the CPU profile's session's providers (the
+// runtime's sampler).
+func profileSetProviders() []ipc.Provider {
+	return capture.NewCPUProfile(&stacks.Options{}).Set().Providers()
 }

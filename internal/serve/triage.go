@@ -4,24 +4,22 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
-	"runtime"
 	"slices"
 	"time"
 
-	"github.com/clrspy/clrspy/analysis"
-	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/triage"
 )
 
 // triageHandler serves /triage?pid=N&seconds=S: the target's findings
 // over the next S seconds (10 by default). The window's events of the
 // target's always-on session go through triage's own analyses (the tap:
 // the code `clrspy triage --pid` runs, no session of its own), and the
-// CPU demand and busiest thread come from /proc schedstat as triage's
-// do, so both judge a window alike. JSON (the document of
+// CPU demand, busiest thread and memory split come from /proc through
+// the window triage runs (capture.Window), so both judge a window alike.
+// JSON (the document of
 // `clrspy triage --json`); format=text for text.
 func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -59,31 +57,21 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			http.Error(w, fmt.Sprintf("pid %s: no session yet", pid), http.StatusServiceUnavailable)
 			return
 		}
-		procPid := t.procPid()
-		set := analysis.NewSet()
-		a := triage.Register(set, triage.Options{Target: "--pid " + pid, CounterSessionID: sid, Refine: true})
+		set, a := capture.NewTriage(sid)
+		a.SetTarget("--pid " + pid)
 		set.Start(st.Header())
-		var sched *procfs.DemandSampler
-		if procPid > 0 {
-			sched = procfs.StartThreadDemand(procPid, 500*time.Millisecond)
-		}
+		// The window's memory split: a reading now, the periodic ones
+		// the target's memory watch takes meanwhile, and one at the end.
+		win := capture.StartWindow(capture.WindowOptions{Pid: t.procPid(), SplitPid: t.hostPid, Epoch: memEpoch,
+			Ring: func() []memory.Sample { ring, _ := t.mem.get(); return ring }})
 		prev := mon.Snapshot()
-		var m0 *memory.Sample
-		if t.hostPid > 0 {
-			if s, _, err := readMemory(t.hostPid); err == nil {
-				m0 = &s
-			}
-		}
 		tp.attach(set)
 		select {
 		case <-r.Context().Done():
 		case <-time.After(span):
 		}
 		tp.detach(set)
-		cores, demand := runtime.NumCPU(), -1.0
-		if sched != nil {
-			demand = sched.Pct(cores)
-		}
+		split := win.End(a, nil)
 		if r.Context().Err() != nil {
 			return
 		}
@@ -95,12 +83,6 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		d.mu.Unlock()
 		for _, n := range dumps {
 			a.MarkHeapDump(n)
-		}
-		a.SetCPU(cores, demand)
-		if sched != nil {
-			if tid, pct := sched.Busiest(); pct > 0 {
-				a.SetBusiestThread(tid, procfs.Comm(procPid, tid), pct)
-			}
 		}
 		lost := cur.Session.EventsLost - prev.Session.EventsLost
 		in := report.Input{Source: cur.Session.Source, Live: true, Events: cur.Session.Events - prev.Session.Events,
@@ -114,9 +96,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		ri.Runtime = cmp.Or(ri.Runtime, cur.Process.RuntimeVersion)
 		ri.GC = cmp.Or(ri.GC, cur.Process.GC.Kind)
 		f := a.Facts()
-		if m0 != nil {
-			f.Memory.Split = windowSplit(t, *m0)
-		}
+		f.Memory.Split = split
 		doc := report.NewTriageDocument(in, f, ri)
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -126,26 +106,6 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
-}
-
-// windowSplit judges the target's memory over the window that began with
-// first: the periodic samples taken since, and one read now.
-func windowSplit(t *target, first memory.Sample) *triage.SplitFacts {
-	ss := []memory.Sample{first}
-	ring, _ := t.mem.get()
-	for _, s := range ring {
-		if s.AtNs > first.AtNs {
-			ss = append(ss, s)
-		}
-	}
-	var limit, usage uint64
-	if s, cg, err := readMemory(t.hostPid); err == nil {
-		ss = append(ss, s)
-		if cg != nil {
-			limit, usage = cg.Limit, cg.Usage
-		}
-	}
-	return triage.SplitOf(ss, limit, usage)
 }
 
 // procPid is the target's pid in clrspy's namespace for /proc (0: not
