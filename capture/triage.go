@@ -18,7 +18,15 @@ import (
 // counters' meter session (CounterSessionID; "": a file's, any).
 func NewTriage(sid string) (*analysis.Set, *triage.Analyzer) {
 	s := analysis.NewSet()
-	return s, triage.Register(s, triage.Options{CounterSessionID: sid, Refine: true})
+	return s, triage.Register(s, TriageOptions(sid))
+}
+
+// TriageOptions are the options of triage's analyses wherever a stream is
+// judged as clrspy triage judges it (NewTriage's; the report page's, which
+// adds NoProfile and Uncounted to register them in its own Set): one set
+// of facts, so one judgement.
+func TriageOptions(sid string) triage.Options {
+	return triage.Options{CounterSessionID: sid, Refine: true}
 }
 
 // Window is what a live triage window collects from /proc beside its

@@ -3,6 +3,8 @@ package stacks
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/clrspy/clrspy/clrevents"
 )
 
 // RawSample is one counted sample as Options.OnSample sees it.
@@ -227,4 +229,26 @@ func (t *Timeline) Window(from, to int64, f func(stack int32, external bool, cou
 			f(int32(k/2), k%2 == 1, n)
 		}
 	}
+}
+
+// WithSamples is p, a profile of b's from ResultStacks, with the samples
+// t counted: one per raw stack, its count over every bin, named by
+// b.StackOf (the Samples a Result would hold, summed by stack: threads are
+// not told apart). For a caller that needs the samples after all (the
+// report page's findings: triage.TopLeafMethods).
+func (t *Timeline) WithSamples(b *Builder, p *Profile) *Profile {
+	q := *p
+	q.Samples = nil
+	t.Each(func(id int32, external bool, bins []Bin) {
+		var n int64
+		for _, x := range bins {
+			n += int64(x.Count)
+		}
+		typ := clrevents.SampleManaged
+		if external {
+			typ = clrevents.SampleExternal
+		}
+		q.Samples = append(q.Samples, Sample{Stack: b.StackOf(id, external), Type: typ, Count: n})
+	})
+	return &q
 }

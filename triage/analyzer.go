@@ -721,39 +721,64 @@ func (a *Analyzer) cpuFacts(f *Facts) {
 	case a.cpuN > 0:
 		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
 	}
-	if a.prof == nil || !a.sampled {
-		if len(a.perfMethods) > 0 {
-			c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
+	if a.prof != nil && a.sampled {
+		if ms := TopLeafMethods(a.prof.Result(), topMethods); len(ms) > 0 {
+			c.TopMethods, c.MethodsSource = ms, "eventpipe"
 		}
-		return
+	} else if len(a.perfMethods) > 0 {
+		c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
 	}
-	p := a.prof.Result()
-	if p.Managed == 0 {
-		return
+	if !c.Seen && len(c.TopMethods) > 0 {
+		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
 	}
-	c.MethodsSource = "eventpipe"
+}
+
+// topMethods is how many methods the CPU facts name.
+const topMethods = 5
+
+// TopLeafMethods is a profile's n methods with the most samples as the
+// leaf frame, with their share of the samples on the CPU (argument lists
+// dropped), heaviest first: perf's off-CPU samples and the runtime
+// sampler's external ones (a thread in native code, waiting as often as
+// not) are not time on the CPU, and a leaf no symbol names
+// (stacks.KindUnknown) names no method. The one list of top methods:
+// triage's own profile, the report page's and perf's beside a session
+// (SetProfile) all give it.
+func TopLeafMethods(p *stacks.Profile, n int) []Method {
 	by := map[string]int64{}
 	var total int64
 	for _, s := range p.Samples {
-		if s.Type != clrevents.SampleManaged || len(s.Stack) == 0 {
+		if s.OffCPU || s.Type == clrevents.SampleExternal || len(s.Stack) == 0 {
 			continue
 		}
 		fr := p.Frames[s.Stack[0]]
-		if fr.Kind != stacks.KindManaged {
+		if fr.Kind == stacks.KindUnknown {
 			continue
 		}
-		by[fr.Name] += s.Count
+		by[shortName(fr.Name)] += s.Count
 		total += s.Count
 	}
-	for n, v := range by {
-		c.TopMethods = append(c.TopMethods, Method{Name: shortName(n), Pct: float64(v) * 100 / float64(total)})
+	var out []Method
+	for name, c := range by {
+		out = append(out, Method{Name: name, Pct: float64(c) * 100 / float64(total)})
 	}
-	slices.SortFunc(c.TopMethods, func(x, y Method) int {
+	slices.SortFunc(out, func(x, y Method) int {
 		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
 	})
-	c.TopMethods = c.TopMethods[:min(len(c.TopMethods), 5)]
-	if !c.Seen {
-		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
+	return out[:min(n, len(out))]
+}
+
+// SetProfile gives the CPU samples of the stream or of a sampler beside
+// it, profiled by the caller (Options.NoProfile: the report page's
+// profile, perf's): their top methods (TopLeafMethods) name the CPU
+// findings as triage's own profile would. source says which sampler
+// ("eventpipe", "perf").
+func (a *Analyzer) SetProfile(source string, p *stacks.Profile) {
+	if p == nil {
+		return
+	}
+	if ms := TopLeafMethods(p, topMethods); len(ms) > 0 {
+		a.SetTopMethods(source, ms)
 	}
 }
 

@@ -58,7 +58,10 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 			ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose)}, ctrs...), sampler)},
 		{"heap", providersOf(heapSet(0, false)), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordGCSurvivalAndMovement|
 			ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
-		{"profile (eventpipe sampler)", specProviders(capture.ProfileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		// The sampler's sessions ask for the method events at Verbose, the
+		// only level the runtime writes named method loads to
+		// (stacks.SamplerProviders): before, informational.
+		{"profile (eventpipe sampler)", specProviders(capture.ProfileSpec), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"profile (perf sampler's session)", perf.SessionProviders, []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"record --profile threadpool", profile("threadpool"), []ipc.Provider{
 			runtime(ipc.KeywordThreading|ipc.KeywordWaitHandle|ipc.KeywordContention|ipc.KeywordSymbols, ipc.LevelVerbose),
@@ -70,7 +73,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// The rundown session that names code compiled before attaching
 		// (source.Stream.Rundown: top --cpu, serve, the live page).
 		{"rundown session", stacks.SymbolProviders(), []ipc.Provider{runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
-		{"record --profile cpu", profile("cpu"), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelInformational)}},
+		{"record --profile cpu", profile("cpu"), []ipc.Provider{sampler, runtime(ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"record --profile alloc", profile("alloc"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordType|ipc.KeywordAllocationSampling|ipc.KeywordSymbols, ipc.LevelVerbose)}},
 		{"record --profile movement", profile("movement"), []ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordGCSurvivalAndMovement, ipc.LevelInformational)}},
 		{"record --profile gcdump", profile("gcdump"), []ipc.Provider{runtime(snapshotKW, ipc.LevelVerbose)}},
@@ -91,7 +94,7 @@ func TestDerivedProvidersEqualHandWritten(t *testing.T) {
 		// they did not change; the changed ones are below.
 		{"monitor", monitor.Providers(&monitor.Options{NoCounters: true}), []ipc.Provider{runtime(ipc.KeywordGC, ipc.LevelInformational)}},
 		{"monitor (top --cpu)", monitor.Providers(&monitor.Options{NoCounters: true, CPU: true}),
-			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelInformational), sampler}},
+			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordSymbols, ipc.LevelVerbose), sampler}},
 		{"monitor (top --exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Exceptions: true}),
 			[]ipc.Provider{runtime(ipc.KeywordGC|ipc.KeywordException|ipc.KeywordSymbols, ipc.LevelInformational)}},
 		{"monitor (serve: locks, thread pool, exceptions)", monitor.Providers(&monitor.Options{NoCounters: true, Locks: true, ThreadPool: true, Exceptions: true}),

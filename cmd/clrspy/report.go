@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -115,11 +117,28 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	// page), sharing one symbol table; the providers are derived from it.
 	set := analysis.NewSet()
 	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
-	tri := triage.Register(set, triage.Options{NoProfile: true, Uncounted: true}) // the page has the profile
+	// triage's analyses as clrspy triage registers them
+	// (capture.TriageOptions: the thread-pool, exception and request
+	// facts), so the page's findings are judged from the same facts; the
+	// page has the profile (SetProfile below). A live session also asks
+	// for what clrspy triage's asks beside its Set (triageExtra: the
+	// runtime's counters, Kestrel's requests) and reads /proc as its
+	// window does (capture.Window).
+	copts := counters.Options{Interval: time.Second}
+	extra := triageExtra(false, &copts)
+	sid := ""
+	if t.live(cmd) {
+		sid = copts.SessionID
+	}
+	topts := capture.TriageOptions(sid)
+	topts.NoProfile, topts.Uncounted = true, true
+	tri := triage.Register(set, topts)
 	var proc *source.ProcWatcher
+	var win *capture.Window
 	var cpu *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
+			s.Providers = append(s.Providers, extra...)
 			if use == "perf" {
 				// perf samples the CPU: the runtime's sampler would only add
 				// its cost (it suspends the runtime every millisecond) and its
@@ -132,6 +151,15 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 			tri.SetTarget(triageTarget(st))
 			if st.Live() {
 				proc = source.WatchProc(st.Pid)
+				if st.Kind != source.Listen && st.Pid > 0 {
+					// /proc beside the events, as clrspy triage's window
+					// reads it (the memory split of an attached target).
+					wo := capture.WindowOptions{Pid: st.Pid}
+					if st.Kind == source.Attach {
+						wo.SplitPid, wo.Every = st.Pid, time.Second
+					}
+					win = capture.StartWindow(wo)
+				}
 			}
 			if use != "perf" {
 				return nil
@@ -160,7 +188,18 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
 	}
-	pp.Findings = triage.Findings(tri.Facts())
+	var split *triage.SplitFacts
+	if win != nil {
+		split = win.End(tri, func(tid uint64) string { return proc.ThreadNames()[tid] })
+	}
+	if prof != nil {
+		tri.SetProfile("perf", prof)
+	} else if pp.CPU != nil && pp.Timeline != nil && pp.Stacks != nil {
+		tri.SetProfile("eventpipe", pp.Timeline.WithSamples(pp.Stacks, pp.CPU))
+	}
+	facts := tri.Facts()
+	facts.Memory.Split = split
+	pp.Findings = triage.Findings(facts)
 	page := report.NewPage(pp)
 	if s := page.Snapshot; s != nil && !s.Complete {
 		in.Partial = append(in.Partial, s.Note) // warned by finish

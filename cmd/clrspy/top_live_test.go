@@ -555,6 +555,25 @@ func TestTopCPUAttach(t *testing.T) {
 	}
 }
 
+// TestTopCPULaunch: launched by top (-- COMMAND), the cpu workload's two
+// hot methods are named while it runs, as attached (TestTopCPUAttach):
+// before, launch mode showed [native code], [unknown] and
+// System.Private.CoreLib.dll+0x... rows until the program ended.
+func TestTopCPULaunch(t *testing.T) {
+	tm := startTop(t, 160, 48, append([]string{"top", "--cpu", "--"}, workload.Argv(t, "cpu", "seconds=60")...)...)
+	tm.keys("c")
+	s := tm.waitScreen("HotA and HotB among the top methods", func(s string) bool {
+		return strings.Contains(s, "top methods by samples") && strings.Contains(s, "Workload.Cpu.HotA(") && strings.Contains(s, "Workload.Cpu.HotB(")
+	})
+	if strings.Contains(s, "process exited") {
+		t.Errorf("the methods were named only after the program ended:\n%s", s)
+	}
+	tm.keys("q")
+	if rc, stderr := tm.exit(); rc != 0 || !strings.Contains(stderr, "keeps running") {
+		t.Errorf("exit %d, stderr %q", rc, stderr)
+	}
+}
+
 // TestTopNeedsTerminal: without a terminal on stdout top refuses in one
 // line that points to gc and serve; bad flag combinations are one line
 // each.

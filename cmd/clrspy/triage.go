@@ -1,12 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -113,32 +110,6 @@ func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *capture.Perf {
 	return p
 }
 
-// topLeafMethods is a profile's n methods with the most samples as the
-// leaf frame, with their share of the samples (argument lists dropped).
-func topLeafMethods(p *stacks.Profile, n int) []triage.Method {
-	by := map[string]int64{}
-	var total int64
-	for _, s := range p.Samples {
-		if s.OffCPU || len(s.Stack) == 0 {
-			continue
-		}
-		name := p.Frames[s.Stack[0]].Name
-		if i := strings.IndexByte(name, '('); i > 0 {
-			name = name[:i]
-		}
-		by[name] += s.Count
-		total += s.Count
-	}
-	var out []triage.Method
-	for name, c := range by {
-		out = append(out, triage.Method{Name: name, Pct: float64(c) * 100 / float64(total)})
-	}
-	slices.SortFunc(out, func(x, y triage.Method) int {
-		return cmp.Or(cmp.Compare(y.Pct, x.Pct), strings.Compare(x.Name, y.Name))
-	})
-	return out[:min(n, len(out))]
-}
-
 // triageTarget names the target in the next commands: an attached pid,
 // a launched command (its process is gone when the next command runs), a
 // file.
@@ -192,7 +163,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	if tp != nil {
 		// The top 5 methods by leaf samples.
 		p, _ := tp.Stop()
-		if ms := topLeafMethods(p, 5); len(ms) > 0 {
+		if ms := triage.TopLeafMethods(p, 5); len(ms) > 0 {
 			a.SetTopMethods("perf", ms)
 		}
 	}

@@ -116,11 +116,16 @@ func walkTarget(t *Target, s sink) {
 	if g.BeforeSession != nil {
 		before = *g.BeforeSession
 	}
-	for i := range gcpause.GenKeys {
-		s.value(famCollections, float64(g.Gen(i).Count+before.Generations[i]), lv(genNames[i]))
+	// A total the GC events' own numbering shows short (GCs before the
+	// session, their generations and pauses not said yet) is left out
+	// rather than exported low.
+	if g.BeforeSession != nil || g.NumberedBefore == 0 {
+		for i := range gcpause.GenKeys {
+			s.value(famCollections, float64(g.Gen(i).Count+before.Generations[i]), lv(genNames[i]))
+		}
+		s.value(famPauseTime, (g.StoppedMS+before.PauseRuntimeMS)/1e3, lv())
+		s.value(famPauseRuntime, (g.TotalPauseRuntimeMS+before.PauseRuntimeMS)/1e3, lv())
 	}
-	s.value(famPauseTime, (g.StoppedMS+before.PauseRuntimeMS)/1e3, lv())
-	s.value(famPauseRuntime, (g.TotalPauseRuntimeMS+before.PauseRuntimeMS)/1e3, lv())
 	for i, v := range g.HeapSizeAfterBytes {
 		if v.Valid() {
 			s.value(famHeapSize, float64(v), lv(genNames[i]))

@@ -203,6 +203,8 @@ type Monitor struct {
 	// them).
 	started, resolved [3]int
 	seed              seedState
+	num               numbering
+	lastRaw           int64 // the latest event's raw timestamp
 
 	flavor flavorState
 	proc   Process
@@ -427,6 +429,12 @@ func (m *Monitor) event(ev *nettrace.Event) {
 		m.now = ts
 	}
 	m.events++
+	if ev.Timestamp > m.lastRaw {
+		m.lastRaw = ev.Timestamp
+	}
+	if p := m.num.pending; p != nil && m.lastRaw >= p.at {
+		m.applySideSeed()
+	}
 	if ev.LostBefore > 0 {
 		m.lost += uint64(ev.LostBefore)
 	}
@@ -441,6 +449,7 @@ func (m *Monitor) event(ev *nettrace.Event) {
 func (m *Monitor) onGCStart(g *gcpause.GC) {
 	m.flavor.gcStart(g.ThreadID, g.Type)
 	m.started[min(max(g.Generation, 0), 2)]++
+	m.noteNumber(g.Number)
 	if m.opts.OnGCStart != nil {
 		m.pendingStart = append(m.pendingStart, g)
 	}
@@ -469,6 +478,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	if g.StartSeen {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
+	m.noteNumber(g.Number)
 	if g.HasHeapStats {
 		for i := range m.heapAfter {
 			m.heapAfter[i] = None
@@ -478,6 +488,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 		}
 	}
 	if g.Complete {
+		m.noteCounted(g.Number, g.Generation, g.PauseRuntimeNanos)
 		if g.HasHeapStats {
 			for i := range m.promoted {
 				m.promoted[i] += g.HeapStats.TotalPromotedSize[i]

@@ -110,6 +110,11 @@ type GCSummary struct {
 	// BeforeSession is what the runtime counted before the session (nil:
 	// it did not say; the counts above run from the session's start).
 	BeforeSession *BeforeSession `json:"before_session,omitempty"`
+	// NumberedBefore is how many GCs the runtime had numbered before the
+	// first one the session saw (GCStart's Count less one; 0 before any):
+	// without BeforeSession the counts above lack them, and their
+	// generations are not known.
+	NumberedBefore int `json:"gcs_numbered_before_session"`
 }
 
 // Snapshot is a deep copy of the model: nothing in it is shared with the
@@ -272,6 +277,7 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 		c := *b
 		g.BeforeSession = &c
 	}
+	g.NumberedBefore = m.numberedBefore()
 	g.PauseHistogram = roll.All.Histogram
 	g.SuspendHistogram = roll.All.SuspendHistogram
 	if m.hasLast {

@@ -26,7 +26,11 @@
 // (meterMinAge) also asks for the runtime's System.Runtime meter (.NET
 // 9+), whose first publication tells what the runtime counted before the
 // attach (monitor.BeforeSession); younger processes, whose exit soon after
-// a meter session may hang on .NET 10, get the EventCounters only.
+// a meter session may hang on .NET 10, get the EventCounters only at
+// first, and a second, short meter session once they are 10 s old
+// (seedLater), whose totals the monitor aligns by the GC events' own
+// numbering (monitor.SeedFrom). Until then a total the numbering shows
+// short (GCs before the attach) is not exported.
 //
 // Memory: every Config.MemoryInterval each visible target's RSS is split
 // by package memory from its /proc/PID/smaps (and its memory cgroup read),

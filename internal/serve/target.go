@@ -333,9 +333,16 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 			}
 		}()
 	}
+	seedDone := make(chan struct{})
+	if t.kind == source.Attach && !opts.Counters.Meter {
+		go func() { defer close(seedDone); t.seedLater(cctx, m) }()
+	} else {
+		close(seedDone)
+	}
 	end, err := m.Run(ctx, st, also...)
 	cancelCPU()
 	<-cpuDone
+	<-seedDone
 	st.Close()
 	if obs != nil {
 		obs.Ended(id)
