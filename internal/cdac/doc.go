@@ -1,0 +1,25 @@
+// Package cdac reads a live .NET runtime's own data structures out of
+// process, with no debugger: the runtime's data contract descriptor (.NET
+// 9+ libcoreclr.so exports it as DotNetRuntimeContractDescriptor) gives
+// the offsets of the fields of its types and the addresses of its globals,
+// and /proc/PID/mem (internal/procfs) gives the bytes. Nothing is written
+// to the target and it is never stopped.
+//
+//   - Descriptor (descriptor.go): the contract descriptor's header, its
+//     JSON (types, fields, globals, contracts) and its pointer data (the
+//     indirect globals), read from any Memory; Find locates the exported
+//     symbol in the libcoreclr.so a process maps (its .dynsym, and the
+//     load base from /proc/PID/maps).
+//   - Process (runtime.go): the runtime's thread store (each Thread's thin
+//     lock id and OS thread id), its sync block table (each inflated
+//     lock's object, holding thread, recursion and waiter count: the
+//     AwareLock of syncblk.h), an object's thin lock (the header word),
+//     and an object's type (MethodTable → Module → its file → the TypeDef
+//     row, named by clrmeta).
+//
+// The layouts the descriptor does not carry (the AwareLock inside a
+// SyncBlock, the header word's bits) are syncblk.h's for .NET 9 and 10,
+// checked against the descriptor where it has a field (SyncBlock's
+// InteropInfo follows the AwareLock). .NET 8 and earlier export no
+// descriptor: Find says so (ErrNoDescriptor).
+package cdac
