@@ -1,0 +1,98 @@
+package hang
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/tracegen"
+	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/stacks"
+)
+
+// blockedPair is TestSuspected's process: 11 in Monitor.Enter from
+// App.TakeAB, 12 from App.TakeBA, for every sample, no contention event;
+// its result with mem.
+func blockedPair(t *testing.T, mem *Memory) *Result {
+	g := tracegen.New()
+	g.Thread(1).MethodLoad(clrevents.Method{MethodID: 1, StartAddress: 0x1000, Size: 0x100, Namespace: "System.Threading.Monitor", Name: "Enter", Signature: "void  ()"})
+	g.Thread(1).MethodLoad(clrevents.Method{MethodID: 2, StartAddress: 0x2000, Size: 0x100, Namespace: "App", Name: "TakeAB", Signature: "void  ()"})
+	g.Thread(1).MethodLoad(clrevents.Method{MethodID: 3, StartAddress: 0x3000, Size: 0x100, Namespace: "App", Name: "TakeBA", Signature: "void  ()"})
+	for i := range 3 {
+		g.Thread(1).At(time.Duration(i+1)*time.Millisecond).Stack(0x1010, 0x2010).Sample(11, clrevents.SampleExternal)
+		g.Thread(1).At(time.Duration(i+1)*time.Millisecond).Stack(0x1010, 0x3010).Sample(12, clrevents.SampleExternal)
+	}
+	sym := stacks.NewSymbols(g.Header())
+	a := New(g.Header(), Options{Symbols: sym})
+	g.Run(t, func(ev *nettrace.Event) { sym.Event(ev); a.Event(ev) })
+	r := a.ResultWithMemory([]Task{{Tid: 11, State: 'S', Syscall: "futex"}, {Tid: 12, State: 'S', Syscall: "futex"}, {Tid: 13, State: 'S'}}, mem)
+	check(t, r)
+	return r
+}
+
+// TestMemoryOwners: the sync blocks say 11 holds GateA and 12 GateB, each
+// with one waiter: 11 waits for GateB (the one contended lock it does not
+// hold) owned by 12 and 12 for GateA owned by 11, a deadlock read from
+// memory (not suspected), each thread listing what it holds.
+func TestMemoryOwners(t *testing.T) {
+	mem := &Memory{Locks: []HeldLock{
+		{Object: 0xa0, ObjectType: "App.GateA", OwnerOSTid: 11, Recursion: 1, Waiters: 1},
+		{Object: 0xb0, ObjectType: "App.GateB", OwnerOSTid: 12, Recursion: 1, Waiters: 1},
+		{Object: 0xc0, ObjectType: "App.Idle", OwnerOSTid: 13, Recursion: 2}, // held, nobody waits
+	}}
+	r := blockedPair(t, mem)
+	if len(r.Deadlocks) != 1 {
+		t.Fatalf("deadlocks %+v, want one", r.Deadlocks)
+	}
+	d := r.Deadlocks[0]
+	if d.Suspected || d.Source != SourceMemory || !slices.Equal(d.Threads, []uint64{11, 12}) || len(d.Locks) != 2 {
+		t.Fatalf("deadlock %+v, want 11 → 12 from memory", d)
+	}
+	if l := d.Locks[0]; l.WaiterOSTid != 11 || *l.OwnerOSTid != 12 || l.ObjectType != "App.GateB" || l.Object != "0xb0" || l.Frames[1] != "App.TakeAB()" {
+		t.Errorf("edge 0 %+v", l)
+	}
+	if l := d.Locks[1]; l.WaiterOSTid != 12 || *l.OwnerOSTid != 11 || l.ObjectType != "App.GateA" {
+		t.Errorf("edge 1 %+v", l)
+	}
+	w := r.Threads[0].Wait
+	if w.Source != SourceMemory || !w.ObjectInferred || w.OwnerUnknownReason != "" || w.ObjectType != "App.GateB" {
+		t.Errorf("thread 11's wait %+v", w)
+	}
+	if h := r.Threads[0].Holds; len(h) != 1 || h[0].ObjectType != "App.GateA" || h[0].Object != "0xa0" || h[0].Waiters != 1 {
+		t.Errorf("thread 11 holds %+v", h)
+	}
+	if h := r.Threads[2].Holds; len(h) != 1 || h[0].ObjectType != "App.Idle" || h[0].Recursion != 2 || r.Threads[2].Wait.Kind != "other" {
+		t.Errorf("thread 13: holds %+v wait %+v", h, r.Threads[2].Wait)
+	}
+}
+
+// TestMemoryUnknown: without memory, with memory that could not be read,
+// or with two contended locks a thread might wait for, the owner stays
+// unknown with the reason, and the stacks' suspicion stands.
+func TestMemoryUnknown(t *testing.T) {
+	cases := map[string]struct {
+		mem  *Memory
+		want string
+	}{
+		"none":       {nil, "the target's memory was not read"},
+		"unreadable": {&Memory{Reason: ".NET 8.0.11 exports no data contract descriptor"}, "could not be read: .NET 8.0.11 exports"},
+		"ambiguous": {&Memory{Locks: []HeldLock{
+			{Object: 0xa0, ObjectType: "App.GateA", OwnerOSTid: 13, Waiters: 1},
+			{Object: 0xb0, OwnerOSTid: 14, Waiters: 1},
+		}}, "one of 2 contended locks (App.GateA 0xa0 held by 13; an object of unknown type 0xb0 held by 14)"},
+		"no locks": {&Memory{}, "hold no contended lock"},
+	}
+	for name, c := range cases {
+		r := blockedPair(t, c.mem)
+		for _, th := range r.Threads[:2] {
+			if th.Wait == nil || th.Wait.OwnerOSTid != nil || !strings.Contains(th.Wait.OwnerUnknownReason, c.want) {
+				t.Errorf("%s: thread %d wait %+v, want an unknown owner saying %q", name, th.OSTid, th.Wait, c.want)
+			}
+		}
+		if len(r.Deadlocks) != 1 || !r.Deadlocks[0].Suspected || r.Deadlocks[0].Source != SourceStacks {
+			t.Errorf("%s: deadlocks %+v, want the stacks' suspicion", name, r.Deadlocks)
+		}
+	}
+}
