@@ -1,0 +1,112 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// deadlockedWorkload starts the deadlock workload and waits until it has
+// deadlocked: its two threads' OS ids, by the type of the lock each took
+// first (Workload.Deadlock+GateA, +GateB), as the workload printed them.
+func deadlockedWorkload(t *testing.T) (*workload.Proc, map[string]uint64) {
+	t.Helper()
+	p := workload.Start(t, nil, "deadlock")
+	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[AB])`), 2)
+	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
+	holder := map[string]uint64{}
+	for _, m := range ms {
+		tid, _ := strconv.ParseUint(m[1], 10, 64)
+		holder["Workload.Deadlock+"+m[2]] = tid
+	}
+	// "deadlocked" is printed as the threads are about to ask for their
+	// second lock: let them block.
+	time.Sleep(time.Second)
+	return p, holder
+}
+
+// TestStacksDeadlockedBeforeAttach: clrspy attaches to the deadlock
+// workload only after it has deadlocked (no contention event will fire):
+// `clrspy stacks --pid` reads the owners from the target's memory (the
+// runtime's data descriptor, its sync blocks): both threads blocked in
+// Monitor.Enter, each waiting for the lock of the type the other took
+// first, owned by the other (OS ids equal the workload's own), each
+// holding its first lock, and the cycle reported as a deadlock that is no
+// suspicion. .NET 8 exports no descriptor; on .NET 8 and 9 Monitor.Enter
+// has no managed frame to classify the wait by.
+func TestStacksDeadlockedBeforeAttach(t *testing.T) {
+	p, holder := deadlockedWorkload(t)
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	tids := []uint64{holder["Workload.Deadlock+GateA"], holder["Workload.Deadlock+GateB"]}
+	waitsFor := map[uint64]string{tids[0]: "Workload.Deadlock+GateB", tids[1]: "Workload.Deadlock+GateA"}
+	if !monitorFramesManaged() {
+		// No frame says the threads wait in Monitor.Enter: no wait to
+		// fill, no cycle. .NET 9's memory still says who holds what.
+		if d.ByWaitKind["monitor"] != 0 || len(d.Deadlocks) != 0 {
+			t.Errorf("%s: %d monitor waits, deadlocks %+v: the stacks cannot say", workload.TFM(), d.ByWaitKind["monitor"], d.Deadlocks)
+		}
+		for _, th := range d.Threads {
+			if _, ok := waitsFor[th.OSTid]; ok && workload.TFM() == "net8.0" && len(th.Holds) != 0 {
+				t.Errorf("net8.0 (no data descriptor): thread %d holds %+v", th.OSTid, th.Holds)
+			}
+			if _, ok := waitsFor[th.OSTid]; ok && workload.TFM() == "net9.0" && len(th.Holds) != 1 {
+				t.Errorf("net9.0: thread %d holds %+v, want its first lock", th.OSTid, th.Holds)
+			}
+		}
+		return
+	}
+	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
+	seen := 0
+	for _, th := range d.Threads {
+		want, ok := waitsFor[th.OSTid]
+		if !ok {
+			continue
+		}
+		seen++
+		w := th.Wait
+		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
+			w.Source != "target_memory" || !w.ObjectInferred || w.OwnerUnknownReason != "" {
+			t.Errorf("thread %d: wait %+v, want monitor on %s owned by %d from the target's memory", th.OSTid, w, want, holder[want])
+		}
+		first := "Workload.Deadlock+GateA"
+		if want == first {
+			first = "Workload.Deadlock+GateB"
+		}
+		if len(th.Holds) != 1 || th.Holds[0].ObjectType != first || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
+			t.Errorf("thread %d holds %+v, want %s once with one waiter", th.OSTid, th.Holds, first)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d of the workload's threads %v listed", seen, tids)
+	}
+	slices.Sort(tids)
+	if len(d.Deadlocks) != 1 {
+		t.Fatalf("deadlocks %+v, want one", d.Deadlocks)
+	}
+	dl := d.Deadlocks[0]
+	if dl.Suspected || dl.Source != "target_memory" || !slices.Equal(dl.Threads, tids) || len(dl.Locks) != 2 {
+		t.Fatalf("deadlock %+v, want threads %v from the target's memory", dl, tids)
+	}
+	for i, l := range dl.Locks {
+		want := waitsFor[l.WaiterOSTid]
+		if l.WaiterOSTid != tids[i] || l.ObjectType != want || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+			t.Errorf("edge %d: %+v, want %d waiting for %s held by %d", i, l, tids[i], want, holder[want])
+		}
+	}
+	// The text report says the same in words.
+	txt, _, _ := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid))
+	for _, s := range []string{"DEADLOCK: threads " + strconv.FormatUint(tids[0], 10), "waits for the lock of Workload.Deadlock+GateB", "read from the target's memory"} {
+		if !strings.Contains(txt, s) {
+			t.Errorf("text report lacks %q:\n%s", s, txt)
+		}
+	}
+}
