@@ -67,6 +67,7 @@ type Analyzer struct {
 	maxLocks, maxStacks int
 	waitHist            analysis.Histogram // every completed wait
 	noObjectTypes       bool
+	objectTypes         func([]uint64) (map[uint64]string, string)
 	foldedLockWaits     int64 // waits on locks past maxLocks
 	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
 
@@ -155,6 +156,10 @@ type Options struct {
 	// matched to their object's type, and the object table (the
 	// analyzer's largest, 1<<18 addresses) stays empty. For live views.
 	NoObjectTypes bool
+	// ObjectTypes, when set, names lock objects the stream did not (a
+	// live target's memory: cdac.Namer.Names), with why the others are
+	// not; Result calls it with those objects.
+	ObjectTypes func(objs []uint64) (map[uint64]string, string)
 	// OnWait is handed every paired contention (ContentionStart to its
 	// ContentionStop on one thread) when it ends, as the analysis.Wait
 	// other analyses observe (analysis.WaitObserver). Valid during the
@@ -195,6 +200,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		maxStacks:     opts.MaxStacks,
 		waitHist:      analysis.NewHistogram(WaitBounds, false),
 		noObjectTypes: opts.NoObjectTypes,
+		objectTypes:   opts.ObjectTypes,
 		onWait:        opts.OnWait,
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/cdac"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -100,6 +102,12 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags,
 	names := proc.Finish(stacks.SymbolsIn(set).Get().SetMappings)
 	if err != nil {
 		return err
+	}
+	if r.st.Live() && procfs.Exists(r.st.Pid) {
+		// The locks' object types from the target's memory (.NET 9+).
+		nm := cdac.NewNamer(r.st.Pid)
+		defer nm.Close()
+		a.Get().SetObjectTypes(nm.Names)
 	}
 	res := a.Get().Result()
 	if names != nil {

@@ -476,3 +476,30 @@ func (p *Process) modulePath(mod uint64) (string, error) {
 	}
 	return "", fmt.Errorf("module %#x: path longer than %d characters", mod, maxPathChars)
 }
+
+// Current reports whether obj is, now, the object of a sync block: its
+// header holds a sync block index whose table entry points back at obj.
+// An address an event gave may since have been moved or collected by a
+// GC; only a current one is named.
+func (p *Process) Current(obj uint64) bool {
+	off := uint64(4)
+	if v, ok := p.D.Globals["SyncBlockValueToObjectOffset"]; ok {
+		off = v
+	}
+	w, err := p.U32(obj - off)
+	if err != nil || w&(bitIsHashOrSyncBlockIndex|bitIsHashCode) != bitIsHashOrSyncBlockIndex {
+		return false
+	}
+	idx := uint64(w & maskSyncBlockIndex)
+	table, err := p.globalPtr("SyncTableEntries")
+	if err != nil || table == 0 || idx == 0 {
+		return false
+	}
+	esize := uint64(2 * p.D.PtrSize)
+	if t, ok := p.D.Types["SyncTableEntry"]; ok && t.Size > 0 {
+		esize = uint64(t.Size)
+	}
+	sbOff, _ := p.D.Field("SyncTableEntry", "SyncBlock")
+	o, err := p.Ptr(table + idx*esize + uint64(sbOff+p.D.PtrSize))
+	return err == nil && o == obj
+}
