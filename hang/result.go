@@ -45,10 +45,10 @@ type Thread struct {
 	Kind      string  `json:"kind"`
 	// State is the kernel's: running, sleeping, disk, stopped, zombie or
 	// unknown (no /proc: a trace file, or the thread ended).
-	State   string   `json:"state"`
-	Syscall string   `json:"syscall"`
-	Wchan   string   `json:"wchan,omitempty"`
-	Wait    *Wait    `json:"wait"`
+	State   string `json:"state"`
+	Syscall string `json:"syscall"`
+	Wchan   string `json:"wchan,omitempty"`
+	Wait    *Wait  `json:"wait"`
 	// Holds are the locks the thread holds, as the target's memory says
 	// (none read: a trace file, or .NET 8).
 	Holds  []Held   `json:"holds,omitempty"`

@@ -492,7 +492,9 @@ func (r *Result) NameThreads(name func(tid uint64) string) {
 
 // SetObjectTypes sets Options.ObjectTypes after New (a caller that knows
 // the live target only once the session has run).
-func (a *Analyzer) SetObjectTypes(fn func(objs []uint64) (map[uint64]string, string)) { a.objectTypes = fn }
+func (a *Analyzer) SetObjectTypes(fn func(objs []uint64) (map[uint64]string, string)) {
+	a.objectTypes = fn
+}
 
 // nameFromMemory names the objects of the locks the stream left unnamed
 // through Options.ObjectTypes (a live target's memory, read by the

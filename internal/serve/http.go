@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/perf"
@@ -273,6 +274,12 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 	}
 	sym := stacks.NewSymbols(hdr)
 	a := locks.New(hdr, locks.Options{Symbols: sym})
+	if t.hostPid > 0 {
+		// The locks' object types from the target's memory (.NET 9+).
+		nm := cdac.NewNamer(t.hostPid)
+		defer nm.Close()
+		a.SetObjectTypes(nm.Names)
+	}
 	end, err := st.Run(a, sym)
 	if err != nil {
 		return nil, err
