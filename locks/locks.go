@@ -398,12 +398,22 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 // lookup happens now, at the address the object has now: a compacting GC
 // may move it later and another object may take the address.
 func (a *Analyzer) setObject(lock, obj uint64) {
+	prev, had := a.lockObject[lock]
 	a.lockObject[lock] = obj
 	if _, ok := a.lockType[lock]; ok {
 		return
 	}
 	if t, ok := a.objects.get(obj); ok {
 		a.lockType[lock] = objectInfo{typeID: t, name: a.allocNames[t]}
+		return
+	}
+	if a.objectTypes != nil && obj != 0 && (!had || prev != obj) {
+		// The target's memory, while the object is still where the event
+		// says (and the process still runs: a launched one may be gone
+		// by the Result). Once per lock and address, not per event.
+		if names, _ := a.objectTypes([]uint64{obj}); names[obj] != "" {
+			a.lockType[lock] = objectInfo{name: names[obj]}
+		}
 	}
 }
 

@@ -89,10 +89,22 @@ go tool pprof).`,
 func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, objectTypes bool) error {
 	set, a := locksSet(objectTypes)
 	var proc *source.ProcWatcher
+	var nm *cdac.Namer
+	defer func() {
+		if nm != nil {
+			nm.Close()
+		}
+	}()
 	r, err := runSet(cmd, t, args, set, setRun{onOpen: func(st *source.Stream) []analysis.Analyzer {
 		if st.Live() {
 			// Thread names and native modules, from /proc while it runs.
 			proc = source.WatchProc(st.Pid)
+		}
+		if st.Live() && st.Pid > 0 && procfs.Exists(st.Pid) {
+			// The locks' object types from the target's memory (.NET 9+),
+			// as their contention begins and at the end.
+			nm = cdac.NewNamer(st.Pid)
+			a.Get().SetObjectTypes(nm.Names)
 		}
 		return nil
 	}})
@@ -102,12 +114,6 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags,
 	names := proc.Finish(stacks.SymbolsIn(set).Get().SetMappings)
 	if err != nil {
 		return err
-	}
-	if r.st.Live() && procfs.Exists(r.st.Pid) {
-		// The locks' object types from the target's memory (.NET 9+).
-		nm := cdac.NewNamer(r.st.Pid)
-		defer nm.Close()
-		a.Get().SetObjectTypes(nm.Names)
 	}
 	res := a.Get().Result()
 	if names != nil {

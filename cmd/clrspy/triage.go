@@ -18,6 +18,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/memory"
@@ -283,6 +284,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 				mem = startSplits(st.Pid)
 			}
 			proc = source.WatchProc(st.Pid)
+			a.SetObjectTypes(cdac.NewNamer(st.Pid).Names) // lock types from its memory (.NET 9+)
 			if cpu {
 				return nil
 			}

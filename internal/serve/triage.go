@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
@@ -66,6 +67,9 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		var sched *procfs.DemandSampler
 		if procPid > 0 {
 			sched = procfs.StartThreadDemand(procPid, 500*time.Millisecond)
+			nm := cdac.NewNamer(procPid) // lock types from its memory (.NET 9+)
+			defer nm.Close()
+			a.SetObjectTypes(nm.Names)
 		}
 		prev := mon.Snapshot()
 		var m0 *memory.Sample
