@@ -68,7 +68,7 @@ func findIn(maps []procfs.Mapping, root string) (*Runtime, error) {
 	}
 	rt.Base = lib.Start - (first.Vaddr &^ 0xfff)
 	syms, err := f.DynamicSymbols()
-	if err != nil {
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 		return nil, fmt.Errorf("%s: %v", lib.Path, err)
 	}
 	for _, s := range syms {
