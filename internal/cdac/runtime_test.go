@@ -1,0 +1,103 @@
+package cdac
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// synthetic is a runtime in fake memory: a descriptor with the fields
+// Process reads (10.0.12's offsets), a thread store of two threads, and a
+// sync table of five entries: 1 a held lock with a waiter, 2 a free
+// entry, 3 a hash code's (no sync block), 4 an entry whose sync block
+// names another index (not a sync block of this table), 5 a lock
+// neither held nor waited for; then the end (zeros).
+func synthetic(t *testing.T) *Process {
+	t.Helper()
+	d := &Descriptor{PtrSize: 8, Types: map[string]Type{
+		"Thread":         {Size: -1, Fields: map[string]int{"Id": 16, "OSId": 296, "LinkNext": 112, "State": 0}},
+		"ThreadStore":    {Size: -1, Fields: map[string]int{"FirstThreadLink": 88}},
+		"SyncTableEntry": {Size: 16, Fields: map[string]int{"SyncBlock": 0}},
+		"SyncBlock":      {Size: -1, Fields: map[string]int{"InteropInfo": 56}},
+	}, Globals: map[string]uint64{"ThreadStore": 0x1000, "SyncTableEntries": 0x1008, "SyncBlockValueToObjectOffset": 4}}
+	m := fakeMem{}
+	m[0x1000] = u64(0x2000, 0x3000) // &s_pThreadStore → 0x2000; &g_pSyncTable → 0x3000
+	store := make([]byte, 128)
+	binary.LittleEndian.PutUint64(store[88:], 0x10000+112) // first thread's link
+	m[0x2000] = store
+	thread := func(id uint32, os, next uint64) []byte {
+		b := make([]byte, 304)
+		binary.LittleEndian.PutUint32(b[16:], id)
+		binary.LittleEndian.PutUint64(b[296:], os)
+		binary.LittleEndian.PutUint64(b[112:], next)
+		return b
+	}
+	m[0x10000] = thread(4, 5598, 0x11000+112)
+	m[0x11000] = thread(5, 5599, 0)
+	table := make([]byte, 16*8)
+	entry := func(i int, sb, obj uint64) {
+		binary.LittleEndian.PutUint64(table[16*i:], sb)
+		binary.LittleEndian.PutUint64(table[16*i+8:], obj)
+	}
+	entry(1, 0x4000, 0x9008)
+	entry(2, 0, 0x7) // free: a tagged link
+	entry(3, 0, 0x9100)
+	entry(4, 0x4100, 0x9200)
+	entry(5, 0x4200, 0x9300)
+	m[0x3000] = table
+	aware := func(state, rec, id uint32, os uint64, idx uint32) []byte {
+		b := make([]byte, 64)
+		binary.LittleEndian.PutUint32(b[0:], state)
+		binary.LittleEndian.PutUint32(b[4:], rec)
+		binary.LittleEndian.PutUint32(b[8:], id)
+		binary.LittleEndian.PutUint64(b[16:], os)
+		binary.LittleEndian.PutUint32(b[28:], idx)
+		return b
+	}
+	m[0x4000] = aware(1|1<<6, 1, 4, 5598, 1|0x80000000) // held, one waiter, precious
+	m[0x4100] = aware(1, 1, 5, 5599, 9)                 // names index 9
+	m[0x4200] = aware(0, 0, 0, 0, 5)                    // free lock
+	// Object headers: 0x9008's holds sync block index 1; 0x9400's a thin
+	// lock of thread 5, twice; 0x9500's a hash code.
+	hdr := func(w uint32) []byte { b := make([]byte, 16); binary.LittleEndian.PutUint32(b[4:], w); return b }
+	m[0x9000] = hdr(bitIsHashOrSyncBlockIndex | 1)
+	m[0x9400-8] = hdr(5 | 1<<16)
+	m[0x9500-8] = hdr(bitIsHashOrSyncBlockIndex | bitIsHashCode | 1)
+	return New(m, d, "")
+}
+
+func TestThreadsAndSyncLocks(t *testing.T) {
+	p := synthetic(t)
+	ths, err := p.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ths) != 2 || ths[0] != (Thread{Addr: 0x10000, ID: 4, OSTid: 5598}) || ths[1].ID != 5 || ths[1].OSTid != 5599 {
+		t.Fatalf("threads %+v", ths)
+	}
+	ls, err := p.SyncLocks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SyncLock{Index: 1, Object: 0x9008, Held: true, HolderID: 4, HolderOSTid: 5598, Recursion: 1, Waiters: 1}
+	if len(ls) != 1 || ls[0] != want {
+		t.Fatalf("sync locks %+v, want only %+v", ls, want)
+	}
+	if !p.Current(0x9008) {
+		t.Error("0x9008 is its sync block's object")
+	}
+	if p.Current(0x9408) || p.Current(0x9200) || p.Current(0x9508) {
+		t.Error("a thin lock, an unmapped header or a hash code counted as a sync block's object")
+	}
+	if id, rec, infl, err := p.ThinLock(0x9400); err != nil || infl || id != 5 || rec != 1 {
+		t.Errorf("thin lock: holder %d recursion %d inflated %v %v", id, rec, infl, err)
+	}
+	// A loop in the thread list is an error, not a hang.
+	m := p.mem.(fakeMem)
+	loop := make([]byte, 304)
+	copy(loop, m[0x11000])
+	binary.LittleEndian.PutUint64(loop[112:], 0x10000+112)
+	m[0x11000] = loop
+	if _, err := p.Threads(); err == nil {
+		t.Error("a thread list that loops was read to its end")
+	}
+}
