@@ -19,6 +19,8 @@ type Memory struct {
 	// Reason is why the memory could not be read ("" when it was): the
 	// owner_unknown_reason of every wait it would have named.
 	Reason string
+	// Note is a line for the result's notes (what the reading cost).
+	Note string
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -82,6 +84,19 @@ func (m *Memory) objectType(obj uint64) string {
 		}
 	}
 	return ""
+}
+
+// ownerOf is the thread holding obj's lock, 0 unknown.
+func (m *Memory) ownerOf(obj uint64) uint64 {
+	if m == nil || obj == 0 {
+		return 0
+	}
+	for _, l := range m.Locks {
+		if l.Object == obj {
+			return l.OwnerOSTid
+		}
+	}
+	return 0
 }
 
 // holds lists the locks tid holds.
@@ -149,9 +164,10 @@ func orUnknownType(s string) string {
 	return s
 }
 
-// memoryDeadlocks reports the cycles of the waits the memory named, when
-// the events found none.
-func memoryDeadlocks(r *Result) {
+// memoryDeadlocks reports the cycles of waits the memory named an owner
+// of (with the events' waits open for the threshold), when the events
+// found none.
+func memoryDeadlocks(r *Result, thresholdMs float64) {
 	for _, d := range r.Deadlocks {
 		if !d.Suspected {
 			return
@@ -162,11 +178,16 @@ func memoryDeadlocks(r *Result) {
 	for i := range r.Threads {
 		t := &r.Threads[i]
 		byTid[t.OSTid] = t
-		if t.Wait != nil && t.Wait.Source == SourceMemory && t.Wait.OwnerOSTid != nil {
-			waitsFor[t.OSTid] = *t.Wait.OwnerOSTid
+		w := t.Wait
+		if w != nil && w.OwnerOSTid != nil && (w.Source == SourceMemory || (w.Source == SourceEvents && w.WaitingMs >= thresholdMs)) {
+			waitsFor[t.OSTid] = *w.OwnerOSTid
 		}
 	}
-	cycles := Cycles(waitsFor)
+	// A cycle of the events' edges alone is theirs to report (or not yet
+	// old enough).
+	cycles := slices.DeleteFunc(Cycles(waitsFor), func(c []uint64) bool {
+		return !slices.ContainsFunc(c, func(tid uint64) bool { return byTid[tid].Wait.Source == SourceMemory })
+	})
 	if len(cycles) == 0 {
 		return
 	}
@@ -174,13 +195,13 @@ func memoryDeadlocks(r *Result) {
 	r.Deadlocks = slices.DeleteFunc(r.Deadlocks, func(d Deadlock) bool { return d.Suspected })
 	for _, c := range cycles {
 		d := Deadlock{Threads: c, Source: SourceMemory,
-			Reason: "read from the target's memory: each lock's holder from its sync block; each thread waits in Monitor.Enter " +
-				"for the only contended lock it does not hold (the runtime does not record which lock a thread waits for)"}
+			Reason: "read from the target's memory: each lock's holder from its sync block; a thread no contention event named " +
+				"waits in Monitor.Enter for the only contended lock it does not hold (the runtime does not record which lock a thread waits for)"}
 		for _, tid := range c {
 			t := byTid[tid]
 			o := *t.Wait.OwnerOSTid
-			d.Locks = append(d.Locks, DeadlockLock{Object: t.Wait.Object, ObjectType: t.Wait.ObjectType, OwnerOSTid: &o,
-				WaiterOSTid: tid, Frames: t.Frames})
+			d.Locks = append(d.Locks, DeadlockLock{LockID: t.Wait.LockID, Object: t.Wait.Object, ObjectType: t.Wait.ObjectType, OwnerOSTid: &o,
+				WaiterOSTid: tid, WaitingMs: t.Wait.WaitingMs, Frames: t.Frames})
 		}
 		r.Deadlocks = append(r.Deadlocks, d)
 	}

@@ -96,3 +96,39 @@ func TestMemoryUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryNamesEventWaits: a wait the events named without an owner
+// (ContentionStart's owner 0) gets it from the lock's object in memory,
+// and the events' lock objects get their types; LockObjects lists them.
+func TestMemoryNamesEventWaits(t *testing.T) {
+	g := tracegen.New()
+	g.Thread(11).At(100*time.Millisecond).Stack(0x20).ContentionStart(0xB, 0xBB, 0)
+	g.Thread(12).At(110*time.Millisecond).Stack(0x30).ContentionStart(0xA, 0xAA, 11)
+	g.Thread(1).At(2*time.Second).RundownThread(0x7f00, 1, 1)
+	a := New(g.Header(), Options{})
+	g.Run(t, a.Event)
+	if got := a.LockObjects(); !slices.Equal(got, []uint64{0xAA, 0xBB}) {
+		t.Errorf("lock objects %#x", got)
+	}
+	mem := &Memory{Locks: []HeldLock{{Object: 0xBB, ObjectType: "App.GateB", OwnerOSTid: 12, Waiters: 1}},
+		Types: map[uint64]string{0xAA: "App.GateA"}, Note: "read in 1 ms"}
+	r := a.ResultWithMemory(nil, mem)
+	check(t, r)
+	w11, w12 := r.Threads[0].Wait, r.Threads[1].Wait
+	if w11.OwnerOSTid == nil || *w11.OwnerOSTid != 12 || w11.Source != SourceMemory || w11.ObjectType != "App.GateB" || w11.ObjectInferred {
+		t.Errorf("11's wait %+v, want GateB owned by 12 from memory", w11)
+	}
+	if *w12.OwnerOSTid != 11 || w12.Source != SourceEvents || w12.ObjectType != "App.GateA" {
+		t.Errorf("12's wait %+v, want GateA owned by 11 from its event", w12)
+	}
+	if !slices.Contains(r.Notes, "read in 1 ms") {
+		t.Errorf("notes %v", r.Notes)
+	}
+	// 11 → 12 from memory, 12 → 11 from its event (open 1.89 s): a cycle.
+	if len(r.Deadlocks) != 1 || r.Deadlocks[0].Source != SourceMemory || !slices.Equal(r.Deadlocks[0].Threads, []uint64{11, 12}) {
+		t.Fatalf("deadlocks %+v, want 11 → 12 → 11 with memory's edge", r.Deadlocks)
+	}
+	if l := r.Deadlocks[0].Locks[1]; l.LockID != 0xA || l.WaitingMs != 1890 || l.ObjectType != "App.GateA" {
+		t.Errorf("edge of 12: %+v", l)
+	}
+}

@@ -183,7 +183,10 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 	r.TargetPaused = Paused{Count: a.pauses, TotalMs: a.ms(a.pausedTicks), MaxMs: a.ms(a.maxPause)}
 	a.deadlocks(r, index)
 	a.suspect(r)
-	memoryDeadlocks(r)
+	memoryDeadlocks(r, float64(a.opts.Threshold.Milliseconds()))
+	if a.mem != nil && a.mem.Note != "" {
+		r.Notes = append(r.Notes, a.mem.Note)
+	}
 	if len(a.samples) == 0 && tasks != nil {
 		r.Notes = append(r.Notes, "no thread was sampled: the stacks are the waits' own (or none)")
 	}
@@ -211,6 +214,12 @@ func (a *Analyzer) eventWait(w *openWait, frames *Wait) *Wait {
 			o := w.owner
 			out.OwnerOSTid = &o
 			out.Source = SourceEvents
+		case a.mem.ownerOf(w.object) != 0:
+			// The event named no owner; the object's sync block (or
+			// thin lock) does.
+			o := a.mem.ownerOf(w.object)
+			out.OwnerOSTid = &o
+			out.Source = SourceMemory
 		case !a.sawLockV2:
 			out.OwnerUnknownReason = "the runtime's ContentionStart names no owner before .NET 8"
 		default:

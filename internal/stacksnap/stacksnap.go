@@ -1,6 +1,7 @@
 package stacksnap
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -76,11 +77,13 @@ func (j *Job) Result(procPid int) *hang.Result {
 // ReadMemory is what pid's memory says of its locks now (package cdac:
 // the sync blocks' holders, objs named), or why it cannot be read.
 func ReadMemory(pid int, objs []uint64) *hang.Memory {
+	t0 := time.Now()
 	l, err := cdac.ReadLocks(pid, objs)
 	if err != nil {
 		return &hang.Memory{Reason: cdac.Unavailable(err)}
 	}
-	m := &hang.Memory{Types: l.Types}
+	m := &hang.Memory{Types: l.Types, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
+		l.Runtime.Version, len(l.Held), float64(time.Since(t0).Microseconds())/1e3)}
 	for _, h := range l.Held {
 		m.Locks = append(m.Locks, hang.HeldLock{Object: h.Object, ObjectType: h.Type, OwnerOSTid: h.OwnerOSTid, Recursion: h.Recursion, Waiters: h.Waiters})
 	}
