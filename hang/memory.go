@@ -21,6 +21,10 @@ type Memory struct {
 	Reason string
 	// Note is a line for the result's notes (what the reading cost).
 	Note string
+	// StackRefs lists, per OS thread, the lock objects (of Locks) its
+	// stack refers to where it waits: the lock it waits for is among
+	// them, with those its callers hold. nil: not read.
+	StackRefs map[uint64][]uint64
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -136,6 +140,19 @@ func memoryWait(w *Wait, tid uint64, mem *Memory) {
 	for _, l := range mem.Locks {
 		if l.Waiters > 0 && l.OwnerOSTid != 0 && l.OwnerOSTid != tid {
 			cands = append(cands, l)
+		}
+	}
+	if refs, ok := mem.StackRefs[tid]; ok && len(cands) > 1 {
+		// Of several, the one its stack refers to (Monitor.Enter's
+		// argument; the others it refers to it holds).
+		var on []HeldLock
+		for _, l := range cands {
+			if slices.Contains(refs, l.Object) {
+				on = append(on, l)
+			}
+		}
+		if len(on) > 0 {
+			cands = on
 		}
 	}
 	switch len(cands) {

@@ -132,3 +132,26 @@ func TestMemoryNamesEventWaits(t *testing.T) {
 		t.Errorf("edge of 12: %+v", l)
 	}
 }
+
+// TestMemoryStackRefs: three contended locks, so each blocked thread
+// could wait for two; their stacks refer to the one each holds and the
+// one it waits for: 11 waits for GateB (12's), 12 for GateA (11's), a
+// cycle; without the stacks' references the owners stay unknown.
+func TestMemoryStackRefs(t *testing.T) {
+	locks := []HeldLock{
+		{Object: 0xa0, ObjectType: "App.GateA", OwnerOSTid: 11, Waiters: 1},
+		{Object: 0xb0, ObjectType: "App.GateB", OwnerOSTid: 12, Waiters: 1},
+		{Object: 0xc0, ObjectType: "App.GateC", OwnerOSTid: 13, Waiters: 1},
+	}
+	r := blockedPair(t, &Memory{Locks: locks, StackRefs: map[uint64][]uint64{11: {0xa0, 0xb0}, 12: {0xa0, 0xb0}}})
+	if len(r.Deadlocks) != 1 || r.Deadlocks[0].Source != SourceMemory || !slices.Equal(r.Deadlocks[0].Threads, []uint64{11, 12}) {
+		t.Fatalf("deadlocks %+v, want 11 → 12 → 11 from memory", r.Deadlocks)
+	}
+	if w := r.Threads[0].Wait; w.ObjectType != "App.GateB" || *w.OwnerOSTid != 12 {
+		t.Errorf("11 waits %+v", w)
+	}
+	r = blockedPair(t, &Memory{Locks: locks})
+	if w := r.Threads[0].Wait; w.OwnerOSTid != nil || !strings.Contains(w.OwnerUnknownReason, "one of 2 contended locks") {
+		t.Errorf("without stack references: 11 waits %+v", w)
+	}
+}

@@ -82,6 +82,23 @@ func TestLiveDeadlock(t *testing.T) {
 			t.Errorf("%s: header says thin holder %d inflated %v (%v), want an inflated lock", typ, h, inflated, err)
 		}
 	}
+	// Each blocked thread's stack holds both lock objects: the one it
+	// holds (its caller's local) and the one it waits for.
+	var objs []uint64
+	for _, l := range got {
+		objs = append(objs, l.Object)
+	}
+	for _, th := range threads {
+		for typ, tid := range want {
+			if th.OSTid == tid {
+				refs := pr.StackRefs(th, objs)
+				t.Logf("thread %d (holds %s): stack refs %v", tid, typ, refs)
+				if len(refs) != 2 {
+					t.Errorf("thread %d's stack refers to %v of the lock objects %#x, want both", tid, refs, objs)
+				}
+			}
+		}
+	}
 	if len(got) != len(want) {
 		t.Errorf("%d locks held or waited for, want %d", len(got), len(want))
 	}

@@ -30,6 +30,10 @@ type Locks struct {
 	Held []LockInfo
 	// Types names the objects asked about (those it could).
 	Types map[uint64]string
+	// StackRefs lists, per OS thread, the objects of the contended locks
+	// its stack refers to near its topmost transition Frame (the lock it
+	// waits for is among them, with those its callers hold).
+	StackRefs map[uint64][]uint64
 }
 
 // ReadLocks reads pid's sync block table (each lock's object named) and
@@ -52,6 +56,27 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		inflated[l.Object] = true
 		out.Held = append(out.Held, li)
 	}
+	var contended []uint64
+	for _, l := range sl {
+		if l.Waiters > 0 {
+			contended = append(contended, l.Object)
+		}
+	}
+	ths, _ := p.Threads()
+	if len(contended) > 0 {
+		out.StackRefs = map[uint64][]uint64{}
+		for _, th := range ths {
+			if th.OSTid == 0 {
+				continue
+			}
+			refs := p.StackRefs(th, contended)
+			for _, o := range contended {
+				if refs[o] {
+					out.StackRefs[th.OSTid] = append(out.StackRefs[th.OSTid], o)
+				}
+			}
+		}
+	}
 	var byID map[uint32]uint64
 	for _, o := range objs {
 		if n, _ := p.name(o); n != "" {
@@ -66,7 +91,6 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		}
 		if byID == nil {
 			byID = map[uint32]uint64{}
-			ths, _ := p.Threads()
 			for _, t := range ths {
 				byID[t.ID] = t.OSTid
 			}

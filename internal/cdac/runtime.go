@@ -503,3 +503,53 @@ func (p *Process) Current(obj uint64) bool {
 	o, err := p.Ptr(table + idx*esize + uint64(sbOff+p.D.PtrSize))
 	return err == nil && o == obj
 }
+
+// stackWindow is how much of a thread's stack is read around its topmost
+// explicit Frame (a blocked thread's is the transition into the wait).
+const stackWindow = 16 << 10
+
+// stackBelow is how much below the Frame is read: the native frames of
+// the wait itself (deeper, the stack holds what earlier calls left).
+const stackBelow = 4 << 10
+
+// StackRefs reports which of values appear, pointer-aligned, in the
+// thread's stack near its topmost explicit Frame (Thread.Frame: the
+// transition to native code a blocked thread made; the waiting frames'
+// locals and spills lie around it). A lock object a thread waits for is
+// there (Monitor.Enter's argument), as are those its callers hold.
+func (p *Process) StackRefs(th Thread, values []uint64) map[uint64]bool {
+	off, ok := p.D.Field("Thread", "Frame")
+	if !ok || len(values) == 0 {
+		return nil
+	}
+	f, err := p.Ptr(th.Addr + uint64(off))
+	if err != nil || f == 0 || f == ^uint64(0) || f < stackWindow {
+		return nil
+	}
+	want := map[uint64]bool{}
+	for _, v := range values {
+		want[v] = true
+	}
+	out := map[uint64]bool{}
+	ps := uint64(p.D.PtrSize)
+	// Read the window a page at a time: its ends may be unmapped.
+	lo := (f - stackBelow) &^ 0xfff
+	for at := lo; at < f+stackWindow; at += 0x1000 {
+		b, err := p.read(at, 0x1000)
+		if err != nil {
+			continue
+		}
+		for i := uint64(0); i+ps <= uint64(len(b)); i += ps {
+			var v uint64
+			if ps == 4 {
+				v = uint64(binary.LittleEndian.Uint32(b[i:]))
+			} else {
+				v = binary.LittleEndian.Uint64(b[i:])
+			}
+			if want[v] {
+				out[v] = true
+			}
+		}
+	}
+	return out
+}
