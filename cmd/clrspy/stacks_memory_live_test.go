@@ -14,10 +14,14 @@ import (
 // deadlockedWorkload starts the deadlock workload and waits until it has
 // deadlocked: its two threads' OS ids, by the type of the lock each took
 // first (Workload.Deadlock+GateA, +GateB), as the workload printed them.
-func deadlockedWorkload(t *testing.T) (*workload.Proc, map[string]uint64) {
+func deadlockedWorkload(t *testing.T, args ...string) (*workload.Proc, map[string]uint64) {
 	t.Helper()
-	p := workload.Start(t, nil, "deadlock")
-	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[AB])`), 2)
+	p := workload.Start(t, nil, "deadlock", args...)
+	n := 2
+	if slices.Contains(args, "ring=3") {
+		n = 3
+	}
+	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[ABC])`), n)
 	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
 	holder := map[string]uint64{}
 	for _, m := range ms {
@@ -108,5 +112,52 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		if !strings.Contains(txt, s) {
 			t.Errorf("text report lacks %q:\n%s", s, txt)
 		}
+	}
+}
+
+// TestStacksDeadlockRingBeforeAttach: three threads in a ring (each holds
+// its gate and waits for the next one's), deadlocked before clrspy
+// attaches. Each blocked thread could wait for either of two contended
+// locks it does not hold: its stack says which (Monitor.Enter's
+// argument). The three waits, owners and types, and one cycle of the
+// three threads.
+func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
+	p, holder := deadlockedWorkload(t, "ring=3")
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	if !monitorFramesManaged() {
+		// .NET 8 and 9: no Monitor frame classifies the waits.
+		if d.ByWaitKind["monitor"] != 0 || len(d.Deadlocks) != 0 {
+			t.Errorf("%s: %d monitor waits, deadlocks %+v", workload.TFM(), d.ByWaitKind["monitor"], d.Deadlocks)
+		}
+		return
+	}
+	next := map[string]string{"Workload.Deadlock+GateA": "Workload.Deadlock+GateB", "Workload.Deadlock+GateB": "Workload.Deadlock+GateC",
+		"Workload.Deadlock+GateC": "Workload.Deadlock+GateA"}
+	t.Logf("holders %v; deadlocks %+v", holder, d.Deadlocks)
+	var tids []uint64
+	for first, tid := range holder {
+		tids = append(tids, tid)
+		want := next[first]
+		found := false
+		for _, th := range d.Threads {
+			if th.OSTid != tid {
+				continue
+			}
+			found = true
+			if w := th.Wait; w == nil || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] || w.Source != "target_memory" {
+				t.Errorf("thread %d (holds %s): wait %+v, want %s owned by %d", tid, first, w, want, holder[want])
+			}
+		}
+		if !found {
+			t.Errorf("thread %d not listed", tid)
+		}
+	}
+	slices.Sort(tids)
+	if len(d.Deadlocks) != 1 || d.Deadlocks[0].Suspected || !slices.Equal(d.Deadlocks[0].Threads, tids) {
+		t.Fatalf("deadlocks %+v, want one of the ring %v", d.Deadlocks, tids)
 	}
 }
