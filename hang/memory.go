@@ -223,3 +223,60 @@ func memoryDeadlocks(r *Result, thresholdMs float64) {
 		r.Deadlocks = append(r.Deadlocks, d)
 	}
 }
+
+// memoryHangChains reports, for the waits the memory named an owner of,
+// the chains of lock waiters that end at a thread waiting for no lock
+// (it sleeps, reads, runs): its root blocker. Waiters already in an
+// events' chain or a deadlock are left out.
+func memoryHangChains(r *Result) {
+	inCycle := map[uint64]bool{}
+	for _, d := range r.Deadlocks {
+		if !d.Suspected {
+			for _, t := range d.Threads {
+				inCycle[t] = true
+			}
+		}
+	}
+	for _, c := range r.HangChains {
+		for _, t := range c.Waiters {
+			inCycle[t] = true
+		}
+	}
+	byTid := map[uint64]*Thread{}
+	for i := range r.Threads {
+		byTid[r.Threads[i].OSTid] = &r.Threads[i]
+	}
+	owner := func(tid uint64) uint64 {
+		t := byTid[tid]
+		if t == nil || t.Wait == nil || t.Wait.OwnerOSTid == nil || (t.Wait.Kind != KindMonitor && t.Wait.Kind != KindLock) {
+			return 0
+		}
+		return *t.Wait.OwnerOSTid
+	}
+	chains := map[uint64]*HangChain{}
+	for i := range r.Threads {
+		t := &r.Threads[i]
+		if inCycle[t.OSTid] || t.Wait == nil || t.Wait.Source != SourceMemory || owner(t.OSTid) == 0 {
+			continue
+		}
+		cur, hops := owner(t.OSTid), 0
+		for ; owner(cur) != 0 && !inCycle[cur] && hops <= len(r.Threads); hops++ {
+			cur = owner(cur)
+		}
+		if inCycle[cur] || hops > len(r.Threads) || cur == t.OSTid {
+			continue
+		}
+		c := chains[cur]
+		if c == nil {
+			c = &HangChain{Root: cur}
+			if rt := byTid[cur]; rt != nil {
+				c.RootWait = rt.Wait
+			}
+			chains[cur] = c
+		}
+		c.Waiters = append(c.Waiters, t.OSTid)
+	}
+	for _, root := range slices.Sorted(maps.Keys(chains)) {
+		r.HangChains = append(r.HangChains, *chains[root])
+	}
+}

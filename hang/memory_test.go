@@ -155,3 +155,21 @@ func TestMemoryStackRefs(t *testing.T) {
 		t.Errorf("without stack references: 11 waits %+v", w)
 	}
 }
+
+// TestMemoryHangChain: 11 and 12 wait in Monitor.Enter for the one
+// contended lock, held by 13, which sleeps: a hang chain rooted at 13
+// with both waiters (read from memory), no deadlock.
+func TestMemoryHangChain(t *testing.T) {
+	r := blockedPair(t, &Memory{Locks: []HeldLock{{Object: 0xa0, ObjectType: "App.Gate", OwnerOSTid: 13, Waiters: 2}}})
+	if len(r.HangChains) != 1 || r.HangChains[0].Root != 13 || !slices.Equal(r.HangChains[0].Waiters, []uint64{11, 12}) {
+		t.Fatalf("hang chains %+v, want 11 and 12 behind 13", r.HangChains)
+	}
+	if rw := r.HangChains[0].RootWait; rw == nil || rw.Kind != "other" {
+		t.Errorf("root's wait %+v", rw)
+	}
+	for _, d := range r.Deadlocks {
+		if !d.Suspected {
+			t.Errorf("deadlock %+v", d)
+		}
+	}
+}

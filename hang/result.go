@@ -184,6 +184,7 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 	a.deadlocks(r, index)
 	a.suspect(r)
 	memoryDeadlocks(r, float64(a.opts.Threshold.Milliseconds()))
+	memoryHangChains(r)
 	if a.mem != nil && a.mem.Note != "" {
 		r.Notes = append(r.Notes, a.mem.Note)
 	}

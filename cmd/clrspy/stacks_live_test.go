@@ -205,6 +205,24 @@ func TestStacksHang(t *testing.T) {
 	if len(d.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v: threads queued on one lock at one site are no cycle", d.Deadlocks)
 	}
+	if monitorFramesManaged() {
+		// The waits began before clrspy attached: their owner is the
+		// holder, read from the lock's sync block, and the three are a
+		// hang chain rooted at it (it sleeps).
+		var waiters []uint64
+		for _, th := range d.Threads {
+			if w := th.Wait; w != nil && w.Kind == "monitor" {
+				waiters = append(waiters, th.OSTid)
+				if w.OwnerOSTid == nil || *w.OwnerOSTid != holder || w.Source != "target_memory" || w.ObjectType != "Workload.Hang+HangGate" {
+					t.Errorf("thread %d: wait %+v, want a Workload.Hang+HangGate owned by the holder %d from memory", th.OSTid, w, holder)
+				}
+			}
+		}
+		if len(d.HangChains) != 1 || d.HangChains[0].Root != holder || !slices.Equal(d.HangChains[0].Waiters, waiters) ||
+			d.HangChains[0].RootWait == nil || d.HangChains[0].RootWait.Kind != "sleep" {
+			t.Errorf("hang chains %+v, want %v behind the sleeping holder %d", d.HangChains, waiters, holder)
+		}
+	}
 
 	// Folded: the same threads, one line per stack, root first.
 	fo, fe, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--format", "folded")
