@@ -149,8 +149,8 @@ func TestParseRealDescriptor(t *testing.T) {
 	if _, err := p.awareLayout(); err != nil {
 		t.Errorf("10.0.12's SyncBlock layout refused: %v", err)
 	}
-	d.Types["SyncBlock"].Fields["InteropInfo"] = 48
-	if _, err := p.awareLayout(); err == nil || !strings.Contains(err.Error(), "InteropInfo at 48") {
+	d.Types["SyncBlock"].Fields["InteropInfo"] = 44
+	if _, err := p.awareLayout(); err == nil || !strings.Contains(err.Error(), "InteropInfo at 44") {
 		t.Errorf("a SyncBlock of another layout: %v", err)
 	}
 }

@@ -18,8 +18,15 @@
 //     row, named by clrmeta).
 //
 // The layouts the descriptor does not carry (the AwareLock inside a
-// SyncBlock, the header word's bits) are syncblk.h's for .NET 9 and 10,
-// checked against the descriptor where it has a field (SyncBlock's
-// InteropInfo follows the AwareLock). .NET 8 and earlier export no
-// descriptor: Find says so (ErrNoDescriptor).
+// SyncBlock, the header word's bits) are syncblk.h's: the AwareLock that
+// names its holder by thin lock id and OS thread id (.NET 10), or the
+// one before it that names a Thread* (found in the thread store), told
+// apart and checked by the offset of SyncBlock's InteropInfo, which
+// follows the AwareLock and which the descriptor has. .NET 8 and earlier
+// export no descriptor: FindRuntime says so (ErrNoDescriptor).
+//
+// Which lock a blocked thread waits for the runtime does not record where
+// this package reads (.NET 9+'s managed ThreadBlockingInfo list is a
+// thread static, not read): StackRefs says which contended lock objects
+// a thread's stack refers to near its topmost transition Frame.
 package cdac

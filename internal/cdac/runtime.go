@@ -190,30 +190,40 @@ func (p *Process) Threads() ([]Thread, error) {
 	return out, nil
 }
 
-// awareLock is where syncblk.h's AwareLock keeps its fields (.NET 9 and
-// 10: m_lockState, m_Recursion, m_HoldingThreadId, m_HoldingOSThreadId,
-// m_TransientPrecious, m_dwSyncIndex, m_SemEvent, two DWORDs), and the
+// awareLock is where syncblk.h's AwareLock keeps its fields, and the
 // offset of SyncBlock's m_pInteropInfo that follows it, which the
-// descriptor has: the check that the layout is this one.
+// descriptor has: the check that the layout is one of these two.
+//   - holder by ids (.NET 10): m_lockState, m_Recursion, m_HoldingThreadId,
+//     m_HoldingOSThreadId, m_TransientPrecious, m_dwSyncIndex, m_SemEvent,
+//     two DWORDs;
+//   - holder by Thread* (the layout before it): m_lockState, m_Recursion,
+//     m_HoldingThread, m_TransientPrecious, m_dwSyncIndex, m_SemEvent, two
+//     DWORDs; the Thread is found in the thread store.
+//
+// holdingThread is -1 in the first, holdingID and holdingOS in the second.
 type awareLock struct {
-	state, recursion, holdingID, holdingOS, syncIndex, size, interop int
+	state, recursion, holdingID, holdingOS, holdingThread, syncIndex, size, interop int
 }
 
 func (p *Process) awareLayout() (awareLock, error) {
-	var l awareLock
-	if p.D.PtrSize == 8 {
-		l = awareLock{state: 0, recursion: 4, holdingID: 8, holdingOS: 16, syncIndex: 28, size: 32, interop: 56}
-	} else {
-		l = awareLock{state: 0, recursion: 4, holdingID: 8, holdingOS: 12, syncIndex: 20, size: 24, interop: 40}
+	byIDs := awareLock{state: 0, recursion: 4, holdingID: 8, holdingOS: 16, holdingThread: -1, syncIndex: 28, size: 32, interop: 56}
+	byThread := awareLock{state: 0, recursion: 4, holdingID: -1, holdingOS: -1, holdingThread: 8, syncIndex: 20, size: 24, interop: 48}
+	if p.D.PtrSize == 4 {
+		byIDs = awareLock{state: 0, recursion: 4, holdingID: 8, holdingOS: 12, holdingThread: -1, syncIndex: 20, size: 24, interop: 40}
+		byThread = awareLock{state: 0, recursion: 4, holdingID: -1, holdingOS: -1, holdingThread: 8, syncIndex: 16, size: 20, interop: 36}
 	}
 	got, ok := p.D.Field("SyncBlock", "InteropInfo")
 	if !ok {
-		return l, errors.New("the runtime's data descriptor has no SyncBlock.InteropInfo to check the lock layout against")
+		return byIDs, errors.New("the runtime's data descriptor has no SyncBlock.InteropInfo to check the lock layout against")
 	}
-	if got != l.interop {
-		return l, fmt.Errorf("this runtime's SyncBlock is not laid out as clrspy knows it (InteropInfo at %d, not %d): its lock owners are not read", got, l.interop)
+	switch got {
+	case byIDs.interop:
+		return byIDs, nil
+	case byThread.interop:
+		return byThread, nil
 	}
-	return l, nil
+	return byIDs, fmt.Errorf("this runtime's SyncBlock is not laid out as clrspy knows it (InteropInfo at %d, not %d or %d): its lock owners are not read",
+		got, byIDs.interop, byThread.interop)
 }
 
 // SyncLock is an inflated lock: a sync block's AwareLock, with its object.
@@ -264,6 +274,7 @@ func (p *Process) SyncLocks() ([]SyncLock, error) {
 		return binary.LittleEndian.Uint64(b)
 	}
 	var out []SyncLock
+	var byAddr map[uint64]Thread // the thread store, for a holder by Thread*
 	// Entry 0 is never used; the table ends at the first entry that was
 	// never handed out (both pointers zero: freed ones keep a tagged
 	// free-list link).
@@ -302,9 +313,17 @@ func (p *Process) SyncLocks() ([]SyncLock, error) {
 			st := binary.LittleEndian.Uint32(a[l.state:])
 			s := SyncLock{Index: idx, Object: obj, Held: st&lockIsLocked != 0, Waiters: st >> lockWaiterShift}
 			if s.Held {
-				s.HolderID = binary.LittleEndian.Uint32(a[l.holdingID:])
-				s.HolderOSTid = ptr(a[l.holdingOS:])
 				s.Recursion = binary.LittleEndian.Uint32(a[l.recursion:])
+				if l.holdingThread >= 0 {
+					th, err := p.threadAt(ptr(a[l.holdingThread:]), &byAddr)
+					if err != nil {
+						return nil, err
+					}
+					s.HolderID, s.HolderOSTid = th.ID, th.OSTid
+				} else {
+					s.HolderID = binary.LittleEndian.Uint32(a[l.holdingID:])
+					s.HolderOSTid = ptr(a[l.holdingOS:])
+				}
 			}
 			if s.Held || s.Waiters > 0 {
 				out = append(out, s)
@@ -312,6 +331,21 @@ func (p *Process) SyncLocks() ([]SyncLock, error) {
 		}
 	}
 	return out, nil
+}
+
+// threadAt is the thread store's Thread at addr (read once into *byAddr).
+func (p *Process) threadAt(addr uint64, byAddr *map[uint64]Thread) (Thread, error) {
+	if *byAddr == nil {
+		ths, err := p.Threads()
+		if err != nil {
+			return Thread{}, err
+		}
+		*byAddr = map[uint64]Thread{}
+		for _, t := range ths {
+			(*byAddr)[t.Addr] = t
+		}
+	}
+	return (*byAddr)[addr], nil
 }
 
 // ThinLock reads obj's header word: the thin lock's holder (a thin lock

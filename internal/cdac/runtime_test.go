@@ -101,3 +101,28 @@ func TestThreadsAndSyncLocks(t *testing.T) {
 		t.Error("a thread list that loops was read to its end")
 	}
 }
+
+// TestSyncLocksByThread: the AwareLock layout that names its holder by a
+// Thread* (SyncBlock.InteropInfo at 48): the holder found in the thread
+// store, with its OS id.
+func TestSyncLocksByThread(t *testing.T) {
+	p := synthetic(t)
+	p.D.Types["SyncBlock"].Fields["InteropInfo"] = 48
+	m := p.mem.(fakeMem)
+	b := make([]byte, 64)
+	binary.LittleEndian.PutUint32(b[0:], 1|2<<6)
+	binary.LittleEndian.PutUint32(b[4:], 3)
+	binary.LittleEndian.PutUint64(b[8:], 0x11000) // the second thread
+	binary.LittleEndian.PutUint32(b[20:], 1)
+	m[0x4000] = b
+	m[0x4100] = make([]byte, 64) // index 0: not entry 4's
+	m[0x4200] = make([]byte, 64)
+	ls, err := p.SyncLocks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SyncLock{Index: 1, Object: 0x9008, Held: true, HolderID: 5, HolderOSTid: 5599, Recursion: 3, Waiters: 2}
+	if len(ls) != 1 || ls[0] != want {
+		t.Fatalf("sync locks %+v, want %+v", ls, want)
+	}
+}
