@@ -25,6 +25,10 @@ type Memory struct {
 	// stack refers to where it waits: the lock it waits for is among
 	// them, with those its callers hold. nil: not read.
 	StackRefs map[uint64][]uint64
+	// BlockedOn is, per OS thread, the object of the lock the runtime's
+	// own record of the wait names (.NET 9+'s ThreadBlockingInfo, on the
+	// waiting thread's stack): exact, where StackRefs is a clue.
+	BlockedOn map[uint64]uint64
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -136,6 +140,16 @@ func memoryWait(w *Wait, tid uint64, mem *Memory) {
 		w.OwnerUnknownReason = beforeSession + "; a System.Threading.Lock keeps its owner in the Lock object, which clrspy does not locate without an event"
 		return
 	}
+	if obj, ok := mem.BlockedOn[tid]; ok {
+		for _, l := range mem.Locks {
+			if l.Object == obj && l.OwnerOSTid != 0 && l.OwnerOSTid != tid {
+				o := l.OwnerOSTid
+				w.Object, w.ObjectType, w.OwnerOSTid = fmt.Sprintf("%#x", l.Object), l.ObjectType, &o
+				w.Source = SourceMemory
+				return
+			}
+		}
+	}
 	var cands []HeldLock
 	for _, l := range mem.Locks {
 		if l.Waiters > 0 && l.OwnerOSTid != 0 && l.OwnerOSTid != tid {
@@ -211,9 +225,15 @@ func memoryDeadlocks(r *Result, thresholdMs float64) {
 	// The memory's cycles replace the stacks' suspicion of the same threads.
 	r.Deadlocks = slices.DeleteFunc(r.Deadlocks, func(d Deadlock) bool { return d.Suspected })
 	for _, c := range cycles {
-		d := Deadlock{Threads: c, Source: SourceMemory,
-			Reason: "read from the target's memory: each lock's holder from its sync block; a thread no contention event named " +
-				"waits in Monitor.Enter for the only contended lock it does not hold (the runtime does not record which lock a thread waits for)"}
+		reason := "read from the target's memory: each lock's holder from its sync block, the lock each thread waits for from " +
+			"the runtime's record of the wait on its stack (ThreadBlockingInfo)"
+		for _, tid := range c {
+			if byTid[tid].Wait.ObjectInferred {
+				reason = "read from the target's memory: each lock's holder from its sync block; a thread whose wait neither an event " +
+					"nor the runtime's ThreadBlockingInfo names waits in Monitor.Enter for the contended lock it does not hold that its stack refers to"
+			}
+		}
+		d := Deadlock{Threads: c, Source: SourceMemory, Reason: reason}
 		for _, tid := range c {
 			t := byTid[tid]
 			o := *t.Wait.OwnerOSTid

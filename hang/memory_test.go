@@ -173,3 +173,21 @@ func TestMemoryHangChain(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryBlockedOn: the runtime's record of each wait (BlockedOn)
+// names the lock exactly, where three contended locks leave the
+// candidates ambiguous: not inferred, and the deadlock says so.
+func TestMemoryBlockedOn(t *testing.T) {
+	r := blockedPair(t, &Memory{Locks: []HeldLock{
+		{Object: 0xa0, ObjectType: "App.GateA", OwnerOSTid: 11, Waiters: 1},
+		{Object: 0xb0, ObjectType: "App.GateB", OwnerOSTid: 12, Waiters: 1},
+		{Object: 0xc0, ObjectType: "App.GateC", OwnerOSTid: 13, Waiters: 1},
+	}, BlockedOn: map[uint64]uint64{11: 0xb0, 12: 0xa0}})
+	w := r.Threads[0].Wait
+	if w.ObjectType != "App.GateB" || *w.OwnerOSTid != 12 || w.ObjectInferred || w.Source != SourceMemory {
+		t.Errorf("11 waits %+v, want GateB owned by 12, not inferred", w)
+	}
+	if len(r.Deadlocks) != 1 || !strings.Contains(r.Deadlocks[0].Reason, "ThreadBlockingInfo") || !slices.Equal(r.Deadlocks[0].Threads, []uint64{11, 12}) {
+		t.Errorf("deadlocks %+v", r.Deadlocks)
+	}
+}

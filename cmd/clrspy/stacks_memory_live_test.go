@@ -37,9 +37,10 @@ func deadlockedWorkload(t *testing.T, args ...string) (*workload.Proc, map[strin
 // TestStacksDeadlockedBeforeAttach: clrspy attaches to the deadlock
 // workload only after it has deadlocked (no contention event will fire):
 // `clrspy stacks --pid` reads the owners from the target's memory (the
-// runtime's data descriptor, its sync blocks): both threads blocked in
-// Monitor.Enter, each waiting for the lock of the type the other took
-// first, owned by the other (OS ids equal the workload's own), each
+// runtime's data descriptor, its sync blocks; the lock each waits for
+// from the runtime's ThreadBlockingInfo on its stack, not inferred): both
+// threads blocked in Monitor.Enter, each waiting for the lock of the type
+// the other took first, owned by the other (OS ids equal the workload's own), each
 // holding its first lock, and the cycle reported as a deadlock that is no
 // suspicion. .NET 8 exports no descriptor; on .NET 8 and 9 Monitor.Enter
 // has no managed frame to classify the wait by.
@@ -78,7 +79,7 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		seen++
 		w := th.Wait
 		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
-			w.Source != "target_memory" || !w.ObjectInferred || w.OwnerUnknownReason != "" {
+			w.Source != "target_memory" || w.ObjectInferred || w.OwnerUnknownReason != "" {
 			t.Errorf("thread %d: wait %+v, want monitor on %s owned by %d from the target's memory", th.OSTid, w, want, holder[want])
 		}
 		first := "Workload.Deadlock+GateA"
@@ -108,7 +109,8 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 	}
 	// The text report says the same in words.
 	txt, _, _ := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid))
-	for _, s := range []string{"DEADLOCK: threads " + strconv.FormatUint(tids[0], 10), "waits for the lock of Workload.Deadlock+GateB", "read from the target's memory"} {
+	for _, s := range []string{"DEADLOCK: threads " + strconv.FormatUint(tids[0], 10), "waits for the lock of Workload.Deadlock+GateB", "read from the target's memory",
+		"ThreadBlockingInfo"} {
 		if !strings.Contains(txt, s) {
 			t.Errorf("text report lacks %q:\n%s", s, txt)
 		}
@@ -118,9 +120,9 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 // TestStacksDeadlockRingBeforeAttach: three threads in a ring (each holds
 // its gate and waits for the next one's), deadlocked before clrspy
 // attaches. Each blocked thread could wait for either of two contended
-// locks it does not hold: its stack says which (Monitor.Enter's
-// argument). The three waits, owners and types, and one cycle of the
-// three threads.
+// locks it does not hold: the runtime's ThreadBlockingInfo on its stack
+// says which (exact, not inferred). The three waits, owners and types,
+// and one cycle of the three threads.
 func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
 	p, holder := deadlockedWorkload(t, "ring=3")
 	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
@@ -148,7 +150,7 @@ func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
 				continue
 			}
 			found = true
-			if w := th.Wait; w == nil || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] || w.Source != "target_memory" {
+			if w := th.Wait; w == nil || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.ObjectInferred {
 				t.Errorf("thread %d (holds %s): wait %+v, want %s owned by %d", tid, first, w, want, holder[want])
 			}
 		}

@@ -88,9 +88,24 @@ func TestLiveDeadlock(t *testing.T) {
 	for _, l := range got {
 		objs = append(objs, l.Object)
 	}
+	sbs := map[uint64]bool{}
+	sbType := map[uint64]string{}
+	for typ, l := range got {
+		sbs[l.SyncBlock] = true
+		sbType[l.SyncBlock] = typ
+	}
 	for _, th := range threads {
 		for typ, tid := range want {
 			if th.OSTid == tid {
+				on := pr.BlockedOn(th, sbs)
+				t.Logf("thread %d (holds %s): blocked on %v", tid, typ, on)
+				other := "Workload.Deadlock+GateA"
+				if typ == other {
+					other = "Workload.Deadlock+GateB"
+				}
+				if len(on) != 1 || sbType[on[0]] != other {
+					t.Errorf("thread %d: its ThreadBlockingInfo names sync blocks %#x, want %s's", tid, on, other)
+				}
 				refs := pr.StackRefs(th, objs)
 				t.Logf("thread %d (holds %s): stack refs %v", tid, typ, refs)
 				if len(refs) != 2 {

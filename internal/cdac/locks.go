@@ -34,6 +34,9 @@ type Locks struct {
 	// its stack refers to near its topmost transition Frame (the lock it
 	// waits for is among them, with those its callers hold).
 	StackRefs map[uint64][]uint64
+	// BlockedOn is, per OS thread, the object of the lock the runtime's
+	// ThreadBlockingInfo on its stack says it waits for (.NET 9+).
+	BlockedOn map[uint64]uint64
 }
 
 // ReadLocks reads pid's sync block table (each lock's object named) and
@@ -57,17 +60,25 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		out.Held = append(out.Held, li)
 	}
 	var contended []uint64
+	blocks := map[uint64]bool{}
+	objOf := map[uint64]uint64{}
 	for _, l := range sl {
 		if l.Waiters > 0 {
 			contended = append(contended, l.Object)
+			blocks[l.SyncBlock] = true
+			objOf[l.SyncBlock] = l.Object
 		}
 	}
 	ths, _ := p.Threads()
 	if len(contended) > 0 {
 		out.StackRefs = map[uint64][]uint64{}
+		out.BlockedOn = map[uint64]uint64{}
 		for _, th := range ths {
 			if th.OSTid == 0 {
 				continue
+			}
+			if on := p.BlockedOn(th, blocks); len(on) == 1 {
+				out.BlockedOn[th.OSTid] = objOf[on[0]]
 			}
 			refs := p.StackRefs(th, contended)
 			for _, o := range contended {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"unicode/utf16"
 
 	"github.com/clrspy/clrspy/clrmeta"
@@ -230,6 +231,9 @@ func (p *Process) awareLayout() (awareLock, error) {
 type SyncLock struct {
 	Index  uint32
 	Object uint64
+	// SyncBlock is its sync block's address (its AwareLock's: the first
+	// field).
+	SyncBlock uint64
 	Held   bool
 	// HolderID is the holding thread's thin lock id, HolderOSTid its OS
 	// thread id (the AwareLock keeps both); 0 when not held.
@@ -311,7 +315,7 @@ func (p *Process) SyncLocks() ([]SyncLock, error) {
 				continue // not this entry's sync block
 			}
 			st := binary.LittleEndian.Uint32(a[l.state:])
-			s := SyncLock{Index: idx, Object: obj, Held: st&lockIsLocked != 0, Waiters: st >> lockWaiterShift}
+			s := SyncLock{Index: idx, Object: obj, SyncBlock: sb, Held: st&lockIsLocked != 0, Waiters: st >> lockWaiterShift}
 			if s.Held {
 				s.Recursion = binary.LittleEndian.Uint32(a[l.recursion:])
 				if l.holdingThread >= 0 {
@@ -582,6 +586,54 @@ func (p *Process) StackRefs(th Thread, values []uint64) map[uint64]bool {
 			}
 			if want[v] {
 				out[v] = true
+			}
+		}
+	}
+	return out
+}
+
+// blockingBelow is how much below the Frame BlockedOn reads: the native
+// frames of the wait, where the runtime keeps its ThreadBlockingInfo.
+const blockingBelow = 8 << 10
+
+// BlockedOn finds the runtime's own record of what the thread waits for:
+// .NET 9+ pushes a ThreadBlockingInfo (object pointer, kind, timeout,
+// next; sequential, blittable) on the waiting thread's stack, whose
+// object pointer for a Monitor is its AwareLock, the start of its sync
+// block. It returns the sync blocks of syncBlocks that a record with kind
+// MonitorLock points at, in the stack window around the thread's topmost
+// transition Frame (debuggers find the list through the thread static
+// t_first; the records themselves are what is read here).
+func (p *Process) BlockedOn(th Thread, syncBlocks map[uint64]bool) []uint64 {
+	off, ok := p.D.Field("Thread", "Frame")
+	if !ok || len(syncBlocks) == 0 || p.D.PtrSize != 8 {
+		return nil
+	}
+	f, err := p.Ptr(th.Addr + uint64(off))
+	if err != nil || f == 0 || f == ^uint64(0) || f < blockingBelow {
+		return nil
+	}
+	lo, hi := (f-blockingBelow)&^0xfff, f+stackWindow
+	var out []uint64
+	for at := lo; at < hi; at += 0x1000 {
+		// A page and the record's 24 bytes after it.
+		b, err := p.read(at, 0x1000+24)
+		if err != nil {
+			if b, err = p.read(at, 0x1000); err != nil {
+				continue
+			}
+		}
+		for i := 0; i+24 <= len(b); i += 8 {
+			v := binary.LittleEndian.Uint64(b[i:])
+			if !syncBlocks[v] {
+				continue
+			}
+			kind := binary.LittleEndian.Uint32(b[i+8:])
+			next := binary.LittleEndian.Uint64(b[i+16:])
+			// MonitorLock (0), and a next record that is none or on this
+			// stack.
+			if kind == 0 && (next == 0 || (next > lo && next < hi+0x100000)) && !slices.Contains(out, v) {
+				out = append(out, v)
 			}
 		}
 	}

@@ -78,7 +78,7 @@ func TestThreadsAndSyncLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SyncLock{Index: 1, Object: 0x9008, Held: true, HolderID: 4, HolderOSTid: 5598, Recursion: 1, Waiters: 1}
+	want := SyncLock{Index: 1, Object: 0x9008, SyncBlock: 0x4000, Held: true, HolderID: 4, HolderOSTid: 5598, Recursion: 1, Waiters: 1}
 	if len(ls) != 1 || ls[0] != want {
 		t.Fatalf("sync locks %+v, want only %+v", ls, want)
 	}
@@ -121,8 +121,43 @@ func TestSyncLocksByThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SyncLock{Index: 1, Object: 0x9008, Held: true, HolderID: 5, HolderOSTid: 5599, Recursion: 3, Waiters: 2}
+	want := SyncLock{Index: 1, Object: 0x9008, SyncBlock: 0x4000, Held: true, HolderID: 5, HolderOSTid: 5599, Recursion: 3, Waiters: 2}
 	if len(ls) != 1 || ls[0] != want {
 		t.Fatalf("sync locks %+v, want %+v", ls, want)
+	}
+}
+
+// TestBlockedOn: a ThreadBlockingInfo record on the thread's stack near
+// its Frame (the sync block's address, kind MonitorLock, timeout -1, no
+// next) names the sync block; records of another kind or with a next
+// pointer off the stack do not, nor a sync block not asked about.
+func TestBlockedOn(t *testing.T) {
+	p := synthetic(t)
+	p.D.Types["Thread"].Fields["Frame"] = 8
+	m := p.mem.(fakeMem)
+	th := m[0x10000]
+	binary.LittleEndian.PutUint64(th[8:], 0x50800) // the Frame
+	stack := make([]byte, 0x8000)                  // 0x4c000..0x54000
+	rec := func(at int, obj uint64, kind uint32, next uint64) {
+		binary.LittleEndian.PutUint64(stack[at:], obj)
+		binary.LittleEndian.PutUint32(stack[at+8:], kind)
+		binary.LittleEndian.PutUint32(stack[at+12:], 0xffffffff)
+		binary.LittleEndian.PutUint64(stack[at+16:], next)
+	}
+	rec(0x3000, 0x4100, 1, 0)           // MonitorWait: not a lock wait
+	rec(0x3100, 0x4100, 0, 0x123456789) // next is no stack address
+	rec(0x4100, 0x4000, 0, 0)           // the record
+	rec(0x4200, 0x4200, 0, 0)           // a sync block not asked about
+	m[0x4c000] = stack
+	ths, err := p.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.BlockedOn(ths[0], map[uint64]bool{0x4000: true, 0x4100: true})
+	if len(got) != 1 || got[0] != 0x4000 {
+		t.Errorf("blocked on %#x, want [0x4000]", got)
+	}
+	if got := p.BlockedOn(ths[1], map[uint64]bool{0x4000: true}); got != nil {
+		t.Errorf("a thread without a Frame: %#x", got)
 	}
 }
