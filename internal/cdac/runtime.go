@@ -234,7 +234,7 @@ type SyncLock struct {
 	// SyncBlock is its sync block's address (its AwareLock's: the first
 	// field).
 	SyncBlock uint64
-	Held   bool
+	Held      bool
 	// HolderID is the holding thread's thin lock id, HolderOSTid its OS
 	// thread id (the AwareLock keeps both); 0 when not held.
 	HolderID    uint32
