@@ -14,8 +14,11 @@
 //     lock id and OS thread id), its sync block table (each inflated
 //     lock's object, holding thread, recursion and waiter count: the
 //     AwareLock of syncblk.h), an object's thin lock (the header word),
-//     and an object's type (MethodTable → Module → its file → the TypeDef
-//     row, named by clrmeta).
+//     an object's type (MethodTable → Module → its file → the TypeDef
+//     row, named by clrmeta), what a thread is blocked on;
+//   - ReadLocks and Namer (locks.go, namer.go): one reading of a
+//     process's locks for `stacks`, and a cached naming of lock objects
+//     for the live views.
 //
 // The layouts the descriptor does not carry (the AwareLock inside a
 // SyncBlock, the header word's bits) are syncblk.h's: the AwareLock that
@@ -25,8 +28,10 @@
 // follows the AwareLock and which the descriptor has. .NET 8 and earlier
 // export no descriptor: FindRuntime says so (ErrNoDescriptor).
 //
-// Which lock a blocked thread waits for the runtime does not record where
-// this package reads (.NET 9+'s managed ThreadBlockingInfo list is a
-// thread static, not read): StackRefs says which contended lock objects
-// a thread's stack refers to near its topmost transition Frame.
+// Which lock a blocked thread waits for: .NET 9+ keeps a ThreadBlockingInfo
+// record on the waiting thread's stack (debuggers reach the list through
+// the thread static t_first; BlockedOn finds the records themselves near
+// the thread's topmost transition Frame: for a Monitor, its AwareLock,
+// i.e. its sync block, and kind MonitorLock). StackRefs, which contended
+// lock objects the stack refers to, is the fallback.
 package cdac
