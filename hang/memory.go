@@ -94,6 +94,15 @@ func (m *Memory) objectType(obj uint64) string {
 	return ""
 }
 
+// blockedOn is the lock object the runtime's record of tid's wait names.
+func (m *Memory) blockedOn(tid uint64) (uint64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	o, ok := m.BlockedOn[tid]
+	return o, ok
+}
+
 // ownerOf is the thread holding obj's lock, 0 unknown.
 func (m *Memory) ownerOf(obj uint64) uint64 {
 	if m == nil || obj == 0 {

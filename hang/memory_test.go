@@ -191,3 +191,36 @@ func TestMemoryBlockedOn(t *testing.T) {
 		t.Errorf("deadlocks %+v", r.Deadlocks)
 	}
 }
+
+// TestMemoryBlockedOnWithoutFrames: .NET 8 and 9 enter Monitor.Enter in
+// native code, so the stacks end at its caller and the threads are futex
+// waits; the runtime's records of the waits make them Monitor waits,
+// owned as the sync blocks say: a deadlock. A running thread's record is
+// not taken.
+func TestMemoryBlockedOnWithoutFrames(t *testing.T) {
+	g := tracegen.New()
+	g.Thread(1).MethodLoad(clrevents.Method{MethodID: 2, StartAddress: 0x2000, Size: 0x100, Namespace: "App", Name: "TakeAB", Signature: "void  ()"})
+	g.Thread(1).MethodLoad(clrevents.Method{MethodID: 3, StartAddress: 0x3000, Size: 0x100, Namespace: "App", Name: "TakeBA", Signature: "void  ()"})
+	for i := range 3 {
+		g.Thread(1).At(time.Duration(i+1)*time.Millisecond).Stack(0x2010).Sample(11, clrevents.SampleExternal)
+		g.Thread(1).At(time.Duration(i+1)*time.Millisecond).Stack(0x3010).Sample(12, clrevents.SampleExternal)
+	}
+	sym := stacks.NewSymbols(g.Header())
+	a := New(g.Header(), Options{Symbols: sym})
+	g.Run(t, func(ev *nettrace.Event) { sym.Event(ev); a.Event(ev) })
+	mem := &Memory{Locks: []HeldLock{
+		{Object: 0xa0, ObjectType: "App.GateA", OwnerOSTid: 11, Waiters: 1},
+		{Object: 0xb0, ObjectType: "App.GateB", OwnerOSTid: 12, Waiters: 1},
+	}, BlockedOn: map[uint64]uint64{11: 0xb0, 12: 0xa0, 13: 0xa0}}
+	r := a.ResultWithMemory([]Task{{Tid: 11, State: 'S', Syscall: "futex"}, {Tid: 12, State: 'S', Syscall: "futex"}, {Tid: 13, State: 'R'}}, mem)
+	check(t, r)
+	if r.ByWaitKind[KindMonitor] != 2 || r.Threads[0].Wait.ObjectType != "App.GateB" || *r.Threads[0].Wait.OwnerOSTid != 12 {
+		t.Errorf("waits %v; 11 waits %+v", r.ByWaitKind, r.Threads[0].Wait)
+	}
+	if r.Threads[2].Wait != nil {
+		t.Errorf("running 13 waits %+v", r.Threads[2].Wait)
+	}
+	if len(r.Deadlocks) != 1 || !slices.Equal(r.Deadlocks[0].Threads, []uint64{11, 12}) || r.Deadlocks[0].Suspected {
+		t.Errorf("deadlocks %+v", r.Deadlocks)
+	}
+}

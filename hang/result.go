@@ -165,6 +165,12 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 		if tasks == nil && th.Wait != nil && th.Wait.Frame == "" {
 			th.Wait = nil // no kernel state to judge by
 		}
+		if _, rec := a.mem.blockedOn(tid); rec && a.open[tid] == nil && t.State != 'R' && t.State != 0 &&
+			(th.Wait == nil || th.Wait.Kind == KindFutex || th.Wait.Kind == KindOther) {
+			// No frame says Monitor.Enter (.NET 8 and 9 enter it in native
+			// code), but the runtime's record of the wait does.
+			th.Wait = &Wait{Kind: KindMonitor, Frame: "(the runtime's ThreadBlockingInfo)"}
+		}
 		if w := a.open[tid]; w != nil {
 			th.Wait = a.eventWait(w, th.Wait)
 		} else if th.Wait != nil && (th.Wait.Kind == KindMonitor || th.Wait.Kind == KindLock) {

@@ -110,6 +110,13 @@ func parseStacks(t *testing.T, b []byte) *stacksDoc {
 // sampled stack says the thread waits for a lock.
 func monitorFramesManaged() bool { return workload.TFM() != "net8.0" && workload.TFM() != "net9.0" }
 
+// ownersFromMemory reports whether clrspy reads lock owners and the
+// runtime's record of each Monitor wait from the target's memory (its
+// data contract descriptor: .NET 9+). On .NET 9 the records make Monitor
+// waits of the threads no frame says are in Monitor.Enter (not verified
+// on this project's machines, which have no .NET 9 runtime pack).
+func ownersFromMemory() bool { return workload.TFM() != "net8.0" }
+
 // waitHandleEvents reports whether the runtime fires WaitHandleWaitStart
 // (.NET 9+).
 func waitHandleEvents() bool { return workload.TFM() != "net8.0" }
@@ -132,7 +139,7 @@ func TestStacksHang(t *testing.T) {
 	}
 	holder, _ := strconv.ParseUint(m[4], 10, 64)
 	monitorKind := "monitor"
-	if !monitorFramesManaged() {
+	if !monitorFramesManaged() && !ownersFromMemory() {
 		// The waiters sleep in a futex below Workload.Hang.EnterGate.
 		want["futex"], want["monitor"], monitorKind = 3+3, 0, "futex"
 	}
@@ -205,7 +212,7 @@ func TestStacksHang(t *testing.T) {
 	if len(d.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v: threads queued on one lock at one site are no cycle", d.Deadlocks)
 	}
-	if monitorFramesManaged() {
+	if ownersFromMemory() {
 		// The waits began before clrspy attached: their owner is the
 		// holder, read from the lock's sync block, and the three are a
 		// hang chain rooted at it (it sleeps).
@@ -319,8 +326,8 @@ func TestStacksWatchDeadlock(t *testing.T) {
 		t.Fatalf("clrspy stacks: exit %d\n%s", code, e2)
 	}
 	d2 := parseStacks(t, []byte(o2))
-	if !monitorFramesManaged() {
-		// No Monitor frame in the stacks: nothing to suspect from.
+	if !ownersFromMemory() {
+		// No Monitor frame in the stacks, no memory read: nothing to go by.
 		if len(d2.Deadlocks) != 0 || d2.ByWaitKind["monitor"] != 0 {
 			t.Errorf("after the fact on %s: deadlocks %+v, %d monitor waits: the stacks cannot say", workload.TFM(), d2.Deadlocks, d2.ByWaitKind["monitor"])
 		}
