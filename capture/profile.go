@@ -7,6 +7,8 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/internal/cdac"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
@@ -173,6 +175,7 @@ type Locks struct {
 	set  *analysis.Set
 	ref  *analysis.Ref[*locks.Analyzer]
 	proc *source.ProcWatcher
+	nm   *cdac.Namer
 }
 
 // NewLocks makes the lock analysis's Set. objectTypes adds the first
@@ -206,11 +209,24 @@ func (l *Locks) Watch(procPid int) {
 	}
 }
 
+// NameTypes names the locks' object types from the memory of the live
+// process pid (.NET 9+: the runtime's data contract descriptor), as their
+// contention begins and at the end. Call it once the Set started.
+func (l *Locks) NameTypes(pid int) {
+	if pid > 0 && procfs.Exists(pid) {
+		l.nm = cdac.NewNamer(pid)
+		l.ref.Get().SetObjectTypes(l.nm.Names)
+	}
+}
+
 // Result is the analysis's result once the stream has ended, its threads
 // named from the watch. Call it only once the Set started.
 func (l *Locks) Result() *locks.Result {
 	names := l.proc.Finish(stacks.SymbolsIn(l.set).Get().SetMappings)
 	res := l.ref.Get().Result()
+	if l.nm != nil {
+		l.nm.Close()
+	}
 	if names != nil {
 		res.NameThreads(func(tid uint64) string { return names[tid] })
 	}

@@ -122,3 +122,30 @@ func TestStaticFieldsFIFO(t *testing.T) {
 		t.Fatal("StaticFields blocked on a FIFO")
 	}
 }
+
+// TestTypeDefsWorkload names the deadlock mode's lock types by row: the
+// nested GateA and GateB follow their declaring Workload.Deadlock, and a
+// row past the table names nothing.
+func TestTypeDefsWorkload(t *testing.T) {
+	d, err := OpenTypeDefs(workload.Exe(t) + ".dll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer := d.Find("Workload.Deadlock")
+	a, b := d.Find("Workload.Deadlock+GateA"), d.Find("Workload.Deadlock+GateB")
+	if outer == 0 || a == 0 || b == 0 || a == b {
+		t.Fatalf("rows: Deadlock %d, GateA %d, GateB %d", outer, a, b)
+	}
+	if got := d.Name(a); got != "Workload.Deadlock+GateA" {
+		t.Errorf("Name(%d) = %q", a, got)
+	}
+	if got := d.Name(1); got != "<Module>" {
+		t.Errorf("Name(1) = %q, want <Module>", got)
+	}
+	if got := d.Name(uint32(d.Len()) + 1); got != "" {
+		t.Errorf("Name past the table = %q", got)
+	}
+	if _, err := OpenTypeDefs("/proc/self/status"); err == nil {
+		t.Error("a text file opened as a module")
+	}
+}

@@ -77,6 +77,7 @@ type Analyzer struct {
 	free      []*openWait      // closed waits, for reuse (newWait)
 	lastTS    int64
 	sawLockV2 bool
+	mem       *Memory // during ResultWithMemory
 	// The runtime's suspensions during the session (the sample
 	// profiler's walks, and any GC): what the target paid.
 	suspendAt, pausedTicks, maxPause int64

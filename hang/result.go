@@ -45,11 +45,14 @@ type Thread struct {
 	Kind      string  `json:"kind"`
 	// State is the kernel's: running, sleeping, disk, stopped, zombie or
 	// unknown (no /proc: a trace file, or the thread ended).
-	State   string   `json:"state"`
-	Syscall string   `json:"syscall"`
-	Wchan   string   `json:"wchan,omitempty"`
-	Wait    *Wait    `json:"wait"`
-	Frames  []string `json:"frames"`
+	State   string `json:"state"`
+	Syscall string `json:"syscall"`
+	Wchan   string `json:"wchan,omitempty"`
+	Wait    *Wait  `json:"wait"`
+	// Holds are the locks the thread holds, as the target's memory says
+	// (none read: a trace file, or .NET 8).
+	Holds  []Held   `json:"holds,omitempty"`
+	Frames []string `json:"frames"`
 }
 
 // Wait is what a thread waits on.
@@ -65,6 +68,13 @@ type Wait struct {
 	// OwnerOSTid is the thread holding the lock, when known.
 	OwnerOSTid         *uint64 `json:"owner_os_tid"`
 	OwnerUnknownReason string  `json:"owner_unknown_reason,omitempty"`
+	// Source says where the owner came from: contention_events (the
+	// wait's ContentionStart) or target_memory (its sync block).
+	Source string `json:"source,omitempty"`
+	// ObjectInferred: the memory names the lock's holder, not the lock a
+	// thread waits for; this one is the only contended lock the thread
+	// does not hold.
+	ObjectInferred bool `json:"object_inferred,omitempty"`
 	// WaitingMs is how long the wait has been open, when its start event
 	// was seen.
 	WaitingMs float64 `json:"waiting_ms,omitempty"`
@@ -86,6 +96,8 @@ type Deadlock struct {
 	// named the owners); Reason says why.
 	Suspected bool   `json:"suspected"`
 	Reason    string `json:"reason,omitempty"`
+	// Source: contention_events, target_memory or stacks (suspected).
+	Source string `json:"source"`
 }
 
 // DeadlockLock is one edge of a deadlock: the waiter, the lock, its owner.
@@ -153,11 +165,18 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 		if tasks == nil && th.Wait != nil && th.Wait.Frame == "" {
 			th.Wait = nil // no kernel state to judge by
 		}
+		if _, rec := a.mem.blockedOn(tid); rec && a.open[tid] == nil && t.State != 'R' && t.State != 0 &&
+			(th.Wait == nil || th.Wait.Kind == KindFutex || th.Wait.Kind == KindOther) {
+			// No frame says Monitor.Enter (.NET 8 and 9 enter it in native
+			// code), but the runtime's record of the wait does.
+			th.Wait = &Wait{Kind: KindMonitor, Frame: "(the runtime's ThreadBlockingInfo)"}
+		}
 		if w := a.open[tid]; w != nil {
 			th.Wait = a.eventWait(w, th.Wait)
 		} else if th.Wait != nil && (th.Wait.Kind == KindMonitor || th.Wait.Kind == KindLock) {
-			th.Wait.OwnerUnknownReason = "the wait began before the session: no contention event names its owner, and this version of clrspy does not read owners from the target's memory"
+			memoryWait(th.Wait, tid, a.mem)
 		}
+		th.Holds = a.mem.holds(tid)
 		k := "running"
 		if th.Wait != nil {
 			k = th.Wait.Kind
@@ -170,6 +189,11 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 	r.TargetPaused = Paused{Count: a.pauses, TotalMs: a.ms(a.pausedTicks), MaxMs: a.ms(a.maxPause)}
 	a.deadlocks(r, index)
 	a.suspect(r)
+	memoryDeadlocks(r, float64(a.opts.Threshold.Milliseconds()))
+	memoryHangChains(r)
+	if a.mem != nil && a.mem.Note != "" {
+		r.Notes = append(r.Notes, a.mem.Note)
+	}
 	if len(a.samples) == 0 && tasks != nil {
 		r.Notes = append(r.Notes, "no thread was sampled: the stacks are the waits' own (or none)")
 	}
@@ -184,6 +208,7 @@ func (a *Analyzer) eventWait(w *openWait, frames *Wait) *Wait {
 	}
 	if w.object != 0 {
 		out.Object = fmt.Sprintf("%#x", w.object)
+		out.ObjectType = a.mem.objectType(w.object)
 	}
 	if w.kind == analysis.WaitLock {
 		out.Kind = KindMonitor
@@ -195,6 +220,13 @@ func (a *Analyzer) eventWait(w *openWait, frames *Wait) *Wait {
 		case w.owner != 0:
 			o := w.owner
 			out.OwnerOSTid = &o
+			out.Source = SourceEvents
+		case a.mem.ownerOf(w.object) != 0:
+			// The event named no owner; the object's sync block (or
+			// thin lock) does.
+			o := a.mem.ownerOf(w.object)
+			out.OwnerOSTid = &o
+			out.Source = SourceMemory
 		case !a.sawLockV2:
 			out.OwnerUnknownReason = "the runtime's ContentionStart names no owner before .NET 8"
 		default:
@@ -258,12 +290,12 @@ func (a *Analyzer) deadlocks(r *Result, index map[uint64]int) {
 		if !all {
 			continue
 		}
-		d := Deadlock{Threads: c.Threads}
+		d := Deadlock{Threads: c.Threads, Source: SourceEvents}
 		for i, t := range c.Threads {
 			inCycle[t] = true
 			w := a.open[t]
 			o := c.Threads[(i+1)%len(c.Threads)]
-			l := DeadlockLock{LockID: w.lock, Object: fmt.Sprintf("%#x", w.object), OwnerOSTid: &o, WaiterOSTid: t,
+			l := DeadlockLock{LockID: w.lock, Object: fmt.Sprintf("%#x", w.object), ObjectType: a.mem.objectType(w.object), OwnerOSTid: &o, WaiterOSTid: t,
 				WaitingMs: a.ms(a.lastTS - w.begin), Frames: a.opts.Symbols.Frames(w.stack)}
 			if i, ok := index[t]; ok && len(r.Threads[i].Frames) > 0 {
 				l.Frames = r.Threads[i].Frames

@@ -36,7 +36,7 @@ func (a *Analyzer) suspect(r *Result) {
 			return // the events found it: nothing to suspect
 		}
 	}
-	d := Deadlock{Suspected: true}
+	d := Deadlock{Suspected: true, Source: SourceStacks}
 	var span int64
 	for _, i := range blocked {
 		t := &r.Threads[i]

@@ -67,6 +67,7 @@ type Analyzer struct {
 	maxLocks, maxStacks int
 	waitHist            analysis.Histogram // every completed wait
 	noObjectTypes       bool
+	objectTypes         func([]uint64) (map[uint64]string, string)
 	foldedLockWaits     int64 // waits on locks past maxLocks
 	otherStack          int   // the "[other stacks]" stack's index (0: none yet)
 
@@ -155,6 +156,10 @@ type Options struct {
 	// matched to their object's type, and the object table (the
 	// analyzer's largest, 1<<18 addresses) stays empty. For live views.
 	NoObjectTypes bool
+	// ObjectTypes, when set, names lock objects the stream did not (a
+	// live target's memory: cdac.Namer.Names), with why the others are
+	// not; Result calls it with those objects.
+	ObjectTypes func(objs []uint64) (map[uint64]string, string)
 	// OnWait is handed every paired contention (ContentionStart to its
 	// ContentionStop on one thread) when it ends, as the analysis.Wait
 	// other analyses observe (analysis.WaitObserver). Valid during the
@@ -195,6 +200,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		maxStacks:     opts.MaxStacks,
 		waitHist:      analysis.NewHistogram(WaitBounds, false),
 		noObjectTypes: opts.NoObjectTypes,
+		objectTypes:   opts.ObjectTypes,
 		onWait:        opts.OnWait,
 	}
 }
@@ -392,12 +398,22 @@ func (a *Analyzer) stop(ev *nettrace.Event) {
 // lookup happens now, at the address the object has now: a compacting GC
 // may move it later and another object may take the address.
 func (a *Analyzer) setObject(lock, obj uint64) {
+	prev, had := a.lockObject[lock]
 	a.lockObject[lock] = obj
 	if _, ok := a.lockType[lock]; ok {
 		return
 	}
 	if t, ok := a.objects.get(obj); ok {
 		a.lockType[lock] = objectInfo{typeID: t, name: a.allocNames[t]}
+		return
+	}
+	if a.objectTypes != nil && obj != 0 && (!had || prev != obj) {
+		// The target's memory, while the object is still where the event
+		// says (and the process still runs: a launched one may be gone
+		// by the Result). Once per lock and address, not per event.
+		if names, _ := a.objectTypes([]uint64{obj}); names[obj] != "" {
+			a.lockType[lock] = objectInfo{name: names[obj]}
+		}
 	}
 }
 

@@ -72,16 +72,19 @@ func (s *Summary) MeanNs() int64 {
 
 // Lock is one contended lock.
 type Lock struct {
-	ID          uint64 // 0: the runtime did not name the lock (before .NET 8)
-	Object      uint64 // address of the locked object when known
-	ObjectType  string // "" when the stream does not name it
-	Contentions int64
-	TotalNs     int64
-	MaxNs       int64
-	Histogram   analysis.Histogram // HistogramBounds: counts per HistogramLabels bucket
-	Stacks      []StackWait
-	Owners      []Owner
-	Waiting     int // waits on this lock still open at the end
+	ID         uint64 // 0: the runtime did not name the lock (before .NET 8)
+	Object     uint64 // address of the locked object when known
+	ObjectType string // "" when the stream does not name it
+	// TypeUnknownReason says why ObjectType is "" when a live target's
+	// memory was asked (Options.ObjectTypes) and could not name it.
+	TypeUnknownReason string
+	Contentions       int64
+	TotalNs           int64
+	MaxNs             int64
+	Histogram         analysis.Histogram // HistogramBounds: counts per HistogramLabels bucket
+	Stacks            []StackWait
+	Owners            []Owner
+	Waiting           int // waits on this lock still open at the end
 }
 
 // MeanNs is the mean wait on the lock.
@@ -289,6 +292,7 @@ func (a *Analyzer) Result() *Result {
 		r.Locks = append(r.Locks, Lock{ID: id, Object: obj, ObjectType: a.lockTypeName(id, obj),
 			Histogram: analysis.NewHistogram(HistogramBounds, true), Waiting: n})
 	}
+	a.nameFromMemory(r)
 	sort.Slice(r.Locks, func(i, j int) bool {
 		x, y := &r.Locks[i], &r.Locks[j]
 		if x.TotalNs != y.TotalNs {
@@ -482,6 +486,44 @@ func (r *Result) NameThreads(name func(tid uint64) string) {
 	for i := range r.StillWaiting {
 		if o := &r.StillWaiting[i].Owner; o.OSThreadID != 0 {
 			o.Name = name(o.OSThreadID)
+		}
+	}
+}
+
+// SetObjectTypes sets Options.ObjectTypes after New (a caller that knows
+// the live target only once the session has run).
+func (a *Analyzer) SetObjectTypes(fn func(objs []uint64) (map[uint64]string, string)) {
+	a.objectTypes = fn
+}
+
+// nameFromMemory names the objects of the locks the stream left unnamed
+// through Options.ObjectTypes (a live target's memory, read by the
+// caller).
+func (a *Analyzer) nameFromMemory(r *Result) {
+	if a.objectTypes == nil {
+		return
+	}
+	var objs []uint64
+	for _, l := range r.Locks {
+		if l.ObjectType == "" && l.Object != 0 {
+			objs = append(objs, l.Object)
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	names, why := a.objectTypes(objs)
+	for i := range r.Locks {
+		l := &r.Locks[i]
+		if l.ObjectType != "" || l.Object == 0 {
+			continue
+		}
+		if n := names[l.Object]; n != "" {
+			l.ObjectType = n
+		} else if why != "" {
+			l.TypeUnknownReason = why
+		} else {
+			l.TypeUnknownReason = "the target's memory does not name the object"
 		}
 	}
 }

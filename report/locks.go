@@ -41,17 +41,19 @@ type LocksSummary struct {
 
 // LockJSON is one lock.
 type LockJSON struct {
-	LockID       uint64          `json:"lock_id"`
-	ObjectID     uint64          `json:"object_id"`
-	ObjectType   string          `json:"object_type"`
-	Contentions  int64           `json:"contentions"`
-	TotalWaitMs  float64         `json:"total_wait_ms"`
-	MeanWaitMs   float64         `json:"mean_wait_ms"`
-	MaxWaitMs    float64         `json:"max_wait_ms"`
-	StillWaiting int             `json:"still_waiting"`
-	Histogram    []LockBucket    `json:"histogram"`
-	Owners       []LockOwnerJSON `json:"owners"`
-	TopStacks    []LockStackJSON `json:"top_stacks"`
+	LockID     uint64 `json:"lock_id"`
+	ObjectID   uint64 `json:"object_id"`
+	ObjectType string `json:"object_type"`
+	// TypeUnknownReason: why a live target's memory did not name it.
+	TypeUnknownReason string          `json:"type_unknown_reason,omitempty"`
+	Contentions       int64           `json:"contentions"`
+	TotalWaitMs       float64         `json:"total_wait_ms"`
+	MeanWaitMs        float64         `json:"mean_wait_ms"`
+	MaxWaitMs         float64         `json:"max_wait_ms"`
+	StillWaiting      int             `json:"still_waiting"`
+	Histogram         []LockBucket    `json:"histogram"`
+	Owners            []LockOwnerJSON `json:"owners"`
+	TopStacks         []LockStackJSON `json:"top_stacks"`
 }
 
 // LockBucket is one wait-histogram bucket: waits shorter than UpperNs
@@ -133,7 +135,7 @@ func NewLocksDocument(in Input, r *locks.Result) *LocksDocument {
 		d.Notes = []string{}
 	}
 	for _, l := range r.Locks {
-		lj := LockJSON{LockID: l.ID, ObjectID: l.Object, ObjectType: l.ObjectType, Contentions: l.Contentions,
+		lj := LockJSON{LockID: l.ID, ObjectID: l.Object, ObjectType: l.ObjectType, TypeUnknownReason: l.TypeUnknownReason, Contentions: l.Contentions,
 			TotalWaitMs: lockMs(l.TotalNs), MeanWaitMs: lockMs(l.MeanNs()), MaxWaitMs: lockMs(l.MaxNs),
 			StillWaiting: l.Waiting, Owners: []LockOwnerJSON{}, TopStacks: []LockStackJSON{}}
 		for i, c := range l.Histogram.Counts {
@@ -257,6 +259,8 @@ func WriteLocksText(w io.Writer, in Input, r *locks.Result) error {
 		}
 		if l.ObjectType != "" {
 			fmt.Fprintf(ew, " of type %s\n", l.ObjectType)
+		} else if l.TypeUnknownReason != "" {
+			fmt.Fprintf(ew, " (object type unknown: %s)\n", l.TypeUnknownReason)
 		} else {
 			fmt.Fprintln(ew, " (object type not named in the stream)")
 		}

@@ -75,12 +75,24 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			wrap(&b, "  ", "  ", dl.Reason)
 		} else {
 			fmt.Fprintf(&b, "\nDEADLOCK: threads %s\n", tidList(dl.Threads))
+			if dl.Source == hang.SourceMemory {
+				wrap(&b, "  ", "  ", dl.Reason)
+			}
 		}
 		for _, l := range dl.Locks {
-			if l.OwnerOSTid != nil {
-				fmt.Fprintf(&b, "  thread %s waits %.0f ms for lock %#x (object %s),\n    held by thread %s\n",
-					threadLabel(byTid, l.WaiterOSTid), l.WaitingMs, l.LockID, l.Object, threadLabel(byTid, *l.OwnerOSTid))
-			} else {
+			switch {
+			case l.OwnerOSTid != nil && l.LockID == 0 && l.WaitingMs == 0:
+				// Read from memory: no event timed the wait or named the lock.
+				fmt.Fprintf(&b, "  thread %s waits for the lock of %s (object %s),\n    held by thread %s\n",
+					threadLabel(byTid, l.WaiterOSTid), typeOrUnknown(l.ObjectType), l.Object, threadLabel(byTid, *l.OwnerOSTid))
+			case l.OwnerOSTid != nil:
+				typ := ""
+				if l.ObjectType != "" {
+					typ = " of type " + l.ObjectType
+				}
+				fmt.Fprintf(&b, "  thread %s waits %.0f ms for lock %#x (object %s%s),\n    held by thread %s\n",
+					threadLabel(byTid, l.WaiterOSTid), l.WaitingMs, l.LockID, l.Object, typ, threadLabel(byTid, *l.OwnerOSTid))
+			default:
 				fmt.Fprintf(&b, "  thread %s blocked (owner unknown)\n", threadLabel(byTid, l.WaiterOSTid))
 			}
 			writeFrames(&b, l.Frames, "      ")
@@ -124,6 +136,13 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func typeOrUnknown(t string) string {
+	if t == "" {
+		return "an object of unknown type"
+	}
+	return t
 }
 
 func writeFrames(b *strings.Builder, frames []string, indent string) {

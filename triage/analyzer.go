@@ -92,9 +92,11 @@ type Analyzer struct {
 	// hang keeps the wait-for graph of the lock waits (owners moved on
 	// as waiters take the lock): deadlocks and blocked threads.
 	hang *hang.Analyzer
-	ctr  *counters.Analyzer
-	run  *runinfo.Analyzer
-	prof *stacks.Builder
+	// objectTypes names lock objects from a live target's memory.
+	objectTypes func([]uint64) (map[uint64]string, string)
+	ctr         *counters.Analyzer
+	run         *runinfo.Analyzer
+	prof        *stacks.Builder
 
 	first, last int64
 	seen        bool
@@ -586,7 +588,19 @@ func settle(x *MemoryFacts, pts []oldPoint) {
 	}
 }
 
+// SetObjectTypes names the lock objects the events do not (a live
+// target's memory: cdac.Namer.Names), when the lock facts are gathered.
+func (a *Analyzer) SetObjectTypes(fn func(objs []uint64) (map[uint64]string, string)) {
+	a.objectTypes = fn
+	if a.lk != nil {
+		a.lk.SetObjectTypes(fn) // as contention begins, while it runs
+	}
+}
+
 func (a *Analyzer) lockFacts(f *Facts, win int64) {
+	if a.objectTypes != nil {
+		a.lk.SetObjectTypes(a.objectTypes)
+	}
 	r := a.lk.Result()
 	l := &f.Locks
 	// Contention events come only with the contention keyword: a session

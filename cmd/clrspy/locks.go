@@ -66,6 +66,10 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags,
 			// Thread names and native modules, from /proc while it runs.
 			job.Watch(st.Pid)
 		}
+		if st.Live() {
+			// The locks' object types from the target's memory (.NET 9+).
+			job.NameTypes(st.Pid)
+		}
 		return nil
 	}})
 	if job.Set().Header() == nil {

@@ -283,3 +283,44 @@ func TestRecordContentionNamesOwners(t *testing.T) {
 		t.Errorf("lock has %d waits (workload: %d), %d with an owner thread: want every wait, 90%% named", d.Locks[0].Contentions, n, owned)
 	}
 }
+
+// TestLocksLiveAttachNamesTypes: `clrspy locks --pid` on a running
+// process names its locks' object types from the target's memory (no
+// --object-types, no allocation events): the twolocks workload's two
+// Monitors are Workload.TwoLocks+HotGate and +ColdGate.
+func TestLocksLiveAttachNamesTypes(t *testing.T) {
+	e2eBinary(t) // built before the workload starts its clock
+	p := workload.Start(t, nil, "twolocks", "wait=1", "threads=4", "iterations=400", "hotMs=10", "coldMs=4")
+	p.Release()
+	time.Sleep(300 * time.Millisecond)
+	out, stderr, code := clrspyRun(t, "locks", "--json", "--pid", strconv.Itoa(p.Pid), "--duration", "3s")
+	if code != 0 {
+		t.Fatalf("clrspy locks: exit %d\n%s", code, stderr)
+	}
+	var d struct {
+		Locks []struct {
+			ObjectType        string `json:"object_type"`
+			TypeUnknownReason string `json:"type_unknown_reason"`
+			Contentions       int64  `json:"contentions"`
+		} `json:"locks"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]int64{}
+	for _, l := range d.Locks {
+		if l.ObjectType == "" {
+			t.Errorf("lock %+v unnamed", l)
+		}
+		got[l.ObjectType] += l.Contentions
+	}
+	t.Logf("locks %+v", d.Locks)
+	if got["Workload.TwoLocks+HotGate"] == 0 || len(got) > 2 {
+		t.Errorf("locks by type %v, want HotGate (and ColdGate) contended", got)
+	}
+	for k := range got {
+		if k != "Workload.TwoLocks+HotGate" && k != "Workload.TwoLocks+ColdGate" {
+			t.Errorf("a lock of type %q", k)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/top"
@@ -198,6 +199,12 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		proc := source.WatchProc(st.Pid)
 		defer proc.Stop()
 		mopts.Mappings = proc.Mappings
+	}
+	if o.locks && st.Live() && st.Pid > 0 && procfs.Exists(st.Pid) {
+		// The locks' object types from the target's memory (.NET 9+).
+		nm := cdac.NewNamer(st.Pid)
+		defer nm.Close()
+		mopts.ObjectTypes = nm.Names
 	}
 	mon := monitor.New(st.Header(), mopts)
 	if o.cpu && st.Live() {

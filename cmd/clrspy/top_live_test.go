@@ -505,7 +505,7 @@ func TestTopLaunch(t *testing.T) {
 	}
 
 	// --cpu: the sample profiler's top methods (c); --locks: the
-	// contended lock (l), with its owner thread.
+	// contended lock (l), its object's type and its owner thread.
 	tm = startTop(t, 160, 48, append([]string{"top", "--cpu", "--"}, workload.Argv(t, "cpu", "seconds=3")...)...)
 	tm.keys("c")
 	tm.waitScreen("HotA among the top methods", func(s string) bool {
@@ -517,7 +517,9 @@ func TestTopLaunch(t *testing.T) {
 	}
 	tm = startTop(t, 160, 48, append([]string{"top", "--locks", "--"}, workload.Argv(t, "contention", "threads=3", "iterations=5")...)...)
 	tm.keys("l")
-	lockRow := regexp.MustCompile(`(?m)^0x[0-9a-f]+ +0x[0-9a-f]+ +(\d+) +[0-9.]+ +[0-9.]+ +\d+ `)
+	// The object column names the lock's type, read from the target's
+	// memory while it ran (the workload's Gate is a System.Object).
+	lockRow := regexp.MustCompile(`(?m)^0x[0-9a-f]+ +System\.Object +(\d+) +[0-9.]+ +[0-9.]+ +\d+ `)
 	s = tm.waitScreen("a contended lock with its owner", func(s string) bool {
 		m := lockRow.FindStringSubmatch(s)
 		return m != nil && m[1] != "0" && strings.Contains(s, "process exited (status 0)")

@@ -12,6 +12,7 @@ import (
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
@@ -149,6 +150,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			}
 			win = capture.StartWindow(wo)
 			proc = source.WatchProc(st.Pid)
+			a.SetObjectTypes(cdac.NewNamer(st.Pid).Names) // lock types from its memory (.NET 9+)
 			if cpu {
 				return nil
 			}

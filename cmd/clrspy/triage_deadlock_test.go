@@ -19,15 +19,18 @@ import (
 // deadlock forms while the session watches, so the contention events name
 // each lock's owner; the worst finding is a critical
 // locks.deadlocked_threads whose cycle is the workload's two threads (its
-// own record of their OS ids), and the facts list exactly that cycle.
+// own record of their OS ids), and the facts list exactly that cycle
+// and name the blocked lock by its type (GateA or GateB).
 func TestTriageDeadlock(t *testing.T) {
 	exe := workload.Exe(t)
 	out := filepath.Join(t.TempDir(), "triage.json")
 	_, stderr, _ := clrspyRun(t, "triage", "--json", "-o", out, "--duration", "5s", "--", exe, "deadlock")
 	var tids []uint64
-	for _, m := range regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+)`).FindAllStringSubmatch(stderr, -1) {
+	holder := map[string]uint64{} // lock type → the thread that took it first
+	for _, m := range regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(\w+)`).FindAllStringSubmatch(stderr, -1) {
 		tid, _ := strconv.ParseUint(m[1], 10, 64)
 		tids = append(tids, tid)
+		holder["Workload.Deadlock+"+m[2]] = tid
 	}
 	slices.Sort(tids)
 	if len(tids) != 2 || !strings.Contains(stderr, "deadlocked") {
@@ -52,6 +55,12 @@ func TestTriageDeadlock(t *testing.T) {
 	}
 	if d.Worst != triage.Critical {
 		t.Errorf("worst %v", d.Worst)
+	}
+	// The blocked lock is named by its object's type, read from the
+	// target's memory while it ran (.NET 9+), and held by the thread the
+	// workload says took it.
+	if bl := d.Facts.Locks.BlockedLock; holder[bl] == 0 || d.Facts.Locks.BlockedOwnerTid != holder[bl] {
+		t.Errorf("blocked lock %q owned by %d, want GateA or GateB held by its first taker %v", bl, d.Facts.Locks.BlockedOwnerTid, holder)
 	}
 	// Each of the two locks has one waiter: no lock is a convoy.
 	if d.Facts.Locks.MostBlocked != 1 {

@@ -34,9 +34,9 @@ const (
 	maxLockThreads = 4096
 )
 
-func newLockState(hdr *nettrace.Header, sym *stacks.Symbols, onCycle func(hang.Cycle)) *lockState {
+func newLockState(hdr *nettrace.Header, sym *stacks.Symbols, onCycle func(hang.Cycle), objectTypes func([]uint64) (map[uint64]string, string)) *lockState {
 	return &lockState{an: locks.New(hdr, locks.Options{Symbols: sym, NoSamples: true, MaxLocks: maxLocks, MaxStacks: maxLockStacks,
-		MaxThreads: maxLockThreads, NoObjectTypes: true}), graph: hang.New(hdr, hang.Options{OnCycle: onCycle})}
+		MaxThreads: maxLockThreads, NoObjectTypes: true, ObjectTypes: objectTypes}), graph: hang.New(hdr, hang.Options{OnCycle: onCycle})}
 }
 
 // blockedAfter: a lock wait open this long counts as blocked (and toward
@@ -86,8 +86,10 @@ type LockSummary struct {
 
 // LockRow is one lock.
 type LockRow struct {
-	LockID      uint64  `json:"lock_id"`
-	Object      uint64  `json:"object,omitempty"` // the locked object's address (it moves with GCs)
+	LockID uint64 `json:"lock_id"`
+	Object uint64 `json:"object,omitempty"` // the locked object's address (it moves with GCs)
+	// ObjectType is the object's type, when the target's memory named it.
+	ObjectType  string  `json:"object_type,omitempty"`
 	Waits       uint64  `json:"waits"`
 	TotalWaitMS float64 `json:"total_wait_ms"`
 	MaxWaitMS   float64 `json:"max_wait_ms"`
@@ -106,7 +108,7 @@ func (l *lockState) summary(top int) (LockSummary, *locks.Result) {
 		WaitHistogram: sum.WaitHistogram, Waiting: sum.Unpaired, Unpaired: uint64(sum.StopsWithoutStart), Top: []LockRow{},
 	}
 	for _, lk := range r.Locks[:min(top, len(r.Locks))] {
-		row := LockRow{LockID: lk.ID, Object: lk.Object, Waits: uint64(lk.Contentions), TotalWaitMS: ms(lk.TotalNs), MaxWaitMS: ms(lk.MaxNs)}
+		row := LockRow{LockID: lk.ID, Object: lk.Object, ObjectType: lk.ObjectType, Waits: uint64(lk.Contentions), TotalWaitMS: ms(lk.TotalNs), MaxWaitMS: ms(lk.MaxNs)}
 		var best int64
 		for _, o := range lk.Owners {
 			if o.TotalNs > best && o.Mapped {

@@ -31,6 +31,9 @@ type Options struct {
 	TopLocks int
 	// Locks asks the session for contention events (Providers).
 	Locks bool
+	// ObjectTypes names the lock objects the events do not (a live
+	// target's memory: cdac.Namer.Names); nil leaves them unnamed.
+	ObjectTypes func(objs []uint64) (map[uint64]string, string)
 	// CPU asks for the sample profiler and keeps the samples of the last
 	// CPUWindow for top methods and a flame graph.
 	CPU bool
@@ -286,7 +289,7 @@ func (m *Monitor) register(s *analysis.Set) {
 	}
 	analysis.Add(s, analysis.Spec{Name: "locks", Keep: locks.Wants, Enable: lockEnable}, func(h *nettrace.Header) *lockState {
 		m.sym, m.gc = symbols(), gc.Get()
-		m.lock = newLockState(h, m.sym, m.opts.OnDeadlock)
+		m.lock = newLockState(h, m.sym, m.opts.OnDeadlock, m.opts.ObjectTypes)
 		return m.lock
 	})
 	analysis.Add(s, analysis.Spec{Name: "monitor", Enable: none, Uncounted: true}, func(*nettrace.Header) own { return own{m} })

@@ -257,6 +257,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		return buf.Bytes(), err
 	}
 	lk.Watch(t.hostPid)
+	lk.NameTypes(t.hostPid) // the locks' object types from its memory (.NET 9+)
 	end, err := st.Run(set)
 	res := lk.Result()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/hang"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -183,8 +184,15 @@ func (t *target) run(ctx context.Context) {
 	d := t.d
 	delay := d.cfg.retry()
 	attempts := 0
+	var objectTypes func([]uint64) (map[uint64]string, string)
+	if t.hostPid > 0 {
+		// The locks' object types from the target's memory (.NET 9+).
+		nm := cdac.NewNamer(t.hostPid)
+		defer nm.Close()
+		objectTypes = nm.Names
+	}
 	for {
-		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true, Requests: true}
+		opts := monitor.Options{Locks: true, Exceptions: d.cfg.Exceptions, ThreadPool: true, Requests: true, ObjectTypes: objectTypes}
 		opts.OnDeadlock = func(c hang.Cycle) {
 			d.log.Warn("deadlock: threads wait in a cycle for each other's locks (/debug/stacks?pid= names them)", "pid", t.pidLabel, "process", t.name, "cycle", c.String())
 		}

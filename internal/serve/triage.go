@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -64,6 +65,11 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		// the target's memory watch takes meanwhile, and one at the end.
 		win := capture.StartWindow(capture.WindowOptions{Pid: t.procPid(), SplitPid: t.hostPid, Epoch: memEpoch,
 			Ring: func() []memory.Sample { ring, _ := t.mem.get(); return ring }})
+		if procPid := t.procPid(); procPid > 0 {
+			nm := cdac.NewNamer(procPid) // the locks' object types from its memory (.NET 9+)
+			defer nm.Close()
+			a.SetObjectTypes(nm.Names)
+		}
 		prev := mon.Snapshot()
 		tp.attach(set)
 		select {

@@ -1,12 +1,14 @@
 package stacksnap
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/hang"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -64,10 +66,28 @@ func (j *Job) Analyzers() []analysis.Analyzer { return j.as }
 // namespace).
 func (j *Job) Result(procPid int) *hang.Result {
 	var tasks []hang.Task
+	var mem *hang.Memory
 	if procPid > 0 {
 		tasks = ReadTasks(procPid)
+		mem = ReadMemory(procPid, j.a.LockObjects())
 	}
-	return j.a.Result(tasks)
+	return j.a.ResultWithMemory(tasks, mem)
+}
+
+// ReadMemory is what pid's memory says of its locks now (package cdac:
+// the sync blocks' holders, objs named), or why it cannot be read.
+func ReadMemory(pid int, objs []uint64) *hang.Memory {
+	t0 := time.Now()
+	l, err := cdac.ReadLocks(pid, objs)
+	if err != nil {
+		return &hang.Memory{Reason: cdac.Unavailable(err)}
+	}
+	m := &hang.Memory{Types: l.Types, StackRefs: l.StackRefs, BlockedOn: l.BlockedOn, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
+		l.Runtime.Version, len(l.Held), float64(time.Since(t0).Microseconds())/1e3)}
+	for _, h := range l.Held {
+		m.Locks = append(m.Locks, hang.HeldLock{Object: h.Object, ObjectType: h.Type, OwnerOSTid: h.OwnerOSTid, Recursion: h.Recursion, Waiters: h.Waiters})
+	}
+	return m
 }
 
 // Snapshot runs a snapshot on the open live stream st (opened with

@@ -473,7 +473,9 @@ func (m *Model) locksPanel(sc *Screen, W, h int) []string {
 				}
 			case "object":
 				v = "-"
-				if r.Object != 0 {
+				if r.ObjectType != "" {
+					v = r.ObjectType
+				} else if r.Object != 0 {
 					v = "0x" + strconv.FormatUint(r.Object, 16)
 				}
 			case "waits":

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -48,6 +49,9 @@ func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
 		opts.Mappings = proc.Mappings
+		// Lock objects' types from the target's memory (.NET 9+); its
+		// file is open while the page is.
+		opts.ObjectTypes = cdac.NewNamer(st.Pid).Names
 	}
 	ms.Prepare(streamTarget, &opts)
 	mon := monitor.New(st.Header(), opts)

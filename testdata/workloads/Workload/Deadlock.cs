@@ -9,27 +9,35 @@ namespace Workload;
 // managed and OS thread ids), and once both have passed it, "deadlocked"
 // (the threads are then about to block, or blocked). The process never
 // ends by itself: the main thread joins them forever. The lock objects have
-// types of their own (GateA, GateB) so a report can name them.
+// types of their own (GateA, GateB) so a report can name them. Option
+// ring=3: three threads in a ring instead (thread i takes gate i, then
+// gate i+1 of GateA, GateB, GateC, in TakeRing), so each blocked thread
+// could wait for either of two locks it does not hold.
 public sealed class Deadlock : IWorkload
 {
     public string Name => "deadlock";
 
     public sealed class GateA { }
     public sealed class GateB { }
+    public sealed class GateC { }
 
     static readonly GateA A = new();
     static readonly GateB B = new();
+    static readonly GateC C = new();
 
     public void Run(Options opt, Dictionary<string, object> work)
     {
-        using var met = new Barrier(3);
-        var ts = new Thread[2];
-        for (int t = 0; t < 2; t++)
+        int n = opt.Int("ring", 2);
+        if (n != 2 && n != 3) throw new ArgumentException("ring is 2 or 3");
+        using var met = new Barrier(n + 1);
+        var ts = new Thread[n];
+        for (int t = 0; t < n; t++)
         {
             int me = t;
             ts[t] = new Thread(() =>
             {
-                if (me == 0) TakeAB(me, met);
+                if (n == 3) TakeRing(me, met);
+                else if (me == 0) TakeAB(me, met);
                 else TakeBA(me, met);
             }) { Name = $"deadlock-{t}" };
             ts[t].Start();
@@ -50,6 +58,19 @@ public sealed class Deadlock : IWorkload
             Announce(me, nameof(GateA));
             met.SignalAndWait();
             lock (B) { }
+        }
+    }
+
+    static readonly object[] Ring = { A, B, C };
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void TakeRing(int me, Barrier met)
+    {
+        lock (Ring[me])
+        {
+            Announce(me, Ring[me].GetType().Name);
+            met.SignalAndWait();
+            lock (Ring[(me + 1) % 3]) { }
         }
     }
 

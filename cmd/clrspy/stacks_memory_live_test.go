@@ -1,0 +1,163 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// deadlockedWorkload starts the deadlock workload and waits until it has
+// deadlocked: its two threads' OS ids, by the type of the lock each took
+// first (Workload.Deadlock+GateA, +GateB), as the workload printed them.
+func deadlockedWorkload(t *testing.T, args ...string) (*workload.Proc, map[string]uint64) {
+	t.Helper()
+	p := workload.Start(t, nil, "deadlock", args...)
+	n := 2
+	if slices.Contains(args, "ring=3") {
+		n = 3
+	}
+	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[ABC])`), n)
+	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
+	holder := map[string]uint64{}
+	for _, m := range ms {
+		tid, _ := strconv.ParseUint(m[1], 10, 64)
+		holder["Workload.Deadlock+"+m[2]] = tid
+	}
+	// "deadlocked" is printed as the threads are about to ask for their
+	// second lock: let them block.
+	time.Sleep(time.Second)
+	return p, holder
+}
+
+// TestStacksDeadlockedBeforeAttach: clrspy attaches to the deadlock
+// workload only after it has deadlocked (no contention event will fire):
+// `clrspy stacks --pid` reads the owners from the target's memory (the
+// runtime's data descriptor, its sync blocks; the lock each waits for
+// from the runtime's ThreadBlockingInfo on its stack, not inferred): both
+// threads blocked in Monitor.Enter, each waiting for the lock of the type
+// the other took first, owned by the other (OS ids equal the workload's own), each
+// holding its first lock, and the cycle reported as a deadlock that is no
+// suspicion. .NET 8 exports no descriptor and has no Monitor frame to
+// classify the wait by; .NET 9 has no such frame either, and the runtime's
+// record of the wait classifies it.
+func TestStacksDeadlockedBeforeAttach(t *testing.T) {
+	p, holder := deadlockedWorkload(t)
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	tids := []uint64{holder["Workload.Deadlock+GateA"], holder["Workload.Deadlock+GateB"]}
+	waitsFor := map[uint64]string{tids[0]: "Workload.Deadlock+GateB", tids[1]: "Workload.Deadlock+GateA"}
+	if !ownersFromMemory() {
+		// .NET 8: no frame says the threads wait in Monitor.Enter and no
+		// data descriptor: no wait to fill, no cycle, nothing held known.
+		if d.ByWaitKind["monitor"] != 0 || len(d.Deadlocks) != 0 {
+			t.Errorf("%s: %d monitor waits, deadlocks %+v: the stacks cannot say", workload.TFM(), d.ByWaitKind["monitor"], d.Deadlocks)
+		}
+		for _, th := range d.Threads {
+			if _, ok := waitsFor[th.OSTid]; ok && len(th.Holds) != 0 {
+				t.Errorf("%s (no data descriptor): thread %d holds %+v", workload.TFM(), th.OSTid, th.Holds)
+			}
+		}
+		return
+	}
+	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
+	seen := 0
+	for _, th := range d.Threads {
+		want, ok := waitsFor[th.OSTid]
+		if !ok {
+			continue
+		}
+		seen++
+		w := th.Wait
+		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
+			w.Source != "target_memory" || w.ObjectInferred || w.OwnerUnknownReason != "" {
+			t.Errorf("thread %d: wait %+v, want monitor on %s owned by %d from the target's memory", th.OSTid, w, want, holder[want])
+		}
+		first := "Workload.Deadlock+GateA"
+		if want == first {
+			first = "Workload.Deadlock+GateB"
+		}
+		if len(th.Holds) != 1 || th.Holds[0].ObjectType != first || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
+			t.Errorf("thread %d holds %+v, want %s once with one waiter", th.OSTid, th.Holds, first)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d of the workload's threads %v listed", seen, tids)
+	}
+	slices.Sort(tids)
+	if len(d.Deadlocks) != 1 {
+		t.Fatalf("deadlocks %+v, want one", d.Deadlocks)
+	}
+	dl := d.Deadlocks[0]
+	if dl.Suspected || dl.Source != "target_memory" || !slices.Equal(dl.Threads, tids) || len(dl.Locks) != 2 {
+		t.Fatalf("deadlock %+v, want threads %v from the target's memory", dl, tids)
+	}
+	for i, l := range dl.Locks {
+		want := waitsFor[l.WaiterOSTid]
+		if l.WaiterOSTid != tids[i] || l.ObjectType != want || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+			t.Errorf("edge %d: %+v, want %d waiting for %s held by %d", i, l, tids[i], want, holder[want])
+		}
+	}
+	// The text report says the same in words.
+	txt, _, _ := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid))
+	for _, s := range []string{"DEADLOCK: threads " + strconv.FormatUint(tids[0], 10), "waits for the lock of Workload.Deadlock+GateB", "read from the target's memory",
+		"ThreadBlockingInfo"} {
+		if !strings.Contains(txt, s) {
+			t.Errorf("text report lacks %q:\n%s", s, txt)
+		}
+	}
+}
+
+// TestStacksDeadlockRingBeforeAttach: three threads in a ring (each holds
+// its gate and waits for the next one's), deadlocked before clrspy
+// attaches. Each blocked thread could wait for either of two contended
+// locks it does not hold: the runtime's ThreadBlockingInfo on its stack
+// says which (exact, not inferred). The three waits, owners and types,
+// and one cycle of the three threads.
+func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
+	p, holder := deadlockedWorkload(t, "ring=3")
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	if !ownersFromMemory() {
+		// .NET 8: no Monitor frame, no memory read.
+		if d.ByWaitKind["monitor"] != 0 || len(d.Deadlocks) != 0 {
+			t.Errorf("%s: %d monitor waits, deadlocks %+v", workload.TFM(), d.ByWaitKind["monitor"], d.Deadlocks)
+		}
+		return
+	}
+	next := map[string]string{"Workload.Deadlock+GateA": "Workload.Deadlock+GateB", "Workload.Deadlock+GateB": "Workload.Deadlock+GateC",
+		"Workload.Deadlock+GateC": "Workload.Deadlock+GateA"}
+	t.Logf("holders %v; deadlocks %+v", holder, d.Deadlocks)
+	var tids []uint64
+	for first, tid := range holder {
+		tids = append(tids, tid)
+		want := next[first]
+		found := false
+		for _, th := range d.Threads {
+			if th.OSTid != tid {
+				continue
+			}
+			found = true
+			if w := th.Wait; w == nil || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.ObjectInferred {
+				t.Errorf("thread %d (holds %s): wait %+v, want %s owned by %d", tid, first, w, want, holder[want])
+			}
+		}
+		if !found {
+			t.Errorf("thread %d not listed", tid)
+		}
+	}
+	slices.Sort(tids)
+	if len(d.Deadlocks) != 1 || d.Deadlocks[0].Suspected || !slices.Equal(d.Deadlocks[0].Threads, tids) {
+		t.Fatalf("deadlocks %+v, want one of the ring %v", d.Deadlocks, tids)
+	}
+}
