@@ -53,6 +53,9 @@ type Stats struct {
 	// delivered; Events+Skipped is every event read. EventsWithStack and
 	// UnresolvedStacks count only the events Keep kept.
 	Skipped uint64
+	// AllWithStack and AllUnresolved are EventsWithStack and
+	// UnresolvedStacks over every event read, kept by Options.Keep or not.
+	AllWithStack, AllUnresolved uint64
 }
 
 // EffectiveVersion is the version the catalog of real traces uses: the
@@ -150,6 +153,7 @@ type Reader struct {
 	inflight   []*blockBuf // event blocks with events not yet delivered
 	inchunks   []*recChunk // their record chunks, in file order
 	freedAt    uint64      // Events when freeDelivered last looked
+	counted    []*Metadata // records with events read (Summarize)
 
 	// Shared by the roles: pools and the pipeline (nil with one goroutine).
 	mu      sync.Mutex
@@ -236,6 +240,7 @@ func (r *Reader) Reset(src io.Reader) error {
 	}
 	clear(r.metas)
 	clear(r.ready)
+	clear(r.counted)
 	*r = Reader{
 		opt:      r.opt,
 		src:      r.src,
@@ -255,6 +260,7 @@ func (r *Reader) Reset(src io.Reader) error {
 		pend:     r.pend[:0],
 		inflight: r.inflight[:0],
 		inchunks: r.inchunks[:0],
+		counted:  r.counted[:0],
 	}
 	r.stacks.max = r.opt.StackCacheBytes
 	if r.stacks.max <= 0 {
@@ -835,6 +841,10 @@ type recChunk struct {
 	dropped    int      // rejected events (Options.Keep) not recorded
 	act        bool     // some record may have non-zero activity ids
 	unresolved int      // events whose stack id resolved to nothing
+	// Every event of the chunk, kept by Options.Keep or not: per
+	// metadata record, and the unresolved stacks among them.
+	mcs           []metaCount
+	allUnresolved int
 	ips        []uint64 // inline stacks (V3)
 	last       uint64   // file order of its last record
 	next       *recChunk
@@ -887,6 +897,8 @@ func (r *Reader) getChunk() *recChunk {
 		return new(recChunk)
 	}
 	c.next, c.n, c.withStack, c.unresolved, c.dropped, c.ips, c.segs = nil, 0, 0, 0, 0, c.ips[:0], c.segs[:0]
+	clear(c.mcs)
+	c.mcs, c.allUnresolved = c.mcs[:0], 0
 	if c.act { // the decoder writes activity ids only when a block has some
 		for i := range c.recs {
 			c.recs[i].ActivityID, c.recs[i].RelatedActivityID = GUID{}, GUID{}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/nettrace"
 )
 
@@ -30,6 +31,7 @@ func main() {
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	threads := fs.Int("threads", 1, "reader decoders (nettrace.Options.Threads)")
+	keep := fs.String("keep", "all", "events delivered: all, none (every one rejected, as stat's count needs) or gc (gcpause.Wants)")
 	fs.Parse(os.Args[2:])
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "readspeed: one trace file")
@@ -47,7 +49,7 @@ func main() {
 	case "floor":
 		n, err = floor(f)
 	case "reader":
-		n, events, err = reader(f, *threads)
+		n, events, err = reader(f, *threads, *keep)
 	default:
 		err = fmt.Errorf("unknown mode %q (floor or reader)", mode)
 	}
@@ -86,8 +88,18 @@ func floor(f io.Reader) (int64, error) {
 	return total, nil
 }
 
-func reader(f *os.File, threads int) (int64, int64, error) {
-	r, err := nettrace.NewReaderOptions(f, nettrace.Options{Threads: threads})
+func reader(f *os.File, threads int, keep string) (int64, int64, error) {
+	opt := nettrace.Options{Threads: threads}
+	switch keep {
+	case "all":
+	case "none":
+		opt.Keep = func(*nettrace.Metadata) bool { return false }
+	case "gc":
+		opt.Keep = gcpause.Wants
+	default:
+		return 0, 0, fmt.Errorf("unknown -keep %q (all, none or gc)", keep)
+	}
+	r, err := nettrace.NewReaderOptions(f, opt)
 	if err != nil {
 		return 0, 0, err
 	}
