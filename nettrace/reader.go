@@ -836,18 +836,18 @@ const (
 type recChunk struct {
 	recs       [recChunkLen]rec
 	n          int
-	segs       []seg    // recs[:n] by run
-	withStack  int      // events with a non-empty stack
-	dropped    int      // rejected events (Options.Keep) not recorded
-	act        bool     // some record may have non-zero activity ids
-	unresolved int      // events whose stack id resolved to nothing
+	segs       []seg // recs[:n] by run
+	withStack  int   // events with a non-empty stack
+	dropped    int   // rejected events (Options.Keep) not recorded
+	act        bool  // some record may have non-zero activity ids
+	unresolved int   // events whose stack id resolved to nothing
 	// Every event of the chunk, kept by Options.Keep or not: per
 	// metadata record, and the unresolved stacks among them.
 	mcs           []metaCount
 	allUnresolved int
-	ips        []uint64 // inline stacks (V3)
-	last       uint64   // file order of its last record
-	next       *recChunk
+	ips           []uint64 // inline stacks (V3)
+	last          uint64   // file order of its last record
+	next          *recChunk
 }
 
 const recChunkLen = 256
