@@ -53,6 +53,7 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	// record changes (cm: the record counted in cn and cs).
 	var cm *Metadata
 	var cn, cs uint64
+events:
 	for p < len(data) && n < recChunkLen {
 		start := p
 		newMeta := true
@@ -165,6 +166,46 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 		rc.IsSorted = h.sorted
 		end := payStart + int(h.size) // p may be past padding
 		rc.Payload = data[payStart:end:end]
+		if run != runTail || !compressed || v6 {
+			continue
+		}
+		// rc is the tail of a run of rejected events: the events that
+		// follow it with the same metadata id, capture thread and
+		// consecutive sequence numbers (a compressed header without flags
+		// 0x01 and 0x02), unsorted and with the same activity ids (no 0x10,
+		// 0x20, 0x40), replace it one after another. They are only counted
+		// and their headers decoded; the tail takes the last one's fields,
+		// its pointers once, at the end.
+		tst, tpay, tend := st, payStart, end
+		for p < len(data) && data[p]&0x73 == 0 {
+			start := p
+			payStart := readCompressed(data, p, false, h)
+			if p = payStart + int(h.size); p > len(data) {
+				err := errShortHeader
+				if payStart <= len(data) {
+					err = payloadOverrun(h.size)
+				}
+				b.pos, b.err, b.finished = start, eventError(b, err, payStart), true
+				rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
+				break events
+			}
+			var st []uint64
+			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
+				st = yent[i]
+			} else if h.stackID != 0 {
+				if st = lookupStack(&b.stk, h.stackID); st == nil {
+					c.allUnresolved++
+				}
+			}
+			cn++
+			if len(st) > 0 {
+				cs++
+			}
+			c.dropped++
+			rc.SequenceNumber, rc.Timestamp, rc.ThreadID, rc.ProcessorNumber, rc.StackID = h.seq, h.ts, h.thread, h.proc, h.stackID
+			tst, tpay, tend = st, payStart, payStart+int(h.size)
+		}
+		rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
 	}
 	c.count(cm, cn, cs)
 	if !b.finished {

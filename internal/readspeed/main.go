@@ -8,7 +8,8 @@
 // a time (every byte read once, as cheaply as Go reads memory); reader
 // iterates every event in timestamp order with stacks resolved, as the
 // commands' reader does, and decodes no payload. Each prints one line:
-// mode, seconds, bytes, MB/s (and events for reader).
+// mode, wall seconds, CPU seconds (user+sys of the whole process), bytes,
+// MB/s and events delivered (0 for floor).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
@@ -58,7 +60,10 @@ func main() {
 		os.Exit(1)
 	}
 	s := time.Since(start).Seconds()
-	fmt.Printf("%s %.3f s %d bytes %.0f MB/s %d events\n", mode, s, n, float64(n)/s/1e6, events)
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	fmt.Printf("%s %.3f s %.3f cpu %d bytes %.0f MB/s %d events\n", mode, s, cpu, n, float64(n)/s/1e6, events)
 }
 
 func floor(f io.Reader) (int64, error) {
