@@ -125,6 +125,7 @@ type Reader struct {
 	pend    []item    // items emitted, not yet taken (one goroutine)
 	lastBlk *blockBuf // the last event block emitted
 	blkSeq  uint64    // event blocks emitted
+	nameBuf [256]byte // an object's type name being read
 
 	// Consumer.
 	stats      Stats  // Events counts the batches delivered before ready
@@ -150,10 +151,11 @@ type Reader struct {
 	rpos       int
 	sorted     *rec // a sorted event waiting for older queued events
 	pendingSP  *spState
-	inflight   []*blockBuf // event blocks with events not yet delivered
-	inchunks   []*recChunk // their record chunks, in file order
-	freedAt    uint64      // Events when freeDelivered last looked
-	counted    []*Metadata // records with events read (Summarize)
+	inflight   []*blockBuf             // event blocks with events not yet delivered
+	inchunks   []*recChunk             // their record chunks, in file order
+	freedAt    uint64                  // Events when freeDelivered last looked
+	counted    []*Metadata             // records with events read (Summarize)
+	qfree      map[uint64]*threadQueue // the previous streams' queues by thread (Reset), with their run lists
 
 	// Shared by the roles: pools and the pipeline (nil with one goroutine).
 	mu      sync.Mutex
@@ -217,9 +219,16 @@ func (r *Reader) Reset(src io.Reader) error {
 			r.putBuf(it.b)
 		}
 	}
-	// Queue chunks stay on the free list for the next stream.
-	for _, q := range r.threads {
+	// Queue chunks stay on the free list for the next stream, and the
+	// queues (with their run lists) for its threads.
+	qfree := r.qfree
+	if qfree == nil {
+		qfree = make(map[uint64]*threadQueue)
+	}
+	for id, q := range r.threads {
 		r.releaseQueue(q)
+		*q = threadQueue{runs: q.runs[:0]}
+		qfree[id] = q
 	}
 	if r.threads == nil {
 		r.threads = make(map[uint64]*threadQueue)
@@ -247,6 +256,7 @@ func (r *Reader) Reset(src io.Reader) error {
 		stats:    Stats{Blocks: blocks},
 		metas:    r.metas[:0],
 		threads:  r.threads,
+		qfree:    qfree,
 		active:   r.active[:0],
 		mtree:    r.mtree,
 		mwin:     r.mwin,
@@ -449,8 +459,8 @@ type objectHeader struct {
 func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 	s := r.src
 	h := objectHeader{start: start}
-	var b [14]byte
-	if err := s.readFull(b[:]); err != nil {
+	b := s.tmp[:14]
+	if err := s.readFull(b); err != nil {
 		return h, r.eofAs(err, start, "object header")
 	}
 	if b[0] != tagBeginPrivateObject && b[0] != tagBeginObject {
@@ -465,11 +475,11 @@ func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 	if nameLen > 256 {
 		return h, &FormatError{Offset: start + 11, Msg: fmt.Sprintf("implausible type name length %d", nameLen)}
 	}
-	name := make([]byte, nameLen)
+	name := r.nameBuf[:nameLen]
 	if err := s.readFull(name); err != nil {
 		return h, r.eofAs(err, start, "object header")
 	}
-	h.name = string(name)
+	h.name = blockName(name)
 	end, err := s.readByte()
 	if err != nil {
 		return h, r.eofAs(err, start, "object header")
@@ -478,6 +488,18 @@ func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 		return h, &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of type object, found 0x%02x", end)}
 	}
 	return h, nil
+}
+
+// blockName is name as a string, without allocating for the names blocks
+// have (every block of a stream has its type read: the reader's one
+// allocation per block otherwise).
+func blockName(name []byte) string {
+	for _, k := range blockKindNames {
+		if string(name) == k {
+			return k
+		}
+	}
+	return string(name)
 }
 
 const (
@@ -894,7 +916,9 @@ func (r *Reader) getChunk() *recChunk {
 	}
 	r.mu.Unlock()
 	if c == nil {
-		return new(recChunk)
+		// Sized for the most a chunk can need: growing them would allocate
+		// whenever a reused chunk gets more segments than it had.
+		return &recChunk{mcs: make([]metaCount, 0, 16), segs: make([]seg, 0, recChunkLen)}
 	}
 	c.next, c.n, c.withStack, c.unresolved, c.dropped, c.ips, c.segs = nil, 0, 0, 0, 0, c.ips[:0], c.segs[:0]
 	clear(c.mcs)
@@ -1058,7 +1082,21 @@ func (r *Reader) thread(capture uint64) *threadQueue {
 	}
 	q := r.threads[capture]
 	if q == nil {
-		q = &threadQueue{id: capture}
+		// The same thread's queue if a previous stream had it (reading
+		// a stream again grows nothing), else any.
+		if q = r.qfree[capture]; q != nil {
+			delete(r.qfree, capture)
+		} else {
+			for id, fq := range r.qfree {
+				q = fq
+				delete(r.qfree, id)
+				break
+			}
+			if q == nil {
+				q = &threadQueue{}
+			}
+			q.id = capture
+		}
 		r.threads[capture] = q
 	}
 	r.lastThread = q
