@@ -91,8 +91,10 @@ type Options struct {
 	// LostBefore (a run never spans a sequence gap). An analysis that
 	// ignores the rejected events, but for their clock and lost counts,
 	// gets the result it gets from the whole stream, with less work for
-	// the reader's merge and for the caller. NetPerf (V3) streams are not
-	// filtered.
+	// the reader's merge and for the caller. Every event is still counted
+	// per metadata record (Reader.Summarize, Stats.AllWithStack): a caller
+	// that needs only the counts rejects every event. NetPerf (V3) streams
+	// are not filtered.
 	Keep func(*Metadata) bool
 }
 
