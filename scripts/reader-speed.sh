@@ -76,7 +76,7 @@ for size in "${sizes[@]}"; do
 		echo "generating $trace" >&2
 		"${clrspy[new]}" gentrace --size "$size" -o "$trace.tmp" 2>/dev/null && mv "$trace.tmp" "$trace"
 	fi
-	bytes=$(stat -c %s "$trace")
+	bytes=$(stat -L -c %s "$trace")
 	rm -f "$work"/m.*
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	for r in $(seq "$rounds"); do
