@@ -49,6 +49,11 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	// unknown ones alone. A record continues the last segment when that is
 	// a run and the record before it has the same thread.
 	lastRun := false
+	// Every event's count goes to its record's entry in c.mcs once the
+	// record changes (cm: the record counted in cn and cs).
+	var cm *Metadata
+	var cn, cs uint64
+events:
 	for p < len(data) && n < recChunkLen {
 		start := p
 		newMeta := true
@@ -139,18 +144,70 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 		if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
 			st = yent[i]
 		} else if h.stackID != 0 {
-			if st = lookupStack(&b.stk, h.stackID); st == nil && run == 0 {
-				c.unresolved++
+			if st = lookupStack(&b.stk, h.stackID); st == nil {
+				c.allUnresolved++
+				if run == 0 {
+					c.unresolved++
+				}
 			}
 		}
-		if len(st) > 0 && run == 0 {
-			c.withStack++
+		if rc.Meta != cm {
+			c.count(cm, cn, cs)
+			cm, cn, cs = rc.Meta, 0, 0
+		}
+		cn++
+		if len(st) > 0 {
+			cs++
+			if run == 0 {
+				c.withStack++
+			}
 		}
 		rc.Stack = st
 		rc.IsSorted = h.sorted
 		end := payStart + int(h.size) // p may be past padding
 		rc.Payload = data[payStart:end:end]
+		if run != runTail || !compressed || v6 {
+			continue
+		}
+		// rc is the tail of a run of rejected events: the events that
+		// follow it with the same metadata id, capture thread and
+		// consecutive sequence numbers (a compressed header without flags
+		// 0x01 and 0x02), unsorted and with the same activity ids (no 0x10,
+		// 0x20, 0x40), replace it one after another. They are only counted
+		// and their headers decoded; the tail takes the last one's fields,
+		// its pointers once, at the end.
+		tst, tpay, tend := st, payStart, end
+		for p < len(data) && data[p]&0x73 == 0 {
+			start := p
+			payStart := readCompressed(data, p, false, h)
+			if p = payStart + int(h.size); p > len(data) {
+				err := errShortHeader
+				if payStart <= len(data) {
+					err = payloadOverrun(h.size)
+				}
+				b.pos, b.err, b.finished = start, eventError(b, err, payStart), true
+				rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
+				break events
+			}
+			var st []uint64
+			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
+				st = yent[i]
+			} else if h.stackID != 0 {
+				if st = lookupStack(&b.stk, h.stackID); st == nil {
+					c.allUnresolved++
+				}
+			}
+			cn++
+			if len(st) > 0 {
+				cs++
+			}
+			c.dropped++
+			rc.SequenceNumber, rc.Timestamp, rc.ThreadID, rc.ProcessorNumber, rc.StackID = h.seq, h.ts, h.thread, h.proc, h.stackID
+			tst, tpay, tend = st, payStart, payStart+int(h.size)
+		}
+		rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
 	}
+	c.count(cm, cn, cs)
 	if !b.finished {
 		b.pos = p
 		if p >= len(data) {
@@ -163,6 +220,21 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	b.ord = obase + uint64(n)
 	c.n = n
 	c.last = b.ord - 1
+}
+
+// count adds n events of m, s of them with a stack, to c's counts.
+func (c *recChunk) count(m *Metadata, n, s uint64) {
+	if n == 0 {
+		return
+	}
+	for i := range c.mcs {
+		if x := &c.mcs[i]; x.m == m {
+			x.events += n
+			x.stack += s
+			return
+		}
+	}
+	c.mcs = append(c.mcs, metaCount{m, n, s})
 }
 
 // readUncompressed decodes the fixed-size (V4/V5 or, with v6, V6) header at
@@ -228,6 +300,18 @@ func (r *Reader) consume() error {
 			r.stats.UnresolvedStacks += uint64(c.unresolved)
 			r.stats.EventsWithStack += uint64(c.withStack)
 			r.stats.Skipped += uint64(c.dropped)
+			r.stats.AllUnresolved += uint64(c.allUnresolved)
+			for i := range c.mcs {
+				x := &c.mcs[i]
+				if m := x.m; m.listed {
+					m.readEvents += x.events
+					m.readStack += x.stack
+				} else {
+					m.readEvents, m.readStack, m.listed = x.events, x.stack, true
+					r.counted = append(r.counted, m)
+				}
+				r.stats.AllWithStack += x.stack
+			}
 		}
 		if r.consumeChunk() {
 			return nil

@@ -86,6 +86,18 @@ func checkKeep(t *testing.T, what string, data []byte, keep func(*Metadata) bool
 	if lost != allLost || st.LostEvents != allSt.LostEvents {
 		t.Fatalf("%s: lost %d (stats %d), the whole read %d (%d)", what, lost, st.LostEvents, allLost, allSt.LostEvents)
 	}
+	// The counts of every event read (Summarize, AllWithStack,
+	// AllUnresolved) are those of the whole read, whatever Keep rejects.
+	added, whole := summaries(t, data, Options{})
+	sum, filtered := summaries(t, data, Options{Keep: keep, Threads: threads})
+	if a, b := fmt.Sprint(sum.Counts()), fmt.Sprint(added.Counts()); a != b {
+		t.Fatalf("%s: Summarize counted\n%s\nAdd on the whole read\n%s", what, a, b)
+	}
+	if filtered.AllWithStack != allSt.EventsWithStack || filtered.AllUnresolved != allSt.UnresolvedStacks ||
+		whole.AllWithStack != allSt.EventsWithStack || whole.AllUnresolved != allSt.UnresolvedStacks {
+		t.Fatalf("%s: %d/%d with a stack, %d/%d unresolved (filtered/whole), the whole read %d, %d", what,
+			filtered.AllWithStack, whole.AllWithStack, filtered.AllUnresolved, whole.AllUnresolved, allSt.EventsWithStack, allSt.UnresolvedStacks)
+	}
 	if len(all) == 0 {
 		return
 	}
@@ -112,6 +124,32 @@ func checkKeep(t *testing.T, what string, data []byte, keep func(*Metadata) bool
 	if want := countKept(t, data, keep); nKept != want {
 		t.Fatalf("%s: %d kept events delivered, the stream has %d", what, nKept, want)
 	}
+}
+
+// summaries reads data with opt to its end, returning the reader's
+// Summarize with the stats; with Keep nil the Summary is Add's on every
+// event instead.
+func summaries(t *testing.T, data []byte, opt Options) (*Summary, Stats) {
+	t.Helper()
+	sum := NewSummary()
+	r, err := NewReaderOptions(bytes.NewReader(data), opt)
+	if err != nil {
+		return sum, Stats{}
+	}
+	defer r.Close()
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if opt.Keep == nil {
+			sum.Add(ev)
+		}
+	}
+	if opt.Keep != nil {
+		r.Summarize(sum)
+	}
+	return sum, *r.Stats()
 }
 
 // lossyTrace is a stream whose threads' sequence numbers jump now and then

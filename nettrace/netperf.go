@@ -134,6 +134,9 @@ func (r *Reader) fillNetPerf(b *blockBuf, c *recChunk) {
 		if len(stack) > 0 && rc.Meta != nil {
 			c.withStack++
 		}
+		if rc.Meta != nil {
+			c.count(rc.Meta, 1, uint64(min(len(stack), 1)))
+		}
 	}
 	b.pos = p
 	if p >= len(d) {

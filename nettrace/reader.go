@@ -53,6 +53,9 @@ type Stats struct {
 	// delivered; Events+Skipped is every event read. EventsWithStack and
 	// UnresolvedStacks count only the events Keep kept.
 	Skipped uint64
+	// AllWithStack and AllUnresolved are EventsWithStack and
+	// UnresolvedStacks over every event read, kept by Options.Keep or not.
+	AllWithStack, AllUnresolved uint64
 }
 
 // EffectiveVersion is the version the catalog of real traces uses: the
@@ -88,8 +91,10 @@ type Options struct {
 	// LostBefore (a run never spans a sequence gap). An analysis that
 	// ignores the rejected events, but for their clock and lost counts,
 	// gets the result it gets from the whole stream, with less work for
-	// the reader's merge and for the caller. NetPerf (V3) streams are not
-	// filtered.
+	// the reader's merge and for the caller. Every event is still counted
+	// per metadata record (Reader.Summarize, Stats.AllWithStack): a caller
+	// that needs only the counts rejects every event. NetPerf (V3) streams
+	// are not filtered.
 	Keep func(*Metadata) bool
 }
 
@@ -122,6 +127,7 @@ type Reader struct {
 	pend    []item    // items emitted, not yet taken (one goroutine)
 	lastBlk *blockBuf // the last event block emitted
 	blkSeq  uint64    // event blocks emitted
+	nameBuf [256]byte // an object's type name being read
 
 	// Consumer.
 	stats      Stats  // Events counts the batches delivered before ready
@@ -147,9 +153,11 @@ type Reader struct {
 	rpos       int
 	sorted     *rec // a sorted event waiting for older queued events
 	pendingSP  *spState
-	inflight   []*blockBuf // event blocks with events not yet delivered
-	inchunks   []*recChunk // their record chunks, in file order
-	freedAt    uint64      // Events when freeDelivered last looked
+	inflight   []*blockBuf             // event blocks with events not yet delivered
+	inchunks   []*recChunk             // their record chunks, in file order
+	freedAt    uint64                  // Events when freeDelivered last looked
+	counted    []*Metadata             // records with events read (Summarize)
+	qfree      map[uint64]*threadQueue // the previous streams' queues by thread (Reset), with their run lists
 
 	// Shared by the roles: pools and the pipeline (nil with one goroutine).
 	mu      sync.Mutex
@@ -213,9 +221,16 @@ func (r *Reader) Reset(src io.Reader) error {
 			r.putBuf(it.b)
 		}
 	}
-	// Queue chunks stay on the free list for the next stream.
-	for _, q := range r.threads {
+	// Queue chunks stay on the free list for the next stream, and the
+	// queues (with their run lists) for its threads.
+	qfree := r.qfree
+	if qfree == nil {
+		qfree = make(map[uint64]*threadQueue)
+	}
+	for id, q := range r.threads {
 		r.releaseQueue(q)
+		*q = threadQueue{runs: q.runs[:0]}
+		qfree[id] = q
 	}
 	if r.threads == nil {
 		r.threads = make(map[uint64]*threadQueue)
@@ -236,12 +251,14 @@ func (r *Reader) Reset(src io.Reader) error {
 	}
 	clear(r.metas)
 	clear(r.ready)
+	clear(r.counted)
 	*r = Reader{
 		opt:      r.opt,
 		src:      r.src,
 		stats:    Stats{Blocks: blocks},
 		metas:    r.metas[:0],
 		threads:  r.threads,
+		qfree:    qfree,
 		active:   r.active[:0],
 		mtree:    r.mtree,
 		mwin:     r.mwin,
@@ -255,6 +272,7 @@ func (r *Reader) Reset(src io.Reader) error {
 		pend:     r.pend[:0],
 		inflight: r.inflight[:0],
 		inchunks: r.inchunks[:0],
+		counted:  r.counted[:0],
 	}
 	r.stacks.max = r.opt.StackCacheBytes
 	if r.stacks.max <= 0 {
@@ -443,8 +461,8 @@ type objectHeader struct {
 func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 	s := r.src
 	h := objectHeader{start: start}
-	var b [14]byte
-	if err := s.readFull(b[:]); err != nil {
+	b := s.tmp[:14]
+	if err := s.readFull(b); err != nil {
 		return h, r.eofAs(err, start, "object header")
 	}
 	if b[0] != tagBeginPrivateObject && b[0] != tagBeginObject {
@@ -459,11 +477,11 @@ func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 	if nameLen > 256 {
 		return h, &FormatError{Offset: start + 11, Msg: fmt.Sprintf("implausible type name length %d", nameLen)}
 	}
-	name := make([]byte, nameLen)
+	name := r.nameBuf[:nameLen]
 	if err := s.readFull(name); err != nil {
 		return h, r.eofAs(err, start, "object header")
 	}
-	h.name = string(name)
+	h.name = blockName(name)
 	end, err := s.readByte()
 	if err != nil {
 		return h, r.eofAs(err, start, "object header")
@@ -472,6 +490,18 @@ func (r *Reader) readObjectHeader(start int64) (objectHeader, error) {
 		return h, &FormatError{Offset: s.off - 1, Msg: fmt.Sprintf("expected end of type object, found 0x%02x", end)}
 	}
 	return h, nil
+}
+
+// blockName is name as a string, without allocating for the names blocks
+// have (every block of a stream has its type read: the reader's one
+// allocation per block otherwise).
+func blockName(name []byte) string {
+	for _, k := range blockKindNames {
+		if string(name) == k {
+			return k
+		}
+	}
+	return string(name)
 }
 
 const (
@@ -830,14 +860,18 @@ const (
 type recChunk struct {
 	recs       [recChunkLen]rec
 	n          int
-	segs       []seg    // recs[:n] by run
-	withStack  int      // events with a non-empty stack
-	dropped    int      // rejected events (Options.Keep) not recorded
-	act        bool     // some record may have non-zero activity ids
-	unresolved int      // events whose stack id resolved to nothing
-	ips        []uint64 // inline stacks (V3)
-	last       uint64   // file order of its last record
-	next       *recChunk
+	segs       []seg // recs[:n] by run
+	withStack  int   // events with a non-empty stack
+	dropped    int   // rejected events (Options.Keep) not recorded
+	act        bool  // some record may have non-zero activity ids
+	unresolved int   // events whose stack id resolved to nothing
+	// Every event of the chunk, kept by Options.Keep or not: per
+	// metadata record, and the unresolved stacks among them.
+	mcs           []metaCount
+	allUnresolved int
+	ips           []uint64 // inline stacks (V3)
+	last          uint64   // file order of its last record
+	next          *recChunk
 }
 
 const recChunkLen = 256
@@ -884,9 +918,13 @@ func (r *Reader) getChunk() *recChunk {
 	}
 	r.mu.Unlock()
 	if c == nil {
-		return new(recChunk)
+		// Sized for the most a chunk can need: growing them would allocate
+		// whenever a reused chunk gets more segments than it had.
+		return &recChunk{mcs: make([]metaCount, 0, 16), segs: make([]seg, 0, recChunkLen)}
 	}
 	c.next, c.n, c.withStack, c.unresolved, c.dropped, c.ips, c.segs = nil, 0, 0, 0, 0, c.ips[:0], c.segs[:0]
+	clear(c.mcs)
+	c.mcs, c.allUnresolved = c.mcs[:0], 0
 	if c.act { // the decoder writes activity ids only when a block has some
 		for i := range c.recs {
 			c.recs[i].ActivityID, c.recs[i].RelatedActivityID = GUID{}, GUID{}
@@ -1046,7 +1084,21 @@ func (r *Reader) thread(capture uint64) *threadQueue {
 	}
 	q := r.threads[capture]
 	if q == nil {
-		q = &threadQueue{id: capture}
+		// The same thread's queue if a previous stream had it (reading
+		// a stream again grows nothing), else any.
+		if q = r.qfree[capture]; q != nil {
+			delete(r.qfree, capture)
+		} else {
+			for id, fq := range r.qfree {
+				q = fq
+				delete(r.qfree, id)
+				break
+			}
+			if q == nil {
+				q = &threadQueue{}
+			}
+			q.id = capture
+		}
 		r.threads[capture] = q
 	}
 	r.lastThread = q

@@ -59,6 +59,10 @@ const maxBlockSize = 1 << 28
 type source struct {
 	br  *bufio.Reader
 	off int64
+	// tmp takes the small reads of every block (its size, its object
+	// header): a local array would escape through bufio's reader and cost
+	// an allocation each.
+	tmp [16]byte
 }
 
 // The buffer serves the small reads (object headers, tags). It is smaller
@@ -103,11 +107,11 @@ func (s *source) skip(n int) error {
 }
 
 func (s *source) u32() (uint32, error) {
-	var b [4]byte
-	if err := s.readFull(b[:]); err != nil {
+	b := s.tmp[:4]
+	if err := s.readFull(b); err != nil {
 		return 0, err
 	}
-	return le32(b[:]), nil
+	return le32(b), nil
 }
 
 // readBlock reads n bytes into buf, allocating once for the size the block

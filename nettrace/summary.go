@@ -35,19 +35,38 @@ func NewSummary() *Summary {
 
 // Add counts one event.
 func (s *Summary) Add(ev *Event) {
-	c := s.byMeta[ev.Meta]
-	if c == nil {
-		k := countKey{ev.Meta.Provider, ev.Meta.EventID, ev.Meta.Version}
-		c = s.byKey[k]
-		if c == nil {
-			c = &EventCount{Provider: k.provider, ID: k.id, Version: k.version, Name: ev.Meta.Name, Kind: ev.Meta.Runtime}
-			s.byKey[k] = c
-		}
-		s.byMeta[ev.Meta] = c
-	}
+	c := s.of(ev.Meta)
 	c.Count++
 	if len(ev.Stack) > 0 {
 		c.WithStack++
+	}
+}
+
+func (s *Summary) of(m *Metadata) *EventCount {
+	c := s.byMeta[m]
+	if c == nil {
+		k := countKey{m.Provider, m.EventID, m.Version}
+		c = s.byKey[k]
+		if c == nil {
+			c = &EventCount{Provider: k.provider, ID: k.id, Version: k.version, Name: m.Name, Kind: m.Runtime}
+			s.byKey[k] = c
+		}
+		s.byMeta[m] = c
+	}
+	return c
+}
+
+// Summarize adds to s every event r read so far, kept by Options.Keep or
+// not: what Add on each event of a read without Keep would have counted.
+// The counts follow the events Next took from the decoders, so a reader
+// read to its end (io.EOF or a truncation) counts every event of the
+// stream, and a command that needs only the counts can reject every
+// event (Keep) and leave the merge almost nothing to sort.
+func (r *Reader) Summarize(s *Summary) {
+	for _, m := range r.counted {
+		c := s.of(m)
+		c.Count += m.readEvents
+		c.WithStack += m.readStack
 	}
 }
 

@@ -136,6 +136,18 @@ type Metadata struct {
 	Name string
 
 	skip bool // Options.Keep rejected it
+	// Every event of this record the consumer took, kept by Options.Keep
+	// or not, and those with a stack (Reader.Summarize); listed: it is in
+	// Reader.counted.
+	readEvents, readStack uint64
+	listed                bool
+}
+
+// metaCount is what a chunk counts of one record's events: all of them,
+// and those with a non-empty resolved stack.
+type metaCount struct {
+	m             *Metadata
+	events, stack uint64
 }
 
 // EventKeywords returns Keywords without the per-session bits (44-47) that

@@ -153,7 +153,7 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end analysis
 		Input:            in,
 		Header:           NewStatHeader(h, r.FormatVersion(), st.NoTraceObject),
 		EventCounts:      sum.Counts(),
-		EventsWithStack:  st.EventsWithStack,
+		EventsWithStack:  st.AllWithStack,
 		Metadata:         st.Metadata,
 		Stacks:           st.Stacks,
 		MaxStackDepth:    st.MaxStackDepth,
@@ -163,7 +163,7 @@ func BuildStat(in Input, r *nettrace.Reader, sum *nettrace.Summary, end analysis
 		Bytes:            st.Bytes,
 		UnknownMetadata:  st.UnknownMetadataRefs,
 		StacksEvicted:    st.StacksEvicted,
-		UnresolvedStacks: st.UnresolvedStacks,
+		UnresolvedStacks: st.AllUnresolved,
 		CutEvent:         st.CutEvent,
 	}
 	for _, c := range d.EventCounts {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -46,20 +46,27 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 			if err != nil {
 				return err
 			}
-			st, stopWatch, err := openTarget(source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: n})
+			spec := source.Spec{File: args[0], Stdin: cmd.InOrStdin(), Threads: n}
+			if !events {
+				// The counts come from the reader (Summarize), which
+				// counts every event it decodes: none needs delivering.
+				spec.Keep = func(*nettrace.Metadata) bool { return false }
+			}
+			st, stopWatch, err := openTarget(spec)
 			if err != nil {
 				return err
 			}
 			if events {
 				return statEvents(cmd, st, stopWatch, out, asJSON)
 			}
-			sum := analysis.NewSummary()
-			in, err := run(st, stopWatch, sum)
+			in, err := run(st, stopWatch)
 			if err != nil {
 				st.Close()
 				return err
 			}
-			doc := report.BuildStat(in, st.Reader(), sum.Summary, st.End())
+			sum := nettrace.NewSummary()
+			st.Reader().Summarize(sum)
+			doc := report.BuildStat(in, st.Reader(), sum, st.End())
 			return writeReport(cmd, st, in, out, func(w io.Writer) error {
 				if asJSON {
 					return report.WriteStatJSON(w, doc)
@@ -71,6 +78,6 @@ for what exists). Unsupported or corrupt input exits with status 1.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	c.Flags().BoolVar(&events, "events", false, "print every event, one line each, in clrspy's canonical text form")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
-	addThreadsFlag(c, &threads, 1)
+	addThreadsFlag(c, &threads, 0)
 	return c
 }

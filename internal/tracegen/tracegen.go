@@ -163,6 +163,11 @@ func (g *Trace) meta(p nettrace.ProviderKind, id, v uint32) *nettrace.Metadata {
 	if s := clrevents.Lookup(p, id); s != nil {
 		m.Keywords, m.Level = s.Keywords(), s.Level()
 	}
+	// A record of nothing but zeros (the sample profiler's) would be
+	// written as its provider name alone, which nettrace reads but
+	// TraceEvent does not (it reads on into the next record): the
+	// runtime writes every field and an empty parameter list.
+	m.HasFields = m.EventID == 0 && m.Keywords == 0 && m.Version == 0 && m.Level == 0
 	g.metas[k] = m
 	return m
 }
