@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/clrspy/clrspy/requests"
@@ -56,7 +57,7 @@ type RequestJSON struct {
 	Method       string   `json:"method"`
 	Path         string   `json:"path"`
 	Route        string   `json:"route"`
-	Status       int      `json:"status"`
+	Status       *int     `json:"status"` // null: unknown (Result.Notes says why)
 	StartMs      float64  `json:"start_ms"`
 	DurationMs   float64  `json:"duration_ms"`
 	GCPausedMs   float64  `json:"gc_paused_ms"`
@@ -88,7 +89,11 @@ func NewRequestJSON(r *requests.Request) RequestJSON {
 	if gcs == nil {
 		gcs = []uint32{}
 	}
-	return RequestJSON{ID: r.ID, Method: r.Method, Path: r.Path, Route: r.Route, Status: r.Status,
+	var status *int
+	if r.Status != 0 {
+		status = &r.Status
+	}
+	return RequestJSON{ID: r.ID, Method: r.Method, Path: r.Path, Route: r.Route, Status: status,
 		StartMs: reqMs(r.StartNanos), DurationMs: reqMs(r.DurationNanos()), GCPausedMs: reqMs(r.GCPausedNanos),
 		SuspendedMs: reqMs(r.SuspendedNanos), LockWaitMs: reqMs(r.LockWaitNanos), BlockedMs: reqMs(r.BlockedNanos),
 		HTTPOutMs: reqMs(r.HTTPOutNanos), HTTPOutCount: r.HTTPOutCount, Exceptions: r.Exceptions, GCs: gcs}
@@ -185,13 +190,17 @@ func WriteRequestsText(w io.Writer, in Input, r *requests.Result) error {
 	if len(r.Slowest) > 0 {
 		fmt.Fprintf(ew, "\nSlowest requests\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "REQUEST\tSTART\tDURATION\tGC PAUSED\tSUSPENDED\tLOCK WAIT\tBLOCKED\tHTTP OUT\tEXC\tID\t")
+		fmt.Fprintln(tw, "REQUEST\tSTATUS\tSTART\tDURATION\tGC PAUSED\tSUSPENDED\tLOCK WAIT\tBLOCKED\tHTTP OUT\tEXC\tID\t")
 		for _, q := range r.Slowest {
 			out := "-"
 			if q.HTTPOutCount > 0 {
 				out = fmt.Sprintf("%s (%d)", lockDur(q.HTTPOutNanos), q.HTTPOutCount)
 			}
-			fmt.Fprintf(tw, "%s %s\t%.3fs\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", q.Method, q.Path, float64(q.StartNanos)/1e9,
+			status := "?"
+			if q.Status != 0 {
+				status = strconv.Itoa(q.Status)
+			}
+			fmt.Fprintf(tw, "%s %s\t%s\t%.3fs\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", q.Method, q.Path, status, float64(q.StartNanos)/1e9,
 				lockDur(q.DurationNanos()), lockDur(q.GCPausedNanos), lockDur(q.SuspendedNanos), lockDur(q.LockWaitNanos),
 				lockDur(q.BlockedNanos), out, q.Exceptions, q.ID)
 		}

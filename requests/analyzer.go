@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
@@ -47,11 +48,14 @@ var DurationBounds = analysis.Steps125(100_000, 10_000_000_000)
 // Request is one completed incoming request. Times are nanoseconds since
 // the stream's start.
 type Request struct {
-	ID         string // Kestrel's request id (HttpContext.TraceIdentifier); "" from Hosting
-	Method     string
-	Path       string
-	Route      string
-	Status     int // 0: not reported by the events
+	ID     string // Kestrel's request id (HttpContext.TraceIdentifier); "" from Hosting
+	Method string
+	Path   string
+	Route  string
+	// Status is the response's status (0: unknown): from Hosting's
+	// HttpRequestIn.Stop forwarded by DiagnosticSource, which comes after
+	// Kestrel's RequestStop (set on the slowest and open requests).
+	Status     int
 	StartNanos int64
 	EndNanos   int64
 	// GCPausedNanos is the overlap of the request with every GC's
@@ -144,6 +148,9 @@ type Analyzer struct {
 	gcsDropped             int64
 	used                   uint64
 	openList               []Request
+	slowIDs                map[string]struct{} // the ids in slow (a late status finds its request)
+	statusStops            int64               // HttpRequestIn.Stop events with clrspy's arguments
+	statusForeign          int64               // DiagnosticSource events of another session's specs
 	suspended              map[uint64]struct{} // threads with a suspension begun and not ended
 	deferred               []*open             // stopped during a suspension
 	stats                  analysis.Stats
@@ -169,7 +176,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	}
 	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
 		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
-		out: map[nettrace.GUID]outgoing{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
+		out: map[nettrace.GUID]outgoing{}, slowIDs: map[string]struct{}{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
 }
 
 // Wants reports whether the analysis reads events of m: the request
@@ -285,7 +292,56 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		o.req.HTTPOutNanos += max(ts-o.start, 0)
 	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
 		a.runner(ev) // the thread runs the call's request
+	case clrevents.DiagSourceEvent:
+		e, err := clrevents.DecodeDiagSource(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) || e.Kind == "NewDiagnosticListener" {
+			return
+		}
+		a.diagSource(&e)
 	case clrevents.KestrelConnectionStart, clrevents.KestrelConnectionStop:
+	}
+}
+
+// diagSource takes one event DiagnosticSource forwarded: Hosting's
+// HttpRequestIn.Stop with clrspy's arguments gives its request's status;
+// any other is another session's specs (they are process-wide).
+func (a *Analyzer) diagSource(e *clrevents.DiagSource) {
+	if e.SourceName == clrevents.DiagSourceAspNetCore && e.EventName == clrevents.DiagSourceRequestStart && len(e.Args) == 0 {
+		return // clrspy's own start (it makes Hosting write the stop)
+	}
+	// A transform's key is the last name of its property path.
+	id, st := e.Arg("TraceIdentifier"), e.Arg("StatusCode")
+	code, err := strconv.Atoi(st)
+	if e.SourceName != clrevents.DiagSourceAspNetCore || e.EventName != clrevents.DiagSourceRequestStop || id == "" || err != nil {
+		a.statusForeign++
+		return
+	}
+	a.statusStops++
+	a.setStatus(id, code)
+}
+
+// setStatus gives the request with Kestrel id its status: the stop comes
+// after Kestrel's, so the request is usually complete by then, and kept
+// only if it is one of the slowest.
+func (a *Analyzer) setStatus(id string, code int) {
+	if r := a.open["k"+id]; r != nil {
+		r.Status = code
+		return
+	}
+	for _, r := range a.deferred {
+		if r.ID == id {
+			r.Status = code
+			return
+		}
+	}
+	if _, ok := a.slowIDs[id]; !ok {
+		return
+	}
+	for i := range a.slow {
+		if a.slow[i].ID == id {
+			a.slow[i].Status = code
+			return
+		}
 	}
 }
 
@@ -492,9 +548,12 @@ func (a *Analyzer) complete(r *Request) {
 	}
 	if a.slow.Len() < a.opts.Slowest {
 		heap.Push(&a.slow, *r)
+		a.slowIDs[r.ID] = struct{}{}
 	} else if d > a.slow[0].DurationNanos() {
+		delete(a.slowIDs, a.slow[0].ID)
 		a.slow[0] = *r
 		heap.Fix(&a.slow, 0)
+		a.slowIDs[r.ID] = struct{}{}
 	}
 	a.prune()
 }

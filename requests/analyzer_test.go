@@ -140,3 +140,55 @@ func TestHostingAndCalls(t *testing.T) {
 		t.Errorf("result %+v; tables %d %d %d", res, len(a.out), len(a.byAct), len(a.onThread))
 	}
 }
+
+// DiagnosticSource's forwarded event, as ASP.NET Core 10 declares it.
+var dsStop = &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Activity1Stop", EventID: 2, HasFields: true,
+	Fields: []nettrace.Field{{Name: "SourceName", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+		{Name: "EventName", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+		{Name: "Arguments", Type: nettrace.FieldType{Code: nettrace.TypeArray, Elem: &nettrace.FieldType{Code: nettrace.TypeObject,
+			Fields: []nettrace.Field{{Name: "Key", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "Value", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}}}}}
+
+func diagStop(ts int64, source, event string, kv ...string) *nettrace.Event {
+	b := utf16z(source, event)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(kv)/2))
+	b = append(b, utf16z(kv...)...)
+	return &nettrace.Event{Meta: dsStop, Timestamp: ts, ThreadID: 1, Payload: b}
+}
+
+// TestStatus: Hosting's HttpRequestIn.Stop comes after Kestrel's stop and
+// gives the status of the slowest requests by their request id; a request
+// it never came for has none; an event of another session's specs is
+// counted and said.
+func TestStatus(t *testing.T) {
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{Slowest: 2})
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	a.Event(diagStop(950, clrevents.DiagSourceAspNetCore, clrevents.DiagSourceRequestStop, "TraceIdentifier", "c:1", "StatusCode", "404"))
+	a.Event(kestrel(kStart, 1000, 1, "c:2", "/b"))
+	a.Event(kestrel(kStop, 1500, 1, "c:2", "/b")) // no stop of Hosting's
+	a.Event(kestrel(kStart, 2000, 1, "c:3", "/c"))
+	a.Event(kestrel(kStop, 2100, 1, "c:3", "/c")) // not among the 2 slowest
+	a.Event(diagStop(2150, clrevents.DiagSourceAspNetCore, clrevents.DiagSourceRequestStop, "TraceIdentifier", "c:3", "StatusCode", "200"))
+	a.Finish()
+	res := a.Result()
+	if len(res.Slowest) != 2 || res.Slowest[0].ID != "c:1" || res.Slowest[0].Status != 404 || res.Slowest[1].ID != "c:2" || res.Slowest[1].Status != 0 {
+		t.Fatalf("slowest %+v", res.Slowest)
+	}
+	if res.StatusStops != 2 || res.StatusForeign != 0 || len(res.Notes) != 2 ||
+		res.Notes[1] != "status unknown for 1 of the slowest requests: their HttpRequestIn.Stop did not come (the stream ended first, or DiagnosticSource's specs changed)" {
+		t.Errorf("stops %d, foreign %d, notes %q", res.StatusStops, res.StatusForeign, res.Notes)
+	}
+	// Another session's specs: its events are not clrspy's.
+	a.Event(diagStop(3000, "HttpHandlerDiagnosticListener", "System.Net.Http.HttpRequestOut.Stop", "ActivityId", "x"))
+	if res := a.Result(); res.StatusForeign != 1 || len(res.Notes) != 2 ||
+		res.Notes[1] != "status unknown where missing: Microsoft-Diagnostics-DiagnosticSource forwarded 1 events of another session's FilterAndPayloadSpecs (they are process-wide, the last session's win: another session holds it)" {
+		t.Errorf("foreign %d, notes %q", res.StatusForeign, res.Notes)
+	}
+	// No status events at all.
+	b := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	b.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	b.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	if res := b.Result(); len(res.Notes) != 2 || res.Notes[1][:15] != "status unknown:" {
+		t.Errorf("notes %q", res.Notes)
+	}
+}

@@ -32,7 +32,10 @@ func requestsSet(noFlow bool, slowest int) (*analysis.Set, *analysis.Ref[*reques
 	ps := []ipc.Provider{
 		{Name: clrevents.ProviderKestrel, Level: 4},
 		{Name: clrevents.ProviderHosting, Level: 4},
-		{Name: clrevents.ProviderHTTP, Level: 4}}
+		{Name: clrevents.ProviderHTTP, Level: 4},
+		// The response status: Hosting's HttpRequestIn.Stop, forwarded
+		// with its request id and status (the specs are process-wide).
+		{Name: clrevents.ProviderDiagSource, Keywords: clrevents.KeywordsDiagSource, Level: 5, Args: clrevents.DiagSourceArgs}}
 	if !noFlow {
 		ps = append(ps, ipc.Provider{Name: clrevents.ProviderTPL, Keywords: clrevents.KeywordTasksFlowActivityIds, Level: 4})
 	}
