@@ -1,6 +1,7 @@
 package requests
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 	"sort"
@@ -73,6 +74,59 @@ type Request struct {
 	Exceptions   int
 	// GCs are the numbers of the GCs whose pause hit it (at most 16).
 	GCs []uint32
+	// Segments are the parts of its interval the breakdown is made of, in
+	// the order they were seen (at most MaxSegments; SegmentsDropped
+	// counts the rest): its waterfall.
+	Segments        []Segment
+	SegmentsDropped int
+}
+
+// SegmentKind says what a Segment of a request's time was.
+type SegmentKind uint8
+
+// Segment kinds.
+const (
+	SegGCPaused SegmentKind = iota + 1
+	SegSuspended
+	SegLockWait
+	SegBlocked
+	SegHTTPOut
+)
+
+var segNames = [...]string{"", "gc_paused", "suspended", "lock_wait", "blocked", "http_out"}
+
+// String is the kind's name in JSON (snake_case).
+func (k SegmentKind) String() string {
+	if int(k) < len(segNames) {
+		return segNames[k]
+	}
+	return "unknown"
+}
+
+// Segment is one part of a request's interval: a GC pause or another
+// suspension overlapping it, a lock wait or a blocked wait of a thread
+// that ran it, an outgoing call it made. Times are nanoseconds since the
+// stream's start, within the request's interval. GC is the GC of a
+// gc_paused segment.
+type Segment struct {
+	Kind       SegmentKind
+	GC         uint32
+	BeginNanos int64
+	EndNanos   int64
+}
+
+// MaxSegments bounds the segments one request keeps.
+const MaxSegments = 32
+
+func (r *Request) addSegment(k SegmentKind, gc uint32, begin, end int64) {
+	if end <= begin {
+		return
+	}
+	if len(r.Segments) >= MaxSegments {
+		r.SegmentsDropped++
+		return
+	}
+	r.Segments = append(r.Segments, Segment{Kind: k, GC: gc, BeginNanos: begin, EndNanos: end})
 }
 
 // DurationNanos is the request's wall time.
@@ -290,6 +344,7 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			o.req.outs = slices.Delete(o.req.outs, i, i+1)
 		}
 		o.req.HTTPOutNanos += max(ts-o.start, 0)
+		o.req.addSegment(SegHTTPOut, 0, o.start, ts)
 	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
 		a.runner(ev) // the thread runs the call's request
 	case clrevents.DiagSourceEvent:
@@ -468,11 +523,13 @@ func (a *Analyzer) overlap(r *open) {
 		if p.end <= r.StartNanos {
 			break
 		}
-		ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos)
+		b, e := max(p.begin, r.StartNanos), min(p.end, r.EndNanos)
+		ov := e - b
 		if ov <= 0 {
 			continue
 		}
 		r.GCPausedNanos += ov
+		r.addSegment(SegGCPaused, p.gc, b, e)
 		if g := a.gcs[p.gc]; g != nil {
 			g.RequestNanosLost += ov
 			if !hasGC(r.GCs, p.gc) {
@@ -491,12 +548,15 @@ func (a *Analyzer) overlap(r *open) {
 		if p.end <= r.StartNanos {
 			break
 		}
-		if ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos); ov > 0 {
+		b, e := max(p.begin, r.StartNanos), min(p.end, r.EndNanos)
+		if ov := e - b; ov > 0 {
 			r.SuspendedNanos += ov
+			r.addSegment(SegSuspended, 0, b, e)
 		}
 	}
-	// GC numbers were collected newest first.
+	// GC numbers were collected newest first; segments are shown in time order.
 	sort.Slice(r.GCs, func(i, j int) bool { return r.GCs[i] < r.GCs[j] })
+	slices.SortStableFunc(r.Segments, func(x, y Segment) int { return cmp.Compare(x.BeginNanos, y.BeginNanos) })
 }
 
 func hasGC(gcs []uint32, n uint32) bool {
@@ -609,14 +669,17 @@ func (a *Analyzer) Wait(w *analysis.Wait) {
 	if r == nil {
 		return
 	}
-	d := w.EndNanos - max(w.BeginNanos, r.StartNanos)
+	b := max(w.BeginNanos, r.StartNanos)
+	d := w.EndNanos - b
 	if d <= 0 {
 		return
 	}
 	if w.Kind == analysis.WaitLock {
 		r.LockWaitNanos += d
+		r.addSegment(SegLockWait, 0, b, w.EndNanos)
 	} else {
 		r.BlockedNanos += d
+		r.addSegment(SegBlocked, 0, b, w.EndNanos)
 	}
 }
 

@@ -2,6 +2,7 @@ package requests
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 	"unicode/utf16"
 
@@ -77,6 +78,10 @@ func TestOverlap(t *testing.T) {
 	if r1.ID != "c:1" || r1.Route != "/orders/{n}" || r1.DurationNanos() != 2000 || r1.GCPausedNanos != 400 ||
 		r1.SuspendedNanos != 50 || r1.LockWaitNanos != 400 || len(r1.GCs) != 2 || r1.GCs[0] != 5 || r1.GCs[1] != 6 {
 		t.Errorf("r1 %+v", r1)
+	}
+	want := []Segment{{SegLockWait, 0, 1000, 1400}, {SegGCPaused, 5, 1000, 1200}, {SegGCPaused, 6, 2000, 2100}, {SegGCPaused, 6, 2500, 2600}, {SegSuspended, 0, 2700, 2750}}
+	if !slices.Equal(r1.Segments, want) || r1.SegmentsDropped != 0 {
+		t.Errorf("r1's segments %+v, want %+v", r1.Segments, want)
 	}
 	if r2.ID != "c:2" || r2.GCPausedNanos != 200+400 || r2.LockWaitNanos != 0 || len(r2.GCs) != 2 || r2.GCs[1] != 7 {
 		t.Errorf("r2 %+v", r2)
