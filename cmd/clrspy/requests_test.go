@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,7 @@ func TestRequestsBadInput(t *testing.T) {
 	}{
 		{[]string{"requests", "--slowest", "0", "x.nettrace"}, "--slowest 0: want 1 or more"},
 		{[]string{"requests", "--no-flow", "x.nettrace"}, "--no-flow applies to live sessions"},
+		{[]string{"requests", "--no-status", "x.nettrace"}, "--no-status applies to live sessions"},
 		{[]string{"requests", "/nonexistent/x.nettrace"}, "no such file"},
 	} {
 		_, _, err := runCaptured(t, c.args...)
@@ -118,5 +120,29 @@ func TestGCRequestsHit(t *testing.T) {
 		if err != nil || strings.Contains(string(stdout), "requests_hit") || strings.Contains(string(stdout), "RequestsHit") {
 			t.Errorf("%v: %v", args, err)
 		}
+	}
+}
+
+// TestRequestsSession: the requests session forwards Hosting's request
+// stop through DiagnosticSource with clrspy's specs (quoted: they hold
+// ';'), and --no-status leaves the provider out.
+func TestRequestsSession(t *testing.T) {
+	find := func(noStatus bool) string {
+		s, _ := requestsSet(false, noStatus, 1)
+		for _, p := range s.Providers() {
+			if p.Name == "Microsoft-Diagnostics-DiagnosticSource" {
+				return fmt.Sprintf("%#x/%d/%s", p.Keywords, p.Level, p.Args)
+			}
+		}
+		return ""
+	}
+	want := "0x3/5/FilterAndPayloadSpecs=\"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn:-\n" +
+		"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Start:-\n" +
+		"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Stop@Activity1Stop:-TraceIdentifier;Response.StatusCode\""
+	if got := find(false); got != want {
+		t.Errorf("DiagnosticSource %q, want %q", got, want)
+	}
+	if got := find(true); got != "" {
+		t.Errorf("--no-status: DiagnosticSource %q", got)
 	}
 }
