@@ -714,3 +714,35 @@ func (h *slowHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Frozen is how many requests GC gc's pause has frozen so far: those it
+// hit that completed, and those open (or stopped while the runtime
+// restarts) that started before its last stop ended. endNanos is that
+// end where the analysis has not been handed the stop yet (a pause log
+// line written as the GC ends). A live pause log reads it.
+func (a *Analyzer) Frozen(gc uint32, endNanos int64) int64 {
+	for i := len(a.pauses) - 1; i >= 0; i-- {
+		if a.pauses[i].gc == gc {
+			endNanos = max(endNanos, a.pauses[i].end)
+			break
+		}
+	}
+	var n int64
+	if g := a.gcs[gc]; g != nil {
+		n = g.InFlight
+	}
+	for _, r := range a.open {
+		if r.StartNanos < endNanos {
+			n++
+		}
+	}
+	for _, r := range a.deferred {
+		if r.StartNanos < endNanos {
+			n++
+		}
+	}
+	return n
+}
+
+// Seen reports whether request events came.
+func (a *Analyzer) Seen() bool { return a.kestrel || a.requests > 0 || len(a.open) > 0 }

@@ -197,3 +197,26 @@ func TestStatus(t *testing.T) {
 		t.Errorf("notes %q", res.Notes)
 	}
 }
+
+// TestFrozen: as a GC ends, the requests its pause froze are the ones it
+// hit that completed and the ones still open that started before it ended.
+func TestFrozen(t *testing.T) {
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	if a.Seen() {
+		t.Error("seen before any request event")
+	}
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStart, 200, 2, "c:2", "/a"))
+	a.Event(kestrel(kStart, 300, 3, "c:3", "/a"))
+	a.Event(kestrel(kStop, 350, 3, "c:3", "/a")) // before the pause
+	a.Stopped(&analysis.Stopped{GC: 4, BeginNanos: 400, EndNanos: 500})
+	a.Event(kestrel(kStop, 600, 1, "c:1", "/a"))  // hit, completed
+	a.Event(kestrel(kStart, 700, 3, "c:4", "/a")) // after the pause
+	if n := a.Frozen(4, 0); n != 2 || !a.Seen() {
+		t.Errorf("GC 4 froze %d, want 2 (c:1 completed, c:2 open)", n)
+	}
+	// A pause not handed on yet: its end from the caller.
+	if n := a.Frozen(5, 800); n != 2 {
+		t.Errorf("GC 5 froze %d, want 2 (c:2 and c:4 open)", n)
+	}
+}

@@ -146,3 +146,36 @@ func TestRequestsSession(t *testing.T) {
 		t.Errorf("--no-status: DiagnosticSource %q", got)
 	}
 }
+
+// TestGCLogRequestsFrozen: `clrspy gc --log` on the requests fixture: each
+// pause's log line after the first request says how many requests it
+// froze, the requests_hit of its row (GCs 10 to 18 of the fixture: 1, 3,
+// 3, 3, 2, 5, 4, 0, 0); the two GCs before any request event have none;
+// --requests is for live sessions.
+func TestGCLogRequestsFrozen(t *testing.T) {
+	path := gunzipTrace(t, "requests.nettrace.gz", t.TempDir(), 0)
+	_, stderr, err := runCaptured(t, "gc", "--log", "--log-json", "--level", "debug", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(stderr)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["msg"] != "GC pause" {
+			continue
+		}
+		n, ok := m["requests_frozen"].(float64)
+		if !ok {
+			got = append(got, fmt.Sprintf("%v:-", m["gc"]))
+		} else {
+			got = append(got, fmt.Sprintf("%v:%v", m["gc"], n))
+		}
+	}
+	if want := "8:- 9:- 10:1 11:3 12:3 13:3 14:2 15:5 16:4 17:0 18:0"; strings.Join(got, " ") != want {
+		t.Errorf("log lines %q, want %q", strings.Join(got, " "), want)
+	}
+	_, _, err = runCaptured(t, "gc", "--requests", path)
+	if err == nil || !strings.Contains(err.Error(), "--requests applies to live sessions") {
+		t.Errorf("gc --requests FILE: %v", err)
+	}
+}
