@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,8 @@ import (
 // explains: a request can start inside a suspension before the runtime's
 // clock read) and the paused time at least 90 % of the workload's own
 // GC.GetTotalPauseDuration deltas, less 0.2 ms per request so hit; and
-// serve's pause log says how many requests each GC froze.
+// serve's pause log says how many requests each GC froze, and its /triage
+// over two seconds of the load has the requests finding.
 func TestServeRequests(t *testing.T) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -69,9 +71,34 @@ end
 	pid := app.Process.Pid
 	s := startServe(t, "--pid", strconv.Itoa(pid), "--level", "debug", "--log-json")
 	s.waitState(t, pid, "running", 30*time.Second)
+	// serve's /triage over two seconds of the load: the requests finding
+	// of clrspy triage, from the always-on session's request events.
+	triaged := make(chan []byte, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		triaged <- httpGet(t, "http://"+s.addr+"/triage?pid="+strconv.Itoa(pid)+"&seconds=2")
+	}()
 	load, err := exec.Command(wrk, "-t2", "-c8", "-d3s", "-s", script, url).CombinedOutput()
 	if err != nil {
 		t.Fatalf("wrk: %v\n%s", err, load)
+	}
+	var tr triageDoc
+	if err := json.Unmarshal(<-triaged, &tr); err != nil {
+		t.Fatalf("/triage: %v", err)
+	}
+	if q := tr.Facts.Requests; q == nil || q.Requests < 100 || q.HitByGC == 0 || q.HitPct < 1 {
+		t.Errorf("/triage's request facts %+v: want 100 requests or more, 1 %% or more hit by a GC", q)
+	} else {
+		found := false
+		for _, f := range tr.Findings {
+			if f.Rule == "gc.requests_hit_pct" && strings.HasPrefix(f.Title, fmt.Sprintf("GC pauses hit %.1f%% of requests (%d of %d;", q.HitPct, q.HitByGC, q.Requests)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("/triage has no gc.requests_hit_pct finding for %d of %d requests hit: %+v", q.HitByGC, q.Requests, tr.Findings)
+		}
+		t.Logf("/triage: %d requests, %d hit (%.1f %%)", q.Requests, q.HitByGC, q.HitPct)
 	}
 	// The requests wrk abandoned are still served (TestRequestsLive).
 	time.Sleep(2 * time.Second)
