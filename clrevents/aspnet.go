@@ -2,6 +2,7 @@ package clrevents
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -78,11 +79,19 @@ const (
 	// DiagSourceEvent is any event DiagnosticSource forwards (Event,
 	// ActivityNStart/Stop, ...): DecodeDiagSource reads it.
 	DiagSourceEvent
+	// DiagSourceMessage is DiagnosticSource's own Message (keyword 0x1):
+	// it says which specs it enables ("DiagnosticSource: Enabling
+	// 'Source/Event'"), whichever session gave them.
+	DiagSourceMessage
+	// DiagSourceVersion is written each time a session's command
+	// (re)enables DiagnosticSource: the Messages that follow name the
+	// specs in force from then on.
+	DiagSourceVersion
 )
 
 var webNames = [...]string{"", "Kestrel/ConnectionStart", "Kestrel/ConnectionStop", "Kestrel/RequestStart",
 	"Kestrel/RequestStop", "Hosting/RequestStart", "Hosting/RequestStop", "Http/RequestStart",
-	"Http/RequestStop", "Http/RequestFailed", "Http/RequestLeftQueue", "DiagnosticSource/Event"}
+	"Http/RequestStop", "Http/RequestFailed", "Http/RequestLeftQueue", "DiagnosticSource/Event", "DiagnosticSource/Message", "DiagnosticSource/Version"}
 
 func (w WebEvent) String() string {
 	if int(w) < len(webNames) {
@@ -121,6 +130,10 @@ func WebKind(m *nettrace.Metadata) WebEvent {
 		case "Event", "Activity1Start", "Activity1Stop", "Activity2Start", "Activity2Stop", "RecursiveActivity1Start",
 			"RecursiveActivity1Stop", "NewDiagnosticListener":
 			return DiagSourceEvent
+		case "Message":
+			return DiagSourceMessage
+		case "Version":
+			return DiagSourceVersion
 		}
 	case ProviderHTTP:
 		switch m.EventName {
@@ -359,3 +372,39 @@ func DecodeDiagSource(m *nettrace.Metadata, payload []byte, ptrSize int) (DiagSo
 	}
 	return d, nil
 }
+
+// DecodeDiagSourceMessage decodes DiagnosticSource's Message: its text.
+func DecodeDiagSourceMessage(m *nettrace.Metadata, payload []byte, ptrSize int) (string, error) {
+	vs, err := webFields(m, payload, ptrSize)
+	if err != nil {
+		return "", err
+	}
+	return str(vs, "Message"), nil
+}
+
+// DiagSourceEnabling is the spec ("Source/Event") a DiagnosticSource
+// Message says it enables ("" for another message).
+func DiagSourceEnabling(msg string) string {
+	const pre = "DiagnosticSource: Enabling '"
+	if !strings.HasPrefix(msg, pre) || !strings.HasSuffix(msg, "'") {
+		return ""
+	}
+	return msg[len(pre) : len(msg)-1]
+}
+
+// DiagSourceRequestSpec is which of DiagSourceRequestSpecs' specs spec
+// ("Source/Event") is, as a bit (1, 2, 4; 0: not one of them).
+func DiagSourceRequestSpec(spec string) uint8 {
+	switch spec {
+	case DiagSourceAspNetCore + "/Microsoft.AspNetCore.Hosting.HttpRequestIn":
+		return 1
+	case DiagSourceAspNetCore + "/" + DiagSourceRequestStart:
+		return 2
+	case DiagSourceAspNetCore + "/" + DiagSourceRequestStop:
+		return 4
+	}
+	return 0
+}
+
+// DiagSourceRequestSpecsAll are DiagSourceRequestSpec's bits together.
+const DiagSourceRequestSpecsAll = 7

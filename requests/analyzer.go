@@ -205,6 +205,9 @@ type Analyzer struct {
 	slowIDs                map[string]struct{} // the ids in slow (a late status finds its request)
 	statusStops            int64               // HttpRequestIn.Stop events with clrspy's arguments
 	statusForeign          int64               // DiagnosticSource events of another session's specs
+	statusTakenOver        int64               // times another session's specs replaced clrspy's
+	specsSeen, specsOther  bool                // DiagnosticSource (re)enabled; specs not clrspy's since
+	specs                  uint8               // clrspy's specs enabled since (clrevents.DiagSourceRequestSpec)
 	suspended              map[uint64]struct{} // threads with a suspension begun and not ended
 	deferred               []*open             // stopped during a suspension
 	stats                  analysis.Stats
@@ -353,8 +356,34 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			return
 		}
 		a.diagSource(&e)
+	case clrevents.DiagSourceMessage:
+		msg, err := clrevents.DecodeDiagSourceMessage(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) {
+			return
+		}
+		if spec := clrevents.DiagSourceEnabling(msg); spec != "" {
+			if b := clrevents.DiagSourceRequestSpec(spec); b != 0 {
+				a.specs |= b
+			} else {
+				a.specsOther = true
+			}
+		}
+	case clrevents.DiagSourceVersion:
+		// A session's command: the specs named next replace the ones in
+		// force (they are process-wide).
+		a.statusTakenOver += a.specsForeign()
+		a.specsSeen, a.specs, a.specsOther = true, 0, false
 	case clrevents.KestrelConnectionStart, clrevents.KestrelConnectionStop:
 	}
+}
+
+// specsForeign is 1 when the specs DiagnosticSource enabled last are not
+// clrspy's (another session's replaced them), else 0.
+func (a *Analyzer) specsForeign() int64 {
+	if a.specsSeen && (a.specs != clrevents.DiagSourceRequestSpecsAll || a.specsOther) {
+		return 1
+	}
+	return 0
 }
 
 // diagSource takes one event DiagnosticSource forwarded: Hosting's

@@ -3,6 +3,7 @@ package requests
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf16"
 
@@ -218,5 +219,34 @@ func TestFrozen(t *testing.T) {
 	// A pause not handed on yet: its end from the caller.
 	if n := a.Frozen(5, 800); n != 2 {
 		t.Errorf("GC 5 froze %d, want 2 (c:2 and c:4 open)", n)
+	}
+}
+
+// TestStatusTakenOver: DiagnosticSource writes Version at each session's
+// command, then a Message per spec it enables: clrspy's three do not
+// count; a later set that is not them (here one of clrspy's names alone,
+// as another tool's specs were seen to give) says another session
+// replaced clrspy's specs.
+func TestStatusTakenOver(t *testing.T) {
+	msg := &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Message", EventID: 1, HasFields: true,
+		Fields: []nettrace.Field{{Name: "Message", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+	version := &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Version", EventID: 14, HasFields: true}
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	a.Event(&nettrace.Event{Meta: version, Timestamp: 9})
+	for _, s := range []string{"HttpRequestIn.Stop", "HttpRequestIn.Start", "HttpRequestIn"} {
+		a.Event(&nettrace.Event{Meta: msg, Timestamp: 10, Payload: utf16z("DiagnosticSource: Enabling 'Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting." + s + "'")})
+	}
+	a.Event(&nettrace.Event{Meta: msg, Timestamp: 11, Payload: utf16z("DiagnosticSource: suppressing implicit transforms.")})
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	if res := a.Result(); res.StatusTakenOver != 0 {
+		t.Errorf("clrspy's own spec counted: %d", res.StatusTakenOver)
+	}
+	// Another session's command: one of clrspy's names, not all of them.
+	a.Event(&nettrace.Event{Meta: version, Timestamp: 1000})
+	a.Event(&nettrace.Event{Meta: msg, Timestamp: 1001, Payload: utf16z("DiagnosticSource: Enabling 'Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Start'")})
+	res := a.Result()
+	if res.StatusTakenOver != 1 || len(res.Notes) != 2 || !strings.HasPrefix(res.Notes[1], "status unknown from then on: another session enabled Microsoft-Diagnostics-DiagnosticSource with specs of its own (1 times)") {
+		t.Errorf("taken over %d, notes %q", res.StatusTakenOver, res.Notes)
 	}
 }

@@ -41,6 +41,10 @@ type Result struct {
 	// status; StatusForeign the events DiagnosticSource forwarded for
 	// another session's specs (process-wide: the last session's win).
 	StatusStops, StatusForeign int64
+	// StatusTakenOver counts the times DiagnosticSource was (re)enabled
+	// with specs that are not clrspy's (its Version, then a Message per
+	// spec): another session's replaced clrspy's from then on.
+	StatusTakenOver int64
 	// GCsDropped counts GCs beyond MaxGCs whose damage was not kept.
 	GCsDropped int64
 	Notes      []string
@@ -87,7 +91,7 @@ func (a *Analyzer) Result() *Result {
 	res := &Result{Requests: a.requests, HitByGC: a.hitByGC, TotalNanos: a.totalNanos, PausedNanos: a.pausedNano,
 		ActivityFlow: a.flow, StopsWithoutStart: a.stopsNoStart, OpenAtEnd: a.openAtEnd, Dropped: a.dropped,
 		HTTPUntimed: a.httpUntimed, HTTPUnpaired: a.httpUnpaired, GCsDropped: a.gcsDropped,
-		StatusStops: a.statusStops, StatusForeign: a.statusForeign,
+		StatusStops: a.statusStops, StatusForeign: a.statusForeign, StatusTakenOver: a.statusTakenOver + a.specsForeign(),
 		Routes: []RouteStats{}, Slowest: []Request{}, GCs: []GCDamage{}, Notes: []string{}}
 	switch {
 	case a.kestrel:
@@ -122,6 +126,8 @@ func (a *Analyzer) Result() *Result {
 	}
 	switch {
 	case res.Requests == 0:
+	case res.StatusTakenOver > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("status unknown from then on: another session enabled Microsoft-Diagnostics-DiagnosticSource with specs of its own (%d times), which replaced clrspy's (they are process-wide, the last session's win: another session holds it)", res.StatusTakenOver))
 	case res.StatusForeign > 0:
 		res.Notes = append(res.Notes, fmt.Sprintf("status unknown where missing: Microsoft-Diagnostics-DiagnosticSource forwarded %d events of another session's FilterAndPayloadSpecs (they are process-wide, the last session's win: another session holds it)", res.StatusForeign))
 	case res.StatusStops == 0:
