@@ -94,6 +94,8 @@ type mtarget struct {
 	exc    *report.PageExceptions
 	excVer int
 	excRes *exceptions.Result
+	req    *report.PageRequests
+	reqVer int
 }
 
 type subscriber struct {
@@ -101,6 +103,7 @@ type subscriber struct {
 	rowNext, suspNext int // absolute number of the next row to send
 	cpuVer, locksVer  int
 	tpVer, excVer     int
+	reqVer            int
 	done              <-chan struct{}
 }
 
@@ -290,6 +293,8 @@ type state struct {
 	tpRes   *threadpool.Result
 	tpFirst int64
 	excRes  *exceptions.Result
+	// The requests section (nil: no request events).
+	req *report.PageRequests
 }
 
 // publish sends every subscriber of t what it has not seen (final: the
@@ -330,6 +335,10 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 			t.exc = p
 			t.excVer++
 		}
+	}
+	if st.req != nil && !reflect.DeepEqual(st.req, t.req) {
+		t.req = st.req
+		t.reqVer++
 	}
 	for sub := range t.subs {
 		u := t.delta(sub, &st)
@@ -382,6 +391,9 @@ func (t *mtarget) delta(sub *subscriber, st *state) Update {
 	if sub.excVer < t.excVer {
 		u.Exceptions = t.exc
 	}
+	if sub.reqVer < t.reqVer {
+		u.Requests = t.req
+	}
 	return u
 }
 
@@ -390,7 +402,7 @@ func (t *mtarget) sent(sub *subscriber) {
 	sub.rowNext = t.rowBase + t.rows.Len()
 	sub.suspNext = t.suspBase + t.susp.Len()
 	sub.cpuVer, sub.locksVer = t.cpuVer, t.locksVer
-	sub.tpVer, sub.excVer = t.tpVer, t.excVer
+	sub.tpVer, sub.excVer, sub.reqVer = t.tpVer, t.excVer, t.reqVer
 }
 
 // snapshot is the page as it stands (the rows kept so far).
@@ -400,7 +412,7 @@ func (t *mtarget) snapshot(st *state) *report.Page {
 		Title: t.name, Input: st.input, Run: st.run, Pid: t.pid, T0MS: st.t0, T1MS: st.t1, Summary: &sum,
 		GCs: t.rows.Slice(0, t.rows.Len()), Suspensions: t.susp.Slice(0, t.susp.Len()),
 		GCReasons: map[string]string{}, SuspendReasons: map[string]string{},
-		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc,
+		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc, Requests: t.req,
 	}
 	if t.hdr != nil && !t.hdr.SyncTimeUTC.IsZero() {
 		p.StartUTC = t.hdr.SyncTimeUTC.UTC().Format(time.RFC3339Nano)
@@ -534,5 +546,8 @@ func pageState(snap *monitor.Snapshot) state {
 	}
 	// Built into sections by publish, once per new result.
 	st.tpRes, st.tpFirst, st.excRes = snap.ThreadPoolResult, snap.ThreadPoolFirstNanos, snap.ExceptionsResult
+	// The file's page's own section of the same analysis (nil without
+	// request events).
+	st.req = report.PageRequestsOf(snap.Requests)
 	return st
 }

@@ -1715,7 +1715,7 @@ function apply(msg) {
     appendSusp(M.s, msg.suspensions);
     Object.assign(M.gcReasons, msg.gc_reasons || {});
     Object.assign(M.suspReasons, msg.suspend_reasons || {});
-    for (const k of ['summary', 'input', 'run', 'locks', 'heap', 'thread_pool', 'exceptions']) if (msg[k]) M.page[k] = msg[k];
+    for (const k of ['summary', 'input', 'run', 'locks', 'heap', 'thread_pool', 'exceptions', 'requests']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
     if (msg.cpu) {
       const f = prepareFlame(msg.cpu);
@@ -1731,6 +1731,7 @@ function apply(msg) {
     if (msg.heap) invalidate('heaptypes');
     if (msg.thread_pool) invalidate('threadpool');
     if (msg.exceptions) invalidate('exc');
+    if (msg.requests) invalidate('requests');
     if (msg.type === 'end') {
       M.ended = true;
       invalidate('all'); // everything, now: nothing more will come
