@@ -51,6 +51,7 @@ type requestsDoc struct {
 		PauseMs  float64 `json:"pause_ms"`
 		InFlight int64   `json:"in_flight"`
 	} `json:"pauses"`
+	Notes []string `json:"notes"`
 }
 
 // ownRequest is one row of the ASP.NET Core workload's work.requests: what
@@ -219,6 +220,13 @@ end
 	}
 	own, counts := ownRequests(t, wl)
 	checkRequests(t, &d, own, counts)
+	// The recording session gave DiagnosticSource the same specs: nothing
+	// was taken over.
+	for _, n := range d.Notes {
+		if strings.HasPrefix(n, "status unknown") {
+			t.Errorf("note %q: the second session's specs are clrspy's own", n)
+		}
+	}
 	t.Logf("wrk: %s", strings.Join(strings.Fields(string(load)), " "))
 
 	fileOut, _, err := runCaptured(t, "requests", "--json", "--slowest", "1000000", trace)
