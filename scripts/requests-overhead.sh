@@ -21,7 +21,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 work=$(mktemp -d)
 server=
-trap 'exec 3>&- 2>/dev/null; [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+cleanup() { exec 3>&- 2>/dev/null; [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM # through EXIT: the server does not outlive the script
 
 cd "$here"
 . ../shared/bin/go-env.sh 2>/dev/null || true
