@@ -2,6 +2,7 @@ package clrevents
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/clrspy/clrspy/nettrace"
 )
@@ -22,6 +23,38 @@ const (
 	// KeywordTasksFlowActivityIds makes every event's activity id follow
 	// the async flow, so events on any thread name the request they serve.
 	ProviderTPL = "System.Threading.Tasks.TplEventSource"
+	// ProviderDiagSource forwards DiagnosticListener events (here Hosting's
+	// Microsoft.AspNetCore.Hosting.HttpRequestIn.Stop, whose HttpContext
+	// gives the response's status) as chosen by its FilterAndPayloadSpecs
+	// argument. The specs are process-wide: the last session to enable
+	// the provider sets them for every session.
+	ProviderDiagSource = "Microsoft-Diagnostics-DiagnosticSource"
+)
+
+// DiagSourceRequestSpecs is the FilterAndPayloadSpecs that forwards each
+// incoming request's stop with its request id (HttpContext.TraceIdentifier,
+// Kestrel's requestId) and its response status, as an Activity1Stop event.
+// Hosting writes the stop only when its activity name and start are
+// enabled too (measured, ASP.NET Core 10): the start comes as an Event
+// with no arguments (not Activity1Start, which would nest an activity in
+// the task library's flow).
+const DiagSourceRequestSpecs = "Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn:-\n" +
+	"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Start:-\n" +
+	"Microsoft.AspNetCore/" + DiagSourceRequestStop + "@Activity1Stop:-TraceIdentifier;Response.StatusCode"
+
+// DiagSourceArgs is the session argument of ProviderDiagSource carrying
+// DiagSourceRequestSpecs (quoted: the specs hold ';').
+const DiagSourceArgs = `FilterAndPayloadSpecs="` + DiagSourceRequestSpecs + `"`
+
+// KeywordsDiagSource are ProviderDiagSource's Messages (its own errors)
+// and Events (the forwarded events) keywords.
+const KeywordsDiagSource = 0x3
+
+// DiagSource names of the forwarded request stop.
+const (
+	DiagSourceAspNetCore   = "Microsoft.AspNetCore"
+	DiagSourceRequestStart = "Microsoft.AspNetCore.Hosting.HttpRequestIn.Start"
+	DiagSourceRequestStop  = "Microsoft.AspNetCore.Hosting.HttpRequestIn.Stop"
 )
 
 // KeywordTasksFlowActivityIds is TplEventSource's TasksFlowActivityIds.
@@ -43,11 +76,22 @@ const (
 	HTTPRequestStop
 	HTTPRequestFailed
 	HTTPRequestLeftQueue
+	// DiagSourceEvent is any event DiagnosticSource forwards (Event,
+	// ActivityNStart/Stop, ...): DecodeDiagSource reads it.
+	DiagSourceEvent
+	// DiagSourceMessage is DiagnosticSource's own Message (keyword 0x1):
+	// it says which specs it enables ("DiagnosticSource: Enabling
+	// 'Source/Event'"), whichever session gave them.
+	DiagSourceMessage
+	// DiagSourceVersion is written each time a session's command
+	// (re)enables DiagnosticSource: the Messages that follow name the
+	// specs in force from then on.
+	DiagSourceVersion
 )
 
 var webNames = [...]string{"", "Kestrel/ConnectionStart", "Kestrel/ConnectionStop", "Kestrel/RequestStart",
 	"Kestrel/RequestStop", "Hosting/RequestStart", "Hosting/RequestStop", "Http/RequestStart",
-	"Http/RequestStop", "Http/RequestFailed", "Http/RequestLeftQueue"}
+	"Http/RequestStop", "Http/RequestFailed", "Http/RequestLeftQueue", "DiagnosticSource/Event", "DiagnosticSource/Message", "DiagnosticSource/Version"}
 
 func (w WebEvent) String() string {
 	if int(w) < len(webNames) {
@@ -80,6 +124,16 @@ func WebKind(m *nettrace.Metadata) WebEvent {
 			return HostingRequestStart
 		case "RequestStop":
 			return HostingRequestStop
+		}
+	case ProviderDiagSource:
+		switch m.EventName {
+		case "Event", "Activity1Start", "Activity1Stop", "Activity2Start", "Activity2Stop", "RecursiveActivity1Start",
+			"RecursiveActivity1Stop", "NewDiagnosticListener":
+			return DiagSourceEvent
+		case "Message":
+			return DiagSourceMessage
+		case "Version":
+			return DiagSourceVersion
 		}
 	case ProviderHTTP:
 		switch m.EventName {
@@ -278,3 +332,79 @@ func DecodeHTTPLeftQueue(m *nettrace.Metadata, payload []byte, ptrSize int) (HTT
 	return HTTPLeftQueue{TimeOnQueueMs: float(vs, "timeOnQueueMilliseconds"),
 		VersionMajor: num(vs, "versionMajor", 0), VersionMinor: num(vs, "versionMinor", 0)}, nil
 }
+
+// DiagSource is one event DiagnosticSource forwarded: the listener's and
+// event's names and the arguments its specs asked for (key, value pairs).
+type DiagSource struct {
+	Kind       string // the EventSource event: Activity1Stop, Event, ...
+	SourceName string
+	EventName  string
+	Args       [][2]string
+}
+
+// Arg is the value of key ("" when absent).
+func (d *DiagSource) Arg(key string) string {
+	for _, kv := range d.Args {
+		if kv[0] == key {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+// DecodeDiagSource decodes a DiagnosticSource forwarded event:
+// SourceName, EventName and Arguments (an array of {Key, Value}).
+func DecodeDiagSource(m *nettrace.Metadata, payload []byte, ptrSize int) (DiagSource, error) {
+	vs, err := webFields(m, payload, ptrSize)
+	if err != nil {
+		return DiagSource{}, err
+	}
+	d := DiagSource{Kind: m.EventName, SourceName: str(vs, "SourceName"), EventName: str(vs, "EventName")}
+	for i := range vs {
+		if vs[i].Name != "Arguments" {
+			continue
+		}
+		arr, _ := vs[i].V.([]any)
+		for _, e := range arr {
+			kv, _ := e.([]nettrace.Value)
+			d.Args = append(d.Args, [2]string{str(kv, "Key"), str(kv, "Value")})
+		}
+	}
+	return d, nil
+}
+
+// DecodeDiagSourceMessage decodes DiagnosticSource's Message: its text.
+func DecodeDiagSourceMessage(m *nettrace.Metadata, payload []byte, ptrSize int) (string, error) {
+	vs, err := webFields(m, payload, ptrSize)
+	if err != nil {
+		return "", err
+	}
+	return str(vs, "Message"), nil
+}
+
+// DiagSourceEnabling is the spec ("Source/Event") a DiagnosticSource
+// Message says it enables ("" for another message).
+func DiagSourceEnabling(msg string) string {
+	const pre = "DiagnosticSource: Enabling '"
+	if !strings.HasPrefix(msg, pre) || !strings.HasSuffix(msg, "'") {
+		return ""
+	}
+	return msg[len(pre) : len(msg)-1]
+}
+
+// DiagSourceRequestSpec is which of DiagSourceRequestSpecs' specs spec
+// ("Source/Event") is, as a bit (1, 2, 4; 0: not one of them).
+func DiagSourceRequestSpec(spec string) uint8 {
+	switch spec {
+	case DiagSourceAspNetCore + "/Microsoft.AspNetCore.Hosting.HttpRequestIn":
+		return 1
+	case DiagSourceAspNetCore + "/" + DiagSourceRequestStart:
+		return 2
+	case DiagSourceAspNetCore + "/" + DiagSourceRequestStop:
+		return 4
+	}
+	return 0
+}
+
+// DiagSourceRequestSpecsAll are DiagSourceRequestSpec's bits together.
+const DiagSourceRequestSpecsAll = 7

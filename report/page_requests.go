@@ -24,7 +24,10 @@ type PageRequests struct {
 	PausesHit    int                `json:"pauses_hit"`
 	OpenAtEnd    int64              `json:"open_at_end"`
 	StopsNoStart int64              `json:"stops_without_start"`
-	Notes        []string           `json:"notes"`
+	// Slowest are the slowest requests with their segments (the
+	// waterfall drawn on the timeline's clock).
+	Slowest []RequestJSON `json:"slowest"`
+	Notes   []string      `json:"notes"`
 }
 
 // PageRequestsOf is the page's section, nil when the stream had no
@@ -36,7 +39,7 @@ func PageRequestsOf(r *requests.Result) *PageRequests {
 	d := NewRequestsDocument(Input{}, r)
 	p := &PageRequests{Requests: d.RequestsTotal, HitByPause: d.HitByPause, RequestMs: d.RequestMsTotal,
 		PausedMs: d.PausedMsTotal, PausedShare: d.PausedShare, Source: d.RequestEvents, Routes: d.Routes,
-		Pauses: []RequestPauseJSON{}, OpenAtEnd: d.OpenAtEnd, StopsNoStart: d.StopsWithoutStart, Notes: d.Notes}
+		Pauses: []RequestPauseJSON{}, Slowest: d.Slowest, OpenAtEnd: d.OpenAtEnd, StopsNoStart: d.StopsWithoutStart, Notes: d.Notes}
 	if len(p.Routes) > maxTableRows {
 		p.MoreRoutes = len(p.Routes) - maxTableRows
 		p.Routes = p.Routes[:maxTableRows]

@@ -3,6 +3,7 @@ package report
 import (
 	"compress/gzip"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/tracetest"
@@ -68,6 +69,28 @@ func TestPageRequests(t *testing.T) {
 	}
 	if r.PausesHit != 7 || len(r.Pauses) != 7 || r.Pauses[0].GC != 15 || r.Pauses[0].InFlight != 5 || inFlight != 21 {
 		t.Errorf("%d GCs hit requests (%d listed, %d requests hit in all): %+v", r.PausesHit, len(r.Pauses), inFlight, r.Pauses)
+	}
+	// The waterfall: the 10 slowest, the slowest a /call/ request of
+	// 485.585 ms hit by GCs 10 and 11, its segments the two pauses
+	// (10.654 and 2.254 ms) and its outgoing call.
+	if len(r.Slowest) != 10 {
+		t.Fatalf("%d slowest requests, want 10", len(r.Slowest))
+	}
+	q := r.Slowest[0]
+	var kinds []string
+	var paused float64
+	for _, sg := range q.Segments {
+		kinds = append(kinds, sg.Kind)
+		if sg.Kind == "gc_paused" {
+			paused += sg.DurationMs
+			if sg.StartMs < q.StartMs || sg.StartMs+sg.DurationMs > q.StartMs+q.DurationMs {
+				t.Errorf("segment %+v outside its request %.3f..%.3f", sg, q.StartMs, q.StartMs+q.DurationMs)
+			}
+		}
+	}
+	if q.Path != "/call/3" || q.DurationMs < 485.58 || q.DurationMs > 485.59 || len(q.GCs) != 2 || q.GCs[0] != 10 || q.GCs[1] != 11 ||
+		strings.Join(kinds, ",") != "gc_paused,http_out,gc_paused" || paused < q.GCPausedMs-0.001 || paused > q.GCPausedMs+0.001 {
+		t.Errorf("slowest %+v (segments %s, %.3f ms paused)", q, kinds, paused)
 	}
 	if p := requestsPageOf(t, "gc-wks.nettrace"); p.Requests != nil {
 		t.Errorf("gc-wks: section %+v", p.Requests)

@@ -27,6 +27,9 @@ type PauseLogOptions struct {
 	Color bool
 	// Attrs are added to every line (serve: pid and process).
 	Attrs []slog.Attr
+	// RequestsFrozen, when set, is how many requests a GC's pause froze
+	// (ok false: no request events): the line's requests_frozen.
+	RequestsFrozen func(g *gcpause.GC) (n int64, ok bool)
 }
 
 // ParseLevel reads a --level value: debug, info, warn or none.
@@ -119,6 +122,11 @@ func (l *PauseLog) GC(g *gcpause.GC) {
 	}
 	if g.SuspendNanos > int64(l.o.SlowSuspend) {
 		attrs = append(attrs, slog.Bool("slow_suspend", true))
+	}
+	if l.o.RequestsFrozen != nil {
+		if n, ok := l.o.RequestsFrozen(g); ok {
+			attrs = append(attrs, slog.Int64("requests_frozen", n))
+		}
 	}
 	l.log.LogAttrs(context.Background(), lvl, "GC pause", attrs...)
 }

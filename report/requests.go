@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/clrspy/clrspy/requests"
@@ -56,7 +57,7 @@ type RequestJSON struct {
 	Method       string   `json:"method"`
 	Path         string   `json:"path"`
 	Route        string   `json:"route"`
-	Status       int      `json:"status"`
+	Status       *int     `json:"status"` // null: unknown (Result.Notes says why)
 	StartMs      float64  `json:"start_ms"`
 	DurationMs   float64  `json:"duration_ms"`
 	GCPausedMs   float64  `json:"gc_paused_ms"`
@@ -67,6 +68,19 @@ type RequestJSON struct {
 	HTTPOutCount int      `json:"http_out_count"`
 	Exceptions   int      `json:"exceptions"`
 	GCs          []uint32 `json:"gcs"`
+	// Segments are the request's waterfall: its GC pauses, suspensions,
+	// lock waits, blocked waits and outgoing calls, in time order.
+	Segments        []RequestSegmentJSON `json:"segments"`
+	SegmentsDropped int                  `json:"segments_dropped"`
+}
+
+// RequestSegmentJSON is one part of a request's time (start_ms on the
+// document's clock, like the request's).
+type RequestSegmentJSON struct {
+	Kind       string  `json:"kind"` // gc_paused, suspended, lock_wait, blocked, http_out
+	GC         uint32  `json:"gc"`   // the GC of a gc_paused segment, else 0
+	StartMs    float64 `json:"start_ms"`
+	DurationMs float64 `json:"duration_ms"`
 }
 
 // RequestPauseJSON is one GC's damage.
@@ -88,10 +102,24 @@ func NewRequestJSON(r *requests.Request) RequestJSON {
 	if gcs == nil {
 		gcs = []uint32{}
 	}
-	return RequestJSON{ID: r.ID, Method: r.Method, Path: r.Path, Route: r.Route, Status: r.Status,
+	var status *int
+	if r.Status != 0 {
+		status = &r.Status
+	}
+	return RequestJSON{ID: r.ID, Method: r.Method, Path: r.Path, Route: r.Route, Status: status,
 		StartMs: reqMs(r.StartNanos), DurationMs: reqMs(r.DurationNanos()), GCPausedMs: reqMs(r.GCPausedNanos),
 		SuspendedMs: reqMs(r.SuspendedNanos), LockWaitMs: reqMs(r.LockWaitNanos), BlockedMs: reqMs(r.BlockedNanos),
-		HTTPOutMs: reqMs(r.HTTPOutNanos), HTTPOutCount: r.HTTPOutCount, Exceptions: r.Exceptions, GCs: gcs}
+		HTTPOutMs: reqMs(r.HTTPOutNanos), HTTPOutCount: r.HTTPOutCount, Exceptions: r.Exceptions, GCs: gcs,
+		Segments: segmentsJSON(r.Segments), SegmentsDropped: r.SegmentsDropped}
+}
+
+func segmentsJSON(ss []requests.Segment) []RequestSegmentJSON {
+	out := make([]RequestSegmentJSON, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, RequestSegmentJSON{Kind: s.Kind.String(), GC: s.GC, StartMs: reqMs(s.BeginNanos),
+			DurationMs: reqMs(s.EndNanos - s.BeginNanos)})
+	}
+	return out
 }
 
 // NewRequestsDocument builds the JSON document.
@@ -185,20 +213,123 @@ func WriteRequestsText(w io.Writer, in Input, r *requests.Result) error {
 	if len(r.Slowest) > 0 {
 		fmt.Fprintf(ew, "\nSlowest requests\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "REQUEST\tSTART\tDURATION\tGC PAUSED\tSUSPENDED\tLOCK WAIT\tBLOCKED\tHTTP OUT\tEXC\tID\t")
+		fmt.Fprintln(tw, "REQUEST\tSTATUS\tSTART\tDURATION\tGC PAUSED\tSUSPENDED\tLOCK WAIT\tBLOCKED\tHTTP OUT\tEXC\tID\t")
 		for _, q := range r.Slowest {
 			out := "-"
 			if q.HTTPOutCount > 0 {
 				out = fmt.Sprintf("%s (%d)", lockDur(q.HTTPOutNanos), q.HTTPOutCount)
 			}
-			fmt.Fprintf(tw, "%s %s\t%.3fs\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", q.Method, q.Path, float64(q.StartNanos)/1e9,
+			status := "?"
+			if q.Status != 0 {
+				status = strconv.Itoa(q.Status)
+			}
+			fmt.Fprintf(tw, "%s %s\t%s\t%.3fs\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", q.Method, q.Path, status, float64(q.StartNanos)/1e9,
 				lockDur(q.DurationNanos()), lockDur(q.GCPausedNanos), lockDur(q.SuspendedNanos), lockDur(q.LockWaitNanos),
 				lockDur(q.BlockedNanos), out, q.Exceptions, q.ID)
 		}
 		tw.Flush()
+		writeWaterfalls(ew, r.Slowest)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	return ew.err
+}
+
+// Waterfall text: a bar per request, the slowest full width, its parts
+// marked where they fall in its interval.
+const (
+	wfLabel = 24 // method and path
+	wfBar   = 56 // the slowest request's bar
+)
+
+// wfMarks are the letters of the segment kinds, by kind, and their
+// precedence when several share a cell (the pause first).
+var wfMarks = [...]byte{'=', 'G', 'S', 'L', 'B', 'H'}
+
+// waterfallBar is q's bar of n cells: each cell shows the kind that
+// covers most of it ('=' where none does: running or waiting on
+// something clrspy does not see); a segment shorter than a cell still
+// marks the cell it falls in most.
+func waterfallBar(q *requests.Request, n int) string {
+	b := make([]byte, n)
+	d := q.DurationNanos()
+	if d <= 0 || n <= 0 {
+		return string(b)
+	}
+	var cover [len(wfMarks)]int64
+	for i := range b {
+		c0 := q.StartNanos + d*int64(i)/int64(n)
+		c1 := q.StartNanos + d*int64(i+1)/int64(n)
+		clear(cover[:])
+		for _, s := range q.Segments {
+			if ov := min(s.EndNanos, c1) - max(s.BeginNanos, c0); ov > 0 && int(s.Kind) < len(wfMarks) {
+				cover[s.Kind] += ov
+			}
+		}
+		best := 0
+		for k := 1; k < len(cover); k++ {
+			if cover[k] > cover[best] || best == 0 && cover[k] > 0 {
+				best = k
+			}
+		}
+		b[i] = wfMarks[best]
+	}
+	// A segment that covers no cell most still shows in the cell it
+	// overlaps most.
+	for _, s := range q.Segments {
+		if int(s.Kind) >= len(wfMarks) || s.EndNanos <= s.BeginNanos {
+			continue
+		}
+		mid := (max(s.BeginNanos, q.StartNanos) + min(s.EndNanos, q.EndNanos)) / 2
+		i := int((mid - q.StartNanos) * int64(n) / d)
+		i = min(max(i, 0), n-1)
+		if !hasMark(b, wfMarks[s.Kind], s, q, n) {
+			b[i] = wfMarks[s.Kind]
+		}
+	}
+	return string(b)
+}
+
+// hasMark reports whether s's letter is in one of the cells s overlaps.
+func hasMark(b []byte, m byte, s requests.Segment, q *requests.Request, n int) bool {
+	d := q.DurationNanos()
+	lo := int((max(s.BeginNanos, q.StartNanos) - q.StartNanos) * int64(n) / d)
+	hi := int((min(s.EndNanos, q.EndNanos) - q.StartNanos) * int64(n) / d)
+	for i := max(lo, 0); i <= min(hi, n-1); i++ {
+		if b[i] == m {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWaterfalls writes the slowest requests' waterfalls (lines of at
+// most 100 columns).
+func writeWaterfalls(w io.Writer, slowest []requests.Request) {
+	if len(slowest) == 0 {
+		return
+	}
+	dmax := slowest[0].DurationNanos()
+	for i := range slowest {
+		dmax = max(dmax, slowest[i].DurationNanos())
+	}
+	fmt.Fprintf(w, "\nWaterfalls of the slowest requests (the slowest full width)\n")
+	fmt.Fprintf(w, "  G GC paused  S suspended  L lock wait  B blocked  H outgoing HTTP  = the rest\n")
+	for i := range slowest {
+		q := &slowest[i]
+		label := q.Method + " " + q.Path
+		if len(label) > wfLabel {
+			label = label[:wfLabel-1] + "~"
+		}
+		n := wfBar
+		if dmax > 0 {
+			n = max(1, int((q.DurationNanos()*wfBar+dmax/2)/dmax))
+		}
+		status := "  ?"
+		if q.Status != 0 {
+			status = fmt.Sprintf("%3d", q.Status)
+		}
+		fmt.Fprintf(w, "  %-*s %s %9s |%s|\n", wfLabel, label, status, lockDur(q.DurationNanos()), waterfallBar(q, n))
+	}
 }

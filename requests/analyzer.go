@@ -1,9 +1,11 @@
 package requests
 
 import (
+	"cmp"
 	"container/heap"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
@@ -47,11 +49,14 @@ var DurationBounds = analysis.Steps125(100_000, 10_000_000_000)
 // Request is one completed incoming request. Times are nanoseconds since
 // the stream's start.
 type Request struct {
-	ID         string // Kestrel's request id (HttpContext.TraceIdentifier); "" from Hosting
-	Method     string
-	Path       string
-	Route      string
-	Status     int // 0: not reported by the events
+	ID     string // Kestrel's request id (HttpContext.TraceIdentifier); "" from Hosting
+	Method string
+	Path   string
+	Route  string
+	// Status is the response's status (0: unknown): from Hosting's
+	// HttpRequestIn.Stop forwarded by DiagnosticSource, which comes after
+	// Kestrel's RequestStop (set on the slowest and open requests).
+	Status     int
 	StartNanos int64
 	EndNanos   int64
 	// GCPausedNanos is the overlap of the request with every GC's
@@ -69,6 +74,59 @@ type Request struct {
 	Exceptions   int
 	// GCs are the numbers of the GCs whose pause hit it (at most 16).
 	GCs []uint32
+	// Segments are the parts of its interval the breakdown is made of, in
+	// the order they were seen (at most MaxSegments; SegmentsDropped
+	// counts the rest): its waterfall.
+	Segments        []Segment
+	SegmentsDropped int
+}
+
+// SegmentKind says what a Segment of a request's time was.
+type SegmentKind uint8
+
+// Segment kinds.
+const (
+	SegGCPaused SegmentKind = iota + 1
+	SegSuspended
+	SegLockWait
+	SegBlocked
+	SegHTTPOut
+)
+
+var segNames = [...]string{"", "gc_paused", "suspended", "lock_wait", "blocked", "http_out"}
+
+// String is the kind's name in JSON (snake_case).
+func (k SegmentKind) String() string {
+	if int(k) < len(segNames) {
+		return segNames[k]
+	}
+	return "unknown"
+}
+
+// Segment is one part of a request's interval: a GC pause or another
+// suspension overlapping it, a lock wait or a blocked wait of a thread
+// that ran it, an outgoing call it made. Times are nanoseconds since the
+// stream's start, within the request's interval. GC is the GC of a
+// gc_paused segment.
+type Segment struct {
+	Kind       SegmentKind
+	GC         uint32
+	BeginNanos int64
+	EndNanos   int64
+}
+
+// MaxSegments bounds the segments one request keeps.
+const MaxSegments = 32
+
+func (r *Request) addSegment(k SegmentKind, gc uint32, begin, end int64) {
+	if end <= begin {
+		return
+	}
+	if len(r.Segments) >= MaxSegments {
+		r.SegmentsDropped++
+		return
+	}
+	r.Segments = append(r.Segments, Segment{Kind: k, GC: gc, BeginNanos: begin, EndNanos: end})
 }
 
 // DurationNanos is the request's wall time.
@@ -144,6 +202,12 @@ type Analyzer struct {
 	gcsDropped             int64
 	used                   uint64
 	openList               []Request
+	slowIDs                map[string]struct{} // the ids in slow (a late status finds its request)
+	statusStops            int64               // HttpRequestIn.Stop events with clrspy's arguments
+	statusForeign          int64               // DiagnosticSource events of another session's specs
+	statusTakenOver        int64               // times another session's specs replaced clrspy's
+	specsSeen, specsOther  bool                // DiagnosticSource (re)enabled; specs not clrspy's since
+	specs                  uint8               // clrspy's specs enabled since (clrevents.DiagSourceRequestSpec)
 	suspended              map[uint64]struct{} // threads with a suspension begun and not ended
 	deferred               []*open             // stopped during a suspension
 	stats                  analysis.Stats
@@ -169,7 +233,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 	}
 	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
 		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
-		out: map[nettrace.GUID]outgoing{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
+		out: map[nettrace.GUID]outgoing{}, slowIDs: map[string]struct{}{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
 }
 
 // Wants reports whether the analysis reads events of m: the request
@@ -283,9 +347,85 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 			o.req.outs = slices.Delete(o.req.outs, i, i+1)
 		}
 		o.req.HTTPOutNanos += max(ts-o.start, 0)
+		o.req.addSegment(SegHTTPOut, 0, o.start, ts)
 	case clrevents.HTTPRequestFailed, clrevents.HTTPRequestLeftQueue:
 		a.runner(ev) // the thread runs the call's request
+	case clrevents.DiagSourceEvent:
+		e, err := clrevents.DecodeDiagSource(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) || e.Kind == "NewDiagnosticListener" {
+			return
+		}
+		a.diagSource(&e)
+	case clrevents.DiagSourceMessage:
+		msg, err := clrevents.DecodeDiagSourceMessage(m, ev.Payload, a.ptrSize)
+		if a.stats.Failed(err) {
+			return
+		}
+		if spec := clrevents.DiagSourceEnabling(msg); spec != "" {
+			if b := clrevents.DiagSourceRequestSpec(spec); b != 0 {
+				a.specs |= b
+			} else {
+				a.specsOther = true
+			}
+		}
+	case clrevents.DiagSourceVersion:
+		// A session's command: the specs named next replace the ones in
+		// force (they are process-wide).
+		a.statusTakenOver += a.specsForeign()
+		a.specsSeen, a.specs, a.specsOther = true, 0, false
 	case clrevents.KestrelConnectionStart, clrevents.KestrelConnectionStop:
+	}
+}
+
+// specsForeign is 1 when the specs DiagnosticSource enabled last are not
+// clrspy's (another session's replaced them), else 0.
+func (a *Analyzer) specsForeign() int64 {
+	if a.specsSeen && (a.specs != clrevents.DiagSourceRequestSpecsAll || a.specsOther) {
+		return 1
+	}
+	return 0
+}
+
+// diagSource takes one event DiagnosticSource forwarded: Hosting's
+// HttpRequestIn.Stop with clrspy's arguments gives its request's status;
+// any other is another session's specs (they are process-wide).
+func (a *Analyzer) diagSource(e *clrevents.DiagSource) {
+	if e.SourceName == clrevents.DiagSourceAspNetCore && e.EventName == clrevents.DiagSourceRequestStart && len(e.Args) == 0 {
+		return // clrspy's own start (it makes Hosting write the stop)
+	}
+	// A transform's key is the last name of its property path.
+	id, st := e.Arg("TraceIdentifier"), e.Arg("StatusCode")
+	code, err := strconv.Atoi(st)
+	if e.SourceName != clrevents.DiagSourceAspNetCore || e.EventName != clrevents.DiagSourceRequestStop || id == "" || err != nil {
+		a.statusForeign++
+		return
+	}
+	a.statusStops++
+	a.setStatus(id, code)
+}
+
+// setStatus gives the request with Kestrel id its status: the stop comes
+// after Kestrel's, so the request is usually complete by then, and kept
+// only if it is one of the slowest.
+func (a *Analyzer) setStatus(id string, code int) {
+	if r := a.open["k"+id]; r != nil {
+		r.Status = code
+		return
+	}
+	for _, r := range a.deferred {
+		if r.ID == id {
+			r.Status = code
+			return
+		}
+	}
+	if _, ok := a.slowIDs[id]; !ok {
+		return
+	}
+	for i := range a.slow {
+		if a.slow[i].ID == id {
+			a.slow[i].Status = code
+			return
+		}
 	}
 }
 
@@ -412,11 +552,13 @@ func (a *Analyzer) overlap(r *open) {
 		if p.end <= r.StartNanos {
 			break
 		}
-		ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos)
+		b, e := max(p.begin, r.StartNanos), min(p.end, r.EndNanos)
+		ov := e - b
 		if ov <= 0 {
 			continue
 		}
 		r.GCPausedNanos += ov
+		r.addSegment(SegGCPaused, p.gc, b, e)
 		if g := a.gcs[p.gc]; g != nil {
 			g.RequestNanosLost += ov
 			if !hasGC(r.GCs, p.gc) {
@@ -435,12 +577,15 @@ func (a *Analyzer) overlap(r *open) {
 		if p.end <= r.StartNanos {
 			break
 		}
-		if ov := min(p.end, r.EndNanos) - max(p.begin, r.StartNanos); ov > 0 {
+		b, e := max(p.begin, r.StartNanos), min(p.end, r.EndNanos)
+		if ov := e - b; ov > 0 {
 			r.SuspendedNanos += ov
+			r.addSegment(SegSuspended, 0, b, e)
 		}
 	}
-	// GC numbers were collected newest first.
+	// GC numbers were collected newest first; segments are shown in time order.
 	sort.Slice(r.GCs, func(i, j int) bool { return r.GCs[i] < r.GCs[j] })
+	slices.SortStableFunc(r.Segments, func(x, y Segment) int { return cmp.Compare(x.BeginNanos, y.BeginNanos) })
 }
 
 func hasGC(gcs []uint32, n uint32) bool {
@@ -492,9 +637,12 @@ func (a *Analyzer) complete(r *Request) {
 	}
 	if a.slow.Len() < a.opts.Slowest {
 		heap.Push(&a.slow, *r)
+		a.slowIDs[r.ID] = struct{}{}
 	} else if d > a.slow[0].DurationNanos() {
+		delete(a.slowIDs, a.slow[0].ID)
 		a.slow[0] = *r
 		heap.Fix(&a.slow, 0)
+		a.slowIDs[r.ID] = struct{}{}
 	}
 	a.prune()
 }
@@ -550,14 +698,17 @@ func (a *Analyzer) Wait(w *analysis.Wait) {
 	if r == nil {
 		return
 	}
-	d := w.EndNanos - max(w.BeginNanos, r.StartNanos)
+	b := max(w.BeginNanos, r.StartNanos)
+	d := w.EndNanos - b
 	if d <= 0 {
 		return
 	}
 	if w.Kind == analysis.WaitLock {
 		r.LockWaitNanos += d
+		r.addSegment(SegLockWait, 0, b, w.EndNanos)
 	} else {
 		r.BlockedNanos += d
+		r.addSegment(SegBlocked, 0, b, w.EndNanos)
 	}
 }
 
@@ -592,3 +743,35 @@ func (h *slowHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Frozen is how many requests GC gc's pause has frozen so far: those it
+// hit that completed, and those open (or stopped while the runtime
+// restarts) that started before its last stop ended. endNanos is that
+// end where the analysis has not been handed the stop yet (a pause log
+// line written as the GC ends). A live pause log reads it.
+func (a *Analyzer) Frozen(gc uint32, endNanos int64) int64 {
+	for i := len(a.pauses) - 1; i >= 0; i-- {
+		if a.pauses[i].gc == gc {
+			endNanos = max(endNanos, a.pauses[i].end)
+			break
+		}
+	}
+	var n int64
+	if g := a.gcs[gc]; g != nil {
+		n = g.InFlight
+	}
+	for _, r := range a.open {
+		if r.StartNanos < endNanos {
+			n++
+		}
+	}
+	for _, r := range a.deferred {
+		if r.StartNanos < endNanos {
+			n++
+		}
+	}
+	return n
+}
+
+// Seen reports whether request events came.
+func (a *Analyzer) Seen() bool { return a.kestrel || a.requests > 0 || len(a.open) > 0 }

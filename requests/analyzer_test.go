@@ -2,6 +2,8 @@ package requests
 
 import (
 	"encoding/binary"
+	"slices"
+	"strings"
 	"testing"
 	"unicode/utf16"
 
@@ -78,6 +80,10 @@ func TestOverlap(t *testing.T) {
 		r1.SuspendedNanos != 50 || r1.LockWaitNanos != 400 || len(r1.GCs) != 2 || r1.GCs[0] != 5 || r1.GCs[1] != 6 {
 		t.Errorf("r1 %+v", r1)
 	}
+	want := []Segment{{SegLockWait, 0, 1000, 1400}, {SegGCPaused, 5, 1000, 1200}, {SegGCPaused, 6, 2000, 2100}, {SegGCPaused, 6, 2500, 2600}, {SegSuspended, 0, 2700, 2750}}
+	if !slices.Equal(r1.Segments, want) || r1.SegmentsDropped != 0 {
+		t.Errorf("r1's segments %+v, want %+v", r1.Segments, want)
+	}
 	if r2.ID != "c:2" || r2.GCPausedNanos != 200+400 || r2.LockWaitNanos != 0 || len(r2.GCs) != 2 || r2.GCs[1] != 7 {
 		t.Errorf("r2 %+v", r2)
 	}
@@ -138,5 +144,109 @@ func TestHostingAndCalls(t *testing.T) {
 	res := a.Result()
 	if res.Source != "hosting" || !res.ActivityFlow || res.HTTPUnpaired != 1 || len(a.out) != 0 || len(a.byAct) != 0 || len(a.onThread) != 0 {
 		t.Errorf("result %+v; tables %d %d %d", res, len(a.out), len(a.byAct), len(a.onThread))
+	}
+}
+
+// DiagnosticSource's forwarded event, as ASP.NET Core 10 declares it.
+var dsStop = &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Activity1Stop", EventID: 2, HasFields: true,
+	Fields: []nettrace.Field{{Name: "SourceName", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+		{Name: "EventName", Type: nettrace.FieldType{Code: nettrace.TypeString}},
+		{Name: "Arguments", Type: nettrace.FieldType{Code: nettrace.TypeArray, Elem: &nettrace.FieldType{Code: nettrace.TypeObject,
+			Fields: []nettrace.Field{{Name: "Key", Type: nettrace.FieldType{Code: nettrace.TypeString}}, {Name: "Value", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}}}}}
+
+func diagStop(ts int64, source, event string, kv ...string) *nettrace.Event {
+	b := utf16z(source, event)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(kv)/2))
+	b = append(b, utf16z(kv...)...)
+	return &nettrace.Event{Meta: dsStop, Timestamp: ts, ThreadID: 1, Payload: b}
+}
+
+// TestStatus: Hosting's HttpRequestIn.Stop comes after Kestrel's stop and
+// gives the status of the slowest requests by their request id; a request
+// it never came for has none; an event of another session's specs is
+// counted and said.
+func TestStatus(t *testing.T) {
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{Slowest: 2})
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	a.Event(diagStop(950, clrevents.DiagSourceAspNetCore, clrevents.DiagSourceRequestStop, "TraceIdentifier", "c:1", "StatusCode", "404"))
+	a.Event(kestrel(kStart, 1000, 1, "c:2", "/b"))
+	a.Event(kestrel(kStop, 1500, 1, "c:2", "/b")) // no stop of Hosting's
+	a.Event(kestrel(kStart, 2000, 1, "c:3", "/c"))
+	a.Event(kestrel(kStop, 2100, 1, "c:3", "/c")) // not among the 2 slowest
+	a.Event(diagStop(2150, clrevents.DiagSourceAspNetCore, clrevents.DiagSourceRequestStop, "TraceIdentifier", "c:3", "StatusCode", "200"))
+	a.Finish()
+	res := a.Result()
+	if len(res.Slowest) != 2 || res.Slowest[0].ID != "c:1" || res.Slowest[0].Status != 404 || res.Slowest[1].ID != "c:2" || res.Slowest[1].Status != 0 {
+		t.Fatalf("slowest %+v", res.Slowest)
+	}
+	if res.StatusStops != 2 || res.StatusForeign != 0 || len(res.Notes) != 2 ||
+		res.Notes[1] != "status unknown for 1 of the slowest requests: their HttpRequestIn.Stop did not come (the stream ended first, or DiagnosticSource's specs changed)" {
+		t.Errorf("stops %d, foreign %d, notes %q", res.StatusStops, res.StatusForeign, res.Notes)
+	}
+	// Another session's specs: its events are not clrspy's.
+	a.Event(diagStop(3000, "HttpHandlerDiagnosticListener", "System.Net.Http.HttpRequestOut.Stop", "ActivityId", "x"))
+	if res := a.Result(); res.StatusForeign != 1 || len(res.Notes) != 2 ||
+		res.Notes[1] != "status unknown where missing: Microsoft-Diagnostics-DiagnosticSource forwarded 1 events of another session's FilterAndPayloadSpecs (they are process-wide, the last session's win: another session holds it)" {
+		t.Errorf("foreign %d, notes %q", res.StatusForeign, res.Notes)
+	}
+	// No status events at all.
+	b := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	b.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	b.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	if res := b.Result(); len(res.Notes) != 2 || res.Notes[1][:15] != "status unknown:" {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// TestFrozen: as a GC ends, the requests its pause froze are the ones it
+// hit that completed and the ones still open that started before it ended.
+func TestFrozen(t *testing.T) {
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	if a.Seen() {
+		t.Error("seen before any request event")
+	}
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStart, 200, 2, "c:2", "/a"))
+	a.Event(kestrel(kStart, 300, 3, "c:3", "/a"))
+	a.Event(kestrel(kStop, 350, 3, "c:3", "/a")) // before the pause
+	a.Stopped(&analysis.Stopped{GC: 4, BeginNanos: 400, EndNanos: 500})
+	a.Event(kestrel(kStop, 600, 1, "c:1", "/a"))  // hit, completed
+	a.Event(kestrel(kStart, 700, 3, "c:4", "/a")) // after the pause
+	if n := a.Frozen(4, 0); n != 2 || !a.Seen() {
+		t.Errorf("GC 4 froze %d, want 2 (c:1 completed, c:2 open)", n)
+	}
+	// A pause not handed on yet: its end from the caller.
+	if n := a.Frozen(5, 800); n != 2 {
+		t.Errorf("GC 5 froze %d, want 2 (c:2 and c:4 open)", n)
+	}
+}
+
+// TestStatusTakenOver: DiagnosticSource writes Version at each session's
+// command, then a Message per spec it enables: clrspy's three do not
+// count; a later set that is not them (here one of clrspy's names alone,
+// as another tool's specs were seen to give) says another session
+// replaced clrspy's specs.
+func TestStatusTakenOver(t *testing.T) {
+	msg := &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Message", EventID: 1, HasFields: true,
+		Fields: []nettrace.Field{{Name: "Message", Type: nettrace.FieldType{Code: nettrace.TypeString}}}}
+	version := &nettrace.Metadata{Provider: clrevents.ProviderDiagSource, EventName: "Version", EventID: 14, HasFields: true}
+	a := New(&nettrace.Header{QPCFrequency: 1e9}, Options{})
+	a.Event(&nettrace.Event{Meta: version, Timestamp: 9})
+	for _, s := range []string{"HttpRequestIn.Stop", "HttpRequestIn.Start", "HttpRequestIn"} {
+		a.Event(&nettrace.Event{Meta: msg, Timestamp: 10, Payload: utf16z("DiagnosticSource: Enabling 'Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting." + s + "'")})
+	}
+	a.Event(&nettrace.Event{Meta: msg, Timestamp: 11, Payload: utf16z("DiagnosticSource: suppressing implicit transforms.")})
+	a.Event(kestrel(kStart, 100, 1, "c:1", "/a"))
+	a.Event(kestrel(kStop, 900, 1, "c:1", "/a"))
+	if res := a.Result(); res.StatusTakenOver != 0 {
+		t.Errorf("clrspy's own spec counted: %d", res.StatusTakenOver)
+	}
+	// Another session's command: one of clrspy's names, not all of them.
+	a.Event(&nettrace.Event{Meta: version, Timestamp: 1000})
+	a.Event(&nettrace.Event{Meta: msg, Timestamp: 1001, Payload: utf16z("DiagnosticSource: Enabling 'Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Start'")})
+	res := a.Result()
+	if res.StatusTakenOver != 1 || len(res.Notes) != 2 || !strings.HasPrefix(res.Notes[1], "status unknown from then on: another session enabled Microsoft-Diagnostics-DiagnosticSource with specs of its own (1 times)") {
+		t.Errorf("taken over %d, notes %q", res.StatusTakenOver, res.Notes)
 	}
 }

@@ -37,6 +37,14 @@ type Result struct {
 	HTTPUntimed, HTTPUnpaired int64
 	// Open are the oldest requests still open at the end (EndNanos 0).
 	Open []Request
+	// StatusStops counts the HttpRequestIn.Stop events that gave a
+	// status; StatusForeign the events DiagnosticSource forwarded for
+	// another session's specs (process-wide: the last session's win).
+	StatusStops, StatusForeign int64
+	// StatusTakenOver counts the times DiagnosticSource was (re)enabled
+	// with specs that are not clrspy's (its Version, then a Message per
+	// spec): another session's replaced clrspy's from then on.
+	StatusTakenOver int64
 	// GCsDropped counts GCs beyond MaxGCs whose damage was not kept.
 	GCsDropped int64
 	Notes      []string
@@ -83,6 +91,7 @@ func (a *Analyzer) Result() *Result {
 	res := &Result{Requests: a.requests, HitByGC: a.hitByGC, TotalNanos: a.totalNanos, PausedNanos: a.pausedNano,
 		ActivityFlow: a.flow, StopsWithoutStart: a.stopsNoStart, OpenAtEnd: a.openAtEnd, Dropped: a.dropped,
 		HTTPUntimed: a.httpUntimed, HTTPUnpaired: a.httpUnpaired, GCsDropped: a.gcsDropped,
+		StatusStops: a.statusStops, StatusForeign: a.statusForeign, StatusTakenOver: a.statusTakenOver + a.specsForeign(),
 		Routes: []RouteStats{}, Slowest: []Request{}, GCs: []GCDamage{}, Notes: []string{}}
 	switch {
 	case a.kestrel:
@@ -114,6 +123,25 @@ func (a *Analyzer) Result() *Result {
 	}
 	if !res.ActivityFlow && res.Requests > 0 {
 		res.Notes = append(res.Notes, "no activity ids (TplEventSource flow off): threads are attributed to the request that last started on them, outgoing calls are counted, not timed")
+	}
+	switch {
+	case res.Requests == 0:
+	case res.StatusTakenOver > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("status unknown from then on: another session enabled Microsoft-Diagnostics-DiagnosticSource with specs of its own (%d times), which replaced clrspy's (they are process-wide, the last session's win: another session holds it)", res.StatusTakenOver))
+	case res.StatusForeign > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("status unknown where missing: Microsoft-Diagnostics-DiagnosticSource forwarded %d events of another session's FilterAndPayloadSpecs (they are process-wide, the last session's win: another session holds it)", res.StatusForeign))
+	case res.StatusStops == 0:
+		res.Notes = append(res.Notes, "status unknown: no HttpRequestIn.Stop came through Microsoft-Diagnostics-DiagnosticSource (the session did not ask for it, or another session's FilterAndPayloadSpecs replaced clrspy's: they are process-wide, the last session's win)")
+	default:
+		unknown := 0
+		for i := range res.Slowest {
+			if res.Slowest[i].Status == 0 {
+				unknown++
+			}
+		}
+		if unknown > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("status unknown for %d of the slowest requests: their HttpRequestIn.Stop did not come (the stream ended first, or DiagnosticSource's specs changed)", unknown))
+		}
 	}
 	if res.OpenAtEnd > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d requests were still open when the stream ended (not counted)", res.OpenAtEnd))

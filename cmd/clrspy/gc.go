@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/ipc"
@@ -30,6 +31,7 @@ type gcOptions struct {
 	asCSV       bool
 	out         string
 	sample      bool
+	requests    bool
 	failOver    time.Duration
 	trigger     triggerFlags
 }
@@ -37,13 +39,19 @@ type gcOptions struct {
 // gcSet: the pause analysis, which reads the GC and suspension events
 // (the GC keyword, informational); a file's requests (withRequests) hear
 // of its suspensions (analysis.Stopped), for the requests each pause hit
-// (clrspy requests has the rest).
-func gcSet(o gcpause.Options, withRequests bool) (*analysis.Set, *analysis.Ref[*gcpause.Analyzer], *analysis.Ref[*requests.Analyzer]) {
+// (clrspy requests has the rest); a live session's (liveRequests) asks
+// for Kestrel's request events too (informational), for the requests each
+// pause froze in its log.
+func gcSet(o gcpause.Options, withRequests, liveRequests bool) (*analysis.Set, *analysis.Ref[*gcpause.Analyzer], *analysis.Ref[*requests.Analyzer]) {
 	s := analysis.NewSet()
 	gc := gcpause.In(s, o)
 	var reqs *analysis.Ref[*requests.Analyzer]
-	if withRequests {
-		reqs = analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: wants()}, func(h *nettrace.Header) *requests.Analyzer {
+	if withRequests || liveRequests {
+		var ps []ipc.Provider
+		if liveRequests {
+			ps = []ipc.Provider{{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational}}
+		}
+		reqs = analysis.Add(s, analysis.Spec{Name: "requests", Keep: requests.Wants, Enable: wants(), Providers: ps}, func(h *nettrace.Header) *requests.Analyzer {
 			return requests.New(h, requests.Options{Slowest: 1})
 		})
 	}
@@ -81,7 +89,9 @@ The gen column reads 0N, 1N, 2B, 2F...: the generation collected, then N
 non-concurrent (blocking), B background or F foreground; I marks an induced
 GC (GC.Collect), i an induced one the runtime was free to skip. A trace file
 with ASP.NET Core request events (clrspy record --profile requests) adds the
-requests each of the longest pauses hit (clrspy requests has the rest).`,
+requests each of the longest pauses hit (clrspy requests has the rest); so does a
+live session with --requests (Kestrel's request events), and each pause's log
+line then says how many requests it froze (requests_frozen).`,
 		Example: `  clrspy gc app.nettrace
   clrspy gc --pid 1234 --duration 1m --warn 50ms
   clrspy gc --json -o gc.json -- dotnet app.dll
@@ -99,6 +109,7 @@ requests each of the longest pauses hit (clrspy requests has the rest).`,
 	f.BoolVar(&o.asJSON, "json", false, "report as one JSON document")
 	f.BoolVar(&o.asCSV, "csv", false, "report as CSV, one row per GC (PerfView's columns)")
 	f.StringVarP(&o.out, "output", "o", "", "write the report to this file instead of stdout")
+	f.BoolVar(&o.requests, "requests", false, "live sessions: ask for Kestrel's request events; each pause's log line says how many requests it froze")
 	f.BoolVar(&o.sample, "sample", false, "also run the sample profiler in a live session (its suspensions are accounted separately)")
 	f.DurationVar(&o.failOver, "fail-on-pause-over", 0, "exit with status 3 when any GC pause is longer than this")
 	addGCTriggerFlags(c, &o.trigger)
@@ -112,6 +123,9 @@ requests each of the longest pauses hit (clrspy requests has the rest).`,
 		if _, err := report.ParseLevel(o.level); err != nil {
 			return err
 		}
+		if o.requests && !t.live(cmd) {
+			return fmt.Errorf("--requests applies to live sessions: a trace file's request events are read when it has them")
+		}
 		if err := o.trigger.check(t.live(cmd)); err != nil {
 			return err
 		}
@@ -120,20 +134,35 @@ requests each of the longest pauses hit (clrspy requests has the rest).`,
 	return c
 }
 
-func (o *gcOptions) pauseLog() *report.PauseLog {
+func (o *gcOptions) pauseLog(reqs **analysis.Ref[*requests.Analyzer]) *report.PauseLog {
 	lvl, _ := report.ParseLevel(o.level)
 	return report.NewPauseLog(os.Stderr, report.PauseLogOptions{
 		Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Level: lvl, JSON: o.logJSON,
-		Color: !o.logJSON && isTerminal(os.Stderr) && os.Getenv("NO_COLOR") == "",
+		Color:          !o.logJSON && isTerminal(os.Stderr) && os.Getenv("NO_COLOR") == "",
+		RequestsFrozen: func(g *gcpause.GC) (int64, bool) { return requestsFrozen(*reqs, g) },
 	})
+}
+
+// requestsFrozen is how many requests g's pause froze, once request
+// events came (the pause log's requests_frozen).
+func requestsFrozen(r *analysis.Ref[*requests.Analyzer], g *gcpause.GC) (int64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	a := r.Get()
+	if a == nil || !a.Seen() {
+		return 0, false
+	}
+	return a.Frozen(g.Number, g.PauseStartNanos+g.PauseNanos), true
 }
 
 func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) error {
 	live := t.live(cmd)
 	var overMax *gcpause.GC // the first pause over --fail-on-pause-over
 	var log *report.PauseLog
+	var reqs *analysis.Ref[*requests.Analyzer]
 	if live || o.log {
-		log = o.pauseLog()
+		log = o.pauseLog(&reqs)
 	}
 	var trig *flightrec.PauseTrigger
 	opts := gcpause.Options{
@@ -159,7 +188,8 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 	}
 	rows := report.NewGCRows(&opts, live, o.asJSON || o.asCSV, o.asCSV)
 	defer rows.Close()
-	set, a, reqs := gcSet(opts, !live)
+	set, a, reqs0 := gcSet(opts, !live, live && o.requests)
+	reqs = reqs0
 	// The analysis reads GC events (and a file's request events, for the
 	// requests each pause hit) only: a file's reader may skip the rest,
 	// but for a trigger (its ring records every event).

@@ -174,7 +174,7 @@ func providersOf[T any](s *analysis.Set, _ T) []ipc.Provider { return s.Provider
 
 // gcSetProviders is the gc command's providers (for a live target).
 func gcSetProviders(sample bool) []ipc.Provider {
-	s, _, _ := gcSet(gcpause.Options{}, false)
+	s, _, _ := gcSet(gcpause.Options{}, false, false)
 	if sample {
 		return append(s.Providers(), ipc.SampleProfiler)
 	}

@@ -25,14 +25,20 @@ func init() {
 
 // requestsSet: the request analysis, which reads the request events of
 // Kestrel, Hosting and HttpClient (informational, no stacks), the task
-// library's activity flow (noFlow: off) and the runtime's exception
+// library's activity flow (noFlow: off), the response status through
+// DiagnosticSource (noStatus: off) and the runtime's exception
 // events, after the pause analysis, which hands it every suspension, and
 // the lock analysis, which hands it every wait (contention events).
-func requestsSet(noFlow bool, slowest int) (*analysis.Set, *analysis.Ref[*requests.Analyzer]) {
+func requestsSet(noFlow, noStatus bool, slowest int) (*analysis.Set, *analysis.Ref[*requests.Analyzer]) {
 	ps := []ipc.Provider{
 		{Name: clrevents.ProviderKestrel, Level: 4},
 		{Name: clrevents.ProviderHosting, Level: 4},
 		{Name: clrevents.ProviderHTTP, Level: 4}}
+	if !noStatus {
+		// The response status: Hosting's HttpRequestIn.Stop, forwarded
+		// with its request id and status (the specs are process-wide).
+		ps = append(ps, ipc.Provider{Name: clrevents.ProviderDiagSource, Keywords: clrevents.KeywordsDiagSource, Level: 5, Args: clrevents.DiagSourceArgs})
+	}
 	if !noFlow {
 		ps = append(ps, ipc.Provider{Name: clrevents.ProviderTPL, Keywords: clrevents.KeywordTasksFlowActivityIds, Level: 4})
 	}
@@ -51,12 +57,12 @@ func requestsSet(noFlow bool, slowest int) (*analysis.Set, *analysis.Ref[*reques
 // requestsProviders is the requests command's session (the requests
 // profile's).
 func requestsProviders(noFlow bool) []ipc.Provider {
-	s, _ := requestsSet(noFlow, 0)
+	s, _ := requestsSet(noFlow, false, 0)
 	return s.Providers()
 }
 
 func newRequestsCmd() *cobra.Command {
-	var asJSON, noFlow bool
+	var asJSON, noFlow, noStatus bool
 	var out string
 	var slowest int
 	c := &cobra.Command{
@@ -80,6 +86,13 @@ their request; --no-flow leaves it off (cheaper for the target: threads are
 then attributed to the request that last started on them and outgoing calls
 are counted, not timed). The request events are taken without stacks.
 
+The response status comes from Hosting's HttpRequestIn.Stop, which
+Microsoft-Diagnostics-DiagnosticSource forwards with the specs clrspy gives it.
+Those specs are process-wide: the last session to enable the provider sets them
+for every session, so clrspy's replace another tool's (dotnet-monitor's, say)
+and another's replace clrspy's (the report then says the status is unknown).
+--no-status leaves DiagnosticSource alone.
+
 Output: text (default) or --json (contract: docs/requests.md).`,
 		Example: `  clrspy requests --pid 1234 --duration 30s
   clrspy requests --json app.nettrace | jq '.routes[] | {route, p99_ms, hit_by_pause}'
@@ -92,6 +105,7 @@ Output: text (default) or --json (contract: docs/requests.md).`,
 	f.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
 	f.IntVar(&slowest, "slowest", requests.DefaultSlowest, "how many of the slowest requests to show whole")
 	f.BoolVar(&noFlow, "no-flow", false, "live sessions: leave the task library's activity flow off (outgoing calls are then not timed)")
+	f.BoolVar(&noStatus, "no-status", false, "live sessions: leave Microsoft-Diagnostics-DiagnosticSource alone (its specs are process-wide); statuses are then unknown")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if slowest < 1 {
 			return fmt.Errorf("--slowest %d: want 1 or more", slowest)
@@ -99,13 +113,16 @@ Output: text (default) or --json (contract: docs/requests.md).`,
 		if noFlow && !t.live(cmd) {
 			return fmt.Errorf("--no-flow applies to live sessions: a trace file's events already carry activity ids or not")
 		}
-		return runRequests(cmd, t, args, asJSON, out, slowest, noFlow)
+		if noStatus && !t.live(cmd) {
+			return fmt.Errorf("--no-status applies to live sessions: a trace file's events carry the status or not")
+		}
+		return runRequests(cmd, t, args, asJSON, out, slowest, noFlow, noStatus)
 	}
 	return c
 }
 
-func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow bool) error {
-	set, ra := requestsSet(noFlow, slowest)
+func runRequests(cmd *cobra.Command, t *targetFlags, args []string, asJSON bool, out string, slowest int, noFlow, noStatus bool) error {
+	set, ra := requestsSet(noFlow, noStatus, slowest)
 	r, err := runSet(cmd, t, args, set, setRun{keep: true, edit: func(s *source.Spec) { s.NoStackwalk = true }})
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ type requestsDoc struct {
 	Slowest []struct {
 		ID           string   `json:"id"`
 		Path         string   `json:"path"`
+		Status       *int     `json:"status"`
 		DurationMs   float64  `json:"duration_ms"`
 		GCPausedMs   float64  `json:"gc_paused_ms"`
 		LockWaitMs   float64  `json:"lock_wait_ms"`
@@ -50,6 +51,7 @@ type requestsDoc struct {
 		PauseMs  float64 `json:"pause_ms"`
 		InFlight int64   `json:"in_flight"`
 	} `json:"pauses"`
+	Notes []string `json:"notes"`
 }
 
 // ownRequest is one row of the ASP.NET Core workload's work.requests: what
@@ -129,11 +131,11 @@ func TestRequestsLive(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "requests.json")
 	script := filepath.Join(dir, "routes.lua")
-	if err := os.WriteFile(script, []byte(`local paths = {"/alloc/1", "/lock/2", "/call/3"}
+	if err := os.WriteFile(script, []byte(`local paths = {"/alloc/1", "/lock/2", "/call/3", "/alloc/4", "/lock/5", "/call/6", "/nope/7"}
 local i = 0
 request = function()
   i = i + 1
-  return wrk.format("GET", paths[(i % 3) + 1])
+  return wrk.format("GET", paths[(i % 7) + 1])
 end
 `), 0o644); err != nil {
 		t.Fatal(err)
@@ -218,6 +220,13 @@ end
 	}
 	own, counts := ownRequests(t, wl)
 	checkRequests(t, &d, own, counts)
+	// The recording session gave DiagnosticSource the same specs: nothing
+	// was taken over.
+	for _, n := range d.Notes {
+		if strings.HasPrefix(n, "status unknown") {
+			t.Errorf("note %q: the second session's specs are clrspy's own", n)
+		}
+	}
 	t.Logf("wrk: %s", strings.Join(strings.Fields(string(load)), " "))
 
 	fileOut, _, err := runCaptured(t, "requests", "--json", "--slowest", "1000000", trace)
@@ -283,7 +292,7 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 	if len(d.Routes) != len(counts) {
 		t.Errorf("%d routes, the workload has %d: %v", len(d.Routes), len(counts), counts)
 	}
-	var ownHit, bothHit, gapHit, short int
+	var ownHit, bothHit, gapHit, short, notFound int
 	var rel []float64
 	var httpOwn, httpGot, lockOwn, lockGot float64
 	for _, r := range d.Slowest {
@@ -294,6 +303,13 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 		}
 		if o.Path != r.Path {
 			t.Errorf("request %s: path %s, the workload's %s", r.ID, r.Path, o.Path)
+		}
+		// The status comes from Hosting's HttpRequestIn.Stop through
+		// DiagnosticSource, after Kestrel's stop: every request has it.
+		if r.Status == nil || *r.Status != o.Status {
+			t.Errorf("request %s (%s): status %v, the workload's %d", r.ID, r.Path, r.Status, o.Status)
+		} else if *r.Status == 404 {
+			notFound++
 		}
 		if r.DurationMs < o.DurationMs-0.05 {
 			t.Errorf("request %s: %.3f ms, shorter than the middleware's %.3f ms inside it", r.ID, r.DurationMs, o.DurationMs)
@@ -330,6 +346,9 @@ func checkRequests(t *testing.T, d *requestsDoc, own map[string]ownRequest, coun
 	}
 	if ownHit == 0 {
 		t.Fatal("the workload saw no request paused: the test proves nothing")
+	}
+	if int64(notFound) != counts["nope"] || notFound == 0 {
+		t.Errorf("%d requests with status 404, the workload served %d of /nope/", notFound, counts["nope"])
 	}
 	if short > max(2, ownHit/50) {
 		t.Errorf("%d of the %d requests the workload saw paused have less pause in clrspy", short, ownHit)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,7 @@ func TestRequestsBadInput(t *testing.T) {
 	}{
 		{[]string{"requests", "--slowest", "0", "x.nettrace"}, "--slowest 0: want 1 or more"},
 		{[]string{"requests", "--no-flow", "x.nettrace"}, "--no-flow applies to live sessions"},
+		{[]string{"requests", "--no-status", "x.nettrace"}, "--no-status applies to live sessions"},
 		{[]string{"requests", "/nonexistent/x.nettrace"}, "no such file"},
 	} {
 		_, _, err := runCaptured(t, c.args...)
@@ -118,5 +120,62 @@ func TestGCRequestsHit(t *testing.T) {
 		if err != nil || strings.Contains(string(stdout), "requests_hit") || strings.Contains(string(stdout), "RequestsHit") {
 			t.Errorf("%v: %v", args, err)
 		}
+	}
+}
+
+// TestRequestsSession: the requests session forwards Hosting's request
+// stop through DiagnosticSource with clrspy's specs (quoted: they hold
+// ';'), and --no-status leaves the provider out.
+func TestRequestsSession(t *testing.T) {
+	find := func(noStatus bool) string {
+		s, _ := requestsSet(false, noStatus, 1)
+		for _, p := range s.Providers() {
+			if p.Name == "Microsoft-Diagnostics-DiagnosticSource" {
+				return fmt.Sprintf("%#x/%d/%s", p.Keywords, p.Level, p.Args)
+			}
+		}
+		return ""
+	}
+	want := "0x3/5/FilterAndPayloadSpecs=\"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn:-\n" +
+		"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Start:-\n" +
+		"Microsoft.AspNetCore/Microsoft.AspNetCore.Hosting.HttpRequestIn.Stop@Activity1Stop:-TraceIdentifier;Response.StatusCode\""
+	if got := find(false); got != want {
+		t.Errorf("DiagnosticSource %q, want %q", got, want)
+	}
+	if got := find(true); got != "" {
+		t.Errorf("--no-status: DiagnosticSource %q", got)
+	}
+}
+
+// TestGCLogRequestsFrozen: `clrspy gc --log` on the requests fixture: each
+// pause's log line after the first request says how many requests it
+// froze, the requests_hit of its row (GCs 10 to 18 of the fixture: 1, 3,
+// 3, 3, 2, 5, 4, 0, 0); the two GCs before any request event have none;
+// --requests is for live sessions.
+func TestGCLogRequestsFrozen(t *testing.T) {
+	path := gunzipTrace(t, "requests.nettrace.gz", t.TempDir(), 0)
+	_, stderr, err := runCaptured(t, "gc", "--log", "--log-json", "--level", "debug", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(stderr)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["msg"] != "GC pause" {
+			continue
+		}
+		n, ok := m["requests_frozen"].(float64)
+		if !ok {
+			got = append(got, fmt.Sprintf("%v:-", m["gc"]))
+		} else {
+			got = append(got, fmt.Sprintf("%v:%v", m["gc"], n))
+		}
+	}
+	if want := "8:- 9:- 10:1 11:3 12:3 13:3 14:2 15:5 16:4 17:0 18:0"; strings.Join(got, " ") != want {
+		t.Errorf("log lines %q, want %q", strings.Join(got, " "), want)
+	}
+	_, _, err = runCaptured(t, "gc", "--requests", path)
+	if err == nil || !strings.Contains(err.Error(), "--requests applies to live sessions") {
+		t.Errorf("gc --requests FILE: %v", err)
 	}
 }

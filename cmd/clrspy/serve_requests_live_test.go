@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +26,9 @@ import (
 // among clrspy_requests_hit_by_gc_total (less 2 %, as TestRequestsLive
 // explains: a request can start inside a suspension before the runtime's
 // clock read) and the paused time at least 90 % of the workload's own
-// GC.GetTotalPauseDuration deltas, less 0.2 ms per request so hit.
+// GC.GetTotalPauseDuration deltas, less 0.2 ms per request so hit; and
+// serve's pause log says how many requests each GC froze, and its /triage
+// over two seconds of the load has the requests finding.
 func TestServeRequests(t *testing.T) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -65,11 +69,36 @@ end
 		}
 	}
 	pid := app.Process.Pid
-	s := startServe(t, "--pid", strconv.Itoa(pid), "--level", "none")
+	s := startServe(t, "--pid", strconv.Itoa(pid), "--level", "debug", "--log-json")
 	s.waitState(t, pid, "running", 30*time.Second)
+	// serve's /triage over two seconds of the load: the requests finding
+	// of clrspy triage, from the always-on session's request events.
+	triaged := make(chan []byte, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		triaged <- httpGet(t, "http://"+s.addr+"/triage?pid="+strconv.Itoa(pid)+"&seconds=2")
+	}()
 	load, err := exec.Command(wrk, "-t2", "-c8", "-d3s", "-s", script, url).CombinedOutput()
 	if err != nil {
 		t.Fatalf("wrk: %v\n%s", err, load)
+	}
+	var tr triageDoc
+	if err := json.Unmarshal(<-triaged, &tr); err != nil {
+		t.Fatalf("/triage: %v", err)
+	}
+	if q := tr.Facts.Requests; q == nil || q.Requests < 100 || q.HitByGC == 0 || q.HitPct < 1 {
+		t.Errorf("/triage's request facts %+v: want 100 requests or more, 1 %% or more hit by a GC", q)
+	} else {
+		found := false
+		for _, f := range tr.Findings {
+			if f.Rule == "gc.requests_hit_pct" && strings.HasPrefix(f.Title, fmt.Sprintf("GC pauses hit %.1f%% of requests (%d of %d;", q.HitPct, q.HitByGC, q.Requests)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("/triage has no gc.requests_hit_pct finding for %d of %d requests hit: %+v", q.HitByGC, q.Requests, tr.Findings)
+		}
+		t.Logf("/triage: %d requests, %d hit (%.1f %%)", q.Requests, q.HitByGC, q.HitPct)
 	}
 	// The requests wrk abandoned are still served (TestRequestsLive).
 	time.Sleep(2 * time.Second)
@@ -126,6 +155,27 @@ end
 		t.Errorf("clrspy_request_gc_paused_seconds_total %.4f s, the workload's own deltas %.4f s", paused, ownPaused)
 	}
 	t.Logf("%d requests (%d routes), %d hit by a GC (the workload: %d), paused %.1f ms (the workload's deltas %.1f ms)", total, len(series), hit, ownHit, paused*1e3, ownPaused*1e3)
+
+	// The pause log: each GC's line says how many requests it froze; a
+	// request two GCs hit counts in both lines, so they add up to at least
+	// the requests hit.
+	var lines, with int
+	var frozen int64
+	for _, l := range strings.Split(s.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["msg"] != "GC pause" {
+			continue
+		}
+		lines++
+		if n, ok := m["requests_frozen"].(float64); ok {
+			with++
+			frozen += int64(n)
+		}
+	}
+	t.Logf("%d GC pause lines, %d with requests_frozen, %d requests frozen in all", lines, with, frozen)
+	if with < 5 || with < lines-2 || frozen < hit {
+		t.Errorf("%d of %d GC pause lines say the requests frozen, %d in all; %d requests hit", with, lines, frozen, hit)
+	}
 }
 
 type routeSeries struct {

@@ -29,6 +29,7 @@ type topOptions struct {
 	locks, cpu              bool
 	exceptions              bool
 	threadPool              bool
+	requests                bool
 	programOutput           string
 	snapshotEvery           time.Duration
 	out                     string
@@ -58,8 +59,8 @@ exceptions thrown most with their throw sites with --exceptions; with
 episodes (the t panel) and a banner while the pool starves.
 
 Keys: q quit (the session stops cleanly, the target keeps running), space
-freeze/unfreeze the display (collection goes on), g/l/c/x the GC table, locks,
-methods or exceptions, s the GC table's sort (time, pause, generation), / filter it by a
+freeze/unfreeze the display (collection goes on), g/l/c/x/r the GC table, locks,
+methods, exceptions or requests, s the GC table's sort (time, pause, generation), / filter it by a
 generation or a reason, ? help.
 
 A program started with -- gets no terminal: its output goes to
@@ -82,6 +83,7 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	f.BoolVar(&o.locks, "locks", false, "also collect lock contention (the l panel)")
 	f.BoolVar(&o.exceptions, "exceptions", false, "also count every exception with its stack (the x panel: the types thrown most and their throw sites; costly at thousands a second, docs/PERFORMANCE.md)")
 	f.BoolVar(&o.threadPool, "threadpool", false, "also follow the thread pool (the t panel: threads, queue, injections, starvation; a banner while it starves)")
+	f.BoolVar(&o.requests, "requests", false, "also follow ASP.NET Core's requests (Kestrel's events: the r panel: per route count, latency, the requests GC pauses hit)")
 	f.BoolVar(&o.cpu, "cpu", false, "also run the sample profiler clrspy profile uses (the c panel: top methods)")
 	f.StringVar(&o.programOutput, "program-output", "", "write a program started with -- its stdout and stderr to this file (default: discarded)")
 	f.DurationVar(&o.snapshotEvery, "snapshot-every", 0, "append the screen's data to -o FILE as a JSON line this often")
@@ -132,7 +134,7 @@ func openLive(path string, flag int) (*os.File, error) {
 }
 
 func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
-	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool}
+	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool, Requests: o.requests}
 	spec, err := t.spec(cmd, args, monitor.Providers(&mopts))
 	if err != nil {
 		return err
@@ -219,7 +221,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	}
 	cfg := top.Options{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
-		View: tui.Options{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool,
+		View: tui.Options{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool, Requests: o.requests,
 			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
 	}
 	if snaps != nil {

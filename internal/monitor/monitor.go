@@ -541,3 +541,13 @@ func (m *Monitor) Finish() {
 		m.req.Finish()
 	}
 }
+
+// RequestsFrozen is how many requests g's pause froze (requests.Analyzer
+// .Frozen; ok false without Options.Requests or before a request event).
+// Call it from OnGC: on the goroutine that feeds Event, unlocked.
+func (m *Monitor) RequestsFrozen(g *gcpause.GC) (int64, bool) {
+	if m.req == nil || !m.req.Seen() {
+		return 0, false
+	}
+	return m.req.Frozen(g.Number, g.PauseStartNanos+g.PauseNanos), true
+}

@@ -254,9 +254,13 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	d := t.d
 	hist := metrics.NewGCHistograms()
 	var plog *report.PauseLog
+	var m *monitor.Monitor
 	if d.cfg.PauseLog != nil {
 		o := *d.cfg.PauseLog
 		o.Attrs = append(append([]slog.Attr(nil), o.Attrs...), slog.String("pid", t.pidLabel), slog.String("process", t.name))
+		// Each line says how many requests the pause froze (OnGC runs on
+		// the goroutine that feeds m, after New).
+		o.RequestsFrozen = func(g *gcpause.GC) (int64, bool) { return m.RequestsFrozen(g) }
 		plog = report.NewPauseLog(d.out, o)
 	}
 	tp := &tap{}
@@ -305,7 +309,7 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 	if obs != nil {
 		obs.Prepare(id, opts)
 	}
-	m := monitor.New(st.Header(), *opts)
+	m = monitor.New(st.Header(), *opts)
 	d.mu.Lock()
 	t.mon, t.hist, t.up, t.stream, t.tap, t.ctrSID = m, hist, true, st, tp, opts.Counters.SessionID
 	t.state, t.lastErr = "running", ""

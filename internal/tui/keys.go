@@ -13,6 +13,8 @@ type KeyMap struct {
 	// ThreadPool (t) shows the thread-pool panel (--threadpool); it is
 	// in the help text, not the footer.
 	ThreadPool key.Binding
+	// Requests (r) shows the requests panel (--requests).
+	Requests key.Binding
 }
 
 // DefaultKeyMap: q quit, space freeze, g/l/c panels, s sort, / filter,
@@ -30,6 +32,7 @@ func DefaultKeyMap() KeyMap {
 
 		Exceptions: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "exceptions")),
 		ThreadPool: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "thread pool")),
+		Requests:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "requests")),
 	}
 }
 
@@ -40,7 +43,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the help screen's columns (help.KeyMap).
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Quit, k.Freeze, k.Help}, {k.GCs, k.Locks, k.CPU, k.Exceptions}, {k.Sort, k.Filter}}
+	return [][]key.Binding{{k.Quit, k.Freeze, k.Help}, {k.GCs, k.Locks, k.CPU, k.Exceptions, k.Requests}, {k.Sort, k.Filter}}
 }
 
 // matches reports whether k is one of b's keys. The space bar arrives as

@@ -29,6 +29,9 @@ type Options struct {
 	// ThreadPool says the session follows the thread pool (the t panel
 	// and the starvation banner).
 	ThreadPool bool
+	// Requests says the session follows ASP.NET Core's requests (the r
+	// panel).
+	Requests bool
 	// Refresh is the time between two Update calls: the timeline's period
 	// (0: 1 s).
 	Refresh time.Duration
@@ -70,6 +73,7 @@ const (
 	PanelCPU
 	PanelExceptions
 	PanelThreadPool
+	PanelRequests
 )
 
 func (p Panel) String() string {
@@ -82,6 +86,8 @@ func (p Panel) String() string {
 		return "exceptions"
 	case PanelThreadPool:
 		return "threadpool"
+	case PanelRequests:
+		return "requests"
 	}
 	return "gcs"
 }
@@ -257,6 +263,8 @@ func (m *Model) HandleKey(k tea.KeyMsg) (quit bool) {
 		m.panel = PanelExceptions
 	case matches(k, m.keys.ThreadPool):
 		m.panel = PanelThreadPool
+	case matches(k, m.keys.Requests):
+		m.panel = PanelRequests
 	case matches(k, m.keys.Sort):
 		m.sort = (m.sort + 1) % 3
 	case matches(k, m.keys.Filter):

@@ -265,6 +265,8 @@ func (m *Model) panelLines(sc *Screen, W, h int) []string {
 		lines = m.exceptionsPanel(sc, W, h)
 	case PanelThreadPool:
 		lines = m.threadPoolPanel(sc, W, h)
+	case PanelRequests:
+		lines = m.requestsPanel(sc, W, h)
 	default:
 		lines = m.gcTable(sc, W, h)
 	}

@@ -77,6 +77,8 @@ type Screen struct {
 
 	// ThreadPool is set when the session follows the pool (--threadpool).
 	ThreadPool *monitor.ThreadPoolSummary `json:"thread_pool,omitempty"`
+	// Requests is set when the session follows requests (--requests).
+	Requests *RequestsPanel `json:"requests,omitempty"`
 
 	// rows before the cut to the terminal's height.
 	allRows []*Row
@@ -344,6 +346,9 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 	if m.cfg.Exceptions && s.Exceptions != nil {
 		e := *s.Exceptions
 		sc.Exceptions = &e
+	}
+	if m.cfg.Requests {
+		sc.Requests = requestsPanelOf(s.Requests)
 	}
 	sc.Counters = buildCounters(s.Counters)
 	return sc

@@ -174,10 +174,10 @@ func lockTable(l *report.PageLocks) string {
 	return string(b)
 }
 
-// TestLiveSectionsEqualFile: the thread-pool and exceptions fixtures
+// TestLiveSectionsEqualFile: the thread-pool, exceptions and requests fixtures
 // streamed to a page over the websocket (a page that subscribed before the
 // stream was read, applying each section as updates replace it) end with
-// the same thread-pool and exceptions sections as the file's page of the
+// the same thread-pool, exceptions and requests sections as the file's page of the
 // same trace: the live page builds them from the monitor's analyses with
 // the file page's functions. Each section is sent only when it changed.
 // The trace is read slowly (16 KB every 5 ms, ~0.3 s) so that sections
@@ -185,7 +185,7 @@ func lockTable(l *report.PageLocks) string {
 // machine's load, so only the end state and "never resent unchanged" are
 // asserted.
 func TestLiveSectionsEqualFile(t *testing.T) {
-	for _, name := range []string{"threadpool.nettrace.gz", "exceptions.nettrace.gz"} {
+	for _, name := range []string{"threadpool.nettrace.gz", "exceptions.nettrace.gz", "requests.nettrace.gz"} {
 		t.Run(name, func(t *testing.T) {
 			f, err := os.Open(tracetest.Path(t, name))
 			if err != nil {
@@ -209,10 +209,10 @@ func TestLiveSectionsEqualFile(t *testing.T) {
 			if first.Type != "snapshot" || first.Page == nil {
 				t.Fatalf("first message %q", first.Type)
 			}
-			tp, exc := first.Page.ThreadPool, first.Page.Exceptions
+			tp, exc, req := first.Page.ThreadPool, first.Page.Exceptions, first.Page.Requests
 			done := make(chan error, 1)
 			go func() { _, err := hub.Run(); done <- err }()
-			var tpSent, excSent []string
+			var tpSent, excSent, reqSent []string
 			updates := 0
 			for {
 				m, ok := read(t, c)
@@ -228,12 +228,16 @@ func TestLiveSectionsEqualFile(t *testing.T) {
 					exc = m.Exceptions
 					excSent = append(excSent, section(m.Exceptions))
 				}
+				if m.Requests != nil {
+					req = m.Requests
+					reqSent = append(reqSent, section(m.Requests))
+				}
 			}
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
 			off := offline(t, name)
-			t.Logf("%d updates; the thread pool sent in %d, the exceptions in %d", updates, len(tpSent), len(excSent))
+			t.Logf("%d updates; the thread pool sent in %d, the exceptions in %d, the requests in %d", updates, len(tpSent), len(excSent), len(reqSent))
 			if got, want := section(tp), section(off.ThreadPool); got != want {
 				t.Errorf("thread pool:\nlive %s\nfile %s", got, want)
 			}
@@ -246,7 +250,10 @@ func TestLiveSectionsEqualFile(t *testing.T) {
 			if got, want := section(hub.Page().Exceptions), section(off.Exceptions); got != want {
 				t.Errorf("final page's exceptions:\nlive %s\nfile %s", got, want)
 			}
-			for what, sent := range map[string][]string{"thread pool": tpSent, "exceptions": excSent} {
+			if got, want := section(req), section(off.Requests); got != want {
+				t.Errorf("requests:\nlive %s\nfile %s", got, want)
+			}
+			for what, sent := range map[string][]string{"thread pool": tpSent, "exceptions": excSent, "requests": reqSent} {
 				for i := 1; i < len(sent); i++ {
 					if sent[i] == sent[i-1] {
 						t.Errorf("%s sent again unchanged (update %d of %d)", what, i+1, len(sent))
@@ -272,6 +279,16 @@ func TestLiveSectionsEqualFile(t *testing.T) {
 				}
 				if len(excSent) == 0 {
 					t.Error("no update carried the exceptions")
+				}
+			case "requests.nettrace.gz":
+				// The ASP.NET Core workload under wrk: 406 requests, 20
+				// hit by a GC pause, the 10 slowest for the waterfall.
+				r := off.Requests
+				if r == nil || r.Requests != 406 || r.HitByPause != 20 || len(r.Slowest) != 10 {
+					t.Errorf("file page's requests: %s", section(r))
+				}
+				if len(reqSent) == 0 {
+					t.Error("no update carried the requests")
 				}
 			}
 		})

@@ -95,6 +95,8 @@ type mtarget struct {
 	exc    *report.PageExceptions
 	excVer int
 	excRes *exceptions.Result
+	req    *report.PageRequests
+	reqVer int
 }
 
 type subscriber struct {
@@ -102,6 +104,7 @@ type subscriber struct {
 	rowNext, suspNext int // absolute number of the next row to send
 	cpuVer, locksVer  int
 	tpVer, excVer     int
+	reqVer            int
 	done              <-chan struct{}
 }
 
@@ -291,6 +294,8 @@ type state struct {
 	tpRes   *threadpool.Result
 	tpFirst int64
 	excRes  *exceptions.Result
+	// The requests section (nil: no request events).
+	req *report.PageRequests
 }
 
 // publish sends every subscriber of t what it has not seen (final: the
@@ -331,6 +336,10 @@ func (s *Monitors) publish(t *mtarget, final bool) {
 			t.exc = p
 			t.excVer++
 		}
+	}
+	if st.req != nil && !reflect.DeepEqual(st.req, t.req) {
+		t.req = st.req
+		t.reqVer++
 	}
 	for sub := range t.subs {
 		u := t.delta(sub, &st)
@@ -383,6 +392,9 @@ func (t *mtarget) delta(sub *subscriber, st *state) Update {
 	if sub.excVer < t.excVer {
 		u.Exceptions = t.exc
 	}
+	if sub.reqVer < t.reqVer {
+		u.Requests = t.req
+	}
 	return u
 }
 
@@ -391,7 +403,7 @@ func (t *mtarget) sent(sub *subscriber) {
 	sub.rowNext = t.rowBase + len(t.rows)
 	sub.suspNext = t.suspBase + t.susp.Len()
 	sub.cpuVer, sub.locksVer = t.cpuVer, t.locksVer
-	sub.tpVer, sub.excVer = t.tpVer, t.excVer
+	sub.tpVer, sub.excVer, sub.reqVer = t.tpVer, t.excVer, t.reqVer
 }
 
 // snapshot is the page as it stands (the rows kept so far).
@@ -401,7 +413,7 @@ func (t *mtarget) snapshot(st *state) *report.Page {
 		Title: t.name, Input: st.input, Run: st.run, Pid: t.pid, T0MS: st.t0, T1MS: st.t1, Summary: &sum,
 		GCs: report.GCColumnsOf(t.rows), Suspensions: t.susp.Slice(0, t.susp.Len()),
 		GCReasons: map[string]string{}, SuspendReasons: map[string]string{},
-		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc,
+		CPU: t.cpu, Locks: t.locks, ThreadPool: t.tp, Exceptions: t.exc, Requests: t.req,
 	}
 	if t.hdr != nil && !t.hdr.SyncTimeUTC.IsZero() {
 		p.StartUTC = t.hdr.SyncTimeUTC.UTC().Format(time.RFC3339Nano)
@@ -535,5 +547,8 @@ func pageState(snap *monitor.Snapshot) state {
 	}
 	// Built into sections by publish, once per new result.
 	st.tpRes, st.tpFirst, st.excRes = snap.ThreadPoolResult, snap.ThreadPoolFirstNanos, snap.ExceptionsResult
+	// The file's page's own section of the same analysis (nil without
+	// request events).
+	st.req = report.PageRequestsOf(snap.Requests)
 	return st
 }

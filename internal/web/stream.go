@@ -44,7 +44,7 @@ func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 	// Every section the page has: the thread pool and the exceptions as
 	// a file's page shows them (the stream's providers are the page's).
 	opts := monitor.Options{CPU: true, Locks: true, CPUWindow: o.CPUWindow, TopLocks: 100, NoCounters: true,
-		Exceptions: true, ThreadPool: true}
+		Exceptions: true, ThreadPool: true, Requests: true}
 	var proc *source.ProcWatcher
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)

@@ -61,6 +61,9 @@ type Update struct {
 	// ThreadPool and Exceptions replace those sections.
 	ThreadPool *report.PageThreadPool
 	Exceptions *report.PageExceptions
+	// Requests replaces the requests section (the waterfall's slowest
+	// with it).
+	Requests *report.PageRequests
 	// End says the target's stream ended (nothing follows).
 	End bool
 }
@@ -82,13 +85,14 @@ type wire struct {
 	// The page's own keys, so the page replaces its sections by name.
 	ThreadPool *report.PageThreadPool `json:"thread_pool,omitempty"`
 	Exceptions *report.PageExceptions `json:"exceptions,omitempty"`
+	Requests   *report.PageRequests   `json:"requests,omitempty"`
 }
 
 // MarshalJSON writes the update as the page's message.
 func (u *Update) MarshalJSON() ([]byte, error) {
 	w := wire{Type: "update", Page: u.Snapshot, GCs: u.GCs, Suspensions: u.Suspensions, GCReasons: u.GCReasons,
 		SuspendReasons: u.SuspendReasons, Summary: u.Summary, Input: u.Input, Run: u.Run, CPU: u.CPU, Locks: u.Locks,
-		ThreadPool: u.ThreadPool, Exceptions: u.Exceptions}
+		ThreadPool: u.ThreadPool, Exceptions: u.Exceptions, Requests: u.Requests}
 	switch {
 	case u.Snapshot != nil:
 		w.Type = "snapshot"

@@ -37,6 +37,7 @@ type message struct {
 
 	ThreadPool *report.PageThreadPool `json:"thread_pool"`
 	Exceptions *report.PageExceptions `json:"exceptions"`
+	Requests   *report.PageRequests   `json:"requests"`
 }
 
 type columns struct {

@@ -1290,8 +1290,61 @@ function renderRequests() {
     for (const g of R.pauses) h += '<tr><td>' + g.gc + '</td><td>' + fmtMs(g.start_ms) + '</td><td>' + fmtMs(g.pause_ms) + '</td><td><b>' + fmtInt(g.in_flight) + '</b></td><td>' + fmtMs(g.request_ms_lost) + '</td><td>' + fmtMs(g.slowest_hit_ms) + '</td></tr>';
     h += '</tbody></table>';
   }
+  if (R.slowest && R.slowest.length) h += '<div class="sub" style="margin-top:6px">The ' + R.slowest.length + ' slowest requests on the GC timeline\'s clock: each bar is a request, its parts colored (GC paused, suspended, lock wait, blocked, outgoing HTTP); a GC\'s pause is drawn across every request it froze.</div><div id="requests-wf" class="chart"></div>';
   if (R.notes && R.notes.length) h += '<div class="sub" style="margin-top:6px">' + R.notes.map(esc).join('<br>') + '</div>';
   $('requests').innerHTML = h;
+  if (R.slowest && R.slowest.length) renderWaterfall($('requests-wf'), R.slowest);
+}
+
+// renderWaterfall draws the slowest requests on the timeline's x axis
+// (its width, margins and domain: a time is at the same x in both). A
+// request's row is its bar from start to end with its segments over it;
+// each GC that hit shown requests is a band over its pause (the
+// timeline's pause start and length) across every row it froze.
+const WF_ROW = 18, WF_BAR = 10;
+function renderWaterfall(node, rows) {
+  const W = plotWidth($('timeline')), d = domain();
+  const x = xScale(d, W);
+  const top = 6, H = top + rows.length * WF_ROW + TL.mb;
+  const y0 = top + rows.length * WF_ROW;
+  const svg = el('svg', { width: W, height: H, class: 'tl wf' });
+  const defs = el('defs', {}, svg);
+  const clip = el('clipPath', { id: 'wfclip' }, defs);
+  el('rect', { x: TL.ml, y: 0, width: W - TL.ml - TL.mr, height: H }, clip);
+  const ax = el('g', { class: 'ax' }, svg);
+  timeAxis(ax, d, x, W, y0);
+  const plot = el('g', { 'clip-path': 'url(#wfclip)' }, svg);
+  const bands = el('g', {}, plot);
+  const bars = el('g', {}, plot);
+  // rows in start order, as the timeline reads
+  const order = rows.map((r, i) => i).sort((a, b) => rows[a].start_ms - rows[b].start_ms);
+  const hit = new Map(); // GC → the rows it froze
+  order.forEach((ri, row) => {
+    const r = rows[ri], y = top + row * WF_ROW + (WF_ROW - WF_BAR) / 2;
+    const x0 = x(r.start_ms), x1 = Math.max(x(r.start_ms + r.duration_ms), x0 + 1);
+    const g = el('g', { class: 'wf-req', 'data-row': row }, bars);
+    const bar = el('rect', { class: 'wf-bar', x: x0.toFixed(1), y: y, width: (x1 - x0).toFixed(1), height: WF_BAR, 'data-start': r.start_ms, 'data-end': r.start_ms + r.duration_ms, 'data-gcs': r.gcs.join(' ') }, g);
+    el('title', {}, bar).textContent = r.method + ' ' + r.path + (r.status ? ' ' + r.status : ' (status unknown)') + ' · ' + fmtMs(r.duration_ms) + ' ms · GC paused ' + fmtMs(r.gc_paused_ms) + ' ms · lock ' + fmtMs(r.lock_wait_ms) +
+      ' ms · blocked ' + fmtMs(r.blocked_ms) + ' ms · HTTP out ' + fmtMs(r.http_out_ms) + ' ms';
+    for (const sg of r.segments || []) {
+      const sx = x(sg.start_ms);
+      el('rect', { class: 'wf-seg ' + sg.kind, x: sx.toFixed(1), y: y, width: Math.max(x(sg.start_ms + sg.duration_ms) - sx, 1).toFixed(1), height: WF_BAR }, g);
+    }
+    const lab = el('text', { x: (x1 + 4).toFixed(1), y: y + WF_BAR - 1, class: 'wf-label' }, g);
+    lab.textContent = r.method + ' ' + r.path + ' ' + fmtMs(r.duration_ms) + ' ms';
+    for (const n of r.gcs) {
+      const h = hit.get(n);
+      if (h) h.push(row); else hit.set(n, [row]);
+    }
+  });
+  for (const [n, rowsHit] of hit) {
+    const i = M.byNumber.get(n);
+    if (i === undefined) continue; // a GC the page has no row of
+    const g = M.g, bx = x(g.pstart[i]), bw = Math.max(g.pause[i] * (W - TL.ml - TL.mr) / (d[1] - d[0]), 2);
+    for (const row of rowsHit) el('rect', { class: 'wf-pause g' + gen3(i), 'data-gc': n, 'data-i': i, 'data-row': row, x: bx.toFixed(1), y: top + row * WF_ROW, width: bw.toFixed(1), height: WF_ROW }, bands);
+  }
+  node.replaceChildren(svg);
+  brush(node, svg, W, top, y0);
 }
 
 function renderHeapTypes() {
@@ -1662,7 +1715,7 @@ function apply(msg) {
     appendSusp(M.s, msg.suspensions);
     Object.assign(M.gcReasons, msg.gc_reasons || {});
     Object.assign(M.suspReasons, msg.suspend_reasons || {});
-    for (const k of ['summary', 'input', 'run', 'locks', 'heap', 'thread_pool', 'exceptions']) if (msg[k]) M.page[k] = msg[k];
+    for (const k of ['summary', 'input', 'run', 'locks', 'heap', 'thread_pool', 'exceptions', 'requests']) if (msg[k]) M.page[k] = msg[k];
     if (msg.t1_ms !== undefined) M.t1 = Math.max(M.t1, msg.t1_ms);
     if (msg.cpu) {
       const f = prepareFlame(msg.cpu);
@@ -1678,6 +1731,7 @@ function apply(msg) {
     if (msg.heap) invalidate('heaptypes');
     if (msg.thread_pool) invalidate('threadpool');
     if (msg.exceptions) invalidate('exc');
+    if (msg.requests) invalidate('requests');
     if (msg.type === 'end') {
       M.ended = true;
       invalidate('all'); // everything, now: nothing more will come
