@@ -34,6 +34,10 @@ type Options struct {
 	// CPU is weighed by where the thread blocked. Where the kernel does not
 	// permit it, Access.OffCPUNote says why and only CPU samples are taken.
 	OffCPU bool
+
+	// everyStack (benchmarks) copies the stack of every switch-out, as
+	// clrspy did before the lean events (offcpu.go).
+	everyStack bool
 }
 
 func (o *Options) defaults() error {

@@ -194,10 +194,14 @@ func (b *Builder) Sample(s *Sample) {
 		return
 	}
 	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
+		s.WalkCached = true
 		return
 	}
+	// A switch-out without a stack copy (the sampler's lean event) has the
+	// kernel's frame-pointer walk alone.
+	lean := s.Kind == KindSwitchOut && len(s.Stack) == 0
 	user := b.scratch[:0]
-	if s.HasRegs && !b.opts.FramePointers {
+	if s.HasRegs && !b.opts.FramePointers && !lean {
 		st := unwind.Stack{Base: s.Regs.SP, Data: s.Stack}
 		var end unwind.End
 		user, end = unwind.Unwind(&s.Regs, &st, b.proc, user)
@@ -224,7 +228,11 @@ func (b *Builder) Sample(s *Sample) {
 	raw := b.raw(key, len(s.Kernel), ts)
 	b.keybuf = key[:0]
 	if s.Kind == KindSwitchOut {
-		b.rememberSwitch(s, raw)
+		if !lean {
+			b.rememberSwitch(s, raw)
+		} else {
+			b.off.lean++
+		}
 		b.switchEvent(s.Kind, s.Tid, ts, raw)
 		return
 	}

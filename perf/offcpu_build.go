@@ -50,6 +50,7 @@ type offCPU struct {
 	unmatched, atEnd int64
 	switches         int64
 	cached           int64 // switch-outs whose walk came from the cache
+	lean             int64 // switch-outs walked from the frame-pointer chain alone (no copy, no cached walk)
 }
 
 // switchEvent buffers one switch event (under b.mu).
