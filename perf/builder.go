@@ -197,11 +197,8 @@ func (b *Builder) Sample(s *Sample) {
 		s.WalkCached = true
 		return
 	}
-	// A switch-out without a stack copy (the sampler's lean event) has the
-	// kernel's frame-pointer walk alone.
-	lean := s.Kind == KindSwitchOut && len(s.Stack) == 0
 	user := b.scratch[:0]
-	if s.HasRegs && !b.opts.FramePointers && !lean {
+	if s.HasRegs && !b.opts.FramePointers {
 		st := unwind.Stack{Base: s.Regs.SP, Data: s.Stack}
 		var end unwind.End
 		user, end = unwind.Unwind(&s.Regs, &st, b.proc, user)
@@ -228,7 +225,11 @@ func (b *Builder) Sample(s *Sample) {
 	raw := b.raw(key, len(s.Kernel), ts)
 	b.keybuf = key[:0]
 	if s.Kind == KindSwitchOut {
-		if !lean {
+		// A switch-out without callchains (the sampler's lean event) is
+		// walked from its copy alone: no kernel frames, nothing past the
+		// copy. Its walk is not kept; the sampler takes the callchains
+		// of the thread's next ones.
+		if len(s.Kernel) > 0 || len(s.User) > 0 {
 			b.rememberSwitch(s, raw)
 		} else {
 			b.off.lean++

@@ -112,7 +112,7 @@ func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
 	if err != nil {
 		return 0, fmt.Sprintf("off-CPU time unavailable: %v; CPU samples only", err)
 	}
-	a := opts.offAttr(id, acc.Kernel, 4096, offStackBytes, true)
+	a := opts.offAttr(id, acc.Kernel, 4096, true, true)
 	fd, err := perfOpen(&a, pid, -1)
 	if err != nil {
 		errno, _ := err.(unix.Errno)
@@ -129,58 +129,72 @@ func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
 // the Task.Wait stack under libcoreclr's Monitor.Wait (TestOffCPUTime).
 const offStackBytes = 4096
 
-// Copying the stack on every switch-out was half of what off-CPU time cost
-// the target (~10 µs of the switching thread per switch-out on the
-// nested-virtualization VM docs/PERFORMANCE.md measures on). A thread
-// blocks again and again at the same places, and the builder already
-// takes the walk of such a switch-out from its first one's (keyed by the
-// IP and SP the thread entered the kernel with and the kernel's
-// callchain, offcpu_build.go): the copy is needed only the first times.
-// So each thread has two sched_switch events per CPU:
+// What a switch-out costs the switching thread is its sample's
+// callchains, not its stack copy: BenchmarkOffCPUOverhead's parts (one
+// workload process, configurations alternating with off slices; 2026-12-03,
+// load 15-21, 2-core nested VM, ~15,000 switches/s) gave, as throughput
+// ratios, 0.915 for the CPU sampler alone, 0.871 adding switch-out samples
+// with neither copy nor callchains, 0.873 with the 4 KiB copy and no
+// callchains, 0.829 with the kernel callchain alone, 0.854 with the user
+// one alone, 0.810 with both and the copy (what every switch-out cost
+// before). The kernel's walk of its own stack down to __schedule is most
+// of it. Blocked time needs every switch-out and its switch-in; the
+// walk is the same each time a thread blocks at the same place, and the
+// builder takes it from the first one's (offcpu_build.go, keyed by what
+// the copy holds). So each thread has two sched_switch events per CPU:
 //
-//   - the lean one, always on: registers and the kernel's callchains
-//     (kernel frames and the frame-pointer walk of the user stack), no
-//     stack copy, and the PERF_RECORD_SWITCH records. Every switch-out's
+//   - the lean one, always on: registers and the 4 KiB copy, no
+//     callchains, and the PERF_RECORD_SWITCH records. Every switch-out's
 //     time stays exact: it is paired with its switch-in as before;
-//   - the full one, with the 4 KiB copy, on while the thread blocks at
-//     places the builder has no walk for. It is on for a new thread; the
-//     builder says when a lean switch-out's walk is unknown
+//   - the full one, adding the kernel's callchains (kernel frames, and
+//     the frame-pointer walk past the copy), on while the thread blocks
+//     at places the builder has no walk for. It is on for a new thread;
+//     the builder says when a lean switch-out's walk is unknown
 //     (Sample.WalkCached false), and if that switch-out was a block (not
 //     a preemption: the switch record after it) the thread's full events
-//     are enabled; after fullHits full switch-outs whose walks were known
-//     they are disabled again. While both are on, one switch-out gives
-//     two samples, next to each other in the ring: the lean one is
-//     dropped (offRecord).
+//     are enabled; after fullHits blocked full switch-outs whose walks
+//     were known they are disabled again. While both are on, one
+//     switch-out gives two samples, next to each other in the ring: the
+//     lean one is dropped (offRecord).
 //
-// A switch-out whose walk is unknown while the full event is off (the
-// first at a new place, and preemptions, which land anywhere) is walked
-// from the kernel's frame-pointer chain alone: the managed frames are all
-// there (JIT'd code keeps frame pointers), a native frame without one can
-// be missing. Kernel callchains alone (no copy ever) were not enough:
-// glibc's pthread_cond_wait uses RBP as a general register, so the
-// frame-pointer walk from a thread blocked in it is garbage and the
-// managed frames above Monitor.Wait (Task.Wait) are lost. Sampling a
-// subset of switch-outs and weighing the rest would keep the time exact
-// but put one place's blocked time under another's stack. The cost of a
-// switch-out is then the lean sample (docs/PERFORMANCE.md has the
-// figures, BenchmarkOffCPUOverhead measures both ways in one process).
+// A lean switch-out whose walk is unknown (the first at a new place
+// while the full event is off, and preemptions, which land anywhere) is
+// walked from its copy: its user frames up to 4 KiB deep, no kernel
+// frames. Sampling a subset of switch-outs and weighing the rest would
+// keep the time exact but put one place's blocked time under another's
+// stack; a smaller copy would not have saved anything.
 const fullHits = 8
 
 // offAttr is a switch-out event: sched:sched_switch, every occurrence,
-// with the CPU samples' layout (so one decoder reads both) and stackBytes
-// of stack copy (0: none), and with switches the context_switch bit for
-// the switch-in records. A tracepoint fires in kernel mode: exclude_kernel
+// with the CPU samples' layout (so one decoder reads both), callchains or
+// not, and with switches the context_switch bit for the switch-in
+// records. A tracepoint fires in kernel mode: exclude_kernel
 // would drop every sample, so only the kernel's callchain is left out
 // when kernel frames are.
-func (o *Options) offAttr(id int, kernel bool, ringBytes, stackBytes int, switches bool) unix.PerfEventAttr {
+func (o *Options) offAttr(id int, kernel bool, ringBytes int, chains, switches bool) unix.PerfEventAttr {
 	a := o.attr(kernel, ringBytes)
 	a.Type = unix.PERF_TYPE_TRACEPOINT
 	a.Config = uint64(id)
 	a.Sample = 1
-	a.Sample_stack_user = uint32(min(o.StackBytes, stackBytes))
+	a.Sample_stack_user = uint32(min(o.StackBytes, offStackBytes))
 	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
 	if switches {
 		a.Bits |= unix.PerfBitContextSwitch
+	}
+	if !chains {
+		a.Bits |= unix.PerfBitExcludeCallchainKernel | unix.PerfBitExcludeCallchainUser
+	}
+	if o.offParts != 0 && !o.everyStack {
+		a.Sample_stack_user = 0
+	}
+	if o.offParts&offNoKernelChain != 0 {
+		a.Bits |= unix.PerfBitExcludeCallchainKernel
+	}
+	if o.offParts&offNoUserChain != 0 {
+		a.Bits |= unix.PerfBitExcludeCallchainUser
+	}
+	if o.offParts&offRecordsOnly != 0 {
+		a.Type, a.Config, a.Sample = unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_DUMMY, 0
 	}
 	return a
 }
@@ -220,24 +234,20 @@ type fullEvents struct {
 }
 
 // openOffThread opens tid's switch events (one lean and one full per CPU,
-// or with Options.everyStack one full with the switch records), appends
+// or with Options.everyStack one with callchains and the switch records), appends
 // the always-on ones to fds and keeps the full ones in s.full. A thread
 // whose switch events cannot be opened is still sampled on the CPU; the
 // failure is counted.
 func (s *Sampler) openOffThread(tid int, fds []int) []int {
 	n := len(fds)
 	opened := monoNow()
-	every := s.opts.everyStack
-	stack := 0
-	if every {
-		stack = offStackBytes
-	}
-	fds, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, stack, true), s.disabled, fds)
+	every := s.opts.everyStack || s.opts.offParts != 0
+	fds, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, every, true), s.disabled, fds)
 	if !ok {
 		return fds[:n]
 	}
 	if !every {
-		full, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, offStackBytes, false), s.disabled, nil)
+		full, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, true, false), s.disabled, nil)
 		if !ok {
 			for _, fd := range fds[n:] {
 				unix.Close(fd)
@@ -308,11 +318,11 @@ func (s *Sampler) setFull(tid int, on bool) {
 // offRing is what offRecord keeps per off-CPU ring between records.
 type offRing struct {
 	// held is a lean switch-out waiting for the record after it (a full
-	// sample of the same switch-out replaces it); its callchain is
-	// copied into chain.
+	// sample of the same switch-out replaces it); its stack is copied
+	// into stack.
 	held    Sample
 	hasHeld bool
-	chain   []uint64
+	stack   []byte
 	// last is the full switch-out just handed on (a lean sample of the
 	// same switch-out after it is dropped).
 	last    switchID
@@ -345,15 +355,18 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 		s.sample.Kind = KindSwitchOut
 		s.sample.WalkCached = false
 		id := idOf(&s.sample)
-		if len(s.sample.Stack) == 0 && !s.opts.everyStack {
+		if len(s.sample.Kernel) == 0 && len(s.sample.User) == 0 && s.opts.offParts == 0 && !s.opts.everyStack {
 			if r.hasLast && r.last == id {
 				r.hasLast = false // the full sample had it
 				return
 			}
 			s.flushHeld(r, fn)
-			r.chain = append(append(r.chain[:0], s.sample.Kernel...), s.sample.User...)
+			if r.stack == nil {
+				r.stack = make([]byte, 0, 65536)
+			}
 			r.held = s.sample
-			r.held.Kernel, r.held.User = r.chain[:len(s.sample.Kernel)], r.chain[len(s.sample.Kernel):]
+			r.stack = append(r.stack[:0], s.sample.Stack...)
+			r.held.Stack = r.stack
 			r.hasHeld = true
 			return
 		}

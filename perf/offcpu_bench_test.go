@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,11 +52,32 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		name string
 		opts Options
 	}
-	configs := []config{
+	all := []config{
 		{"every-stack", Options{Hz: 99, OffCPU: true, everyStack: true}},
 		{"lean", Options{Hz: 99, OffCPU: true}},
 		{"cpu-only", Options{Hz: 99}},
+		// Parts of a switch-out's cost (CLRSPY_OFFCPU_CONFIGS): its
+		// sample without stack copy, without one or both callchains,
+		// or no sample (the switch records alone).
+		{"no-copy", Options{Hz: 99, OffCPU: true, offParts: offNoCopy}},
+		{"no-kernel-chain", Options{Hz: 99, OffCPU: true, offParts: offNoKernelChain}},
+		{"no-user-chain", Options{Hz: 99, OffCPU: true, offParts: offNoUserChain}},
+		{"no-chains", Options{Hz: 99, OffCPU: true, offParts: offNoKernelChain | offNoUserChain}},
+		{"records-only", Options{Hz: 99, OffCPU: true, offParts: offRecordsOnly}},
+		{"copy-no-chains", Options{Hz: 99, OffCPU: true, everyStack: true, offParts: offNoKernelChain | offNoUserChain}},
 	}
+	configs := all[:3]
+	if v := os.Getenv("CLRSPY_OFFCPU_CONFIGS"); v != "" {
+		configs = nil
+		for _, name := range strings.Split(v, ",") {
+			i := slices.IndexFunc(all, func(c config) bool { return c.name == name })
+			if i < 0 {
+				b.Fatalf("unknown configuration %q", name)
+			}
+			configs = append(configs, all[i])
+		}
+	}
+	lean := slices.IndexFunc(configs, func(c config) bool { return c.name == "lean" })
 	nc := len(configs)
 	ratios := make([][]float64, nc)
 	csRate := make([][]float64, nc)
@@ -81,7 +103,10 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		cs := make([]int64, n+1)
 		sw := make([]uint64, n+1)
 		cs[0] = ctxSwitches(p.Pid)
-		lean0 := sess[1].Stats().Lean
+		var lean0 uint64
+		if lean >= 0 {
+			lean0 = sess[lean].Stats().Lean
+		}
 		p.Release() // mark 0: slice 0 (off)
 		for k := 1; k <= n; k++ {
 			time.Sleep(offSlice)
@@ -98,7 +123,10 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 			}
 			p.Release()
 		}
-		leanSw := sess[1].Stats()
+		var leanSw Stats
+		if lean >= 0 {
+			leanSw = sess[lean].Stats()
+		}
 		for _, s := range sess {
 			if _, err := s.Stop(); err != nil {
 				b.Fatal(err)
