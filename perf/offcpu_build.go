@@ -230,4 +230,3 @@ func (b *Builder) rememberSwitch(s *Sample, raw int32) {
 	}
 	b.off.walked[b.switchKeyOf(s)] = raw
 }
-
