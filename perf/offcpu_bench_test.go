@@ -35,7 +35,7 @@ import (
 // workload's context switches per second in that configuration's slices
 // (voluntary and not, all threads, /proc/PID/task/*/status), the
 // switch-outs read per second and the share of them read without a stack
-// copy.
+// callchains.
 //
 //	go test ./perf -run '^$' -bench OffCPUOverhead -benchtime 3x
 func BenchmarkOffCPUOverhead(b *testing.B) {
@@ -152,7 +152,7 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		if leanSw.Switches > 0 {
 			leanShare = append(leanShare, float64(leanSw.Lean-lean0)/float64(leanSw.Switches))
 		}
-		b.Logf("process %d: %d cycles; lean: %d switch-outs, %d without copy, full events switched on %d times; load %.1f", i, cycles, leanSw.Switches, leanSw.Lean, leanSw.FullOn, loadAvg())
+		b.Logf("process %d: %d cycles; lean: %d switch-outs, %d without callchains, full events switched on %d times; load %.1f", i, cycles, leanSw.Switches, leanSw.Lean, leanSw.FullOn, loadAvg())
 	}
 	for c, cf := range configs {
 		r := append([]float64(nil), ratios[c]...)
