@@ -22,10 +22,12 @@ import (
 // without EventPipe session, and enabled one at a time in cycles of six
 // slices of 125 ms: off, every-stack, off, lean, off, cpu-only.
 //
-//   - every-stack: off-CPU events copying 4 KiB of stack at every
-//     switch-out (clrspy before the lean events, Options.everyStack);
-//   - lean: off-CPU events as clrspy takes them now (offcpu.go: the copy
-//     only while a thread blocks at places whose walk is not known);
+//   - every-stack: off-CPU events with the kernel's callchains and 4 KiB
+//     of stack at every switch-out (clrspy before the lean events,
+//     Options.everyStack);
+//   - lean: off-CPU events as clrspy takes them now (offcpu.go: the
+//     callchains only while a thread blocks at places whose walk is not
+//     known);
 //   - cpu-only: the CPU sampler alone (the control).
 //
 // A configuration's ratio in one cycle is its slice's throughput over
@@ -34,7 +36,7 @@ import (
 // cycles cycles, default 24, CLRSPY_OFFCPU_CYCLES), beside the
 // workload's context switches per second in that configuration's slices
 // (voluntary and not, all threads, /proc/PID/task/*/status), the
-// switch-outs read per second and the share of them read without a stack
+// switch-outs read per second and the share of them read without
 // callchains.
 //
 //	go test ./perf -run '^$' -bench OffCPUOverhead -benchtime 3x
