@@ -161,6 +161,17 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		sort.Float64s(r)
 		b.Logf("%s: ratio median %.3f, quartiles %.3f–%.3f, range %.3f–%.3f (%d cycles); workload %.0f context switches/s, %.0f switch-outs read/s (medians)",
 			cf.name, median(r), r[len(r)/4], r[len(r)*3/4], r[0], r[len(r)-1], len(r), median(csRate[c]), median(reads[c]))
+		if ctl := slices.IndexFunc(configs, func(c config) bool { return c.name == "cpu-only" }); ctl >= 0 && ctl != c {
+			// Over the CPU sampler alone in the same cycle: what the
+			// off-CPU events add.
+			var rel []float64
+			for k := 0; k < min(len(ratios[c]), len(ratios[ctl])); k++ {
+				rel = append(rel, ratios[c][k]/ratios[ctl][k])
+			}
+			sort.Float64s(rel)
+			b.Logf("%s over cpu-only in the same cycle: median %.3f, quartiles %.3f–%.3f (%d cycles)", cf.name, median(rel), rel[len(rel)/4], rel[len(rel)*3/4], len(rel))
+			b.ReportMetric(median(rel), cf.name+"-over-cpu-only")
+		}
 		b.ReportMetric(median(r), cf.name+"-ratio")
 		b.ReportMetric(median(csRate[c]), cf.name+"-switches/s")
 	}
