@@ -403,13 +403,11 @@ func BenchmarkSamplerCPUCost(b *testing.B) {
 		time.Sleep(costSlice)
 		n := 2 * pairs
 		cpu := make([]float64, n+1)
-		smp := make([]uint64, n+1)
 		cpu[0] = taskCPU(p.Pid)
 		p.Release() // mark 0: slice 0 (off)
 		for k := 1; k <= n; k++ {
 			time.Sleep(costSlice)
 			cpu[k] = taskCPU(p.Pid)
-			smp[k] = s.Stats().Samples
 			s.sampler.SetEnabled(k%2 == 1) // odd slices on
 			p.Release()
 		}
@@ -436,13 +434,13 @@ func BenchmarkSamplerCPUCost(b *testing.B) {
 			onUnits += m[k+1][1] - m[k][1]
 			offCPU += cpu[k] - cpu[k-1]
 			offUnits += m[k][1] - m[k-1][1]
-			samples += float64(smp[k+1] - smp[k])
 			onSecs += (m[k+1][0] - m[k][0]) / 1000
 		}
 		ratios = append(ratios, rs...)
+		samples += float64(prof.Total)
 		mean, ci := meanCI(rs)
-		b.Logf("process %d: %d on slices: CPU per unit on/off %.4f ± %.4f (95 %%), median %.4f; %d samples, %d lost; load %.1f",
-			i, len(rs), mean, ci, median(rs), prof.Total, prof.Lost, loadAvg())
+		b.Logf("process %d: %d on slices: CPU per unit on/off %.4f ± %.4f (95 %%), median %.4f; %.1f units and %.1f ms of target CPU per slice; %d samples, %d lost; load %.1f",
+			i, len(rs), mean, ci, median(rs), (m[n][1]-m[0][1])/float64(n), (cpu[n]-cpu[0])/1e6/float64(n), prof.Total, prof.Lost, loadAvg())
 	}
 	mean, ci := meanCI(ratios)
 	total := (onCPU / onUnits) / (offCPU / offUnits)
