@@ -270,3 +270,118 @@ func TestLeanSwitchWalk(t *testing.T) {
 		t.Errorf("%d cached, %d lean walks; want 1, 1", b.off.cached, b.off.lean)
 	}
 }
+
+// TestRepeatSampling: a thread whose sampled blocks were repeatStreak
+// times in a row at one place within repeatWithin goes to one sample in
+// repeatPeriod; a switch record without its sample is handed on as a
+// Repeat switch-out; an unsampled block longer than repeatLong, or a
+// sampled one elsewhere, sets the period back to 1.
+func TestRepeatSampling(t *testing.T) {
+	s := &Sampler{pid: 77, full: map[int]*fullEvents{42: {period: 1}}}
+	f := s.full[42]
+	regs := unwind.Regs{IP: 0x401000, SP: 0x7ffc0000, BP: 0x7ffc0040}
+	stack := make([]byte, 256)
+	lean := func(at int64) []byte { return sampleRecord(42, at, 1, nil, &regs, stack, 256) }
+	var repeats []int64
+	fn := func(p *Sample) {
+		if p.Kind == KindSwitchOut && p.Repeat {
+			repeats = append(repeats, p.Time)
+		}
+		p.WalkCached = true
+	}
+	var r offRing
+	feed := func(recs ...[]byte) {
+		for _, rec := range recs {
+			s.offRecord(&r, rec, fn)
+		}
+	}
+	us := int64(1000)
+	for i := int64(0); i < repeatStreak-1; i++ {
+		feed(lean(i*100*us), switchRecord(miscSwitchOut, 42, i*100*us+1), switchRecord(0, 42, i*100*us+50*us))
+	}
+	if f.period != 1 {
+		t.Fatalf("period %d after %d blocks at one place, want 1", f.period, repeatStreak-1)
+	}
+	feed(lean(2000*us), switchRecord(miscSwitchOut, 42, 2000*us+1), switchRecord(0, 42, 2050*us))
+	if f.period != repeatPeriod || s.stats.Repeating != 1 {
+		t.Fatalf("period %d (%d times) after %d blocks at one place in 2 ms, want %d (1)", f.period, s.stats.Repeating, repeatStreak, repeatPeriod)
+	}
+	// Not sampled, short: a Repeat switch-out, the period stays.
+	feed(switchRecord(miscSwitchOut, 42, 3000*us), switchRecord(0, 42, 3050*us))
+	if len(repeats) != 1 || repeats[0] != 3000*us || f.period != repeatPeriod {
+		t.Errorf("repeats %v, period %d: want [%d], %d", repeats, f.period, 3000*us, repeatPeriod)
+	}
+	// Not sampled, 2 ms off the CPU: back to every switch-out.
+	feed(switchRecord(miscSwitchOut, 42, 4000*us), switchRecord(0, 42, 6000*us))
+	if len(repeats) != 2 || f.period != 1 {
+		t.Errorf("after a long unsampled block: %d repeats, period %d; want 2, 1", len(repeats), f.period)
+	}
+	// Slow blocks do not repeat: 16 in 1.6 s.
+	for i := int64(0); i < repeatStreak; i++ {
+		at := 10_000*us + i*100_000*us
+		feed(lean(at), switchRecord(miscSwitchOut, 42, at+1), switchRecord(0, 42, at+50*us))
+	}
+	if f.period != 1 {
+		t.Errorf("period %d after slow blocks, want 1", f.period)
+	}
+	// Fast again, then a sampled block elsewhere.
+	for i := int64(0); i < repeatStreak; i++ {
+		at := 5_000_000*us + i*100*us
+		feed(lean(at), switchRecord(miscSwitchOut, 42, at+1), switchRecord(0, 42, at+50*us))
+	}
+	if f.period != repeatPeriod {
+		t.Fatalf("period %d, want %d", f.period, repeatPeriod)
+	}
+	regs.SP += 16
+	feed(lean(6_000_000*us), switchRecord(miscSwitchOut, 42, 6_000_000*us+1))
+	if f.period != 1 {
+		t.Errorf("period %d after a block elsewhere, want 1", f.period)
+	}
+	if st := s.Stats(); st.Repeats != 2 || st.Switches != 3*repeatStreak+3 {
+		t.Errorf("stats: %d repeats of %d switch-outs, want 2 of %d", st.Repeats, st.Switches, 3*repeatStreak+3)
+	}
+}
+
+// TestRepeatWeighing: the builder weighs a switch-out not sampled under
+// the thread's last sampled walk of the same kind (blocked or
+// preempted), and notes the share of off-CPU time so placed.
+func TestRepeatWeighing(t *testing.T) {
+	proc, err := symtab.NewProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	ms := int64(1_000_000)
+	ev := func(kind SampleKind, at int64, ip uint64, repeat bool) {
+		s := &Sample{Kind: kind, Tid: 5, Time: b.monoStart + at*ms, Repeat: repeat}
+		if ip != 0 {
+			s.User = []uint64{ip}
+		}
+		b.Sample(s)
+	}
+	ev(KindSwitchOut, 0, 0xB, false) // blocked at B: 0-2
+	ev(KindSwitchIn, 2, 0, false)
+	ev(KindSwitchOut, 3, 0xC, false) // preempted at C: 3-4
+	ev(KindPreempted, 3, 0, false)
+	ev(KindSwitchIn, 4, 0, false)
+	ev(KindSwitchOut, 5, 0, true) // not sampled, blocked: 5-8 under B
+	ev(KindSwitchIn, 8, 0, false)
+	ev(KindSwitchOut, 9, 0, true) // not sampled, preempted: 9-10 under C
+	ev(KindPreempted, 9, 0, false)
+	ev(KindSwitchIn, 10, 0, false)
+	b.Finish()
+	byIP := map[uint64]int64{}
+	for k, a := range b.accs {
+		if k.off {
+			byIP[b.raws[k.raw].user[0]] += a.nanos / ms
+		}
+	}
+	if byIP[0xB] != 5 || byIP[0xC] != 2 || len(byIP) != 2 {
+		t.Errorf("off-CPU ms by stack %v, want B 5, C 2", byIP)
+	}
+	p := b.Result()
+	want := "2 of 4 switch-outs (57.1 % of the off-CPU time) were of threads blocking again and again at one place, one in 8 sampled: their time is under the thread's last sampled stack"
+	if !slices.Contains(p.Notes, want) {
+		t.Errorf("notes %q, want %q", p.Notes, want)
+	}
+}
