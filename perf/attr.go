@@ -38,9 +38,6 @@ type Options struct {
 	// everyStack (benchmarks) copies the stack of every switch-out, as
 	// clrspy did before the lean events (offcpu.go).
 	everyStack bool
-	// noRepeat (benchmarks) samples every switch-out with the lean
-	// events, however often a thread blocks at one place (offcpu.go).
-	noRepeat bool
 	// offParts (benchmarks) takes one switch-out event per thread and
 	// CPU, without stack copy unless everyStack, and leaves parts of it
 	// out, to measure what each costs: offNoCopy (nothing else),

@@ -285,7 +285,7 @@ func (s *Sampler) setPeriod(f *fullEvents, p uint64) {
 // at site that blocked at time ts.
 func (s *Sampler) sampledBlock(tid int, site siteID, ts int64) {
 	f := s.full[tid]
-	if f == nil || s.opts.noRepeat {
+	if f == nil {
 		return
 	}
 	if site != f.site || f.streak == 0 {

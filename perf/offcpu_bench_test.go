@@ -28,9 +28,7 @@ import (
 //   - lean: off-CPU events as clrspy takes them now (offcpu.go: the
 //     callchains only while a thread blocks at places whose walk is not
 //     known);
-//   - cpu-only: the CPU sampler alone (the control);
-//   - lean-every (CLRSPY_OFFCPU_CONFIGS): lean with every switch-out
-//     sampled, however often a thread blocks at one place.
+//   - cpu-only: the CPU sampler alone (the control).
 //
 // A configuration's ratio in one cycle is its slice's throughput over
 // the mean of the two off slices around it; the metrics are the median
@@ -38,9 +36,8 @@ import (
 // cycles cycles, default 24, CLRSPY_OFFCPU_CYCLES), beside the
 // workload's context switches per second in that configuration's slices
 // (voluntary and not, all threads, /proc/PID/task/*/status), the
-// switch-outs read per second, the share of lean's read without
-// callchains (lean-share) and the share not sampled at all, read from
-// their switch records (repeat-share).
+// switch-outs read per second and the share of them read without
+// callchains.
 //
 //	go test ./perf -run '^$' -bench OffCPUOverhead -benchtime 3x
 func BenchmarkOffCPUOverhead(b *testing.B) {
@@ -61,8 +58,6 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		{"every-stack", Options{Hz: 99, OffCPU: true, everyStack: true}},
 		{"lean", Options{Hz: 99, OffCPU: true}},
 		{"cpu-only", Options{Hz: 99}},
-		// lean, every switch-out sampled (no repeatPeriod).
-		{"lean-every", Options{Hz: 99, OffCPU: true, noRepeat: true}},
 		// Parts of a switch-out's cost (CLRSPY_OFFCPU_CONFIGS): its
 		// sample without stack copy, without one or both callchains,
 		// or no sample (the switch records alone).
@@ -89,7 +84,7 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 	ratios := make([][]float64, nc)
 	csRate := make([][]float64, nc)
 	reads := make([][]float64, nc)
-	var leanShare, repeatShare []float64
+	var leanShare []float64
 	for i := 0; i < b.N; i++ {
 		p := workload.Start(b, nil, "pingpong", "phases=1", fmt.Sprintf("spin=%d", spin))
 		time.Sleep(time.Second)
@@ -157,11 +152,9 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 			reads[c] = append(reads[c], float64(sw[k+1]-sw[k])/secs(k))
 		}
 		if leanSw.Switches > 0 {
-			leanShare = append(leanShare, float64(leanSw.Lean+leanSw.Repeats-lean0)/float64(leanSw.Switches))
-			repeatShare = append(repeatShare, float64(leanSw.Repeats)/float64(leanSw.Switches))
+			leanShare = append(leanShare, float64(leanSw.Lean-lean0)/float64(leanSw.Switches))
 		}
-		b.Logf("process %d: %d cycles; lean: %d switch-outs, %d sampled without callchains, %d not sampled (repeats), full events switched on %d times, one in %d sampled %d times; load %.1f",
-			i, cycles, leanSw.Switches, leanSw.Lean, leanSw.Repeats, leanSw.FullOn, repeatPeriod, leanSw.Repeating, loadAvg())
+		b.Logf("process %d: %d cycles; lean: %d switch-outs, %d without callchains, full events switched on %d times; load %.1f", i, cycles, leanSw.Switches, leanSw.Lean, leanSw.FullOn, loadAvg())
 	}
 	for c, cf := range configs {
 		r := append([]float64(nil), ratios[c]...)
@@ -183,7 +176,6 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		b.ReportMetric(median(csRate[c]), cf.name+"-switches/s")
 	}
 	b.ReportMetric(median(leanShare), "lean-share")
-	b.ReportMetric(median(repeatShare), "repeat-share")
 	b.ReportMetric(loadAvg(), "load")
 }
 
