@@ -193,11 +193,6 @@ func (b *Builder) Sample(s *Sample) {
 		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1)
 		return
 	}
-	if s.Kind == KindSwitchOut && s.Repeat {
-		b.off.repeats++
-		b.switchEvent(KindSwitchOut, s.Tid, b.nanos(s.Time), rawRepeat)
-		return
-	}
 	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
 		s.WalkCached = true
 		return

@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -162,29 +160,9 @@ const offStackBytes = 4096
 // A lean switch-out whose walk is unknown (the first at a new place
 // while the full event is off, and preemptions, which land anywhere) is
 // walked from its copy: its user frames up to 4 KiB deep, no kernel
-// frames. A smaller copy would not have saved anything.
-//
-// What is left is the lean sample itself (0.952 of the CPU sampler alone
-// at ~13,000 switch-outs/s against 0.98 for the switch records alone).
-// A thread that blocks at one place again and again (pingpong's
-// AutoResetEvent, a worker waiting for its queue) needs no sample of
-// most of its blocks: once repeatStreak of its sampled blocks in a row
-// were at the same place (IP, SP, frame-pointer chain in the copy) within
-// repeatWithin, its lean events sample one switch-out in repeatPeriod
-// (PERF_EVENT_IOC_PERIOD). The others are still read, from their switch
-// records (Sample.Repeat): their time stays exact, and the builder puts
-// it under the thread's last sampled walk of the same kind (blocked or
-// preempted). A sampled block elsewhere, or an unsampled one longer than
-// repeatLong (a thread that switches fast but now blocks for long),
-// sets the period back to 1: the time of at most repeatPeriod-1 blocks
-// (or that one long one) after a thread changed place is under its
-// previous place, and a note gives the share of off-CPU time so placed.
-const (
-	repeatStreak = 16
-	repeatWithin = int64(50 * time.Millisecond)
-	repeatPeriod = 8
-	repeatLong   = int64(time.Millisecond)
-)
+// frames. Sampling a subset of switch-outs and weighing the rest would
+// keep the time exact but put one place's blocked time under another's
+// stack; a smaller copy would not have saved anything.
 const fullHits = 8
 
 // offAttr is a switch-out event: sched:sched_switch, every occurrence,
@@ -248,58 +226,11 @@ func (s *Sampler) mapOffRingsOf(size int) error {
 	return s.ownerRings(size, &s.offRings)
 }
 
-// fullEvents are a thread's switch-out events with the callchains, and
-// the state of its lean ones' sampling.
+// fullEvents are a thread's switch-out events with the stack copy.
 type fullEvents struct {
 	fds  []int
 	on   bool
 	hits int // full switch-outs whose walk the consumer had, since on
-
-	lean   []int  // the lean events (also in Sampler.threads)
-	period uint64 // their sample period
-	site   siteID // the place of the last sampled block
-	streak int    // sampled blocks in a row there
-	since  int64  // time of the first of them
-	out    int64  // time of the last unsampled switch-out (Repeat)
-}
-
-// siteID is where a switch-out left the CPU: IP, SP and the return
-// addresses of the frame-pointer chain in the copy.
-type siteID struct{ ip, sp, chain uint64 }
-
-// setPeriod sets the sample period of f's lean events.
-func (s *Sampler) setPeriod(f *fullEvents, p uint64) {
-	if f.period == p {
-		return
-	}
-	f.period = p
-	if p > 1 {
-		s.stats.Repeating++
-	}
-	for _, fd := range f.lean {
-		unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.PERF_EVENT_IOC_PERIOD, uintptr(unsafe.Pointer(&p)))
-	}
-}
-
-// sampledBlock updates tid's lean sampling after a sampled switch-out
-// at site that blocked at time ts.
-func (s *Sampler) sampledBlock(tid int, site siteID, ts int64) {
-	f := s.full[tid]
-	if f == nil {
-		return
-	}
-	if site != f.site || f.streak == 0 {
-		f.site, f.streak, f.since = site, 0, ts
-		s.setPeriod(f, 1)
-	}
-	f.streak++
-	if f.streak >= repeatStreak && f.period == 1 {
-		if ts-f.since <= repeatWithin {
-			s.setPeriod(f, repeatPeriod)
-		} else {
-			f.streak = 0
-		}
-	}
 }
 
 // openOffThread opens tid's switch events (one lean and one full per CPU,
@@ -323,7 +254,7 @@ func (s *Sampler) openOffThread(tid int, fds []int) []int {
 			}
 			return fds[:n]
 		}
-		s.full[tid] = &fullEvents{fds: full, on: true, lean: append([]int(nil), fds[n:]...), period: 1}
+		s.full[tid] = &fullEvents{fds: full, on: true}
 		s.stats.FullOn++
 	}
 	s.blockedAtOpen(tid, opened)
@@ -403,11 +334,6 @@ type offRing struct {
 	// between blocks is preempted at the same few places: those hits
 	// would switch the full events off before its next block).
 	want, hit int
-	// sampled is the thread whose switch-out sample was handed on since
-	// the last switch record, at site: a switch-out record of another
-	// thread had no sample (its lean events' period, or a lost sample).
-	sampled int
-	site    siteID
 }
 
 type switchID struct {
@@ -451,7 +377,6 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 		}
 		r.last, r.hasLast = id, true
 		s.stats.Switches++
-		r.sampled, r.site = id.tid, siteID{id.ip, id.sp, chainHash(&s.sample)}
 		fn(&s.sample)
 		if s.sample.WalkCached {
 			r.hit = id.tid
@@ -467,28 +392,8 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 			return
 		}
 		tid := int(le.Uint32(rec[12:]))
-		want, hit, sampled := r.want, r.hit, r.sampled
-		r.want, r.hit, r.sampled = 0, 0, 0
-		ts := int64(le.Uint64(rec[16:]))
-		if misc&miscSwitchOut != 0 {
-			if f := s.full[tid]; f != nil && sampled != tid {
-				// Not sampled: the thread's last sampled walk of this
-				// kind stands for it.
-				s.sample = Sample{Kind: KindSwitchOut, Pid: s.pid, Tid: tid, Time: ts, Repeat: true}
-				s.stats.Switches++
-				s.stats.Repeats++
-				f.out = ts
-				fn(&s.sample)
-			} else if f != nil && misc&miscSwitchOutPreempt == 0 {
-				s.sampledBlock(tid, r.site, ts)
-			}
-		} else if f := s.full[tid]; f != nil && f.out != 0 {
-			if ts-f.out > repeatLong {
-				f.streak = 0
-				s.setPeriod(f, 1)
-			}
-			f.out = 0
-		}
+		want, hit := r.want, r.hit
+		r.want, r.hit = 0, 0
 		if misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
 			if want == tid {
 				s.setFull(tid, true)
@@ -506,7 +411,7 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 				s.sample.Kind = KindPreempted
 			}
 			s.sample.Tid = tid
-			s.sample.Time = ts
+			s.sample.Time = int64(le.Uint64(rec[16:]))
 			fn(&s.sample)
 		}
 	case recordLost, recordLostSamples:
@@ -525,7 +430,6 @@ func (s *Sampler) flushHeld(r *offRing, fn func(*Sample)) {
 	s.stats.Switches++
 	s.stats.Lean++
 	r.held.WalkCached = false
-	r.sampled, r.site = r.held.Tid, siteID{r.held.Regs.IP, r.held.Regs.SP, chainHash(&r.held)}
 	fn(&r.held)
 	if !r.held.WalkCached {
 		r.want = r.held.Tid

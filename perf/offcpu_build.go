@@ -31,17 +31,10 @@ type switchEvent struct {
 // offThread is a thread's switch-out still waiting for its switch-in.
 type offThread struct {
 	ts        int64
-	raw       int32 // rawRepeat: not sampled
+	raw       int32
 	pending   bool
 	preempted bool // the switch-out was a preemption (PERF_RECORD_SWITCH)
-	// The stacks (raw+1, 0: none yet) of its last sampled block and
-	// preemption: what a switch-out not sampled is weighed under.
-	lastBlocked, lastPreempted int32
 }
-
-// rawRepeat is the stack of a switch-out the sampler did not sample
-// (Sample.Repeat), resolved at pairing by offRaw.
-const rawRepeat = -2
 
 type offCPU struct {
 	// walked caches the stacks of switch-outs (see knownSwitch).
@@ -56,10 +49,7 @@ type offCPU struct {
 	unmatched, atEnd int64
 	switches         int64
 	cached           int64 // switch-outs whose walk came from the cache
-	repeats          int64 // switch-outs not sampled (Sample.Repeat)
-	// Off-CPU time in all, and of switch-outs not sampled.
-	offNanos, repeatNanos int64
-	lean                  int64 // switch-outs without callchains walked from their copy alone (no cached walk)
+	lean             int64 // switch-outs without callchains walked from their copy alone (no cached walk)
 }
 
 // switchEvent buffers one switch event (under b.mu).
@@ -110,12 +100,13 @@ func (b *Builder) pairSwitches(h int64) {
 			if t.pending {
 				o.unmatched++
 			}
-			t.ts, t.raw, t.pending, t.preempted = e.ts, e.raw, true, false
+			*t = offThread{ts: e.ts, raw: e.raw, pending: true}
 		case KindSwitchIn:
 			// A switch-in with no switch-out before it: the thread was
 			// off the CPU since before its events were opened.
 			if t.pending {
-				b.offSample(t, e.thread, e.ts)
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
+				t.pending = false
 			}
 		case KindPreempted:
 			// Written right after the switch-out's sample (same CPU,
@@ -127,40 +118,12 @@ func (b *Builder) pairSwitches(h int64) {
 			// A thread blocked when its process exits is woken to exit,
 			// without a switch-in record: it was off the CPU until then.
 			if t.pending {
-				b.offSample(t, e.thread, e.ts)
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
+				t.pending = false
 			}
 		}
 	}
 	o.events = append(o.events[:0], o.events[n:]...)
-}
-
-// offSample weighs thread's pending switch-out t until end: under its
-// walk, or for one not sampled under the thread's last sampled walk of
-// the same kind (of the other kind if it has none; no frames at all
-// before its first).
-func (b *Builder) offSample(t *offThread, thread int32, end int64) {
-	o := &b.off
-	raw, w := t.raw, end-t.ts
-	last := &t.lastBlocked
-	if t.preempted {
-		last = &t.lastPreempted
-	}
-	if raw == rawRepeat {
-		switch {
-		case *last > 0:
-			raw = *last - 1
-		case t.lastBlocked+t.lastPreempted > 0:
-			raw = max(t.lastBlocked, t.lastPreempted) - 1
-		default:
-			raw = b.raw([]uint64{^uint64(0)}, 0, t.ts)
-		}
-		o.repeatNanos += w
-	} else {
-		*last = raw + 1
-	}
-	o.offNanos += w
-	b.pending = append(b.pending, pendingSample{ts: t.ts, weight: w, thread: thread, raw: raw, off: true, preempted: t.preempted})
-	t.pending = false
 }
 
 // finishSwitches pairs every switch event left; a thread still off the
@@ -174,7 +137,7 @@ func (b *Builder) finishSwitches() {
 		t := &o.threads[i]
 		if t.pending {
 			if b.last > t.ts {
-				b.offSample(t, int32(i), b.last)
+				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: b.last - t.ts, thread: int32(i), raw: t.raw, off: true, preempted: t.preempted})
 			}
 			o.atEnd++
 			t.pending = false
@@ -190,9 +153,6 @@ func (b *Builder) offNotes(p *stacks.Profile) {
 	o := &b.off
 	if o.unmatched > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d switch-outs had no switch-in (records lost): their off-CPU time is not counted", o.unmatched, o.switches))
-	}
-	if o.repeats > 0 && o.offNanos > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d switch-outs (%.1f %% of the off-CPU time) were of threads blocking again and again at one place, one in %d sampled: their time is under the thread's last sampled stack", o.repeats, o.switches, 100*float64(o.repeatNanos)/float64(o.offNanos), repeatPeriod))
 	}
 }
 

@@ -88,11 +88,6 @@ type Sample struct {
 	// thread blocked at the same place before). The Sampler copies the
 	// stack of a thread's switch-outs only while they are not (offcpu.go).
 	WalkCached bool
-	// Repeat marks a switch-out the lean events did not sample (a thread
-	// blocking again and again at one place, offcpu.go): Pid, Tid and
-	// Time only, read from its switch record. The builder weighs it under
-	// the thread's last sampled walk of the same kind.
-	Repeat bool
 }
 
 // decodeSample parses a PERF_RECORD_SAMPLE of sampleType into s. It

@@ -40,11 +40,6 @@ type Stats struct {
 	// full events were switched on (one per new thread included).
 	Lean   uint64
 	FullOn int
-	// Repeats are the switch-outs not sampled (Sample.Repeat);
-	// Repeating counts the times a thread's lean events went to one
-	// sample in repeatPeriod.
-	Repeats   uint64
-	Repeating int
 }
 
 // Sampler samples one process's threads with perf_event. Open it, Run it
