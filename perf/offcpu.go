@@ -163,11 +163,11 @@ const offStackBytes = 4096
 // frames. A smaller copy would not have saved anything.
 //
 // What is left is the lean sample itself (no-chains above: 0.952 of the
-// CPU sampler alone, against 0.98 for the switch records alone). Taking
-// the sample for a subset of switch-outs and weighing the rest (their
-// time exact from the records) was tried: one sample in 8
-// (PERF_EVENT_IOC_PERIOD; the period needs PERF_SAMPLE_PERIOD out of the
-// sample type, else perf_swevent_event samples every hit) for threads
+// CPU sampler alone; an earlier run of the parts gave 0.98 for the switch
+// records alone). Taking the sample for a subset of switch-outs and
+// weighing the rest (their time exact from the records) was tried: one
+// sample in 8 (PERF_EVENT_IOC_PERIOD on the lean events; it seemed to
+// need PERF_SAMPLE_PERIOD out of their sample type, not verified) for threads
 // whose last 16 sampled blocks were at one place, the rest under the
 // thread's last sampled walk. It does not hold: pingpong's threads block
 // at two places in turn (WaitOne, and Set while the other holds the
