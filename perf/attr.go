@@ -34,7 +34,23 @@ type Options struct {
 	// CPU is weighed by where the thread blocked. Where the kernel does not
 	// permit it, Access.OffCPUNote says why and only CPU samples are taken.
 	OffCPU bool
+
+	// everyStack (benchmarks) copies the stack of every switch-out, as
+	// clrspy did before the lean events (offcpu.go).
+	everyStack bool
+	// offParts (benchmarks) takes one switch-out event per thread and
+	// CPU, without stack copy unless everyStack, and leaves parts of it
+	// out, to measure what each costs: offNoCopy (nothing else),
+	// offNoKernelChain, offNoUserChain, offRecordsOnly.
+	offParts int
 }
+
+const (
+	offNoKernelChain = 1 << iota // no kernel callchain
+	offNoUserChain               // no user callchain
+	offRecordsOnly               // no sample at all: the switch records alone
+	offNoCopy                    // nothing left out but the stack copy
+)
 
 func (o *Options) defaults() error {
 	switch o.Event {

@@ -3,7 +3,10 @@ package perf
 import (
 	"context"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -359,4 +362,159 @@ func loadAvg() float64 {
 	}
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
+}
+
+// BenchmarkSamplerCPUCost measures the perf sampler's cost on the target
+// as the target's CPU time per unit of work, not as wall-clock
+// throughput: a shared machine's load changes how much CPU the target
+// gets, far less what a unit of work costs it. One throughput process
+// (threads=2, phases=1) per iteration; the sampler (99 Hz,
+// CLRSPY_CPUCOST_HZ, no EventPipe session) attached and switched on and
+// off in slices of 100 ms, CLRSPY_CPUCOST_PAIRS pairs (default 150). Each
+// slice's CPU time is that of all the target's threads (taskCPU: the
+// process's CPU-time clock, what /proc/PID/task/*/schedstat sums to, to
+// the nanosecond); without IRQ time accounting the kernel's sampling work
+// (timer interrupt, stack copy, callchain) is charged to the sampled
+// thread, so it is in it. An "on" slice's ratio is its CPU per unit over
+// the mean of the two "off" slices' around it. The overhead is the median
+// ratio minus one with a bootstrap 95 % interval (2,000 resamples of all
+// on slices of all processes), beside the mean with ±1.96 standard errors
+// (a loaded machine gives heavy tails: the median is the figure) and the
+// ratio of the totals (all on CPU per unit over all off).
+//
+//	go test ./perf -run '^$' -bench SamplerCPUCost -benchtime 3x
+func BenchmarkSamplerCPUCost(b *testing.B) {
+	pairs, hz := 150, 99
+	if v, err := strconv.Atoi(os.Getenv("CLRSPY_CPUCOST_PAIRS")); err == nil && v > 1 {
+		pairs = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("CLRSPY_CPUCOST_HZ")); err == nil && v > 0 {
+		hz = v
+	}
+	const costSlice = 100 * time.Millisecond
+	var ratios []float64
+	var onCPU, onUnits, offCPU, offUnits, samples, onSecs float64
+	for i := 0; i < b.N; i++ {
+		p := workload.Start(b, nil, "throughput", "threads=2", "phases=1")
+		time.Sleep(time.Second)
+		s, err := Start(p.Pid, ProfileOptions{Options: Options{Hz: hz}, NoSession: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.sampler.SetEnabled(false)
+		time.Sleep(costSlice)
+		n := 2 * pairs
+		cpu := make([]float64, n+1)
+		cpu[0] = taskCPU(p.Pid)
+		p.Release() // mark 0: slice 0 (off)
+		for k := 1; k <= n; k++ {
+			time.Sleep(costSlice)
+			cpu[k] = taskCPU(p.Pid)
+			s.sampler.SetEnabled(k%2 == 1) // odd slices on
+			p.Release()
+		}
+		prof, err := s.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Stdin("end\n")
+		res, err := p.Wait(60 * time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var m [][2]float64
+		if err := res.Get("marks", &m); err != nil || len(m) < n+1 {
+			b.Fatalf("%d marks, want %d: %v", len(m), n+1, err)
+		}
+		perUnit := func(k int) float64 { return (cpu[k+1] - cpu[k]) / (m[k+1][1] - m[k][1]) }
+		var rs []float64
+		for k := 1; k+1 < n; k += 2 {
+			if m[k+1][1] > m[k][1] && m[k][1] > m[k-1][1] && m[k+2][1] > m[k+1][1] {
+				rs = append(rs, perUnit(k)/((perUnit(k-1)+perUnit(k+1))/2))
+			}
+			onCPU += cpu[k+1] - cpu[k]
+			onUnits += m[k+1][1] - m[k][1]
+			offCPU += cpu[k] - cpu[k-1]
+			offUnits += m[k][1] - m[k-1][1]
+			onSecs += (m[k+1][0] - m[k][0]) / 1000
+		}
+		ratios = append(ratios, rs...)
+		samples += float64(prof.Total)
+		mean, ci := meanCI(rs)
+		b.Logf("process %d: %d on slices: CPU per unit on/off %.4f ± %.4f (95 %%), median %.4f; %.1f units and %.1f ms of target CPU per slice; %d samples, %d lost; load %.1f",
+			i, len(rs), mean, ci, median(rs), (m[n][1]-m[0][1])/float64(n), (cpu[n]-cpu[0])/1e6/float64(n), prof.Total, prof.Lost, loadAvg())
+	}
+	mean, ci := meanCI(ratios)
+	med, lo, hi := medianCI(ratios)
+	total := (onCPU / onUnits) / (offCPU / offUnits)
+	b.Logf("all: %d on slices: overhead (median) %+.2f %%, 95 %% CI %+.2f … %+.2f %%; mean %+.2f %% ± %.2f; ratio of totals %.4f; %.0f samples/s while on",
+		len(ratios), (med-1)*100, (lo-1)*100, (hi-1)*100, (mean-1)*100, ci*100, total, samples/onSecs)
+	b.ReportMetric((med-1)*100, "overhead-%")
+	b.ReportMetric((lo-1)*100, "ci95-lo-%")
+	b.ReportMetric((hi-1)*100, "ci95-hi-%")
+	b.ReportMetric(total, "total-ratio")
+	b.ReportMetric(samples/onSecs, "samples/s")
+	b.ReportMetric(loadAvg(), "load")
+}
+
+// medianCI is the median of v and a bootstrap 95 % interval of it (2,000
+// resamples, a fixed seed).
+func medianCI(v []float64) (med, lo, hi float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	meds := make([]float64, 2000)
+	s := make([]float64, len(v))
+	for i := range meds {
+		for k := range s {
+			s[k] = v[r.IntN(len(v))]
+		}
+		meds[i] = median(s)
+	}
+	sort.Float64s(meds)
+	return median(v), meds[len(meds)*25/1000], meds[len(meds)*975/1000]
+}
+
+// meanCI is the mean of v and the half-width of its 95 % confidence
+// interval (1.96 standard errors).
+func meanCI(v []float64) (float64, float64) {
+	if len(v) < 2 {
+		return 0, 0
+	}
+	var sum, sq float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	for _, x := range v {
+		sq += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(sq / float64(len(v)-1))
+	return mean, 1.96 * sd / math.Sqrt(float64(len(v)))
+}
+
+// taskCPU is the CPU time of pid's threads so far, in nanoseconds: the
+// process's CPU-time clock (clock_getcpuclockid's, CPUCLOCK_SCHED: the
+// scheduler's run time of every thread, the running ones' up to now), or
+// the sum of /proc/PID/task/*/schedstat's run times (updated at ticks
+// and switches) where that clock cannot be read.
+func taskCPU(pid int) float64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32(^pid<<3|2), &ts); err == nil {
+		return float64(ts.Nano())
+	}
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/schedstat")
+	var ns float64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			v, _ := strconv.ParseFloat(fs[0], 64)
+			ns += v
+		}
+	}
+	return ns
 }

@@ -194,11 +194,20 @@ func (b *Builder) Sample(s *Sample) {
 		return
 	}
 	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
+		s.WalkCached = true
 		return
 	}
 	raw, ts := b.stackOf(s)
 	if s.Kind == KindSwitchOut {
-		b.rememberSwitch(s, raw)
+		// A switch-out without callchains (the sampler's lean event) is
+		// walked from its copy alone: no kernel frames, nothing past the
+		// copy. Its walk is not kept; the sampler takes the callchains
+		// of the thread's next ones.
+		if len(s.Kernel) > 0 || len(s.User) > 0 {
+			b.rememberSwitch(s, raw)
+		} else {
+			b.off.lean++
+		}
 		b.switchEvent(s.Kind, s.Tid, ts, raw)
 		return
 	}

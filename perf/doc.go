@@ -20,8 +20,10 @@
 //     GC labels, symbolization at Result;
 //   - off-CPU time (Options.OffCPU, offcpu.go, offcpu_build.go): every
 //     switch-out of a sampled thread (the sched:sched_switch tracepoint,
-//     per thread × CPU, into rings of their own) walked like a sample and
-//     weighed by the time until the thread's switch-in
+//     per thread × CPU, into rings of their own; the kernel's callchains
+//     only while the thread blocks at places not walked before, the walk
+//     of a known place reused: offcpu.go says why) walked like a sample
+//     and weighed by the time until the thread's switch-in
 //     (PERF_RECORD_SWITCH), for a wall-clock profile (stacks.Sample.OffCPU;
 //     pprof's cpu and off_cpu sample types; blocked or runnable, from the
 //     switch-out record's preemption flag). Needs root or CAP_PERFMON

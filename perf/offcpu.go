@@ -112,7 +112,7 @@ func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
 	if err != nil {
 		return 0, fmt.Sprintf("off-CPU time unavailable: %v; CPU samples only", err)
 	}
-	a := opts.offAttr(id, acc.Kernel, 4096)
+	a := opts.offAttr(id, acc.Kernel, 4096, true, true)
 	fd, err := perfOpen(&a, pid, -1)
 	if err != nil {
 		errno, _ := err.(unix.Errno)
@@ -123,26 +123,92 @@ func checkOffCPU(pid int, opts Options, acc Access) (int, string) {
 }
 
 // offStackBytes bounds the stack copy of a switch-out: half the CPU
-// samples' default, the kernel's work per context switch halved. A blocked
-// thread's native part (libc's syscall wrapper, libcoreclr's wait
-// functions down to pthread_cond_wait) fits in it, and the kernel's
-// frame-pointer chain continues the managed part; 2 KiB loses the
-// Task.Wait stack under libcoreclr's Monitor.Wait (TestOffCPUTime).
+// samples' default. A blocked thread's native part (libc's syscall wrapper,
+// libcoreclr's wait functions down to pthread_cond_wait) fits in it, and
+// the kernel's frame-pointer chain continues the managed part; 2 KiB loses
+// the Task.Wait stack under libcoreclr's Monitor.Wait (TestOffCPUTime).
 const offStackBytes = 4096
 
-// offAttr is the switch-out event: sched:sched_switch, every occurrence,
-// with the CPU samples' layout (so one decoder reads both), and
-// context_switch for the switch-in records. A tracepoint fires in kernel
-// mode: exclude_kernel would drop every sample, so only the kernel's
-// callchain is left out when kernel frames are.
-func (o *Options) offAttr(id int, kernel bool, ringBytes int) unix.PerfEventAttr {
+// What a switch-out costs the switching thread is its sample's
+// callchains, not its stack copy: BenchmarkOffCPUOverhead's parts (one
+// workload process, configurations alternating with off slices; 2026-12-03,
+// load 15-21, 2-core nested VM, ~15,000 switches/s) gave, as throughput
+// ratios, 0.915 for the CPU sampler alone, 0.871 adding switch-out samples
+// with neither copy nor callchains, 0.873 with the 4 KiB copy and no
+// callchains, 0.829 with the kernel callchain alone, 0.854 with the user
+// one alone, 0.810 with both and the copy (what every switch-out cost
+// before). The kernel's walk of its own stack down to __schedule is most
+// of it. Blocked time needs every switch-out and its switch-in; the
+// walk is the same each time a thread blocks at the same place, and the
+// builder takes it from the first one's (offcpu_build.go, keyed by what
+// the copy holds). So each thread has two sched_switch events per CPU:
+//
+//   - the lean one, always on: registers and the 4 KiB copy, no
+//     callchains, and the PERF_RECORD_SWITCH records. Every switch-out's
+//     time stays exact: it is paired with its switch-in as before;
+//   - the full one, adding the kernel's callchains (kernel frames, and
+//     the frame-pointer walk past the copy), on while the thread blocks
+//     at places the builder has no walk for. It is on for a new thread;
+//     the builder says when a lean switch-out's walk is unknown
+//     (Sample.WalkCached false), and if that switch-out was a block (not
+//     a preemption: the switch record after it) the thread's full events
+//     are enabled; after fullHits blocked full switch-outs whose walks
+//     were known they are disabled again. While both are on, one
+//     switch-out gives two samples, next to each other in the ring: the
+//     lean one is dropped (offRecord).
+//
+// A lean switch-out whose walk is unknown (the first at a new place
+// while the full event is off, and preemptions, which land anywhere) is
+// walked from its copy: its user frames up to 4 KiB deep, no kernel
+// frames. A smaller copy would not have saved anything.
+//
+// What is left is the lean sample itself (no-chains above: 0.952 of the
+// CPU sampler alone; an earlier run of the parts gave 0.98 for the switch
+// records alone). Taking the sample for a subset of switch-outs and
+// weighing the rest (their time exact from the records) was tried: one
+// sample in 8 (PERF_EVENT_IOC_PERIOD on the lean events; it seemed to
+// need PERF_SAMPLE_PERIOD out of their sample type, not verified) for threads
+// whose last 16 sampled blocks were at one place, the rest under the
+// thread's last sampled walk. It does not hold: pingpong's threads block
+// at two places in turn (WaitOne, and Set while the other holds the
+// event's lock, TestOffCPULean), so the streak never forms, and a fixed
+// period over places that alternate samples the same one every time
+// (8 is even), putting both places' time under one stack. An unbiased
+// subset needs a random period per sample (an ioctl per sample and per
+// CPU from clrspy) and still places each unsampled block by chance.
+const fullHits = 8
+
+// offAttr is a switch-out event: sched:sched_switch, every occurrence,
+// with the CPU samples' layout (so one decoder reads both), callchains or
+// not, and with switches the context_switch bit for the switch-in
+// records. A tracepoint fires in kernel mode: exclude_kernel
+// would drop every sample, so only the kernel's callchain is left out
+// when kernel frames are.
+func (o *Options) offAttr(id int, kernel bool, ringBytes int, chains, switches bool) unix.PerfEventAttr {
 	a := o.attr(kernel, ringBytes)
 	a.Type = unix.PERF_TYPE_TRACEPOINT
 	a.Config = uint64(id)
 	a.Sample = 1
 	a.Sample_stack_user = uint32(min(o.StackBytes, offStackBytes))
 	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
-	a.Bits |= unix.PerfBitContextSwitch
+	if switches {
+		a.Bits |= unix.PerfBitContextSwitch
+	}
+	if !chains {
+		a.Bits |= unix.PerfBitExcludeCallchainKernel | unix.PerfBitExcludeCallchainUser
+	}
+	if o.offParts != 0 && !o.everyStack {
+		a.Sample_stack_user = 0
+	}
+	if o.offParts&offNoKernelChain != 0 {
+		a.Bits |= unix.PerfBitExcludeCallchainKernel
+	}
+	if o.offParts&offNoUserChain != 0 {
+		a.Bits |= unix.PerfBitExcludeCallchainUser
+	}
+	if o.offParts&offRecordsOnly != 0 {
+		a.Type, a.Config, a.Sample = unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_DUMMY, 0
+	}
 	return a
 }
 
@@ -173,16 +239,49 @@ func (s *Sampler) mapOffRingsOf(size int) error {
 	return s.ownerRings(size, &s.offRings)
 }
 
-// openOffThread opens tid's switch events (one per CPU) and appends them
-// to fds. A thread whose switch events cannot be opened is still sampled
-// on the CPU; the failure is counted.
+// fullEvents are a thread's switch-out events with the stack copy.
+type fullEvents struct {
+	fds  []int
+	on   bool
+	hits int // full switch-outs whose walk the consumer had, since on
+}
+
+// openOffThread opens tid's switch events (one lean and one full per CPU,
+// or with Options.everyStack one with callchains and the switch records), appends
+// the always-on ones to fds and keeps the full ones in s.full. A thread
+// whose switch events cannot be opened is still sampled on the CPU; the
+// failure is counted.
 func (s *Sampler) openOffThread(tid int, fds []int) []int {
-	a := s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes)
-	if s.disabled {
+	n := len(fds)
+	opened := monoNow()
+	every := s.opts.everyStack || s.opts.offParts != 0
+	fds, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, every, true), s.disabled, fds)
+	if !ok {
+		return fds[:n]
+	}
+	if !every {
+		full, ok := s.openSwitchEvents(tid, s.opts.offAttr(s.access.SwitchID, s.access.Kernel, s.stats.OffRingBytes, true, false), s.disabled, nil)
+		if !ok {
+			for _, fd := range fds[n:] {
+				unix.Close(fd)
+			}
+			return fds[:n]
+		}
+		s.full[tid] = &fullEvents{fds: full, on: true}
+		s.stats.FullOn++
+	}
+	s.blockedAtOpen(tid, opened)
+	return fds
+}
+
+// openSwitchEvents opens a on tid for every CPU (disabled if so), output
+// into the off-CPU rings, and appends them to fds. On failure it closes
+// what it opened, counts the error and reports false.
+func (s *Sampler) openSwitchEvents(tid int, a unix.PerfEventAttr, disabled bool, fds []int) ([]int, bool) {
+	if disabled {
 		a.Bits |= unix.PerfBitDisabled
 	}
 	n := len(fds)
-	opened := monoNow()
 	for i, cpu := range s.cpus {
 		fd, err := perfOpen(&a, tid, cpu)
 		if err == nil {
@@ -200,27 +299,123 @@ func (s *Sampler) openOffThread(tid int, fds []int) []int {
 					s.stats.OffFirstError = fmt.Errorf("switch events of thread %d on CPU %d: %w", tid, cpu, err)
 				}
 			}
-			return fds[:n]
+			return fds[:n], false
 		}
 		fds = append(fds, fd)
 	}
-	s.blockedAtOpen(tid, opened)
-	return fds
+	return fds, true
 }
 
-// offRecord handles one record of an off-CPU ring: switch-outs (samples)
+// setFull switches tid's full switch-out events on or off.
+func (s *Sampler) setFull(tid int, on bool) {
+	f := s.full[tid]
+	if f == nil || f.on == on {
+		return
+	}
+	f.on, f.hits = on, 0
+	if on {
+		s.stats.FullOn++
+	}
+	if s.disabled {
+		return // setEnabled applies f.on
+	}
+	req := uint(unix.PERF_EVENT_IOC_DISABLE)
+	if on {
+		req = unix.PERF_EVENT_IOC_ENABLE
+	}
+	for _, fd := range f.fds {
+		unix.IoctlSetInt(fd, req, 0)
+	}
+}
+
+// offRing is what offRecord keeps per off-CPU ring between records.
+type offRing struct {
+	// held is a lean switch-out waiting for the record after it (a full
+	// sample of the same switch-out replaces it); its stack is copied
+	// into stack.
+	held    Sample
+	hasHeld bool
+	stack   []byte
+	// last is the full switch-out just handed on (a lean sample of the
+	// same switch-out after it is dropped).
+	last    switchID
+	hasLast bool
+	// want is the thread whose lean switch-out had no known walk: its
+	// full events are switched on if the switch record after it says it
+	// blocked. hit is the thread whose full switch-out's walk was known:
+	// a hit towards switching them off, if it blocked (a thread spinning
+	// between blocks is preempted at the same few places: those hits
+	// would switch the full events off before its next block).
+	want, hit int
+}
+
+type switchID struct {
+	tid    int
+	ip, sp uint64
+}
+
+func idOf(p *Sample) switchID { return switchID{p.Tid, p.Regs.IP, p.Regs.SP} }
+
+// offRecord handles one record of off-CPU ring r: switch-outs (samples)
 // and switch-ins.
-func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
+func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 	le := binary.LittleEndian
 	switch le.Uint32(rec) {
 	case recordSample:
-		s.ownSample(rec, KindSwitchOut, &s.stats.Switches, fn)
+		if !decodeSample(rec, &s.sample) || s.sample.Pid != s.pid {
+			return
+		}
+		s.sample.Kind = KindSwitchOut
+		s.sample.WalkCached = false
+		id := idOf(&s.sample)
+		if len(s.sample.Kernel) == 0 && len(s.sample.User) == 0 && s.opts.offParts == 0 && !s.opts.everyStack {
+			if r.hasLast && r.last == id {
+				r.hasLast = false // the full sample had it
+				return
+			}
+			s.flushHeld(r, fn)
+			if r.stack == nil {
+				r.stack = make([]byte, 0, 65536)
+			}
+			r.held = s.sample
+			r.stack = append(r.stack[:0], s.sample.Stack...)
+			r.held.Stack = r.stack
+			r.hasHeld = true
+			return
+		}
+		if r.hasHeld && idOf(&r.held) == id {
+			r.hasHeld = false // this full sample replaces it
+		} else {
+			s.flushHeld(r, fn)
+		}
+		r.last, r.hasLast = id, true
+		s.stats.Switches++
+		fn(&s.sample)
+		if s.sample.WalkCached {
+			r.hit = id.tid
+		}
 	case recordSwitch:
+		s.flushHeld(r, fn)
+		r.hasLast = false
 		// sample_id_all: pid, tid, time follow the (empty) body. Of the
 		// switch-outs only preemptions matter (the sched_switch sample
 		// before has the rest).
 		misc := le.Uint16(rec[4:])
-		if len(rec) < 24 || misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
+		if len(rec) < 24 {
+			return
+		}
+		tid := int(le.Uint32(rec[12:]))
+		want, hit := r.want, r.hit
+		r.want, r.hit = 0, 0
+		if misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
+			if want == tid {
+				s.setFull(tid, true)
+			}
+			if f := s.full[tid]; hit == tid && f != nil && f.on {
+				if f.hits++; f.hits >= fullHits {
+					s.setFull(tid, false)
+				}
+			}
 			return
 		}
 		if pid := int(le.Uint32(rec[8:])); pid == s.pid {
@@ -228,12 +423,29 @@ func (s *Sampler) offRecord(rec []byte, fn func(*Sample)) {
 			if misc&miscSwitchOut != 0 {
 				s.sample.Kind = KindPreempted
 			}
-			s.sample.Tid = int(le.Uint32(rec[12:]))
+			s.sample.Tid = tid
 			s.sample.Time = int64(le.Uint64(rec[16:]))
 			fn(&s.sample)
 		}
 	case recordLost, recordLostSamples:
+		s.flushHeld(r, fn)
+		r.hasLast = false
 		s.stats.OffLost += lostCount(rec)
+	}
+}
+
+// flushHeld hands on r's held lean switch-out.
+func (s *Sampler) flushHeld(r *offRing, fn func(*Sample)) {
+	if !r.hasHeld {
+		return
+	}
+	r.hasHeld = false
+	s.stats.Switches++
+	s.stats.Lean++
+	r.held.WalkCached = false
+	fn(&r.held)
+	if !r.held.WalkCached {
+		r.want = r.held.Tid
 	}
 }
 

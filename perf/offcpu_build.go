@@ -1,11 +1,10 @@
 package perf
 
 import (
+	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -50,6 +49,7 @@ type offCPU struct {
 	unmatched, atEnd int64
 	switches         int64
 	cached           int64 // switch-outs whose walk came from the cache
+	lean             int64 // switch-outs without callchains walked from their copy alone (no cached walk)
 }
 
 // switchEvent buffers one switch event (under b.mu).
@@ -158,39 +158,53 @@ func (b *Builder) offNotes(p *stacks.Profile) {
 
 // A thread blocks again and again at the same places (a loop's Sleep, a
 // pool thread's wait for work): its switch-outs repeat the same user
-// registers and call chains. The walk of such a switch-out is taken from
-// the first one's, keyed by the IP and SP the thread entered the kernel
-// with and a hash of the kernel's callchain (its kernel frames and its
-// frame-pointer walk of the user stack, return addresses included): two
-// different walks from identical IP, SP and return-address chain would
-// need two call paths to the same instruction at the same stack depth
-// through the same frame-pointer frames. At 10,000 switches per second
-// this is what keeps clrspy's CPU from growing with the rate.
+// registers and return addresses. The walk of such a switch-out is taken
+// from the first one's, keyed by the IP and SP the thread entered the
+// kernel with and the return addresses of the frame-pointer chain from
+// its RBP inside the stack copy: two different walks from identical IP,
+// SP and return-address chain would need two call paths to the same
+// instruction at the same stack depth through the same frame-pointer
+// frames. The key is made from what both of the sampler's switch-out
+// events carry (registers and copy; the lean one has no callchains,
+// offcpu.go), so a lean switch-out finds the walk of a full one, kernel
+// frames and the frame-pointer chain beyond the copy included. A native
+// frame that uses RBP as a general register (glibc's pthread_cond_wait)
+// leaves a chain that ends at once: the key is then the IP and SP alone.
+// The kernel frames are the first switch-out's: a thread blocking from
+// the same user stack in another kernel path (the same read on a socket
+// rather than a pipe) keeps the first one's. At 10,000 switches per
+// second this is what keeps clrspy's CPU from growing with the rate.
 type switchKey struct {
 	tid    int
 	ip, sp uint64
 	chain  uint64
 }
 
-var switchSeed = maphash.MakeSeed()
+// chainHash hashes the return addresses of the frame-pointer chain from
+// RBP within s's stack copy (at most 64 frames).
+func chainHash(s *Sample) uint64 {
+	le := binary.LittleEndian
+	base, end := s.Regs.SP, s.Regs.SP+uint64(len(s.Stack))
+	h := uint64(0x9e3779b97f4a7c15)
+	fp := s.Regs.BP
+	for n := 0; n < 64 && fp >= base && fp+16 <= end && fp&7 == 0; n++ {
+		off := fp - base
+		h = (h ^ le.Uint64(s.Stack[off+8:])) * 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+		next := le.Uint64(s.Stack[off:])
+		if next <= fp {
+			break
+		}
+		fp = next
+	}
+	return h
+}
 
 // maxWalked bounds the cache; it is emptied when full.
 const maxWalked = 1 << 16
 
 func (b *Builder) switchKeyOf(s *Sample) switchKey {
-	var h maphash.Hash
-	h.SetSeed(switchSeed)
-	h.Write(u64bytes(s.Kernel))
-	h.WriteByte(0)
-	h.Write(u64bytes(s.User))
-	return switchKey{tid: s.Tid, ip: s.Regs.IP, sp: s.Regs.SP, chain: h.Sum64()}
-}
-
-func u64bytes(v []uint64) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+	return switchKey{tid: s.Tid, ip: s.Regs.IP, sp: s.Regs.SP, chain: chainHash(s)}
 }
 
 // knownSwitch records a switch-out whose walk is cached (under b.mu).

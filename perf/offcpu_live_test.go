@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/report"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // offThreadResult is one thread of the offcpu workload mode.
@@ -127,5 +129,47 @@ func TestOffCPUTime(t *testing.T) {
 	}
 	if states["off_cpu"] <= 0 {
 		t.Errorf("pprof: no off_cpu time under state=off_cpu (%v)", states)
+	}
+}
+
+// TestOffCPULean profiles pingpong (two threads handing a token back and
+// forth through AutoResetEvents, thousands of times a second, each
+// blocking again and again at the same two places: WaitOne, and Set when
+// the other holds the event's lock) with off-CPU time and checks that
+// most switch-outs were read without callchains (the lean events, the
+// walk from the cache), and that of each thread's blocked time (off the
+// CPU, not runnable) at least 95 % is under those two blocking frames.
+func TestOffCPULean(t *testing.T) {
+	prof, res, s := profileWorkload(t, nil, ProfileOptions{Options: Options{Hz: 99, OffCPU: true}}, "pingpong", "seconds=2", "spin=100000")
+	st := s.Stats()
+	t.Logf("stats %+v, %.0f handoffs/s", st, res.Float("handoffsPerSecond"))
+	if st.Switches < 2000 || st.Lean < st.Switches*9/10 {
+		t.Errorf("%d of %d switch-outs read without callchains, want at least 90 %% of at least 2,000", st.Lean, st.Switches)
+	}
+	var tids []uint64
+	if err := res.Get("tids", &tids); err != nil || len(tids) != 2 {
+		t.Fatalf("tids %v: %v", tids, err)
+	}
+	block := regexp.MustCompile(`(^|;)System\.Threading\.(WaitHandle\.WaitOne|EventWaitHandle\.Set\(\))`)
+	for _, tid := range tids {
+		var all, under float64
+		var other string
+		for i := range prof.Samples {
+			sm := &prof.Samples[i]
+			if !sm.OffCPU || prof.Threads[sm.Thread].ID != tid || slices.Contains(sm.Labels, stacks.Label{Key: "off_cpu", Str: "runnable"}) {
+				continue
+			}
+			ms := float64(sm.Nanos) / 1e6
+			all += ms
+			if st := prof.Folded(sm, ";"); block.MatchString(st) {
+				under += ms
+			} else if other == "" {
+				other = st
+			}
+		}
+		t.Logf("thread %d: %.1f ms blocked, %.1f under WaitOne or Set; not: e.g. %s", tid, all, under, other)
+		if all < 100 || under < 0.95*all {
+			t.Errorf("thread %d: %.1f of %.1f ms blocked under WaitOne or Set, want at least 95 %%", tid, under, all)
+		}
 	}
 }

@@ -1,10 +1,13 @@
 package perf
 
 import (
+	"encoding/binary"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/clrspy/clrspy/symtab"
+	"github.com/clrspy/clrspy/unwind"
 )
 
 // TestSwitchPairing feeds a Builder switch events in the order two rings
@@ -131,5 +134,139 @@ func TestSwitchAllocations(t *testing.T) {
 	}
 	if want := int64(55_001) * 50_000; off != want { // 50,000 + 5,000 + AllocsPerRun's warm-up run
 		t.Errorf("%d ns off the CPU, want %d", off, want)
+	}
+}
+
+// switchRecord encodes a PERF_RECORD_SWITCH with sample_id_all's pid,
+// tid and time.
+func switchRecord(misc uint16, tid int, time int64) []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 8, 24)
+	le.PutUint32(b, recordSwitch)
+	le.PutUint16(b[4:], misc)
+	le.PutUint16(b[6:], 24)
+	b = le.AppendUint32(b, 77)
+	b = le.AppendUint32(b, uint32(tid))
+	return le.AppendUint64(b, uint64(time))
+}
+
+// TestLeanAndFullSwitchOuts feeds one off-CPU ring's records to the
+// sampler: a switch-out with both events on gives one switch-out (the
+// full one, whichever of the two samples comes first); a lean switch-out
+// whose walk the consumer lacks switches the thread's full events on if
+// it blocked, not if it was preempted; fullHits blocked full switch-outs
+// whose walks the consumer had switch them off again.
+func TestLeanAndFullSwitchOuts(t *testing.T) {
+	s := &Sampler{pid: 77, full: map[int]*fullEvents{42: {on: true}}}
+	regs := unwind.Regs{IP: 0x401000, SP: 0x7ffc0000, BP: 0x7ffc0040}
+	stack := make([]byte, 256)
+	chain := []uint64{contextKernel, 0xffffffff81000010, contextUser, 0x401000, 0x402000}
+	full := func(at int64) []byte { return sampleRecord(42, at, 1, chain, &regs, stack, 256) }
+	lean := func(at int64) []byte { return sampleRecord(42, at, 1, nil, &regs, stack, 256) }
+	blocked := func(at int64) []byte { return switchRecord(miscSwitchOut, 42, at) }
+	preempted := func(at int64) []byte { return switchRecord(miscSwitchOut|miscSwitchOutPreempt, 42, at) }
+	type got struct {
+		kind SampleKind
+		time int64
+		full bool
+	}
+	var out []got
+	cached := false
+	fn := func(p *Sample) {
+		out = append(out, got{p.Kind, p.Time, len(p.Kernel) > 0})
+		if p.Kind == KindSwitchOut {
+			if len(p.Stack) != 256 {
+				t.Errorf("switch-out at %d: %d bytes of stack", p.Time, len(p.Stack))
+			}
+			p.WalkCached = cached
+		}
+	}
+	var r offRing
+	feed := func(recs ...[]byte) {
+		out = out[:0]
+		for _, rec := range recs {
+			s.offRecord(&r, rec, fn)
+		}
+	}
+	check := func(what string, want []got, on bool) {
+		t.Helper()
+		if !slices.Equal(out, want) || s.full[42].on != on {
+			t.Errorf("%s: handed on %+v, full events on %v; want %+v, %v", what, out, s.full[42].on, want, on)
+		}
+	}
+	feed(full(10), lean(11), blocked(12), switchRecord(0, 42, 20))
+	check("full then lean", []got{{KindSwitchOut, 10, true}, {KindSwitchIn, 20, false}}, true)
+	feed(lean(30), full(31), blocked(32))
+	check("lean then full", []got{{KindSwitchOut, 31, true}}, true)
+	// The consumer has the walks now: fullHits blocked ones switch the
+	// full events off; preempted ones do not count.
+	cached = true
+	for i := int64(0); i < fullHits-1; i++ {
+		feed(full(100+10*i), lean(101+10*i), blocked(102+10*i), full(105+10*i), lean(106+10*i), preempted(107+10*i))
+	}
+	check("7 blocked hits", []got{{KindSwitchOut, 160, true}, {KindSwitchOut, 165, true}, {KindPreempted, 167, false}}, true)
+	feed(full(200), lean(201), blocked(202))
+	check("8th blocked hit", []got{{KindSwitchOut, 200, true}}, false)
+	feed(lean(300), blocked(302))
+	check("lean, walk known", []got{{KindSwitchOut, 300, false}}, false)
+	cached = false
+	feed(lean(400), preempted(402))
+	check("lean, walk unknown, preempted", []got{{KindSwitchOut, 400, false}, {KindPreempted, 402, false}}, false)
+	feed(lean(500), blocked(502))
+	check("lean, walk unknown, blocked", []got{{KindSwitchOut, 500, false}}, true)
+	if st := s.Stats(); st.Switches != 20 || st.Lean != 3 || st.FullOn != 1 {
+		t.Errorf("stats: %d switch-outs, %d lean, full events on %d times; want 20, 3, 1", st.Switches, st.Lean, st.FullOn)
+	}
+}
+
+// TestLeanSwitchWalk: a lean switch-out (copy, no callchains) takes the
+// walk of a full one of the same thread at the same IP and SP with the
+// same frame-pointer chain inside the copy, kernel frames included; a
+// chain with another return address does not.
+func TestLeanSwitchWalk(t *testing.T) {
+	proc, err := symtab.NewProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	le := binary.LittleEndian
+	const sp = 0x7ffc0000
+	stack := make([]byte, 256)
+	// RBP at SP+0x40: saved RBP SP+0x80, return address 0x401111; at
+	// SP+0x80: saved RBP 0 (the end), return address 0x402222.
+	le.PutUint64(stack[0x40:], sp+0x80)
+	le.PutUint64(stack[0x48:], 0x401111)
+	le.PutUint64(stack[0x88:], 0x402222)
+	regs := unwind.Regs{IP: 0x400100, SP: sp, BP: sp + 0x40}
+	mk := func(at int64, chains bool, st []byte) *Sample {
+		s := &Sample{Kind: KindSwitchOut, Tid: 7, Time: b.monoStart + at, Regs: regs, HasRegs: true, Stack: st}
+		if chains {
+			s.Kernel, s.User = []uint64{0xffffffff81000010}, []uint64{0x400100, 0x401111, 0x402222, 0x403333}
+		}
+		return s
+	}
+	full := mk(1000, true, stack)
+	b.Sample(full)
+	lean := mk(2000, false, stack)
+	b.Sample(lean)
+	other := append([]byte(nil), stack...)
+	le.PutUint64(other[0x88:], 0x402223)
+	miss := mk(3000, false, other)
+	b.Sample(miss)
+	if full.WalkCached || !lean.WalkCached || miss.WalkCached {
+		t.Errorf("walk cached: full %v, lean %v, other chain %v; want false, true, false", full.WalkCached, lean.WalkCached, miss.WalkCached)
+	}
+	ev := b.off.events
+	if len(ev) != 3 || ev[0].raw != ev[1].raw || ev[2].raw == ev[0].raw {
+		t.Fatalf("switch events %+v: want 3, the lean one with the full one's stack", ev)
+	}
+	if r := b.raws[ev[1].raw]; len(r.kernel) != 1 || r.kernel[0] != 0xffffffff81000010 {
+		t.Errorf("lean switch-out's kernel frames %x, want the full one's", r.kernel)
+	}
+	if r := b.raws[ev[2].raw]; len(r.kernel) != 0 {
+		t.Errorf("uncached lean switch-out's kernel frames %x, want none", r.kernel)
+	}
+	if b.off.cached != 1 || b.off.lean != 1 {
+		t.Errorf("%d cached, %d lean walks; want 1, 1", b.off.cached, b.off.lean)
 	}
 }

@@ -83,6 +83,11 @@ type Sample struct {
 	Regs    unwind.Regs
 	HasRegs bool
 	Stack   []byte
+	// WalkCached is the consumer's answer for a switch-out (set by
+	// Builder.Sample): it already had this switch-out's walk (the same
+	// thread blocked at the same place before). The Sampler copies the
+	// stack of a thread's switch-outs only while they are not (offcpu.go).
+	WalkCached bool
 }
 
 // decodeSample parses a PERF_RECORD_SAMPLE of sampleType into s. It

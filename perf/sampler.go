@@ -35,6 +35,11 @@ type Stats struct {
 	BlockedAtOpen int // threads off the CPU when their switch events were opened
 	OffOpenErrors int
 	OffFirstError error
+	// Lean are the switch-outs read without a stack copy (the thread's
+	// full events off, offcpu.go); FullOn counts the times a thread's
+	// full events were switched on (one per new thread included).
+	Lean   uint64
+	FullOn int
 }
 
 // Sampler samples one process's threads with perf_event. Open it, Run it
@@ -49,6 +54,9 @@ type Sampler struct {
 	// one per CPU, so that a record's ring says what it is (the CPU
 	// samples' layout is kept as it is).
 	offRings []*ring
+	offState []offRing // per off-CPU ring
+	// full holds each thread's switch-out events with the stack copy.
+	full map[int]*fullEvents
 	// threads maps a sampled tid to its events, one per CPU.
 	threads map[int][]int
 	pidfd   int
@@ -91,7 +99,7 @@ func Open(pid int, opts Options) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{pid: pid, opts: opts, access: acc, cpus: cpus, threads: make(map[int][]int), pidfd: -1, epfd: -1, wake: -1}
+	s := &Sampler{pid: pid, opts: opts, access: acc, cpus: cpus, threads: make(map[int][]int), full: make(map[int]*fullEvents), pidfd: -1, epfd: -1, wake: -1}
 	s.want.Store(true)
 	ok := false
 	defer func() {
@@ -283,6 +291,12 @@ func (s *Sampler) closeThread(tid int) {
 		unix.Close(fd)
 	}
 	delete(s.threads, tid)
+	if f := s.full[tid]; f != nil {
+		for _, fd := range f.fds {
+			unix.Close(fd)
+		}
+		delete(s.full, tid)
+	}
 }
 
 // Run reads samples until ctx is done or the process exits and calls fn
@@ -295,6 +309,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 		if ctx.Err() != nil {
 			s.flushInitial(fn)
 			s.drain(fn)
+			s.flushAllHeld(fn)
 			return nil
 		}
 		n, err := unix.EpollWait(s.epfd, events, pollMs)
@@ -318,6 +333,7 @@ func (s *Sampler) Run(ctx context.Context, fn func(*Sample)) error {
 		if s.exited || (s.pidfd < 0 && !processAlive(s.pid)) {
 			s.exited = true
 			s.drain(fn)
+			s.flushAllHeld(fn)
 			return nil
 		}
 		if time.Since(s.lastScan) >= scanEvery {
@@ -349,6 +365,13 @@ func (s *Sampler) setEnabled(on bool) {
 			unix.IoctlSetInt(fd, req, 0)
 		}
 	}
+	for _, f := range s.full {
+		if f.on || !on {
+			for _, fd := range f.fds {
+				unix.IoctlSetInt(fd, req, 0)
+			}
+		}
+	}
 	s.disabled = !on
 }
 
@@ -369,10 +392,14 @@ func (s *Sampler) drain(fn func(*Sample)) {
 			})
 		}
 	}
-	for _, r := range s.offRings {
+	if len(s.offState) != len(s.offRings) {
+		s.offState = make([]offRing, len(s.offRings))
+	}
+	for i, r := range s.offRings {
 		if r.pending() {
+			st := &s.offState[i]
 			r.drain(func(rec []byte) bool {
-				s.offRecord(rec, fn)
+				s.offRecord(st, rec, fn)
 				return true
 			})
 		}
@@ -419,6 +446,13 @@ func (s *Sampler) ownSample(rec []byte, kind SampleKind, n *uint64, fn func(*Sam
 		*n++
 		s.sample.Kind = kind
 		fn(&s.sample)
+	}
+}
+
+// flushAllHeld hands on the lean switch-outs still held (end of a run).
+func (s *Sampler) flushAllHeld(fn func(*Sample)) {
+	for i := range s.offState {
+		s.flushHeld(&s.offState[i], fn)
 	}
 }
 

@@ -14,7 +14,20 @@
 #   3. clrspy's CPU per 1,000 samples for unwinding and naming alone
 #      (3,000 recorded samples replayed, thread CPU time);
 #   4. samples lost at 999 Hz on 16 busy threads with the default ring
-#      buffers.
+#      buffers;
+#   5. the perf sampler's cost as the target's CPU time per unit of work
+#      (BenchmarkSamplerCPUCost: 2-thread throughput workload, 99 Hz, 200
+#      on/off pairs of 100 ms per process, 3 processes): the median
+#      overhead with its bootstrap 95 % interval;
+#   6. off-CPU time (BenchmarkOffCPUOverhead: pingpong, three samplers on
+#      one process enabled in turn with off slices between, 40 cycles per
+#      process, 4 processes): every switch-out with callchains and copy
+#      (before), lean (now), the CPU sampler alone; ratios, each over the
+#      CPU sampler alone in the same cycle, context switches/s;
+#   7. what each part of a switch-out's sample costs (same method, one
+#      process, 60 cycles): the switch records alone, samples without
+#      copy or callchains, with the copy, with the kernel or the user
+#      callchain alone, all of them.
 #
 #   scripts/perf-overhead.sh [PAIRS]     (default 7; needs root or CAP_PERFMON)
 #
@@ -33,4 +46,11 @@ go test ./perf -run '^$' -count 1 -timeout 20m \
 	-bench 'Builder' -benchtime 20x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)'
 go test ./perf -run '^$' -count 1 -timeout 20m -v \
 	-bench 'Lost' -benchtime 3x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|run [0-9]'
+CLRSPY_CPUCOST_PAIRS=200 go test ./perf -run '^$' -count 1 -timeout 60m -v \
+	-bench 'SamplerCPUCost' -benchtime 3x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|process [0-9]|all:'
+CLRSPY_OFFCPU_CYCLES=40 go test ./perf -run '^$' -count 1 -timeout 60m -v \
+	-bench 'OffCPUOverhead' -benchtime 4x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|process [0-9]|ratio median|over cpu-only'
+CLRSPY_OFFCPU_CYCLES=60 CLRSPY_OFFCPU_CONFIGS=cpu-only,records-only,no-chains,copy-no-chains,no-user-chain,no-kernel-chain,every-stack \
+	go test ./perf -run '^$' -count 1 -timeout 60m -v \
+	-bench 'OffCPUOverhead' -benchtime 1x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|ratio median|over cpu-only'
 echo "# done $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg)"
