@@ -1,4 +1,4 @@
-package report
+package pageset
 
 import (
 	"compress/gzip"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
 )
 
 // TestPageThreadPool: the report page of the starve fixture has the
@@ -21,7 +22,7 @@ func TestPageThreadPool(t *testing.T) {
 		}
 		return nettrace.NewReader(z)
 	})
-	a := NewPageAnalyses(r.Header(), PageAnalysesOptions{NoHeap: true})
+	a := New(r.Header(), Options{NoHeap: true})
 	as := a.Analyzers()
 	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
 		for _, x := range as {
@@ -30,7 +31,7 @@ func TestPageThreadPool(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	p := NewPage(a.Parts())
+	p := report.NewPage(a.Parts())
 	tp := p.ThreadPool
 	if tp == nil {
 		t.Fatal("no thread-pool section")
@@ -41,13 +42,13 @@ func TestPageThreadPool(t *testing.T) {
 	}
 	// The episode is on the page's clock (ms since the session start),
 	// inside the trace's 1.786 s.
-	first := ms(a.ThreadPool.FirstNanos())
+	first := float64(a.ThreadPool.FirstNanos()) / 1e6
 	if e := tp.Episodes[0]; e.StartMs < first || e.EndMs > first+1786 || e.EndMs-e.StartMs < 100 {
 		t.Errorf("episode %+v, first event at %.3f ms", e, first)
 	}
 
 	r2 := tracetest.Open(t, "gc-wks.nettrace", nettrace.NewReader)
-	b := NewPageAnalyses(r2.Header(), PageAnalysesOptions{NoHeap: true})
+	b := New(r2.Header(), Options{NoHeap: true})
 	bs := b.Analyzers()
 	if err := tracetest.ReadAll(t, r2, func(ev *nettrace.Event) {
 		for _, x := range bs {
@@ -56,7 +57,7 @@ func TestPageThreadPool(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if p := NewPage(b.Parts()); p.ThreadPool != nil {
+	if p := report.NewPage(b.Parts()); p.ThreadPool != nil {
 		t.Errorf("gc-wks: section %+v", p.ThreadPool)
 	}
 }
