@@ -2,6 +2,7 @@ package pageset
 
 import (
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
@@ -118,7 +119,7 @@ func Register(s *analysis.Set, o Options) *Analyses {
 		return a.Exceptions
 	})
 	analysis.Add(s, analysis.Spec{Name: "threadpool", Keep: threadpool.Wants}, func(h *nettrace.Header) *threadpool.Analyzer {
-		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols})
+		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols, Counters: counters.New(h, counters.Options{}), FeedCounters: true})
 		return a.ThreadPool
 	})
 	// After the pause and lock analyses: it observes their suspensions

@@ -32,7 +32,7 @@ func threadPoolSet(samples bool) (*analysis.Set, *analysis.Ref[*threadpool.Analy
 	}
 	return withSymbols(analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Providers: ps},
 		func(h *nettrace.Header, sym *stacks.Symbols) *threadpool.Analyzer {
-			return threadpool.New(h, threadpool.Options{Symbols: sym})
+			return threadpool.New(h, threadpool.Options{Symbols: sym, Counters: counters.New(h, counters.Options{}), FeedCounters: true})
 		})
 }
 
