@@ -102,16 +102,16 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, 
 	res := tr.Get().Result()
 	sym := stacks.SymbolsIn(set).Get()
 	sum := heap.Summarize(res, sym)
-	f := formats{
-		text: func(w io.Writer) error { return report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top) },
-		json: func(w io.Writer) error {
+	f := report.Writers{
+		Text: func(w io.Writer) error { return report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top) },
+		JSON: func(w io.Writer) error {
 			d := report.NewHeapDocument(in, res, sum)
 			if objects {
 				report.AddHeapObjects(d, res, sym)
 			}
 			return report.WriteHeapJSON(w, d)
 		},
-		pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
+		Pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
 	}
 	return r.writeAs(cmd, o, f)
 }

@@ -147,9 +147,9 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	if folded {
 		text = func(w io.Writer) error { return report.WriteStacksFolded(w, d) }
 	}
-	return r.writeAs(cmd, o, formats{
-		text: text,
-		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
+	return r.writeAs(cmd, o, report.Writers{
+		Text: text,
+		JSON: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
 	})
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,7 +81,7 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, "text or json")
+	o := addReportFlags(c, report.TriageSection.Formats())
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		if o.format != "text" && o.format != "json" {
@@ -208,8 +207,5 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	facts := a.Facts()
 	facts.Memory.Split = split
 	d := report.NewTriageDocument(in, facts, a.Runtime())
-	return writeReport(cmd, st, in, out, formats{
-		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },
-		json: func(w io.Writer) error { return report.WriteTriageJSON(w, d) },
-	}.pick(format))
+	return writeReport(cmd, st, in, out, report.TriageSection.Writers(report.Run{In: in}, d).Pick(format))
 }

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"github.com/clrspy/clrspy/exceptions"
+	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/threadpool"
+)
+
+// Run is what a report says of its session besides the analysis' result:
+// the input, the first event's wall-clock time and the span to the last.
+type Run struct {
+	In    Input
+	Start time.Time
+	Span  time.Duration
+}
+
+// Section is one analysis' report in every format it has, registered once
+// here (ExceptionsSection, ThreadPoolSection, ...): a new analysis adds a
+// section and its command only wires the flags (Formats for --format's
+// help, Writers for the writer of the format asked for). A nil writer is a
+// format the section does not offer.
+type Section[R any] struct {
+	Text, JSON, Pprof func(w io.Writer, run Run, r R) error
+}
+
+// Formats is the --format help's list of the formats s offers ("text,
+// json or pprof").
+func (s Section[R]) Formats() string {
+	var f []string
+	for _, x := range []struct {
+		name string
+		ok   bool
+	}{{"text", s.Text != nil}, {"json", s.JSON != nil}, {"pprof", s.Pprof != nil}} {
+		if x.ok {
+			f = append(f, x.name)
+		}
+	}
+	if len(f) < 2 {
+		return strings.Join(f, "")
+	}
+	return strings.Join(f[:len(f)-1], ", ") + " or " + f[len(f)-1]
+}
+
+// Writers are s's writers of result r of run.
+func (s Section[R]) Writers(run Run, r R) Writers {
+	bind := func(f func(io.Writer, Run, R) error) func(io.Writer) error {
+		if f == nil {
+			return nil
+		}
+		return func(w io.Writer) error { return f(w, run, r) }
+	}
+	return Writers{Text: bind(s.Text), JSON: bind(s.JSON), Pprof: bind(s.Pprof)}
+}
+
+// Writers are one report's writers, a format each (nil: not offered);
+// text is the default.
+type Writers struct {
+	Text, JSON, Pprof func(io.Writer) error
+}
+
+// Pick is the writer of format ("text", "json" or "pprof"): text for a
+// format the report does not offer.
+func (f Writers) Pick(format string) func(io.Writer) error {
+	switch {
+	case format == "json" && f.JSON != nil:
+		return f.JSON
+	case format == "pprof" && f.Pprof != nil:
+		return f.Pprof
+	}
+	return f.Text
+}
+
+// ExceptionsSection is clrspy exceptions' report.
+var ExceptionsSection = Section[*exceptions.Result]{
+	Text: func(w io.Writer, run Run, r *exceptions.Result) error {
+		return WriteExceptionsText(w, run.In, r, run.Span)
+	},
+	JSON: func(w io.Writer, run Run, r *exceptions.Result) error {
+		return WriteExceptionsJSON(w, NewExceptionsDocument(run.In, r, run.Span))
+	},
+	Pprof: func(w io.Writer, run Run, r *exceptions.Result) error {
+		return WriteExceptionsPprof(w, run.In, r, run.Start, run.Span)
+	},
+}
+
+// ThreadPoolSection is clrspy threadpool's report.
+var ThreadPoolSection = Section[*threadpool.Result]{
+	Text: func(w io.Writer, run Run, r *threadpool.Result) error {
+		return WriteThreadPoolText(w, run.In, r, run.Start)
+	},
+	JSON: func(w io.Writer, run Run, r *threadpool.Result) error {
+		return WriteThreadPoolJSON(w, NewThreadPoolDocument(run.In, r, run.Start))
+	},
+	Pprof: func(w io.Writer, run Run, r *threadpool.Result) error {
+		return WriteThreadPoolPprof(w, run.In, r, run.Start, run.Span)
+	},
+}
+
+// LocksSection is clrspy locks' report.
+var LocksSection = Section[*locks.Result]{
+	Text: func(w io.Writer, run Run, r *locks.Result) error { return WriteLocksText(w, run.In, r) },
+	JSON: func(w io.Writer, run Run, r *locks.Result) error {
+		return WriteLocksJSON(w, NewLocksDocument(run.In, r))
+	},
+	Pprof: func(w io.Writer, run Run, r *locks.Result) error { return WriteLocksPprof(w, r, run.Start, run.Span) },
+}
+
+// TriageSection is clrspy triage's report (its document made from the
+// facts, NewTriageDocument).
+var TriageSection = Section[*TriageDocument]{
+	Text: func(w io.Writer, _ Run, d *TriageDocument) error { return WriteTriageText(w, d) },
+	JSON: func(w io.Writer, _ Run, d *TriageDocument) error { return WriteTriageJSON(w, d) },
+}
