@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/exceptions"
+	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/locks"
+	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
@@ -115,3 +117,45 @@ var TriageSection = Section[*TriageDocument]{
 	Text: func(w io.Writer, _ Run, d *TriageDocument) error { return WriteTriageText(w, d) },
 	JSON: func(w io.Writer, _ Run, d *TriageDocument) error { return WriteTriageJSON(w, d) },
 }
+
+// HeapReport is clrspy heap's result as its section writes it: the
+// tracker's result, its summary, the symbols naming its stacks, how many
+// types the text lists (Top) and whether the JSON lists every sampled
+// object (Objects).
+type HeapReport struct {
+	Result  *heap.Result
+	Summary *heap.Summary
+	Symbols *stacks.Symbols
+	Top     int
+	Objects bool
+}
+
+// HeapSection is clrspy heap's report.
+var HeapSection = Section[*HeapReport]{
+	Text: func(w io.Writer, run Run, h *HeapReport) error {
+		return WriteHeapText(w, NewHeapDocument(run.In, h.Result, h.Summary), h.Top)
+	},
+	JSON: func(w io.Writer, run Run, h *HeapReport) error {
+		d := NewHeapDocument(run.In, h.Result, h.Summary)
+		if h.Objects {
+			AddHeapObjects(d, h.Result, h.Symbols)
+		}
+		return WriteHeapJSON(w, d)
+	},
+	Pprof: func(w io.Writer, _ Run, h *HeapReport) error {
+		return WriteHeapPprof(w, h.Result, h.Symbols, h.Result.EndNs)
+	},
+}
+
+// StacksSection is clrspy stacks' report; StacksFoldedSection writes its
+// text folded (one line per distinct stack: --format folded).
+var (
+	StacksSection = Section[*StacksDocument]{
+		Text: func(w io.Writer, _ Run, d *StacksDocument) error { return WriteStacksText(w, d) },
+		JSON: func(w io.Writer, _ Run, d *StacksDocument) error { return WriteStacksJSON(w, d) },
+	}
+	StacksFoldedSection = Section[*StacksDocument]{
+		Text: func(w io.Writer, _ Run, d *StacksDocument) error { return WriteStacksFolded(w, d) },
+		JSON: StacksSection.JSON,
+	}
+)

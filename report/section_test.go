@@ -18,6 +18,8 @@ func TestSections(t *testing.T) {
 		{ThreadPoolSection.Formats(), "text, json or pprof"},
 		{LocksSection.Formats(), "text, json or pprof"},
 		{TriageSection.Formats(), "text or json"},
+		{HeapSection.Formats(), "text, json or pprof"},
+		{StacksSection.Formats(), "text or json"},
 		{Section[int]{Text: func(io.Writer, Run, int) error { return nil }}.Formats(), "text"},
 	} {
 		if c.got != c.want {
