@@ -169,11 +169,9 @@ func (a *Analyses) Analyzers() []analysis.Analyzer { return []analysis.Analyzer{
 // held ~35 MB); their Stats still answer.
 func (a *Analyses) Parts() report.PageParts {
 	pp := report.PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks}
-	// The lock table is made now: the result names every waiting stack
-	// (7 MB on a 1 GiB trace), the table a hundred.
-	pp.PageLocks = report.PageLocksOf(a.Locks.Result())
+	report.LocksSection.Page(&pp, a.Locks.Result())
 	a.Locks.Release()
-	pp.Exceptions = a.Exceptions.Result()
+	report.ExceptionsSection.Page(&pp, a.Exceptions.Result())
 	pp.PageThreadPool = report.PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
 	pp.PageRequests = report.PageRequestsOf(a.Requests.Result())
 	if t := a.heapTracker(); t != nil {

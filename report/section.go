@@ -24,9 +24,11 @@ type Run struct {
 // here (ExceptionsSection, ThreadPoolSection, ...): a new analysis adds a
 // section and its command only wires the flags (Formats for --format's
 // help, Writers for the writer of the format asked for). A nil writer is a
-// format the section does not offer.
+// format the section does not offer. Page, when set, puts the result on
+// the report page (pageset.Analyses.Parts).
 type Section[R any] struct {
 	Text, JSON, Pprof func(w io.Writer, run Run, r R) error
+	Page              func(pp *PageParts, r R)
 }
 
 // Formats is the --format help's list of the formats s offers ("text,
@@ -87,9 +89,11 @@ var ExceptionsSection = Section[*exceptions.Result]{
 	Pprof: func(w io.Writer, run Run, r *exceptions.Result) error {
 		return WriteExceptionsPprof(w, run.In, r, run.Start, run.Span)
 	},
+	Page: func(pp *PageParts, r *exceptions.Result) { pp.Exceptions = r },
 }
 
-// ThreadPoolSection is clrspy threadpool's report.
+// ThreadPoolSection is clrspy threadpool's report (its page part is
+// pageset's: on the page's clock from the pool analysis' first event).
 var ThreadPoolSection = Section[*threadpool.Result]{
 	Text: func(w io.Writer, run Run, r *threadpool.Result) error {
 		return WriteThreadPoolText(w, run.In, r, run.Start)
@@ -109,6 +113,9 @@ var LocksSection = Section[*locks.Result]{
 		return WriteLocksJSON(w, NewLocksDocument(run.In, r))
 	},
 	Pprof: func(w io.Writer, run Run, r *locks.Result) error { return WriteLocksPprof(w, r, run.Start, run.Span) },
+	// The lock table is made at once: the result names every waiting
+	// stack (7 MB on a 1 GiB trace), the table a hundred.
+	Page: func(pp *PageParts, r *locks.Result) { pp.PageLocks = PageLocksOf(r) },
 }
 
 // TriageSection is clrspy triage's report (its document made from the

@@ -40,6 +40,11 @@ func TestSections(t *testing.T) {
 	if !strings.HasPrefix(json.String(), "{") || strings.HasPrefix(text.String(), "{") || pprof.Len() < 2 || pprof.Bytes()[0] != 0x1f || pprof.Bytes()[1] != 0x8b {
 		t.Errorf("text %.40q, json %.40q, pprof % x", text.String(), json.String(), pprof.Bytes()[:min(4, pprof.Len())])
 	}
+	var pp PageParts
+	ExceptionsSection.Page(&pp, res)
+	if pp.Exceptions != res || ThreadPoolSection.Page != nil {
+		t.Errorf("exceptions' page part %p, want the result %p; threadpool's Page set (its part is pageset's: the pool's own first event)", pp.Exceptions, res)
+	}
 	var tri bytes.Buffer
 	d := &TriageDocument{}
 	if err := TriageSection.Writers(Run{}, d).Pick("pprof")(&tri); err != nil || strings.HasPrefix(tri.String(), "{") {
