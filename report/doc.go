@@ -1,6 +1,9 @@
 // Package report renders analysis results for people and programs: text
 // tables, JSON documents, CSV, pprof, speedscope, folded stacks and HTML.
 // It owns presentation only; numbers come from the analysis packages.
+// Each analysis command's report is one Section (section.go): its text,
+// JSON and pprof writers and its page part, registered once here, so the
+// command only wires its flags (cmd/clrspy's runSection).
 //
 // The report page (page*.go, page/) is one self-contained HTML file of
 // every analysis at once (clrspy report); internal/web serves the same page
