@@ -22,16 +22,7 @@ func TestPageThreadPool(t *testing.T) {
 		}
 		return nettrace.NewReader(z)
 	})
-	a := New(r.Header(), Options{NoHeap: true})
-	as := a.Analyzers()
-	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
-		for _, x := range as {
-			x.Event(ev)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := report.NewPage(a.Parts())
+	a, p := pageOf(t, r)
 	tp := p.ThreadPool
 	if tp == nil {
 		t.Fatal("no thread-pool section")
@@ -48,16 +39,18 @@ func TestPageThreadPool(t *testing.T) {
 	}
 
 	r2 := tracetest.Open(t, "gc-wks.nettrace", nettrace.NewReader)
-	b := New(r2.Header(), Options{NoHeap: true})
-	bs := b.Analyzers()
-	if err := tracetest.ReadAll(t, r2, func(ev *nettrace.Event) {
-		for _, x := range bs {
-			x.Event(ev)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if p := report.NewPage(b.Parts()); p.ThreadPool != nil {
+	if _, p := pageOf(t, r2); p.ThreadPool != nil {
 		t.Errorf("gc-wks: section %+v", p.ThreadPool)
 	}
+}
+
+// pageOf feeds the page's analyses (without the heap's) every event of r
+// and returns them with their page.
+func pageOf(t *testing.T, r *nettrace.Reader) (*Analyses, *report.Page) {
+	t.Helper()
+	a := New(r.Header(), Options{NoHeap: true})
+	if err := tracetest.ReadAll(t, r, a.set.Event); err != nil {
+		t.Fatal(err)
+	}
+	return a, report.NewPage(a.Parts())
 }
