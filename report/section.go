@@ -43,10 +43,28 @@ func (s Section[R]) Formats() string {
 			f = append(f, x.name)
 		}
 	}
+	return orList(f)
+}
+
+// orList is "a, b or c".
+func orList(f []string) string {
 	if len(f) < 2 {
 		return strings.Join(f, "")
 	}
 	return strings.Join(f[:len(f)-1], ", ") + " or " + f[len(f)-1]
+}
+
+// Offers reports whether s writes format.
+func (s Section[R]) Offers(format string) bool {
+	switch format {
+	case "text":
+		return s.Text != nil
+	case "json":
+		return s.JSON != nil
+	case "pprof":
+		return s.Pprof != nil
+	}
+	return false
 }
 
 // Writers are s's writers of result r of run.
@@ -166,3 +184,60 @@ var (
 		JSON: StacksSection.JSON,
 	}
 )
+
+// ProfileFormat is one of clrspy profile's output formats: its --format
+// name, whether it is a file for another program (refused on a terminal)
+// and its writer.
+type ProfileFormat struct {
+	Name        string
+	ForPrograms bool
+	Write       func(w io.Writer, p *stacks.Profile, o ProfileOptions) error
+}
+
+// ProfileOptions are what clrspy profile's writers take besides the
+// profile.
+type ProfileOptions struct {
+	Weight  Weight // folded and html
+	Threads bool   // folded and html: a root frame per thread
+	Title   string // the input's name
+	// Speedscope, when set, writes the time-ordered speedscope file of the
+	// samples kept as they came (EventedSpeedscope); nil: the sampled one.
+	Speedscope func(io.Writer) error
+}
+
+// ProfileFormats are clrspy profile's formats, the default first.
+var ProfileFormats = []ProfileFormat{
+	{"pprof", true, func(w io.Writer, p *stacks.Profile, _ ProfileOptions) error { return WritePprof(w, p) }},
+	{"speedscope", true, func(w io.Writer, p *stacks.Profile, o ProfileOptions) error {
+		if o.Speedscope != nil {
+			return o.Speedscope(w)
+		}
+		return WriteSpeedscope(w, p, o.Title)
+	}},
+	{"folded", false, func(w io.Writer, p *stacks.Profile, o ProfileOptions) error {
+		return WriteFolded(w, p, FoldedOptions{Weight: o.Weight, Threads: o.Threads})
+	}},
+	{"html", true, func(w io.Writer, p *stacks.Profile, o ProfileOptions) error {
+		return WriteFlameGraph(w, p, FlameOptions{Weight: o.Weight, Threads: o.Threads, Title: o.Title})
+	}},
+}
+
+// ProfileFormatNamed is the ProfileFormat called name.
+func ProfileFormatNamed(name string) (ProfileFormat, bool) {
+	for _, f := range ProfileFormats {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return ProfileFormat{}, false
+}
+
+// ProfileFormatList lists the profile formats for help and errors
+// ("pprof, speedscope, folded or html").
+func ProfileFormatList() string {
+	names := make([]string, len(ProfileFormats))
+	for i, f := range ProfileFormats {
+		names[i] = f.Name
+	}
+	return orList(names)
+}

@@ -45,6 +45,19 @@ func TestSections(t *testing.T) {
 	if pp.Exceptions != res || ThreadPoolSection.Page != nil {
 		t.Errorf("exceptions' page part %p, want the result %p; threadpool's Page set (its part is pageset's: the pool's own first event)", pp.Exceptions, res)
 	}
+	if !TriageSection.Offers("json") || TriageSection.Offers("pprof") || !ExceptionsSection.Offers("pprof") || ExceptionsSection.Offers("folded") {
+		t.Errorf("offers: triage json %v pprof %v, exceptions pprof %v folded %v", TriageSection.Offers("json"), TriageSection.Offers("pprof"),
+			ExceptionsSection.Offers("pprof"), ExceptionsSection.Offers("folded"))
+	}
+	if got, want := ProfileFormatList(), "pprof, speedscope, folded or html"; got != want {
+		t.Errorf("profile formats %q, want %q", got, want)
+	}
+	if f, ok := ProfileFormatNamed("folded"); !ok || f.ForPrograms {
+		t.Errorf("folded: %v %+v: a text for people and scripts, written to a terminal too", ok, f)
+	}
+	if _, ok := ProfileFormatNamed("svg"); ok {
+		t.Error("svg is no profile format")
+	}
 	var tri bytes.Buffer
 	d := &TriageDocument{}
 	if err := TriageSection.Writers(Run{}, d).Pick("pprof")(&tri); err != nil || strings.HasPrefix(tri.String(), "{") {

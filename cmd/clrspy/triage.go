@@ -84,8 +84,8 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	o := addReportFlags(c, report.TriageSection.Formats())
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
-		if o.format != "text" && o.format != "json" {
-			return fmt.Errorf("--format %s: triage writes text or json", o.format)
+		if !report.TriageSection.Offers(o.format) {
+			return fmt.Errorf("--format %s: triage writes %s", o.format, report.TriageSection.Formats())
 		}
 		if !cmd.Flags().Changed("duration") && t.pid != 0 || !cmd.Flags().Changed("duration") && t.name != "" {
 			t.duration = 30 * time.Second
