@@ -54,3 +54,26 @@ type Wait struct {
 type WaitObserver interface {
 	Wait(*Wait)
 }
+
+// Counters is the runtime's counters as the analysis that decodes them
+// reads them (package counters owns the EventCounters and the meter's
+// series and their semantic-convention names), for an analysis that needs
+// a few of their values (threadpool: the queue length, the thread count,
+// completed work items per second). Its Stats count the counter events
+// read so far, so a reader knows when new values arrived.
+type Counters interface {
+	Analyzer
+	// Read sets out[i] to the current value of the metric named names[i]
+	// (one reading of them all; len(out) >= len(names)).
+	Read(names []string, out []CounterValue)
+}
+
+// CounterValue is one metric's value in a Counters reading.
+type CounterValue struct {
+	Value float64
+	// Rate is a counter's increase per second over the last interval
+	// (HasRate false when the metric has none yet).
+	Rate    float64
+	HasRate bool
+	OK      bool // false: no such metric (yet)
+}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clrspy/clrspy/analysis"
 )
 
 // Kind is a metric's instrument kind, as OpenTelemetry names them.
@@ -324,4 +326,16 @@ func parseQuantiles(s string) []Quantile {
 		}
 	}
 	return out
+}
+
+var _ analysis.Counters = (*Analyzer)(nil)
+
+// Read implements analysis.Counters: one Result, the metrics named names
+// (without attributes) from it.
+func (a *Analyzer) Read(names []string, out []analysis.CounterValue) {
+	r := a.Result()
+	for i, n := range names {
+		m, ok := r.Get(n)
+		out[i] = analysis.CounterValue{Value: m.Value, Rate: m.Rate, HasRate: m.HasRate, OK: ok}
+	}
 }

@@ -80,6 +80,19 @@ func leafWidth(v reflect.Value) int64 {
 	return 8
 }
 
+// retiredGCsAfter is how many GC records a page's unbounded pause analysis
+// keeps; older ones become page rows.
+var retiredGCsAfter = 1024 // a variable for the tests
+
+// RetireGCs returns o set to keep the recent GC records and hand the
+// older ones to the returned rows (spooled in chunks), so a page of every
+// GC holds no GC record past the recent ones (PageParts.RetiredGCs).
+func RetireGCs(o gcpause.Options) (gcpause.Options, *GCColumns) {
+	c := &GCColumns{}
+	o.MaxGCs, o.OnRetire = retiredGCsAfter, c.appendSpooled
+	return o, c
+}
+
 // appendSpooled adds g's row and spools the rows in memory once they are
 // a chunk. If the spool cannot be written the rows stay in memory.
 func (c *GCColumns) appendSpooled(g *gcpause.GC) {

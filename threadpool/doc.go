@@ -9,7 +9,8 @@
 // ThreadPoolWorkerThreadAdjustmentSample/Adjustment/Stats from the
 // hill-climbing algorithm, ThreadPoolMinMaxThreads), the runtime's counters
 // (threadpool-queue-length, threadpool-thread-count, completed items;
-// package counters reads them), the WaitHandleWaitStart/Stop events
+// package counters reads them, the caller hands them as Options.Counters,
+// an analysis.Counters), the WaitHandleWaitStart/Stop events
 // (WaitHandle keyword, .NET 9+) and the contention events with their
 // stacks, and, where those are missing (.NET 8), the sample profiler's
 // stacks of threads in blocking frames.

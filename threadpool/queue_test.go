@@ -58,7 +58,7 @@ func meanPayload(name string, v float64) []byte {
 // an episode, and the queue reading 0 ends it.
 func TestQueueGrowthEpisode(t *testing.T) {
 	h := &nettrace.Header{PointerSize: 8, QPCFrequency: 1e9}
-	a := New(h, Options{})
+	a := New(h, Options{Counters: counters.New(h, counters.Options{}), FeedCounters: true})
 	ev := &nettrace.Event{Meta: meanMeta}
 	for i, q := range []float64{0, 5, 12, 30, 0} {
 		ev.Timestamp = int64(i+1) * 1e9

@@ -3,7 +3,6 @@ package threadpool
 import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/stacks"
 )
@@ -62,11 +61,14 @@ type Options struct {
 	// (shorter ones are not starvation; from Event, on its goroutine),
 	// with the episode as it stands: its end and totals are not known yet.
 	OnEpisode func(Episode)
-	// Counters, when set, is a counters analyzer the caller feeds with the
-	// same stream before this one (a live view's); the analysis reads the
-	// queue length from it instead of decoding the counters twice, and its
-	// Stats leave them out.
-	Counters *counters.Analyzer
+	// Counters are the runtime's counters (a counters.Analyzer): the
+	// analysis reads the queue length, the thread count and the completed
+	// work items from them. Nil: none (the pool's events alone).
+	Counters analysis.Counters
+	// FeedCounters: the analysis feeds Counters its events and counts
+	// their Stats as its own; otherwise the caller feeds them with the same
+	// stream before this analysis (a live view's, shared).
+	FeedCounters bool
 }
 
 // Analyzer follows the pool. Create it with New, feed every event to
@@ -75,8 +77,9 @@ type Analyzer struct {
 	hdr     *nettrace.Header
 	sym     *stacks.Symbols
 	onEp    func(Episode)
-	ctr     *counters.Analyzer
-	ownCtr  bool   // ctr is this analysis' own (fed and counted here)
+	ctr     analysis.Counters // nil: no counters
+	ownCtr  bool              // ctr is fed and counted here
+	ctrVals [len(counterNames)]analysis.CounterValue
 	ctrSeen uint64 // ctr's events at the last look
 	used    uint64
 	st      analysis.Stats
@@ -173,16 +176,13 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		sym:            opts.Symbols,
 		onEp:           opts.OnEpisode,
 		ctr:            opts.Counters,
-		ownCtr:         opts.Counters == nil,
+		ownCtr:         opts.Counters != nil && opts.FeedCounters,
 		poolThreads:    make(map[uint64]struct{}),
 		injectByReason: make(map[clrevents.AdjustmentReason]int),
 		aggs:           make(map[aggKey]agg),
 		lastSamp:       make(map[uint64]int64),
 	}
 	a.stk.Reserve() // the empty stack
-	if a.ownCtr {
-		a.ctr = counters.New(hdr, counters.Options{})
-	}
 	for i := range a.openWaits {
 		a.openWaits[i] = make(map[uint64]openWait)
 	}
@@ -230,6 +230,9 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 	}
 	switch m.Runtime {
 	case nettrace.NotRuntime:
+		if a.ctr == nil {
+			break
+		}
 		if a.ownCtr {
 			a.ctr.Event(ev)
 		}
@@ -480,13 +483,15 @@ func (a *Analyzer) point(ts int64) *Point {
 // counterSnapshot reads the counters once an interval's burst is over.
 func (a *Analyzer) counterSnapshot() {
 	a.ctrDirty = false
-	r := a.ctr.Result()
+	v := &a.ctrVals
+	a.ctr.Read(counterNames[:], v[:])
 	ts := a.lastTS
-	if q, ok := r.Value("dotnet.thread_pool.queue.length"); ok {
+	if q := v[ctrQueue]; q.OK {
 		a.hasCounter = true
-		a.queueSample(q, a.ctrLastNs, ts)
+		a.queueSample(q.Value, a.ctrLastNs, ts)
 	}
-	if n, ok := r.Value("dotnet.thread_pool.thread.count"); ok {
+	if c := v[ctrThreads]; c.OK {
+		n := c.Value
 		a.hasCounter = true
 		if int(n) > a.threadsMax {
 			a.threadsMax = int(n)
@@ -495,11 +500,20 @@ func (a *Analyzer) counterSnapshot() {
 			a.setThreads(int(n), ts)
 		}
 	}
-	if m, ok := r.Get("dotnet.thread_pool.work_item.count"); ok && m.HasRate {
+	if m := v[ctrCompleted]; m.OK && m.HasRate {
 		a.completed, a.hasCompl = m.Rate, true
 		a.point(ts).Completed = m.Rate
 	}
 }
+
+// The counters the analysis reads (counterSnapshot).
+var counterNames = [...]string{ctrQueue: "dotnet.thread_pool.queue.length", ctrThreads: "dotnet.thread_pool.thread.count", ctrCompleted: "dotnet.thread_pool.work_item.count"}
+
+const (
+	ctrQueue = iota
+	ctrThreads
+	ctrCompleted
+)
 
 func (a *Analyzer) queueSample(q float64, ns, ts int64) {
 	growing := a.hasQueue && q > a.prevQueue && a.prevQueue > 0 && (!a.hasIdle || a.lastIdleNs < a.prevQTS)

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/requests"
@@ -14,7 +15,7 @@ import (
 // thread count counts when it is higher. Without thread-pool events in the
 // stream it leaves the counters' facts alone.
 func ThreadPool(hdr *nettrace.Header, sym *stacks.Symbols) Contributor {
-	return &tpContributor{threadpool.New(hdr, threadpool.Options{Symbols: sym})}
+	return &tpContributor{threadpool.New(hdr, threadpool.Options{Symbols: sym, Counters: counters.New(hdr, counters.Options{}), FeedCounters: true})}
 }
 
 type tpContributor struct{ *threadpool.Analyzer }

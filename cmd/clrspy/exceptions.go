@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -59,20 +57,10 @@ pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, "text, json or pprof")
+	o := addReportFlags(c, report.ExceptionsSection.Formats())
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		set, a := exceptionsSet()
-		return runWithSymbols(cmd, t, args, o, set, a,
-			func(r *analysisRun, a *exceptions.Analyzer) formats {
-				res := a.Result()
-				return formats{
-					text: func(w io.Writer) error { return report.WriteExceptionsText(w, r.in, res, r.span) },
-					json: func(w io.Writer) error {
-						return report.WriteExceptionsJSON(w, report.NewExceptionsDocument(r.in, res, r.span))
-					},
-					pprof: func(w io.Writer) error { return report.WriteExceptionsPprof(w, r.in, res, r.start, r.span) },
-				}
-			})
+		return runSection(cmd, t, args, o, set, a, report.ExceptionsSection)
 	})
 	return c
 }

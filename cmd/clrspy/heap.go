@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +64,7 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 0)
-	o := addReportFlags(c, "text, json or pprof")
+	o := addReportFlags(c, report.HeapSection.Formats())
 	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
 	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
 	c.Flags().IntVar(&maxObjects, "max-objects", 100_000, "sampled objects followed at once; past it a weighted reservoir keeps the estimates unbiased (0: no bound)")
@@ -98,20 +97,8 @@ func runHeap(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, 
 	if err != nil {
 		return err
 	}
-	in := r.in
 	res := tr.Get().Result()
 	sym := stacks.SymbolsIn(set).Get()
-	sum := heap.Summarize(res, sym)
-	f := formats{
-		text: func(w io.Writer) error { return report.WriteHeapText(w, report.NewHeapDocument(in, res, sum), top) },
-		json: func(w io.Writer) error {
-			d := report.NewHeapDocument(in, res, sum)
-			if objects {
-				report.AddHeapObjects(d, res, sym)
-			}
-			return report.WriteHeapJSON(w, d)
-		},
-		pprof: func(w io.Writer) error { return report.WriteHeapPprof(w, res, sym, res.EndNs) },
-	}
-	return r.writeAs(cmd, o, f)
+	h := &report.HeapReport{Result: res, Summary: heap.Summarize(res, sym), Symbols: sym, Top: top, Objects: objects}
+	return r.writeAs(cmd, o, report.HeapSection.Writers(r.report(), h))
 }

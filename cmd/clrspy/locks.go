@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -53,7 +51,7 @@ go tool pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, "text, json or pprof")
+	o := addReportFlags(c, report.LocksSection.Formats())
 	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error { return runLocks(cmd, t, args, o, objectTypes) })
 	return c
@@ -82,9 +80,5 @@ func runLocks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags,
 	if r.st.Live() && !objectTypes && len(res.Locks) > 0 && res.Locks[0].ObjectType == "" && res.Locks[0].ID != 0 {
 		res.Notes = append(res.Notes, "the locks' object types are unknown: --object-types records what names them")
 	}
-	return r.writeAs(cmd, o, formats{
-		text:  func(w io.Writer) error { return report.WriteLocksText(w, r.in, res) },
-		json:  func(w io.Writer) error { return report.WriteLocksJSON(w, report.NewLocksDocument(r.in, res)) },
-		pprof: func(w io.Writer) error { return report.WriteLocksPprof(w, res, r.start, r.span) },
-	})
+	return r.writeAs(cmd, o, report.LocksSection.Writers(r.report(), res))
 }

@@ -98,23 +98,6 @@ func (o *reportFlags) runE(run func(cmd *cobra.Command, args []string) error) fu
 	}
 }
 
-// formats are one report's writers, a format each (nil: not offered);
-// text is the default.
-type formats struct {
-	text, json, pprof func(io.Writer) error
-}
-
-// pick is the writer of format (reportFormat resolved it).
-func (f formats) pick(format string) func(io.Writer) error {
-	switch {
-	case format == "json" && f.json != nil:
-		return f.json
-	case format == "pprof" && f.pprof != nil:
-		return f.pprof
-	}
-	return f.text
-}
-
 // analysisRun is an analysis command's session once read: the stream (still
 // to be finished), what it said of itself, and its span of time.
 type analysisRun struct {
@@ -124,9 +107,13 @@ type analysisRun struct {
 	span  time.Duration // first to last event
 }
 
-// writeAs writes the run's report in the format o asks for.
-func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f formats) error {
-	return r.write(cmd, o.out, f.pick(o.format))
+// report is what the run's report says of its session.
+func (r *analysisRun) report() report.Run { return report.Run{In: r.in, Start: r.start, Span: r.span} }
+
+// writeAs writes the run's report in the format o asks for (reportFormat
+// resolved it).
+func (r *analysisRun) writeAs(cmd *cobra.Command, o *reportFlags, f report.Writers) error {
+	return r.write(cmd, o.out, f.Pick(o.format))
 }
 
 // setRun says how runSet opens and reads a Set's session: keep and edit
@@ -170,16 +157,18 @@ func withSymbols[A analysis.Analyzer](spec analysis.Spec, newAnalyzer func(*nett
 	return s, analysis.Add(s, spec, func(h *nettrace.Header) A { return newAnalyzer(h, sym.Get()) })
 }
 
-// runWithSymbols runs the Set of one analysis that names its stacks
-// (withSymbols: the exceptions and threadpool commands), and writes its
-// report in the format o asks for.
-func runWithSymbols[A analysis.Analyzer](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, set *analysis.Set, a *analysis.Ref[A],
-	writers func(*analysisRun, A) formats) error {
+// runSection runs the Set of one analysis (withSymbols: the exceptions
+// and threadpool commands), and writes its result as section sec in the
+// format o asks for.
+func runSection[A interface {
+	analysis.Analyzer
+	Result() R
+}, R any](cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags, set *analysis.Set, a *analysis.Ref[A], sec report.Section[R]) error {
 	r, err := runSet(cmd, t, args, set, setRun{})
 	if err != nil {
 		return err
 	}
-	return r.writeAs(cmd, o, writers(r, a.Get()))
+	return r.writeAs(cmd, o, sec.Writers(r.report(), a.Get().Result()))
 }
 
 // write opens the output (-o, or standard output), lets write fill it,

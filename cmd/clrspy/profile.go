@@ -79,7 +79,7 @@ frames, its time accounting) for comparison with that tool.`,
 	tgt := addTargetFlags(c)
 	addThreadsFlag(c, &tgt.threads, 0)
 	f := c.Flags()
-	f.StringVar(&format, "format", "pprof", "pprof, speedscope, folded or html")
+	f.StringVar(&format, "format", report.ProfileFormats[0].Name, report.ProfileFormatList())
 	f.StringVarP(&out, "output", "o", "", "output file (default: standard output; pprof, speedscope and html are refused on a terminal)")
 	f.BoolVar(&managedOnly, "managed-only", false, "drop the time threads spent outside managed code")
 	f.StringVar(&compat, "compat", "", "reproduce another tool's output: dotnetdiag")
@@ -97,17 +97,9 @@ frames, its time accounting) for comparison with that tool.`,
 			}
 			format = "folded"
 		}
-		var ext string
-		switch format {
-		case "pprof":
-			ext = "pb.gz"
-		case "speedscope":
-			ext = "speedscope.json"
-		case "folded":
-		case "html":
-			ext = "html"
-		default:
-			return fmt.Errorf("unknown --format %q (want pprof, speedscope, folded or html)", format)
+		pf, ok := report.ProfileFormatNamed(format)
+		if !ok {
+			return fmt.Errorf("unknown --format %q (want %s)", format, report.ProfileFormatList())
 		}
 		w := report.WeightSamples
 		if mode == stacks.CompatDotnetdiag || po.offCPU {
@@ -119,12 +111,12 @@ frames, its time accounting) for comparison with that tool.`,
 				return err
 			}
 		}
-		if ext != "" {
+		if pf.ForPrograms {
 			if err := refuseTerminal(out, "--format "+format); err != nil {
 				return err
 			}
 		}
-		o := &profileOutput{format: format, out: out, weight: w, threads: threads}
+		o := &profileOutput{format: pf, out: out, weight: w, threads: threads}
 		live := tgt.live(cmd)
 		use, err := chooseSampler(sampler, live, tgt, cmd, args, po.options())
 		if err != nil {
@@ -143,9 +135,10 @@ frames, its time accounting) for comparison with that tool.`,
 
 // profileOutput is where and how a profile is written.
 type profileOutput struct {
-	format, out string
-	weight      report.Weight
-	threads     bool
+	format  report.ProfileFormat
+	out     string
+	weight  report.Weight
+	threads bool
 	// evented holds the samples of a time-ordered speedscope file, named
 	// through builder (the EventPipe sampler; nil: the sampled form).
 	evented *speedscopeSpill
@@ -155,7 +148,7 @@ type profileOutput struct {
 // profileEventPipe profiles with the runtime's sample profiler (files, and
 // live targets with --sampler eventpipe).
 func profileEventPipe(cmd *cobra.Command, tgt *targetFlags, args []string, opts stacks.Options, o *profileOutput) error {
-	ss, err := eventedSpeedscope(o.format, &opts)
+	ss, err := eventedSpeedscope(o.format.Name, &opts)
 	if err != nil {
 		return err
 	}
@@ -189,20 +182,11 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 		partial = append(partial, "names from the missing rundown are [unknown]")
 	}
 	p.Notes = append(partial, p.Notes...)
-	write := func(dst io.Writer) error {
-		switch o.format {
-		case "pprof":
-			return report.WritePprof(dst, p)
-		case "speedscope":
-			if o.evented != nil {
-				return o.evented.Write(dst, o.builder, p, st.Name)
-			}
-			return report.WriteSpeedscope(dst, p, st.Name)
-		case "folded":
-			return report.WriteFolded(dst, p, report.FoldedOptions{Weight: o.weight, Threads: o.threads})
-		}
-		return report.WriteFlameGraph(dst, p, report.FlameOptions{Weight: o.weight, Threads: o.threads, Title: st.Name})
+	po := report.ProfileOptions{Weight: o.weight, Threads: o.threads, Title: st.Name}
+	if o.evented != nil {
+		po.Speedscope = func(dst io.Writer) error { return o.evented.Write(dst, o.builder, p, st.Name) }
 	}
+	write := func(dst io.Writer) error { return o.format.Write(dst, p, po) }
 	if err := writeReport(cmd, st, in, o.out, write); err != nil {
 		return err
 	}

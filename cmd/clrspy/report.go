@@ -19,6 +19,7 @@ import (
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/pageset"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -116,7 +117,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	// One Set: the page's analyses and triage's (its findings open the
 	// page), sharing one symbol table; the providers are derived from it.
 	set := analysis.NewSet()
-	an := report.RegisterPage(set, report.PageAnalysesOptions{Movement: o.heap})
+	an := pageset.Register(set, pageset.Options{Movement: o.heap})
 	// triage's analyses as clrspy triage registers them
 	// (capture.TriageOptions: the thread-pool, exception and request
 	// facts), so the page's findings are judged from the same facts; the
@@ -248,7 +249,7 @@ func reportGcdump(cmd *cobra.Command, path string, o *reportOptions) error {
 }
 
 // pageParts completes the analyses' results with what the stream knows.
-func pageParts(st *source.Stream, an *report.PageAnalyses, in report.Input) report.PageParts {
+func pageParts(st *source.Stream, an *pageset.Analyses, in report.Input) report.PageParts {
 	pp := an.Parts()
 	hdr := st.Header()
 	end := st.End()

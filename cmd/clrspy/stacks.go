@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,14 +142,11 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	if r.st.Live() && watch == 0 && res.Sampled == 0 {
 		warn("%s: the sample profiler sampled no thread within %v", r.st.Name, t.duration)
 	}
-	text := func(w io.Writer) error { return report.WriteStacksText(w, d) }
+	sec := report.StacksSection
 	if folded {
-		text = func(w io.Writer) error { return report.WriteStacksFolded(w, d) }
+		sec = report.StacksFoldedSection
 	}
-	return r.writeAs(cmd, o, formats{
-		text: text,
-		json: func(w io.Writer) error { return report.WriteStacksJSON(w, d) },
-	})
+	return r.writeAs(cmd, o, sec.Writers(r.report(), d))
 }
 
 // stacksSnapshot samples every thread of pid once (a session of its own,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +31,7 @@ func threadPoolSet(samples bool) (*analysis.Set, *analysis.Ref[*threadpool.Analy
 	}
 	return withSymbols(analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Providers: ps},
 		func(h *nettrace.Header, sym *stacks.Symbols) *threadpool.Analyzer {
-			return threadpool.New(h, threadpool.Options{Symbols: sym})
+			return threadpool.New(h, threadpool.Options{Symbols: sym, Counters: counters.New(h, counters.Options{}), FeedCounters: true})
 		})
 }
 
@@ -76,21 +75,11 @@ threads' blocked time by stack, readable by go tool pprof).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, "text, json or pprof")
+	o := addReportFlags(c, report.ThreadPoolSection.Formats())
 	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		set, a := threadPoolSet(samples)
-		return runWithSymbols(cmd, t, args, o, set, a,
-			func(r *analysisRun, a *threadpool.Analyzer) formats {
-				res := a.Result()
-				return formats{
-					text: func(w io.Writer) error { return report.WriteThreadPoolText(w, r.in, res, r.start) },
-					json: func(w io.Writer) error {
-						return report.WriteThreadPoolJSON(w, report.NewThreadPoolDocument(r.in, res, r.start))
-					},
-					pprof: func(w io.Writer) error { return report.WriteThreadPoolPprof(w, r.in, res, r.start, r.span) },
-				}
-			})
+		return runSection(cmd, t, args, o, set, a, report.ThreadPoolSection)
 	})
 	return c
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -80,11 +79,11 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	}
 	t := addTargetFlags(c)
 	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, "text or json")
+	o := addReportFlags(c, report.TriageSection.Formats())
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
-		if o.format != "text" && o.format != "json" {
-			return fmt.Errorf("--format %s: triage writes text or json", o.format)
+		if !report.TriageSection.Offers(o.format) {
+			return fmt.Errorf("--format %s: triage writes %s", o.format, report.TriageSection.Formats())
 		}
 		if !cmd.Flags().Changed("duration") && t.pid != 0 || !cmd.Flags().Changed("duration") && t.name != "" {
 			t.duration = 30 * time.Second
@@ -181,8 +180,5 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 	facts := a.Facts()
 	facts.Memory.Split = split
 	d := report.NewTriageDocument(in, facts, a.Runtime())
-	return writeReport(cmd, st, in, out, formats{
-		text: func(w io.Writer) error { return report.WriteTriageText(w, d) },
-		json: func(w io.Writer) error { return report.WriteTriageJSON(w, d) },
-	}.pick(format))
+	return writeReport(cmd, st, in, out, report.TriageSection.Writers(report.Run{In: in}, d).Pick(format))
 }

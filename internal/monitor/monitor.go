@@ -302,7 +302,13 @@ func (m *Monitor) register(s *analysis.Set) {
 	if o.ThreadPool {
 		analysis.Add(s, analysis.Spec{Name: "threadpool", Keep: threadpool.Wants, Enable: []func(*nettrace.Metadata) bool{informational(threadpool.Wants)}},
 			func(h *nettrace.Header) *threadpool.Analyzer {
-				m.tp = threadpool.New(h, threadpool.Options{Counters: m.ctr, Symbols: m.sym,
+				// The monitor's counters when it has them (fed before this
+				// analysis), else the pool analysis' own.
+				var ctr analysis.Counters = m.ctr
+				if m.ctr == nil {
+					ctr = counters.New(h, counters.Options{})
+				}
+				m.tp = threadpool.New(h, threadpool.Options{Counters: ctr, FeedCounters: m.ctr == nil, Symbols: m.sym,
 					OnEpisode: func(e threadpool.Episode) { m.pendingEps = append(m.pendingEps, e) }})
 				return m.tp
 			})

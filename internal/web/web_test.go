@@ -20,6 +20,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/pageset"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -245,7 +246,7 @@ func offline(t *testing.T, name string) *report.Page {
 	t.Helper()
 	st := openFixture(t, name)
 	defer st.Close()
-	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{NoHeap: true})
+	an := pageset.New(st.Header(), pageset.Options{NoHeap: true})
 	end, err := st.Run(an.Analyzers()...)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 }
 
-func analysisStats(an *report.PageAnalyses) analysis.Stats {
+func analysisStats(an *pageset.Analyses) analysis.Stats {
 	var s analysis.Stats
 	for _, a := range an.Analyzers() {
 		s.Add(a.Stats())

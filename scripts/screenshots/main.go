@@ -21,6 +21,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/browsertest"
 	"github.com/clrspy/clrspy/internal/web"
+	"github.com/clrspy/clrspy/pageset"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -86,7 +87,7 @@ func offlinePage(trace, path string) error {
 		return err
 	}
 	defer st.Close()
-	an := report.NewPageAnalyses(st.Header(), report.PageAnalysesOptions{})
+	an := pageset.New(st.Header(), pageset.Options{})
 	end, err := st.Run(an.Analyzers()...)
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func offlinePage(trace, path string) error {
 	return f.Close()
 }
 
-func stats(an *report.PageAnalyses) (s analysis.Stats) {
+func stats(an *pageset.Analyses) (s analysis.Stats) {
 	for _, a := range an.Analyzers() {
 		s.Add(a.Stats())
 	}

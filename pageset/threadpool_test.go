@@ -1,4 +1,4 @@
-package report
+package pageset
 
 import (
 	"compress/gzip"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
 )
 
 // TestPageThreadPool: the report page of the starve fixture has the
@@ -21,16 +22,7 @@ func TestPageThreadPool(t *testing.T) {
 		}
 		return nettrace.NewReader(z)
 	})
-	a := NewPageAnalyses(r.Header(), PageAnalysesOptions{NoHeap: true})
-	as := a.Analyzers()
-	if err := tracetest.ReadAll(t, r, func(ev *nettrace.Event) {
-		for _, x := range as {
-			x.Event(ev)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := NewPage(a.Parts())
+	a, p := pageOf(t, r)
 	tp := p.ThreadPool
 	if tp == nil {
 		t.Fatal("no thread-pool section")
@@ -41,22 +33,24 @@ func TestPageThreadPool(t *testing.T) {
 	}
 	// The episode is on the page's clock (ms since the session start),
 	// inside the trace's 1.786 s.
-	first := ms(a.ThreadPool.FirstNanos())
+	first := float64(a.ThreadPool.FirstNanos()) / 1e6
 	if e := tp.Episodes[0]; e.StartMs < first || e.EndMs > first+1786 || e.EndMs-e.StartMs < 100 {
 		t.Errorf("episode %+v, first event at %.3f ms", e, first)
 	}
 
 	r2 := tracetest.Open(t, "gc-wks.nettrace", nettrace.NewReader)
-	b := NewPageAnalyses(r2.Header(), PageAnalysesOptions{NoHeap: true})
-	bs := b.Analyzers()
-	if err := tracetest.ReadAll(t, r2, func(ev *nettrace.Event) {
-		for _, x := range bs {
-			x.Event(ev)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if p := NewPage(b.Parts()); p.ThreadPool != nil {
+	if _, p := pageOf(t, r2); p.ThreadPool != nil {
 		t.Errorf("gc-wks: section %+v", p.ThreadPool)
 	}
+}
+
+// pageOf feeds the page's analyses (without the heap's) every event of r
+// and returns them with their page.
+func pageOf(t *testing.T, r *nettrace.Reader) (*Analyses, *report.Page) {
+	t.Helper()
+	a := New(r.Header(), Options{NoHeap: true})
+	if err := tracetest.ReadAll(t, r, a.set.Event); err != nil {
+		t.Fatal(err)
+	}
+	return a, report.NewPage(a.Parts())
 }

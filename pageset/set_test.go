@@ -1,4 +1,4 @@
-package report
+package pageset
 
 import (
 	"testing"
@@ -20,14 +20,14 @@ import (
 // count is the page's. The composite workload's trace
 // (testdata/traces/README.md).
 func TestPageAndTriageShareOneSet(t *testing.T) {
-	run := func(withTriage bool) (decodes, starts int, an *PageAnalyses, tri *triage.Analyzer) {
+	run := func(withTriage bool) (decodes, starts int, an *Analyses, tri *triage.Analyzer) {
 		st, err := source.Open(source.Spec{File: "../testdata/traces/composite.nettrace"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
 		s := analysis.NewSet()
-		an = RegisterPage(s, PageAnalysesOptions{})
+		an = Register(s, Options{})
 		if withTriage {
 			tri = triage.Register(s, triage.Options{Target: "composite", NoProfile: true, Uncounted: true})
 		}

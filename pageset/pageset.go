@@ -1,25 +1,27 @@
-package report
+package pageset
 
 import (
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 )
 
-// PageAnalyses are the analyses a report page is built from, all fed
+// Analyses are the analyses a report page is built from, all fed
 // from one stream: the process information, one symbol table shared by
 // the profile and the lock stacks, GC pauses, CPU samples (with when they
 // happened), lock contention and sampled heap objects. Each shows on the
 // page when its events exist.
-type PageAnalyses struct {
+type Analyses struct {
 	Run      *runinfo.Analyzer
 	Symbols  *stacks.Symbols
 	GC       *gcpause.Analyzer
@@ -32,7 +34,7 @@ type PageAnalyses struct {
 	// retired holds, as page rows, the GCs a file's pause analysis let
 	// go of: a GC record is ~670 bytes, its row ~270, spooled to a file
 	// in chunks.
-	retired *GCColumns
+	retired *report.GCColumns
 
 	// ThreadPool follows the thread pool (starvation, blocking sites).
 	ThreadPool *threadpool.Analyzer
@@ -48,8 +50,8 @@ type PageAnalyses struct {
 	set *analysis.Set
 }
 
-// PageAnalysesOptions configure NewPageAnalyses.
-type PageAnalysesOptions struct {
+// Options configure New and Register.
+type Options struct {
 	// GC configures the pause analysis (live views bound its rows and
 	// hook OnGC).
 	GC gcpause.Options
@@ -66,35 +68,30 @@ type PageAnalysesOptions struct {
 	OnSample func(stacks.RawSample)
 }
 
-// retiredGCsAfter is how many GC records a page's unbounded pause analysis
-// keeps; older ones become page rows.
-var retiredGCsAfter = 1024 // a variable for the tests
-
 // heapGiveUp is how many GCs the page's heap analysis waits for a survival
 // or movement event before it gives up (heap.Survival).
 const heapGiveUp = 16
 
-// NewPageAnalyses creates the analyses for a stream with header hdr: a
-// Set of them (RegisterPage), started.
-func NewPageAnalyses(hdr *nettrace.Header, o PageAnalysesOptions) *PageAnalyses {
+// New creates the analyses for a stream with header hdr: a Set of them
+// (Register), started.
+func New(hdr *nettrace.Header, o Options) *Analyses {
 	s := analysis.NewSet()
-	a := RegisterPage(s, o)
+	a := Register(s, o)
 	s.Start(hdr)
 	return a
 }
 
-// RegisterPage registers the page's analyses in s, the symbol table
-// first; the fields of the PageAnalyses are set when s starts. The report
-// consumes no event itself: the Set feeds the analyses.
-func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
-	a := &PageAnalyses{set: s}
+// Register registers the page's analyses in s, the symbol table first;
+// the fields of the Analyses are set when s starts. The Set feeds the
+// analyses; the report renders their results (Parts).
+func Register(s *analysis.Set, o Options) *Analyses {
+	a := &Analyses{set: s}
 	sym := stacks.SymbolsIn(s)
 	gco := o.GC
 	if gco.MaxGCs == 0 && gco.OnRetire == nil {
 		// Every row goes on the page: the analysis keeps the recent ones,
 		// the page the rest.
-		a.retired = &GCColumns{}
-		gco.MaxGCs, gco.OnRetire = retiredGCsAfter, a.retired.appendSpooled
+		gco, a.retired = report.RetireGCs(gco)
 	}
 	gc := gcpause.In(s, gco)
 	analysis.Add(s, analysis.Spec{Name: "runinfo"}, func(h *nettrace.Header) *runinfo.Analyzer {
@@ -122,7 +119,7 @@ func RegisterPage(s *analysis.Set, o PageAnalysesOptions) *PageAnalyses {
 		return a.Exceptions
 	})
 	analysis.Add(s, analysis.Spec{Name: "threadpool", Keep: threadpool.Wants}, func(h *nettrace.Header) *threadpool.Analyzer {
-		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols})
+		a.ThreadPool = threadpool.New(h, threadpool.Options{Symbols: a.Symbols, Counters: counters.New(h, counters.Options{}), FeedCounters: true})
 		return a.ThreadPool
 	})
 	// After the pause and lock analyses: it observes their suspensions
@@ -163,22 +160,20 @@ func wants(w ...func(*nettrace.Metadata) bool) []func(*nettrace.Metadata) bool {
 
 // Analyzers is what to feed: the page's Set (it sums the counted
 // analyses' stats).
-func (a *PageAnalyses) Analyzers() []analysis.Analyzer { return []analysis.Analyzer{a.set} }
+func (a *Analyses) Analyzers() []analysis.Analyzer { return []analysis.Analyzer{a.set} }
 
 // Parts returns the results as page parts (Title, Input, Pid, Start and
 // the time axis are the caller's). It is the end of the analyses: the
 // large ones let go of their working state once their result is made, so
 // the page is built without it (on a 1 GiB trace the lock analysis alone
 // held ~35 MB); their Stats still answer.
-func (a *PageAnalyses) Parts() PageParts {
-	pp := PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks}
-	// The lock table is made now: the result names every waiting stack
-	// (7 MB on a 1 GiB trace), the table a hundred.
-	pp.PageLocks = PageLocksOf(a.Locks.Result())
+func (a *Analyses) Parts() report.PageParts {
+	pp := report.PageParts{Run: a.Run.Result(), GC: a.GC.Result(), RetiredGCs: a.retired, Timeline: a.Timeline, Stacks: a.Stacks}
+	report.LocksSection.Page(&pp, a.Locks.Result())
 	a.Locks.Release()
-	pp.Exceptions = a.Exceptions.Result()
-	pp.PageThreadPool = PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
-	pp.PageRequests = PageRequestsOf(a.Requests.Result())
+	report.ExceptionsSection.Page(&pp, a.Exceptions.Result())
+	pp.PageThreadPool = report.PageThreadPoolOf(a.ThreadPool.Result(), a.ThreadPool.FirstNanos())
+	pp.PageRequests = report.PageRequestsOf(a.Requests.Result())
 	if t := a.heapTracker(); t != nil {
 		r := t.Result()
 		pp.Heap = heap.Summarize(r, a.Symbols)
@@ -198,7 +193,7 @@ func (a *PageAnalyses) Parts() PageParts {
 	return pp
 }
 
-func (a *PageAnalyses) heapTracker() *heap.Tracker {
+func (a *Analyses) heapTracker() *heap.Tracker {
 	if a.Heap == nil {
 		return nil
 	}
