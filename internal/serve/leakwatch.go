@@ -132,7 +132,7 @@ func (j *leakJudge) gc(at time.Time, gen2 uint64, full bool) leakAction {
 	}
 	j.runGCs++
 	j.runMax = max(j.runMax, gen2)
-	g := j.cfg.growth() / 100
+	g := j.cfg.growth()
 	if j.armed {
 		if at.Sub(j.pairAt) >= leakSecondAfter && grew(j.ref, gen2, g) {
 			j.armed = false
@@ -150,9 +150,9 @@ func (j *leakJudge) gc(at time.Time, gen2 uint64, full bool) leakAction {
 	return leakFirst
 }
 
-// grew: to is frac (and leakMinBytes) above from.
-func grew(from, to uint64, frac float64) bool {
-	return to >= from+leakMinBytes && float64(to) >= float64(from)*(1+frac)
+// grew: to is pct % (and leakMinBytes) above from.
+func grew(from, to uint64, pct float64) bool {
+	return to >= from+leakMinBytes && float64(to-from)*100 >= float64(from)*pct
 }
 
 // failed is told that a snapshot of the pair failed: no second without
