@@ -46,10 +46,11 @@ const (
 	// leakMinGCs: a run is at least this many gen2 GCs (one jump is not
 	// sustained growth).
 	leakMinGCs = 3
-	// leakSecondAfter: the second snapshot no sooner than this after the
-	// first.
-	leakSecondAfter = time.Minute
 )
+
+// leakSecondAfter: the second snapshot no sooner than this after the
+// first (a variable for the tests).
+var leakSecondAfter = time.Minute
 
 func (l LeakWatch) settle() time.Duration { return cmpOr(l.Settle, leakSettle) }
 func (l LeakWatch) window() time.Duration { return cmpOr(l.Window, leakWindow) }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,66 @@ func TestLeakWatchConfig(t *testing.T) {
 	}
 	if err := (&Config{LeakWatch: LeakWatch{Off: true, Window: -1}}).check(); err != nil {
 		t.Errorf("off: %v", err)
+	}
+}
+
+// TestLeakWatchLive: the default leak watch on the graph workload, its
+// times shortened (settle and window 1 s): its GCs before the settle
+// time and a flat gen2 after take no snapshot; 30,000 items added
+// (about 2 MB against a gen2 of a few hundred KB) and two more GCs (the
+// second moves them to gen2), so the run has 3 gen2 GCs over more than
+// the window and gen2 grew 10 % and 1 MiB: the first snapshot, once;
+// gen2 flat after it: no second (it waits for as much growth again), so
+// no growth is exported.
+func TestLeakWatchLive(t *testing.T) {
+	old := leakSecondAfter
+	leakSecondAfter = 0
+	t.Cleanup(func() { leakSecondAfter = old })
+	path, name := alias(t, t.TempDir())
+	d, log := run(t, Config{Names: []string{name}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "graph", "items=3000")
+	pid := strconv.Itoa(p.Pid)
+	waitStderr(t, p, "graph ready")
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	taken := "gen2 grew steadily: the leak watch takes a heap snapshot (a blocking gen2 GC), another after further growth pid=" + pid
+	gcs := func(n int) {
+		for range n {
+			p.Stdin("gc\n")
+			time.Sleep(400 * time.Millisecond)
+		}
+	}
+	// Start-up: GCs within the settle time; then a flat gen2 for 2 s.
+	gcs(2)
+	time.Sleep(time.Second)
+	gcs(5)
+	if strings.Contains(log.String(), "leak watch takes a heap snapshot") {
+		t.Fatalf("a snapshot on a flat heap:\n%s", log)
+	}
+	p.Stdin("add 30000\n")
+	waitStderr(t, p, "added 30000")
+	gcs(2)
+	waitFor(t, 20*time.Second, "the first snapshot", func() bool {
+		return strings.Contains(log.String(), "heap snapshot taken as the baseline of gen2 growth pid="+pid)
+	})
+	if !strings.Contains(log.String(), taken) {
+		t.Errorf("no warning before the first snapshot:\n%s", log)
+	}
+	gcs(4)
+	p.Stdin("exit\n")
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "leak watch takes a heap snapshot"); n != 1 {
+		t.Errorf("%d snapshots begun, want 1:\n%s", n, log)
+	}
+	if strings.Contains(log.String(), "gen2 grew since the last heap snapshot") {
+		t.Errorf("a second snapshot without further growth:\n%s", log)
+	}
+	if m := get(t, h, "/metrics").Body.String(); strings.Contains(m, `clrspy_heap_growth_bytes{pid="`+pid+`"`) {
+		t.Errorf("growth exported without a second snapshot")
 	}
 }
