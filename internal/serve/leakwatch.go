@@ -113,6 +113,7 @@ type leakJudge struct {
 	armed    bool      // the first snapshot taken, waiting for further growth
 	ref      uint64    // gen2 when it was taken
 	pairAt   time.Time // when the last first snapshot was taken (zero: never)
+	prevAt   time.Time // pairAt before it (skipped restores it)
 	lastFrom uint64    // the run's first size when the last pair began (for the log)
 }
 
@@ -147,8 +148,19 @@ func (j *leakJudge) gc(at time.Time, gen2 uint64, full bool) leakAction {
 	if !j.pairAt.IsZero() && at.Sub(j.pairAt) < j.cfg.every() {
 		return leakNone
 	}
-	j.armed, j.ref, j.pairAt, j.lastFrom = true, gen2, at, j.runFrom
+	j.armed, j.ref, j.prevAt, j.pairAt, j.lastFrom = true, gen2, j.pairAt, at, j.runFrom
 	return leakFirst
+}
+
+// skipped is told that the snapshot asked for was not taken (another
+// was being taken through /debug/pprof/heap): a first is asked for again
+// at the next gen2 GC that judges growth, the rate limit untouched.
+func (j *leakJudge) skipped(a leakAction) {
+	if a == leakFirst {
+		j.armed, j.pairAt = false, j.prevAt
+	} else {
+		j.armed = true // the second is asked for again
+	}
 }
 
 // grew: to is pct % (and leakMinBytes) above from.
@@ -181,8 +193,9 @@ func (t *target) watchLeak(ctx context.Context, g *gcpause.GC, now time.Time) {
 		return
 	}
 	if !t.snapshotting.busy.CompareAndSwap(false, true) {
-		// A snapshot through /debug/pprof/heap: this one is not taken.
-		w.judge.failed()
+		// A snapshot through /debug/pprof/heap: this one is not taken
+		// now, but at the next gen2 GC.
+		w.judge.skipped(a)
 		return
 	}
 	d := t.d

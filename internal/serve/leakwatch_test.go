@@ -94,6 +94,33 @@ func TestLeakJudgeSustained(t *testing.T) {
 	}
 }
 
+// TestLeakJudgeSkipped: a snapshot asked for but not taken (another
+// through /debug/pprof/heap) is asked for again at the next gen2 GC,
+// the first without the rate limit counting it.
+func TestLeakJudgeSkipped(t *testing.T) {
+	j := &leakJudge{}
+	t0 := time.Unix(1e9, 0)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	feed(j, t0, 0, append(ramp(50, 10, 5), ramp(100, 2, 5)...)) // minutes 0..9: 108 MiB at 9
+	if a := j.gc(at(10), 110*mb, true); a != leakFirst {
+		t.Fatalf("minute 10: %v, want the first", a)
+	}
+	j.skipped(leakFirst)
+	if a := j.gc(at(11), 112*mb, true); a != leakFirst {
+		t.Fatalf("minute 11 after a skipped first: %v, want the first again", a)
+	}
+	if a := j.gc(at(17), 124*mb, true); a != leakSecond {
+		t.Fatalf("minute 17: %v, want the second", a)
+	}
+	j.skipped(leakSecond)
+	if a := j.gc(at(18), 126*mb, true); a != leakSecond {
+		t.Fatalf("minute 18 after a skipped second: %v, want the second again", a)
+	}
+	if a := j.gc(at(19), 128*mb, true); a != leakNone {
+		t.Errorf("minute 19: %v, want nothing (the rate limit)", a)
+	}
+}
+
 // TestLeakJudgeAbandoned: growth of 10 % over 5 minutes, then the heap
 // gives back (a cache trimmed, -20 %): the first snapshot was taken,
 // the second is not, and the rate limit holds the next first back.
