@@ -124,6 +124,7 @@ as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 	fl.BoolVar(&f.native, "native", false, "also track native allocations with uprobes on libc's allocator (root or CAP_PERFMON; needs --duration; every malloc of the target traps into the kernel while on)")
 	fl.Int64Var(&f.sampleBytes, "sample-rate", 512<<10, "--native: the mean number of bytes between sampled allocations, as Go's MemProfileRate (1: every allocation)")
 	fl.Uint64Var(&f.seed, "seed", 0, "--native: the sampler's random seed (0: from the clock)")
+	markOutput(c, "pprof", "file")
 	return c
 }
 
