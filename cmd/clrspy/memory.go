@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/memory"
@@ -26,6 +27,8 @@ type memoryFlags struct {
 	name               string
 	duration, interval time.Duration
 	asJSON             bool
+	format             string
+	pprofOut           string
 	out                string
 	images             int
 	runtime            bool
@@ -87,12 +90,24 @@ end of a run waits for it, the most called functions' probes leaving
 first. Blocks allocated before the probes were on are not seen, nor calls
 of threads in the moment between their creation and their probes; records
 lost when clrspy falls behind (its CPU taken) are counted in a note, and
-the estimates miss them.`,
+the estimates miss them.
+
+--format pprof (with --native) writes the estimates as a gzipped pprof heap
+profile instead of the report: sample types inuse_space and inuse_objects
+(still allocated at the end, the default view), alloc_space and
+alloc_objects (allocated over the run), one sample per stack with the
+report's frames (leaf first, managed and native) and the same values as
+--json's outstanding and allocated lists, every stack rather than the top
+50: go tool pprof -top FILE. --pprof FILE writes the same profile beside the
+report (text or --json). --format folded writes the outstanding bytes
+as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 		Example: `  clrspy memory --pid 1234
   clrspy memory --pid 1234 --duration 30s --json | jq '.growth'
   clrspy memory --name MyService --duration 1m --interval 5s
   clrspy memory --duration 10s -- dotnet app.dll
-  clrspy memory --pid 1234 --native --duration 30s --json | jq '.native.outstanding[0]'`,
+  clrspy memory --pid 1234 --native --duration 30s --json | jq '.native.outstanding[0]'
+  clrspy memory --pid 1234 --native --duration 30s --format pprof -o native.pb.gz && go tool pprof -top native.pb.gz
+  clrspy memory --pid 1234 --native --duration 30s --format folded | flamegraph.pl > native.svg`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runMemory(cmd, f, args) },
 	}
 	fl := c.Flags()
@@ -100,13 +115,16 @@ the estimates miss them.`,
 	fl.StringVar(&f.name, "name", "", "the .NET process with this name")
 	fl.DurationVar(&f.duration, "duration", 0, "sample the split for this long (0: one sample)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "time between samples with --duration")
-	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document (same as --format json)")
+	fl.StringVar(&f.format, "format", "text", "output format: text, json, or with --native pprof (a heap profile of the native allocations: inuse_space, inuse_objects, alloc_space, alloc_objects) or folded (collapsed stacks of the outstanding bytes)")
+	fl.StringVar(&f.pprofOut, "pprof", "", "--native: also write the pprof profile (as --format pprof) to this file, beside the report")
 	fl.StringVarP(&f.out, "output", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
 	fl.BoolVar(&f.runtime, "runtime", true, "for a .NET process, also open an EventPipe session: heap addresses to find the GC's reservation by, its GC counters (one sample waits 1.5 s for them)")
 	fl.BoolVar(&f.native, "native", false, "also track native allocations with uprobes on libc's allocator (root or CAP_PERFMON; needs --duration; every malloc of the target traps into the kernel while on)")
 	fl.Int64Var(&f.sampleBytes, "sample-rate", 512<<10, "--native: the mean number of bytes between sampled allocations, as Go's MemProfileRate (1: every allocation)")
 	fl.Uint64Var(&f.seed, "seed", 0, "--native: the sampler's random seed (0: from the clock)")
+	markOutput(c, "pprof", "file")
 	return c
 }
 
@@ -122,6 +140,32 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	if f.sampleBytes < 1 {
 		return fmt.Errorf("--sample-rate %d: want 1 or more", f.sampleBytes)
+	}
+	if f.asJSON {
+		if cmd.Flags().Changed("format") && f.format != "json" {
+			return fmt.Errorf("--json and --format %s contradict each other", f.format)
+		}
+		f.format = "json"
+	}
+	switch f.format {
+	case "text", "json":
+	case "pprof", "folded":
+		if !f.native {
+			return fmt.Errorf("--format %s needs --native: the profile is of the native allocations", f.format)
+		}
+		if f.format == "pprof" {
+			if err := refuseTerminal(f.out, "--format pprof"); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unknown --format %q: use text, json, pprof or folded", f.format)
+	}
+	if f.pprofOut != "" && !f.native {
+		return errors.New("--pprof needs --native: the profile is of the native allocations")
+	}
+	if f.pprofOut == "-" {
+		return errors.New("--pprof -: give a file (the report goes to standard output; --format pprof writes the profile there)")
 	}
 	if f.images < 0 {
 		return fmt.Errorf("--images %d: want 0 or more", f.images)
@@ -205,6 +249,15 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// --pprof's file, opened with the report's so a bad name is said
+	// before the run; a failed run leaves neither.
+	var pw *outfile.File
+	if f.pprofOut != "" {
+		if pw, err = createOutput(f.pprofOut, cmd.OutOrStdout(), outputPerm(&source.Stream{Pid: pid})); err != nil {
+			return w.Finish(err)
+		}
+		defer pw.Abort() // nothing once finished
+	}
 	var rt *memoryRuntime
 	if f.runtime {
 		if rt, err = startMemoryRuntime(pid); err != nil {
@@ -232,11 +285,11 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 	}
 	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
-	var nativeDoc *report.MemoryNativeJSON
+	var nativeDoc, nativeAll *report.MemoryNativeJSON
 	var nativePartial string
 	if native != nil {
 		var notes []string
-		nativeDoc, notes, nativePartial = native.finish()
+		nativeDoc, nativeAll, notes, nativePartial = native.finish()
 		for _, n := range notes {
 			notice(n)
 		}
@@ -259,13 +312,23 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
 	d.Runtime = rtDoc
 	d.Native = nativeDoc
-	if f.asJSON {
+	switch f.format {
+	case "json":
 		err = report.WriteMemoryJSON(w, d)
-	} else {
+	case "pprof":
+		err = report.WriteMemoryNativePprof(w, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)
+	case "folded":
+		err = report.WriteMemoryNativeFolded(w, nativeAll)
+	default:
 		err = report.WriteMemoryText(w, d, f.images)
 	}
 	if err = w.Finish(err); err != nil {
 		return err
+	}
+	if pw != nil {
+		if err = pw.Finish(report.WriteMemoryNativePprof(pw, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-exited:

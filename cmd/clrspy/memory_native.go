@@ -49,9 +49,11 @@ func startMemoryNative(pid int, sampleBytes int64, seed uint64) (*memoryNative, 
 	return m, nil
 }
 
-// finish stops the probes and names the stacks: the report's section,
-// its notes, and why the estimates are partial ("" when they are not).
-func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string, string) {
+// finish stops the probes and names the stacks: the report's section
+// (its top nativeTop stacks of each list), every stack (for the pprof and
+// folded profiles: the top ones with the same values), its notes, and why
+// the estimates are partial ("" when they are not).
+func (m *memoryNative) finish() (doc, all *report.MemoryNativeJSON, notes []string, partial string) {
 	m.cancel()
 	err := <-m.done
 	m.tr.StopProbes()
@@ -65,8 +67,8 @@ func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string, string) {
 		}
 		names[id] = l
 	}
-	r := m.acc.Result(func(id int32) []string { return names[id] }, nativeTop)
-	notes := m.tr.Notes()
+	r := m.acc.Result(func(id int32) []string { return names[id] }, 0)
+	notes = m.tr.Notes()
 	if err != nil {
 		notes = append(notes, fmt.Sprintf("native allocation probes stopped: %v", err))
 	}
@@ -76,10 +78,13 @@ func (m *memoryNative) finish() (*report.MemoryNativeJSON, []string, string) {
 	if r.Stats.Unpaired > 0 {
 		notes = append(notes, fmt.Sprintf("native: %d calls without their return or returns without their call (lost records, or threads followed mid-call)", r.Stats.Unpaired))
 	}
-	partial := ""
 	if st.Lost > 0 {
 		partial = fmt.Sprintf("native: %d allocator records lost (clrspy fell behind the target's calls): the estimates miss those calls", st.Lost)
 	}
 	m.tr.Close()
-	return report.NewMemoryNative(&r), notes, partial
+	all = report.NewMemoryNative(&r)
+	top := *all
+	top.Outstanding = top.Outstanding[:min(nativeTop, len(top.Outstanding))]
+	top.Allocated = top.Allocated[:min(nativeTop, len(top.Allocated))]
+	return &top, all, notes, partial
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/clrspy/clrspy/internal/workload"
 )
 
@@ -76,6 +78,7 @@ func TestMemoryLiveNativeStacks(t *testing.T) {
 	p.Stdin("info\n")
 	before := awaitLine(t, p, "done info", 1)
 	out := filepath.Join(t.TempDir(), "memory.json")
+	pprofOut := filepath.Join(filepath.Dir(out), "native.pb.gz")
 	type result struct {
 		stderr []byte
 		err    error
@@ -83,7 +86,7 @@ func TestMemoryLiveNativeStacks(t *testing.T) {
 	done := make(chan result, 1)
 	base := countPerfFDs()
 	go func() {
-		_, se, err := runCaptured(t, "memory", "--json", "-o", out, "--pid", strconv.Itoa(p.Pid), "--native", "--duration", "10s",
+		_, se, err := runCaptured(t, "memory", "--json", "-o", out, "--pprof", pprofOut, "--pid", strconv.Itoa(p.Pid), "--native", "--duration", "10s",
 			"--sample-rate", "16384", "--seed", "1", "--runtime=false")
 		done <- result{se, err}
 	}()
@@ -190,6 +193,67 @@ func TestMemoryLiveNativeStacks(t *testing.T) {
 	}
 	check("LeakHGlobal", hglobal, "NativeMemory.Alloc")
 	check("LeakMalloc", malloc, "")
+	checkNativePprof(t, pprofOut, n.Outstanding, n.Allocated)
+}
+
+// checkNativePprof reads the --pprof file of the run back with pprof's
+// parser: its largest inuse_space sample names LeakHGlobal's frames, the
+// JSON's first outstanding stack, with the JSON's bytes and count, and
+// every outstanding stack of the JSON is a sample with its values.
+func checkNativePprof(t *testing.T, path string, outstanding, allocated []nativeStack) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("--pprof: %v", err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("--pprof %s: %v", path, err)
+	}
+	if p.DefaultSampleType != "inuse_space" || len(p.SampleType) != 4 || p.SampleType[3].Type != "inuse_space" || p.SampleType[1].Type != "alloc_space" {
+		t.Fatalf("sample types %v, default %q", p.SampleType, p.DefaultSampleType)
+	}
+	names := func(s *profile.Sample) string {
+		var l []string
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				l = append(l, ln.Function.Name)
+			}
+		}
+		return strings.Join(l, " < ")
+	}
+	var top *profile.Sample
+	byFrames := map[string]*profile.Sample{}
+	for _, s := range p.Sample {
+		byFrames[names(s)] = s
+		if top == nil || s.Value[3] > top.Value[3] {
+			top = s
+		}
+	}
+	if top == nil {
+		t.Fatal("--pprof: no samples")
+	}
+	j := outstanding[0]
+	t.Logf("pprof: top inuse %d bytes in %d blocks: %s", top.Value[3], top.Value[2], names(top))
+	if !strings.Contains(names(top), "LeakHGlobal") || names(top) != strings.Join(j.Frames, " < ") {
+		t.Errorf("pprof's top inuse stack %q, want the JSON's first, LeakHGlobal's: %q", names(top), strings.Join(j.Frames, " < "))
+	}
+	if top.Value[3] != j.Bytes || top.Value[2] != j.Count {
+		t.Errorf("pprof's top inuse %d bytes, %d objects; the JSON's %d, %d", top.Value[3], top.Value[2], j.Bytes, j.Count)
+	}
+	for _, o := range outstanding {
+		s := byFrames[strings.Join(o.Frames, " < ")]
+		if s == nil || s.Value[3] != o.Bytes || s.Value[2] != o.Count {
+			t.Errorf("outstanding %v (%d bytes): pprof sample %v", o.Frames, o.Bytes, s)
+		}
+	}
+	for _, a := range allocated {
+		s := byFrames[strings.Join(a.Frames, " < ")]
+		if s == nil || s.Value[1] != a.Bytes || s.Value[0] != a.Count {
+			t.Errorf("allocated %v (%d bytes): pprof sample %v", a.Frames, a.Bytes, s)
+		}
+	}
 }
 
 // heaptrackLeak is one location of heaptrack_print --print-leaks: the

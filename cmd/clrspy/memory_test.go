@@ -24,6 +24,12 @@ func TestMemoryErrors(t *testing.T) {
 		{[]string{"memory", "--name", "no-such-process-clrspy"}, `no .NET process named "no-such-process-clrspy" (see clrspy ps)`},
 		{[]string{"memory", "--pid", "1", "--native"}, "--native needs --duration: the allocations are followed for that long"},
 		{[]string{"memory", "--pid", "1", "--native", "--duration", "1s", "--sample-rate", "0"}, "--sample-rate 0: want 1 or more"},
+		{[]string{"memory", "--pid", "1", "--format", "pprof", "-o", "x.pb.gz"}, "--format pprof needs --native: the profile is of the native allocations"},
+		{[]string{"memory", "--pid", "1", "--format", "folded"}, "--format folded needs --native: the profile is of the native allocations"},
+		{[]string{"memory", "--pid", "1", "--format", "svg"}, `unknown --format "svg": use text, json, pprof or folded`},
+		{[]string{"memory", "--pid", "1", "--json", "--format", "text"}, "--json and --format text contradict each other"},
+		{[]string{"memory", "--pid", "1", "--pprof", "x.pb.gz"}, "--pprof needs --native: the profile is of the native allocations"},
+		{[]string{"memory", "--pid", "1", "--native", "--duration", "1s", "--pprof", "-"}, "--pprof -: give a file (the report goes to standard output; --format pprof writes the profile there)"},
 		{[]string{"memory", "--", "/nonexistent/prog"}, "starting /nonexistent/prog: fork/exec /nonexistent/prog: no such file or directory"},
 	} {
 		root := newRootCmd()

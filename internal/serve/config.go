@@ -68,8 +68,14 @@ type Config struct {
 	// taken (at most one a minute), and the types that grew most since
 	// the last one are logged at warning level and exported
 	// (clrspy_heap_growth_bytes). Only the last snapshot's per-type table
-	// is kept.
+	// is kept. It replaces the default LeakWatch.
 	SnapshotOnGen2Growth float64
+	// LeakWatch is the default leak watch, on unless Off (and unless
+	// SnapshotOnGen2Growth is set): a pair of heap snapshots, the types
+	// that grew most between them logged and exported as above, only
+	// when gen2 grew steadily over minutes after the start-up, at most
+	// one pair per LeakWatch.Every (leakJudge has the judgement).
+	LeakWatch LeakWatch
 	// Retry is the first delay before a failed session is opened again
 	// (doubled up to a minute; 0: 2 s).
 	Retry time.Duration
@@ -369,6 +375,9 @@ func (c *Config) check() error {
 		return fmt.Errorf("--counter-interval %v: must not be negative", c.CounterInterval)
 	case math.IsNaN(c.SnapshotOnGen2Growth) || math.IsInf(c.SnapshotOnGen2Growth, 0) || c.SnapshotOnGen2Growth < 0:
 		return fmt.Errorf("--snapshot-on-gen2-growth %v: a percentage, positive (0: off)", c.SnapshotOnGen2Growth)
+	}
+	if err := c.LeakWatch.check(); err != nil {
+		return err
 	}
 	cp := &c.Capture
 	switch {

@@ -50,8 +50,11 @@
 // /debug/pprof/heap (a heap snapshot, package heapgraph: its session makes
 // the runtime induce a blocking gen2 GC and walk the heap; the profile's
 // stacks are retention paths; one per target at a time; with
-// Config.SnapshotOnGen2Growth also taken when gen2 grows, each diffed with
-// the last one's per-type table),
+// the leak watch (Config.LeakWatch, on by default: gen2 after gen2 GCs
+// judged over minutes, leakwatch.go) also takes a pair when gen2 grows
+// steadily, at most one pair per LeakWatch.Every, the second diffed with
+// the first's per-type table; Config.SnapshotOnGen2Growth is the eager
+// watch instead, a snapshot after each PCT % of growth),
 // and the live web view at / (HandlerOptions.Web, fed through
 // Config.Sessions by the same monitors: no second session; with
 // Config.CPUProfile each target is also sampled by the perf sampler in

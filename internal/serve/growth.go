@@ -35,6 +35,10 @@ type heapWatch struct {
 	last        time.Time
 	types       map[string]heapgraph.TypeStat // nil: no snapshot yet
 	growth      []metrics.HeapGrowth
+	// judge is the default leak watch's (Config.LeakWatch), its
+	// configuration set at the first GC (judgeSet).
+	judge    leakJudge
+	judgeSet bool
 }
 
 // heapGrowth is what metrics export for the target.
@@ -87,8 +91,9 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 }
 
 // autoSnapshot takes a snapshot for the watch and, when there was one
-// before, logs and exports the types that grew most since.
-func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct float64) {
+// before, logs and exports the types that grew most since; false when it
+// failed.
+func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct float64) bool {
 	d, w := t.d, &t.watch
 	_, g, err := d.snapshot(ctx, t)
 	w.mu.Lock()
@@ -103,7 +108,7 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 		if ctx.Err() == nil {
 			d.log.Warn("heap snapshot on gen2 growth failed", "pid", t.pidLabel, "process", t.name, "error", errLine(err))
 		}
-		return
+		return false
 	}
 	if !g.Complete() {
 		d.log.Warn("heap snapshot on gen2 growth incomplete: its diff may miss growth", "pid", t.pidLabel, "process", t.name)
@@ -118,7 +123,7 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 	if prev == nil {
 		d.log.Info("heap snapshot taken as the baseline of gen2 growth", "pid", t.pidLabel, "process", t.name,
 			"gen2_bytes", gen2, "threshold_percent", pct)
-		return
+		return true
 	}
 	grown := growthOf(prev, types)
 	w.growth = grown
@@ -128,6 +133,7 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 	}
 	d.log.Warn("gen2 grew since the last heap snapshot; the types that grew most", "pid", t.pidLabel, "process", t.name,
 		"gen2_before_bytes", before, "gen2_bytes", gen2, "top", strings.Join(top, "; "))
+	return true
 }
 
 // growthOf is the types whose own bytes grew from prev to cur, the

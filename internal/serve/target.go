@@ -294,6 +294,8 @@ func (t *target) session(ctx context.Context, st *source.Stream, opts *monitor.O
 		}
 		if pct := d.cfg.SnapshotOnGen2Growth; pct > 0 {
 			t.watchGC(ctx, g, pct)
+		} else if !d.cfg.LeakWatch.Off {
+			t.watchLeak(ctx, g, time.Now())
 		}
 	}
 	if plog != nil {
