@@ -587,19 +587,25 @@ func settle(x *MemoryFacts, pts []oldPoint) {
 }
 
 func (a *Analyzer) lockFacts(f *Facts, win int64) {
-	r := a.lk.Result()
-	l := &f.Locks
 	// Contention events come only with the contention keyword: a session
 	// without them says nothing about locks; one with them and no waits
 	// is calm.
-	l.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	f.Locks.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	LocksFrom(&f.Locks, a.lk.Result(), len(a.threads), win, a.hang.OpenLockWaits(a.last))
+}
+
+// LocksFrom fills l (but Seen) from package locks' result over a window
+// of win ns in which threads threads ran, and the lock waits still open
+// at its end (package hang's; nil: none known): the Analyzer's lock facts
+// and a live model's alike.
+func LocksFrom(l *LockFacts, r *locks.Result, threads int, win int64, open []hang.OpenLockWait) {
 	l.Contentions = r.Summary.Contentions
 	l.WaitMs = float64(r.Summary.TotalNs) / 1e6
-	l.Threads = len(a.threads)
+	l.Threads = threads
 	if win > 0 && l.Threads > 0 {
 		l.WaitPct = float64(r.Summary.TotalNs) * 100 / (float64(win) * float64(l.Threads))
 	}
-	blockedFacts(l, r, a.hang.OpenLockWaits(a.last))
+	blockedFacts(l, r, open)
 	if len(r.Locks) == 0 {
 		return
 	}
@@ -707,26 +713,54 @@ func perSec(total, rate float64, fromStart bool, win float64) float64 {
 }
 
 func (a *Analyzer) cpuFacts(f *Facts) {
-	c := &f.CPU
-	c.Cores, c.UsagePct = a.cores, -1
-	if a.busiestPct > 0 {
-		c.BusiestThreadPct, c.BusiestThreadID, c.BusiestThreadName = a.busiestPct, a.busiestTID, a.busiestName
+	p := Readings{Cores: a.cores, DemandPct: -1, BusiestTID: a.busiestTID, BusiestName: a.busiestName, BusiestPct: a.busiestPct}
+	if a.demandSet {
+		p.DemandPct = a.demandPct
 	}
+	usage := -1.0
 	if a.cpuN > 0 {
-		c.UsagePct = a.cpuSum / float64(a.cpuN)
+		usage = a.cpuSum / float64(a.cpuN)
+	}
+	var ms []Method
+	src := ""
+	if a.prof != nil && a.sampled {
+		ms, src = TopLeafMethods(a.prof.Result(), topMethods), "eventpipe"
+	} else if len(a.perfMethods) > 0 {
+		ms, src = a.perfMethods, a.perfMethodsSource
+	}
+	CPUFrom(&f.CPU, p, usage, ms, src)
+}
+
+// Readings are what only the operating system knows of the target over
+// the window (/proc): the machine's cores, the share of them the
+// process's threads spent running or runnable (DemandPct, -1 unknown:
+// procfs.DemandPct, the one demand formula) and the busiest thread as a
+// share of one core (0: unknown).
+type Readings struct {
+	Cores       int
+	DemandPct   float64
+	BusiestTID  uint64
+	BusiestName string
+	BusiestPct  float64
+}
+
+// CPUFrom fills c from /proc's readings, the runtime's cpu-usage counter
+// over the window (usagePct, -1: none) and the top methods of a sampler
+// (source names it; none: nil): the demand when known, else the counter,
+// else the methods alone. Every surface's CPU facts are made here.
+func CPUFrom(c *CPUFacts, p Readings, usagePct float64, methods []Method, source string) {
+	c.Cores, c.UsagePct = p.Cores, usagePct
+	if p.BusiestPct > 0 {
+		c.BusiestThreadPct, c.BusiestThreadID, c.BusiestThreadName = p.BusiestPct, p.BusiestTID, p.BusiestName
 	}
 	switch {
-	case a.demandSet:
-		c.Source, c.Seen, c.Pct = "schedstat", true, a.demandPct
-	case a.cpuN > 0:
-		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
+	case p.DemandPct >= 0:
+		c.Source, c.Seen, c.Pct = "schedstat", true, p.DemandPct
+	case usagePct >= 0:
+		c.Source, c.Seen, c.Pct = "counters", true, usagePct
 	}
-	if a.prof != nil && a.sampled {
-		if ms := TopLeafMethods(a.prof.Result(), topMethods); len(ms) > 0 {
-			c.TopMethods, c.MethodsSource = ms, "eventpipe"
-		}
-	} else if len(a.perfMethods) > 0 {
-		c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
+	if len(methods) > 0 {
+		c.TopMethods, c.MethodsSource = methods, source
 	}
 	if !c.Seen && len(c.TopMethods) > 0 {
 		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
@@ -752,7 +786,9 @@ func TopLeafMethods(p *stacks.Profile, n int) []Method {
 			continue
 		}
 		fr := p.Frames[s.Stack[0]]
-		if fr.Kind == stacks.KindUnknown {
+		if fr.Kind == stacks.KindUnknown || fr.Name == stacks.NativeFrame {
+			// No method: an unnamed leaf, or the [native code] leaf a
+			// live model's window gives an external sample.
 			continue
 		}
 		by[shortName(fr.Name)] += s.Count

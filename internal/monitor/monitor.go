@@ -158,6 +158,12 @@ type Monitor struct {
 
 	// set feeds the analyses below, in the order register gives.
 	set *analysis.Set
+	// threads are the distinct threads the stream showed (any event, at
+	// most triage's bound), sampled whether it had the runtime sample
+	// profiler's samples: triage's lock share and its word on the
+	// profiler's suspensions, as triage counts them.
+	threads map[uint64]struct{}
+	sampled bool
 	// sym is the one symbol table of the CPU window, the exceptions, the
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
@@ -330,6 +336,9 @@ func (m *Monitor) register(s *analysis.Set) {
 	}
 }
 
+// maxThreads bounds the distinct threads counted (triage's bound).
+const maxThreads = 1 << 14
+
 // own is the monitor's part of its Set: the events no analysis owns
 // (GCTriggered for the flavour, the runtime's and the process's
 // information).
@@ -339,6 +348,15 @@ func (o own) Stats() analysis.Stats { return analysis.Stats{} }
 
 func (o own) Event(ev *nettrace.Event) {
 	m := o.m
+	if ev.ThreadID != 0 && len(m.threads) < maxThreads {
+		if m.threads == nil {
+			m.threads = make(map[uint64]struct{})
+		}
+		m.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
+	}
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
+		m.sampled = true
+	}
 	switch meta := ev.Meta; meta.Runtime {
 	case nettrace.Runtime:
 		if meta.EventID == clrevents.IDGCTriggered {

@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
@@ -58,7 +57,7 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	if l := cur.GC.Longest; l != nil {
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
 	}
-	g.ProfilerInStream = cur.CPU != nil
+	g.ProfilerInStream = cur.Sampled
 	// The allocation rate as triage takes it: the runtime's counter (not
 	// the monitor's estimate from gen0 GCs, which triage does not make).
 	if v := cur.GC.AllocRateBytesPerSec; v.Valid() && cur.GC.AllocRateFrom == "counters" {
@@ -97,20 +96,14 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	}
 	l := &f.Locks
 	l.Seen = f.WindowSec > 0
-	l.Contentions = int64(cur.Locks.Waits)
-	l.WaitMs = cur.Locks.TotalWaitMS
-	l.Threads = env.Threads
+	threads := env.Threads
+	if threads <= 0 {
+		threads = cur.Threads // the stream's threads, as triage counts them
+	}
+	if cur.LocksResult != nil {
+		triage.LocksFrom(l, cur.LocksResult, threads, int64(f.WindowSec*1e9), cur.OpenLockWaits)
+	}
 	tpThreads, _ := counterValue(cur.Counters, "dotnet.thread_pool.thread.count")
-	if l.Threads <= 0 {
-		l.Threads = int(tpThreads) + 1 // the pool's and the main thread: a guess
-	}
-	if f.WindowSec > 0 && l.Threads > 0 {
-		l.WaitPct = l.WaitMs / 10 / (f.WindowSec * float64(l.Threads))
-	}
-	if len(cur.Locks.Top) > 0 && cur.Locks.Top[0].LockID != 0 {
-		t := cur.Locks.Top[0]
-		l.TopLock, l.TopWaitMs, l.TopCount = fmt.Sprintf("lock 0x%x", t.LockID), t.TotalWaitMS, int64(t.Waits)
-	}
 	tp := &f.ThreadPool
 	tp.Source = "counters"
 	if q, ok := counterValue(cur.Counters, "dotnet.thread_pool.queue.length"); ok {
@@ -133,17 +126,25 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 			x.Count = mt.Rate * f.WindowSec
 		}
 	}
-	c := &f.CPU
-	c.Cores, c.UsagePct = env.Cores, -1
+	// The analyses' results refine the counters' facts as triage's
+	// contributors refine them (the same functions).
+	triage.ThreadPoolFrom(f, cur.ThreadPoolResult)
+	triage.ExceptionsFrom(f, cur.ExceptionsResult)
+	triage.RequestsFrom(f, cur.Requests)
+	usage := -1.0
 	if v, ok := counterValue(cur.Counters, "cpu-usage"); ok {
-		c.UsagePct = v
+		usage = v
 	}
-	switch {
-	case env.CPUDemandPct >= 0 && env.Cores > 0:
-		c.Source, c.Seen, c.Pct = "schedstat", true, env.CPUDemandPct
-	case c.UsagePct >= 0:
-		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
+	var ms []triage.Method
+	src := ""
+	if cur.CPU != nil && cur.CPU.Profile != nil {
+		ms, src = triage.TopLeafMethods(cur.CPU.Profile, 5), "eventpipe"
 	}
+	p := triage.Readings{Cores: env.Cores, DemandPct: -1}
+	if env.CPUDemandPct >= 0 && env.Cores > 0 {
+		p.DemandPct = env.CPUDemandPct
+	}
+	triage.CPUFrom(&f.CPU, p, usage, ms, src)
 	return f
 }
 

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/triage"
+)
+
+// TestOneJudgementEverySurface: one fixture trace through every surface
+// that judges a process: `clrspy triage --json` (serve's /triage runs the
+// same window job, capture.NewTriage), the report page's findings, and the
+// live monitor that feeds serve's clrspy_findings (monitor.TriageFacts
+// over a monitor with serve's options, fed the fixture's events) give the
+// same findings (area, severity, title), in the same order.
+func TestOneJudgementEverySurface(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		trace string
+		want  string
+	}{
+		{"../../testdata/traces/composite.nettrace", "gc critical 15 blocking gen2 GCs (382/min)"},
+		{gunzipTrace(t, "exceptions.nettrace.gz", dir, 0), "exceptions warning 379 exceptions/s (160 thrown); top: System.InvalidOperationException"},
+	} {
+		name := filepath.Base(tc.trace)
+		stdout, stderr, err := runCaptured(t, "triage", "--json", tc.trace)
+		if err != nil {
+			t.Fatalf("triage %s: %v\n%s", name, err, stderr)
+		}
+		var doc struct {
+			Findings []triage.Finding `json:"findings"`
+		}
+		if err := json.Unmarshal(stdout, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name+".html")
+		if _, stderr, err := runCaptured(t, "report", "-o", out, tc.trace); err != nil {
+			t.Fatalf("report %s: %v\n%s", name, err, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := pageDataRE.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s: no page data", out)
+		}
+		var page struct {
+			Findings []triage.Finding `json:"findings"`
+		}
+		if err := json.Unmarshal(m[1], &page); err != nil {
+			t.Fatal(err)
+		}
+		// The live path: a monitor fed the fixture's events, judged by
+		// the gauge's facts. With serve's options (internal/serve's
+		// target) and with top's CPU window as well.
+		liveFindings := func(o monitor.Options) []triage.Finding {
+			st, err := source.Open(source.Spec{File: tc.trace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			mon := monitor.New(st.Header(), o)
+			if _, err := st.Run(mon); err != nil {
+				t.Fatal(err)
+			}
+			return triage.Findings(monitor.TriageFacts(mon.Snapshot(), monitor.TriageEnv{Target: tc.trace, Threads: -1, CPUDemandPct: -1}))
+		}
+		serveOpts := monitor.Options{Locks: true, Exceptions: true, ThreadPool: true, Requests: true}
+		live := liveFindings(serveOpts)
+		serveOpts.CPU, serveOpts.CPUWindow = true, 300*time.Second
+		liveCPU := liveFindings(serveOpts)
+		line := func(fs []triage.Finding) []string {
+			var s []string
+			for _, f := range fs {
+				s = append(s, fmt.Sprintf("%s %s %s", f.Area, f.Severity, f.Title))
+			}
+			return s
+		}
+		tri, rep, mn := line(doc.Findings), line(page.Findings), line(liveCPU)
+		if !slices.Contains(tri, tc.want) {
+			t.Errorf("%s: triage's findings %q, want %q among them", name, tri, tc.want)
+		}
+		// The one fact serve's monitor lacks: the CPU samples (serve
+		// asks for no sample profiler, its monitor keeps no CPU window),
+		// so a trace's top method names no CPU finding there; every other
+		// finding is triage's.
+		var noCPU []string
+		for _, f := range doc.Findings {
+			if f.Area != triage.AreaCPU || !strings.Contains(f.Title, "top method") {
+				noCPU = append(noCPU, fmt.Sprintf("%s %s %s", f.Area, f.Severity, f.Title))
+			}
+		}
+		for _, s := range []struct {
+			what      string
+			want, got []string
+		}{{"the report's", tri, rep}, {"the live monitor's (top's CPU window)", tri, mn}, {"serve's monitor's (no CPU samples)", noCPU, line(live)}} {
+			if !slices.Equal(s.want, s.got) {
+				t.Errorf("%s: triage's findings\n  %s\n%s\n  %s", name, strings.Join(s.want, "\n  "), s.what, strings.Join(s.got, "\n  "))
+			}
+		}
+	}
+}
