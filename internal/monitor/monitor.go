@@ -164,6 +164,9 @@ type Monitor struct {
 	// profiler's suspensions, as triage counts them.
 	threads map[uint64]struct{}
 	sampled bool
+	// dumpGCs are the GCs gcpause marked a heap snapshot's (HeapDump: the
+	// stream described the heap during them), at most maxDumpGCs.
+	dumpGCs []uint32
 	// sym is the one symbol table of the CPU window, the exceptions, the
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
@@ -339,6 +342,9 @@ func (m *Monitor) register(s *analysis.Set) {
 // maxThreads bounds the distinct threads counted (triage's bound).
 const maxThreads = 1 << 14
 
+// maxDumpGCs bounds the heap snapshots' GCs kept (Snapshot.HeapDumpGCs).
+const maxDumpGCs = 64
+
 // own is the monitor's part of its Set: the events no analysis owns
 // (GCTriggered for the flavour, the runtime's and the process's
 // information).
@@ -497,6 +503,9 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
 	m.noteNumber(g.Number)
+	if g.HeapDump && len(m.dumpGCs) < maxDumpGCs {
+		m.dumpGCs = append(m.dumpGCs, g.Number)
+	}
 	if g.HasHeapStats {
 		for i := range m.heapAfter {
 			m.heapAfter[i] = None

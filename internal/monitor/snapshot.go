@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"github.com/clrspy/clrspy/hang"
+	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -156,6 +157,9 @@ type Snapshot struct {
 	OpenLockWaits []hang.OpenLockWait `json:"-"`
 	Threads       int                 `json:"-"`
 	Sampled       bool                `json:"-"`
+	// HeapDumpGCs are the GCs a heap snapshot in the stream induced
+	// (gcpause's HeapDump mark): the tool's, as TriageEnv.HeapDumpGCs.
+	HeapDumpGCs []uint32 `json:"-"`
 	// ThreadPool is set with Options.ThreadPool.
 	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 	// ThreadPoolResult is package threadpool's result behind ThreadPool
@@ -193,6 +197,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.OpenLockWaits = m.lock.graph.OpenLockWaits(m.lock.last)
 	s.Threads, s.Sampled = len(m.threads), m.sampled
+	s.HeapDumpGCs = slices.Clone(m.dumpGCs)
 	s.Rollup = m.gc.Result()
 	if l := s.Rollup.Longest; len(l) > 0 {
 		r := gcpause.NewGCRow(l[0])

@@ -39,12 +39,20 @@ type TriageEnv struct {
 // (Options.MaxGCs).
 func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	f := &triage.Facts{Target: env.Target}
+	// The heap snapshots' GCs: another session's (env) and the stream's
+	// own (gcpause's mark).
+	dumps := env.HeapDumpGCs
+	for _, n := range cur.HeapDumpGCs {
+		if !slices.Contains(dumps, n) {
+			dumps = append(slices.Clip(dumps), n)
+		}
+	}
 	f.WindowSec = cur.Session.ElapsedSec
 	g := &f.GC
 	var snap triage.Snapshot
 	for i := range cur.GCs {
 		r := &cur.GCs[i]
-		if r.Complete && slices.Contains(env.HeapDumpGCs, r.Number) {
+		if r.Complete && slices.Contains(dumps, r.Number) {
 			snap.GC = cmp.Or(snap.GC, r.Number)
 			snap.Count++
 			snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
@@ -70,7 +78,7 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		if !r.Complete {
 			continue
 		}
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent && !slices.Contains(env.HeapDumpGCs, r.Number) {
+		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent && !slices.Contains(dumps, r.Number) {
 			g.Gen2Blocking++
 		}
 		if r.Reason == clrevents.ReasonAllocLarge || r.Reason == clrevents.ReasonOutOfSpaceLOH {
