@@ -547,17 +547,29 @@ func PauseFacts(g *GCFacts, r *gcpause.Result, win int64, snap Snapshot) {
 func (a *Analyzer) memFacts(f *Facts) {
 	m := &a.mem
 	x := &f.Memory
-	x.Seen = m.gcs > 0
-	x.GCs = m.gcs
-	x.FirstOldMB, x.LastOldMB = m.firstOld, m.lastOld
-	x.SpanSec = float64(m.lastNs-m.firstNs) / 1e9
-	if x.SpanSec > 0 {
-		x.OldGrowthMBMin = (m.lastOld - m.firstOld) * 60 / x.SpanSec
-	}
-	settle(x, m.pts)
+	MemoryFrom(x, m.gcs, m.pts)
 	x.Gen2MB, x.LOHMB = m.gen2MB, m.lohMB
 	x.Gen2FragPct, x.HasFragmentation = m.frag, m.hasFrag
 	x.MaxPinned = m.pinned
+}
+
+// MemoryFrom fills x's trend from the old generations after each of gcs
+// GCs with heap statistics, pts their series in time order (its first and
+// last the first and the latest GC's; the ones between may be thinned):
+// first to last, and the judged trend from the heap's settling
+// (HeapTrend). The Analyzer's memory facts and a live model's alike.
+func MemoryFrom(x *MemoryFacts, gcs int, pts []HeapPoint) {
+	x.Seen, x.GCs = gcs > 0, gcs
+	if len(pts) == 0 {
+		return
+	}
+	first, last := pts[0], pts[len(pts)-1]
+	x.FirstOldMB, x.LastOldMB = first.OldMB, last.OldMB
+	x.SpanSec = float64(last.Nanos-first.Nanos) / 1e9
+	if x.SpanSec > 0 {
+		x.OldGrowthMBMin = (last.OldMB - first.OldMB) * 60 / x.SpanSec
+	}
+	settle(x, pts)
 }
 
 // HeapTrend judges x's trend from the heap's settling on, over pts (one
@@ -679,15 +691,62 @@ func sumValue(r *counters.Result, name string) (total, rate float64, fromStart, 
 }
 
 func (a *Analyzer) counterFacts(f *Facts, r *counters.Result) {
+	p := CounterPeaks{Seen: a.tpSeen, QueueMax: a.queueMax, QueueLast: a.queueLast,
+		ThreadsFirst: a.threadsFirst, ThreadsMax: a.threadsMax, CPUUsagePct: -1}
+	if a.cpuN > 0 {
+		p.CPUUsagePct = a.cpuSum / float64(a.cpuN)
+	}
+	CountersFrom(f, r, p)
+}
+
+// CounterPeaks are the runtime counters' figures over the window that
+// their latest values do not hold: whether the pool's counters arrived
+// (Seen), the queue's peak and last length, the pool's first and peak
+// thread count, and the mean of cpu-usage's updates (-1: none).
+type CounterPeaks struct {
+	Seen                                          bool
+	QueueMax, QueueLast, ThreadsFirst, ThreadsMax float64
+	CPUUsagePct                                   float64
+}
+
+// PeaksNow are a counters result's latest values standing for the
+// window's peaks: what a live model that keeps no history of the counters
+// knows (the queue's and the pool's peaks are then their values now).
+func PeaksNow(r *counters.Result) CounterPeaks {
+	p := CounterPeaks{CPUUsagePct: -1}
+	if r == nil {
+		return p
+	}
+	if v, ok := r.Value("dotnet.thread_pool.queue.length"); ok {
+		p.QueueMax, p.QueueLast, p.Seen = v, v, true
+	}
+	if v, ok := r.Value("dotnet.thread_pool.thread.count"); ok {
+		p.ThreadsFirst, p.ThreadsMax, p.Seen = v, v, true
+	}
+	if v, ok := r.Value("cpu-usage"); ok {
+		p.CPUUsagePct = v
+	}
+	return p
+}
+
+// CountersFrom fills f's thread-pool and exception facts and the
+// allocation rate from the runtime's counters over f.WindowSec (r: their
+// result; nil: none arrived) and their peaks: the Analyzer's counter facts
+// and a live model's alike. The analyses' results refine them after
+// (ThreadPoolFrom, ExceptionsFrom). The CPU usage is p's, for CPUFrom.
+func CountersFrom(f *Facts, r *counters.Result, p CounterPeaks) {
 	win := f.WindowSec
 	tp := &f.ThreadPool
-	tp.Source, tp.Seen = "counters", a.tpSeen
-	tp.QueueMax, tp.QueueLast, tp.ThreadsFirst, tp.ThreadsMax = a.queueMax, a.queueLast, a.threadsFirst, a.threadsMax
+	tp.Source, tp.Seen = "counters", p.Seen
+	tp.QueueMax, tp.QueueLast, tp.ThreadsFirst, tp.ThreadsMax = p.QueueMax, p.QueueLast, p.ThreadsFirst, p.ThreadsMax
+	x := &f.Exceptions
+	x.Source = "counters"
+	if r == nil {
+		return
+	}
 	if t, rate, fromStart, ok := sumValue(r, "dotnet.thread_pool.work_item.count"); ok {
 		tp.CompletedPerSec = perSec(t, rate, fromStart, win)
 	}
-	x := &f.Exceptions
-	x.Source = "counters"
 	if t, rate, fromStart, ok := sumValue(r, "dotnet.exceptions"); ok {
 		x.Seen = true
 		x.PerSec = perSec(t, rate, fromStart, win)
