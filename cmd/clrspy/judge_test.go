@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/tui"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/triage"
 )
@@ -20,7 +21,8 @@ import (
 // same window job, capture.NewTriage), the report page's findings, and the
 // live monitor that feeds serve's clrspy_findings (monitor.TriageFacts
 // over a monitor with serve's options, fed the fixture's events) give the
-// same findings (area, severity, title), in the same order. The heap
+// same findings (area, severity, title), in the same order; top's banner
+// (tui.Screen.Findings) holds those above info. The heap
 // snapshot's own GC (heap-graph) is out of the application's induced GCs
 // on every surface: the monitor keeps gcpause's HeapDump mark
 // (Snapshot.HeapDumpGCs); before, the live path said "1 induced GCs:
@@ -75,6 +77,7 @@ func TestOneJudgementEverySurface(t *testing.T) {
 		// The live path: a monitor fed the fixture's events, judged by
 		// the gauge's facts. With serve's options (internal/serve's
 		// target) and with top's CPU window as well.
+		var topScreen *tui.Screen
 		liveFindings := func(o monitor.Options) []triage.Finding {
 			st, err := source.Open(source.Spec{File: tc.trace})
 			if err != nil {
@@ -85,7 +88,14 @@ func TestOneJudgementEverySurface(t *testing.T) {
 			if _, err := st.Run(mon); err != nil {
 				t.Fatal(err)
 			}
-			return triage.Findings(monitor.TriageFacts(mon.Snapshot(), monitor.TriageEnv{Target: tc.trace, Threads: -1, CPUDemandPct: -1}))
+			snap := mon.Snapshot()
+			if o.CPU {
+				// top's banner: the same snapshot in top's model.
+				m := tui.New(tui.Options{})
+				m.Update(snap)
+				topScreen = m.Screen()
+			}
+			return triage.Findings(monitor.TriageFacts(snap, monitor.TriageEnv{Target: tc.trace, Threads: -1, CPUDemandPct: -1}))
 		}
 		serveOpts := monitor.Options{Locks: true, Exceptions: true, ThreadPool: true, Requests: true}
 		live := liveFindings(serveOpts)
@@ -99,6 +109,13 @@ func TestOneJudgementEverySurface(t *testing.T) {
 			return s
 		}
 		tri, rep, mn := line(doc.Findings), line(page.Findings), line(liveCPU)
+		// top's banner holds triage's findings above info, in its order.
+		var above []string
+		for _, f := range doc.Findings {
+			if f.Severity > triage.Info {
+				above = append(above, fmt.Sprintf("%s %s %s", f.Area, f.Severity, f.Title))
+			}
+		}
 		if !slices.Contains(tri, tc.want) {
 			t.Errorf("%s: triage's findings %q, want %q among them", name, tri, tc.want)
 		}
@@ -115,7 +132,7 @@ func TestOneJudgementEverySurface(t *testing.T) {
 		for _, s := range []struct {
 			what      string
 			want, got []string
-		}{{"the report's", tri, rep}, {"the live monitor's (top's CPU window)", tri, mn}, {"serve's monitor's (no CPU samples)", noCPU, line(live)}} {
+		}{{"the report's", tri, rep}, {"the live monitor's (top's CPU window)", tri, mn}, {"serve's monitor's (no CPU samples)", noCPU, line(live)}, {"top's banner", above, line(topScreen.Findings)}} {
 			if !slices.Equal(s.want, s.got) {
 				t.Errorf("%s: triage's findings\n  %s\n%s\n  %s", name, strings.Join(s.want, "\n  "), s.what, strings.Join(s.got, "\n  "))
 			}
