@@ -373,18 +373,18 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 	}
 	if g.Induced && a.snapshotGC == 0 && len(a.dumps) < maxDumps {
 		a.dumps = append(a.dumps, dumpGC{g.Number, max(g.PauseRuntimeNanos, 0), g.PauseNanos,
-			g.Generation == 2 && g.Type == clrevents.GCNonConcurrent})
+			Gen2Blocking(g.Generation, g.Type)})
 	}
 	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
 		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
-		if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+		if Gen2Blocking(g.Generation, g.Type) {
 			a.gen2Blocking-- // counted below: the tool's GC, not the application's
 		}
 	}
-	if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+	if Gen2Blocking(g.Generation, g.Type) {
 		a.gen2Blocking++
 	}
-	if g.Reason == clrevents.ReasonAllocLarge || g.Reason == clrevents.ReasonOutOfSpaceLOH {
+	if LOHTriggered(g.Reason) {
 		a.loh++
 	}
 	if !g.HasHeapStats {
@@ -417,6 +417,19 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 			m.frag, m.hasFrag = p, true
 		}
 	}
+}
+
+// Gen2Blocking says whether a GC of generation gen and type typ counts
+// among GCFacts.Gen2Blocking (a non-concurrent gen2 GC), LOHTriggered
+// whether its reason counts among GCFacts.LOHTriggered: the rules the
+// Analyzer and a live model's GC rows count by.
+func Gen2Blocking(gen int, typ clrevents.GCType) bool {
+	return gen == 2 && typ == clrevents.GCNonConcurrent
+}
+
+// LOHTriggered: see Gen2Blocking.
+func LOHTriggered(reason clrevents.GCReason) bool {
+	return reason == clrevents.ReasonAllocLarge || reason == clrevents.ReasonOutOfSpaceLOH
 }
 
 // peek samples the counters whose peaks matter (the runtime publishes

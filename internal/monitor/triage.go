@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/triage"
 )
@@ -77,10 +76,10 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		if !r.Complete {
 			continue
 		}
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent && !slices.Contains(dumps, r.Number) {
+		if triage.Gen2Blocking(r.Generation, r.Type) && !slices.Contains(dumps, r.Number) {
 			g.Gen2Blocking++
 		}
-		if r.Reason == clrevents.ReasonAllocLarge || r.Reason == clrevents.ReasonOutOfSpaceLOH {
+		if triage.LOHTriggered(r.Reason) {
 			g.LOHTriggered++
 		}
 		if !r.GenSizeMB[2].Valid() {
