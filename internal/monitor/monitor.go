@@ -167,6 +167,11 @@ type Monitor struct {
 	// dumpGCs are the GCs gcpause marked a heap snapshot's (HeapDump: the
 	// stream described the heap during them), at most maxDumpGCs.
 	dumpGCs []uint32
+	// induced are the latest complete induced GCs' rows (at most
+	// maxDumpGCs), beyond the kept rows: a heap snapshot's GC, marked by
+	// another session maybe later, is found there however many GCs
+	// followed.
+	induced []gcpause.GCRow
 	// sym is the one symbol table of the CPU window, the exceptions, the
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
@@ -505,6 +510,12 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	m.noteNumber(g.Number)
 	if g.HeapDump && len(m.dumpGCs) < maxDumpGCs {
 		m.dumpGCs = append(m.dumpGCs, g.Number)
+	}
+	if g.Induced && g.Complete {
+		if len(m.induced) == maxDumpGCs {
+			m.induced = append(m.induced[:0], m.induced[1:]...)
+		}
+		m.induced = append(m.induced, row)
 	}
 	if g.HasHeapStats {
 		for i := range m.heapAfter {

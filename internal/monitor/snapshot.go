@@ -160,6 +160,10 @@ type Snapshot struct {
 	// HeapDumpGCs are the GCs a heap snapshot in the stream induced
 	// (gcpause's HeapDump mark): the tool's, as TriageEnv.HeapDumpGCs.
 	HeapDumpGCs []uint32 `json:"-"`
+	// InducedGCs are the latest complete induced GCs' rows (64), kept
+	// however many GCs followed: where TriageFacts finds a heap
+	// snapshot's GC.
+	InducedGCs []gcpause.GCRow `json:"-"`
 	// ThreadPool is set with Options.ThreadPool.
 	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 	// ThreadPoolResult is package threadpool's result behind ThreadPool
@@ -198,6 +202,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	s.OpenLockWaits = m.lock.graph.OpenLockWaits(m.lock.last)
 	s.Threads, s.Sampled = len(m.threads), m.sampled
 	s.HeapDumpGCs = slices.Clone(m.dumpGCs)
+	s.InducedGCs = slices.Clone(m.induced)
 	s.Rollup = m.gc.Result()
 	if l := s.Rollup.Longest; len(l) > 0 {
 		r := gcpause.NewGCRow(l[0])

@@ -52,14 +52,20 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	}
 	f.WindowSec = cur.Session.ElapsedSec
 	g := &f.GC
+	// A heap snapshot's GC is an induced one: found among the induced
+	// GCs kept (however many GCs followed), else among the kept rows.
 	var snap triage.Snapshot
-	for i := range cur.GCs {
-		r := &cur.GCs[i]
-		if r.Complete && slices.Contains(dumps, r.Number) {
-			snap.GC = cmp.Or(snap.GC, r.Number)
-			snap.Count++
-			snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
-			snap.StopNanos += int64(r.PauseMS * 1e6)
+	var counted []uint32
+	for _, rows := range [][]gcpause.GCRow{cur.InducedGCs, cur.GCs} {
+		for i := range rows {
+			r := &rows[i]
+			if r.Complete && slices.Contains(dumps, r.Number) && !slices.Contains(counted, r.Number) {
+				counted = append(counted, r.Number)
+				snap.GC = cmp.Or(snap.GC, r.Number)
+				snap.Count++
+				snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
+				snap.StopNanos += int64(r.PauseMS * 1e6)
+			}
 		}
 	}
 	if cur.Rollup != nil {
