@@ -375,18 +375,18 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 	}
 	if g.Induced && a.snapshotGC == 0 && len(a.dumps) < maxDumps {
 		a.dumps = append(a.dumps, dumpGC{g.Number, max(g.PauseRuntimeNanos, 0), g.PauseNanos,
-			g.Generation == 2 && g.Type == clrevents.GCNonConcurrent})
+			Gen2Blocking(g.Generation, g.Type)})
 	}
 	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
 		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
-		if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+		if Gen2Blocking(g.Generation, g.Type) {
 			a.gen2Blocking-- // counted below: the tool's GC, not the application's
 		}
 	}
-	if g.Generation == 2 && g.Type == clrevents.GCNonConcurrent {
+	if Gen2Blocking(g.Generation, g.Type) {
 		a.gen2Blocking++
 	}
-	if g.Reason == clrevents.ReasonAllocLarge || g.Reason == clrevents.ReasonOutOfSpaceLOH {
+	if LOHTriggered(g.Reason) {
 		a.loh++
 	}
 	if !g.HasHeapStats {
@@ -419,6 +419,19 @@ func (a *Analyzer) onGC(g *gcpause.GC) {
 			m.frag, m.hasFrag = p, true
 		}
 	}
+}
+
+// Gen2Blocking says whether a GC of generation gen and type typ counts
+// among GCFacts.Gen2Blocking (a non-concurrent gen2 GC), LOHTriggered
+// whether its reason counts among GCFacts.LOHTriggered: the rules the
+// Analyzer and a live model's GC rows count by.
+func Gen2Blocking(gen int, typ clrevents.GCType) bool {
+	return gen == 2 && typ == clrevents.GCNonConcurrent
+}
+
+// LOHTriggered: see Gen2Blocking.
+func LOHTriggered(reason clrevents.GCReason) bool {
+	return reason == clrevents.ReasonAllocLarge || reason == clrevents.ReasonOutOfSpaceLOH
 }
 
 // peek samples the counters whose peaks matter (the runtime publishes
@@ -549,17 +562,29 @@ func PauseFacts(g *GCFacts, r *gcpause.Result, win int64, snap Snapshot) {
 func (a *Analyzer) memFacts(f *Facts) {
 	m := &a.mem
 	x := &f.Memory
-	x.Seen = m.gcs > 0
-	x.GCs = m.gcs
-	x.FirstOldMB, x.LastOldMB = m.firstOld, m.lastOld
-	x.SpanSec = float64(m.lastNs-m.firstNs) / 1e9
-	if x.SpanSec > 0 {
-		x.OldGrowthMBMin = (m.lastOld - m.firstOld) * 60 / x.SpanSec
-	}
-	settle(x, m.pts)
+	MemoryFrom(x, m.gcs, m.pts)
 	x.Gen2MB, x.LOHMB = m.gen2MB, m.lohMB
 	x.Gen2FragPct, x.HasFragmentation = m.frag, m.hasFrag
 	x.MaxPinned = m.pinned
+}
+
+// MemoryFrom fills x's trend from the old generations after each of gcs
+// GCs with heap statistics, pts their series in time order (its first and
+// last the first and the latest GC's; the ones between may be thinned):
+// first to last, and the judged trend from the heap's settling
+// (HeapTrend). The Analyzer's memory facts and a live model's alike.
+func MemoryFrom(x *MemoryFacts, gcs int, pts []HeapPoint) {
+	x.Seen, x.GCs = gcs > 0, gcs
+	if len(pts) == 0 {
+		return
+	}
+	first, last := pts[0], pts[len(pts)-1]
+	x.FirstOldMB, x.LastOldMB = first.OldMB, last.OldMB
+	x.SpanSec = float64(last.Nanos-first.Nanos) / 1e9
+	if x.SpanSec > 0 {
+		x.OldGrowthMBMin = (last.OldMB - first.OldMB) * 60 / x.SpanSec
+	}
+	settle(x, pts)
 }
 
 // HeapTrend judges x's trend from the heap's settling on, over pts (one
@@ -601,19 +626,25 @@ func (a *Analyzer) lockFacts(f *Facts, win int64) {
 	if a.objectTypes != nil {
 		a.lk.SetObjectTypes(a.objectTypes)
 	}
-	r := a.lk.Result()
-	l := &f.Locks
 	// Contention events come only with the contention keyword: a session
 	// without them says nothing about locks; one with them and no waits
 	// is calm.
-	l.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	f.Locks.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	LocksFrom(&f.Locks, a.lk.Result(), len(a.threads), win, a.hang.OpenLockWaits(a.last))
+}
+
+// LocksFrom fills l (but Seen) from package locks' result over a window
+// of win ns in which threads threads ran, and the lock waits still open
+// at its end (package hang's; nil: none known): the Analyzer's lock facts
+// and a live model's alike.
+func LocksFrom(l *LockFacts, r *locks.Result, threads int, win int64, open []hang.OpenLockWait) {
 	l.Contentions = r.Summary.Contentions
 	l.WaitMs = float64(r.Summary.TotalNs) / 1e6
-	l.Threads = len(a.threads)
+	l.Threads = threads
 	if win > 0 && l.Threads > 0 {
 		l.WaitPct = float64(r.Summary.TotalNs) * 100 / (float64(win) * float64(l.Threads))
 	}
-	blockedFacts(l, r, a.hang.OpenLockWaits(a.last))
+	blockedFacts(l, r, open)
 	if len(r.Locks) == 0 {
 		return
 	}
@@ -687,15 +718,62 @@ func sumValue(r *counters.Result, name string) (total, rate float64, fromStart, 
 }
 
 func (a *Analyzer) counterFacts(f *Facts, r *counters.Result) {
+	p := CounterPeaks{Seen: a.tpSeen, QueueMax: a.queueMax, QueueLast: a.queueLast,
+		ThreadsFirst: a.threadsFirst, ThreadsMax: a.threadsMax, CPUUsagePct: -1}
+	if a.cpuN > 0 {
+		p.CPUUsagePct = a.cpuSum / float64(a.cpuN)
+	}
+	CountersFrom(f, r, p)
+}
+
+// CounterPeaks are the runtime counters' figures over the window that
+// their latest values do not hold: whether the pool's counters arrived
+// (Seen), the queue's peak and last length, the pool's first and peak
+// thread count, and the mean of cpu-usage's updates (-1: none).
+type CounterPeaks struct {
+	Seen                                          bool
+	QueueMax, QueueLast, ThreadsFirst, ThreadsMax float64
+	CPUUsagePct                                   float64
+}
+
+// PeaksNow are a counters result's latest values standing for the
+// window's peaks: what a live model that keeps no history of the counters
+// knows (the queue's and the pool's peaks are then their values now).
+func PeaksNow(r *counters.Result) CounterPeaks {
+	p := CounterPeaks{CPUUsagePct: -1}
+	if r == nil {
+		return p
+	}
+	if v, ok := r.Value("dotnet.thread_pool.queue.length"); ok {
+		p.QueueMax, p.QueueLast, p.Seen = v, v, true
+	}
+	if v, ok := r.Value("dotnet.thread_pool.thread.count"); ok {
+		p.ThreadsFirst, p.ThreadsMax, p.Seen = v, v, true
+	}
+	if v, ok := r.Value("cpu-usage"); ok {
+		p.CPUUsagePct = v
+	}
+	return p
+}
+
+// CountersFrom fills f's thread-pool and exception facts and the
+// allocation rate from the runtime's counters over f.WindowSec (r: their
+// result; nil: none arrived) and their peaks: the Analyzer's counter facts
+// and a live model's alike. The analyses' results refine them after
+// (ThreadPoolFrom, ExceptionsFrom). The CPU usage is p's, for CPUFrom.
+func CountersFrom(f *Facts, r *counters.Result, p CounterPeaks) {
 	win := f.WindowSec
 	tp := &f.ThreadPool
-	tp.Source, tp.Seen = "counters", a.tpSeen
-	tp.QueueMax, tp.QueueLast, tp.ThreadsFirst, tp.ThreadsMax = a.queueMax, a.queueLast, a.threadsFirst, a.threadsMax
+	tp.Source, tp.Seen = "counters", p.Seen
+	tp.QueueMax, tp.QueueLast, tp.ThreadsFirst, tp.ThreadsMax = p.QueueMax, p.QueueLast, p.ThreadsFirst, p.ThreadsMax
+	x := &f.Exceptions
+	x.Source = "counters"
+	if r == nil {
+		return
+	}
 	if t, rate, fromStart, ok := sumValue(r, "dotnet.thread_pool.work_item.count"); ok {
 		tp.CompletedPerSec = perSec(t, rate, fromStart, win)
 	}
-	x := &f.Exceptions
-	x.Source = "counters"
 	if t, rate, fromStart, ok := sumValue(r, "dotnet.exceptions"); ok {
 		x.Seen = true
 		x.PerSec = perSec(t, rate, fromStart, win)
@@ -721,26 +799,54 @@ func perSec(total, rate float64, fromStart bool, win float64) float64 {
 }
 
 func (a *Analyzer) cpuFacts(f *Facts) {
-	c := &f.CPU
-	c.Cores, c.UsagePct = a.cores, -1
-	if a.busiestPct > 0 {
-		c.BusiestThreadPct, c.BusiestThreadID, c.BusiestThreadName = a.busiestPct, a.busiestTID, a.busiestName
+	p := Readings{Cores: a.cores, DemandPct: -1, BusiestTID: a.busiestTID, BusiestName: a.busiestName, BusiestPct: a.busiestPct}
+	if a.demandSet {
+		p.DemandPct = a.demandPct
 	}
+	usage := -1.0
 	if a.cpuN > 0 {
-		c.UsagePct = a.cpuSum / float64(a.cpuN)
+		usage = a.cpuSum / float64(a.cpuN)
+	}
+	var ms []Method
+	src := ""
+	if a.prof != nil && a.sampled {
+		ms, src = TopLeafMethods(a.prof.Result(), topMethods), "eventpipe"
+	} else if len(a.perfMethods) > 0 {
+		ms, src = a.perfMethods, a.perfMethodsSource
+	}
+	CPUFrom(&f.CPU, p, usage, ms, src)
+}
+
+// Readings are what only the operating system knows of the target over
+// the window (/proc): the machine's cores, the share of them the
+// process's threads spent running or runnable (DemandPct, -1 unknown:
+// procfs.DemandPct, the one demand formula) and the busiest thread as a
+// share of one core (0: unknown).
+type Readings struct {
+	Cores       int
+	DemandPct   float64
+	BusiestTID  uint64
+	BusiestName string
+	BusiestPct  float64
+}
+
+// CPUFrom fills c from /proc's readings, the runtime's cpu-usage counter
+// over the window (usagePct, -1: none) and the top methods of a sampler
+// (source names it; none: nil): the demand when known, else the counter,
+// else the methods alone. Every surface's CPU facts are made here.
+func CPUFrom(c *CPUFacts, p Readings, usagePct float64, methods []Method, source string) {
+	c.Cores, c.UsagePct = p.Cores, usagePct
+	if p.BusiestPct > 0 {
+		c.BusiestThreadPct, c.BusiestThreadID, c.BusiestThreadName = p.BusiestPct, p.BusiestTID, p.BusiestName
 	}
 	switch {
-	case a.demandSet:
-		c.Source, c.Seen, c.Pct = "schedstat", true, a.demandPct
-	case a.cpuN > 0:
-		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
+	case p.DemandPct >= 0:
+		c.Source, c.Seen, c.Pct = "schedstat", true, p.DemandPct
+	case usagePct >= 0:
+		c.Source, c.Seen, c.Pct = "counters", true, usagePct
 	}
-	if a.prof != nil && a.sampled {
-		if ms := TopLeafMethods(a.prof.Result(), topMethods); len(ms) > 0 {
-			c.TopMethods, c.MethodsSource = ms, "eventpipe"
-		}
-	} else if len(a.perfMethods) > 0 {
-		c.TopMethods, c.MethodsSource = a.perfMethods, a.perfMethodsSource
+	if len(methods) > 0 {
+		c.TopMethods, c.MethodsSource = methods, source
 	}
 	if !c.Seen && len(c.TopMethods) > 0 {
 		c.Source, c.Seen = "samples", true // no usage figure: the methods alone
@@ -766,7 +872,9 @@ func TopLeafMethods(p *stacks.Profile, n int) []Method {
 			continue
 		}
 		fr := p.Frames[s.Stack[0]]
-		if fr.Kind == stacks.KindUnknown {
+		if fr.Kind == stacks.KindUnknown || fr.Name == stacks.NativeFrame {
+			// No method: an unnamed leaf, or the [native code] leaf a
+			// live model's window gives an external sample.
 			continue
 		}
 		by[shortName(fr.Name)] += s.Count

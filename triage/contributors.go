@@ -20,8 +20,15 @@ func ThreadPool(hdr *nettrace.Header, sym *stacks.Symbols) Contributor {
 
 type tpContributor struct{ *threadpool.Analyzer }
 
-func (c *tpContributor) Contribute(f *Facts) {
-	r := c.Result()
+func (c *tpContributor) Contribute(f *Facts) { ThreadPoolFrom(f, c.Result()) }
+
+// ThreadPoolFrom fills f's thread-pool facts from package threadpool's
+// result (the contributor's, a live model's): one judgement of the pool
+// on every surface. Without thread-pool events it leaves them alone.
+func ThreadPoolFrom(f *Facts, r *threadpool.Result) {
+	if r == nil {
+		return
+	}
 	s := &r.Summary
 	if !s.HasThreads && s.Adjustments == 0 && len(r.Sites) == 0 {
 		return
@@ -55,9 +62,14 @@ func Exceptions(hdr *nettrace.Header, sym *stacks.Symbols) Contributor {
 
 type excContributor struct{ *exceptions.Analyzer }
 
-func (c *excContributor) Contribute(f *Facts) {
-	r := c.Result()
-	if r.Thrown == 0 {
+func (c *excContributor) Contribute(f *Facts) { ExceptionsFrom(f, c.Result()) }
+
+// ExceptionsFrom fills f's exception facts from package exceptions'
+// result (the contributor's, a live model's) over f.WindowSec: every
+// throw, the top type and its top site. With none thrown the counters'
+// facts stand.
+func ExceptionsFrom(f *Facts, r *exceptions.Result) {
+	if r == nil || r.Thrown == 0 {
 		return
 	}
 	x := &f.Exceptions
@@ -86,9 +98,12 @@ func Requests(hdr *nettrace.Header) Contributor {
 
 type reqContributor struct{ *requests.Analyzer }
 
-func (c *reqContributor) Contribute(f *Facts) {
-	r := c.Result()
-	if r.Source == "" {
+func (c *reqContributor) Contribute(f *Facts) { RequestsFrom(f, c.Result()) }
+
+// RequestsFrom sets f.Requests from package requests' result (the
+// contributor's, a live model's; nil or without request events: unset).
+func RequestsFrom(f *Facts, r *requests.Result) {
+	if r == nil || r.Source == "" {
 		return
 	}
 	q := &RequestFacts{Requests: r.Requests, HitByGC: r.HitByGC, RequestMs: float64(r.TotalNanos) / 1e6, PausedMs: float64(r.PausedNanos) / 1e6}

@@ -9,8 +9,11 @@
 //
 // The seam: findings are computed from Facts alone, never from an
 // analysis's Result directly. Facts are filled from the analyses by
-// Analyzer (or by a caller holding other results, such as a live model's
-// snapshot). The thread-pool and exception facts come from the runtime's
+// Analyzer, and by a caller holding the same analyses' results (a live
+// model's snapshot) through the functions the Analyzer uses itself:
+// PauseFacts, MemoryFrom, LocksFrom, CountersFrom, ThreadPoolFrom,
+// ExceptionsFrom, RequestsFrom and CPUFrom with /proc's Readings, so
+// every surface judges alike. The thread-pool and exception facts come from the runtime's
 // own counters today (queue length, thread count, completed items,
 // exception count; Source "counters"); an analysis of the runtime's
 // thread-pool or exception events plugs in as a Contributor

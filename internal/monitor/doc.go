@@ -22,9 +22,11 @@
 // state (running, stopped, target exited with status, error).
 //
 // TriageFacts turns a snapshot into package triage's facts since the
-// session began, for the clrspy_findings gauge, through triage's own code
-// (triage.PauseFacts over the pause rollup, triage.HeapTrend over the GC
-// rows); serve's /triage runs triage's analyses on its window's events.
+// session began, for the clrspy_findings gauge and top's banner, through
+// the functions triage's Analyzer makes its facts with, over the
+// snapshot's analysis results (PauseFacts, MemoryFrom, LocksFrom,
+// CountersFrom, ThreadPoolFrom, ExceptionsFrom, RequestsFrom, CPUFrom);
+// serve's /triage runs triage's analyses on its window's events.
 //
 // Threading: Event (and Run, which calls it) runs on the one goroutine
 // that reads the stream; Snapshot, the setters and Stats may be called

@@ -161,6 +161,20 @@ type Monitor struct {
 
 	// set feeds the analyses below, in the order register gives.
 	set *analysis.Set
+	// threads are the distinct threads the stream showed (any event, at
+	// most triage's bound), sampled whether it had the runtime sample
+	// profiler's samples: triage's lock share and its word on the
+	// profiler's suspensions, as triage counts them.
+	threads map[uint64]struct{}
+	sampled bool
+	// dumpGCs are the GCs gcpause marked a heap snapshot's (HeapDump: the
+	// stream described the heap during them), at most maxDumpGCs.
+	dumpGCs []uint32
+	// induced are the latest complete induced GCs' rows (at most
+	// maxDumpGCs), beyond the kept rows: a heap snapshot's GC, marked by
+	// another session maybe later, is found there however many GCs
+	// followed.
+	induced []gcpause.GCRow
 	// sym is the one symbol table of the CPU window, the exceptions, the
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
@@ -339,6 +353,12 @@ func (m *Monitor) register(s *analysis.Set) {
 	}
 }
 
+// maxThreads bounds the distinct threads counted (triage's bound).
+const maxThreads = 1 << 14
+
+// maxDumpGCs bounds the heap snapshots' GCs kept (Snapshot.HeapDumpGCs).
+const maxDumpGCs = 64
+
 // own is the monitor's part of its Set: the events no analysis owns
 // (GCTriggered for the flavour, the runtime's and the process's
 // information).
@@ -348,6 +368,15 @@ func (o own) Stats() analysis.Stats { return analysis.Stats{} }
 
 func (o own) Event(ev *nettrace.Event) {
 	m := o.m
+	if ev.ThreadID != 0 && len(m.threads) < maxThreads {
+		if m.threads == nil {
+			m.threads = make(map[uint64]struct{})
+		}
+		m.threads[ev.ThreadID] = struct{}{} // no allocation once the thread is known
+	}
+	if ev.Meta.Runtime == nettrace.SampleProfiler {
+		m.sampled = true
+	}
 	switch meta := ev.Meta; meta.Runtime {
 	case nettrace.Runtime:
 		if meta.EventID == clrevents.IDGCTriggered {
@@ -488,6 +517,15 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
 	m.noteNumber(g.Number)
+	if g.HeapDump && len(m.dumpGCs) < maxDumpGCs {
+		m.dumpGCs = append(m.dumpGCs, g.Number)
+	}
+	if g.Induced && g.Complete {
+		if len(m.induced) == maxDumpGCs {
+			m.induced = append(m.induced[:0], m.induced[1:]...)
+		}
+		m.induced = append(m.induced, row)
+	}
 	if g.HasHeapStats {
 		for i := range m.heapAfter {
 			m.heapAfter[i] = None

@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"github.com/clrspy/clrspy/hang"
+	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -148,6 +150,20 @@ type Snapshot struct {
 	// LocksResult is package locks' result behind Locks: the tables a
 	// file's report shows (owners, waiting stacks), for a live page.
 	LocksResult *locks.Result `json:"-"`
+	// OpenLockWaits are the lock waits open at the latest event (package
+	// hang's wait-for graph), Threads the distinct threads the stream
+	// showed, Sampled whether it had the runtime sample profiler's
+	// samples: what triage reads of a stream beside its analyses.
+	OpenLockWaits []hang.OpenLockWait `json:"-"`
+	Threads       int                 `json:"-"`
+	Sampled       bool                `json:"-"`
+	// HeapDumpGCs are the GCs a heap snapshot in the stream induced
+	// (gcpause's HeapDump mark): the tool's, as TriageEnv.HeapDumpGCs.
+	HeapDumpGCs []uint32 `json:"-"`
+	// InducedGCs are the latest complete induced GCs' rows (64), kept
+	// however many GCs followed: where TriageFacts finds a heap
+	// snapshot's GC.
+	InducedGCs []gcpause.GCRow `json:"-"`
 	// ThreadPool is set with Options.ThreadPool.
 	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 	// ThreadPoolResult is package threadpool's result behind ThreadPool
@@ -183,6 +199,10 @@ func (m *Monitor) Snapshot() *Snapshot {
 		Suspensions: m.susps.slice(),
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
+	s.OpenLockWaits = m.lock.graph.OpenLockWaits(m.lock.last)
+	s.Threads, s.Sampled = len(m.threads), m.sampled
+	s.HeapDumpGCs = slices.Clone(m.dumpGCs)
+	s.InducedGCs = slices.Clone(m.induced)
 	s.Rollup = m.gc.Result()
 	if l := s.Rollup.Longest; len(l) > 0 {
 		r := gcpause.NewGCRow(l[0])

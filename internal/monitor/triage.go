@@ -2,12 +2,9 @@ package monitor
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
-	"github.com/clrspy/clrspy/clrevents"
-	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/triage"
 )
@@ -28,28 +25,47 @@ type TriageEnv struct {
 }
 
 // TriageFacts turns a snapshot of one monitor into triage's facts since
-// the session began, for the clrspy_findings gauge, by triage's own code
-// where the snapshot holds what it reads: the pause analysis's rollup
-// (triage.PauseFacts: pauses, induced GCs, non-GC suspensions and the
-// stopped time) and the heap series after the warm-up (triage.HeapTrend
-// over the kept GC rows). serve's /triage runs triage's analyses on the
-// window's events instead. What the monitor does not keep is left out:
-// pinned objects and fragmentation (not in GC rows), the counters' peaks
-// (only their values now), the lock waits' stacks. The per-GC counts
-// (blocking gen2, LOH-triggered) and the heap series cover the kept rows
+// the session began, for the clrspy_findings gauge, by triage's own
+// functions over the analyses' results the snapshot holds, as triage's
+// Analyzer makes its facts (one judgement on every surface,
+// TestOneJudgementEverySurface): the pause rollup (triage.PauseFacts),
+// the heap series (MemoryFrom), the locks' result, hang's open waits and
+// the stream's threads (LocksFrom), the counters (CountersFrom, their
+// values now standing for the window's peaks: PeaksNow), the thread-pool,
+// exception and request results (ThreadPoolFrom, ExceptionsFrom,
+// RequestsFrom), the CPU window's profile and /proc's readings (CPUFrom).
+// What the monitor does not keep is left out: pinned objects and
+// fragmentation (not in GC rows), the counters' peaks and cpu-usage's
+// mean, the lock types' names and waiting stacks (Options: no object
+// types), the top methods without Options.CPU. The per-GC counts (blocking
+// gen2, LOH-triggered) and the heap series cover the kept rows
 // (Options.MaxGCs).
 func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	f := &triage.Facts{Target: env.Target}
+	// The heap snapshots' GCs: another session's (env) and the stream's
+	// own (gcpause's mark).
+	dumps := env.HeapDumpGCs
+	for _, n := range cur.HeapDumpGCs {
+		if !slices.Contains(dumps, n) {
+			dumps = append(slices.Clip(dumps), n)
+		}
+	}
 	f.WindowSec = cur.Session.ElapsedSec
 	g := &f.GC
+	// A heap snapshot's GC is an induced one: found among the induced
+	// GCs kept (however many GCs followed), else among the kept rows.
 	var snap triage.Snapshot
-	for i := range cur.GCs {
-		r := &cur.GCs[i]
-		if r.Complete && slices.Contains(env.HeapDumpGCs, r.Number) {
-			snap.GC = cmp.Or(snap.GC, r.Number)
-			snap.Count++
-			snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
-			snap.StopNanos += int64(r.PauseMS * 1e6)
+	var counted []uint32
+	for _, rows := range [][]gcpause.GCRow{cur.InducedGCs, cur.GCs} {
+		for i := range rows {
+			r := &rows[i]
+			if r.Complete && slices.Contains(dumps, r.Number) && !slices.Contains(counted, r.Number) {
+				counted = append(counted, r.Number)
+				snap.GC = cmp.Or(snap.GC, r.Number)
+				snap.Count++
+				snap.PauseNanos += int64(r.PauseRuntimeMS.Or(0) * 1e6)
+				snap.StopNanos += int64(r.PauseMS * 1e6)
+			}
 		}
 	}
 	if cur.Rollup != nil {
@@ -58,12 +74,7 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 	if l := cur.GC.Longest; l != nil {
 		g.MaxPauseGC, g.MaxPauseReason, g.MaxPauseType, g.MaxPauseGen = l.Number, l.Reason.String(), l.Type.String(), l.Generation
 	}
-	g.ProfilerInStream = cur.CPU != nil
-	// The allocation rate as triage takes it: the runtime's counter (not
-	// the monitor's estimate from gen0 GCs, which triage does not make).
-	if v := cur.GC.AllocRateBytesPerSec; v.Valid() && cur.GC.AllocRateFrom == "counters" {
-		g.AllocMBPerSec, g.HasAllocRate = float64(v)/(1<<20), true
-	}
+	g.ProfilerInStream = cur.Sampled
 	m := &f.Memory
 	var pts []triage.HeapPoint
 	for i := range cur.GCs {
@@ -71,10 +82,10 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		if !r.Complete {
 			continue
 		}
-		if r.Generation == 2 && r.Type == clrevents.GCNonConcurrent && !slices.Contains(env.HeapDumpGCs, r.Number) {
+		if triage.Gen2Blocking(r.Generation, r.Type) && !slices.Contains(dumps, r.Number) {
 			g.Gen2Blocking++
 		}
-		if r.Reason == clrevents.ReasonAllocLarge || r.Reason == clrevents.ReasonOutOfSpaceLOH {
+		if triage.LOHTriggered(r.Reason) {
 			g.LOHTriggered++
 		}
 		if !r.GenSizeMB[2].Valid() {
@@ -86,70 +97,32 @@ func TriageFacts(cur *Snapshot, env TriageEnv) *triage.Facts {
 		pts = append(pts, triage.HeapPoint{Nanos: int64(math.Round(r.GCStartMS * 1e6)), OldMB: old})
 		m.Gen2MB, m.LOHMB = mib(r.GenSizeMB[2]), mib(r.GenSizeMB[3])
 	}
-	if n := len(pts); n > 0 {
-		m.Seen, m.GCs = true, n
-		m.FirstOldMB, m.LastOldMB = pts[0].OldMB, pts[n-1].OldMB
-		m.SpanSec = float64(pts[n-1].Nanos-pts[0].Nanos) / 1e9
-		if m.SpanSec > 0 {
-			m.OldGrowthMBMin = (m.LastOldMB - m.FirstOldMB) * 60 / m.SpanSec
-		}
-		triage.HeapTrend(m, pts)
-	}
+	triage.MemoryFrom(m, len(pts), pts)
 	l := &f.Locks
 	l.Seen = f.WindowSec > 0
-	l.Contentions = int64(cur.Locks.Waits)
-	l.WaitMs = cur.Locks.TotalWaitMS
-	l.Threads = env.Threads
-	tpThreads, _ := counterValue(cur.Counters, "dotnet.thread_pool.thread.count")
-	if l.Threads <= 0 {
-		l.Threads = int(tpThreads) + 1 // the pool's and the main thread: a guess
+	threads := env.Threads
+	if threads <= 0 {
+		threads = cur.Threads // the stream's threads, as triage counts them
 	}
-	if f.WindowSec > 0 && l.Threads > 0 {
-		l.WaitPct = l.WaitMs / 10 / (f.WindowSec * float64(l.Threads))
+	if cur.LocksResult != nil {
+		triage.LocksFrom(l, cur.LocksResult, threads, int64(f.WindowSec*1e9), cur.OpenLockWaits)
 	}
-	if len(cur.Locks.Top) > 0 && cur.Locks.Top[0].LockID != 0 {
-		t := cur.Locks.Top[0]
-		l.TopLock, l.TopWaitMs, l.TopCount = fmt.Sprintf("lock 0x%x", t.LockID), t.TotalWaitMS, int64(t.Waits)
+	peaks := triage.PeaksNow(cur.Counters)
+	triage.CountersFrom(f, cur.Counters, peaks)
+	// The analyses' results refine the counters' facts as triage's
+	// contributors refine them (the same functions).
+	triage.ThreadPoolFrom(f, cur.ThreadPoolResult)
+	triage.ExceptionsFrom(f, cur.ExceptionsResult)
+	triage.RequestsFrom(f, cur.Requests)
+	var ms []triage.Method
+	src := ""
+	if cur.CPU != nil && cur.CPU.Profile != nil {
+		ms, src = triage.TopLeafMethods(cur.CPU.Profile, 5), "eventpipe"
 	}
-	tp := &f.ThreadPool
-	tp.Source = "counters"
-	if q, ok := counterValue(cur.Counters, "dotnet.thread_pool.queue.length"); ok {
-		tp.Seen, tp.QueueMax, tp.QueueLast = true, q, q
+	p := triage.Readings{Cores: env.Cores, DemandPct: -1}
+	if env.CPUDemandPct >= 0 && env.Cores > 0 {
+		p.DemandPct = env.CPUDemandPct
 	}
-	tp.ThreadsMax, tp.ThreadsFirst = tpThreads, tpThreads
-	if cur.Counters != nil {
-		if mt, ok := cur.Counters.Get("dotnet.thread_pool.work_item.count"); ok {
-			tp.CompletedPerSec = mt.Rate
-		}
-	}
-	x := &f.Exceptions
-	x.Source = "counters"
-	if cur.Counters != nil {
-		x.Seen = tp.Seen
-		if mt, ok := cur.Counters.Get("dotnet.exceptions"); ok {
-			x.Seen = true
-			// The last published rate stands for the window.
-			x.PerSec = mt.Rate
-			x.Count = mt.Rate * f.WindowSec
-		}
-	}
-	c := &f.CPU
-	c.Cores, c.UsagePct = env.Cores, -1
-	if v, ok := counterValue(cur.Counters, "cpu-usage"); ok {
-		c.UsagePct = v
-	}
-	switch {
-	case env.CPUDemandPct >= 0 && env.Cores > 0:
-		c.Source, c.Seen, c.Pct = "schedstat", true, env.CPUDemandPct
-	case c.UsagePct >= 0:
-		c.Source, c.Seen, c.Pct = "counters", true, c.UsagePct
-	}
+	triage.CPUFrom(&f.CPU, p, peaks.CPUUsagePct, ms, src)
 	return f
-}
-
-func counterValue(r *counters.Result, name string) (float64, bool) {
-	if r == nil {
-		return 0, false
-	}
-	return r.Value(name)
 }

@@ -233,6 +233,14 @@ func (m *Model) status(sc *Screen, W int) []string {
 		items = append(items, m.st.banner.Render(truncate(fmt.Sprintf(" THREAD POOL STARVING since %.1f s: %d threads, queue %s (t) ",
 			tp.StarvingSinceSec, tp.Threads, fmtQueue(tp.Queue)), W)))
 	}
+	if len(sc.Findings) > 0 {
+		x := sc.Findings[0]
+		more := ""
+		if n := len(sc.Findings) - 1; n > 0 {
+			more = fmt.Sprintf(" (+%d: clrspy triage)", n)
+		}
+		items = append(items, m.st.banner.Render(truncate(fmt.Sprintf(" %s %s: %s%s ", strings.ToUpper(x.Severity.String()), x.Area, x.Title, more), W)))
+	}
 	groups := [][]string{items}
 	for _, n := range sc.Notes {
 		groups = append(groups, []string{m.st.dim.Render(truncate(n, W))})

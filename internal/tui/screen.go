@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"github.com/clrspy/clrspy/triage"
 	"math"
 	"slices"
 	"strconv"
@@ -28,6 +29,12 @@ type Screen struct {
 	State   string   `json:"state"`
 	Message string   `json:"message,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
+
+	// Findings are the process's findings above info since the session
+	// began, most severe first: triage's judgement of the snapshot
+	// (monitor.TriageFacts, the facts clrspy_findings counts), the
+	// banner's first.
+	Findings []triage.Finding `json:"findings,omitempty"`
 
 	Pid            int    `json:"pid"`
 	Name           string `json:"name"`
@@ -351,7 +358,20 @@ func (m *Model) buildScreen(s *monitor.Snapshot, hist []sample, frozen bool) *Sc
 		sc.Requests = requestsPanelOf(s.Requests)
 	}
 	sc.Counters = buildCounters(s.Counters)
+	sc.Findings = findings(s)
 	return sc
+}
+
+// findings are the snapshot's findings above info (triage's judgement).
+func findings(s *monitor.Snapshot) []triage.Finding {
+	f := monitor.TriageFacts(s, monitor.TriageEnv{Target: fmt.Sprintf("--pid %d", s.Process.Pid), CPUDemandPct: -1})
+	var out []triage.Finding
+	for _, x := range triage.Findings(f) {
+		if x.Severity > triage.Info {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // flavor is the GC flavor with the heap count of a server GC.
