@@ -1,0 +1,89 @@
+package clrmeta
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+func coreLib(t *testing.T) string {
+	t.Helper()
+	dotnet, err := exec.LookPath("dotnet")
+	if err != nil {
+		t.Fatal("dotnet is not on PATH")
+	}
+	if r, err := filepath.EvalSymlinks(dotnet); err == nil {
+		dotnet = r
+	}
+	libs, _ := filepath.Glob(filepath.Join(filepath.Dir(dotnet), "shared", "Microsoft.NETCore.App", "*", "System.Private.CoreLib.dll"))
+	if len(libs) == 0 {
+		t.Fatalf("no System.Private.CoreLib.dll under %s", filepath.Dir(dotnet))
+	}
+	return libs[len(libs)-1]
+}
+
+// TestR2RMethodsCoreLib names the runtime's CoreLib's precompiled code
+// from the file alone: known methods have bodies, an address inside one
+// (as an RVA and as a file offset, which a mapping gives) resolves to its
+// name, and the bodies are ordered and disjoint.
+func TestR2RMethodsCoreLib(t *testing.T) {
+	m, err := OpenR2RMethods(coreLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Len() < 10000 {
+		t.Fatalf("%d ReadyToRun bodies named in CoreLib, want > 10000", m.Len())
+	}
+	found := map[string]r2rFunc{}
+	for i, f := range m.funcs {
+		if f.end <= f.start || (i > 0 && f.start < m.funcs[i-1].end) {
+			t.Fatalf("body %d %+v: empty or overlapping %+v", i, f, m.funcs[max(i-1, 0)])
+		}
+		if _, ok := found[f.name]; !ok {
+			found[f.name] = f
+		}
+	}
+	for _, name := range []string{"System.ModuleHandle.ResolveType", "System.String.Concat", "System.Array.Copy",
+		"System.Text.StringBuilder.ToString", "System.Number+BigInteger.Multiply"} {
+		f, ok := found[name]
+		if !ok {
+			t.Errorf("no ReadyToRun body named %s", name)
+			continue
+		}
+		mid := f.start + (f.end-f.start)/2
+		if got, ok := m.LookupRVA(mid); !ok || got != name {
+			t.Errorf("LookupRVA(%#x) = %q, %v; want %s", mid, got, ok, name)
+		}
+		off, ok := m.FileOffset(mid)
+		if !ok {
+			t.Fatalf("RVA %#x in no section", mid)
+		}
+		if got, ok := m.LookupFileOffset(off); !ok || got != name {
+			t.Errorf("LookupFileOffset(%#x) = %q, %v; want %s", off, got, ok, name)
+		}
+	}
+	last := m.funcs[len(m.funcs)-1]
+	if got, ok := m.LookupRVA(last.end); ok {
+		t.Errorf("LookupRVA past the last body (%#x) = %q", last.end, got)
+	}
+	if got, ok := m.LookupFileOffset(0); ok {
+		t.Errorf("LookupFileOffset(0) (the headers) = %q", got)
+	}
+}
+
+// TestR2RMethodsNotR2R: an IL-only module (the workload) and a native file
+// are one-line errors.
+func TestR2RMethodsNotR2R(t *testing.T) {
+	exe := workload.Exe(t)
+	_, err := OpenR2RMethods(exe + ".dll")
+	if err == nil || !strings.Contains(err.Error(), "no ReadyToRun code") {
+		t.Errorf("IL-only module: err = %v, want no ReadyToRun code", err)
+	}
+	_, err = OpenR2RMethods(exe)
+	if err == nil || !strings.Contains(err.Error(), "not a PE file") {
+		t.Errorf("native file: err = %v, want not a PE file", err)
+	}
+}
