@@ -49,14 +49,15 @@ func OpenR2RMethods(path string) (*R2RMethods, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := readR2R(f, st.Size())
+	m, err := ReadR2RMethods(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }
 
-func readR2R(r io.ReaderAt, size int64) (*R2RMethods, error) {
+// ReadR2RMethods is OpenR2RMethods on an open file of size bytes.
+func ReadR2RMethods(r io.ReaderAt, size int64) (*R2RMethods, error) {
 	pe, err := openPE(r, size)
 	if err != nil {
 		return nil, err
