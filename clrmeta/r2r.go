@@ -333,3 +333,13 @@ func (a *nativeArray) at(i uint32) (uint32, bool) {
 	}
 	return off, true
 }
+
+// Body is the code range (RVAs) of the first body named name.
+func (m *R2RMethods) Body(name string) (start, end uint32, ok bool) {
+	for _, f := range m.funcs {
+		if f.name == name {
+			return f.start, f.end, true
+		}
+	}
+	return 0, 0, false
+}
