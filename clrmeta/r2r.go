@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"github.com/clrspy/clrspy/internal/procfs"
 )
@@ -342,4 +343,44 @@ func (m *R2RMethods) Body(name string) (start, end uint32, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// R2RNamer names ReadyToRun code in the module files of one process by
+// file path and offset, reading each file's method map once (through
+// /proc/PID/root, else the same path here). Safe for concurrent use.
+type R2RNamer struct {
+	pid  int
+	mu   sync.Mutex
+	mods map[string]*R2RMethods // nil: not a ReadyToRun module, or unreadable
+}
+
+// NewR2RNamer returns a namer for the files of process pid (0: paths as
+// they are).
+func NewR2RNamer(pid int) *R2RNamer {
+	return &R2RNamer{pid: pid, mods: map[string]*R2RMethods{}}
+}
+
+// Name is the method whose precompiled code is at file offset off of the
+// module at path; "" when none is known.
+func (n *R2RNamer) Name(path string, off uint64) string {
+	if n == nil {
+		return ""
+	}
+	n.mu.Lock()
+	m, ok := n.mods[path]
+	if !ok {
+		if n.pid > 0 {
+			m, _ = OpenR2RMethods(procfs.Root(n.pid) + path)
+		}
+		if m == nil {
+			m, _ = OpenR2RMethods(path)
+		}
+		n.mods[path] = m
+	}
+	n.mu.Unlock()
+	if m == nil {
+		return ""
+	}
+	name, _ := m.LookupFileOffset(off)
+	return name
 }

@@ -37,6 +37,15 @@ func (s *Symbols) SetMappings(ms []Mapping) {
 	sort.Slice(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
 }
 
+// SetImageNamer gives the symbol table a function naming the code at a
+// file offset of a managed image (its ReadyToRun method: clrmeta.R2RNamer,
+// which reads the file), "" when it cannot; frames it names are managed,
+// the others stay module+0xOFFSET. Set it before the stacks are named.
+func (s *Symbols) SetImageNamer(f func(path string, off uint64) string) { s.images = f }
+
+// SetImageNamer sets the builder's symbol table's image namer.
+func (b *Builder) SetImageNamer(f func(path string, off uint64) string) { b.sym.SetImageNamer(f) }
+
 // SetMappings gives the builder's symbol table the target's file mappings.
 func (b *Builder) SetMappings(ms []Mapping) { b.sym.SetMappings(ms) }
 
