@@ -190,9 +190,10 @@ func typeOwners(md *tables) []uint32 {
 	return out
 }
 
-// methodName is MethodDef row rid's Namespace.Type.Method.
+// methodName is MethodDef row rid's Namespace.Type.Method(args), as the
+// runtime's method events name it.
 func methodName(md *tables, rid uint32, types []uint32, enclosing map[uint32]uint32) string {
-	name := md.str(md.col(tMethodDef, rid, 3))
+	name := md.str(md.col(tMethodDef, rid, 3)) + md.methodArgs(md.blobAt(md.col(tMethodDef, rid, 4)))
 	// The declaring type: the last TypeDef whose method list starts at
 	// or before rid.
 	t := sort.Search(len(types), func(i int) bool { return types[i] > rid })

@@ -36,7 +36,7 @@ func TestBuilderNamesR2RWithoutEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const name = "System.String.ReplaceHelper"
+	const name = "System.String.ReplaceHelper(int32,class System.String,value class System.ReadOnlySpan`1<int32>)"
 	start, end, ok := r2r.Body(name)
 	if !ok {
 		t.Fatalf("no ReadyToRun body %s", name)

@@ -36,7 +36,7 @@ func TestSymbolizeR2RLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const name = "System.Text.Unicode.Utf8Utility.TranscodeToUtf8"
+	const name = "System.Text.Unicode.Utf8Utility.TranscodeToUtf8(wchar*,int32,unsigned int8*,int32,wchar*&,unsigned int8*&)"
 	start, end, ok := r2r.Body(name)
 	if !ok {
 		t.Fatalf("CoreLib has no ReadyToRun body %s", name)
