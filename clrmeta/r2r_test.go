@@ -1,6 +1,9 @@
 package clrmeta
 
 import (
+	"bytes"
+	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -90,5 +93,49 @@ func TestR2RMethodsNotR2R(t *testing.T) {
 	_, err = OpenR2RMethods(exe)
 	if err == nil || !strings.Contains(err.Error(), "not a PE file") {
 		t.Errorf("native file: err = %v, want not a PE file", err)
+	}
+}
+
+// TestR2RMethodsCorrupt: CoreLib with bytes of its headers, ReadyToRun
+// header and method tables overwritten, or cut short, reads or fails
+// with an error, never a panic.
+func TestR2RMethodsCorrupt(t *testing.T) {
+	data, err := os.ReadFile(coreLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadR2RMethods(bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := data // mutated in place, restored after each round
+	for i := range 80 {
+		var at []int
+		// The first 4 KB (PE and CLI headers) or anywhere.
+		for range 1 + rng.IntN(8) {
+			a := rng.IntN(4096)
+			if i%2 == 1 {
+				a = rng.IntN(len(buf))
+			}
+			at = append(at, a)
+		}
+		saved := make([]byte, len(at))
+		for k, a := range at {
+			saved[k] = buf[a]
+			buf[a] = byte(rng.Uint32())
+		}
+		n := len(buf)
+		if i%5 == 0 {
+			n = rng.IntN(len(buf))
+		}
+		m, err := ReadR2RMethods(bytes.NewReader(buf[:n]), int64(n))
+		if err == nil {
+			m.LookupFileOffset(uint64(rng.IntN(len(buf))))
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("a multi-line error: %q", err)
+		}
+		for k := len(at) - 1; k >= 0; k-- {
+			buf[at[k]] = saved[k]
+		}
 	}
 }
