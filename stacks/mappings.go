@@ -9,8 +9,9 @@ import (
 
 // Mapping is one file-backed range of the target's address space (from
 // /proc/PID/maps on a live session). It names addresses no method map
-// covers: module+0xOFFSET for managed images (ReadyToRun code the rundown
-// did not list), and [native code] for native libraries.
+// covers: in managed images the ReadyToRun method the image namer finds
+// there (SetImageNamer), else module+0xOFFSET (code the rundown did not
+// list), and [native code] for native libraries.
 type Mapping = procfs.Mapping
 
 // native reports whether the mapping is native code (a shared library or
