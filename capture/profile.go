@@ -157,6 +157,9 @@ func (p *CPUProfile) Builder() *stacks.Builder { return p.ref.Get() }
 // and the threads' names the watch saw.
 func (p *CPUProfile) Result() *stacks.Profile {
 	b := p.ref.Get()
+	if p.proc != nil {
+		b.SetImageNamer(p.proc.ImageNames)
+	}
 	names := p.proc.Finish(b.SetMappings)
 	prof := b.Result()
 	if names != nil {
@@ -222,6 +225,9 @@ func (l *Locks) NameTypes(pid int) {
 // Result is the analysis's result once the stream has ended, its threads
 // named from the watch. Call it only once the Set started.
 func (l *Locks) Result() *locks.Result {
+	if l.proc != nil {
+		stacks.SymbolsIn(l.set).Get().SetImageNamer(l.proc.ImageNames)
+	}
 	names := l.proc.Finish(stacks.SymbolsIn(l.set).Get().SetMappings)
 	res := l.ref.Get().Result()
 	if l.nm != nil {

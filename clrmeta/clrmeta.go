@@ -82,6 +82,7 @@ type peFile struct {
 	size     int64 // the file's: no read past it (nor a buffer for one)
 	sections []section
 	cli      [2]uint32 // the CLI header's directory entry: address, size
+	machine  uint16    // the COFF header's (XORed with an OS constant in ReadyToRun images)
 }
 
 func openPE(r io.ReaderAt, size int64) (*peFile, error) {
@@ -104,7 +105,7 @@ func openPE(r io.ReaderAt, size int64) (*peFile, error) {
 	if binary.LittleEndian.Uint16(opt) == 0x20B {
 		dirs = 112 // PE32+
 	}
-	p := &peFile{r: r, size: size}
+	p := &peFile{r: r, size: size, machine: binary.LittleEndian.Uint16(coff[4:])}
 	if e := dirs + 15*8; e <= optSize && binary.LittleEndian.Uint32(opt[dirs-4:]) > 14 {
 		p.cli = [2]uint32{binary.LittleEndian.Uint32(opt[dirs+14*8:]), binary.LittleEndian.Uint32(opt[dirs+14*8+4:])}
 	}

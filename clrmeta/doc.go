@@ -6,6 +6,11 @@
 // (measured, and in dotnet/runtime's BulkStaticsLogger: the TypeID logged
 // is the object's); the module's TypeDef and Field tables have it.
 //
+// R2RMethods names a module's precompiled (ReadyToRun) code from its
+// ReadyToRun header (RuntimeFunctions and MethodDefEntryPoints) and the
+// MethodDef and TypeDef tables: the profiler's names for framework code
+// no method event listed.
+//
 // Only the metadata is read (the CLI header's directory of a PE file, then
 // the #~ tables and the #Strings and #Blob heaps): the type definitions,
 // their nesting, and their static fields with the type each field is

@@ -669,7 +669,13 @@ func (n *namer) user(addr uint64, ts int64) int32 {
 			f.Name = fmt.Sprintf("%s+%#x", sym.Module, sym.Offset)
 		}
 	case symtab.KindImage:
-		f = stacks.Frame{Name: fmt.Sprintf("%s+%#x", sym.Module, sym.Offset), Module: sym.Module, Kind: stacks.KindUnknown}
+		if sym.Name != "" {
+			// ReadyToRun code no method event named, named from the
+			// module file's own method map.
+			f = stacks.Frame{Name: sym.Name, Module: sym.Module, Kind: stacks.KindManaged}
+		} else {
+			f = stacks.Frame{Name: fmt.Sprintf("%s+%#x", sym.Module, sym.Offset), Module: sym.Module, Kind: stacks.KindUnknown}
+		}
 	case symtab.KindVDSO:
 		f = stacks.Frame{Name: sym.Name, Module: sym.Module, Kind: stacks.KindNative}
 	case symtab.KindAnon:

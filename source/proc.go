@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/internal/procfs"
 )
 
@@ -20,6 +21,7 @@ type ProcWatcher struct {
 	stop  chan struct{}
 	done  chan struct{}
 	once  sync.Once
+	r2r   *clrmeta.R2RNamer
 }
 
 // maxThreadNames bounds the names kept for a process that creates threads
@@ -29,7 +31,8 @@ const maxThreadNames = 1 << 16
 // WatchProc starts watching pid: thread names every 500 ms, mappings every
 // 2 s. Stop ends it after a last look.
 func WatchProc(pid int) *ProcWatcher {
-	w := &ProcWatcher{pid: pid, names: make(map[uint64]string), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &ProcWatcher{pid: pid, names: make(map[uint64]string), stop: make(chan struct{}), done: make(chan struct{}),
+		r2r: clrmeta.NewR2RNamer(pid)}
 	if pid <= 0 {
 		close(w.done)
 		return w
@@ -110,6 +113,17 @@ func (w *ProcWatcher) Mappings() []procfs.Mapping {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.maps
+}
+
+// ImageNames names the precompiled (ReadyToRun) method at file offset off
+// of the target's module file path, "" when none is known: a symbol
+// table's image namer (stacks.Symbols.SetImageNamer). A nil watch names
+// nothing.
+func (w *ProcWatcher) ImageNames(path string, off uint64) string {
+	if w == nil {
+		return ""
+	}
+	return w.r2r.Name(path, off)
 }
 
 // Finish stops the watch and hands its latest file mappings to

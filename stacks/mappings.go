@@ -9,8 +9,9 @@ import (
 
 // Mapping is one file-backed range of the target's address space (from
 // /proc/PID/maps on a live session). It names addresses no method map
-// covers: module+0xOFFSET for managed images (ReadyToRun code the rundown
-// did not list), and [native code] for native libraries.
+// covers: in managed images the ReadyToRun method the image namer finds
+// there (SetImageNamer), else module+0xOFFSET (code the rundown did not
+// list), and [native code] for native libraries.
 type Mapping = procfs.Mapping
 
 // native reports whether the mapping is native code (a shared library or
@@ -36,6 +37,15 @@ func (s *Symbols) SetMappings(ms []Mapping) {
 	}
 	sort.Slice(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
 }
+
+// SetImageNamer gives the symbol table a function naming the code at a
+// file offset of a managed image (its ReadyToRun method: clrmeta.R2RNamer,
+// which reads the file), "" when it cannot; frames it names are managed,
+// the others stay module+0xOFFSET. Set it before the stacks are named.
+func (s *Symbols) SetImageNamer(f func(path string, off uint64) string) { s.images = f }
+
+// SetImageNamer sets the builder's symbol table's image namer.
+func (b *Builder) SetImageNamer(f func(path string, off uint64) string) { b.sym.SetImageNamer(f) }
 
 // SetMappings gives the builder's symbol table the target's file mappings.
 func (b *Builder) SetMappings(ms []Mapping) { b.sym.SetMappings(ms) }

@@ -206,10 +206,11 @@ func (s *symtab) event(ev *nettrace.Event, hdr *nettrace.Header) (bool, error) {
 // their own (allocation sites): feed it a stream's events, then name
 // addresses. The zero of *Symbols (nil) names every address in hex.
 type Symbols struct {
-	hdr   *nettrace.Header
-	tab   *symtab
-	maps  []Mapping
-	stats analysis.Stats
+	hdr    *nettrace.Header
+	tab    *symtab
+	maps   []Mapping
+	images func(path string, off uint64) string
+	stats  analysis.Stats
 }
 
 // NewSymbols returns an empty table for a stream with header hdr.
@@ -375,7 +376,8 @@ func (s *symtab) lookup(addr uint64, ts int64) *method {
 // at ts (ns since the session start): callers' return addresses move back
 // one byte (a call that ends a method stays inside it); addresses no method
 // covers are named by their file mapping when one is known (module+0xOFF
-// for managed images, one [native code] frame for a run of native-library
+// for managed images, or the ReadyToRun method there that SetImageNamer's
+// function names, one [native code] frame for a run of native-library
 // frames), else [unknown]; a stack at the walk limit ends in [truncated].
 func (s *Symbols) Stack(ips []uint64, ts int64) (frames []Frame, truncated bool) {
 	return s.AppendStack(make([]Frame, 0, len(ips)+1), ips, ts)
@@ -403,7 +405,14 @@ func (s *Symbols) AppendStack(dst []Frame, ips []uint64, ts int64) (frames []Fra
 					continue
 				}
 				base := mp.Path[strings.LastIndexByte(mp.Path, '/')+1:]
-				out = append(out, Frame{Name: fmt.Sprintf("%s+%#x", base, addr-mp.Start+mp.Offset), Module: base, Kind: KindUnknown})
+				off := addr - mp.Start + mp.Offset
+				if s.images != nil {
+					if name := s.images(mp.Path, off); name != "" {
+						out = append(out, Frame{Name: name, Module: base, Kind: KindManaged})
+						continue
+					}
+				}
+				out = append(out, Frame{Name: fmt.Sprintf("%s+%#x", base, off), Module: base, Kind: KindUnknown})
 				continue
 			}
 			out = append(out, Frame{Name: UnknownFrame, Kind: KindUnknown})

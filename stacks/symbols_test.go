@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -234,5 +235,33 @@ garbage line
 	p = b.Result()
 	if got := names(p, &p.Samples[0]); len(got) != 1 || got[0] != NativeFrame {
 		t.Errorf("external native stack %q", got)
+	}
+}
+
+// TestImageNamer: with an image namer set, an address of a managed
+// image's mapping is named by the method at its file offset (a managed
+// frame of that module); an offset it cannot name stays module+0xOFFSET.
+func TestImageNamer(t *testing.T) {
+	maps := ParseProcMaps(`7f1000000000-7f1000800000 r-xp 00001000 08:01 789 /usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/System.Private.CoreLib.dll
+`)
+	var asked []string
+	b := New(testHeader, Options{})
+	b.SetMappings(maps)
+	b.SetImageNamer(func(path string, off uint64) string {
+		asked = append(asked, fmt.Sprintf("%s %#x", path, off))
+		if off == 0x1100 {
+			return "System.String.ReplaceHelper"
+		}
+		return ""
+	})
+	frames, _ := b.Symbols().Stack([]uint64{0x7f1000000100, 0x7f1000000201}, 1_000_000)
+	want := []Frame{{Name: "System.String.ReplaceHelper", Module: "System.Private.CoreLib.dll", Kind: KindManaged},
+		{Name: "System.Private.CoreLib.dll+0x1200", Module: "System.Private.CoreLib.dll", Kind: KindUnknown}}
+	if !slices.Equal(frames, want) {
+		t.Errorf("frames %+v, want %+v", frames, want)
+	}
+	lib := "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/System.Private.CoreLib.dll"
+	if !slices.Equal(asked, []string{lib + " 0x1100", lib + " 0x1200"}) {
+		t.Errorf("namer asked %q", asked)
 	}
 }

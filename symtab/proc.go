@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/unwind"
 )
@@ -28,7 +29,7 @@ const (
 
 // Sym is what Process.Symbolize says about an address.
 type Sym struct {
-	Name   string // function name; "" when unknown
+	Name   string // function name (in a managed image, the ReadyToRun method's Namespace.Type.Method); "" when unknown
 	Module string // base name of the file ("libc.so.6"), "" for anonymous memory
 	Kind   Kind
 	Offset uint64 // the address in the file's own address space (ELF vaddr), or the file offset for images
@@ -42,7 +43,40 @@ type mapping struct {
 	Map
 	file   *File
 	bias   uint64
+	img    *image // a managed image's file (ReadyToRun code), when file is nil
 	loaded bool
+}
+
+// image is a managed module file mapped for its ReadyToRun code: held
+// open from the mapping's first use (the profile may be named after the
+// process and its /proc/PID/root are gone), its method map read on the
+// first address that needs it.
+type image struct {
+	f      *os.File
+	size   int64
+	r2r    *clrmeta.R2RMethods
+	parsed bool
+}
+
+// method names the ReadyToRun method at file offset off.
+func (im *image) method(off uint64) (string, bool) {
+	if !im.parsed {
+		im.parsed = true
+		if r, err := clrmeta.ReadR2RMethods(im.f, im.size); err == nil {
+			im.r2r = r
+		}
+		im.f.Close()
+		im.f = nil
+	}
+	if im.r2r == nil {
+		return "", false
+	}
+	return im.r2r.LookupFileOffset(off)
+}
+
+// isImage reports whether path names a managed module file.
+func isImage(path string) bool {
+	return strings.HasSuffix(path, ".dll") || strings.HasSuffix(path, ".exe") || strings.HasSuffix(path, ".r2r")
 }
 
 // Process is the address space of one live process.
@@ -53,6 +87,7 @@ type Process struct {
 	maps    []*mapping // current, sorted by start
 	retired []*mapping // mappings seen earlier and gone since (symbolization only)
 	files   map[string]*File
+	images  map[string]*image
 
 	perfMaps []string // where the perf map may be, decided at NewProcess
 	// perfMapFile is the perf map, held open once found: it stays
@@ -70,7 +105,7 @@ type Process struct {
 func NewProcess(pid int) (*Process, error) {
 	p := &Process{
 		Pid: pid, root: procfs.Root(pid),
-		files: make(map[string]*File), openErrs: make(map[string]error),
+		files: make(map[string]*File), images: make(map[string]*image), openErrs: make(map[string]error),
 		MinRefresh: 200 * time.Millisecond,
 	}
 	if err := p.Refresh(); err != nil {
@@ -96,8 +131,14 @@ func (p *Process) openPerfMap() {
 	}
 }
 
-// Close releases the perf map held open.
+// Close releases the perf map and the image files held open.
 func (p *Process) Close() error {
+	for _, im := range p.images {
+		if im != nil && im.f != nil {
+			im.f.Close()
+			im.f = nil
+		}
+	}
 	if p.perfMapFile == nil {
 		return nil
 	}
@@ -204,11 +245,39 @@ func (p *Process) load(m *mapping) {
 		p.files[key] = f
 	}
 	if f == nil {
+		if isImage(m.Path) {
+			m.img = p.openImage(key, m.Path, m.Inode)
+		}
 		return
 	}
 	if bias, ok := f.Bias(m.Start, m.Offset); ok {
 		m.file, m.bias = f, bias
 	}
+}
+
+// openImage opens a managed module file once per path and inode (through
+// the target's root, else the same file in our namespace); nil when it
+// cannot be read.
+func (p *Process) openImage(key, path string, ino uint64) *image {
+	if im, ok := p.images[key]; ok {
+		return im
+	}
+	var im *image
+	fh, err := procfs.OpenRegular(filepath.Join(p.root, path), 0)
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && inode(st) == ino {
+			fh, err = procfs.OpenRegular(path, 0)
+		}
+	}
+	if err == nil {
+		if st, serr := fh.Stat(); serr == nil {
+			im = &image{f: fh, size: st.Size()}
+		} else {
+			fh.Close()
+		}
+	}
+	p.images[key] = im
+	return im
 }
 
 // LoadAll reads the files of every executable mapping now (symbols and
@@ -236,8 +305,9 @@ func (p *Process) Find(pc uint64) (*unwind.Table, uint64, bool) {
 	return m.file.CFI(), m.bias, true
 }
 
-// Symbolize names addr: the ELF symbol covering it, or its module and
-// offset, or the kind of anonymous memory it is in. Addresses of mappings
+// Symbolize names addr: the ELF symbol covering it, or in a managed
+// image the ReadyToRun method whose code holds it (Name "" when none),
+// with its module and offset, or the kind of anonymous memory it is in. Addresses of mappings
 // that are gone are found among the retired ones.
 func (p *Process) Symbolize(addr uint64) Sym {
 	m := find(p.maps, addr)
@@ -261,7 +331,12 @@ func (p *Process) Symbolize(addr uint64) Sym {
 	p.load(m)
 	base := filepath.Base(m.Path)
 	if m.file == nil {
-		return Sym{Module: base, Kind: KindImage, Offset: addr - m.Start + m.Offset}
+		off := addr - m.Start + m.Offset
+		var name string
+		if m.img != nil {
+			name, _ = m.img.method(off)
+		}
+		return Sym{Name: name, Module: base, Kind: KindImage, Offset: off}
 	}
 	va := addr - m.bias
 	name, _ := m.file.Symbol(va)

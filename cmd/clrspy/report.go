@@ -184,6 +184,9 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	st, in := r.st, r.in
 	noteMovementFile(st)
+	if proc != nil {
+		an.Symbols.SetImageNamer(proc.ImageNames)
+	}
 	proc.Finish(an.Symbols.SetMappings)
 	pp := pageParts(st, an, in)
 	if prof != nil {

@@ -201,6 +201,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		proc := source.WatchProc(st.Pid)
 		defer proc.Stop()
 		mopts.Mappings = proc.Mappings
+		mopts.ImageNames = proc.ImageNames
 	}
 	if o.locks && st.Live() && st.Pid > 0 && procfs.Exists(st.Pid) {
 		// The locks' object types from the target's memory (.NET 9+).

@@ -576,6 +576,32 @@ func TestTopCPULaunch(t *testing.T) {
 	}
 }
 
+// TestTopCPUFrameworkNamed: launched, a process spending its time in
+// CoreLib's precompiled (ReadyToRun) code has those methods named in the
+// --cpu pane (UTF-8 transcoding among the top methods), with no
+// System.Private.CoreLib.dll+0x... row (issue 37).
+func TestTopCPUFrameworkNamed(t *testing.T) {
+	tm := startTop(t, 160, 48, append([]string{"top", "--cpu", "--"}, workload.Argv(t, "framework", "seconds=60")...)...)
+	tm.keys("c")
+	s := tm.waitScreen("Utf8Utility.Transcode among the top methods", func(s string) bool {
+		return strings.Contains(s, "top methods by samples") && strings.Contains(s, "Utf8Utility.Transcode")
+	})
+	if strings.Contains(s, ".dll+0x") {
+		t.Errorf("a module+offset row among the top methods:\n%s", s)
+	}
+	// Named from the file or by the runtime's events, one method is one
+	// row: the file's names carry the events' argument lists.
+	for _, m := range []string{"Utf8Utility.TranscodeToUtf16", "Utf8Utility.TranscodeToUtf8"} {
+		if n := strings.Count(s, m); n > 1 {
+			t.Errorf("%s in %d rows:\n%s", m, n, s)
+		}
+	}
+	tm.keys("q")
+	if rc, stderr := tm.exit(); rc != 0 {
+		t.Errorf("exit %d, stderr %q", rc, stderr)
+	}
+}
+
 // TestTopNeedsTerminal: without a terminal on stdout top refuses in one
 // line that points to gc and serve; bad flag combinations are one line
 // each.

@@ -172,6 +172,9 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		return err
 	}
 	st, in := r.st, r.in
+	if proc != nil {
+		a.Symbols().SetImageNamer(proc.ImageNames)
+	}
 	proc.Finish(a.Symbols().SetMappings)
 	var split *triage.SplitFacts
 	if win != nil {

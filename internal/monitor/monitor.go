@@ -47,6 +47,10 @@ type Options struct {
 	// no event names are shown as module+offset instead of unknown. It is
 	// called when a CPU profile is built, not per event.
 	Mappings func() []stacks.Mapping
+	// ImageNames, when set, names the ReadyToRun method at a file offset
+	// of a managed image (source.ProcWatcher.ImageNames): frames the
+	// mappings would show as module+offset get the method's name.
+	ImageNames func(path string, off uint64) string
 	// FlameMaxNodes bounds the flame graph (0: 5000 nodes); the lightest
 	// subtrees are cut first.
 	FlameMaxNodes int
@@ -332,6 +336,9 @@ func (m *Monitor) register(s *analysis.Set) {
 			func(h *nettrace.Header) *cpuWindow {
 				m.cpu = newCPUWindow(h, m.sym, o.cpuWindowSec())
 				m.cpu.mappings = o.Mappings
+				if o.ImageNames != nil {
+					m.sym.SetImageNamer(o.ImageNames)
+				}
 				return m.cpu
 			})
 	}

@@ -49,6 +49,7 @@ func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 	if st.Live() {
 		proc = source.WatchProc(st.Pid)
 		opts.Mappings = proc.Mappings
+		opts.ImageNames = proc.ImageNames
 		// Lock objects' types from the target's memory (.NET 9+); its
 		// file is open while the page is.
 		opts.ObjectTypes = cdac.NewNamer(st.Pid).Names
