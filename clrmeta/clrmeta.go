@@ -46,20 +46,10 @@ var errFormat = errors.New("malformed metadata")
 // nil).
 func StaticFields(path string, want map[string]bool) ([]StaticField, error) {
 	// A module path comes from an input (a .gcdump, a trace's
-	// ModuleLoad, a runtime): it may name a FIFO or a device, which must
-	// not hang the command.
-	f, err := procfs.OpenRegular(path, maxModule)
+	// ModuleLoad, a runtime): readModule opens regular files only.
+	md, err := readModule(path, metadata)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	md, err := metadata(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	out, err := md.statics(want)
 	if err != nil {
@@ -599,4 +589,25 @@ func (t *tables) statics(want map[string]bool) ([]StaticField, error) {
 		}
 	}
 	return out, nil
+}
+
+// readModule opens the module file at path (a regular file of at most
+// maxModule bytes: a FIFO or a device named by an input must not hang the
+// command) and reads it with read; read's error is prefixed with path.
+func readModule[T any](path string, read func(io.ReaderAt, int64) (T, error)) (T, error) {
+	var zero T
+	f, err := procfs.OpenRegular(path, maxModule)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return zero, err
+	}
+	v, err := read(f, st.Size())
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
 }

@@ -3,7 +3,6 @@ package clrmeta
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sort"
 	"sync"
@@ -41,18 +40,9 @@ const (
 // OpenR2RMethods reads the ReadyToRun method map of the module at path.
 // A module without ReadyToRun code is an error.
 func OpenR2RMethods(path string) (*R2RMethods, error) {
-	f, err := procfs.OpenRegular(path, maxModule)
+	m, err := readModule(path, ReadR2RMethods)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	m, err := ReadR2RMethods(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }

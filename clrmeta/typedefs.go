@@ -1,11 +1,5 @@
 package clrmeta
 
-import (
-	"fmt"
-
-	"github.com/clrspy/clrspy/internal/procfs"
-)
-
 // TypeDefs names a module's type definitions by row number (the RID of a
 // TypeDef token, as a MethodTable stores it).
 type TypeDefs struct {
@@ -15,18 +9,9 @@ type TypeDefs struct {
 
 // OpenTypeDefs reads the metadata of the managed module at path.
 func OpenTypeDefs(path string) (*TypeDefs, error) {
-	f, err := procfs.OpenRegular(path, maxModule)
+	md, err := readModule(path, metadata)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	md, err := metadata(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	enclosing := map[uint32]uint32{}
 	for r := uint32(1); r <= md.rows[tNestedClass]; r++ {
