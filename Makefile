@@ -59,6 +59,9 @@ e2e-runtimes:
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '$(E2E_TESTS)' ./cmd/clrspy/ || exit 1; \
 		CLRSPY_WORKLOAD_TFM=$$v $(GO) test -count 1 -timeout 10m -run '^TestThreadPoolLiveStarve$$' ./cmd/clrspy/ || exit 1; \
 	done
+# The runtime's own structures read from memory (internal/cdac) exist
+# from .NET 9 on: a deadlock formed before attach, and lock types.
+	CLRSPY_WORKLOAD_TFM=net9.0 $(GO) test -count 1 -timeout 10m -run '^(TestStacksDeadlockedBeforeAttach|TestLocksLiveAttachNamesTypes)$$' ./cmd/clrspy/
 
 # Every pause is logged (--info 0: the default logs from 10 ms); quiet=1
 # keeps the workload's own JSON result line out of the demo's output.
