@@ -89,7 +89,7 @@ func TestServeTotalsFromProcessStart(t *testing.T) {
 // when it had collected about 40 times, exports dotnet_gc_collections_total
 // since the process start too. The session opens without the runtime's
 // meter (a process that young may hang at exit after a meter session,
-// counters.Options.Meter): until the process is 10 s old and a second,
+// counters.Options.Meter): until the process is 30 s old and a second,
 // short session has read the runtime's counts, the GC events' numbering
 // (GCStart's Count) says GCs came before the attach, and the total is left
 // out, never exported short. Then the last values equal GC.CollectionCount

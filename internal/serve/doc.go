@@ -27,7 +27,7 @@
 // 9+), whose first publication tells what the runtime counted before the
 // attach (monitor.BeforeSession); younger processes, whose exit soon after
 // a meter session may hang on .NET 10, get the EventCounters only at
-// first, and a second, short meter session once they are 10 s old
+// first, and a second, short meter session once they are 30 s old
 // (seedLater), whose totals the monitor aligns by the GC events' own
 // numbering (monitor.SeedFrom). Until then a total the numbering shows
 // short (GCs before the attach) is not exported.

@@ -16,9 +16,17 @@ import (
 // seedWithin bounds the second session seedLater opens.
 const seedWithin = 30 * time.Second
 
+// seedMinAge is how old an attached process must be before seedLater opens
+// its meter session. A .NET 10 process that exits within about a second of
+// a meter session's start may hang at exit (meterMinAge); at 10 s the
+// second session met processes that live a little longer (a 12 s job hung
+// at exit in serve's tests, 2 runs of 4), so it waits until a process has
+// outlived what short jobs and tests run.
+const seedMinAge = 30 * time.Second
+
 // seedLater gives a session opened without the runtime's meter (a process
 // attached before it ran meterMinAge) its totals since the process start:
-// once the process is old enough to be asked, and while the monitor's GC
+// once the process is seedMinAge old, and while the monitor's GC
 // counts lack what came before the session (monitor.NeedsSeed: the GC
 // events' numbering says whether any GC did), a second, short session asks
 // for the meter alone, and the monitor takes its publications' totals,
@@ -29,7 +37,7 @@ func (t *target) seedLater(ctx context.Context, m *monitor.Monitor) {
 	if err != nil {
 		return
 	}
-	if !sleep(ctx, time.Until(start.Add(meterMinAge))) || !m.NeedsSeed() || !t.alive() {
+	if !sleep(ctx, time.Until(start.Add(seedMinAge))) || !m.NeedsSeed() || !t.alive() {
 		return
 	}
 	co := counters.Options{Meter: true, Interval: t.d.cfg.counterInterval()}
