@@ -183,14 +183,16 @@ type Analyzer struct {
 	byAct    map[nettrace.GUID]*open // activity ids of requests and their children
 	onThread map[uint64]*open        // the request each thread runs
 	out      map[nettrace.GUID]outgoing
-	pauses   []pause // recent GC pauses, by end
-	susps    []pause // recent other suspensions, by end
-	gcs      map[uint32]*gcDamage
-	gcOrder  []uint32
-	routes   map[string]*routeAcc
-	slow     slowHeap
-	kestrel  bool // Kestrel events seen: Hosting's are then not requests of their own
-	flow     bool // an event carried an activity id
+	pauses   recent[pause] // recent GC pauses, by end
+	susps    recent[pause] // recent other suspensions, by end
+	// gcs is the damage of the latest MaxGCs GCs, in the order their
+	// first stop ended.
+	gcs     recent[gcDamage]
+	maxGC   uint32 // the highest GC number in gcs ever
+	routes  map[string]*routeAcc
+	slow    slowHeap
+	kestrel bool // Kestrel events seen: Hosting's are then not requests of their own
+	flow    bool // an event carried an activity id
 
 	requests, hitByGC      int64
 	totalNanos, pausedNano int64
@@ -232,8 +234,9 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		ps = 8
 	}
 	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
+		pauses: recent[pause]{max: maxPauses}, susps: recent[pause]{max: maxPauses}, gcs: recent[gcDamage]{max: opts.MaxGCs},
 		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
-		out: map[nettrace.GUID]outgoing{}, slowIDs: map[string]struct{}{}, suspended: map[uint64]struct{}{}, gcs: map[uint32]*gcDamage{}, routes: map[string]*routeAcc{}}
+		out: map[nettrace.GUID]outgoing{}, slowIDs: map[string]struct{}{}, suspended: map[uint64]struct{}{}, routes: map[string]*routeAcc{}}
 }
 
 // Wants reports whether the analysis reads events of m: the request
@@ -547,8 +550,8 @@ func (a *Analyzer) flush() {
 // overlap adds every pause and suspension that overlapped r, and r to the
 // damage of each GC that hit it.
 func (a *Analyzer) overlap(r *open) {
-	for i := len(a.pauses) - 1; i >= 0; i-- {
-		p := &a.pauses[i]
+	for i := range a.pauses.n {
+		p := a.pauses.back(i)
 		if p.end <= r.StartNanos {
 			break
 		}
@@ -559,7 +562,7 @@ func (a *Analyzer) overlap(r *open) {
 		}
 		r.GCPausedNanos += ov
 		r.addSegment(SegGCPaused, p.gc, b, e)
-		if g := a.gcs[p.gc]; g != nil {
+		if g := a.damage(p.gc); g != nil {
 			g.RequestNanosLost += ov
 			if !hasGC(r.GCs, p.gc) {
 				g.InFlight++
@@ -572,8 +575,8 @@ func (a *Analyzer) overlap(r *open) {
 			r.GCs = append(r.GCs, p.gc)
 		}
 	}
-	for i := len(a.susps) - 1; i >= 0; i-- {
-		p := &a.susps[i]
+	for i := range a.susps.n {
+		p := a.susps.back(i)
 		if p.end <= r.StartNanos {
 			break
 		}
@@ -644,49 +647,76 @@ func (a *Analyzer) complete(r *Request) {
 		heap.Fix(&a.slow, 0)
 		a.slowIDs[r.ID] = struct{}{}
 	}
-	a.prune()
 }
 
-// prune drops the pauses that ended before every open request began.
-func (a *Analyzer) prune() {
-	if len(a.pauses) < 4096 && len(a.susps) < 4096 {
-		return
+// maxPauses bounds the GC pauses and the other suspensions kept for the
+// requests open (each kind): a request open across more of them misses
+// the oldest.
+const maxPauses = 4096
+
+// recent keeps the latest max values pushed, in a slice that grows to max
+// once and is then reused: the suspensions' path allocates nothing per
+// event.
+type recent[T any] struct {
+	buf     []T
+	head, n int // head: the oldest
+	max     int
+}
+
+// push adds v as the newest (the oldest goes when full) and returns its
+// slot.
+func (r *recent[T]) push(v T) *T {
+	if len(r.buf) < r.max {
+		r.buf = append(r.buf, v)
+		r.n++
+		return &r.buf[len(r.buf)-1]
 	}
-	oldest := int64(1<<63 - 1)
-	for _, r := range a.open {
-		oldest = min(oldest, r.StartNanos)
+	if r.n < len(r.buf) {
+		i := (r.head + r.n) % len(r.buf)
+		r.buf[i] = v
+		r.n++
+		return &r.buf[i]
 	}
-	cut := func(ps []pause) []pause {
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].end > oldest })
-		return append(ps[:0], ps[i:]...)
+	i := r.head
+	r.buf[i] = v
+	r.head = (r.head + 1) % len(r.buf)
+	return &r.buf[i]
+}
+
+// at is the i-th oldest value; back the i-th newest.
+func (r *recent[T]) at(i int) *T   { return &r.buf[(r.head+i)%len(r.buf)] }
+func (r *recent[T]) back(i int) *T { return r.at(r.n - 1 - i) }
+
+// damage is GC gc's damage (nil: not kept), found from the newest: the GCs
+// a request overlaps are recent, and a GC numbered above every one kept
+// (the runtime numbers them in order) is new.
+func (a *Analyzer) damage(gc uint32) *gcDamage {
+	if gc > a.maxGC {
+		return nil
 	}
-	a.pauses, a.susps = cut(a.pauses), cut(a.susps)
-	if len(a.pauses) >= 4096 || len(a.susps) >= 4096 {
-		// A request open for longer than 4096 pauses: keep the newest half.
-		a.pauses = append(a.pauses[:0], a.pauses[len(a.pauses)/2:]...)
-		a.susps = append(a.susps[:0], a.susps[len(a.susps)/2:]...)
+	for i := range a.gcs.n {
+		if g := a.gcs.back(i); g.GC == gc {
+			return g
+		}
 	}
+	return nil
 }
 
 // Stopped takes one runtime suspension (analysis.StoppedObserver).
 func (a *Analyzer) Stopped(s *analysis.Stopped) {
 	p := pause{gc: s.GC, begin: s.BeginNanos, end: s.EndNanos}
 	if s.GC == 0 {
-		a.susps = append(a.susps, p)
+		a.susps.push(p)
 		return
 	}
-	a.pauses = append(a.pauses, p)
-	g := a.gcs[s.GC]
+	a.pauses.push(p)
+	g := a.damage(s.GC)
 	if g == nil {
-		if len(a.gcs) >= a.opts.MaxGCs {
-			old := a.gcOrder[0]
-			a.gcOrder = a.gcOrder[1:]
-			delete(a.gcs, old)
+		if a.gcs.n == a.gcs.max {
 			a.gcsDropped++
 		}
-		g = &gcDamage{GC: s.GC, BeginNanos: s.BeginNanos}
-		a.gcs[s.GC] = g
-		a.gcOrder = append(a.gcOrder, s.GC)
+		g = a.gcs.push(gcDamage{GC: s.GC, BeginNanos: s.BeginNanos})
+		a.maxGC = max(a.maxGC, s.GC)
 	}
 	g.PauseNanos += s.EndNanos - s.BeginNanos
 }
@@ -750,14 +780,14 @@ func (h *slowHeap) Pop() any {
 // end where the analysis has not been handed the stop yet (a pause log
 // line written as the GC ends). A live pause log reads it.
 func (a *Analyzer) Frozen(gc uint32, endNanos int64) int64 {
-	for i := len(a.pauses) - 1; i >= 0; i-- {
-		if a.pauses[i].gc == gc {
-			endNanos = max(endNanos, a.pauses[i].end)
+	for i := range a.pauses.n {
+		if p := a.pauses.back(i); p.gc == gc {
+			endNanos = max(endNanos, p.end)
 			break
 		}
 	}
 	var n int64
-	if g := a.gcs[gc]; g != nil {
+	if g := a.damage(gc); g != nil {
 		n = g.InFlight
 	}
 	for _, r := range a.open {
