@@ -79,10 +79,11 @@ type Analyzer struct {
 	sawLockV2 bool
 	mem       *Memory // during ResultWithMemory
 	// The runtime's suspensions during the session (the sample
-	// profiler's walks, and any GC): what the target paid.
-	suspendAt, pausedTicks, maxPause int64
-	pauses                           int
-	stats                            analysis.Stats
+	// profiler's walks, and any GC): what the target paid, as package
+	// gcpause pairs them (Stopped).
+	pausedNs, maxPauseNs int64
+	pauses               int
+	stats                analysis.Stats
 }
 
 // New returns an analyzer for a stream with header hdr.
@@ -109,13 +110,23 @@ func WantsSamples(m *nettrace.Metadata) bool {
 		return m.EventID == clrevents.IDThreadSample
 	case nettrace.Runtime:
 		switch m.EventID {
-		case clrevents.IDThreadCreated, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd:
+		case clrevents.IDThreadCreated:
 			return true
 		}
 	case nettrace.Rundown:
 		return m.EventID == clrevents.IDRundownThreadDC
 	}
 	return false
+}
+
+// Stopped takes one runtime suspension (analysis.StoppedObserver: package
+// gcpause pairs them, in a Set or through its OnStopped): the target's
+// paused time (Result.TargetPaused).
+func (a *Analyzer) Stopped(s *analysis.Stopped) {
+	d := max(s.EndNanos-s.BeginNanos, 0)
+	a.pauses++
+	a.pausedNs += d
+	a.maxPauseNs = max(a.maxPauseNs, d)
 }
 
 // WantsWaits: the lock and wait-handle events of the wait-for graph, and
@@ -168,20 +179,6 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		switch m.EventID {
 		case clrevents.IDThreadCreated:
 			a.thread(ev)
-		case clrevents.IDGCSuspendEEBegin:
-			a.stats.Used()
-			if a.suspendAt == 0 {
-				a.suspendAt = ev.Timestamp
-			}
-		case clrevents.IDGCRestartEEEnd:
-			a.stats.Used()
-			if a.suspendAt != 0 {
-				d := ev.Timestamp - a.suspendAt
-				a.pauses++
-				a.pausedTicks += d
-				a.maxPause = max(a.maxPause, d)
-				a.suspendAt = 0
-			}
 		case clrevents.IDContentionStart:
 			a.contentionStart(ev)
 		case clrevents.IDContentionStop:

@@ -25,7 +25,8 @@ type Result struct {
 	Sampled int `json:"sampled"`
 	// TargetPaused is what the session cost the target: the runtime's
 	// suspensions while it ran (each sample of every thread is taken with
-	// the runtime suspended), from SuspendEEBegin to RestartEEEnd.
+	// the runtime suspended), from SuspendEEBegin to RestartEEEnd as
+	// package gcpause pairs them (Analyzer.Stopped).
 	TargetPaused Paused   `json:"target_paused"`
 	Notes        []string `json:"notes"`
 }
@@ -186,7 +187,7 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 		r.Threads = append(r.Threads, th)
 	}
 	r.Groups = groups(r.Threads)
-	r.TargetPaused = Paused{Count: a.pauses, TotalMs: a.ms(a.pausedTicks), MaxMs: a.ms(a.maxPause)}
+	r.TargetPaused = Paused{Count: a.pauses, TotalMs: float64(a.pausedNs) / 1e6, MaxMs: float64(a.maxPauseNs) / 1e6}
 	a.deadlocks(r, index)
 	a.suspect(r)
 	memoryDeadlocks(r, float64(a.opts.Threshold.Milliseconds()))

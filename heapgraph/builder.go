@@ -134,12 +134,13 @@ func (b *Builder) MapArrays(spill bool, dir string, budget int64) {
 }
 
 // Wants reports whether an event of m is one the builder reads (a file
-// reader skips the others).
+// reader skips the others). The dump GC's suspension is not among them:
+// the Set's pause analysis pairs it (Stopped).
 func Wants(m *nettrace.Metadata) bool {
 	switch m.Runtime {
 	case nettrace.Runtime:
 		switch m.EventID {
-		case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDGCSuspendEEBegin, clrevents.IDGCRestartEEEnd, clrevents.IDBulkType,
+		case clrevents.IDGCStart, clrevents.IDGCEnd, clrevents.IDBulkType,
 			clrevents.IDGCBulkNode, clrevents.IDGCBulkEdge, clrevents.IDGCBulkRootEdge, clrevents.IDGCBulkRootCWTEdge,
 			clrevents.IDGCBulkRootStaticVar, clrevents.IDGCBulkRCW, clrevents.IDGCBulkRootCCW, clrevents.IDMethodLoadVerbose, clrevents.IDModuleLoad:
 			return true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/procfs"
@@ -24,10 +25,16 @@ const MaxSession = 15 * time.Second
 const DefaultSampleFor = 100 * time.Millisecond
 
 // Providers: the sample profiler and method events to name its frames,
-// and the thread events for managed ids and roles (the rundown's ThreadDC
-// lists every live thread at the stop).
+// the thread events for managed ids and roles (the rundown's ThreadDC
+// lists every live thread at the stop), and the suspensions' bounds (what
+// the sampling cost the target: Result.TargetPaused).
 func Providers() []ipc.Provider {
-	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples))
+	return ipc.Merge(stacks.SamplerProviders(), clrevents.ProvidersFor(hang.WantsSamples, suspensions))
+}
+
+// suspensions: a suspension's bounds, which gcpause pairs.
+func suspensions(m *nettrace.Metadata) bool {
+	return m.Runtime == nettrace.Runtime && (m.EventID == clrevents.IDGCSuspendEEBegin || m.EventID == clrevents.IDGCRestartEEEnd)
 }
 
 // WatchProviders: lock and wait-handle events with their stacks, and what
@@ -51,7 +58,10 @@ func New(st *source.Stream, opts hang.Options, sampleFor time.Duration) *Job {
 	sym := stacks.NewSymbols(st.Header())
 	opts.Symbols = sym
 	j := &Job{a: hang.New(st.Header(), opts)}
-	j.as = []analysis.Analyzer{sym, j.a}
+	// The suspensions the sampling cost the target, paired by package
+	// gcpause (its records bounded: only the pairing is read).
+	gc := gcpause.New(st.Header(), gcpause.Options{MaxGCs: 1, MaxSuspensions: 1, OnStopped: j.a.Stopped})
+	j.as = []analysis.Analyzer{sym, gc, j.a}
 	if st.Live() && sampleFor > 0 {
 		j.as = append(j.as, &firstSampleStop{st: st, after: sampleFor})
 	}
