@@ -210,7 +210,7 @@ type Monitor struct {
 	promoted [5]uint64
 	// heapAfter is each generation's size after the latest GC that
 	// reported it (its heap statistics), bytes: gen0, gen1, gen2, LOH, POH.
-	heapAfter [5]Opt
+	heapAfter [5]gcpause.Opt
 	gen0Alloc allocWindow
 
 	// Every runtime suspension that ended (gcpause pairs them: OnStopped;
@@ -254,7 +254,7 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		susps:      newRing[gcpause.SuspensionRow](opts.keepSuspensions()),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
-		heapAfter:  [5]Opt{None, None, None, None, None},
+		heapAfter:  [5]gcpause.Opt{gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown},
 	}
 	m.set = analysis.NewSet()
 	m.register(m.set)
@@ -535,9 +535,9 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 	}
 	if g.HasHeapStats {
 		for i := range m.heapAfter {
-			m.heapAfter[i] = None
+			m.heapAfter[i] = gcpause.Unknown
 			if i < 4 || g.HeapStats.HasPOH {
-				m.heapAfter[i] = Opt(g.HeapStats.GenerationSize[i])
+				m.heapAfter[i] = gcpause.Opt(g.HeapStats.GenerationSize[i])
 			}
 		}
 	}

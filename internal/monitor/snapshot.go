@@ -100,15 +100,15 @@ type GCSummary struct {
 	Last *gcpause.GCRow `json:"last"`
 	// HeapSizeAfterBytes is each generation's size after the last GC that
 	// reported it: gen0, gen1, gen2, LOH, POH.
-	HeapSizeAfterBytes [5]Opt `json:"heap_size_after_bytes"`
+	HeapSizeAfterBytes [5]gcpause.Opt `json:"heap_size_after_bytes"`
 	// PromotedBytes sums what GCs promoted out of each generation (gen0,
 	// gen1, gen2, LOH, POH) since the session began.
 	PromotedBytes [5]uint64 `json:"promoted_bytes"`
 	// AllocRateBytesPerSec is the allocation rate: the runtime's counter
 	// when the session has it (AllocRateFrom "counters"), else gen0
 	// allocations of the GCs of the last 10 s ("gcs").
-	AllocRateBytesPerSec Opt    `json:"alloc_rate_bytes_per_sec"`
-	AllocRateFrom        string `json:"alloc_rate_from,omitempty"`
+	AllocRateBytesPerSec gcpause.Opt `json:"alloc_rate_bytes_per_sec"`
+	AllocRateFrom        string      `json:"alloc_rate_from,omitempty"`
 	// BeforeSession is what the runtime counted before the session (nil:
 	// it did not say; the counts above run from the session's start).
 	BeforeSession *BeforeSession `json:"before_session,omitempty"`
@@ -250,7 +250,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	if m.ctr != nil {
 		s.Counters = m.ctr.Result()
 		if ta, ok := s.Counters.Get("dotnet.gc.heap.total_allocated"); ok && ta.HasRate {
-			s.GC.AllocRateBytesPerSec, s.GC.AllocRateFrom = Opt(ta.Rate), "counters"
+			s.GC.AllocRateBytesPerSec, s.GC.AllocRateFrom = gcpause.Opt(ta.Rate), "counters"
 		}
 	}
 	return s
@@ -306,10 +306,10 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	}
 	g.HeapSizeAfterBytes = m.heapAfter
 	g.PromotedBytes = m.promoted
-	g.AllocRateBytesPerSec = None
+	g.AllocRateBytesPerSec = gcpause.Unknown
 	const span = int64(10 * time.Second)
 	if sum, n := m.gen0Alloc.since(m.now - span); n > 0 {
-		g.AllocRateBytesPerSec = Opt(float64(sum) / (float64(min(span, max(elapsed, 1))) / 1e9))
+		g.AllocRateBytesPerSec = gcpause.Opt(float64(sum) / (float64(min(span, max(elapsed, 1))) / 1e9))
 		g.AllocRateFrom = "gcs"
 	}
 }

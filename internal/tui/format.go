@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/clrspy/clrspy/gcpause"
-	"github.com/clrspy/clrspy/internal/monitor"
 )
 
 // fmtMS formats milliseconds with the precision clrspy gc uses for pause
@@ -25,7 +24,7 @@ func fmtMS(v float64) string {
 }
 
 // fmtOptMS is fmtMS, or "-" for an absent value.
-func fmtOptMS(v monitor.Opt) string {
+func fmtOptMS(v gcpause.Opt) string {
 	if !v.Valid() {
 		return "-"
 	}
@@ -55,7 +54,7 @@ func fmtBytes(v float64) string {
 }
 
 // fmtOptBytes is fmtBytes, or "-" for an absent value.
-func fmtOptBytes(v monitor.Opt) string {
+func fmtOptBytes(v gcpause.Opt) string {
 	if !v.Valid() {
 		return "-"
 	}

@@ -25,9 +25,9 @@ func snapshot(pauses, suspends []float64) *monitor.Snapshot {
 	s.Session.ElapsedSec = 10
 	s.Process = monitor.Process{Pid: 42, Name: "app", RuntimeVersion: "10.0.1", UptimeSec: 10, UptimeFromStart: true}
 	for i := range s.GC.HeapSizeAfterBytes {
-		s.GC.HeapSizeAfterBytes[i] = monitor.Opt(1e6 * float64(i+1))
+		s.GC.HeapSizeAfterBytes[i] = gcpause.Opt(1e6 * float64(i+1))
 	}
-	s.GC.AllocRateBytesPerSec = monitor.None
+	s.GC.AllocRateBytesPerSec = gcpause.Unknown
 	for i, p := range pauses {
 		gen := i % 3
 		s.GCs = append(s.GCs, gcpause.GCRow{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 )
 
@@ -177,7 +178,7 @@ func (m *Model) header(sc *Screen, W int) []string {
 	h := sc.HeapAfterBytes
 	for _, g := range []struct {
 		n string
-		v monitor.Opt
+		v gcpause.Opt
 	}{{"gen0", h.Gen0}, {"gen1", h.Gen1}, {"gen2", h.Gen2}, {"LOH", h.LOH}, {"POH", h.POH}} {
 		heap = append(heap, g.n+" "+fmtOptBytes(g.v))
 	}

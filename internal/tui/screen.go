@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/clrspy/clrspy/triage"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +43,7 @@ type Screen struct {
 	// UptimeSec is the process's age (UptimeFromStart) or the session's.
 	UptimeSec       float64     `json:"uptime_s"`
 	UptimeFromStart bool        `json:"uptime_from_start"`
-	AllocRate       monitor.Opt `json:"alloc_rate_bytes_per_sec"`
+	AllocRate       gcpause.Opt `json:"alloc_rate_bytes_per_sec"`
 	// HeapAfterBytes is each generation's size after HeapAfterGC, the
 	// latest GC that reported sizes (0: none yet).
 	HeapAfterGC uint32 `json:"heap_after_gc"`
@@ -93,11 +92,11 @@ type Screen struct {
 
 // HeapSizes are sizes per generation after a GC.
 type HeapSizes struct {
-	Gen0 monitor.Opt `json:"gen0"`
-	Gen1 monitor.Opt `json:"gen1"`
-	Gen2 monitor.Opt `json:"gen2"`
-	LOH  monitor.Opt `json:"loh"`
-	POH  monitor.Opt `json:"poh"`
+	Gen0 gcpause.Opt `json:"gen0"`
+	Gen1 gcpause.Opt `json:"gen1"`
+	Gen2 gcpause.Opt `json:"gen2"`
+	LOH  gcpause.Opt `json:"loh"`
+	POH  gcpause.Opt `json:"poh"`
 }
 
 // GCCounts are GCs per generation collected.
@@ -137,7 +136,7 @@ type Row struct {
 	Gen       string      `json:"gen"`
 	Type      string      `json:"type,omitempty"`
 	Reason    string      `json:"reason"`
-	SuspendMS monitor.Opt `json:"suspend_ms"`
+	SuspendMS gcpause.Opt `json:"suspend_ms"`
 	PauseMS   float64     `json:"pause_ms"`
 	// PeakMB, AfterMB and PromotedMB are the GC row's (gcpause.GCRow):
 	// the heap before and after the GC, what it promoted; unknown for a
@@ -184,9 +183,9 @@ type Counter struct {
 	// runtime's counter name).
 	Name  string      `json:"name"`
 	Unit  string      `json:"unit"`
-	Value monitor.Opt `json:"value"`
+	Value gcpause.Opt `json:"value"`
 	// Rate is a counter's increase per second (absent for gauges).
-	Rate monitor.Opt `json:"rate"`
+	Rate gcpause.Opt `json:"rate"`
 	text string
 }
 
@@ -222,17 +221,17 @@ var counterSpecs = []counterSpec{
 
 // counterSum adds up every series of a metric (dotnet.exceptions has one
 // per exception type).
-func counterSum(r *counters.Result, name string) (val, rate monitor.Opt, unit string) {
-	val, rate = monitor.None, monitor.None
+func counterSum(r *counters.Result, name string) (val, rate gcpause.Opt, unit string) {
+	val, rate = gcpause.Unknown, gcpause.Unknown
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
 		if m.Name != name {
 			continue
 		}
 		unit = m.Unit
-		val = monitor.Opt(val.Or(0) + m.Value)
+		val = gcpause.Opt(val.Or(0) + m.Value)
 		if m.Kind == counters.KindCounter && m.HasRate {
-			rate = monitor.Opt(rate.Or(0) + m.Rate)
+			rate = gcpause.Opt(rate.Or(0) + m.Rate)
 		}
 	}
 	return val, rate, unit
@@ -241,7 +240,7 @@ func counterSum(r *counters.Result, name string) (val, rate monitor.Opt, unit st
 func buildCounters(r *counters.Result) []Counter {
 	out := make([]Counter, 0, len(counterSpecs))
 	for _, sp := range counterSpecs {
-		c := Counter{Label: sp.label, Name: sp.name, Value: monitor.None, Rate: monitor.None}
+		c := Counter{Label: sp.label, Name: sp.name, Value: gcpause.Unknown, Rate: gcpause.Unknown}
 		if r != nil {
 			c.Value, c.Rate, c.Unit = counterSum(r, sp.name)
 		}
@@ -426,7 +425,7 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	for i := range s.GCs {
 		g := &s.GCs[i]
 		r := Row{Kind: "gc", Number: g.Number, Time: g.PauseStartUTC.In(loc), StartMS: g.PauseStartMS, Generation: g.Generation,
-			Gen: g.Gen, Type: g.Type.String(), Reason: g.Reason.String(), SuspendMS: monitor.Opt(g.SuspendMS), PauseMS: g.PauseMS,
+			Gen: g.Gen, Type: g.Type.String(), Reason: g.Reason.String(), SuspendMS: gcpause.Opt(g.SuspendMS), PauseMS: g.PauseMS,
 			PeakMB: g.PeakMB, AfterMB: g.AfterMB, PromotedMB: g.PromotedMB,
 			Severity: m.cfg.severity(g.PauseMS), SlowSuspend: g.SuspendMS*1e6 > float64(slow), Incomplete: !g.Complete}
 		if m.match(&r) {
@@ -436,7 +435,7 @@ func (m *Model) rows(s *monitor.Snapshot) []*Row {
 	for i := range s.Suspensions {
 		p := &s.Suspensions[i]
 		r := Row{Kind: "suspension", Time: p.StartUTC.In(loc), StartMS: p.StartMS, Generation: -1, Gen: "S",
-			Reason: p.Reason.String(), SuspendMS: monitor.Opt(p.SuspendMS.Or(math.NaN())), PauseMS: p.PauseMS,
+			Reason: p.Reason.String(), SuspendMS: p.SuspendMS, PauseMS: p.PauseMS,
 			PeakMB: gcpause.Unknown, AfterMB: gcpause.Unknown, PromotedMB: gcpause.Unknown,
 			Severity: m.cfg.severity(p.PauseMS), SlowSuspend: p.SuspendMS.Valid() && float64(p.SuspendMS)*1e6 > float64(slow),
 			Incomplete: p.Incomplete}
