@@ -74,8 +74,6 @@ type HeapPoint struct {
 	OldMB float64
 }
 
-type oldPoint = HeapPoint
-
 // maxOldPoints bounds the memory trend's series.
 const maxOldPoints = 2048
 
@@ -102,40 +100,24 @@ type Analyzer struct {
 	seen        bool
 	threads     map[uint64]struct{}
 
-	mem struct {
-		gcs                 int
-		firstOld, lastOld   float64
-		firstNs, lastNs     int64
-		gen2MB, lohMB, frag float64
-		hasFrag             bool
-		pinned              uint32
-		// pts: gen2+LOH+POH after each GC with heap statistics, for the
-		// trend after the warm-up; at most maxOldPoints (every other
-		// one dropped when full, the first and the latest kept).
-		pts []oldPoint
-	}
-	gen2Blocking, loh int
+	tally GCTally
 
-	lastPeek                        int64
-	peeked                          bool
-	queueMax, queueLast             float64
-	threadsFirst, threadsMax        float64
-	tpSeen                          bool
-	cpuSum                          float64
-	cpuN                            int
-	cpuLastUpdate                   int64
-	cores                           int
-	demandPct                       float64
-	demandSet                       bool
-	extraExceptions                 *ExceptionFacts
-	extraThreadPool                 *ThreadPoolFacts
-	snapshotGC                      uint32 // the heap snapshot's own GC (gcpause's HeapDump; 0: none)
-	snapshotPauseNs, snapshotStopNs int64
-	// marked: a GC another session saw as a heap snapshot's
-	// (MarkHeapDump); dumps: the induced blocking gen2 GCs seen, which
-	// such a mark may name after the GC ended (at most maxDumps).
-	marked uint32
-	dumps  []dumpGC
+	lastPeek                 int64
+	peeked                   bool
+	queueMax, queueLast      float64
+	threadsFirst, threadsMax float64
+	tpSeen                   bool
+	cpuSum                   float64
+	cpuN                     int
+	cpuLastUpdate            int64
+	cores                    int
+	demandPct                float64
+	demandSet                bool
+	extraExceptions          *ExceptionFacts
+	extraThreadPool          *ThreadPoolFacts
+	// marks: the GCs other sessions saw as a heap snapshot's
+	// (MarkHeapDump), at most maxDumps.
+	marks []uint32
 	// sampled: the stream has the runtime sample profiler's samples
 	// (each tick suspends the runtime).
 	sampled bool
@@ -334,92 +316,19 @@ func (a *Analyzer) Stats() analysis.Stats {
 
 const mb = 1 << 20
 
-// dumpGC is an induced GC that a heap snapshot may have made.
-type dumpGC struct {
-	number          uint32
-	pauseNs, stopNs int64
-	gen2Blocking    bool
-}
-
-// maxDumps bounds the induced GCs kept for MarkHeapDump.
-const maxDumps = 64
-
 // MarkHeapDump says GC number n was a heap snapshot's (gcpause's HeapDump
 // mark, in another session of the same process: serve's snapshots run
 // beside the session triage reads, whose stream does not carry the heap
 // dump). Before or after the GC's events: it is then kept out of the
 // application's induced GCs, pauses and stopped time as a snapshot in the
-// stream is. The first mark counts (one snapshot's GC per window).
+// stream is (GCTally).
 func (a *Analyzer) MarkHeapDump(n uint32) {
-	if a.snapshotGC != 0 || n == 0 {
-		return
+	if n != 0 && !slices.Contains(a.marks, n) && len(a.marks) < maxDumps {
+		a.marks = append(a.marks, n)
 	}
-	for _, d := range a.dumps {
-		if d.number == n {
-			a.snapshotGC, a.snapshotPauseNs, a.snapshotStopNs = n, d.pauseNs, d.stopNs
-			if d.gen2Blocking {
-				a.gen2Blocking--
-			}
-			return
-		}
-	}
-	a.marked = n
 }
 
-func (a *Analyzer) onGC(g *gcpause.GC) {
-	if (g.HeapDump || a.marked != 0 && g.Number == a.marked) && a.snapshotGC == 0 {
-		a.snapshotGC = g.Number // the pause analysis marks the snapshot's GC
-	}
-	if !g.Complete {
-		return
-	}
-	if g.Induced && a.snapshotGC == 0 && len(a.dumps) < maxDumps {
-		a.dumps = append(a.dumps, dumpGC{g.Number, max(g.PauseRuntimeNanos, 0), g.PauseNanos,
-			Gen2Blocking(g.Generation, g.Type)})
-	}
-	if a.snapshotGC != 0 && g.Number == a.snapshotGC {
-		a.snapshotPauseNs, a.snapshotStopNs = max(g.PauseRuntimeNanos, 0), g.PauseNanos
-		if Gen2Blocking(g.Generation, g.Type) {
-			a.gen2Blocking-- // counted below: the tool's GC, not the application's
-		}
-	}
-	if Gen2Blocking(g.Generation, g.Type) {
-		a.gen2Blocking++
-	}
-	if LOHTriggered(g.Reason) {
-		a.loh++
-	}
-	if !g.HasHeapStats {
-		return
-	}
-	h := &g.HeapStats
-	old := float64(h.GenerationSize[2]+h.GenerationSize[3]) / mb
-	if h.HasPOH {
-		old += float64(h.GenerationSize[4]) / mb
-	}
-	m := &a.mem
-	if m.gcs == 0 {
-		m.firstOld, m.firstNs = old, g.StartNanos
-	}
-	m.gcs++
-	m.lastOld, m.lastNs = old, g.StartNanos
-	if len(m.pts) == maxOldPoints {
-		k := 1
-		for i := 2; i < len(m.pts); i += 2 {
-			m.pts[k] = m.pts[i]
-			k++
-		}
-		m.pts = m.pts[:k]
-	}
-	m.pts = append(m.pts, oldPoint{Nanos: g.StartNanos, OldMB: old})
-	m.gen2MB, m.lohMB = float64(h.GenerationSize[2])/mb, float64(h.GenerationSize[3])/mb
-	m.pinned = max(m.pinned, h.PinnedObjectCount)
-	if g.Generation == 2 {
-		if p := g.FragmentationPercent(2); p >= 0 {
-			m.frag, m.hasFrag = p, true
-		}
-	}
-}
+func (a *Analyzer) onGC(g *gcpause.GC) { a.tally.Add(g) }
 
 // Gen2Blocking says whether a GC of generation gen and type typ counts
 // among GCFacts.Gen2Blocking (a non-concurrent gen2 GC), LOHTriggered
@@ -465,19 +374,35 @@ func (a *Analyzer) WindowNanos() int64 {
 // Runtime is what the stream said about the runtime.
 func (a *Analyzer) Runtime() runinfo.Info { return a.run.Result() }
 
-// Facts gathers the analyses' results (callable mid-stream).
+// Facts gathers the analyses' results (callable mid-stream), as
+// FactsFrom gathers a live model's, then the contributors' and the
+// caller's refinements.
 func (a *Analyzer) Facts() *Facts {
 	if a.seen {
 		a.peek()
 	}
-	win := a.WindowNanos()
-	f := &Facts{WindowSec: float64(win) / 1e9, Target: a.opts.Target}
-	a.gcFacts(f, win)
-	a.memFacts(f)
-	a.lockFacts(f, win)
-	cr := a.ctr.Result()
-	a.counterFacts(f, cr)
-	a.cpuFacts(f)
+	if a.objectTypes != nil {
+		a.lk.SetObjectTypes(a.objectTypes)
+	}
+	in := &Inputs{Target: a.opts.Target, WindowNanos: a.WindowNanos(), Pauses: a.gc.Result(), GCs: &a.tally, HeapDumps: a.marks,
+		Sampled: a.sampled, Locks: a.lk.Result(), Threads: len(a.threads), OpenWaits: a.hang.OpenLockWaits(a.last), Counters: a.ctr.Result(),
+		Peaks:   CounterPeaks{Seen: a.tpSeen, QueueMax: a.queueMax, QueueLast: a.queueLast, ThreadsFirst: a.threadsFirst, ThreadsMax: a.threadsMax, CPUUsagePct: -1},
+		CPU:     Readings{Cores: a.cores, DemandPct: -1, BusiestTID: a.busiestTID, BusiestName: a.busiestName, BusiestPct: a.busiestPct},
+		Methods: a.perfMethods, MethodsSource: a.perfMethodsSource}
+	// Contention events come only with the contention keyword: a session
+	// without them says nothing about locks; one with them and no waits
+	// is calm.
+	in.LocksSeen = a.lk.Stats().Events > 0 || len(a.threads) > 0
+	if a.cpuN > 0 {
+		in.Peaks.CPUUsagePct = a.cpuSum / float64(a.cpuN)
+	}
+	if a.demandSet {
+		in.CPU.DemandPct = a.demandPct
+	}
+	if a.prof != nil && a.sampled {
+		in.Profile = a.prof.Result()
+	}
+	f := FactsFrom(in)
 	for _, c := range a.opts.Contributors {
 		c.Contribute(f)
 	}
@@ -488,13 +413,6 @@ func (a *Analyzer) Facts() *Facts {
 		f.Exceptions = *a.extraExceptions
 	}
 	return f
-}
-
-func (a *Analyzer) gcFacts(f *Facts, win int64) {
-	g := &f.GC
-	PauseFacts(g, a.gc.Result(), win, Snapshot{GC: a.snapshotGC, PauseNanos: a.snapshotPauseNs, StopNanos: a.snapshotStopNs})
-	g.Gen2Blocking, g.LOHTriggered = a.gen2Blocking, a.loh
-	g.ProfilerInStream = a.sampled
 }
 
 // Snapshot is a heap snapshot's own GC (gcpause's HeapDump mark): its
@@ -559,15 +477,6 @@ func PauseFacts(g *GCFacts, r *gcpause.Result, win int64, snap Snapshot) {
 	}
 }
 
-func (a *Analyzer) memFacts(f *Facts) {
-	m := &a.mem
-	x := &f.Memory
-	MemoryFrom(x, m.gcs, m.pts)
-	x.Gen2MB, x.LOHMB = m.gen2MB, m.lohMB
-	x.Gen2FragPct, x.HasFragmentation = m.frag, m.hasFrag
-	x.MaxPinned = m.pinned
-}
-
 // MemoryFrom fills x's trend from the old generations after each of gcs
 // GCs with heap statistics, pts their series in time order (its first and
 // last the first and the latest GC's; the ones between may be thinned):
@@ -595,13 +504,13 @@ func MemoryFrom(x *MemoryFacts, gcs int, pts []HeapPoint) {
 // a stream.
 func HeapTrend(x *MemoryFacts, pts []HeapPoint) { settle(x, pts) }
 
-func settle(x *MemoryFacts, pts []oldPoint) {
+func settle(x *MemoryFacts, pts []HeapPoint) {
 	if len(pts) < 2 {
 		return
 	}
 	first, last := pts[0], pts[len(pts)-1]
 	from := first.Nanos + (last.Nanos-first.Nanos)/3
-	i, _ := slices.BinarySearchFunc(pts, from, func(p oldPoint, ns int64) int { return cmp.Compare(p.Nanos, ns) })
+	i, _ := slices.BinarySearchFunc(pts, from, func(p HeapPoint, ns int64) int { return cmp.Compare(p.Nanos, ns) })
 	i = min(i, len(pts)-1)
 	s := pts[i]
 	x.SettledGCs, x.SettledOldMB, x.SettledSec = len(pts)-i, s.OldMB, float64(last.Nanos-s.Nanos)/1e9
@@ -620,17 +529,6 @@ func (a *Analyzer) SetObjectTypes(fn func(objs []uint64) (map[uint64]string, str
 	if a.lk != nil {
 		a.lk.SetObjectTypes(fn) // as contention begins, while it runs
 	}
-}
-
-func (a *Analyzer) lockFacts(f *Facts, win int64) {
-	if a.objectTypes != nil {
-		a.lk.SetObjectTypes(a.objectTypes)
-	}
-	// Contention events come only with the contention keyword: a session
-	// without them says nothing about locks; one with them and no waits
-	// is calm.
-	f.Locks.Seen = a.lk.Stats().Events > 0 || len(a.threads) > 0
-	LocksFrom(&f.Locks, a.lk.Result(), len(a.threads), win, a.hang.OpenLockWaits(a.last))
 }
 
 // LocksFrom fills l (but Seen) from package locks' result over a window
@@ -717,15 +615,6 @@ func sumValue(r *counters.Result, name string) (total, rate float64, fromStart, 
 	return
 }
 
-func (a *Analyzer) counterFacts(f *Facts, r *counters.Result) {
-	p := CounterPeaks{Seen: a.tpSeen, QueueMax: a.queueMax, QueueLast: a.queueLast,
-		ThreadsFirst: a.threadsFirst, ThreadsMax: a.threadsMax, CPUUsagePct: -1}
-	if a.cpuN > 0 {
-		p.CPUUsagePct = a.cpuSum / float64(a.cpuN)
-	}
-	CountersFrom(f, r, p)
-}
-
 // CounterPeaks are the runtime counters' figures over the window that
 // their latest values do not hold: whether the pool's counters arrived
 // (Seen), the queue's peak and last length, the pool's first and peak
@@ -796,25 +685,6 @@ func perSec(total, rate float64, fromStart bool, win float64) float64 {
 		return rate
 	}
 	return total / win
-}
-
-func (a *Analyzer) cpuFacts(f *Facts) {
-	p := Readings{Cores: a.cores, DemandPct: -1, BusiestTID: a.busiestTID, BusiestName: a.busiestName, BusiestPct: a.busiestPct}
-	if a.demandSet {
-		p.DemandPct = a.demandPct
-	}
-	usage := -1.0
-	if a.cpuN > 0 {
-		usage = a.cpuSum / float64(a.cpuN)
-	}
-	var ms []Method
-	src := ""
-	if a.prof != nil && a.sampled {
-		ms, src = TopLeafMethods(a.prof.Result(), topMethods), "eventpipe"
-	} else if len(a.perfMethods) > 0 {
-		ms, src = a.perfMethods, a.perfMethodsSource
-	}
-	CPUFrom(&f.CPU, p, usage, ms, src)
 }
 
 // Readings are what only the operating system knows of the target over

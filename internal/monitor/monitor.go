@@ -16,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // Options configure a Monitor. The zero value monitors GCs, suspensions,
@@ -171,14 +172,9 @@ type Monitor struct {
 	// profiler's suspensions, as triage counts them.
 	threads map[uint64]struct{}
 	sampled bool
-	// dumpGCs are the GCs gcpause marked a heap snapshot's (HeapDump: the
-	// stream described the heap during them), at most maxDumpGCs.
-	dumpGCs []uint32
-	// induced are the latest complete induced GCs' rows (at most
-	// maxDumpGCs), beyond the kept rows: a heap snapshot's GC, marked by
-	// another session maybe later, is found there however many GCs
-	// followed.
-	induced []gcpause.GCRow
+	// tally counts every GC as triage counts a stream's (blocking gen2,
+	// LOH-triggered, the memory trend, the heap snapshots' GCs).
+	tally triage.GCTally
 	// sym is the one symbol table of the CPU window, the exceptions, the
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
@@ -363,9 +359,6 @@ func (m *Monitor) register(s *analysis.Set) {
 // maxThreads bounds the distinct threads counted (triage's bound).
 const maxThreads = 1 << 14
 
-// maxDumpGCs bounds the heap snapshots' GCs kept (Snapshot.HeapDumpGCs).
-const maxDumpGCs = 64
-
 // own is the monitor's part of its Set: the events no analysis owns
 // (GCTriggered for the flavour, the runtime's and the process's
 // information).
@@ -524,15 +517,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 		m.resolved[min(max(g.Generation, 0), 2)]++
 	}
 	m.noteNumber(g.Number)
-	if g.HeapDump && len(m.dumpGCs) < maxDumpGCs {
-		m.dumpGCs = append(m.dumpGCs, g.Number)
-	}
-	if g.Induced && g.Complete {
-		if len(m.induced) == maxDumpGCs {
-			m.induced = append(m.induced[:0], m.induced[1:]...)
-		}
-		m.induced = append(m.induced, row)
-	}
+	m.tally.Add(g)
 	if g.HasHeapStats {
 		for i := range m.heapAfter {
 			m.heapAfter[i] = gcpause.Unknown

@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"github.com/clrspy/clrspy/hang"
-	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -12,6 +11,7 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/requests"
 	"github.com/clrspy/clrspy/threadpool"
+	"github.com/clrspy/clrspy/triage"
 )
 
 // State is where a session stands.
@@ -157,13 +157,10 @@ type Snapshot struct {
 	OpenLockWaits []hang.OpenLockWait `json:"-"`
 	Threads       int                 `json:"-"`
 	Sampled       bool                `json:"-"`
-	// HeapDumpGCs are the GCs a heap snapshot in the stream induced
-	// (gcpause's HeapDump mark): the tool's, as TriageEnv.HeapDumpGCs.
-	HeapDumpGCs []uint32 `json:"-"`
-	// InducedGCs are the latest complete induced GCs' rows (64), kept
-	// however many GCs followed: where TriageFacts finds a heap
-	// snapshot's GC.
-	InducedGCs []gcpause.GCRow `json:"-"`
+	// Tally is triage's count of every GC since the session began
+	// (triage.GCTally: blocking gen2 and LOH-triggered GCs, the memory
+	// trend, the heap snapshots' GCs), as a file's triage counts them.
+	Tally *triage.GCTally `json:"-"`
 	// ThreadPool is set with Options.ThreadPool.
 	ThreadPool *ThreadPoolSummary `json:"thread_pool,omitempty"`
 	// ThreadPoolResult is package threadpool's result behind ThreadPool
@@ -201,15 +198,17 @@ func (m *Monitor) Snapshot() *Snapshot {
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.OpenLockWaits = m.lock.graph.OpenLockWaits(m.lock.last)
 	s.Threads, s.Sampled = len(m.threads), m.sampled
-	s.HeapDumpGCs = slices.Clone(m.dumpGCs)
-	s.InducedGCs = slices.Clone(m.induced)
+	s.Tally = m.tally.Clone()
 	s.Rollup = m.gc.Result()
+	// The records are the analyzer's and may still change: not shared
+	// (the longest GC's is copied, final once it is the longest).
+	s.Rollup.GCs, s.Rollup.Suspensions = nil, nil
 	if l := s.Rollup.Longest; len(l) > 0 {
 		r := gcpause.NewGCRow(l[0])
 		s.GC.Longest = &r
+		c := *l[0]
+		s.Rollup.Longest = []*gcpause.GC{&c}
 	}
-	// The records are the analyzer's and may still change: not shared.
-	s.Rollup.GCs, s.Rollup.Longest, s.Rollup.Suspensions = nil, nil, nil
 	if m.sess.exitCode != nil {
 		c := *m.sess.exitCode
 		s.Session.ExitCode = &c

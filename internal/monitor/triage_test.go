@@ -3,6 +3,7 @@ package monitor_test
 import (
 	"testing"
 
+	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/tracetest"
 	"github.com/clrspy/clrspy/source"
@@ -11,23 +12,29 @@ import (
 // TestTriageFactsHeapDumpBeyondRows: a heap snapshot's GC that another
 // session marked (TriageEnv.HeapDumpGCs) stays out of the application's
 // induced GCs and pauses after the monitor's kept rows have moved past it
-// (MaxGCs 1): the monitor keeps the induced GCs' rows apart. gc-induced
-// has 9 induced GCs; marking the first leaves 8 and its pause out.
+// (MaxGCs 1): the monitor counts every GC in triage's tally
+// (triage.GCTally), not over its rows. gc-induced has 9 induced GCs;
+// marking the first leaves 8 and its pause out.
 func TestTriageFactsHeapDumpBeyondRows(t *testing.T) {
 	st, err := source.Open(source.Spec{File: tracetest.Path(t, "gc-induced.nettrace")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	m := monitor.New(st.Header(), monitor.Options{MaxGCs: 1})
+	var induced []gcpause.GCRow
+	m := monitor.New(st.Header(), monitor.Options{MaxGCs: 1, OnGC: func(g *gcpause.GC) {
+		if g.Induced && g.Complete {
+			induced = append(induced, gcpause.NewGCRow(g))
+		}
+	}})
 	if _, err := st.Run(m); err != nil {
 		t.Fatal(err)
 	}
 	snap := m.Snapshot()
-	if len(snap.InducedGCs) != 9 || len(snap.GCs) != 1 {
-		t.Fatalf("%d induced GCs kept, %d rows; want 9 and 1", len(snap.InducedGCs), len(snap.GCs))
+	if len(induced) != 9 || len(snap.GCs) != 1 {
+		t.Fatalf("%d induced GCs, %d rows; want 9 and 1", len(induced), len(snap.GCs))
 	}
-	first := snap.InducedGCs[0]
+	first := induced[0]
 	plain := monitor.TriageFacts(snap, monitor.TriageEnv{CPUDemandPct: -1})
 	marked := monitor.TriageFacts(snap, monitor.TriageEnv{CPUDemandPct: -1, HeapDumpGCs: []uint32{first.Number}})
 	if plain.GC.Induced != 9 || marked.GC.Induced != 8 || marked.GC.SnapshotGC != first.Number {
