@@ -14,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/locks"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/requests"
+	"github.com/clrspy/clrspy/runinfo"
 	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/threadpool"
 	"github.com/clrspy/clrspy/triage"
@@ -179,6 +180,7 @@ type Monitor struct {
 	// thread pool and the locks (nil unless one of the first three is on).
 	sym  *stacks.Symbols
 	gc   *gcpause.Analyzer
+	run  *runinfo.Analyzer
 	ctr  *counters.Analyzer
 	cpu  *cpuWindow
 	exc  *exceptions.Analyzer // nil unless Options.Exceptions
@@ -307,6 +309,10 @@ func (m *Monitor) register(s *analysis.Set) {
 		return m.lock
 	})
 	analysis.Add(s, analysis.Spec{Name: "monitor", Enable: none, Uncounted: true}, func(*nettrace.Header) own { return own{m} })
+	analysis.Add(s, analysis.Spec{Name: "runinfo", Enable: none, Uncounted: true}, func(h *nettrace.Header) *runinfo.Analyzer {
+		m.run = runinfo.New(h)
+		return m.run
+	})
 	if !o.NoCounters {
 		analysis.Add(s, analysis.Spec{Name: "counters", Enable: none}, func(h *nettrace.Header) *counters.Analyzer {
 			m.ctr = counters.New(h, o.Counters)
@@ -360,8 +366,7 @@ func (m *Monitor) register(s *analysis.Set) {
 const maxThreads = 1 << 14
 
 // own is the monitor's part of its Set: the events no analysis owns
-// (GCTriggered for the flavour, the runtime's and the process's
-// information).
+// (the threads, the samples, GCTriggered for the flavour).
 type own struct{ m *Monitor }
 
 func (o own) Stats() analysis.Stats { return analysis.Stats{} }
@@ -377,19 +382,8 @@ func (o own) Event(ev *nettrace.Event) {
 	if ev.Meta.Runtime == nettrace.SampleProfiler {
 		m.sampled = true
 	}
-	switch meta := ev.Meta; meta.Runtime {
-	case nettrace.Runtime:
-		if meta.EventID == clrevents.IDGCTriggered {
-			m.flavor.triggered(ev.ThreadID)
-		}
-	case nettrace.Rundown:
-		if meta.EventID == idRuntimeInformation {
-			m.runtimeInformation(ev)
-		}
-	case nettrace.EventPipe:
-		if meta.EventName == "ProcessInfo" {
-			m.processInfoEvent(ev)
-		}
+	if meta := ev.Meta; meta.Runtime == nettrace.Runtime && meta.EventID == clrevents.IDGCTriggered {
+		m.flavor.triggered(ev.ThreadID)
 	}
 }
 

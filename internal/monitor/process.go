@@ -1,8 +1,7 @@
 package monitor
 
 import (
-	"encoding/binary"
-	"fmt"
+	"cmp"
 	"path"
 	"strings"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/runinfo"
 )
 
 // Process is what is known about the target.
@@ -166,56 +165,18 @@ func kindName(server bool) string {
 	return "workstation"
 }
 
-// idRuntimeInformation is the rundown's RuntimeInformationDCStart.
-const idRuntimeInformation = 187
-
-// Startup flags of RuntimeInformation (the runtime's STARTUP_FLAGS).
-const (
-	startupConcurrentGC = 0x1
-	startupServerGC     = 0x1000
-)
-
-// runtimeInformation reads RuntimeInformationDCStart: ClrInstanceID, Sku,
-// the BCL version (four u16), the VM version (four u16), StartupFlags,
-// StartupMode, CommandLine, ...
-func (m *Monitor) runtimeInformation(ev *nettrace.Event) {
-	p := ev.Payload
-	if len(p) < 24 {
-		return
-	}
-	u16 := func(o int) uint16 { return binary.LittleEndian.Uint16(p[o:]) }
-	if m.proc.RuntimeVersion == "" {
-		m.proc.RuntimeVersion = fmt.Sprintf("%d.%d.%d", u16(4), u16(6), u16(8))
-	}
-	flags := binary.LittleEndian.Uint32(p[20:])
-	m.flavor.startupFlags = true
-	m.flavor.server = flags&startupServerGC != 0
-	m.flavor.concurrent = flags&startupConcurrentGC != 0
-}
-
-// processInfoEvent reads the EventPipe's ProcessInfo event (a trace file's
-// only record of the command line).
-func (m *Monitor) processInfoEvent(ev *nettrace.Event) {
-	if m.proc.CommandLine != "" {
-		return
-	}
-	vals, err := nettrace.DecodePayload(ev.Meta, ev.Payload, m.hdr.PointerSize)
-	if err != nil {
-		return
-	}
-	for _, v := range vals {
-		s, _ := v.V.(string)
-		switch v.Name {
-		case "CommandLine":
-			m.proc.CommandLine = s
-		case "OSInformation":
-			m.proc.OS = s
-		case "ArchInformation":
-			m.proc.Arch = s
-		}
-	}
-	if m.proc.Name == "" {
-		m.proc.Name = nameFromCommandLine(m.proc.CommandLine)
+// fromRunInfo fills what the diagnostics IPC did not say from what the
+// stream did (package runinfo: the rundown's RuntimeInformation, which a
+// live session gets when it stops and a trace file carries, and the
+// EventPipe's ProcessInfo, a trace file's only record of the command
+// line); the runtime's startup flags decide the GC flavour.
+func (p *Process) fromRunInfo(info runinfo.Info, f *flavorState) {
+	p.CommandLine = cmp.Or(p.CommandLine, info.CommandLine)
+	p.OS, p.Arch = cmp.Or(p.OS, info.OS), cmp.Or(p.Arch, info.Arch)
+	p.RuntimeVersion = cmp.Or(p.RuntimeVersion, info.Runtime)
+	p.Name = cmp.Or(p.Name, nameFromCommandLine(p.CommandLine))
+	if info.GC != "" {
+		f.startupFlags, f.server, f.concurrent = true, info.ServerGC, info.ConcurrentGC
 	}
 }
 
