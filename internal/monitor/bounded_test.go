@@ -103,6 +103,9 @@ func TestBoundedOverLongTrace(t *testing.T) {
 	gcs := m.gcsResolved() - gcsAt
 	events := n - eventsAt
 	snap := m.Snapshot()
+	if err := snap.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	t.Logf("%d events (%d GCs, %d samples) over %.0f s of event clock: heap %.1f MB at a third, %.1f MB at the end; %d allocations for %d events and %d GCs (%.2f per GC); %d CPU stacks (max %d)",
 		n, gen.GCs, gen.Samples, snap.Session.ElapsedSec, float64(heapAt)/1e6, float64(heapEnd)/1e6, mallocs, events, gcs, float64(mallocs)/float64(max(gcs, 1)), len(m.cpu.stks), maxStacks)
 	if n != gen.Events || int64(snap.GC.GCCount) != gen.GCs || snap.Session.ElapsedSec < 90 {

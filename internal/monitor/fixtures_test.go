@@ -42,6 +42,9 @@ func TestHistogramsEqualFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, snap := gc.Result(), m.Snapshot()
+			if err := snap.CheckValid(); err != nil {
+				t.Errorf("snapshot: %v", err)
+			}
 			g := &snap.GC
 			if !reflect.DeepEqual(g.PauseHistogram, res.All.Histogram) || !reflect.DeepEqual(g.SuspendHistogram, res.All.SuspendHistogram) {
 				t.Errorf("pause histogram live %v, file %v; suspend live %v, file %v", g.PauseHistogram.Counts, res.All.Histogram.Counts,

@@ -54,6 +54,9 @@ func launchWith(t *testing.T, opts monitor.Options, extra func(*nettrace.Header)
 		// Callbacks run outside the monitor's lock: a snapshot from one
 		// must not deadlock, and must already count this GC.
 		s := m.Snapshot()
+		if err := s.CheckValid(); err != nil {
+			t.Errorf("snapshot in OnGC: %v", err)
+		}
 		if s.GC.Last == nil || s.GC.Last.Number != g.Number {
 			t.Errorf("snapshot in OnGC: last GC %+v, callback for %d", s.GC.Last, g.Number)
 		}

@@ -52,6 +52,9 @@ func TestLongestLeavesOutUnseenStarts(t *testing.T) {
 	s.gc(1, 0.003, 6, true)
 	s.gc(2, 0.004, 7, true)
 	snap := s.m.Snapshot()
+	if err := snap.CheckValid(); err != nil {
+		t.Error(err)
+	}
 	if snap.GC.GCCount != 3 || snap.GC.Longest == nil || snap.GC.Longest.Number != 7 {
 		t.Fatalf("%d GCs, longest %+v", snap.GC.GCCount, snap.GC.Longest)
 	}
