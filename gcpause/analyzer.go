@@ -78,6 +78,8 @@ type Analyzer struct {
 	used              uint64
 	orphanHeapStats   int
 
+	flavor flavorState
+
 	bus     *analysis.Bus
 	stopped analysis.Stopped // reused: observers copy what they keep
 }
@@ -193,6 +195,10 @@ func (a *Analyzer) Event(ev *nettrace.Event) {
 		if g := a.current(); g != nil {
 			g.HeapDump = true
 		}
+		return
+	}
+	if m.Runtime == nettrace.Runtime && m.EventID == clrevents.IDGCTriggered {
+		a.flavor.triggered(ev.ThreadID) // evidence for Flavor, not asked for
 		return
 	}
 	if !Wants(m) {
@@ -564,6 +570,7 @@ func (a *Analyzer) gcStart(ev *nettrace.Event, e clrevents.GCStart) {
 	}
 	a.last = g
 	a.gcs = append(a.gcs, g)
+	a.flavor.gcStart(g.ThreadID, g.Type)
 	if a.opts.OnGCStart != nil {
 		a.opts.OnGCStart(g)
 	}
@@ -701,6 +708,7 @@ func (a *Analyzer) finish(g *GC) {
 		a.roll.incomplete++
 	}
 	g.emitted = true
+	a.flavor.gc(g)
 	if a.opts.OnGC != nil {
 		a.opts.OnGC(g)
 	}

@@ -33,8 +33,12 @@
 // gcpause.In), with the GC it belongs to and whether that GC was a heap
 // snapshot's (GC.HeapDump); OnGCStart hands each GC's decoded start and
 // OpenSince the suspensions still open. The live monitor, perf's sample
-// labels, the heap snapshot's pause and the flight recorder read these
-// instead of pairing or decoding the events again.
+// labels, the heap snapshot's pause, hang's target-paused time and the
+// flight recorder read these instead of pairing or decoding the events
+// again. Flavor is the GC's configuration from the startup flags a caller
+// gives (package runinfo's), else from what the GCs show (heap counts,
+// the GC's thread against GCTriggered's, background GCs, the latency
+// mode).
 //
 // The Analyzer does no I/O: feed it events from a file or a live session.
 package gcpause

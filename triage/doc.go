@@ -21,6 +21,11 @@
 // with Source set to its name) or through SetThreadPool / SetExceptions,
 // and the same rules then read the better figures.
 //
+// One composition of the facts: FactsFrom over Inputs (the analyses'
+// results over a window, and GCTally's count of every GC) is how the
+// Analyzer judges a stream and how a live model (internal/monitor's
+// TriageFacts) judges its snapshot.
+//
 // No I/O: the caller supplies what only the operating system knows (the
 // number of cores, the process's CPU demand from /proc) through
 // Analyzer.SetCPU, and a live process's memory splits (package memory,

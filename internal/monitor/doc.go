@@ -21,12 +21,16 @@
 // facts (pid, name, runtime version, GC flavour, uptime) and the session's
 // state (running, stopped, target exited with status, error).
 //
-// TriageFacts turns a snapshot into package triage's facts since the
-// session began, for the clrspy_findings gauge and top's banner, through
-// the functions triage's Analyzer makes its facts with, over the
-// snapshot's analysis results (PauseFacts, MemoryFrom, LocksFrom,
-// CountersFrom, ThreadPoolFrom, ExceptionsFrom, RequestsFrom, CPUFrom);
-// serve's /triage runs triage's analyses on its window's events.
+// The monitor keeps no pairing, decoding or judgement of its own: the
+// suspensions are gcpause's (OnStopped), the runtime's and the process's
+// information runinfo's, the GC flavour gcpause's (Flavor: the startup
+// flags when the stream had them, which a live session gets from the
+// runtime provider's RuntimeInformation at its start, else what the GCs
+// show), the counts triage judges triage's (GCTally, every GC). Snapshot
+// holds the analyses' results; TriageFacts judges it with triage.FactsFrom,
+// the composition `clrspy triage` judges a stream with; CheckValid checks
+// the snapshot by each result's own CheckValid and the model's figures
+// against them.
 //
 // Threading: Event (and Run, which calls it) runs on the one goroutine
 // that reads the stream; Snapshot, the setters and Stats may be called
@@ -46,20 +50,6 @@
 // suspensions count once. A suspension still in progress counts up to the
 // latest event; one whose end was lost counts nothing (its reason's
 // Incomplete says so).
-//
-// GC flavour: the runtime's own startup flags (the rundown's
-// RuntimeInformation event, which a live session gets when it stops and a
-// trace file carries) decide when present. Before that: a GC on more than
-// one heap means server GC; otherwise the GC's thread does — a
-// workstation GC runs on the thread that triggered it (GCTriggered and
-// GCStart on the same thread), a server GC on its own GC threads (with
-// dynamic adaptation a server GC may run on one heap, so the heap count
-// alone cannot tell). Concurrent (background) GC: a background GC seen,
-// else the last GC's latency mode (Batch means background GCs are off,
-// which is how the runtime applies gcConcurrent=0). GCFlavor.KindFrom and
-// ConcurrentFrom say which evidence decided. The heap count and latency
-// mode come from gcpause's row of each GC (the histories that GC wrote,
-// as the file's page counts them), not from the history events.
 //
 // Locks are locks.Analyzer in its bounded mode (4096 locks, 1024 waiting
 // stacks, no per-stack samples, no object types), its waiting stacks named

@@ -199,8 +199,12 @@ func TestMonitorInducedLive(t *testing.T) {
 	}
 }
 
-// TestMonitorGCFlavourLive: the GC flavour as the events tell it while the
-// session runs (before the rundown's startup flags), and at the end.
+// TestMonitorGCFlavourLive: the GC flavour while the session runs and at
+// its end is the runtime's own startup flags (package runinfo: the
+// runtime provider's RuntimeInformation at the session's start, the
+// rundown's at its end; before the monitor read runinfo it had only the
+// rundown's and guessed until then); and what the GCs alone show
+// (gcpause.Flavor without startup flags, on the same stream) agrees.
 func TestMonitorGCFlavourLive(t *testing.T) {
 	for _, c := range []struct {
 		env                []string
@@ -212,7 +216,11 @@ func TestMonitorGCFlavourLive(t *testing.T) {
 		{[]string{"DOTNET_gcConcurrent=0"}, "workstation", false, "gc_thread", "pause_mode"},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
-			run := launchMonitored(t, monitor.Options{}, c.env, "induced", "gen0=3", "gen1=1", "gen2=1")
+			var gc *gcpause.Analyzer
+			run := launchWith(t, monitor.Options{}, func(h *nettrace.Header) []analysis.Analyzer {
+				gc = gcpause.New(h, gcpause.Options{MaxGCs: 1, MaxSuspensions: 1})
+				return []analysis.Analyzer{gc}
+			}, c.env, "induced", "gen0=3", "gen1=1", "gen2=1")
 			if run.wl.ServerGC != (c.kind == "server") || run.wl.ConcurrentGC != c.concurrent {
 				t.Fatalf("the workload runs server=%v concurrent=%v", run.wl.ServerGC, run.wl.ConcurrentGC)
 			}
@@ -222,16 +230,18 @@ func TestMonitorGCFlavourLive(t *testing.T) {
 				if f.Kind != c.kind || f.Concurrent == nil || *f.Concurrent != c.concurrent || f.Heaps < 1 {
 					t.Errorf("flavour %+v, want %s concurrent=%v", f, c.kind, c.concurrent)
 				}
+				if f.KindFrom != "startup_flags" || f.ConcurrentFrom != "startup_flags" {
+					t.Errorf("%s: kind from %q, concurrent from %q", s.Session.State, f.KindFrom, f.ConcurrentFrom)
+				}
 			}
 			// Server GC with dynamic adaptation may run on one heap: the GC
 			// threads decide; more heaps would decide too.
 			// A background GC, when one ran, decides concurrency first.
-			if f := run.during.Process.GC; (f.KindFrom != c.kindFrom && f.KindFrom != "heap_count") ||
+			f := gc.Flavor(gcpause.Startup{})
+			t.Logf("the GCs alone: %s (kind from %s, concurrent from %s)", f, f.KindFrom, f.ConcurrentFrom)
+			if f.Kind != c.kind || f.Concurrent == nil || *f.Concurrent != c.concurrent || (f.KindFrom != c.kindFrom && f.KindFrom != "heap_count") ||
 				(f.ConcurrentFrom != c.concFrom && !(c.concurrent && f.ConcurrentFrom == "background_gc")) {
-				t.Errorf("during the session: kind from %q, concurrent from %q", f.KindFrom, f.ConcurrentFrom)
-			}
-			if f := run.snap.Process.GC; f.KindFrom != "startup_flags" || f.ConcurrentFrom != "startup_flags" {
-				t.Errorf("after the rundown: kind from %q, concurrent from %q", f.KindFrom, f.ConcurrentFrom)
+				t.Errorf("the GCs alone: %+v, want %s concurrent=%v from %s and %s", f, c.kind, c.concurrent, c.kindFrom, c.concFrom)
 			}
 		})
 	}

@@ -225,9 +225,8 @@ type Monitor struct {
 	num               numbering
 	lastRaw           int64 // the latest event's raw timestamp
 
-	flavor flavorState
-	proc   Process
-	sess   sessionState
+	proc Process
+	sess sessionState
 
 	first, now int64 // ns since the session start: first and latest event
 	seen       bool
@@ -365,8 +364,8 @@ func (m *Monitor) register(s *analysis.Set) {
 // maxThreads bounds the distinct threads counted (triage's bound).
 const maxThreads = 1 << 14
 
-// own is the monitor's part of its Set: the events no analysis owns
-// (the threads, the samples, GCTriggered for the flavour).
+// own is the monitor's part of its Set: what triage reads of a stream
+// beside its analyses (its threads, whether it has samples).
 type own struct{ m *Monitor }
 
 func (o own) Stats() analysis.Stats { return analysis.Stats{} }
@@ -381,9 +380,6 @@ func (o own) Event(ev *nettrace.Event) {
 	}
 	if ev.Meta.Runtime == nettrace.SampleProfiler {
 		m.sampled = true
-	}
-	if meta := ev.Meta; meta.Runtime == nettrace.Runtime && meta.EventID == clrevents.IDGCTriggered {
-		m.flavor.triggered(ev.ThreadID)
 	}
 }
 
@@ -479,7 +475,6 @@ func (m *Monitor) event(ev *nettrace.Event) {
 // onGCStart runs inside gcpause.Event (m.mu held) when a GC begins: the
 // start gcpause decoded, not decoded again.
 func (m *Monitor) onGCStart(g *gcpause.GC) {
-	m.flavor.gcStart(g.ThreadID, g.Type)
 	m.started[min(max(g.Generation, 0), 2)]++
 	m.noteNumber(g.Number)
 	if m.opts.OnGCStart != nil {
@@ -505,7 +500,6 @@ func (m *Monitor) openSince(gcOnly bool) int64 { return m.gc.OpenSince(gcOnly) }
 func (m *Monitor) onGC(g *gcpause.GC) {
 	row := gcpause.NewGCRow(g)
 	m.gcs.push(row)
-	m.flavor.gc(g)
 	m.last, m.hasLast = row, true
 	if g.StartSeen {
 		m.resolved[min(max(g.Generation, 0), 2)]++

@@ -228,8 +228,7 @@ func (m *Monitor) Snapshot() *Snapshot {
 	if m.seen {
 		s.Session.ElapsedSec = float64(elapsed) / 1e9
 	}
-	s.Process.fromRunInfo(m.run.Result(), &m.flavor)
-	s.Process.GC = m.flavor.result()
+	s.Process.GC = m.gc.Flavor(s.Process.fromRunInfo(m.run.Result()))
 	if !s.Process.StartUTC.IsZero() {
 		s.Process.UptimeSec = s.Time.Sub(s.Process.StartUTC).Seconds()
 		s.Process.UptimeFromStart = true

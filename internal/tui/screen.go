@@ -374,7 +374,7 @@ func findings(s *monitor.Snapshot) []triage.Finding {
 }
 
 // flavor is the GC flavor with the heap count of a server GC.
-func flavor(f monitor.GCFlavor) string {
+func flavor(f gcpause.Flavor) string {
 	s := f.String()
 	if f.Kind == "server" && f.Heaps > 0 {
 		s = strings.Replace(s, "server", fmt.Sprintf("server (%d heaps)", f.Heaps), 1)
