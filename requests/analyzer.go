@@ -183,11 +183,11 @@ type Analyzer struct {
 	byAct    map[nettrace.GUID]*open // activity ids of requests and their children
 	onThread map[uint64]*open        // the request each thread runs
 	out      map[nettrace.GUID]outgoing
-	pauses   recent[pause] // recent GC pauses, by end
-	susps    recent[pause] // recent other suspensions, by end
+	pauses   analysis.Ring[pause] // recent GC pauses, by end
+	susps    analysis.Ring[pause] // recent other suspensions, by end
 	// gcs is the damage of the latest MaxGCs GCs, in the order their
 	// first stop ended.
-	gcs     recent[gcDamage]
+	gcs     analysis.Ring[gcDamage]
 	maxGC   uint32 // the highest GC number in gcs ever
 	routes  map[string]*routeAcc
 	slow    slowHeap
@@ -234,7 +234,7 @@ func New(hdr *nettrace.Header, opts Options) *Analyzer {
 		ps = 8
 	}
 	return &Analyzer{hdr: hdr, ptrSize: ps, opts: opts,
-		pauses: recent[pause]{max: maxPauses}, susps: recent[pause]{max: maxPauses}, gcs: recent[gcDamage]{max: opts.MaxGCs},
+		pauses: analysis.NewRing[pause](maxPauses), susps: analysis.NewRing[pause](maxPauses), gcs: analysis.NewRing[gcDamage](opts.MaxGCs),
 		open: map[string]*open{}, byAct: map[nettrace.GUID]*open{}, onThread: map[uint64]*open{},
 		out: map[nettrace.GUID]outgoing{}, slowIDs: map[string]struct{}{}, suspended: map[uint64]struct{}{}, routes: map[string]*routeAcc{}}
 }
@@ -550,8 +550,8 @@ func (a *Analyzer) flush() {
 // overlap adds every pause and suspension that overlapped r, and r to the
 // damage of each GC that hit it.
 func (a *Analyzer) overlap(r *open) {
-	for i := range a.pauses.n {
-		p := a.pauses.back(i)
+	for i := range a.pauses.Len() {
+		p := a.pauses.Back(i)
 		if p.end <= r.StartNanos {
 			break
 		}
@@ -575,8 +575,8 @@ func (a *Analyzer) overlap(r *open) {
 			r.GCs = append(r.GCs, p.gc)
 		}
 	}
-	for i := range a.susps.n {
-		p := a.susps.back(i)
+	for i := range a.susps.Len() {
+		p := a.susps.Back(i)
 		if p.end <= r.StartNanos {
 			break
 		}
@@ -654,39 +654,6 @@ func (a *Analyzer) complete(r *Request) {
 // the oldest.
 const maxPauses = 4096
 
-// recent keeps the latest max values pushed, in a slice that grows to max
-// once and is then reused: the suspensions' path allocates nothing per
-// event.
-type recent[T any] struct {
-	buf     []T
-	head, n int // head: the oldest
-	max     int
-}
-
-// push adds v as the newest (the oldest goes when full) and returns its
-// slot.
-func (r *recent[T]) push(v T) *T {
-	if len(r.buf) < r.max {
-		r.buf = append(r.buf, v)
-		r.n++
-		return &r.buf[len(r.buf)-1]
-	}
-	if r.n < len(r.buf) {
-		i := (r.head + r.n) % len(r.buf)
-		r.buf[i] = v
-		r.n++
-		return &r.buf[i]
-	}
-	i := r.head
-	r.buf[i] = v
-	r.head = (r.head + 1) % len(r.buf)
-	return &r.buf[i]
-}
-
-// at is the i-th oldest value; back the i-th newest.
-func (r *recent[T]) at(i int) *T   { return &r.buf[(r.head+i)%len(r.buf)] }
-func (r *recent[T]) back(i int) *T { return r.at(r.n - 1 - i) }
-
 // damage is GC gc's damage (nil: not kept), found from the newest: the GCs
 // a request overlaps are recent, and a GC numbered above every one kept
 // (the runtime numbers them in order) is new.
@@ -694,8 +661,8 @@ func (a *Analyzer) damage(gc uint32) *gcDamage {
 	if gc > a.maxGC {
 		return nil
 	}
-	for i := range a.gcs.n {
-		if g := a.gcs.back(i); g.GC == gc {
+	for i := range a.gcs.Len() {
+		if g := a.gcs.Back(i); g.GC == gc {
 			return g
 		}
 	}
@@ -706,16 +673,16 @@ func (a *Analyzer) damage(gc uint32) *gcDamage {
 func (a *Analyzer) Stopped(s *analysis.Stopped) {
 	p := pause{gc: s.GC, begin: s.BeginNanos, end: s.EndNanos}
 	if s.GC == 0 {
-		a.susps.push(p)
+		a.susps.Push(p)
 		return
 	}
-	a.pauses.push(p)
+	a.pauses.Push(p)
 	g := a.damage(s.GC)
 	if g == nil {
-		if a.gcs.n == a.gcs.max {
+		if a.gcs.Len() == a.gcs.Max {
 			a.gcsDropped++
 		}
-		g = a.gcs.push(gcDamage{GC: s.GC, BeginNanos: s.BeginNanos})
+		g = a.gcs.Push(gcDamage{GC: s.GC, BeginNanos: s.BeginNanos})
 		a.maxGC = max(a.maxGC, s.GC)
 	}
 	g.PauseNanos += s.EndNanos - s.BeginNanos
@@ -780,8 +747,8 @@ func (h *slowHeap) Pop() any {
 // end where the analysis has not been handed the stop yet (a pause log
 // line written as the GC ends). A live pause log reads it.
 func (a *Analyzer) Frozen(gc uint32, endNanos int64) int64 {
-	for i := range a.pauses.n {
-		if p := a.pauses.back(i); p.gc == gc {
+	for i := range a.pauses.Len() {
+		if p := a.pauses.Back(i); p.gc == gc {
 			endNanos = max(endNanos, p.end)
 			break
 		}

@@ -115,8 +115,8 @@ func (a *Analyzer) Result() *Result {
 	slices.SortFunc(res.Slowest, func(x, y Request) int {
 		return cmp.Or(cmp.Compare(y.DurationNanos(), x.DurationNanos()), cmp.Compare(x.StartNanos, y.StartNanos))
 	})
-	for i := range a.gcs.n {
-		res.GCs = append(res.GCs, GCDamage(*a.gcs.at(i)))
+	for i := range a.gcs.Len() {
+		res.GCs = append(res.GCs, GCDamage(*a.gcs.At(i)))
 	}
 	if res.Source == "" {
 		res.Notes = append(res.Notes, "no request events: the target serves no ASP.NET Core requests, or its session lacks the Microsoft-AspNetCore-Server-Kestrel provider")

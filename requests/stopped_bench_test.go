@@ -54,8 +54,8 @@ func TestStoppedBounds(t *testing.T) {
 	for i := range maxPauses + 10 {
 		a.Stopped(&analysis.Stopped{GC: uint32(i/2 + 1), BeginNanos: int64(i) * 100, EndNanos: int64(i)*100 + 10})
 	}
-	if a.pauses.n != maxPauses || a.pauses.back(0).gc != uint32((maxPauses+9)/2+1) || a.pauses.at(0).begin != 1000 {
-		t.Errorf("pauses: %d kept, newest of GC %d, oldest begins at %d", a.pauses.n, a.pauses.back(0).gc, a.pauses.at(0).begin)
+	if a.pauses.Len() != maxPauses || a.pauses.Back(0).gc != uint32((maxPauses+9)/2+1) || a.pauses.At(0).begin != 1000 {
+		t.Errorf("pauses: %d kept, newest of GC %d, oldest begins at %d", a.pauses.Len(), a.pauses.Back(0).gc, a.pauses.At(0).begin)
 	}
 	r := a.Result()
 	if len(r.GCs) != 3 || r.GCs[0].GC != uint32((maxPauses+9)/2-1) || r.GCs[2].PauseNanos != 20 {

@@ -62,11 +62,11 @@ func TestBoundedOverLongTrace(t *testing.T) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		nLocks, nStacks := m.lock.an.Len()
-		if m.gcs.len() > keepGCs || m.susps.len() > keepSusps || m.gc.Open() > 64 ||
+		if m.gcs.Len() > keepGCs || m.susps.Len() > keepSusps || m.gc.Open() > 64 ||
 			m.gcStopped.n > maxStopIntervals || m.anyStopped.n > maxStopIntervals ||
 			nLocks > maxLocks+1 || nStacks > maxLockStacks+2 {
 			t.Fatalf("over a bound after %d events: %d GC rows, %d suspension rows, %d open, %d/%d stop intervals, %d locks, %d stacks",
-				n, m.gcs.len(), m.susps.len(), m.gc.Open(), m.gcStopped.n, m.anyStopped.n, nLocks, nStacks)
+				n, m.gcs.Len(), m.susps.Len(), m.gc.Open(), m.gcStopped.n, m.anyStopped.n, nLocks, nStacks)
 		}
 		// Intervals older than a minute of the event clock are dropped.
 		if m.gcStopped.n > 0 && m.gcStopped.at(0).end < m.now-windowKeep-int64(time.Second) && m.gcStopped.n > 1 {

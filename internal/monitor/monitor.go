@@ -201,8 +201,8 @@ type Monitor struct {
 	pendingSusps []*gcpause.Suspension
 	pendingEps   []threadpool.Episode
 
-	gcs      ring[gcpause.GCRow]
-	susps    ring[gcpause.SuspensionRow]
+	gcs      analysis.Ring[gcpause.GCRow]
+	susps    analysis.Ring[gcpause.SuspensionRow]
 	last     gcpause.GCRow
 	hasLast  bool
 	promoted [5]uint64
@@ -247,8 +247,8 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 	m := &Monitor{
 		hdr:        hdr,
 		opts:       opts,
-		gcs:        newRing[gcpause.GCRow](opts.keepGCs()),
-		susps:      newRing[gcpause.SuspensionRow](opts.keepSuspensions()),
+		gcs:        analysis.NewRing[gcpause.GCRow](opts.keepGCs()),
+		susps:      analysis.NewRing[gcpause.SuspensionRow](opts.keepSuspensions()),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
 		heapAfter:  [5]gcpause.Opt{gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown},
@@ -499,7 +499,7 @@ func (m *Monitor) openSince(gcOnly bool) int64 { return m.gc.OpenSince(gcOnly) }
 // onGC runs inside gcpause.Event (m.mu held).
 func (m *Monitor) onGC(g *gcpause.GC) {
 	row := gcpause.NewGCRow(g)
-	m.gcs.push(row)
+	m.gcs.Push(row)
 	m.last, m.hasLast = row, true
 	if g.StartSeen {
 		m.resolved[min(max(g.Generation, 0), 2)]++
@@ -531,7 +531,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 }
 
 func (m *Monitor) onSuspension(s *gcpause.Suspension) {
-	m.susps.push(gcpause.NewSuspensionRow(s))
+	m.susps.Push(gcpause.NewSuspensionRow(s))
 	if m.opts.OnSuspension != nil {
 		m.pendingSusps = append(m.pendingSusps, s)
 	}

@@ -192,8 +192,8 @@ func (m *Monitor) Snapshot() *Snapshot {
 			StartUTC: m.hdr.SyncTimeUTC.UTC(), Events: m.events, EventsLost: max(m.lost, m.sess.endLost),
 			Truncated: m.sess.truncated,
 		},
-		GCs:         m.gcs.slice(),
-		Suspensions: m.susps.slice(),
+		GCs:         m.gcs.Slice(),
+		Suspensions: m.susps.Slice(),
 	}
 	s.Locks, s.LocksResult = m.lock.summary(m.opts.topLocks())
 	s.OpenLockWaits = m.lock.graph.OpenLockWaits(m.lock.last)
