@@ -19,13 +19,14 @@ import (
 // TestOneJudgementEverySurface: one fixture trace through every surface
 // that judges a process: `clrspy triage --json` (serve's /triage runs the
 // same window job, capture.NewTriage), the report page's findings, and the
-// live monitor that feeds serve's clrspy_findings (monitor.TriageFacts
-// over a monitor with serve's options, fed the fixture's events) give the
+// live monitor that feeds serve's clrspy_findings (monitor.TriageFacts,
+// triage.FactsFrom over a monitor's snapshot with serve's options, fed
+// the fixture's events) give the
 // same findings (area, severity, title), in the same order; top's banner
 // (tui.Screen.Findings) holds those above info. The heap
 // snapshot's own GC (heap-graph) is out of the application's induced GCs
-// on every surface: the monitor keeps gcpause's HeapDump mark
-// (Snapshot.HeapDumpGCs); before, the live path said "1 induced GCs:
+// on every surface: the monitor's triage.GCTally keeps gcpause's HeapDump
+// mark (Snapshot.Tally); before, the live path said "1 induced GCs:
 // something calls GC.Collect". Before one judgement, the live path also
 // took the lock share over a thread count guessed from the pool's
 // counter (composite: locks critical 33% against triage's calm 3.0%) and
