@@ -209,7 +209,9 @@ type Monitor struct {
 	// heapAfter is each generation's size after the latest GC that
 	// reported it (its heap statistics), bytes: gen0, gen1, gen2, LOH, POH.
 	heapAfter [5]gcpause.Opt
-	gen0Alloc allocWindow
+	// gen0Alloc is the gen0 allocation of the latest 256 GCs (at their
+	// pause's end), for a rate.
+	gen0Alloc analysis.Ring[allocAt]
 
 	// Every runtime suspension that ended (gcpause pairs them: OnStopped;
 	// the open ones are gcpause's OpenSince).
@@ -235,6 +237,12 @@ type Monitor struct {
 	stats      analysis.Stats
 }
 
+// allocAt is what one GC allocated in gen0 before it, at ns.
+type allocAt struct {
+	ns    int64
+	bytes uint64
+}
+
 // windowKeep is how far back the stopped-time windows reach.
 const windowKeep = int64(60 * time.Second)
 
@@ -249,6 +257,7 @@ func New(hdr *nettrace.Header, opts Options) *Monitor {
 		opts:       opts,
 		gcs:        analysis.NewRing[gcpause.GCRow](opts.keepGCs()),
 		susps:      analysis.NewRing[gcpause.SuspensionRow](opts.keepSuspensions()),
+		gen0Alloc:  analysis.NewRing[allocAt](256),
 		gcStopped:  newStopped(windowKeep, maxStopIntervals),
 		anyStopped: newStopped(windowKeep, maxStopIntervals),
 		heapAfter:  [5]gcpause.Opt{gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown, gcpause.Unknown},
@@ -522,7 +531,7 @@ func (m *Monitor) onGC(g *gcpause.GC) {
 			}
 		}
 		if g.HasPerHeap {
-			m.gen0Alloc.add(g.PauseEndNanos, g.Gen0Allocated)
+			m.gen0Alloc.Push(allocAt{g.PauseEndNanos, g.Gen0Allocated})
 		}
 	}
 	if m.opts.OnGC != nil {

@@ -307,7 +307,12 @@ func (m *Monitor) gcSummary(g *GCSummary, roll *gcpause.Result, elapsed int64) {
 	g.PromotedBytes = m.promoted
 	g.AllocRateBytesPerSec = gcpause.Unknown
 	const span = int64(10 * time.Second)
-	if sum, n := m.gen0Alloc.since(m.now - span); n > 0 {
+	var sum uint64
+	n := 0
+	for ; n < m.gen0Alloc.Len() && m.gen0Alloc.Back(n).ns > m.now-span; n++ {
+		sum += m.gen0Alloc.Back(n).bytes
+	}
+	if n > 0 {
 		g.AllocRateBytesPerSec = gcpause.Opt(float64(sum) / (float64(min(span, max(elapsed, 1))) / 1e9))
 		g.AllocRateFrom = "gcs"
 	}
