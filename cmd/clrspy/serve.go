@@ -18,7 +18,6 @@ import (
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/serve"
-	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 )
@@ -251,27 +250,16 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		for _, w := range exp.Warnings {
 			notice(w)
 		}
-		var live *web.Monitors
-		if webView {
-			// The page's timeline shows a minute; 10,000 rows per process
-			// is that at over 150 GCs a second, and bounds serve's memory.
-			live = web.NewMonitors(web.MonitorsOptions{MaxRows: 10_000})
-			defer live.Close()
-			cfg.Sessions = live
-		}
+		cfg.Web = webView
 		d, err := serve.New(cfg)
 		if err != nil {
 			return err
 		}
-		reg, err := metrics.NewRegistry(d, metrics.Options{Labels: lbls, Self: true})
+		reg, err := metrics.NewRegistry(d.Fleet(), metrics.Options{Labels: lbls, Self: true})
 		if err != nil {
 			return err
 		}
-		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: exp.Loopback, PeerUsers: exp.PeerUsers}
-		if live != nil {
-			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: cfg.HTTP.MaxWebClients})
-		}
-		h, err := d.Handler(ho)
+		h, err := d.Handler(serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: exp.Loopback, PeerUsers: exp.PeerUsers})
 		if err != nil {
 			return err
 		}
@@ -279,7 +267,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		defer cancel()
 		var otlp *metrics.OTLP
 		if otlpURL != "" {
-			if otlp, err = metrics.StartOTLP(ctx, otlpURL, d, otlpEvery, lbls); err != nil {
+			if otlp, err = metrics.StartOTLP(ctx, otlpURL, d.Fleet(), otlpEvery, lbls); err != nil {
 				return err
 			}
 		}
@@ -303,7 +291,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		}
 		notice(fmt.Sprintf("serving %s://%s/metrics", scheme, ln.Addr()))
 		warnMissingPids(cfg.Pids)
-		if live != nil {
+		if webView {
 			notice(fmt.Sprintf("live web view: %s://%s/", scheme, ln.Addr()))
 		}
 		if env := d.DiagnosticPortEnv(); env != "" {

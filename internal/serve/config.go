@@ -14,53 +14,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clrspy/clrspy/internal/monitor"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/stacks"
 )
 
-// Config configures a Daemon. The zero value watches every process this
-// user may attach to, with the defaults below.
+// Config configures a Daemon: its fleet (the targets and their
+// sessions, package fleet) and what serve adds on each target. The zero
+// value watches every process this user may attach to, with the defaults
+// below.
 type Config struct {
-	// Pids and Names narrow the targets (either list may match; empty:
-	// every process).
-	Pids  []int
-	Names []string
-	// NoAttach turns discovery off: only runtimes connecting to the
-	// DiagnosticPort are monitored.
-	NoAttach bool
-	// DiagnosticPort is the path of a reverse diagnostic port runtimes
-	// connect to (DOTNET_DiagnosticPorts=PATH); PortMode its file mode (0:
-	// 0600).
-	DiagnosticPort string
-	PortMode       os.FileMode
-	// Grace is how long an exited target's series stay (0: 1 min).
-	Grace time.Duration
-	// ScanInterval is the period of the /proc scan (0: 1 s).
-	ScanInterval time.Duration
-	// SocketDirs are the directories watched for new diagnostics sockets
-	// (nil: /tmp and $TMPDIR). Processes with another TMPDIR are found by
-	// the scan, which then watches their directory too.
-	SocketDirs []string
-	// BufferMB is the runtime-side buffer of each session (0: 64).
-	BufferMB uint32
-	// CounterInterval is how often the runtime publishes its counters
-	// (0: 5 s).
-	CounterInterval time.Duration
-	// MemoryInterval is how often each target's memory split is read from
-	// its /proc/PID/smaps (clrspy_process_memory_bytes, the cgroup's
-	// families; 0: 10 s; negative: never).
-	MemoryInterval time.Duration
+	fleet.Config
 	// Sampler is the CPU profiles' sampler: "perf" (perf_event, mixed
 	// mode), "eventpipe" (the runtime's sample profiler) or "auto" (perf
 	// where the kernel permits it; ""  is auto).
 	Sampler string
-	// Exceptions also asks every session for the exception events with
-	// their stacks (the session is then no longer stackless: every event
-	// carries a stack) and exports the top throw sites per type
-	// (clrspy_exceptions_thrown_total).
-	Exceptions bool
 	// SnapshotOnGen2Growth, when positive, watches every target's gen2
 	// size: the first GC seen takes a heap snapshot as the baseline (each
 	// snapshot is a blocking gen2 GC in the target); after a GC whose gen2
@@ -76,9 +43,6 @@ type Config struct {
 	// when gen2 grew steadily over minutes after the start-up, at most
 	// one pair per LeakWatch.Every (leakJudge has the judgement).
 	LeakWatch LeakWatch
-	// Retry is the first delay before a failed session is opened again
-	// (doubled up to a minute; 0: 2 s).
-	Retry time.Duration
 
 	// PauseLog, when set, logs every target's pauses (report.PauseLog,
 	// with pid and process attributes) to LogOutput.
@@ -91,13 +55,12 @@ type Config struct {
 	// Logger receives the daemon's own messages (nil: a logger in the
 	// pause log's format on LogOutput, at the pause log's level).
 	Logger *slog.Logger
-	// Sessions, when set, follows every target's monitor (the live web
-	// view's web.Monitors).
-	Sessions Sessions
+	// Web serves the live web view at / (HandlerOptions.Web unless
+	// set): every session's page, from the same monitors.
+	Web bool
 	// CPUProfile, when its Hz is set, samples every target with the
 	// perf_event sampler (where the kernel permits it) in windows, and
-	// gives each window's profile to Sessions if it is a CPUSessions (the
-	// live page's flame graph).
+	// gives each window's profile to the live web view (its flame graph).
 	CPUProfile CPUProfile
 	// HTTP is where the endpoints listen and how they are guarded; only
 	// Validate reads it (the command binds the listener and serves).
@@ -221,7 +184,7 @@ func LoopbackName(host string) bool {
 func checkSecretFile(flag, path string) (string, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 	}
 	real := path
 	if st.Mode()&os.ModeSymlink != 0 {
@@ -230,10 +193,10 @@ func checkSecretFile(flag, path string) (string, error) {
 			return "", fmt.Errorf("%s %s: a symbolic link (to %s) owned by uid %d: name the file itself", flag, path, to, u)
 		}
 		if real, err = filepath.EvalSymlinks(path); err != nil {
-			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+			return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 		}
 		if st, err = os.Lstat(real); err != nil {
-			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+			return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 		}
 	}
 	switch {
@@ -265,27 +228,6 @@ type CPUProfile struct {
 	Window time.Duration
 }
 
-// CPUSessions is a Sessions that also takes each session's CPU profiles,
-// one per CPUProfile window, under a label saying what the samples
-// measure (report.LabelCPU).
-type CPUSessions interface {
-	SetCPU(id, label string, p *stacks.Profile)
-}
-
-// Sessions follows the daemon's monitoring sessions, one id per session
-// (a target whose session is reopened gets a new one): Prepare adds its
-// hooks to the session's monitor options before the monitor is made, Add
-// gives it the monitor, Ended says the session's stream has ended, Remove
-// that the session is gone (replaced by the target's next one, or the
-// target dropped after Grace). The calls come from the session's
-// goroutine and the daemon's, never with the daemon's lock held.
-type Sessions interface {
-	Prepare(id string, opts *monitor.Options)
-	Add(id, name string, pid int, hdr *nettrace.Header, mon *monitor.Monitor)
-	Ended(id string)
-	Remove(id string)
-}
-
 // Capture configures pause-triggered captures: the window of `clrspy
 // record --save-on-pause-over` around every pause longer than Over, per
 // target, written to Dir as PROCESS_PID_gcN_TIME.nettrace. MaxFiles and
@@ -299,18 +241,7 @@ type Capture struct {
 	RingBytes     int           // per target (0: 32 MiB)
 }
 
-func (c *Config) grace() time.Duration           { return dur(c.Grace, time.Minute) }
-func (c *Config) scanInterval() time.Duration    { return dur(c.ScanInterval, time.Second) }
-func (c *Config) retry() time.Duration           { return dur(c.Retry, 2*time.Second) }
-func (c *Config) cpuWindow() time.Duration       { return dur(c.CPUProfile.Window, 30*time.Second) }
-func (c *Config) counterInterval() time.Duration { return dur(c.CounterInterval, 5*time.Second) }
-
-func (c *Config) memoryInterval() time.Duration {
-	if c.MemoryInterval < 0 {
-		return -1
-	}
-	return dur(c.MemoryInterval, 10*time.Second)
-}
+func (c *Config) cpuWindow() time.Duration { return fleet.Or(c.CPUProfile.Window, 30*time.Second) }
 
 func (c *Config) sampler() string {
 	if c.Sampler == "" {
@@ -319,23 +250,9 @@ func (c *Config) sampler() string {
 	return c.Sampler
 }
 
-func (c *Config) bufferMB() uint32 {
-	if c.BufferMB == 0 {
-		return 64
-	}
-	return c.BufferMB
-}
-
-func dur(v, d time.Duration) time.Duration {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
-
 func (c *Capture) defaults() {
-	c.Before = dur(c.Before, 30*time.Second)
-	c.After = dur(c.After, 5*time.Second)
+	c.Before = fleet.Or(c.Before, 30*time.Second)
+	c.After = fleet.Or(c.After, 5*time.Second)
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 20
 	}
@@ -350,29 +267,15 @@ func (c *Capture) defaults() {
 // check validates the configuration: one line per problem, in the flags'
 // words.
 func (c *Config) check() error {
-	for _, p := range c.Pids {
-		if p <= 0 {
-			return fmt.Errorf("--pid %d: a process id is positive", p)
-		}
-	}
-	for _, n := range c.Names {
-		if n == "" {
-			return errors.New("--name: empty name")
-		}
+	if err := c.Config.Check(); err != nil {
+		return err
 	}
 	switch c.Sampler {
 	case "", "auto", "perf", "eventpipe":
 	default:
 		return fmt.Errorf("unknown --sampler %q: use perf, eventpipe or auto", c.Sampler)
 	}
-	if c.NoAttach && c.DiagnosticPort == "" {
-		return errors.New("--attach=false leaves nothing to monitor: give --diagnostic-port PATH")
-	}
 	switch {
-	case c.Grace < 0:
-		return fmt.Errorf("--grace %v: must not be negative", c.Grace)
-	case c.CounterInterval < 0:
-		return fmt.Errorf("--counter-interval %v: must not be negative", c.CounterInterval)
 	case math.IsNaN(c.SnapshotOnGen2Growth) || math.IsInf(c.SnapshotOnGen2Growth, 0) || c.SnapshotOnGen2Growth < 0:
 		return fmt.Errorf("--snapshot-on-gen2-growth %v: a percentage, positive (0: off)", c.SnapshotOnGen2Growth)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"io"
 	"net"
 	"net/http"
@@ -155,12 +156,12 @@ func LoadToken(path string) (token string, created bool, err error) {
 		}
 		if err != nil {
 			os.Remove(path)
-			return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+			return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 		}
 		return token, true, nil
 	}
 	if !errors.Is(err, os.ErrExist) {
-		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 	}
 	real, err := checkSecretFile("--auth-token-file", path)
 	if err != nil {
@@ -168,7 +169,7 @@ func LoadToken(path string) (token string, created bool, err error) {
 	}
 	b, err := readNoFollow(real)
 	if err != nil {
-		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	token = strings.TrimSpace(line)

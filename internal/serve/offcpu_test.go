@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/clrspy/clrspy/internal/fleet"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func TestOffCPUProfile(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"maps"
 	"os"
 	"regexp"
@@ -28,7 +29,7 @@ import (
 func TestStacksEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, log := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{ProfileEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestStacksEndpoint(t *testing.T) {
 func TestStacksEndpointHang(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)
