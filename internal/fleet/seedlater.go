@@ -41,7 +41,7 @@ func (t *Source) seedLater(ctx context.Context, m *monitor.Monitor) {
 		return
 	}
 	co := counters.Options{Meter: true, Interval: t.f.cfg.counterInterval()}
-	st, err := t.open(source.Spec{Providers: counters.Providers(&co), NoStackwalk: true, ReadEvery: 500 * time.Millisecond})
+	st, err := t.Open(source.Spec{Providers: counters.Providers(&co), NoStackwalk: true, ReadEvery: 500 * time.Millisecond})
 	if err != nil {
 		t.f.log.Debug("no session to read the runtime's totals before the attach", "pid", t.pidLabel, "error", ErrLine(err))
 		return

@@ -250,21 +250,21 @@ func (t *Source) spec(opts *monitor.Options) source.Spec {
 	return source.Spec{Providers: ps, BufferMB: t.f.cfg.BufferSize(), NoStackwalk: !opts.Exceptions, ReadEvery: 500 * time.Millisecond}
 }
 
-// open opens a session on the target (a stackless one when the runtime
-// can, CollectTracing3 and later).
-func (t *Source) open(spec source.Spec) (*source.Stream, error) {
-	st, err := t.Open(spec)
+// Open opens a session of spec on the target (through its reverse
+// connection in listen mode): the monitoring session, or a second, short
+// one for a job (a profile, a heap snapshot). A stackless spec
+// (NoStackwalk) is opened with stacks on a runtime that cannot drop them
+// (before CollectTracing3).
+func (t *Source) Open(spec source.Spec) (*source.Stream, error) {
+	st, err := t.openSpec(spec)
 	if err != nil && spec.NoStackwalk && isUnknownCommand(err) {
 		spec.NoStackwalk = false
-		st, err = t.Open(spec)
+		st, err = t.openSpec(spec)
 	}
 	return st, err
 }
 
-// Open opens a session of spec on the target (through its reverse
-// connection in listen mode): the monitoring session, or a second, short
-// one for a job (a profile, a heap snapshot).
-func (t *Source) Open(spec source.Spec) (*source.Stream, error) {
+func (t *Source) openSpec(spec source.Spec) (*source.Stream, error) {
 	t.noteOwner()
 	if t.kind == source.Listen {
 		return t.rt.Open(spec)
@@ -312,7 +312,7 @@ func (t *Source) run(ctx context.Context) {
 			f.log.Warn("thread pool starvation", "pid", t.pidLabel, "process", t.name, "trigger", e.Trigger,
 				"threads", e.ThreadsMax, "injections", e.Injections)
 		}
-		st, err := t.open(t.spec(&opts))
+		st, err := t.Open(t.spec(&opts))
 		if err != nil {
 			kind := errKind(err)
 			f.countError(kind)

@@ -219,7 +219,7 @@ func fileUID(st os.FileInfo) int {
 }
 
 // CPUProfile configures the continuous low-rate CPU profile of every
-// target: perf.Profile at Hz samples per second per thread for Window
+// target: the perf sampler at Hz samples per second per thread for Window
 // (0: 30 s), again and again while the target's session lives. Each
 // window is its own perf session (an EventPipe session naming JIT'd code,
 // with a rundown at its end), so every window's names are complete.

@@ -274,13 +274,13 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 // namespace.
 func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration, offCPU bool) (*stacks.Profile, bool, error) {
 	// Without the tracepoint's permission, off-CPU time is left out and
-	// the profile's comments say why.
-	opts := perf.Options{OffCPU: offCPU}
+	// the profile's comments say why. 99 Hz: `clrspy profile --hz`'s.
+	opts := perf.Options{OffCPU: offCPU, Hz: 99}
 	use, _, err := capture.UsePerf(sampler, t.HostPid(), opts)
 	if !use {
 		return nil, err != nil, err
 	}
-	p, err := perf.Profile(ctx, t.HostPid(), perf.ProfileOptions{Options: opts, Duration: dur})
+	p, err := t.perfProfile(ctx, opts, dur)
 	if err != nil {
 		return nil, true, err
 	}
@@ -288,6 +288,21 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 		return nil, true, errors.New("no stack samples arrived")
 	}
 	return p, true, nil
+}
+
+// perfProfile samples t with the perf_event sampler for dur (cut short
+// when ctx ends) beside a session of its own that names managed code and
+// marks GC stops: capture's job, as `clrspy profile --sampler perf` runs
+// it.
+func (t *target) perfProfile(ctx context.Context, opts perf.Options, dur time.Duration) (*stacks.Profile, error) {
+	st, err := t.Open(source.Spec{Providers: perf.SessionProviders, BufferMB: t.d.cfg.BufferSize(), Duration: dur, NoStackwalk: true})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
+	return capture.PerfProfile(st, opts)
 }
 
 // claim finds the monitored target of pid and takes its one-at-a-time

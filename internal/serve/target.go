@@ -89,7 +89,7 @@ func (t *target) cpuProfiles(ctx context.Context, s *fleet.Session) {
 		return
 	}
 	for ctx.Err() == nil {
-		p, err := perf.Profile(ctx, pid, perf.ProfileOptions{Options: opts, Duration: d.cfg.cpuWindow()})
+		p, err := t.perfProfile(ctx, opts, d.cfg.cpuWindow())
 		if ctx.Err() != nil {
 			return
 		}
