@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/perf"
 	"io"
 	"log/slog"
 	"math"
@@ -113,13 +115,18 @@ type Exposure struct {
 //	other      no          no   no                  refused, in one line
 //
 // A key file (--tls-key) other users may read, or owned by another user
-// than clrspy's or root, is refused as the token file is.
+// than clrspy's or root, is refused as the token file is. The command's
+// own rules (command) come first: the leak watch's, --cpu-profile's,
+// the pause log's; a --pid no process has now is a warning.
 func (c *Config) Validate() (Exposure, error) {
 	if err := c.check(); err != nil {
 		return Exposure{}, err
 	}
-	h := &c.HTTP
 	var e Exposure
+	if err := c.command(&e); err != nil {
+		return e, err
+	}
+	h := &c.HTTP
 	if h.MaxConnections <= 0 || h.MaxWebClients <= 0 {
 		return e, errors.New("--max-connections and --max-web-clients must be positive")
 	}
@@ -161,6 +168,73 @@ func (c *Config) Validate() (Exposure, error) {
 		}
 	}
 	return e, nil
+}
+
+// command checks what the command's flags give beyond check's rules (a
+// zero there is a default; from a flag it was given): the leak watch's
+// window, interval and growth, unless it is off (its start-up not judged
+// is its window); --cpu-profile's rate and window, with --web; the pause
+// log's --info against --warn. It adds the start's warnings to e.
+func (c *Config) command(e *Exposure) error {
+	if lw := &c.LeakWatch; !lw.Off {
+		switch {
+		case lw.Window <= 0:
+			return fmt.Errorf("--leak-watch-window %v: must be positive", lw.Window)
+		case lw.Every <= 0:
+			return fmt.Errorf("--leak-watch-every %v: must be positive", lw.Every)
+		case !(lw.Growth > 0) || math.IsInf(lw.Growth, 0):
+			return fmt.Errorf("--leak-watch-growth %v: a percentage, positive", lw.Growth)
+		}
+		if lw.Settle == 0 {
+			lw.Settle = lw.Window
+		}
+	}
+	if cp := c.CPUProfile; cp.Hz != 0 {
+		switch {
+		case !c.Web:
+			return errors.New("--cpu-profile feeds the live web view's flame graph: add --web")
+		case cp.Hz < 0 || cp.Hz > 1000:
+			return fmt.Errorf("--cpu-profile-hz %d: give 1 to 1000 samples per second", cp.Hz)
+		case cp.Window < time.Second:
+			return fmt.Errorf("--cpu-profile-window %v: give at least 1s", cp.Window)
+		}
+		if _, err := perf.Check(os.Getpid(), perf.Options{Hz: cp.Hz}); err != nil {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("--cpu-profile: %v; processes clrspy may sample get a flame graph, the others not", err))
+		}
+	}
+	if p := c.PauseLog; p != nil && p.Info > p.Warn {
+		return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", p.Info, p.Warn)
+	}
+	// serve starts anyway (a process may get the pid later), but a
+	// mistyped pid should not look like a quiet process.
+	for _, p := range c.Pids {
+		if !procfs.Exists(p) {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("warning: --pid %d: no process has this pid now; serve will monitor one that gets it", p))
+		}
+	}
+	return nil
+}
+
+// ResolveToken is the token e asks for (TokenNone: ""): file's (a new one
+// written when it does not exist), or a new one for this run; notice says
+// a new token, once ("": nothing to say).
+func (e *Exposure) ResolveToken(file string) (token, notice string, err error) {
+	switch e.Token {
+	case TokenFromFile:
+		tok, created, err := LoadToken(file)
+		if err != nil {
+			return "", "", err
+		}
+		if created {
+			notice = fmt.Sprintf("wrote a new token to %s: %s", file, tok)
+		}
+		return tok, notice, nil
+	case TokenNew:
+		// TLS without a token file: this run's token, printed once.
+		tok := NewToken()
+		return tok, "no --auth-token-file: this run's token is " + tok, nil
+	}
+	return "", "", nil
 }
 
 // LoopbackName reports whether a listen address's host is the loopback
