@@ -138,8 +138,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	// the old capture-* names stay as deprecated aliases.
 	f.DurationVar(&cfg.Capture.Over, "save-on-pause-over", 0, "save the trace around every GC pause longer than this, per process, to --save-dir")
 	f.StringVar(&cfg.Capture.Dir, "save-dir", "", "directory the saved traces go to (PROCESS_PID_gcN_TIME.nettrace)")
-	f.DurationVar(&cfg.Capture.Before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
-	f.DurationVar(&cfg.Capture.After, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	addWindowFlags(c, &cfg.Capture.Before, &cfg.Capture.After)
 	f.IntVar(&cfg.Capture.MaxFiles, "save-max-files", 20, "saved traces kept in --save-dir (oldest removed first)")
 	f.IntVar(&captureMB, "save-max-mb", 1024, "size of the saved traces kept in --save-dir, in MiB (oldest removed first)")
 	f.IntVar(&ringMB, "ring-mb", 32, "with --save-on-pause-over: memory bound of each process's ring, in MiB")

@@ -114,10 +114,10 @@ func (c *captures) trigger(hdr *nettrace.Header, t *target, log *slog.Logger) *f
 	if c == nil {
 		return nil
 	}
-	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerOptions{
-		Over: c.cfg.Over, Before: c.cfg.Before, After: c.cfg.After, Rearm: true, MaxBytes: c.cfg.RingBytes,
-		Create: func(_ int, g *gcpause.GC) (io.WriteCloser, string, error) { return c.create(t, g) },
-		Notice: func(msg string) {
+	w := c.cfg.Window
+	w.Rearm = true
+	return w.Trigger(hdr, func(_ int, g *gcpause.GC) (io.WriteCloser, string, error) { return c.create(t, g) },
+		func(msg string) {
 			// A failure was counted and, first in its streak, warned
 			// about by captures: its notice is detail.
 			if strings.HasPrefix(msg, "saving ") {
@@ -125,8 +125,7 @@ func (c *captures) trigger(hdr *nettrace.Header, t *target, log *slog.Logger) *f
 				return
 			}
 			log.Info(msg, "pid", t.PidLabel(), "process", t.Name())
-		},
-	})
+		}, nil)
 }
 
 // safeName keeps a process name usable in a file name.

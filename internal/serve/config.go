@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -304,15 +305,15 @@ type CPUProfile struct {
 
 // Capture configures pause-triggered captures: the window of `clrspy
 // record --save-on-pause-over` around every pause longer than Over, per
-// target, written to Dir as PROCESS_PID_gcN_TIME.nettrace. MaxFiles and
-// MaxBytes cap the directory's captures: the oldest are removed first.
+// target (rearmed: every long pause), written to Dir as
+// PROCESS_PID_gcN_TIME.nettrace. MaxFiles and MaxBytes cap the
+// directory's captures: the oldest are removed first.
 type Capture struct {
-	Over          time.Duration
-	Dir           string
-	Before, After time.Duration // 0: 30 s, 5 s
-	MaxFiles      int           // 0: 20
-	MaxBytes      int64         // 0: 1 GiB
-	RingBytes     int           // per target (0: 32 MiB)
+	// Before, After: 0: 30 s, 5 s; RingBytes, per target: 0: 32 MiB.
+	flightrec.Window
+	Dir      string
+	MaxFiles int   // 0: 20
+	MaxBytes int64 // 0: 1 GiB
 }
 
 func (c *Config) cpuWindow() time.Duration { return fleet.Or(c.CPUProfile.Window, 30*time.Second) }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,8 +25,8 @@ func TestCaptureFailures(t *testing.T) {
 	capDir := filepath.Join(t.TempDir(), "caps")
 	os.Mkdir(capDir, 0o755)
 	// Every GC is "long" (1 µs): churn makes several a second.
-	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Over: time.Microsecond, Dir: capDir,
-		Before: 200 * time.Millisecond, After: 50 * time.Millisecond}})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Dir: capDir,
+		Window: flightrec.Window{Over: time.Microsecond, Before: 200 * time.Millisecond, After: 50 * time.Millisecond}}})
 	if err := os.Remove(capDir); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"io"
 	"net"
 	"net/http"
@@ -466,8 +467,8 @@ func TestCaptures(t *testing.T) {
 	path, name := alias(t, dir)
 	capDir := t.TempDir()
 	os.WriteFile(filepath.Join(capDir, "unrelated.nettrace"), []byte("keep me"), 0o644)
-	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Over: time.Millisecond, Dir: capDir,
-		Before: 500 * time.Millisecond, After: 100 * time.Millisecond, MaxFiles: 3}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Dir: capDir, MaxFiles: 3,
+		Window: flightrec.Window{Over: time.Millisecond, Before: 500 * time.Millisecond, After: 100 * time.Millisecond}}})
 	p := startAs(t, path, nil, "churn", "seconds=4", "wait=1")
 	pid := strconv.Itoa(p.Pid)
 	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
