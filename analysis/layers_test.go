@@ -25,7 +25,7 @@ const module = "github.com/clrspy/clrspy/"
 // serve share (capture, internal/stacksnap) import neither.
 func TestLayers(t *testing.T) {
 	imports := moduleImports(t)
-	app := []string{"internal/serve", "internal/web", "internal/tui", "internal/top", "internal/monitor", "internal/metrics", "internal/flightrec"}
+	app := []string{"internal/serve", "internal/fleet", "internal/web", "internal/tui", "internal/top", "internal/monitor", "internal/metrics", "internal/flightrec"}
 	rules := []struct {
 		pkgs   []string
 		not    []string
@@ -174,5 +174,64 @@ func TestReportConsumesNoEvents(t *testing.T) {
 	}
 	if checked < 10 || analysisRefs == 0 {
 		t.Fatalf("checked %d files, %d references to analysis's result types: the walk missed report", checked, analysisRefs)
+	}
+}
+
+// TestSessionsOpened: sessions are opened by package source (its Open,
+// ListenAt and a Runtime's Open, on the ipc client's StartSession), by the
+// perf sampler's own (perf.Start, perf.Profile) and by nothing else but
+// internal/fleet (the monitored targets' sessions and the jobs' second
+// ones, Source.Open) and capture; serve, the live views, the metrics and
+// the analyses open none. Checked on the non-test files of every package:
+// no call names source.Open, source.ListenAt, perf.Start, perf.Profile or
+// a StartSession method. The commands (cmd/) and scripts/ open their
+// targets through source themselves for now.
+func TestSessionsOpened(t *testing.T) {
+	allowed := []string{"source", "ipc", "perf", "internal/fleet", "capture"}
+	support := []string{"internal/browsertest", "internal/fuzzcorpus", "internal/hostile", "internal/plant", "internal/tracegen",
+		"internal/tracetest", "internal/traceevent", "internal/workload", "internal/readspeed"}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for p := range moduleImports(t) {
+		if slices.Contains(allowed, p) || slices.Contains(support, p) || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "scripts/") {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(root, p, "*.go"))
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				x, _ := sel.X.(*ast.Ident)
+				switch {
+				case sel.Sel.Name == "StartSession",
+					x != nil && x.Name == "source" && (sel.Sel.Name == "Open" || sel.Sel.Name == "ListenAt"),
+					x != nil && x.Name == "perf" && (sel.Sel.Name == "Start" || sel.Sel.Name == "Profile"):
+					t.Errorf("%s: package %s opens a session (%s): targets' sessions are internal/fleet's (Source.Open), the jobs' capture's, the streams source's",
+						fset.Position(call.Pos()), p, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d files: the walk missed the module", checked)
 	}
 }
