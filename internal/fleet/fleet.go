@@ -172,12 +172,6 @@ func Static() *Fleet {
 	return &Fleet{log: slog.New(slog.DiscardHandler), targets: make(map[string]*Source), errs: make(map[string]uint64)}
 }
 
-// Config is the fleet's configuration.
-func (f *Fleet) Config() *Config { return &f.cfg }
-
-// Logger is the fleet's logger.
-func (f *Fleet) Logger() *slog.Logger { return f.log }
-
 // Watch adds w to every session opened from now on.
 func (f *Fleet) Watch(w Watcher) {
 	f.mu.Lock()

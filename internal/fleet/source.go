@@ -84,12 +84,6 @@ func (t *Source) ProcPid() int {
 	return t.hostPid
 }
 
-// Kind is how the target was found: source.Attach or source.Listen.
-func (t *Source) Kind() source.Kind { return t.kind }
-
-// Uid is the peer's uid of a listen-mode runtime.
-func (t *Source) Uid() int { return t.uid }
-
 // Up reports whether a session is open on the target now.
 func (t *Source) Up() bool {
 	t.f.mu.Lock()
@@ -414,7 +408,7 @@ func (t *Source) Follow(st *source.Stream, opts monitor.Options) (*Session, []an
 	f := t.f
 	f.mu.Lock()
 	f.sessionSeq++
-	s := &Session{src: t, order: f.sessionSeq, hdr: st.Header(), stream: st, ctrSID: opts.Counters.SessionID, tap: &tap{}}
+	s := &Session{src: t, order: f.sessionSeq, hdr: st.Header(), ctrSID: opts.Counters.SessionID, tap: &tap{}}
 	f.mu.Unlock()
 	s.id = strconv.FormatUint(s.order, 10)
 	s.watchers = f.watching()
@@ -505,7 +499,6 @@ type Session struct {
 	id       string
 	order    uint64
 	hdr      *nettrace.Header
-	stream   *source.Stream
 	mon      *monitor.Monitor
 	ctrSID   string
 	tap      *tap
@@ -535,9 +528,6 @@ func (s *Session) Context() context.Context {
 
 // Header is the session's stream's header.
 func (s *Session) Header() *nettrace.Header { return s.hdr }
-
-// Stream is the session's stream.
-func (s *Session) Stream() *source.Stream { return s.stream }
 
 // Monitor is the session's monitor.
 func (s *Session) Monitor() *monitor.Monitor {

@@ -1,10 +1,10 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/flightrec"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/perf"
 	"io"
