@@ -137,41 +137,25 @@ func TestReportConsumesNoEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) < 10 {
-		t.Fatalf("report's files: %v (%d)", err, len(files))
-	}
-	var checked, analysisRefs int
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	var analysisRefs int
+	checked := inspect(t, dir, func(fset *token.FileSet, n ast.Node) {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return
 		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return
 		}
-		checked++
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			x, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			switch {
-			case x.Name == "nettrace" && sel.Sel.Name == "Event":
-				t.Errorf("%s: report names nettrace.Event: report consumes no events", fset.Position(sel.Pos()))
-			case x.Name == "analysis" && !slices.Contains(resultTypes, sel.Sel.Name):
-				t.Errorf("%s: report uses analysis.%s: report runs no analysis, it renders their results", fset.Position(sel.Pos()), sel.Sel.Name)
-			case x.Name == "analysis":
-				analysisRefs++
-			}
-			return true
-		})
-	}
+		switch {
+		case x.Name == "nettrace" && sel.Sel.Name == "Event":
+			t.Errorf("%s: report names nettrace.Event: report consumes no events", fset.Position(sel.Pos()))
+		case x.Name == "analysis" && !slices.Contains(resultTypes, sel.Sel.Name):
+			t.Errorf("%s: report uses analysis.%s: report runs no analysis, it renders their results", fset.Position(sel.Pos()), sel.Sel.Name)
+		case x.Name == "analysis":
+			analysisRefs++
+		}
+	})
 	if checked < 10 || analysisRefs == 0 {
 		t.Fatalf("checked %d files, %d references to analysis's result types: the walk missed report", checked, analysisRefs)
 	}
@@ -194,44 +178,58 @@ func TestSessionsOpened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	checked := 0
 	for p := range moduleImports(t) {
 		if slices.Contains(allowed, p) || slices.Contains(support, p) || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "scripts/") {
 			continue
 		}
-		files, _ := filepath.Glob(filepath.Join(root, p, "*.go"))
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
+		checked += inspect(t, filepath.Join(root, p), func(fset *token.FileSet, n ast.Node) {
+			call, _ := n.(*ast.CallExpr)
+			var sel *ast.SelectorExpr
+			if call != nil {
+				sel, _ = call.Fun.(*ast.SelectorExpr)
 			}
-			f, err := parser.ParseFile(fset, name, nil, 0)
-			if err != nil {
-				t.Fatal(err)
+			if sel == nil {
+				return
 			}
-			checked++
-			ast.Inspect(f, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				x, _ := sel.X.(*ast.Ident)
-				switch {
-				case sel.Sel.Name == "StartSession",
-					x != nil && x.Name == "source" && (sel.Sel.Name == "Open" || sel.Sel.Name == "ListenAt"),
-					x != nil && x.Name == "perf" && (sel.Sel.Name == "Start" || sel.Sel.Name == "Profile"):
-					t.Errorf("%s: package %s opens a session (%s): targets' sessions are internal/fleet's (Source.Open), the jobs' capture's, the streams source's",
-						fset.Position(call.Pos()), p, sel.Sel.Name)
-				}
-				return true
-			})
-		}
+			x, _ := sel.X.(*ast.Ident)
+			switch {
+			case sel.Sel.Name == "StartSession",
+				x != nil && x.Name == "source" && (sel.Sel.Name == "Open" || sel.Sel.Name == "ListenAt"),
+				x != nil && x.Name == "perf" && (sel.Sel.Name == "Start" || sel.Sel.Name == "Profile"):
+				t.Errorf("%s: package %s opens a session (%s): targets' sessions are internal/fleet's (Source.Open), the jobs' capture's, the streams source's",
+					fset.Position(call.Pos()), p, sel.Sel.Name)
+			}
+		})
 	}
 	if checked < 100 {
 		t.Fatalf("checked %d files: the walk missed the module", checked)
 	}
+}
+
+// inspect walks every node of the non-test files of dir, and returns how
+// many files it read.
+func inspect(t *testing.T, dir string, fn func(*token.FileSet, ast.Node)) int {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		ast.Inspect(f, func(x ast.Node) bool {
+			fn(fset, x)
+			return true
+		})
+	}
+	return n
 }

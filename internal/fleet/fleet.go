@@ -175,14 +175,9 @@ func Static() *Fleet {
 // Watch adds w to every session opened from now on.
 func (f *Fleet) Watch(w Watcher) {
 	f.mu.Lock()
-	f.watchers = append(f.watchers, w)
-	f.mu.Unlock()
-}
-
-func (f *Fleet) watching() []Watcher {
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.watchers)
+	// A new array each time: a session keeps the slice it was given.
+	f.watchers = append(slices.Clip(f.watchers), w)
 }
 
 // Target describes a target Add files: it is up and has no session until
@@ -472,6 +467,10 @@ func nextOrder() uint64 {
 	defer orderSeq.Unlock()
 	orderSeq.n++
 	return orderSeq.n
+}
+
+func isUnknownCommand(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "this runtime cannot run the session")
 }
 
 // ErrLine is an error for a log line that names the pid already.

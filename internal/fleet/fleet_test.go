@@ -6,28 +6,7 @@ import (
 	"testing"
 
 	"github.com/clrspy/clrspy/internal/plant"
-	"github.com/clrspy/clrspy/internal/workload"
 )
-
-// TestRootNotice: clrspy running as root says once per target that it
-// attaches to another user's process, as the one-shot commands do; not
-// for root's own processes.
-func TestRootNotice(t *testing.T) {
-	uid, _ := plant.User(t)
-	log := &workload.LockedBuffer{}
-	f := Static()
-	f.log = slog.New(slog.NewTextHandler(log, nil))
-	theirs := f.Add(Target{Pid: 4545, Listen: true, Uid: uid})
-	mine := f.Add(Target{Pid: 4646, Listen: true})
-	for range 3 {
-		theirs.noteOwner()
-		mine.noteOwner()
-	}
-	want := "attaching as root to another user's process\" pid=4545"
-	if n := strings.Count(log.String(), want); n != 1 || strings.Contains(log.String(), "pid=4646") {
-		t.Errorf("log has %d notices for pid 4545 (want 1), or one for root's own:\n%s", n, log.String())
-	}
-}
 
 // TestStatic: a static fleet's target is up at once, listed with its
 // pid and name, found by its pid label, and has no session until one is
@@ -47,5 +26,25 @@ func TestStatic(t *testing.T) {
 	}
 	if f.Lookup("78") != nil || f.Session("1") != nil {
 		t.Error("found what is not there")
+	}
+}
+
+// TestRootNotice: clrspy running as root says once per target that it
+// attaches to another user's process, as the one-shot commands do; not
+// for root's own processes.
+func TestRootNotice(t *testing.T) {
+	uid, _ := plant.User(t)
+	log := &strings.Builder{} // one goroutine logs
+	f := Static()
+	f.log = slog.New(slog.NewTextHandler(log, nil))
+	theirs := f.Add(Target{Pid: 4545, Listen: true, Uid: uid})
+	mine := f.Add(Target{Pid: 4646, Listen: true})
+	for range 3 {
+		theirs.noteOwner()
+		mine.noteOwner()
+	}
+	want := "attaching as root to another user's process\" pid=4545"
+	if n := strings.Count(log.String(), want); n != 1 || strings.Contains(log.String(), "pid=4646") {
+		t.Errorf("log has %d notices for pid 4545 (want 1), or one for root's own:\n%s", n, log.String())
 	}
 }

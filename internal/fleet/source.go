@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,10 +279,6 @@ func (t *Source) noteOwner() {
 	}
 }
 
-func isUnknownCommand(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "this runtime cannot run the session")
-}
-
 // run opens sessions until the process ends or ctx is done.
 func (t *Source) run(ctx context.Context) {
 	f := t.f
@@ -408,10 +403,9 @@ func (t *Source) Follow(st *source.Stream, opts monitor.Options) (*Session, []an
 	f := t.f
 	f.mu.Lock()
 	f.sessionSeq++
-	s := &Session{src: t, order: f.sessionSeq, hdr: st.Header(), ctrSID: opts.Counters.SessionID, tap: &tap{}}
+	s := &Session{src: t, order: f.sessionSeq, hdr: st.Header(), ctrSID: opts.Counters.SessionID, tap: &tap{}, watchers: f.watchers}
 	f.mu.Unlock()
 	s.id = strconv.FormatUint(s.order, 10)
-	s.watchers = f.watching()
 	also := []analysis.Analyzer{s.tap}
 	for _, w := range s.watchers {
 		if w.Prepare != nil {

@@ -3,8 +3,6 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/memory"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +20,9 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/source"
 )
 

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/plant"
 )
 

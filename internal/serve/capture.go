@@ -3,7 +3,6 @@ package serve
 import (
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"io"
 	"log/slog"
 	"maps"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"

@@ -4,9 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/flightrec"
-	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/perf"
 	"io"
 	"log/slog"
 	"math"
@@ -18,6 +15,9 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 )
 

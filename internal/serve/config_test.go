@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"github.com/clrspy/clrspy/report"
 	"math"
 	"math/big"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/plant"
+	"github.com/clrspy/clrspy/report"
 )
 
 // testCert writes a self-signed certificate and its key (0600).

@@ -1,11 +1,12 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 // TestExceptionsAttach: serve --exceptions attached to a process already

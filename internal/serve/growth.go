@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/metrics"
 )
 

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 // guard applies the access rules every endpoint shares: a cross-site

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/web"
 )
 

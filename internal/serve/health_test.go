@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
-	"github.com/clrspy/clrspy/internal/flightrec"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 )
 
 // TestCaptureFailures: captures into a directory that went away fail;

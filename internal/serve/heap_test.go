@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/workload"
 )

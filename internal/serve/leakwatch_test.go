@@ -1,11 +1,12 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 const mb = 1 << 20

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"math"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/triage"

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/perf"
 )
 

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"github.com/clrspy/clrspy/internal/fleet"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/plant"
 	"github.com/clrspy/clrspy/ipc"
 )

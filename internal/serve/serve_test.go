@@ -8,8 +8,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
-	"github.com/clrspy/clrspy/internal/flightrec"
 	"io"
 	"net"
 	"net/http"
@@ -27,6 +25,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"

@@ -3,7 +3,6 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"maps"
 	"os"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/workload"
 )
 

@@ -3,12 +3,12 @@ package serve
 import (
 	"cmp"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"net/http"
 	"time"
 
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/cdac"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 )

@@ -2,12 +2,12 @@ package serve
 
 import (
 	"encoding/json"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/triage"
 )

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"github.com/clrspy/clrspy/internal/fleet"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/triage"
 )
 
