@@ -25,7 +25,7 @@ const module = "github.com/clrspy/clrspy/"
 // serve share (capture, internal/stacksnap) import neither.
 func TestLayers(t *testing.T) {
 	imports := moduleImports(t)
-	app := []string{"internal/serve", "internal/web", "internal/tui", "internal/top", "internal/monitor", "internal/metrics", "internal/flightrec"}
+	app := []string{"internal/serve", "internal/fleet", "internal/web", "internal/tui", "internal/top", "internal/monitor", "internal/metrics", "internal/flightrec"}
 	rules := []struct {
 		pkgs   []string
 		not    []string
@@ -137,12 +137,86 @@ func TestReportConsumesNoEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var analysisRefs int
+	checked := inspect(t, dir, func(fset *token.FileSet, n ast.Node) {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return
+		}
+		switch {
+		case x.Name == "nettrace" && sel.Sel.Name == "Event":
+			t.Errorf("%s: report names nettrace.Event: report consumes no events", fset.Position(sel.Pos()))
+		case x.Name == "analysis" && !slices.Contains(resultTypes, sel.Sel.Name):
+			t.Errorf("%s: report uses analysis.%s: report runs no analysis, it renders their results", fset.Position(sel.Pos()), sel.Sel.Name)
+		case x.Name == "analysis":
+			analysisRefs++
+		}
+	})
+	if checked < 10 || analysisRefs == 0 {
+		t.Fatalf("checked %d files, %d references to analysis's result types: the walk missed report", checked, analysisRefs)
+	}
+}
+
+// TestSessionsOpened: sessions are opened by package source (its Open,
+// ListenAt and a Runtime's Open, on the ipc client's StartSession), by the
+// perf sampler's own (perf.Start, perf.Profile) and by nothing else but
+// internal/fleet (the monitored targets' sessions and the jobs' second
+// ones, Source.Open) and capture; serve, the live views, the metrics and
+// the analyses open none. Checked on the non-test files of every package:
+// no call names source.Open, source.ListenAt, perf.Start, perf.Profile or
+// a StartSession method. The commands (cmd/) and scripts/ open their
+// targets through source themselves for now.
+func TestSessionsOpened(t *testing.T) {
+	allowed := []string{"source", "ipc", "perf", "internal/fleet", "capture"}
+	support := []string{"internal/browsertest", "internal/fuzzcorpus", "internal/hostile", "internal/plant", "internal/tracegen",
+		"internal/tracetest", "internal/traceevent", "internal/workload", "internal/readspeed"}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for p := range moduleImports(t) {
+		if slices.Contains(allowed, p) || slices.Contains(support, p) || strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "scripts/") {
+			continue
+		}
+		checked += inspect(t, filepath.Join(root, p), func(fset *token.FileSet, n ast.Node) {
+			call, _ := n.(*ast.CallExpr)
+			var sel *ast.SelectorExpr
+			if call != nil {
+				sel, _ = call.Fun.(*ast.SelectorExpr)
+			}
+			if sel == nil {
+				return
+			}
+			x, _ := sel.X.(*ast.Ident)
+			switch {
+			case sel.Sel.Name == "StartSession",
+				x != nil && x.Name == "source" && (sel.Sel.Name == "Open" || sel.Sel.Name == "ListenAt"),
+				x != nil && x.Name == "perf" && (sel.Sel.Name == "Start" || sel.Sel.Name == "Profile"):
+				t.Errorf("%s: package %s opens a session (%s): targets' sessions are internal/fleet's (Source.Open), the jobs' capture's, the streams source's",
+					fset.Position(call.Pos()), p, sel.Sel.Name)
+			}
+		})
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d files: the walk missed the module", checked)
+	}
+}
+
+// inspect walks every node of the non-test files of dir, and returns how
+// many files it read.
+func inspect(t *testing.T, dir string, fn func(*token.FileSet, ast.Node)) int {
+	t.Helper()
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) < 10 {
-		t.Fatalf("report's files: %v (%d)", err, len(files))
+	if err != nil {
+		t.Fatal(err)
 	}
-	var checked, analysisRefs int
+	n := 0
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -151,28 +225,11 @@ func TestReportConsumesNoEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checked++
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			x, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			switch {
-			case x.Name == "nettrace" && sel.Sel.Name == "Event":
-				t.Errorf("%s: report names nettrace.Event: report consumes no events", fset.Position(sel.Pos()))
-			case x.Name == "analysis" && !slices.Contains(resultTypes, sel.Sel.Name):
-				t.Errorf("%s: report uses analysis.%s: report runs no analysis, it renders their results", fset.Position(sel.Pos()), sel.Sel.Name)
-			case x.Name == "analysis":
-				analysisRefs++
-			}
+		n++
+		ast.Inspect(f, func(x ast.Node) bool {
+			fn(fset, x)
 			return true
 		})
 	}
-	if checked < 10 || analysisRefs == 0 {
-		t.Fatalf("checked %d files, %d references to analysis's result types: the walk missed report", checked, analysisRefs)
-	}
+	return n
 }

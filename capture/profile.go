@@ -57,18 +57,23 @@ type Perf struct {
 }
 
 // StartPerf opens the sampler on st's process (visible in clrspy's pid
-// namespace) and starts it; sym is the symbol table st feeds. With
+// namespace: Stream.ProcPid, never a listen-mode runtime's advertised
+// pid) and starts it; sym is the symbol table st feeds. With
 // perfMap it asks the runtime (.NET 8+) for /tmp/perf-PID.map too, and
 // tells notice when it cannot. Feed Analyzer to st, then Stop once st has
 // ended.
 func StartPerf(st *source.Stream, sym *stacks.Symbols, opts perf.Options, perfMap bool, notice func(string)) (*Perf, error) {
-	s, err := perf.Open(st.Pid, opts)
+	pid := st.ProcPid()
+	if pid <= 0 {
+		return nil, errors.New("the perf sampler needs the process in clrspy's pid namespace")
+	}
+	s, err := perf.Open(pid, opts)
 	if err != nil {
 		return nil, err
 	}
 	// Without off-CPU events the profile's notes say why
 	// (Sampler.OffCPUNotes).
-	b, err := perf.NewBuilder(st.Pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz, Cycles: opts.Event == "cycles", OffCPU: s.Access().OffCPU})
+	b, err := perf.NewBuilder(pid, st.Header(), sym, perf.BuilderOptions{Hz: opts.Hz, Cycles: opts.Event == "cycles", OffCPU: s.Access().OffCPU})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -112,6 +117,28 @@ func (p *Perf) Stop() (prof *stacks.Profile, runErr error) {
 	}
 	prof.Notes = append(prof.Notes, p.s.OffCPUNotes()...)
 	return prof, runErr
+}
+
+// PerfProfile is perf_event's CPU profile of st's process (visible in
+// clrspy's pid namespace), sampled beside st until st ends: st is a live
+// session of perf.SessionProviders its caller opened (`clrspy profile
+// --sampler perf`, serve's /debug/pprof/profile and its CPU windows),
+// whose events name managed code and mark GC stops. A failure of the
+// sampler's own after it started is the error, with the profile of what
+// it took.
+func PerfProfile(st *source.Stream, opts perf.Options) (*stacks.Profile, error) {
+	syms := stacks.NewSymbols(st.Header())
+	ps, err := StartPerf(st, syms, opts, false, nil)
+	if err != nil {
+		st.Stop()
+		return nil, err
+	}
+	_, err = st.Run(syms, ps.Analyzer())
+	p, runErr := ps.Stop()
+	if err == nil {
+		err = runErr
+	}
+	return p, err
 }
 
 // ProfileSpec is the EventPipe CPU profile in its Set: it reads the

@@ -38,8 +38,11 @@ func (s *Stream) ProcessStart() time.Time {
 	return t
 }
 
-// procPid is the live target's pid as /proc knows it: 0 for files and for
-// a listen-mode runtime not visible in clrspy's pid namespace.
+// ProcPid is the live target's pid as /proc (and the perf sampler) knows
+// it: 0 for files and for a listen-mode runtime not visible in clrspy's
+// pid namespace.
+func (s *Stream) ProcPid() int { return s.procPid() }
+
 func (s *Stream) procPid() int {
 	switch {
 	case !s.Live() || s.Pid <= 0:

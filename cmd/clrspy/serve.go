@@ -4,22 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/internal/metrics"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/serve"
-	"github.com/clrspy/clrspy/internal/web"
-	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 )
 
@@ -144,8 +138,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	// the old capture-* names stay as deprecated aliases.
 	f.DurationVar(&cfg.Capture.Over, "save-on-pause-over", 0, "save the trace around every GC pause longer than this, per process, to --save-dir")
 	f.StringVar(&cfg.Capture.Dir, "save-dir", "", "directory the saved traces go to (PROCESS_PID_gcN_TIME.nettrace)")
-	f.DurationVar(&cfg.Capture.Before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
-	f.DurationVar(&cfg.Capture.After, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	addWindowFlags(c, &cfg.Capture.Before, &cfg.Capture.After)
 	f.IntVar(&cfg.Capture.MaxFiles, "save-max-files", 20, "saved traces kept in --save-dir (oldest removed first)")
 	f.IntVar(&captureMB, "save-max-mb", 1024, "size of the saved traces kept in --save-dir, in MiB (oldest removed first)")
 	f.IntVar(&ringMB, "ring-mb", 32, "with --save-on-pause-over: memory bound of each process's ring, in MiB")
@@ -175,28 +168,11 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 	f.IntVar(&cfg.HTTP.MaxConnections, "max-connections", 256, "HTTP connections open at once; past it a new one gets 503 at once")
 	f.IntVar(&cfg.HTTP.MaxWebClients, "max-web-clients", 64, "live web views (websockets) open at once; past it a new one gets 503")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
-		cfg.NoAttach = !attach
-		if err := resolveLeakWatch(&cfg, leakWatch, cmd.Flags().Changed("snapshot-on-gen2-growth")); err != nil {
-			return err
-		}
+		cfg.NoAttach, cfg.Web = !attach, webView
+		// --snapshot-on-gen2-growth 0 given is the old flag's off.
+		cfg.LeakWatch.Off = !leakWatch || (cmd.Flags().Changed("snapshot-on-gen2-growth") && cfg.SnapshotOnGen2Growth == 0)
 		if !cpuProfile {
 			cfg.CPUProfile.Hz = 0
-		} else {
-			if !webView {
-				return errors.New("--cpu-profile feeds the live web view's flame graph: add --web")
-			}
-			if cfg.CPUProfile.Hz <= 0 || cfg.CPUProfile.Hz > 1000 {
-				return fmt.Errorf("--cpu-profile-hz %d: give 1 to 1000 samples per second", cfg.CPUProfile.Hz)
-			}
-			if cfg.CPUProfile.Window < time.Second {
-				return fmt.Errorf("--cpu-profile-window %v: give at least 1s", cfg.CPUProfile.Window)
-			}
-			if _, err := perf.Check(os.Getpid(), perf.Options{Hz: cfg.CPUProfile.Hz}); err != nil {
-				notice(fmt.Sprintf("--cpu-profile: %v; processes clrspy may sample get a flame graph, the others not", err))
-			}
-		}
-		if info > warn {
-			return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", info, warn)
 		}
 		lvl, err := report.ParseLevel(level)
 		if err != nil {
@@ -226,52 +202,29 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		if err != nil {
 			return err
 		}
-		listen := cfg.HTTP.Listen
-		ln, err := net.Listen("tcp", listen)
+		ln, err := serve.Listen(cfg.HTTP.Listen)
 		if err != nil {
-			return fmt.Errorf("--listen %s: %v", listen, listenError(err))
+			return err
 		}
 		defer ln.Close()
-		var token string
-		switch exp.Token {
-		case serve.TokenFromFile:
-			tok, created, err := serve.LoadToken(cfg.HTTP.TokenFile)
-			if err != nil {
-				return err
-			}
-			token = tok
-			if created {
-				notice(fmt.Sprintf("wrote a new token to %s: %s", cfg.HTTP.TokenFile, token))
-			}
-		case serve.TokenNew:
-			// TLS without a token file: this run's token, printed once.
-			token = serve.NewToken()
-			notice("no --auth-token-file: this run's token is " + token)
+		token, tokenNote, err := exp.ResolveToken(cfg.HTTP.TokenFile)
+		if err != nil {
+			return err
 		}
-		for _, w := range exp.Warnings {
-			notice(w)
-		}
-		var live *web.Monitors
-		if webView {
-			// The page's timeline shows a minute; 10,000 rows per process
-			// is that at over 150 GCs a second, and bounds serve's memory.
-			live = web.NewMonitors(web.MonitorsOptions{MaxRows: 10_000})
-			defer live.Close()
-			cfg.Sessions = live
+		for _, w := range append([]string{tokenNote}, exp.Warnings...) {
+			if w != "" {
+				notice(w)
+			}
 		}
 		d, err := serve.New(cfg)
 		if err != nil {
 			return err
 		}
-		reg, err := metrics.NewRegistry(d, metrics.Options{Labels: lbls, Self: true})
+		reg, err := metrics.NewRegistry(d.Fleet(), metrics.Options{Labels: lbls, Self: true})
 		if err != nil {
 			return err
 		}
-		ho := serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: exp.Loopback, PeerUsers: exp.PeerUsers}
-		if live != nil {
-			ho.Web = web.Handler(live, web.Options{Title: "clrspy serve", MaxClients: cfg.HTTP.MaxWebClients})
-		}
-		h, err := d.Handler(ho)
+		h, err := d.Handler(serve.HandlerOptions{Registry: reg, Token: token, LoopbackHosts: exp.Loopback, PeerUsers: exp.PeerUsers})
 		if err != nil {
 			return err
 		}
@@ -279,21 +232,12 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		defer cancel()
 		var otlp *metrics.OTLP
 		if otlpURL != "" {
-			if otlp, err = metrics.StartOTLP(ctx, otlpURL, d, otlpEvery, lbls); err != nil {
+			if otlp, err = metrics.StartOTLP(ctx, otlpURL, d.Fleet(), otlpEvery, lbls); err != nil {
 				return err
 			}
 		}
 		srv := serve.Server(h)
-		// Refusals are said at most once a minute, with their count.
-		var refusedN atomic.Int64
-		var lastSaid atomic.Int64
-		lim := serve.LimitListener(ln, cfg.HTTP.MaxConnections, !exp.TLS, func() {
-			n := refusedN.Add(1)
-			now := time.Now().Unix()
-			if last := lastSaid.Load(); now-last >= 60 && lastSaid.CompareAndSwap(last, now) {
-				notice(fmt.Sprintf("warning: %d connections open (--max-connections): refusing new ones with 503 (%d refused so far)", cfg.HTTP.MaxConnections, n))
-			}
-		})
+		lim := serve.LimitListener(ln, cfg.HTTP.MaxConnections, !exp.TLS, serve.RefusalNotice(cfg.HTTP.MaxConnections, notice))
 		scheme := "http"
 		if exp.TLS {
 			scheme = "https"
@@ -302,8 +246,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 			go srv.Serve(lim)
 		}
 		notice(fmt.Sprintf("serving %s://%s/metrics", scheme, ln.Addr()))
-		warnMissingPids(cfg.Pids)
-		if live != nil {
+		if webView {
 			notice(fmt.Sprintf("live web view: %s://%s/", scheme, ln.Addr()))
 		}
 		if env := d.DiagnosticPortEnv(); env != "" {
@@ -332,51 +275,4 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		return runErr
 	}
 	return c
-}
-
-// listenError is the cause of a failed listen, without Go's operation
-// prefix ("listen tcp 127.0.0.1:9464: bind: ...").
-func listenError(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		var se *os.SyscallError
-		if errors.As(oe.Err, &se) {
-			return se.Err
-		}
-		return oe.Err
-	}
-	return err
-}
-
-// warnMissingPids says which --pid names no process now: serve starts
-// anyway (a process may get the pid later), but a mistyped pid should not
-// look like a quiet process.
-func warnMissingPids(pids []int) {
-	for _, p := range pids {
-		if !procfs.Exists(p) {
-			warn("--pid %d: no process has this pid now; serve will monitor one that gets it", p)
-		}
-	}
-}
-
-// resolveLeakWatch sets cfg.LeakWatch from the flags: off with
-// --leak-watch=false or an explicit --snapshot-on-gen2-growth 0 (the old
-// flag's off); a positive --snapshot-on-gen2-growth replaces it with the
-// eager watch (serve.Config says so). The start-up not judged is the
-// window.
-func resolveLeakWatch(cfg *serve.Config, on, pctGiven bool) error {
-	lw := &cfg.LeakWatch
-	lw.Off = !on || (pctGiven && cfg.SnapshotOnGen2Growth == 0)
-	switch {
-	case lw.Off:
-		return nil
-	case lw.Window <= 0:
-		return fmt.Errorf("--leak-watch-window %v: must be positive", lw.Window)
-	case lw.Every <= 0:
-		return fmt.Errorf("--leak-watch-every %v: must be positive", lw.Every)
-	case !(lw.Growth > 0) || math.IsInf(lw.Growth, 0):
-		return fmt.Errorf("--leak-watch-growth %v: a percentage, positive", lw.Growth)
-	}
-	lw.Settle = lw.Window
-	return nil
 }

@@ -32,8 +32,7 @@ func addRecordTriggerFlags(c *cobra.Command) *triggerFlags {
 	o := &triggerFlags{}
 	f := c.Flags()
 	f.DurationVar(&o.over, "save-on-pause-over", 0, "keep only a ring of the stream in memory; when a GC pause longer than this ends, write the window around it to -o and stop (see --rearm)")
-	f.DurationVar(&o.before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
-	f.DurationVar(&o.after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	addWindowFlags(c, &o.before, &o.after)
 	f.BoolVar(&o.rearm, "rearm", false, "with --save-on-pause-over: keep going and save every later long pause too (FILE-2, FILE-3, ...)")
 	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MiB")
 	aliasFlag(c, "stop-on-pause-over", "save-on-pause-over")
@@ -47,8 +46,7 @@ func addGCTriggerFlags(c *cobra.Command, o *triggerFlags) {
 	f.StringVar(&o.out, "save-to", "", "file the saved trace is written to (with --rearm: FILE, FILE-2, ...)")
 	aliasFlag(c, "trace-out", "save-to")
 	markOutput(c, "save-to", "file")
-	f.DurationVar(&o.before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
-	f.DurationVar(&o.after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
+	addWindowFlags(c, &o.before, &o.after)
 	f.BoolVar(&o.rearm, "rearm", false, "with --save-on-pause-over: save again at every later long pause (FILE-2, FILE-3, ...) instead of once")
 	f.IntVar(&o.maxMB, "ring-mb", 512, "with --save-on-pause-over: memory bound of the ring, in MiB")
 }
@@ -82,19 +80,22 @@ func numbered(path string, n int) string {
 // newTrigger builds the trigger writing to out (files with perm); notices
 // go to say, and done is called after the last save.
 func (t *triggerFlags) newTrigger(hdr *nettrace.Header, out string, perm os.FileMode, say func(string), done func()) *flightrec.PauseTrigger {
-	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerOptions{
-		Over: t.over, Before: t.before, After: t.after, Rearm: t.rearm, MaxBytes: t.maxMB << 20,
-		Create: func(n int, _ *gcpause.GC) (io.WriteCloser, string, error) {
-			name := numbered(out, n)
-			// Written beside name and renamed into place once complete;
-			// a failed save is aborted (flightrec calls Abort).
-			f, err := outfile.Create(name, outfile.Options{Perm: perm})
-			if err != nil {
-				return nil, name, err
-			}
-			return f, name, nil
-		},
-		Notice: say,
-		Done:   done,
-	})
+	w := flightrec.Window{Over: t.over, Before: t.before, After: t.after, Rearm: t.rearm, RingBytes: t.maxMB << 20}
+	return w.Trigger(hdr, func(n int, _ *gcpause.GC) (io.WriteCloser, string, error) {
+		name := numbered(out, n)
+		// Written beside name and renamed into place once complete;
+		// a failed save is aborted (flightrec calls Abort).
+		f, err := outfile.Create(name, outfile.Options{Perm: perm})
+		if err != nil {
+			return nil, name, err
+		}
+		return f, name, nil
+	}, say, done)
+}
+
+// addWindowFlags registers the window's --before and --after, as every
+// trigger spells them (record, gc, serve).
+func addWindowFlags(c *cobra.Command, before, after *time.Duration) {
+	c.Flags().DurationVar(before, "before", 30*time.Second, "with --save-on-pause-over: how much of the stream before the pause to keep")
+	c.Flags().DurationVar(after, "after", 5*time.Second, "with --save-on-pause-over: how much of the stream after the pause to add")
 }

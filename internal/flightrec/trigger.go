@@ -32,6 +32,22 @@ type TriggerOptions struct {
 	Done func()
 }
 
+// Window is what a pause trigger saves, as the commands' flags give it
+// (--save-on-pause-over, --before, --after, --rearm, --ring-mb; `record`,
+// `gc` and serve alike): the part of TriggerOptions they share.
+type Window struct {
+	Over, Before, After time.Duration
+	Rearm               bool
+	RingBytes           int
+}
+
+// Trigger is the pause trigger of w (TriggerOptions' Create, Notice and
+// Done).
+func (w Window) Trigger(hdr *nettrace.Header, create func(n int, g *gcpause.GC) (io.WriteCloser, string, error), notice func(string), done func()) *PauseTrigger {
+	return NewPauseTrigger(hdr, TriggerOptions{Over: w.Over, Before: w.Before, After: w.After, Rearm: w.Rearm, MaxBytes: w.RingBytes,
+		Create: create, Notice: notice, Done: done})
+}
+
 // PauseTrigger saves the window around long GC pauses. Feed it every event
 // (Event), every GC as it begins (GCStart, from gcpause.Options.OnGCStart)
 // and when it finished (GC, from gcpause.Options.OnGC), then Finish at the

@@ -9,6 +9,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/memory"
@@ -49,23 +50,77 @@ type Target struct {
 	Cgroup *procfs.CgroupMemory
 }
 
-// Health is the daemon's own state.
-type Health struct {
-	// Sessions open now.
-	Sessions int
-	// AttachErrors counts failed attaches and sessions by reason.
-	AttachErrors map[string]uint64
-	// CaptureErrors counts pause-triggered captures that failed or were
-	// skipped, by reason (nil: captures are off).
-	CaptureErrors map[string]uint64
+// Health is the fleet's own state.
+type Health = fleet.Health
+
+// targetSource is what the exporter reads at each scrape: a fleet (fleetSource)
+// or a test's targets.
+type targetSource interface {
+	// targets lists the targets to export now; a target left out has no
+	// series.
+	targets() []Target
+	health() Health
 }
 
-// Source is what the exporter reads at each scrape.
-type Source interface {
-	// Targets lists the targets to export now; a target left out has no
-	// series.
-	Targets() []Target
-	Health() Health
+// fleetSource is a fleet's targets, as Targets reads them.
+type fleetSource struct{ f *fleet.Fleet }
+
+func (s fleetSource) targets() []Target { return Targets(s.f) }
+func (s fleetSource) health() Health    { return s.f.Health() }
+
+// histKey keeps a session's GC histograms (WatchGC).
+type histKey struct{}
+
+// HeapGrowthKey keeps a target's []HeapGrowth (its owner sets it as the
+// target's heap snapshots show growth).
+type HeapGrowthKey struct{}
+
+// WatchGC keeps GC histograms for every session of f from now on (the
+// pause and suspend histograms Targets exports).
+func WatchGC(f *fleet.Fleet) {
+	f.Watch(fleet.Watcher{Prepare: func(s *fleet.Session, opts *monitor.Options) []analysis.Analyzer {
+		h := NewGCHistograms()
+		s.SetValue(histKey{}, h)
+		onGC := opts.OnGC
+		opts.OnGC = func(g *gcpause.GC) {
+			h.Observe(g)
+			if onGC != nil {
+				onGC(g)
+			}
+		}
+		return nil
+	}})
+}
+
+// Targets is every target of f that had a session, in discovery order,
+// as the exporter sees it.
+func Targets(f *fleet.Fleet) []Target {
+	srcs := f.Sources(false)
+	out := make([]Target, 0, len(srcs))
+	for _, t := range srcs {
+		sess, up := t.Session(), t.Up()
+		if sess == nil {
+			continue
+		}
+		snap := sess.Monitor().Snapshot()
+		// The latest event's time is the runtime's clock (the session's
+		// sync time plus its timestamps), the same host clock as ours.
+		threads := 0
+		if pid := t.ProcPid(); up && pid > 0 {
+			if ths, err := procfs.Threads(pid); err == nil {
+				threads = len(ths)
+			}
+		}
+		hist, _ := sess.Value(histKey{}).(*GCHistograms)
+		grown, _ := t.Value(HeapGrowthKey{}).([]HeapGrowth)
+		mt := Target{Pid: t.PidLabel(), Process: t.Name(), Up: up, Snapshot: snap, GC: hist,
+			LastEventAge: time.Since(snap.Time), HeapGrowth: grown, Threads: threads, HeapDumpGCs: t.HeapDumps()}
+		if up {
+			mt.Memory, mt.Cgroup = t.Memory()
+		}
+		out = append(out, mt)
+	}
+	return out
 }
 
 // sink receives the samples of one walk.
@@ -77,11 +132,11 @@ type sink interface {
 }
 
 // walk turns the source's state into samples.
-func walk(src Source, s sink) {
-	for _, t := range src.Targets() {
+func walk(src targetSource, s sink) {
+	for _, t := range src.targets() {
 		walkTarget(&t, s)
 	}
-	h := src.Health()
+	h := src.health()
 	for _, r := range slices.Sorted(maps.Keys(h.AttachErrors)) {
 		s.value(famAttachErrors, float64(h.AttachErrors[r]), []string{r})
 	}

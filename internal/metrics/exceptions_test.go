@@ -15,8 +15,8 @@ func TestExceptionSites(t *testing.T) {
 			{Site: "Shop.Orders.Lookup(int32)", Count: 5}, {Site: "[other sites]", Count: 2}}},
 		{Type: "[other types]", Count: 2},
 	}}}
-	src := &fakeSource{targets: []Target{{Pid: "7", Process: "Shop", Up: true, Snapshot: snap}}}
-	reg, err := NewRegistry(src, Options{})
+	src := &fakeSource{ts: []Target{{Pid: "7", Process: "Shop", Up: true, Snapshot: snap}}}
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

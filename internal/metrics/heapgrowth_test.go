@@ -30,11 +30,11 @@ func compare(t *testing.T, reg prometheus.Gatherer, want string, names ...string
 // series per type (bytes), a target without one has none, and before its
 // first session (no monitor snapshot yet) it is exported all the same.
 func TestHeapGrowth(t *testing.T) {
-	src := &fakeSource{targets: []Target{
+	src := &fakeSource{ts: []Target{
 		{Pid: "7", Process: "Shop", Up: true, HeapGrowth: []HeapGrowth{{Type: "Shop.Order", Bytes: 960000}, {Type: "Shop.Order[]", Bytes: 240024}}},
 		{Pid: "8", Process: "Cart", Up: true},
 	}}
-	reg, err := NewRegistry(src, Options{})
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestHeapGrowth(t *testing.T) {
 // convention says): renaming them would part them from every other
 // exporter of the convention.
 func TestPromlint(t *testing.T) {
-	reg, err := NewRegistry(goldenSource(t), Options{Self: true})
+	reg, err := newRegistry(goldenSource(t), Options{Self: true})
 	if err != nil {
 		t.Fatal(err)
 	}

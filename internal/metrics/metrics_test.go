@@ -3,8 +3,6 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/memory"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +20,9 @@ import (
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/internal/monitor"
+	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/tracetest"
+	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -44,12 +44,12 @@ func fixtureTarget(t *testing.T, name, pid, process string) Target {
 }
 
 type fakeSource struct {
-	targets []Target
-	health  Health
+	ts []Target
+	h  Health
 }
 
-func (f *fakeSource) Targets() []Target { return f.targets }
-func (f *fakeSource) Health() Health    { return f.health }
+func (f *fakeSource) targets() []Target { return f.ts }
+func (f *fakeSource) health() Health    { return f.h }
 
 // goldenSource is two targets from the fixtures (workstation GCs; lock
 // contention), the second given runtime counters as the EventCounters
@@ -107,8 +107,8 @@ func goldenSource(t *testing.T) *fakeSource {
 	locks.Cgroup = &procfs.CgroupMemory{Version: 1, Usage: 60 << 20, OOMKills: -1}
 	locks.LastEventAge = 42 * time.Second // a stopped process
 	return &fakeSource{
-		targets: []Target{wks, locks, {Pid: "303", Process: "Gone"}},
-		health: Health{Sessions: 2, AttachErrors: map[string]uint64{"permission": 3, "gone": 1},
+		ts: []Target{wks, locks, {Pid: "303", Process: "Gone"}},
+		h: Health{Sessions: 2, AttachErrors: map[string]uint64{"permission": 3, "gone": 1},
 			CaptureErrors: map[string]uint64{"no_space": 1, "skipped": 4}},
 	}
 }
@@ -132,7 +132,7 @@ func scrape(t *testing.T, h http.Handler, accept string) []byte {
 // rename is a reviewed diff (go test ./metrics -update).
 func TestExposition(t *testing.T) {
 	src := goldenSource(t)
-	reg, err := NewRegistry(src, Options{Labels: map[string]string{"cluster": "test"}})
+	reg, err := newRegistry(src, Options{Labels: map[string]string{"cluster": "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestExposition(t *testing.T) {
 // own histograms would bucket the same pauses.
 func TestNativeHistogram(t *testing.T) {
 	src := goldenSource(t)
-	reg, err := NewRegistry(src, Options{})
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestNativeHistogram(t *testing.T) {
 	// The same pauses through a client_golang native histogram.
 	ref := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ref", Buckets: prometheus.DefBuckets,
 		NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 0}, []string{"gen", "type"})
-	for _, tg := range src.targets[:1] {
+	for _, tg := range src.ts[:1] {
 		for _, g := range tg.Snapshot.GCs {
 			if g.Complete {
 				ref.WithLabelValues(g.Gen[:1], g.Type.String()).Observe(g.PauseMS / 1e3)
@@ -329,9 +329,9 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // TestDropped: a target the source stops listing leaves no series.
 func TestDropped(t *testing.T) {
 	src := goldenSource(t)
-	reg, _ := NewRegistry(src, Options{})
+	reg, _ := newRegistry(src, Options{})
 	before := string(scrape(t, Handler(reg), ""))
-	src.targets = src.targets[1:]
+	src.ts = src.ts[1:]
 	after := string(scrape(t, Handler(reg), ""))
 	if !strings.Contains(before, `pid="101"`) || strings.Contains(after, `pid="101"`) || !strings.Contains(after, `pid="202"`) {
 		t.Errorf("pid 101 still exported after it was dropped")

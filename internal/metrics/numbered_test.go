@@ -14,10 +14,10 @@ import (
 // session's.
 func TestTotalsKnownShort(t *testing.T) {
 	src := goldenSource(t)
-	wks := &src.targets[0]
+	wks := &src.ts[0]
 	wks.Snapshot.GC.BeforeSession = nil
 	wks.Snapshot.GC.NumberedBefore = 95
-	reg, err := NewRegistry(src, Options{})
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

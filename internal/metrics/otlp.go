@@ -16,19 +16,22 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
-// Producer is an OpenTelemetry metric producer over a Source: the same
+// Producer is an OpenTelemetry metric producer over a fleet: the same
 // families as the Prometheus collector, under their OpenTelemetry names,
 // units and attribute keys, as cumulative sums, gauges and explicit-bucket
 // histograms.
 type Producer struct {
-	src   Source
+	src   targetSource
 	start time.Time
 }
 
-// NewProducer returns a producer of src; series start at start.
-func NewProducer(src Source, start time.Time) *Producer { return &Producer{src: src, start: start} }
+// NewProducer returns a producer of f; series start at start.
+func NewProducer(f *fleet.Fleet, start time.Time) *Producer {
+	return &Producer{src: fleetSource{f}, start: start}
+}
 
 // Produce implements sdkmetric.Producer.
 func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
@@ -114,15 +117,19 @@ func (s *otelSink) hist(f *Family, h analysis.Histogram, _ *Native, lv []string)
 	m.Data = d
 }
 
-// OTLP pushes a Source's metrics to an OTLP/HTTP endpoint.
+// OTLP pushes a fleet's metrics to an OTLP/HTTP endpoint.
 type OTLP struct {
 	provider *sdkmetric.MeterProvider
 }
 
-// StartOTLP starts pushing src to endpoint (a URL such as
+// StartOTLP starts pushing f's metrics to endpoint (a URL such as
 // http://collector:4318; its path defaults to /v1/metrics) every
 // interval. Labels become resource attributes.
-func StartOTLP(ctx context.Context, endpoint string, src Source, interval time.Duration, labels map[string]string) (*OTLP, error) {
+func StartOTLP(ctx context.Context, endpoint string, f *fleet.Fleet, interval time.Duration, labels map[string]string) (*OTLP, error) {
+	return startOTLP(ctx, endpoint, fleetSource{f}, interval, labels)
+}
+
+func startOTLP(ctx context.Context, endpoint string, src targetSource, interval time.Duration, labels map[string]string) (*OTLP, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--otlp-endpoint %q: want an http:// or https:// URL", endpoint)
@@ -145,7 +152,7 @@ func StartOTLP(ctx context.Context, endpoint string, src Source, interval time.D
 		kv = append(kv, attribute.String(k, labels[k]))
 	}
 	reader := sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval),
-		sdkmetric.WithProducer(NewProducer(src, time.Now())))
+		sdkmetric.WithProducer(&Producer{src: src, start: time.Now()}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader),
 		sdkmetric.WithResource(resource.NewSchemaless(kv...)))
 	return &OTLP{provider: mp}, nil

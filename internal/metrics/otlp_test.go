@@ -37,7 +37,7 @@ func TestOTLP(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	o, err := StartOTLP(ctx, srv.URL, goldenSource(t), time.Hour, map[string]string{"cluster": "test"})
+	o, err := startOTLP(ctx, srv.URL, goldenSource(t), time.Hour, map[string]string{"cluster": "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestOTLP(t *testing.T) {
 	if byName["dotnet.exceptions"] == nil || byName["clrspy.target.up"] == nil || byName["clrspy.attach.errors"] == nil {
 		t.Errorf("families missing: %v", len(byName))
 	}
-	if _, err := StartOTLP(ctx, "collector:4318", goldenSource(t), time.Second, nil); err == nil || err.Error() != `--otlp-endpoint "collector:4318": want an http:// or https:// URL` {
+	if _, err := startOTLP(ctx, "collector:4318", goldenSource(t), time.Second, nil); err == nil || err.Error() != `--otlp-endpoint "collector:4318": want an http:// or https:// URL` {
 		t.Errorf("bad endpoint: %v", err)
 	}
 }

@@ -10,16 +10,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
-// Collector is a prometheus.Collector over a Source: every scrape walks the
-// source's targets, so a target the source drops has no series left.
+// Collector is a prometheus.Collector over a fleet: every scrape walks
+// its targets, so a target the fleet drops has no series left.
 type Collector struct {
-	src Source
+	src targetSource
 }
 
-// NewCollector returns a collector of src.
-func NewCollector(src Source) *Collector { return &Collector{src: src} }
+// NewCollector returns a collector of f.
+func NewCollector(f *fleet.Fleet) *Collector { return &Collector{src: fleetSource{f}} }
 
 // Describe sends every family's descriptor.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {

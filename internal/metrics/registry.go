@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 // Options configure the registry.
@@ -52,11 +54,15 @@ func ParseLabel(s string, into map[string]string) error {
 	return nil
 }
 
-// NewRegistry returns a registry holding the collector of src.
-func NewRegistry(src Source, o Options) (*prometheus.Registry, error) {
+// NewRegistry returns a registry holding the collector of f.
+func NewRegistry(f *fleet.Fleet, o Options) (*prometheus.Registry, error) {
+	return newRegistry(fleetSource{f}, o)
+}
+
+func newRegistry(src targetSource, o Options) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	r := prometheus.WrapRegistererWith(prometheus.Labels(o.Labels), reg)
-	if err := r.Register(NewCollector(src)); err != nil {
+	if err := r.Register(&Collector{src: src}); err != nil {
 		return nil, err
 	}
 	if o.Self {

@@ -54,8 +54,8 @@ func TestRequestSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := fixtureTarget(t, "gc-wks.nettrace", "2", "plain")
-	src := &fakeSource{targets: []Target{{Pid: "1", Process: "aspnet", Up: true, Snapshot: m.Snapshot()}, plain}}
-	reg, err := NewRegistry(src, Options{})
+	src := &fakeSource{ts: []Target{{Pid: "1", Process: "aspnet", Up: true, Snapshot: m.Snapshot()}, plain}}
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

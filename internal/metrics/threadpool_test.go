@@ -11,8 +11,8 @@ import (
 func TestThreadPoolFamilies(t *testing.T) {
 	tp := &monitor.ThreadPoolSummary{Threads: 13, ThreadsMax: 13, Queue: 0, Episodes: 1, BlockedSec: 6.5,
 		Injections: []monitor.ReasonCount{{Reason: "starvation", Count: 2}, {Reason: "cooperative_blocking", Count: 13}}}
-	src := &fakeSource{targets: []Target{{Pid: "7", Process: "Starve", Up: true, Snapshot: &monitor.Snapshot{ThreadPool: tp}}}}
-	reg, err := NewRegistry(src, Options{})
+	src := &fakeSource{ts: []Target{{Pid: "7", Process: "Starve", Up: true, Snapshot: &monitor.Snapshot{ThreadPool: tp}}}}
+	reg, err := newRegistry(src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

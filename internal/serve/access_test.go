@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/plant"
-	"github.com/clrspy/clrspy/source"
 )
 
 // TestCrossSite: a request a page of another origin makes (an <img>, a
@@ -48,18 +48,14 @@ func TestCrossSite(t *testing.T) {
 // per-target checks can be tried without a process.
 func fakeTarget(d *Daemon, pid string, uid int) *target {
 	n, _ := strconv.Atoi(pid)
-	t := &target{d: d, key: "fake-" + pid, kind: source.Listen, pid: n, pidLabel: pid, uid: uid, up: true, order: nextOrder()}
-	d.mu.Lock()
-	d.targets[t.key] = t
-	d.mu.Unlock()
-	return t
+	return d.target(d.fleet.Add(fleet.Target{Pid: n, Listen: true, Uid: uid}))
 }
 
 // TestRateLimit: a target's heap snapshots and profiles are rate limited
 // from the end of the last one: within the interval 429 with Retry-After
 // (whole seconds, rounded up) in one line, after it the slot is free.
 func TestRateLimit(t *testing.T) {
-	d, err := New(Config{Names: []string{"none"}, LogOutput: &strings.Builder{}})
+	d, err := New(Config{Config: fleet.Config{Names: []string{"none"}}, LogOutput: &strings.Builder{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +139,7 @@ func TestTriageParams(t *testing.T) {
 // user's process is 403 and one of its own goes on; /healthz is open.
 func TestPeerUsers(t *testing.T) {
 	uid, _ := plant.User(t)
-	d, _ := run(t, Config{Names: []string{"no-such-process-here"}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{"no-such-process-here"}}})
 	fakeTarget(d, "4242", 0)
 	fakeTarget(d, "4343", uid)
 	h, err := d.Handler(HandlerOptions{LoopbackHosts: true, PeerUsers: true, HeapEvery: -1})
@@ -198,23 +194,5 @@ func TestPeerUsers(t *testing.T) {
 	}
 	if a, _ := procNetAddr("[::1]:80"); a != fmt.Sprintf("%08X%08X%08X%08X:0050", 0, 0, 0, 0x01000000) {
 		t.Errorf("procNetAddr v6: %s", a)
-	}
-}
-
-// TestRootNotice: serve running as root says once per target that it
-// attaches to another user's process, as the one-shot commands do; not
-// for root's own processes.
-func TestRootNotice(t *testing.T) {
-	uid, _ := plant.User(t)
-	d, log := run(t, Config{Names: []string{"no-such-process-here"}})
-	theirs := fakeTarget(d, "4545", uid)
-	mine := fakeTarget(d, "4646", 0)
-	for range 3 {
-		theirs.noteOwner()
-		mine.noteOwner()
-	}
-	want := "attaching as root to another user's process pid=4545"
-	if n := strings.Count(log.String(), want); n != 1 || strings.Contains(log.String(), "pid=4646") {
-		t.Errorf("log has %d notices for pid 4545 (want 1), or one for root's own:\n%s", n, log.String())
 	}
 }

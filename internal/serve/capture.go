@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/nettrace"
@@ -79,10 +80,10 @@ func (c *captures) failed(err error) {
 	if !c.failing {
 		c.failing = true
 		c.log.Warn("capture failed; captures pause, then retry with backoff until one succeeds (clrspy_capture_errors_total counts them)",
-			"dir", c.cfg.Dir, "reason", reason, "error", plainErr(err).Error(), "retry_in", c.delay.String())
+			"dir", c.cfg.Dir, "reason", reason, "error", fleet.PlainErr(err).Error(), "retry_in", c.delay.String())
 		return
 	}
-	c.log.Debug("capture failed again", "dir", c.cfg.Dir, "reason", reason, "error", plainErr(err).Error(), "retry_in", c.delay.String())
+	c.log.Debug("capture failed again", "dir", c.cfg.Dir, "reason", reason, "error", fleet.PlainErr(err).Error(), "retry_in", c.delay.String())
 }
 
 // succeeded ends a failure streak (c.mu held).
@@ -113,19 +114,18 @@ func (c *captures) trigger(hdr *nettrace.Header, t *target, log *slog.Logger) *f
 	if c == nil {
 		return nil
 	}
-	return flightrec.NewPauseTrigger(hdr, flightrec.TriggerOptions{
-		Over: c.cfg.Over, Before: c.cfg.Before, After: c.cfg.After, Rearm: true, MaxBytes: c.cfg.RingBytes,
-		Create: func(_ int, g *gcpause.GC) (io.WriteCloser, string, error) { return c.create(t, g) },
-		Notice: func(msg string) {
+	w := c.cfg.Window
+	w.Rearm = true
+	return w.Trigger(hdr, func(_ int, g *gcpause.GC) (io.WriteCloser, string, error) { return c.create(t, g) },
+		func(msg string) {
 			// A failure was counted and, first in its streak, warned
 			// about by captures: its notice is detail.
 			if strings.HasPrefix(msg, "saving ") {
-				log.Debug(msg, "pid", t.pidLabel, "process", t.name)
+				log.Debug(msg, "pid", t.PidLabel(), "process", t.Name())
 				return
 			}
-			log.Info(msg, "pid", t.pidLabel, "process", t.name)
-		},
-	})
+			log.Info(msg, "pid", t.PidLabel(), "process", t.Name())
+		}, nil)
 }
 
 // safeName keeps a process name usable in a file name.
@@ -151,7 +151,7 @@ func (c *captures) create(t *target, g *gcpause.GC) (io.WriteCloser, string, err
 		return nil, "", errBackoff
 	}
 	c.prune(c.cfg.MaxFiles-1, c.cfg.MaxBytes, "")
-	base := fmt.Sprintf("%s_%s_gc%d_%s", safeName(t.name), t.pidLabel, g.Number, time.Now().UTC().Format("20060102T150405Z"))
+	base := fmt.Sprintf("%s_%s_gc%d_%s", safeName(t.Name()), t.PidLabel(), g.Number, time.Now().UTC().Format("20060102T150405Z"))
 	name := filepath.Join(c.cfg.Dir, base+".nettrace")
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); os.IsNotExist(err) {

@@ -14,53 +14,23 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clrspy/clrspy/internal/monitor"
-	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
+	"github.com/clrspy/clrspy/internal/procfs"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/stacks"
 )
 
-// Config configures a Daemon. The zero value watches every process this
-// user may attach to, with the defaults below.
+// Config configures a Daemon: its fleet (the targets and their
+// sessions, package fleet) and what serve adds on each target. The zero
+// value watches every process this user may attach to, with the defaults
+// below.
 type Config struct {
-	// Pids and Names narrow the targets (either list may match; empty:
-	// every process).
-	Pids  []int
-	Names []string
-	// NoAttach turns discovery off: only runtimes connecting to the
-	// DiagnosticPort are monitored.
-	NoAttach bool
-	// DiagnosticPort is the path of a reverse diagnostic port runtimes
-	// connect to (DOTNET_DiagnosticPorts=PATH); PortMode its file mode (0:
-	// 0600).
-	DiagnosticPort string
-	PortMode       os.FileMode
-	// Grace is how long an exited target's series stay (0: 1 min).
-	Grace time.Duration
-	// ScanInterval is the period of the /proc scan (0: 1 s).
-	ScanInterval time.Duration
-	// SocketDirs are the directories watched for new diagnostics sockets
-	// (nil: /tmp and $TMPDIR). Processes with another TMPDIR are found by
-	// the scan, which then watches their directory too.
-	SocketDirs []string
-	// BufferMB is the runtime-side buffer of each session (0: 64).
-	BufferMB uint32
-	// CounterInterval is how often the runtime publishes its counters
-	// (0: 5 s).
-	CounterInterval time.Duration
-	// MemoryInterval is how often each target's memory split is read from
-	// its /proc/PID/smaps (clrspy_process_memory_bytes, the cgroup's
-	// families; 0: 10 s; negative: never).
-	MemoryInterval time.Duration
+	fleet.Config
 	// Sampler is the CPU profiles' sampler: "perf" (perf_event, mixed
 	// mode), "eventpipe" (the runtime's sample profiler) or "auto" (perf
 	// where the kernel permits it; ""  is auto).
 	Sampler string
-	// Exceptions also asks every session for the exception events with
-	// their stacks (the session is then no longer stackless: every event
-	// carries a stack) and exports the top throw sites per type
-	// (clrspy_exceptions_thrown_total).
-	Exceptions bool
 	// SnapshotOnGen2Growth, when positive, watches every target's gen2
 	// size: the first GC seen takes a heap snapshot as the baseline (each
 	// snapshot is a blocking gen2 GC in the target); after a GC whose gen2
@@ -76,9 +46,6 @@ type Config struct {
 	// when gen2 grew steadily over minutes after the start-up, at most
 	// one pair per LeakWatch.Every (leakJudge has the judgement).
 	LeakWatch LeakWatch
-	// Retry is the first delay before a failed session is opened again
-	// (doubled up to a minute; 0: 2 s).
-	Retry time.Duration
 
 	// PauseLog, when set, logs every target's pauses (report.PauseLog,
 	// with pid and process attributes) to LogOutput.
@@ -91,13 +58,12 @@ type Config struct {
 	// Logger receives the daemon's own messages (nil: a logger in the
 	// pause log's format on LogOutput, at the pause log's level).
 	Logger *slog.Logger
-	// Sessions, when set, follows every target's monitor (the live web
-	// view's web.Monitors).
-	Sessions Sessions
+	// Web serves the live web view at / (HandlerOptions.Web unless
+	// set): every session's page, from the same monitors.
+	Web bool
 	// CPUProfile, when its Hz is set, samples every target with the
 	// perf_event sampler (where the kernel permits it) in windows, and
-	// gives each window's profile to Sessions if it is a CPUSessions (the
-	// live page's flame graph).
+	// gives each window's profile to the live web view (its flame graph).
 	CPUProfile CPUProfile
 	// HTTP is where the endpoints listen and how they are guarded; only
 	// Validate reads it (the command binds the listener and serves).
@@ -150,13 +116,18 @@ type Exposure struct {
 //	other      no          no   no                  refused, in one line
 //
 // A key file (--tls-key) other users may read, or owned by another user
-// than clrspy's or root, is refused as the token file is.
+// than clrspy's or root, is refused as the token file is. The command's
+// own rules (command) come first: the leak watch's, --cpu-profile's,
+// the pause log's; a --pid no process has now is a warning.
 func (c *Config) Validate() (Exposure, error) {
 	if err := c.check(); err != nil {
 		return Exposure{}, err
 	}
-	h := &c.HTTP
 	var e Exposure
+	if err := c.command(&e); err != nil {
+		return e, err
+	}
+	h := &c.HTTP
 	if h.MaxConnections <= 0 || h.MaxWebClients <= 0 {
 		return e, errors.New("--max-connections and --max-web-clients must be positive")
 	}
@@ -200,6 +171,73 @@ func (c *Config) Validate() (Exposure, error) {
 	return e, nil
 }
 
+// command checks what the command's flags give beyond check's rules (a
+// zero there is a default; from a flag it was given): the leak watch's
+// window, interval and growth, unless it is off (its start-up not judged
+// is its window); --cpu-profile's rate and window, with --web; the pause
+// log's --info against --warn. It adds the start's warnings to e.
+func (c *Config) command(e *Exposure) error {
+	if lw := &c.LeakWatch; !lw.Off {
+		switch {
+		case lw.Window <= 0:
+			return fmt.Errorf("--leak-watch-window %v: must be positive", lw.Window)
+		case lw.Every <= 0:
+			return fmt.Errorf("--leak-watch-every %v: must be positive", lw.Every)
+		case !(lw.Growth > 0) || math.IsInf(lw.Growth, 0):
+			return fmt.Errorf("--leak-watch-growth %v: a percentage, positive", lw.Growth)
+		}
+		if lw.Settle == 0 {
+			lw.Settle = lw.Window
+		}
+	}
+	if cp := c.CPUProfile; cp.Hz != 0 {
+		switch {
+		case !c.Web:
+			return errors.New("--cpu-profile feeds the live web view's flame graph: add --web")
+		case cp.Hz < 0 || cp.Hz > 1000:
+			return fmt.Errorf("--cpu-profile-hz %d: give 1 to 1000 samples per second", cp.Hz)
+		case cp.Window < time.Second:
+			return fmt.Errorf("--cpu-profile-window %v: give at least 1s", cp.Window)
+		}
+		if _, err := perf.Check(os.Getpid(), perf.Options{Hz: cp.Hz}); err != nil {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("--cpu-profile: %v; processes clrspy may sample get a flame graph, the others not", err))
+		}
+	}
+	if p := c.PauseLog; p != nil && p.Info > p.Warn {
+		return fmt.Errorf("--info (%v) must not be longer than --warn (%v)", p.Info, p.Warn)
+	}
+	// serve starts anyway (a process may get the pid later), but a
+	// mistyped pid should not look like a quiet process.
+	for _, p := range c.Pids {
+		if !procfs.Exists(p) {
+			e.Warnings = append(e.Warnings, fmt.Sprintf("warning: --pid %d: no process has this pid now; serve will monitor one that gets it", p))
+		}
+	}
+	return nil
+}
+
+// ResolveToken is the token e asks for (TokenNone: ""): file's (a new one
+// written when it does not exist), or a new one for this run; notice says
+// a new token, once ("": nothing to say).
+func (e *Exposure) ResolveToken(file string) (token, notice string, err error) {
+	switch e.Token {
+	case TokenFromFile:
+		tok, created, err := LoadToken(file)
+		if err != nil {
+			return "", "", err
+		}
+		if created {
+			notice = fmt.Sprintf("wrote a new token to %s: %s", file, tok)
+		}
+		return tok, notice, nil
+	case TokenNew:
+		// TLS without a token file: this run's token, printed once.
+		tok := NewToken()
+		return tok, "no --auth-token-file: this run's token is " + tok, nil
+	}
+	return "", "", nil
+}
+
 // LoopbackName reports whether a listen address's host is the loopback
 // interface only: localhost, 127.0.0.0/8 or ::1 (a wildcard, an empty
 // host or another name is not: it needs a token).
@@ -221,7 +259,7 @@ func LoopbackName(host string) bool {
 func checkSecretFile(flag, path string) (string, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
-		return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+		return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 	}
 	real := path
 	if st.Mode()&os.ModeSymlink != 0 {
@@ -230,10 +268,10 @@ func checkSecretFile(flag, path string) (string, error) {
 			return "", fmt.Errorf("%s %s: a symbolic link (to %s) owned by uid %d: name the file itself", flag, path, to, u)
 		}
 		if real, err = filepath.EvalSymlinks(path); err != nil {
-			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+			return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 		}
 		if st, err = os.Lstat(real); err != nil {
-			return "", fmt.Errorf("%s %s: %v", flag, path, plainErr(err))
+			return "", fmt.Errorf("%s %s: %v", flag, path, fleet.PlainErr(err))
 		}
 	}
 	switch {
@@ -256,7 +294,7 @@ func fileUID(st os.FileInfo) int {
 }
 
 // CPUProfile configures the continuous low-rate CPU profile of every
-// target: perf.Profile at Hz samples per second per thread for Window
+// target: the perf sampler at Hz samples per second per thread for Window
 // (0: 30 s), again and again while the target's session lives. Each
 // window is its own perf session (an EventPipe session naming JIT'd code,
 // with a rundown at its end), so every window's names are complete.
@@ -265,52 +303,20 @@ type CPUProfile struct {
 	Window time.Duration
 }
 
-// CPUSessions is a Sessions that also takes each session's CPU profiles,
-// one per CPUProfile window, under a label saying what the samples
-// measure (report.LabelCPU).
-type CPUSessions interface {
-	SetCPU(id, label string, p *stacks.Profile)
-}
-
-// Sessions follows the daemon's monitoring sessions, one id per session
-// (a target whose session is reopened gets a new one): Prepare adds its
-// hooks to the session's monitor options before the monitor is made, Add
-// gives it the monitor, Ended says the session's stream has ended, Remove
-// that the session is gone (replaced by the target's next one, or the
-// target dropped after Grace). The calls come from the session's
-// goroutine and the daemon's, never with the daemon's lock held.
-type Sessions interface {
-	Prepare(id string, opts *monitor.Options)
-	Add(id, name string, pid int, hdr *nettrace.Header, mon *monitor.Monitor)
-	Ended(id string)
-	Remove(id string)
-}
-
 // Capture configures pause-triggered captures: the window of `clrspy
 // record --save-on-pause-over` around every pause longer than Over, per
-// target, written to Dir as PROCESS_PID_gcN_TIME.nettrace. MaxFiles and
-// MaxBytes cap the directory's captures: the oldest are removed first.
+// target (rearmed: every long pause), written to Dir as
+// PROCESS_PID_gcN_TIME.nettrace. MaxFiles and MaxBytes cap the
+// directory's captures: the oldest are removed first.
 type Capture struct {
-	Over          time.Duration
-	Dir           string
-	Before, After time.Duration // 0: 30 s, 5 s
-	MaxFiles      int           // 0: 20
-	MaxBytes      int64         // 0: 1 GiB
-	RingBytes     int           // per target (0: 32 MiB)
+	// Before, After: 0: 30 s, 5 s; RingBytes, per target: 0: 32 MiB.
+	flightrec.Window
+	Dir      string
+	MaxFiles int   // 0: 20
+	MaxBytes int64 // 0: 1 GiB
 }
 
-func (c *Config) grace() time.Duration           { return dur(c.Grace, time.Minute) }
-func (c *Config) scanInterval() time.Duration    { return dur(c.ScanInterval, time.Second) }
-func (c *Config) retry() time.Duration           { return dur(c.Retry, 2*time.Second) }
-func (c *Config) cpuWindow() time.Duration       { return dur(c.CPUProfile.Window, 30*time.Second) }
-func (c *Config) counterInterval() time.Duration { return dur(c.CounterInterval, 5*time.Second) }
-
-func (c *Config) memoryInterval() time.Duration {
-	if c.MemoryInterval < 0 {
-		return -1
-	}
-	return dur(c.MemoryInterval, 10*time.Second)
-}
+func (c *Config) cpuWindow() time.Duration { return fleet.Or(c.CPUProfile.Window, 30*time.Second) }
 
 func (c *Config) sampler() string {
 	if c.Sampler == "" {
@@ -319,23 +325,9 @@ func (c *Config) sampler() string {
 	return c.Sampler
 }
 
-func (c *Config) bufferMB() uint32 {
-	if c.BufferMB == 0 {
-		return 64
-	}
-	return c.BufferMB
-}
-
-func dur(v, d time.Duration) time.Duration {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
-
 func (c *Capture) defaults() {
-	c.Before = dur(c.Before, 30*time.Second)
-	c.After = dur(c.After, 5*time.Second)
+	c.Before = fleet.Or(c.Before, 30*time.Second)
+	c.After = fleet.Or(c.After, 5*time.Second)
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 20
 	}
@@ -350,29 +342,15 @@ func (c *Capture) defaults() {
 // check validates the configuration: one line per problem, in the flags'
 // words.
 func (c *Config) check() error {
-	for _, p := range c.Pids {
-		if p <= 0 {
-			return fmt.Errorf("--pid %d: a process id is positive", p)
-		}
-	}
-	for _, n := range c.Names {
-		if n == "" {
-			return errors.New("--name: empty name")
-		}
+	if err := c.Config.Check(); err != nil {
+		return err
 	}
 	switch c.Sampler {
 	case "", "auto", "perf", "eventpipe":
 	default:
 		return fmt.Errorf("unknown --sampler %q: use perf, eventpipe or auto", c.Sampler)
 	}
-	if c.NoAttach && c.DiagnosticPort == "" {
-		return errors.New("--attach=false leaves nothing to monitor: give --diagnostic-port PATH")
-	}
 	switch {
-	case c.Grace < 0:
-		return fmt.Errorf("--grace %v: must not be negative", c.Grace)
-	case c.CounterInterval < 0:
-		return fmt.Errorf("--counter-interval %v: must not be negative", c.CounterInterval)
 	case math.IsNaN(c.SnapshotOnGen2Growth) || math.IsInf(c.SnapshotOnGen2Growth, 0) || c.SnapshotOnGen2Growth < 0:
 		return fmt.Errorf("--snapshot-on-gen2-growth %v: a percentage, positive (0: off)", c.SnapshotOnGen2Growth)
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clrspy/clrspy/internal/plant"
+	"github.com/clrspy/clrspy/report"
 )
 
 // testCert writes a self-signed certificate and its key (0600).
@@ -88,7 +90,7 @@ func TestValidateExposure(t *testing.T) {
 			c.h.MaxConnections = 0
 		}
 		c.h.MaxWebClients = 1
-		cfg := Config{HTTP: c.h}
+		cfg := Config{HTTP: c.h, LeakWatch: LeakWatch{Off: true}}
 		e, err := cfg.Validate()
 		if c.want.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), c.want.err) || strings.Contains(err.Error(), "\n") {
@@ -146,5 +148,77 @@ func TestTokenFileChecks(t *testing.T) {
 	want = fmt.Sprintf("--auth-token-file %s: owned by uid %d, not by clrspy's user (uid %d) or root: that user knows it", theirs, uid, os.Geteuid())
 	if _, _, err := LoadToken(theirs); err == nil || err.Error() != want {
 		t.Errorf("another user's file: %v\nwant %s", err, want)
+	}
+}
+
+// TestValidateCommand: the rules Validate adds for the command's flags,
+// row by row: the leak watch on by default with serve's flag defaults
+// (its start-up not judged is its window), its bad values refused in one
+// line naming the flag unless it is off; --cpu-profile with --web only,
+// at 1 to 1000 Hz, windows of 1 s at least; --info not longer than
+// --warn; a --pid no process has now is a warning, not a refusal.
+func TestValidateCommand(t *testing.T) {
+	lw := func(f func(*LeakWatch)) func(*Config) {
+		return func(c *Config) { f(&c.LeakWatch) }
+	}
+	for _, r := range []struct {
+		name string
+		set  func(*Config)
+		err  string // the refusal's prefix ("": none)
+		warn string // a substring of the one warning ("": none)
+	}{
+		{"defaults", func(*Config) {}, "", ""},
+		{"window 0", lw(func(l *LeakWatch) { l.Window = 0 }), "--leak-watch-window 0s: must be positive", ""},
+		{"every negative", lw(func(l *LeakWatch) { l.Every = -time.Hour }), "--leak-watch-every -1h0m0s: must be positive", ""},
+		{"growth 0", lw(func(l *LeakWatch) { l.Growth = 0 }), "--leak-watch-growth 0: a percentage, positive", ""},
+		{"growth NaN", lw(func(l *LeakWatch) { l.Growth = math.NaN() }), "--leak-watch-growth NaN: a percentage, positive", ""},
+		{"off, window 0", lw(func(l *LeakWatch) { l.Off, l.Window = true, 0 }), "", ""},
+		{"cpu without web", func(c *Config) { c.CPUProfile = CPUProfile{Hz: 19, Window: time.Minute} }, "--cpu-profile feeds the live web view's flame graph: add --web", ""},
+		{"cpu too fast", func(c *Config) { c.Web, c.CPUProfile = true, CPUProfile{Hz: 1001, Window: time.Minute} }, "--cpu-profile-hz 1001: give 1 to 1000", ""},
+		{"cpu window short", func(c *Config) { c.Web, c.CPUProfile = true, CPUProfile{Hz: 19, Window: 500 * time.Millisecond} }, "--cpu-profile-window 500ms: give at least 1s", ""},
+		{"info over warn", func(c *Config) { c.PauseLog = &report.PauseLogOptions{Info: time.Second, Warn: time.Millisecond} }, "--info (1s) must not be longer than --warn (1ms)", ""},
+		{"pid missing", func(c *Config) { c.Pids = []int{1 << 30} }, "", "warning: --pid 1073741824: no process has this pid now"},
+	} {
+		c := Config{LeakWatch: LeakWatch{Window: 5 * time.Minute, Growth: 10, Every: 6 * time.Hour},
+			HTTP: HTTP{Listen: "127.0.0.1:9464", MaxConnections: 1, MaxWebClients: 1}}
+		r.set(&c)
+		e, err := c.Validate()
+		switch {
+		case r.err != "":
+			if err == nil || !strings.HasPrefix(err.Error(), r.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: %v, want %q in one line", r.name, err, r.err)
+			}
+			continue
+		case err != nil:
+			t.Errorf("%s: %v", r.name, err)
+			continue
+		}
+		if r.warn == "" && len(e.Warnings) != 0 || r.warn != "" && (len(e.Warnings) != 1 || !strings.Contains(e.Warnings[0], r.warn)) {
+			t.Errorf("%s: warnings %q, want %q", r.name, e.Warnings, r.warn)
+		}
+		if !c.LeakWatch.Off && c.LeakWatch.Settle != c.LeakWatch.Window {
+			t.Errorf("%s: start-up not judged %v, want the window %v", r.name, c.LeakWatch.Settle, c.LeakWatch.Window)
+		}
+	}
+}
+
+// TestResolveToken: the token Validate's exposure asks for: none; the
+// file's, a new file's said once; a run's own, said.
+func TestResolveToken(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if tok, note, err := (&Exposure{}).ResolveToken(file); tok != "" || note != "" || err != nil {
+		t.Errorf("none: %q %q %v", tok, note, err)
+	}
+	e := &Exposure{Token: TokenFromFile}
+	tok, note, err := e.ResolveToken(file)
+	if err != nil || len(tok) < 20 || note != "wrote a new token to "+file+": "+tok {
+		t.Errorf("new file: %q %q %v", tok, note, err)
+	}
+	if again, note, err := e.ResolveToken(file); again != tok || note != "" || err != nil {
+		t.Errorf("the file again: %q %q %v, want %q and nothing said", again, note, err, tok)
+	}
+	tok, note, err = (&Exposure{Token: TokenNew}).ResolveToken("")
+	if err != nil || len(tok) < 20 || note != "no --auth-token-file: this run's token is "+tok {
+		t.Errorf("this run's: %q %q %v", tok, note, err)
 	}
 }

@@ -4,38 +4,14 @@
 // HTTP: Prometheus metrics (package metrics), pull-mode profiles in Go's
 // /debug/pprof convention, the pause log, and pause-triggered captures.
 //
-// What it owns: the supervisor of targets. Discovery (attach mode) lists
-// /proc once a second and watches the diagnostics socket directories with
-// inotify, so a new process is seen within a second or two, in other pid
-// and mount namespaces too when run as root; only processes never seen
-// before are probed, and the socket directory is listed once, then kept
-// up to date from inotify, so an idle host costs next to nothing. Listen
-// mode (Config.DiagnosticPort) accepts runtimes on a reverse diagnostic
-// port, opens each one's session while it waits suspended, then resumes
-// it. Every target gets a session goroutine that opens the session,
-// feeds the monitor, and on a failure retries with backoff while the
-// process lives; a session that fails never affects the others. A target
-// whose process exited is kept (clrspy_target_up 0) for Config.Grace, then
-// dropped with its series; a restarted process is a new target. Stop (the
-// context given to Run) stops every session cleanly: the runtime writes
-// its rundown and the target runs on. A killed daemon leaves its targets
-// running: the runtime ends a session whose reader is gone.
-//
-// Totals run from the process start, as the OpenTelemetry conventions
-// define them: a session on a process that ran 10 s before the attach
-// (meterMinAge) also asks for the runtime's System.Runtime meter (.NET
-// 9+), whose first publication tells what the runtime counted before the
-// attach (monitor.BeforeSession); younger processes, whose exit soon after
-// a meter session may hang on .NET 10, get the EventCounters only at
-// first, and a second, short meter session once they are 30 s old
-// (seedLater), whose totals the monitor aligns by the GC events' own
-// numbering (monitor.SeedFrom). Until then a total the numbering shows
-// short (GCs before the attach) is not exported.
-//
-// Memory: every Config.MemoryInterval each visible target's RSS is split
-// by package memory from its /proc/PID/smaps (and its memory cgroup read),
-// the last splits kept for the metrics and clrspy_findings; /triage reads
-// one at each end of its window. No session: the GC's range by layout.
+// What it owns: what serve adds on the targets of its fleet (package
+// fleet: discovery, attach mode and listen mode, the session loop and its
+// retries, the totals since the process start, the memory split, one
+// Source per target), as the fleet's Watcher of every session: the pause
+// log, the pause-triggered captures, the leak watch and the CPU profile
+// windows; its per-target state (request slots, the leak watch's) is kept
+// in the target's fleet.Source. metrics exports the fleet's targets and
+// the live web view (Config.Web) follows its sessions.
 //
 // HTTP (Handler): /metrics, /healthz, /targets (JSON), /debug/pprof/profile
 // and /debug/pprof/contention (a second, short session on one target: a
@@ -55,13 +31,15 @@
 // steadily, at most one pair per LeakWatch.Every, the second diffed with
 // the first's per-type table; Config.SnapshotOnGen2Growth is the eager
 // watch instead, a snapshot after each PCT % of growth),
-// and the live web view at / (HandlerOptions.Web, fed through
-// Config.Sessions by the same monitors: no second session; with
-// Config.CPUProfile each target is also sampled by the perf sampler in
-// windows, each its own short perf session, and each window's profile is
-// the page's flame graph). Every endpoint is read-only.
+// and the live web view at / (Config.Web: the same monitors, no second
+// session; with Config.CPUProfile each target is also sampled by the perf
+// sampler in windows, each beside a short session of its own through
+// capture's job, and each window's profile is the page's flame graph). Every endpoint is read-only.
 //
-// Exposure (docs/SECURITY.md): HandlerOptions.Token requires a bearer
+// Exposure (docs/SECURITY.md): Config.Validate decides it from the
+// flags (loopback by default; what needs a token, TLS or
+// --insecure-no-auth) and Exposure.ResolveToken reads or makes the token;
+// HandlerOptions.Token requires a bearer
 // token on every endpoint but /healthz (LoadToken reads it, or writes a
 // new one on first start); HandlerOptions.LoopbackHosts answers loopback
 // Host names only (DNS rebinding); Server bounds a request's time and

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 // TestExceptionsAttach: serve --exceptions attached to a process already
@@ -14,7 +16,7 @@ import (
 // runs, and counts no more than the workload threw.
 func TestExceptionsAttach(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, _ := run(t, Config{Names: []string{name}, Exceptions: true, Grace: 30 * time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, Exceptions: true, Grace: 30 * time.Second}})
 	p := startAs(t, path, nil, "throws", "rate=300", "seconds=12")
 	pid := strconv.Itoa(p.Pid)
 	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })

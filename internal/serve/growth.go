@@ -11,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/metrics"
 )
 
@@ -34,19 +35,10 @@ type heapWatch struct {
 	busy, sawGC bool
 	last        time.Time
 	types       map[string]heapgraph.TypeStat // nil: no snapshot yet
-	growth      []metrics.HeapGrowth
 	// judge is the default leak watch's (Config.LeakWatch), its
 	// configuration set at the first GC (judgeSet).
 	judge    leakJudge
 	judgeSet bool
-}
-
-// heapGrowth is what metrics export for the target.
-func (t *target) heapGrowth() []metrics.HeapGrowth {
-	w := &t.watch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.growth
 }
 
 // watchGC is called for every GC of the target's monitoring session (on
@@ -81,13 +73,10 @@ func (t *target) watchGC(ctx context.Context, g *gcpause.GC, pct float64) {
 		before = gen2
 	}
 	w.busy, w.sawGC, w.ref, w.refSet = true, false, gen2, true
-	d := t.d
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
+	t.d.fleet.Go(func() {
 		defer t.snapshotting.busy.Store(false)
 		t.autoSnapshot(ctx, before, gen2, pct)
-	}()
+	})
 }
 
 // autoSnapshot takes a snapshot for the watch and, when there was one
@@ -106,12 +95,12 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			d.log.Warn("heap snapshot on gen2 growth failed", "pid", t.pidLabel, "process", t.name, "error", errLine(err))
+			d.log.Warn("heap snapshot on gen2 growth failed", "pid", t.PidLabel(), "process", t.Name(), "error", fleet.ErrLine(err))
 		}
 		return false
 	}
 	if !g.Complete() {
-		d.log.Warn("heap snapshot on gen2 growth incomplete: its diff may miss growth", "pid", t.pidLabel, "process", t.name)
+		d.log.Warn("heap snapshot on gen2 growth incomplete: its diff may miss growth", "pid", t.PidLabel(), "process", t.Name())
 	}
 	types := make(map[string]heapgraph.TypeStat)
 	// Own bytes only: no exact retained bytes (a walk of the heap per type).
@@ -121,17 +110,17 @@ func (t *target) autoSnapshot(ctx context.Context, before, gen2 uint64, pct floa
 	prev := w.types
 	w.types = types
 	if prev == nil {
-		d.log.Info("heap snapshot taken as the baseline of gen2 growth", "pid", t.pidLabel, "process", t.name,
+		d.log.Info("heap snapshot taken as the baseline of gen2 growth", "pid", t.PidLabel(), "process", t.Name(),
 			"gen2_bytes", gen2, "threshold_percent", pct)
 		return true
 	}
 	grown := growthOf(prev, types)
-	w.growth = grown
+	t.SetValue(metrics.HeapGrowthKey{}, grown)
 	top := make([]string, len(grown))
 	for i, gr := range grown {
 		top[i] = fmt.Sprintf("%s %+d B (%+d objects)", gr.Type, gr.Bytes, int64(types[gr.Type].Count)-int64(prev[gr.Type].Count))
 	}
-	d.log.Warn("gen2 grew since the last heap snapshot; the types that grew most", "pid", t.pidLabel, "process", t.name,
+	d.log.Warn("gen2 grew since the last heap snapshot; the types that grew most", "pid", t.PidLabel(), "process", t.Name(),
 		"gen2_before_bytes", before, "gen2_bytes", gen2, "top", strings.Join(top, "; "))
 	return true
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 // guard applies the access rules every endpoint shares: a cross-site
@@ -155,12 +157,12 @@ func LoadToken(path string) (token string, created bool, err error) {
 		}
 		if err != nil {
 			os.Remove(path)
-			return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+			return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 		}
 		return token, true, nil
 	}
 	if !errors.Is(err, os.ErrExist) {
-		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 	}
 	real, err := checkSecretFile("--auth-token-file", path)
 	if err != nil {
@@ -168,7 +170,7 @@ func LoadToken(path string) (token string, created bool, err error) {
 	}
 	b, err := readNoFollow(real)
 	if err != nil {
-		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, plainErr(err))
+		return "", false, fmt.Errorf("--auth-token-file %s: %v", path, fleet.PlainErr(err))
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	token = strings.TrimSpace(line)

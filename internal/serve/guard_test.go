@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/web"
 )
 
@@ -17,8 +18,8 @@ import (
 // an httptest server.
 func guarded(t *testing.T, o HandlerOptions) *httptest.Server {
 	t.Helper()
-	d, _ := run(t, Config{Names: []string{"no-such-process-here"}})
-	o.Web = web.Handler(web.NewMonitors(web.MonitorsOptions{}), web.Options{})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{"no-such-process-here"}}})
+	o.Web = web.Handler(web.NewMonitors(fleet.Static(), web.MonitorsOptions{}), web.Options{})
 	h, err := d.Handler(o)
 	if err != nil {
 		t.Fatal(err)

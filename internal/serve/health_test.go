@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 )
 
 // TestCaptureFailures: captures into a directory that went away fail;
@@ -23,8 +26,8 @@ func TestCaptureFailures(t *testing.T) {
 	capDir := filepath.Join(t.TempDir(), "caps")
 	os.Mkdir(capDir, 0o755)
 	// Every GC is "long" (1 µs): churn makes several a second.
-	d, log := run(t, Config{Names: []string{name}, Capture: Capture{Over: time.Microsecond, Dir: capDir,
-		Before: 200 * time.Millisecond, After: 50 * time.Millisecond}})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Dir: capDir,
+		Window: flightrec.Window{Over: time.Microsecond, Before: 200 * time.Millisecond, After: 50 * time.Millisecond}}})
 	if err := os.Remove(capDir); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func TestCaptureFailures(t *testing.T) {
 	pid := strconv.Itoa(p.Pid)
 	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
 	p.Release()
-	waitFor(t, 20*time.Second, "a failed capture", func() bool { return d.Health().CaptureErrors["missing_dir"] > 0 })
+	waitFor(t, 20*time.Second, "a failed capture", func() bool { return d.fleet.Health().CaptureErrors["missing_dir"] > 0 })
 	time.Sleep(time.Second)
 	if err := os.Mkdir(capDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -46,7 +49,7 @@ func TestCaptureFailures(t *testing.T) {
 		}
 		return false
 	})
-	errs := d.Health().CaptureErrors
+	errs := d.fleet.Health().CaptureErrors
 	text := log.String()
 	warns := 0
 	for _, l := range strings.Split(text, "\n") {
@@ -77,7 +80,7 @@ func TestCaptureFailures(t *testing.T) {
 func TestLastEventAge(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	p := startAs(t, path, nil, "idle", "seconds=60", "gcEveryMs=100")
 	pid := strconv.Itoa(p.Pid)
 	age := func() (time.Duration, bool) {

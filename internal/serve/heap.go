@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/capture"
@@ -53,7 +52,7 @@ func (d *Daemon) serveHeap(w http.ResponseWriter, r *http.Request, every time.Du
 		return
 	}
 	if !g.Complete() {
-		d.log.Warn("heap snapshot incomplete (the profile's comments say what is missing)", "pid", t.pidLabel, "process", t.name)
+		d.log.Warn("heap snapshot incomplete (the profile's comments say what is missing)", "pid", t.PidLabel(), "process", t.Name())
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="heap-%s.pb.gz"`, pid))
@@ -67,14 +66,14 @@ func (d *Daemon) serveHeap(w http.ResponseWriter, r *http.Request, every time.Du
 // stopped as soon as that GC ends, or when ctx does, or after
 // snapshotTimeout.
 func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgraph.Graph, error) {
-	st, err := t.openSpec(source.Spec{Providers: capture.SnapshotProviders(), BufferMB: capture.SnapshotBufferMB, Duration: snapshotTimeout})
+	st, err := t.Open(source.Spec{Providers: capture.SnapshotProviders(), BufferMB: capture.SnapshotBufferMB, Duration: snapshotTimeout})
 	if err != nil {
 		return report.Input{}, nil, err
 	}
 	defer st.Close()
 	// Cancelling ctx stops the session; the stream then ends.
 	defer context.AfterFunc(ctx, st.Stop)()
-	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.pidLabel, "process", t.name)
+	d.log.Info("heap snapshot: inducing a blocking gen2 GC", "pid", t.PidLabel(), "process", t.Name())
 	job := capture.NewSnapshot(st.Stop)
 	// The runtime names each type once while the monitoring session
 	// lives (heapgraph.Builder.KnownTypes): a later snapshot's names come
@@ -86,10 +85,10 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	t.typeNames = b.NamedTypes()
 	// The GC the runtime described the heap in is the snapshot's own,
 	// which the target's judgements keep out of its induced GCs
-	// (target.heapDumped).
+	// (fleet.Source.HeapDumped).
 	dumpGC := job.DumpGC()
 	if dumpGC != 0 {
-		d.heapDumped(t, dumpGC)
+		t.HeapDumped(dumpGC)
 	}
 	in := report.NewInput(st.Name, st.Live(), end, job.Set().Stats())
 	if err != nil {
@@ -103,33 +102,11 @@ func (d *Daemon) snapshot(ctx context.Context, t *target) (report.Input, *heapgr
 	}
 	// Static roots by class and field: the class from the modules'
 	// metadata, read through the target's root (0: not visible here).
-	g, err := job.Graph(st, t.hostPid, nil)
+	g, err := job.Graph(st, t.HostPid(), nil)
 	if err != nil {
 		return in, nil, err
 	}
-	d.log.Info("heap snapshot taken", "pid", t.pidLabel, "process", t.name, "gc", dumpGC, "objects", g.N, "bytes", g.Bytes,
+	d.log.Info("heap snapshot taken", "pid", t.PidLabel(), "process", t.Name(), "gc", dumpGC, "objects", g.N, "bytes", g.Bytes,
 		"pause_ms", float64(g.Pause.Microseconds())/1000, "complete", g.Complete())
 	return in, g, nil
-}
-
-// maxHeapDumps bounds the snapshot GCs a target remembers.
-const maxHeapDumps = 64
-
-// heapDumped records that GC n of t was a heap snapshot's (the snapshot
-// session's gcpause HeapDump mark): clrspy_findings and /triage keep it
-// out of the application's induced GCs and pauses.
-func (d *Daemon) heapDumped(t *target, n uint32) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(t.dumpGCs) == maxHeapDumps {
-		t.dumpGCs = t.dumpGCs[1:]
-	}
-	t.dumpGCs = append(t.dumpGCs, n)
-}
-
-// isHeapDump says whether GC n of t was a heap snapshot's (heapDumped).
-func (d *Daemon) isHeapDump(t *target, n uint32) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Contains(t.dumpGCs, n)
 }

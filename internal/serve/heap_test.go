@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/workload"
 )
@@ -89,7 +90,7 @@ func checkGraph(t *testing.T, count, bytes map[string]int64, r graphResult) {
 // 409; a missing pid 400, an unknown one 404, in one line.
 func TestHeapSnapshot(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestHeapSnapshot(t *testing.T) {
 func TestHeapSnapshotListen(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, DiagnosticPort: filepath.Join(dir, "port.sock"), NoAttach: true})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, DiagnosticPort: filepath.Join(dir, "port.sock"), NoAttach: true}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +230,7 @@ func TestHeapGrowth(t *testing.T) {
 	snapshotMinInterval = 0
 	t.Cleanup(func() { snapshotMinInterval = old })
 	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, SnapshotOnGen2Growth: 20})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, SnapshotOnGen2Growth: 20})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/metrics"
+	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -29,7 +31,8 @@ import (
 type HandlerOptions struct {
 	// Registry is what /metrics serves (nil: the daemon's collector alone).
 	Registry *prometheus.Registry
-	// Web, when set, is the live web view's handler (package web), served
+	// Web, when set, is the live web view's handler (package web; nil:
+	// the daemon's own with Config.Web), served
 	// at the root: the page at / (to a client that accepts HTML; others
 	// still get the list of endpoints) and /index.html, its target list
 	// /targets.json and its websocket /ws.
@@ -80,11 +83,14 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 	reg := o.Registry
 	if reg == nil {
 		var err error
-		if reg, err = metrics.NewRegistry(d, metrics.Options{}); err != nil {
+		if reg, err = metrics.NewRegistry(d.fleet, metrics.Options{}); err != nil {
 			return nil, err
 		}
 	}
-	maxProfile := dur(o.MaxProfile, 5*time.Minute)
+	if o.Web == nil && d.live != nil {
+		o.Web = web.Handler(d.live, web.Options{Title: "clrspy serve", MaxClients: d.cfg.HTTP.MaxWebClients})
+	}
+	maxProfile := fleet.Or(o.MaxProfile, 5*time.Minute)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(reg))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +103,7 @@ func (d *Daemon) Handler(o HandlerOptions) (http.Handler, error) {
 		enc.SetIndent("", "  ")
 		list := d.List()
 		if uid, ok := restrictedUID(r); ok {
-			list = slices.DeleteFunc(list, func(ti TargetInfo) bool { return ti.owner != uid })
+			list = slices.DeleteFunc(list, func(ti TargetInfo) bool { return ti.Owner != uid })
 		}
 		enc.Encode(list)
 	})
@@ -197,12 +203,6 @@ func (d *Daemon) profileHandler(kind string, maxDur, every time.Duration) http.H
 	}
 }
 
-func (d *Daemon) isUp(t *target) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return t.up
-}
-
 // profile takes a profile of t: a session of its own for dur (cut short
 // when ctx ends), read through the job the CLI runs (package capture),
 // written as gzipped pprof. A CPU profile comes from the perf_event
@@ -233,7 +233,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		lk = capture.NewLocks(false)
 		set = lk.Set()
 	}
-	st, err := t.openSpec(source.Spec{Providers: set.Providers(), BufferMB: d.cfg.bufferMB(), Duration: dur})
+	st, err := t.Open(source.Spec{Providers: set.Providers(), BufferMB: d.cfg.BufferSize(), Duration: dur})
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 	set.Start(hdr)
 	var buf bytes.Buffer
 	if cpu != nil {
-		cpu.Watch(t.hostPid)
+		cpu.Watch(t.HostPid())
 		_, err := st.Run(set)
 		p := cpu.Result()
 		if err != nil {
@@ -256,8 +256,8 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 		err = report.WritePprof(&buf, p)
 		return buf.Bytes(), err
 	}
-	lk.Watch(t.hostPid)
-	lk.NameTypes(t.hostPid) // the locks' object types from its memory (.NET 9+)
+	lk.Watch(t.HostPid())
+	lk.NameTypes(t.HostPid()) // the locks' object types from its memory (.NET 9+)
 	end, err := st.Run(set)
 	res := lk.Result()
 	if err != nil {
@@ -274,13 +274,13 @@ func (d *Daemon) profile(ctx context.Context, t *target, kind, sampler string, d
 // namespace.
 func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur time.Duration, offCPU bool) (*stacks.Profile, bool, error) {
 	// Without the tracepoint's permission, off-CPU time is left out and
-	// the profile's comments say why.
-	opts := perf.Options{OffCPU: offCPU}
-	use, _, err := capture.UsePerf(sampler, t.hostPid, opts)
+	// the profile's comments say why. 99 Hz: `clrspy profile --hz`'s.
+	opts := perf.Options{OffCPU: offCPU, Hz: 99}
+	use, _, err := capture.UsePerf(sampler, t.HostPid(), opts)
 	if !use {
 		return nil, err != nil, err
 	}
-	p, err := perf.Profile(ctx, t.hostPid, perf.ProfileOptions{Options: opts, Duration: dur})
+	p, err := t.perfProfile(ctx, opts, dur)
 	if err != nil {
 		return nil, true, err
 	}
@@ -288,6 +288,21 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 		return nil, true, errors.New("no stack samples arrived")
 	}
 	return p, true, nil
+}
+
+// perfProfile samples t with the perf_event sampler for dur (cut short
+// when ctx ends) beside a session of its own that names managed code and
+// marks GC stops: capture's job, as `clrspy profile --sampler perf` runs
+// it.
+func (t *target) perfProfile(ctx context.Context, opts perf.Options, dur time.Duration) (*stacks.Profile, error) {
+	st, err := t.Open(source.Spec{Providers: perf.SessionProviders, BufferMB: t.d.cfg.BufferSize(), Duration: dur, NoStackwalk: true})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	// Cancelling ctx stops the session; the stream then ends.
+	defer context.AfterFunc(ctx, st.Stop)()
+	return capture.PerfProfile(st, opts)
 }
 
 // claim finds the monitored target of pid and takes its one-at-a-time
@@ -300,7 +315,7 @@ func (d *Daemon) perfProfile(ctx context.Context, t *target, sampler string, dur
 // would cut it. release frees the slot.
 func (d *Daemon) claim(w http.ResponseWriter, r *http.Request, pid, what string, span, every time.Duration, slotOf func(*target) *slot) (t *target, release func()) {
 	t = d.lookup(pid)
-	if t == nil || !d.isUp(t) {
+	if t == nil || !t.Up() {
 		http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
 		return nil, nil
 	}

@@ -204,19 +204,17 @@ func (t *target) watchLeak(ctx context.Context, g *gcpause.GC, now time.Time) {
 		w.types = nil // a new pair: its first is the baseline
 		before = w.judge.lastFrom
 		d.log.Warn("gen2 grew steadily: the leak watch takes a heap snapshot (a blocking gen2 GC), another after further growth",
-			"pid", t.pidLabel, "process", t.name, "gen2_from_bytes", w.judge.lastFrom, "gen2_bytes", gen2,
+			"pid", t.PidLabel(), "process", t.Name(), "gen2_from_bytes", w.judge.lastFrom, "gen2_bytes", gen2,
 			"over", now.Sub(w.judge.runStart).Round(time.Second).String())
 	}
 	w.busy, w.sawGC = true, false
 	pct := w.judge.cfg.growth()
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
+	d.fleet.Go(func() {
 		defer t.snapshotting.busy.Store(false)
 		if !t.autoSnapshot(ctx, before, gen2, pct) {
 			w.mu.Lock()
 			w.judge.failed()
 			w.mu.Unlock()
 		}
-	}()
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/fleet"
 )
 
 const mb = 1 << 20
@@ -197,7 +199,7 @@ func TestLeakWatchLive(t *testing.T) {
 	leakSecondAfter = 0
 	t.Cleanup(func() { leakSecondAfter = old })
 	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/clrspy/clrspy/capture"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
 	"github.com/clrspy/clrspy/triage"
@@ -59,7 +60,7 @@ func leakLine(t *testing.T, p *workload.Proc, prefix string, n int) map[string]f
 // freshSplit waits for a memory sample of pid read after now.
 func freshSplit(t *testing.T, d *Daemon, pid string) {
 	t.Helper()
-	after := int64(time.Since(memEpoch))
+	after := int64(time.Since(fleet.MemEpoch))
 	waitFor(t, 20*time.Second, "a memory sample", func() bool {
 		mt, ok := exported(d, pid)
 		return ok && len(mt.Memory) > 0 && mt.Memory[len(mt.Memory)-1].AtNs > after
@@ -156,7 +157,7 @@ func TestMemoryMetrics(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
 	cg, limitFile, usageFile := makeCgroup(t, 400*mib)
-	d, _ := run(t, Config{Names: []string{name}, MemoryInterval: 300 * time.Millisecond})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, MemoryInterval: 300 * time.Millisecond}})
 	sh := exec.Command("/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg, path, "nativeleak", "managedMB=32")
 	p := workload.StartCmd(t, sh, nil)
 	t.Cleanup(func() {
@@ -206,7 +207,7 @@ func TestMemoryMetrics(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	for i := 0; i < reads; i++ {
-		if _, _, err := capture.ReadMemory(p.Pid, memEpoch); err != nil {
+		if _, _, err := capture.ReadMemory(p.Pid, fleet.MemEpoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,7 +251,7 @@ func TestMemoryMetrics(t *testing.T) {
 func TestMemoryTriage(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, MemoryInterval: time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, MemoryInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/perf"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestOffCPUProfile(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)

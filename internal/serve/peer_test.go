@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/plant"
 	"github.com/clrspy/clrspy/ipc"
 )
@@ -27,14 +28,14 @@ func TestMain(m *testing.M) {
 func TestListenPeerClaimsPid(t *testing.T) {
 	uid, gid := plant.User(t)
 	dir := plant.StickyDir(t)
-	d, log := run(t, Config{DiagnosticPort: filepath.Join(dir, "port.sock"), PortMode: 0o666, NoAttach: true})
+	d, log := run(t, Config{Config: fleet.Config{DiagnosticPort: filepath.Join(dir, "port.sock"), PortMode: 0o666, NoAttach: true}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := strconv.Itoa(os.Getpid())
 	plant.FakeRuntime(t, filepath.Join(dir, "port.sock"), uid, gid, false, os.Getpid(), [16]byte{7})
-	waitFor(t, 10*time.Second, "the refusal counted", func() bool { return d.Health().AttachErrors[ipc.RejectPid] == 1 })
+	waitFor(t, 10*time.Second, "the refusal counted", func() bool { return d.fleet.Health().AttachErrors[ipc.RejectPid] == 1 })
 	waitFor(t, 5*time.Second, "the refusal logged", func() bool { return strings.Contains(log.String(), "refused runtime connections") })
 	time.Sleep(300 * time.Millisecond)
 	if ts := d.List(); len(ts) != 0 {

@@ -13,8 +13,6 @@ import (
 	"sync"
 
 	"github.com/clrspy/clrspy/internal/procfs"
-	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/source"
 )
 
 // On a loopback listener without a token, the kernel says who connected:
@@ -146,19 +144,6 @@ func restrictedUID(r *http.Request) (int, bool) {
 	return uid, ok
 }
 
-// owner is the uid t runs as: the peer's for a listen-mode runtime, the
-// process's in /proc otherwise (-1: unknown).
-func (t *target) owner() int {
-	if t.kind == source.Listen {
-		return t.uid
-	}
-	pid := t.hostPid
-	if pid <= 0 {
-		pid = t.pid
-	}
-	return ipc.ProcessUID(pid)
-}
-
 // peerAllowed reports whether r's peer may read t, answering 403 itself
 // when not.
 func (d *Daemon) peerAllowed(w http.ResponseWriter, r *http.Request, t *target) bool {
@@ -166,9 +151,9 @@ func (d *Daemon) peerAllowed(w http.ResponseWriter, r *http.Request, t *target) 
 	if !restricted {
 		return true
 	}
-	if o := t.owner(); o == uid && o >= 0 {
+	if o := t.Owner(); o == uid && o >= 0 {
 		return true
 	}
-	http.Error(w, fmt.Sprintf("forbidden: pid %s is not a process of uid %d; only its own user, clrspy's user and root may read it", t.pidLabel, uid), http.StatusForbidden)
+	http.Error(w, fmt.Sprintf("forbidden: pid %s is not a process of uid %d; only its own user, clrspy's user and root may read it", t.PidLabel(), uid), http.StatusForbidden)
 	return false
 }

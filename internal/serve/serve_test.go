@@ -25,6 +25,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/flightrec"
 	"github.com/clrspy/clrspy/internal/metrics"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/workload"
@@ -119,7 +121,7 @@ func info(d *Daemon, pid string) (TargetInfo, bool) {
 }
 
 func exported(d *Daemon, pid string) (metrics.Target, bool) {
-	for _, t := range d.Targets() {
+	for _, t := range metrics.Targets(d.fleet) {
 		if t.Pid == pid {
 			return t, true
 		}
@@ -150,7 +152,7 @@ func startedCounts(t *testing.T, p *workload.Proc) [3]int {
 // since then; once it exits its series stay for the grace period, then go.
 func TestAttach(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, Grace: 2 * time.Second})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}, Grace: 2 * time.Second}})
 	p := startAs(t, path, nil, "induced", "gen0=4", "gen1=2", "gen2=1", "wait=1")
 	pid := strconv.Itoa(p.Pid)
 	// "ready" is printed once the runtime runs: its socket exists then.
@@ -198,7 +200,7 @@ func TestListen(t *testing.T) {
 	path, name := alias(t, dir)
 	other, _ := alias(t, dir)
 	port := filepath.Join(dir, "port.sock")
-	d, _ := run(t, Config{Names: []string{name}, DiagnosticPort: port, NoAttach: true})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, DiagnosticPort: port, NoAttach: true}})
 	env := []string{d.DiagnosticPortEnv(), "DOTNET_gcServer=1"}
 	if d.DiagnosticPortEnv() != "DOTNET_DiagnosticPorts="+port+",connect,suspend" {
 		t.Errorf("env %q", d.DiagnosticPortEnv())
@@ -276,7 +278,7 @@ func TestFailingTarget(t *testing.T) {
 	path, name := alias(t, dir)
 	sleeper := filepath.Join(dir, "sleep-"+name)
 	os.Symlink("/bin/sleep", sleeper)
-	d, _ := run(t, Config{Names: []string{name, "sleep-" + name}, Retry: 100 * time.Millisecond})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name, "sleep-" + name}, Retry: 100 * time.Millisecond}})
 	fake := exec.Command(sleeper, "60")
 	if err := fake.Start(); err != nil {
 		t.Fatal(err)
@@ -286,15 +288,15 @@ func TestFailingTarget(t *testing.T) {
 	staleSocket(t, fake.Process.Pid)
 	p := startAs(t, path, nil, "idle", "seconds=30", "gcEveryMs=100", "stdin=1")
 	waitFor(t, 20*time.Second, "real process monitored", func() bool { ti, _ := info(d, strconv.Itoa(p.Pid)); return ti.State == "running" })
-	waitFor(t, 20*time.Second, "failed attaches counted", func() bool { return d.Health().AttachErrors["refused"] >= maxFirstAttempts })
+	waitFor(t, 20*time.Second, "failed attaches counted", func() bool { return d.fleet.Health().AttachErrors["refused"] >= fleet.MaxFirstAttempts })
 	if _, ok := info(d, strconv.Itoa(fake.Process.Pid)); ok {
 		t.Errorf("a process never monitored is listed")
 	}
 	time.Sleep(time.Second)
-	if n := d.Health().AttachErrors["refused"]; n != maxFirstAttempts {
-		t.Errorf("%d refused attaches, want %d then no more", n, maxFirstAttempts)
+	if n := d.fleet.Health().AttachErrors["refused"]; n != fleet.MaxFirstAttempts {
+		t.Errorf("%d refused attaches, want %d then no more", n, fleet.MaxFirstAttempts)
 	}
-	if h := d.Health(); h.Sessions != 1 {
+	if h := d.fleet.Health(); h.Sessions != 1 {
 		t.Errorf("health %+v", h)
 	}
 	p.Release()
@@ -304,7 +306,7 @@ func TestFailingTarget(t *testing.T) {
 // processes run on and can be attached again.
 func TestStop(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, err := New(Config{Names: []string{name}, LogOutput: io.Discard})
+	d, err := New(Config{Config: fleet.Config{Names: []string{name}}, LogOutput: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,11 +324,11 @@ func TestStop(t *testing.T) {
 	}
 	ti, _ := info(d, pid)
 	tg, _ := exported(d, pid)
-	if ti.State != "stopped" || p.Exited() || tg.Snapshot.Session.State != "stopped" || d.Health().Sessions != 0 {
+	if ti.State != "stopped" || p.Exited() || tg.Snapshot.Session.State != "stopped" || d.fleet.Health().Sessions != 0 {
 		t.Errorf("after stop: %+v, session %+v, exited %v", ti, tg.Snapshot.Session, p.Exited())
 	}
 	// Attachable again: a second daemon monitors it.
-	d2, _ := run(t, Config{Names: []string{name}})
+	d2, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}})
 	waitFor(t, 20*time.Second, "attached again", func() bool { ti, _ := info(d2, pid); return ti.State == "running" })
 	p.Release()
 	if _, err := p.Wait(30 * time.Second); err != nil {
@@ -348,7 +350,7 @@ func TestProfiles(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
 	lpath, lname := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name, lname}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name, lname}}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -465,8 +467,8 @@ func TestCaptures(t *testing.T) {
 	path, name := alias(t, dir)
 	capDir := t.TempDir()
 	os.WriteFile(filepath.Join(capDir, "unrelated.nettrace"), []byte("keep me"), 0o644)
-	d, _ := run(t, Config{Names: []string{name}, Capture: Capture{Over: time.Millisecond, Dir: capDir,
-		Before: 500 * time.Millisecond, After: 100 * time.Millisecond, MaxFiles: 3}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}, Capture: Capture{Dir: capDir, MaxFiles: 3,
+		Window: flightrec.Window{Over: time.Millisecond, Before: 500 * time.Millisecond, After: 100 * time.Millisecond}}})
 	p := startAs(t, path, nil, "churn", "seconds=4", "wait=1")
 	pid := strconv.Itoa(p.Pid)
 	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
@@ -555,7 +557,7 @@ func TestNamespacedDiscovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, _ := run(t, Config{Names: []string{name}})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}}})
 	// The directory is bound onto /mnt inside the namespace only.
 	w := exec.Command("unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
 		"mount --bind \"$0\" /mnt && mount -t tmpfs tmpfs /tmp && exec /mnt/\"$1\" idle seconds=60 gcEveryMs=50 stdin=1", dir, name)

@@ -47,7 +47,7 @@ func (d *Daemon) stacksHandler(every time.Duration) http.HandlerFunc {
 			if dl.Suspected {
 				what = "suspected deadlock"
 			}
-			d.log.Warn(what+" (/debug/stacks)", "pid", t.pidLabel, "process", t.name, "threads", fmt.Sprint(dl.Threads))
+			d.log.Warn(what+" (/debug/stacks)", "pid", t.PidLabel(), "process", t.Name(), "threads", fmt.Sprint(dl.Threads))
 		}
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -61,17 +61,13 @@ func (d *Daemon) stacksHandler(every time.Duration) http.HandlerFunc {
 
 // stacks takes one snapshot of t's threads (its stacking slot held).
 func (d *Daemon) stacks(ctx context.Context, t *target) (*report.StacksDocument, error) {
-	st, err := t.openSpec(source.Spec{Providers: stacksnap.Providers(), BufferMB: d.cfg.bufferMB(), Duration: stacksnap.MaxSession})
+	st, err := t.Open(source.Spec{Providers: stacksnap.Providers(), BufferMB: d.cfg.BufferSize(), Duration: stacksnap.MaxSession})
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	defer context.AfterFunc(ctx, st.Stop)()
-	procPid := t.hostPid
-	if t.kind != source.Listen && procPid == 0 {
-		procPid = t.pid
-	}
-	doc, err := stacksnap.Snapshot(st, t.pid, procPid, stacksnap.DefaultSampleFor)
+	doc, err := stacksnap.Snapshot(st, t.Pid(), t.ProcPid(), stacksnap.DefaultSampleFor)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/workload"
 )
 
@@ -28,7 +29,7 @@ import (
 func TestStacksEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, log := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{ProfileEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestStacksEndpoint(t *testing.T) {
 func TestStacksEndpointHang(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)

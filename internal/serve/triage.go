@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/cdac"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
-	"github.com/clrspy/clrspy/source"
 )
 
 // triageHandler serves /triage?pid=N&seconds=S: the target's findings
@@ -41,7 +40,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 			return
 		}
 		t := d.lookup(pid)
-		if t == nil || !d.isUp(t) {
+		if t == nil || !t.Up() {
 			http.Error(w, fmt.Sprintf("pid %s: no process monitored now (see /targets)", pid), http.StatusNotFound)
 			return
 		}
@@ -51,32 +50,31 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		// The answer comes after the window: the server's write deadline
 		// (a minute) would cut a longer one.
 		extendDeadlines(w, span)
-		d.mu.Lock()
-		mon, tp, st, sid := t.mon, t.tap, t.stream, t.ctrSID
-		d.mu.Unlock()
-		if mon == nil || tp == nil || st == nil {
+		sess := t.Session()
+		if sess == nil {
 			http.Error(w, fmt.Sprintf("pid %s: no session yet", pid), http.StatusServiceUnavailable)
 			return
 		}
-		set, a := capture.NewTriage(sid)
+		mon := sess.Monitor()
+		set, a := capture.NewTriage(sess.CounterSession())
 		a.SetTarget("--pid " + pid)
-		set.Start(st.Header())
+		set.Start(sess.Header())
 		// The window's memory split: a reading now, the periodic ones
 		// the target's memory watch takes meanwhile, and one at the end.
-		win := capture.StartWindow(capture.WindowOptions{Pid: t.procPid(), SplitPid: t.hostPid, Epoch: memEpoch,
-			Ring: func() []memory.Sample { ring, _ := t.mem.get(); return ring }})
-		if procPid := t.procPid(); procPid > 0 {
+		win := capture.StartWindow(capture.WindowOptions{Pid: t.ProcPid(), SplitPid: t.HostPid(), Epoch: fleet.MemEpoch,
+			Ring: func() []memory.Sample { ring, _ := t.Memory(); return ring }})
+		if procPid := t.ProcPid(); procPid > 0 {
 			nm := cdac.NewNamer(procPid) // the locks' object types from its memory (.NET 9+)
 			defer nm.Close()
 			a.SetObjectTypes(nm.Names)
 		}
 		prev := mon.Snapshot()
-		tp.attach(set)
+		sess.Attach(set)
 		select {
 		case <-r.Context().Done():
 		case <-time.After(span):
 		}
-		tp.detach(set)
+		sess.Detach(set)
 		split := win.End(a, nil)
 		if r.Context().Err() != nil {
 			return
@@ -84,10 +82,7 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		cur := mon.Snapshot()
 		// A heap snapshot's GC in the window is the tool's: its session's
 		// gcpause marked it (the window's stream has no heap dump).
-		d.mu.Lock()
-		dumps := slices.Clone(t.dumpGCs)
-		d.mu.Unlock()
-		for _, n := range dumps {
+		for _, n := range t.HeapDumps() {
 			a.MarkHeapDump(n)
 		}
 		lost := cur.Session.EventsLost - prev.Session.EventsLost
@@ -112,13 +107,4 @@ func (d *Daemon) triageHandler(maxDur time.Duration) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		report.WriteTriageJSON(w, doc)
 	}
-}
-
-// procPid is the target's pid in clrspy's namespace for /proc (0: not
-// visible).
-func (t *target) procPid() int {
-	if t.hostPid == 0 && t.kind != source.Listen {
-		return t.pid
-	}
-	return t.hostPid
 }

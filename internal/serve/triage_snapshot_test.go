@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/triage"
 )
@@ -20,7 +21,7 @@ import (
 // heap_snapshot, not induced.
 func TestTriageSnapshotGC(t *testing.T) {
 	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -36,9 +37,7 @@ func TestTriageSnapshotGC(t *testing.T) {
 		t.Fatalf("heap: %d %s", rec.Code, rec.Body)
 	}
 	tg := d.lookup(pid)
-	d.mu.Lock()
-	dumps := append([]uint32(nil), tg.dumpGCs...)
-	d.mu.Unlock()
+	dumps := tg.HeapDumps()
 	if len(dumps) != 1 || dumps[0] == 0 {
 		t.Fatalf("snapshot GCs recorded %v, want the one snapshot's", dumps)
 	}
@@ -59,10 +58,7 @@ func TestTriageSnapshotGC(t *testing.T) {
 			t.Errorf("/triage: %s %s from the snapshot's own GC", f.Rule, f.Title)
 		}
 	}
-	d.mu.Lock()
-	mon := tg.mon
-	d.mu.Unlock()
-	snap := mon.Snapshot()
+	snap := tg.Session().Monitor().Snapshot()
 	with := monitor.TriageFacts(snap, monitor.TriageEnv{HeapDumpGCs: dumps, CPUDemandPct: -1})
 	without := monitor.TriageFacts(snap, monitor.TriageEnv{CPUDemandPct: -1})
 	if without.GC.Induced != with.GC.Induced+1 || with.GC.SnapshotGC != dumps[0] {

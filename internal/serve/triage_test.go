@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -28,7 +29,7 @@ import (
 func TestTriageEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	path, name := alias(t, dir)
-	d, _ := run(t, Config{Names: []string{name}, CounterInterval: time.Second})
+	d, _ := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
 	h, err := d.Handler(HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)

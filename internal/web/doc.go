@@ -6,16 +6,18 @@
 // from the monitor's analyses by the file page's own functions, sent when
 // they change) and a flame graph of the last seconds.
 //
-// The handler reads from a Source: the targets to choose from and, per
-// target, a subscription of Updates. Monitors is a Source over targets
-// each followed by a monitor.Monitor (`clrspy serve --web` mounts the
-// handler over one, fed by its own monitors, so no second session);
-// StreamHub is a Monitors of one source.Stream run in process (`clrspy
-// report --live`, the tests). Monitors.SetCPU takes a target's flame graph
-// from a profile made beside its monitor (serve's --cpu-profile: the perf
-// sampler, one window at a time). PageProviders are the providers a live
-// session enables for every section of the page; StreamHub.Serve serves a
-// hub's page on a listener (`clrspy report --live`).
+// The handler reads from a Monitors: the targets to choose from and, per
+// target, a subscription of Updates. Monitors follows every session of a
+// fleet (package fleet) as a Watcher, each followed by a monitor.Monitor,
+// and keeps each session's page in the session (`clrspy serve --web`
+// mounts the handler over serve's fleet, fed by its own monitors, so no
+// second session); StreamHub is a Monitors of one source.Stream run in
+// process, the one target of a static fleet (`clrspy report --live`, the
+// tests). Monitors.SetCPU takes a session's flame graph from a profile
+// made beside its monitor (serve's --cpu-profile: the perf sampler, one
+// window at a time). PageProviders are the providers a live session
+// enables for every section of the page; StreamHub.Serve serves a hub's
+// page on a listener (`clrspy report --live`).
 //
 // Routes, relative to where the handler is mounted (the page uses relative
 // URLs, so any prefix works when the page is reached with a trailing

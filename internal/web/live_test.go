@@ -66,7 +66,7 @@ func startLive(t *testing.T, env []string, mode string, args ...string) *liveRun
 	t.Cleanup(func() { st.Close() })
 	t.Cleanup(func() { stdin.Close() })
 	hub := NewStreamHub(st, StreamOptions{})
-	srv := httptest.NewServer(Handler(hub, Options{}))
+	srv := httptest.NewServer(Handler(hub.Monitors, Options{}))
 	t.Cleanup(srv.Close)
 	go func() { _, err := hub.Run(); r.runErr <- err }()
 	if err := r.b.Open(srv.URL + "/"); err != nil {
@@ -317,7 +317,7 @@ func TestLivePageExceptionsPanel(t *testing.T) {
 	defer st.Close()
 	defer close(g.quit) // a failed test's stream ends (before Close)
 	hub := NewStreamHub(st, StreamOptions{})
-	srv := httptest.NewServer(Handler(hub, Options{}))
+	srv := httptest.NewServer(Handler(hub.Monitors, Options{}))
 	defer srv.Close()
 	runErr := make(chan error, 1)
 	go func() { _, err := hub.Run(); runErr <- err }()

@@ -74,7 +74,7 @@ func TestLiveModelEqualsFile(t *testing.T) {
 			// One row type on both paths (gcpause.GCRow): the live page's
 			// rows (the monitor's OnGC) and clrspy gc --json's, compared
 			// as values; each page's columns are made of its rows.
-			tg := hub.target(streamTarget, false)
+			tg := pageOf(hub.sess)
 			tg.mu.Lock()
 			liveRows := slices.Clone(tg.rows)
 			tg.mu.Unlock()
@@ -202,7 +202,7 @@ func TestLiveSectionsEqualFile(t *testing.T) {
 			}
 			defer st.Close()
 			hub := NewStreamHub(st, StreamOptions{Interval: 20 * time.Millisecond})
-			srv := httptest.NewServer(Handler(hub, Options{}))
+			srv := httptest.NewServer(Handler(hub.Monitors, Options{}))
 			defer srv.Close()
 			c := dial(t, srv, "1")
 			first, _ := read(t, c)

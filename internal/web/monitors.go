@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/report"
@@ -46,30 +48,26 @@ func (o *MonitorsOptions) defaults() {
 	}
 }
 
-// Monitors is a Source over targets each followed by a monitor.Monitor
-// (what clrspy serve runs): the page gets every GC row as the monitor
-// finishes it (the same rows as the offline page, through the monitor's
-// OnGC), the monitor's rollup, process facts, lock table and flame graph
-// of its CPU window.
-//
-// Per target: Prepare its monitor.Options, create the monitor with them,
-// Add it, feed it (Monitor.Run), then call Ended once the stream has
-// ended; Remove drops a target.
+// Monitors is the live page's view of a fleet (what clrspy serve runs):
+// every session of its targets, each followed by a monitor.Monitor. The
+// page gets every GC row as the monitor finishes it (the same rows as the
+// offline page, through the monitor's OnGC), the monitor's rollup,
+// process facts, lock table and flame graph of its CPU window. Its state
+// per session is kept in the session (fleet.Session.Value): a session's
+// page goes when the fleet removes the session.
 type Monitors struct {
-	o       MonitorsOptions
-	mu      sync.Mutex // guards targets and order
-	targets map[string]*mtarget
-	order   []string
-	stop    chan struct{}
-	once    sync.Once
+	o    MonitorsOptions
+	f    *fleet.Fleet
+	stop chan struct{}
+	once sync.Once
 }
 
-// mtarget is one target's row log and subscribers.
+// mtarget is one session's row log and subscribers.
 type mtarget struct {
 	id, name string
 	pid      int
 	hdr      *nettrace.Header
-	mon      *monitor.Monitor
+	sess     *fleet.Session
 
 	mu                sync.Mutex      // guards the rest (OnGC runs on the reader's goroutine)
 	rows              []gcpause.GCRow // the page's GC rows (it gets them as columns)
@@ -108,17 +106,28 @@ type subscriber struct {
 	done              <-chan struct{}
 }
 
-// NewMonitors returns an empty Source; Close stops its updates.
-func NewMonitors(o MonitorsOptions) *Monitors {
+// pageKey keeps a session's mtarget.
+type pageKey struct{}
+
+// NewMonitors follows every session f opens from now on; Close stops its
+// updates.
+func NewMonitors(f *fleet.Fleet, o MonitorsOptions) *Monitors {
 	o.defaults()
-	return &Monitors{o: o, targets: map[string]*mtarget{}, stop: make(chan struct{})}
+	s := &Monitors{o: o, f: f, stop: make(chan struct{})}
+	f.Watch(fleet.Watcher{Prepare: s.prepare, Ended: s.ended, Removed: s.removed})
+	return s
 }
 
-// Prepare adds the web view's hooks to the options of target id's
-// monitor (OnGC and OnSuspension, after any already set): call it before
-// monitor.New.
-func (s *Monitors) Prepare(id string, opts *monitor.Options) {
-	t := s.target(id, true)
+// prepare adds the web view's hooks to the options of a session's
+// monitor (OnGC and OnSuspension, after any already set).
+func (s *Monitors) prepare(sess *fleet.Session, opts *monitor.Options) []analysis.Analyzer {
+	src := sess.Source()
+	pid := src.HostPid()
+	if pid <= 0 {
+		pid = src.Pid()
+	}
+	t := &mtarget{id: sess.ID(), name: src.Name(), pid: pid, hdr: sess.Header(), sess: sess, susp: &report.SuspColumns{}, subs: map[*subscriber]struct{}{}}
+	sess.SetValue(pageKey{}, t)
 	onGC, onSusp := opts.OnGC, opts.OnSuspension
 	opts.OnGC = func(g *gcpause.GC) {
 		t.gc(g, s.o.MaxRows)
@@ -132,24 +141,16 @@ func (s *Monitors) Prepare(id string, opts *monitor.Options) {
 			onSusp(x)
 		}
 	}
-}
-
-// Add shows target id: name and pid as the target list shows them, hdr
-// its stream's header, mon its monitor (made with Prepare's options).
-func (s *Monitors) Add(id, name string, pid int, hdr *nettrace.Header, mon *monitor.Monitor) {
-	t := s.target(id, true)
-	t.mu.Lock()
-	t.name, t.pid, t.hdr, t.mon = name, pid, hdr, mon
-	t.mu.Unlock()
 	s.once.Do(func() { go s.loop() })
+	return nil
 }
 
-// SetCPU shows p, a CPU profile of target id made beside its monitor
+// SetCPU shows p, a CPU profile of session sess made beside its monitor
 // (serve's perf sampler, one window at a time), as its flame graph under
 // label, from the next update on. The flame's window is p's, on the
 // session's clock.
-func (s *Monitors) SetCPU(id, label string, p *stacks.Profile) {
-	t := s.target(id, false)
+func (s *Monitors) SetCPU(sess *fleet.Session, label string, p *stacks.Profile) {
+	t := pageOf(sess)
 	if t == nil || p == nil || p.Total == 0 {
 		return
 	}
@@ -168,48 +169,40 @@ func (s *Monitors) SetCPU(id, label string, p *stacks.Profile) {
 	t.cpuVer++
 }
 
-// added is t's monitor (nil before Add).
-func (t *mtarget) added() *monitor.Monitor {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.mon
-}
+// added is t's monitor (nil before it is made).
+func (t *mtarget) added() *monitor.Monitor { return t.sess.Monitor() }
 
-func (s *Monitors) target(id string, create bool) *mtarget {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.targets[id]
-	if t == nil && create {
-		t = &mtarget{id: id, susp: &report.SuspColumns{}, subs: map[*subscriber]struct{}{}}
-		s.targets[id] = t
-		s.order = append(s.order, id)
+func pageOf(sess *fleet.Session) *mtarget {
+	if sess == nil {
+		return nil
 	}
+	t, _ := sess.Value(pageKey{}).(*mtarget)
 	return t
 }
 
-// Ended sends target id's last update (its subscribers' channels close
-// after it) and keeps its final page for later subscribers. Call it once
-// the monitor has read the stream to its end.
-func (s *Monitors) Ended(id string) {
-	if t := s.target(id, false); t != nil {
-		if t.added() != nil {
-			s.publish(t, true)
+// pages is every session's page, in the order the sessions began.
+func (s *Monitors) pages() []*mtarget {
+	var ts []*mtarget
+	for _, sess := range s.f.Sessions() {
+		if t := pageOf(sess); t != nil {
+			ts = append(ts, t)
 		}
+	}
+	return ts
+}
+
+// ended sends the session's last update (its subscribers' channels close
+// after it) and keeps its final page for later subscribers: the monitor
+// has read the stream to its end.
+func (s *Monitors) ended(sess *fleet.Session) {
+	if t := pageOf(sess); t != nil && t.added() != nil {
+		s.publish(t, true)
 	}
 }
 
-// Remove drops target id; its subscribers' channels close.
-func (s *Monitors) Remove(id string) {
-	s.mu.Lock()
-	t := s.targets[id]
-	delete(s.targets, id)
-	for i, x := range s.order {
-		if x == id {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
-	}
-	s.mu.Unlock()
+// removed drops the session's page; its subscribers' channels close.
+func (s *Monitors) removed(sess *fleet.Session) {
+	t := pageOf(sess)
 	if t == nil {
 		return
 	}
@@ -237,15 +230,9 @@ func (s *Monitors) loop() {
 	for {
 		select {
 		case <-tick.C:
-			s.mu.Lock()
-			ts := make([]*mtarget, 0, len(s.order))
-			for _, id := range s.order {
-				ts = append(ts, s.targets[id])
-			}
-			s.mu.Unlock()
-			for _, t := range ts {
+			for _, t := range s.pages() {
 				t.mu.Lock()
-				idle := len(t.subs) == 0 || t.ended || t.mon == nil
+				idle := len(t.subs) == 0 || t.ended || t.added() == nil
 				t.mu.Unlock()
 				if !idle {
 					s.publish(t, false)
@@ -440,18 +427,12 @@ func reasonNames(g *report.GCColumns, s *report.SuspColumns) map[string]string {
 	return p.SuspendReasons
 }
 
-// Targets implements Source.
+// Targets lists the sessions to choose from now, in display order.
 func (s *Monitors) Targets() []Target {
-	s.mu.Lock()
-	ts := make([]*mtarget, 0, len(s.order))
-	for _, id := range s.order {
-		ts = append(ts, s.targets[id])
-	}
-	s.mu.Unlock()
 	out := []Target{}
-	for _, t := range ts {
+	for _, t := range s.pages() {
 		t.mu.Lock()
-		if t.mon != nil {
+		if t.added() != nil {
 			out = append(out, Target{ID: t.id, Name: t.name, Pid: t.pid, Ended: t.ended})
 		}
 		t.mu.Unlock()
@@ -459,9 +440,13 @@ func (s *Monitors) Targets() []Target {
 	return out
 }
 
-// Subscribe implements Source.
+// Subscribe returns the updates of session id until ctx ends or the
+// session's stream ends: first one with Snapshot set (everything kept so
+// far), then changes. The last update of an ended session has End set;
+// the channel is closed after it, or when ctx ends. An unknown id is an
+// error.
 func (s *Monitors) Subscribe(ctx context.Context, id string) (<-chan Update, error) {
-	t := s.target(id, false)
+	t := pageOf(s.f.Session(id))
 	var mon *monitor.Monitor
 	if t != nil {
 		mon = t.added()

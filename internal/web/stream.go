@@ -8,6 +8,7 @@ import (
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/internal/cdac"
+	"github.com/clrspy/clrspy/internal/fleet"
 	"github.com/clrspy/clrspy/internal/monitor"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
@@ -26,21 +27,22 @@ type StreamOptions struct {
 	MaxRows int
 }
 
-// StreamHub is a Source of one target: a source.Stream followed by a
-// monitor.Monitor in process (clrspy report --live, the tests). Create it
-// with NewStreamHub, serve Handler(hub, ...) and call Run.
+// StreamHub is a Monitors of one target: a source.Stream followed by a
+// monitor.Monitor in process (clrspy report --live, the tests), the one
+// target of a static fleet. Create it with NewStreamHub, serve
+// Handler(hub.Monitors, ...) and call Run.
 type StreamHub struct {
 	*Monitors
 	st   *source.Stream
+	sess *fleet.Session
 	mon  *monitor.Monitor
 	proc *source.ProcWatcher // a live target's mappings name native frames
 }
 
-const streamTarget = "1"
-
 // NewStreamHub prepares a hub for st (opened, not yet read).
 func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
-	ms := NewMonitors(MonitorsOptions{Interval: o.Interval, CPUEvery: o.CPUEvery, MaxRows: o.MaxRows})
+	f := fleet.Static()
+	ms := NewMonitors(f, MonitorsOptions{Interval: o.Interval, CPUEvery: o.CPUEvery, MaxRows: o.MaxRows})
 	// Every section the page has: the thread pool and the exceptions as
 	// a file's page shows them (the stream's providers are the page's).
 	opts := monitor.Options{CPU: true, Locks: true, CPUWindow: o.CPUWindow, TopLocks: 100, NoCounters: true,
@@ -54,10 +56,8 @@ func NewStreamHub(st *source.Stream, o StreamOptions) *StreamHub {
 		// file is open while the page is.
 		opts.ObjectTypes = cdac.NewNamer(st.Pid).Names
 	}
-	ms.Prepare(streamTarget, &opts)
-	mon := monitor.New(st.Header(), opts)
-	ms.Add(streamTarget, st.Name, st.Pid, st.Header(), mon)
-	return &StreamHub{Monitors: ms, st: st, mon: mon, proc: proc}
+	sess, _ := f.Add(fleet.Target{Name: st.Name, Pid: st.Pid}).Follow(st, opts)
+	return &StreamHub{Monitors: ms, st: st, sess: sess, mon: sess.Monitor(), proc: proc}
 }
 
 // Analyzers is the hub's one analysis, the monitor.
@@ -76,7 +76,7 @@ func (h *StreamHub) Run() (analysis.End, error) {
 	if h.proc != nil {
 		h.proc.Stop()
 	}
-	h.Ended(streamTarget)
+	h.sess.Ended()
 	h.Close()
 	return end, err
 }
@@ -85,7 +85,7 @@ func (h *StreamHub) Run() (analysis.End, error) {
 // until the returned function is called; that one shuts the server down,
 // giving open requests up to two seconds.
 func (h *StreamHub) Serve(ln net.Listener, o Options) (shutdown func()) {
-	srv := &http.Server{Handler: Handler(h, o), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(h.Monitors, o), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -96,7 +96,7 @@ func (h *StreamHub) Serve(ln net.Listener, o Options) (shutdown func()) {
 
 // Page is the final page, once Run returned (nil before).
 func (h *StreamHub) Page() *report.Page {
-	t := h.target(streamTarget, false)
+	t := pageOf(h.sess)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.page

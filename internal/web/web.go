@@ -23,18 +23,6 @@ type Target struct {
 	Ended bool   `json:"ended"`
 }
 
-// Source is what the handler shows.
-type Source interface {
-	// Targets lists the targets to choose from now, in display order.
-	Targets() []Target
-	// Subscribe returns the updates of target id until ctx ends or the
-	// target's stream ends: first one with Snapshot set (everything kept
-	// so far), then changes. The last update of an ended target has End
-	// set; the channel is closed after it, or when ctx ends. An unknown
-	// id is an error.
-	Subscribe(ctx context.Context, id string) (<-chan Update, error)
-}
-
 // Update is one message to the page. Apart from Snapshot, fields left nil
 // did not change; row columns hold only the new rows.
 type Update struct {
@@ -119,7 +107,7 @@ type Options struct {
 }
 
 // Handler serves the live page and its websocket over src.
-func Handler(src Source, o Options) http.Handler {
+func Handler(src *Monitors, o Options) http.Handler {
 	if o.Title == "" {
 		o.Title = "clrspy"
 	}
@@ -139,7 +127,7 @@ func Handler(src Source, o Options) http.Handler {
 }
 
 type handler struct {
-	src     Source
+	src     *Monitors
 	o       Options
 	clients chan struct{} // one token per open websocket
 }

@@ -52,7 +52,7 @@ func hubOver(t *testing.T, name string) (*StreamHub, *httptest.Server) {
 	st := openFixture(t, name)
 	t.Cleanup(func() { st.Close() })
 	hub := NewStreamHub(st, StreamOptions{Interval: 20 * time.Millisecond})
-	srv := httptest.NewServer(Handler(hub, Options{}))
+	srv := httptest.NewServer(Handler(hub.Monitors, Options{}))
 	t.Cleanup(srv.Close)
 	return hub, srv
 }

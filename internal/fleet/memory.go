@@ -1,4 +1,4 @@
-package serve
+package fleet
 
 import (
 	"context"
@@ -41,30 +41,30 @@ func (w *memWatch) get() ([]memory.Sample, *procfs.CgroupMemory) {
 	return append([]memory.Sample(nil), w.ss...), w.cg
 }
 
-// memEpoch: samples' AtNs count from the daemon's start (Growths and the
+// MemEpoch: samples' AtNs count from the fleet's start (Growths and the
 // judgement use differences only).
-var memEpoch = time.Now()
+var MemEpoch = time.Now()
 
 // sampleMemory reads every up target's split every MemoryInterval, until
 // ctx ends.
-func (d *Daemon) sampleMemory(ctx context.Context) {
-	iv := d.cfg.memoryInterval()
+func (f *Fleet) sampleMemory(ctx context.Context) {
+	iv := f.cfg.memoryInterval()
 	if iv < 0 {
 		return
 	}
 	tick := time.NewTicker(iv)
 	defer tick.Stop()
 	for {
-		d.mu.Lock()
-		var ts []*target
-		for _, t := range d.targets {
+		f.mu.Lock()
+		var ts []*Source
+		for _, t := range f.targets {
 			if t.up && t.hostPid > 0 {
 				ts = append(ts, t)
 			}
 		}
-		d.mu.Unlock()
+		f.mu.Unlock()
 		for _, t := range ts {
-			if s, cg, err := capture.ReadMemory(t.hostPid, memEpoch); err == nil {
+			if s, cg, err := capture.ReadMemory(t.hostPid, MemEpoch); err == nil {
 				t.mem.add(s, cg)
 			}
 		}

@@ -1,4 +1,4 @@
-package serve
+package fleet
 
 import (
 	"context"
@@ -32,18 +32,18 @@ const seedMinAge = 30 * time.Second
 // for the meter alone, and the monitor takes its publications' totals,
 // less the GCs it counted by then by their numbers (monitor.SeedFrom).
 // The session ends once seeded, at ctx's end, or after seedWithin.
-func (t *target) seedLater(ctx context.Context, m *monitor.Monitor) {
+func (t *Source) seedLater(ctx context.Context, m *monitor.Monitor) {
 	start, err := procfs.StartTime(t.pid)
 	if err != nil {
 		return
 	}
-	if !sleep(ctx, time.Until(start.Add(seedMinAge))) || !m.NeedsSeed() || !t.alive() {
+	if !Sleep(ctx, time.Until(start.Add(seedMinAge))) || !m.NeedsSeed() || !t.alive() {
 		return
 	}
-	co := counters.Options{Meter: true, Interval: t.d.cfg.counterInterval()}
-	st, err := t.open(source.Spec{Providers: counters.Providers(&co), NoStackwalk: true, ReadEvery: 500 * time.Millisecond})
+	co := counters.Options{Meter: true, Interval: t.f.cfg.counterInterval()}
+	st, err := t.Open(source.Spec{Providers: counters.Providers(&co), NoStackwalk: true, ReadEvery: 500 * time.Millisecond})
 	if err != nil {
-		t.d.log.Debug("no session to read the runtime's totals before the attach", "pid", t.pidLabel, "error", errLine(err))
+		t.f.log.Debug("no session to read the runtime's totals before the attach", "pid", t.pidLabel, "error", ErrLine(err))
 		return
 	}
 	defer st.Close()
@@ -54,7 +54,7 @@ func (t *target) seedLater(ctx context.Context, m *monitor.Monitor) {
 	sd := &seeder{ctr: counters.New(st.Header(), co), m: m, stop: st.Stop}
 	st.Run(sd)
 	if m.Seeded() {
-		t.d.log.Debug("totals seeded from the runtime's meter", "pid", t.pidLabel, "process", t.name)
+		t.f.log.Debug("totals seeded from the runtime's meter", "pid", t.pidLabel, "process", t.name)
 	}
 }
 

@@ -1,4 +1,4 @@
-package serve
+package fleet
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // are probed; the socket directories are listed once and then followed
 // through inotify, so a steady host costs one /proc listing per scan.
 type discovery struct {
-	d       *Daemon
+	f       *Fleet
 	w       *fsnotify.Watcher
 	watched map[string]bool            // socket directories watched
 	socks   map[string]map[string]bool // directory → dotnet-diagnostic-* names in it
@@ -71,16 +71,16 @@ const youngSec = 30
 // own TMPDIR each add theirs).
 const maxWatched = 64
 
-func newDiscovery(d *Daemon) (*discovery, error) {
+func newDiscovery(f *Fleet) (*discovery, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching for new processes: %w", err)
 	}
-	disc := &discovery{d: d, w: w, watched: make(map[string]bool), socks: make(map[string]map[string]bool),
+	disc := &discovery{f: f, w: w, watched: make(map[string]bool), socks: make(map[string]map[string]bool),
 		seen: make(map[int]*procEntry), self: os.Getpid(), kick: make(chan int, 256)}
 	disc.myMnt, disc.myPidNs = procfs.Namespace(procfs.Self, "mnt"), procfs.Namespace(procfs.Self, "pid")
-	disc.portEnv = d.cfg.DiagnosticPort
-	dirs := d.cfg.SocketDirs
+	disc.portEnv = f.cfg.DiagnosticPort
+	dirs := f.cfg.SocketDirs
 	if len(dirs) == 0 {
 		dirs = []string{"/tmp"}
 		if t := os.Getenv("TMPDIR"); t != "" {
@@ -106,7 +106,7 @@ func (disc *discovery) watch(dir string) error {
 		return fmt.Errorf("socket directory %s: already watching %d directories", dir, maxWatched)
 	}
 	if err := disc.w.Add(dir); err != nil {
-		return fmt.Errorf("socket directory %s: %v", dir, plainErr(err))
+		return fmt.Errorf("socket directory %s: %v", dir, PlainErr(err))
 	}
 	disc.watched[dir] = true
 	return disc.list(dir)
@@ -116,7 +116,7 @@ func (disc *discovery) watch(dir string) error {
 func (disc *discovery) list(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("socket directory %s: %v", dir, plainErr(err))
+		return fmt.Errorf("socket directory %s: %v", dir, PlainErr(err))
 	}
 	set := make(map[string]bool)
 	for _, e := range ents {
@@ -128,7 +128,9 @@ func (disc *discovery) list(dir string) error {
 	return nil
 }
 
-func plainErr(err error) error {
+// PlainErr is err without its path or system call (a file's error for a
+// line that names the file already).
+func PlainErr(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -166,7 +168,7 @@ func (disc *discovery) close() { disc.w.Close() }
 // run scans until ctx ends.
 func (disc *discovery) run(ctx context.Context) {
 	disc.scan()
-	tick := time.NewTicker(disc.d.cfg.scanInterval())
+	tick := time.NewTicker(disc.f.cfg.scanInterval())
 	defer tick.Stop()
 	for {
 		select {
@@ -225,9 +227,9 @@ func (disc *discovery) event(ev fsnotify.Event) {
 // without a socket; it forgets the pids that are gone.
 func (disc *discovery) scan() {
 	var pids []int
-	if len(disc.d.cfg.Pids) > 0 && len(disc.d.cfg.Names) == 0 {
+	if len(disc.f.cfg.Pids) > 0 && len(disc.f.cfg.Names) == 0 {
 		// Only these can match: no need to list /proc.
-		pids = disc.d.cfg.Pids
+		pids = disc.f.cfg.Pids
 	} else {
 		var err error
 		if pids, err = procfs.Pids(); err != nil {
@@ -253,7 +255,7 @@ func (disc *discovery) scan() {
 	for pid, e := range disc.seen {
 		if !live[pid] {
 			delete(disc.seen, pid)
-		} else if len(disc.d.cfg.Pids) > 0 && len(disc.d.cfg.Names) == 0 {
+		} else if len(disc.f.cfg.Pids) > 0 && len(disc.f.cfg.Names) == 0 {
 			// Listed, not read from /proc: check the pid still names the
 			// process seen.
 			if t, err := procfs.StartTicks(pid); err != nil || t != e.ticks {
@@ -312,12 +314,12 @@ func (disc *discovery) probe(pid int) {
 		// daemon counts why, once.
 	}
 	name := processName(pid)
-	if !disc.d.matches([]int{pid}, name, func(n string) bool { return ipc.NameMatches(pid, n) }) {
+	if !disc.f.matches([]int{pid}, name, func(n string) bool { return ipc.NameMatches(pid, n) }) {
 		e.state = ignored
 		return
 	}
 	e.state = handled
-	disc.d.attach(pid, ticks, name)
+	disc.f.attach(pid, ticks, name)
 }
 
 // listensOn reports whether an environment block's DOTNET_DiagnosticPorts
@@ -336,23 +338,23 @@ func listensOn(env []byte, path string) bool {
 }
 
 // attach starts monitoring a discovered process.
-func (d *Daemon) attach(pid int, ticks int64, name string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.ctx == nil || d.ctx.Err() != nil {
+func (f *Fleet) attach(pid int, ticks int64, name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx == nil || f.ctx.Err() != nil {
 		return
 	}
-	for _, o := range d.targets {
+	for _, o := range f.targets {
 		if o.kind == source.Listen && o.hostPid == pid && o.endedAt.IsZero() {
 			return // connected to the diagnostic port already
 		}
 	}
 	key := fmt.Sprintf("attach:%d:%d", pid, ticks)
-	if d.targets[key] != nil {
+	if f.targets[key] != nil {
 		return
 	}
-	t := &target{d: d, key: key, kind: source.Attach, pid: pid, hostPid: pid, ticks: ticks, name: name, pidLabel: itoa(pid)}
-	d.startLocked(t)
+	t := &Source{f: f, key: key, kind: source.Attach, pid: pid, hostPid: pid, ticks: ticks, name: name, pidLabel: strconv.Itoa(pid)}
+	f.startLocked(t)
 }
 
 // processName is the process label of an attached process: its name
