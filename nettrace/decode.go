@@ -179,7 +179,7 @@ events:
 		tst, tpay, tend := st, payStart, end
 		for p < len(data) && data[p]&0x73 == 0 {
 			start := p
-			payStart := readCompressed(data, p, false, h)
+			payStart := readRunTail(data, p, h)
 			if p = payStart + int(h.size); p > len(data) {
 				err := errShortHeader
 				if payStart <= len(data) {
