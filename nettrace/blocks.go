@@ -553,13 +553,18 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) int {
 }
 
 // readRunTail is readCompressed (V4/V5) for a header whose flags carry no
-// metadata id, sequence number, capture thread, processor, activity ids or
-// sort bit (b[p]&0x73 == 0, with p < len(b)): only a thread, a stack id, a
-// size and the timestamp delta can follow. A run of rejected events is
-// made of such headers; this is its decoder's whole loop body.
+// sequence number, capture thread, processor, activity ids or sort bit
+// (b[p]&0x72 == 0, with p < len(b)): only a metadata id, a thread, a stack
+// id, a size and the timestamp delta can follow. A run of rejected events
+// is made of such headers; this is its decoder's whole loop body.
 func readRunTail(b []byte, p int, h *rawHeader) int {
 	flags := b[p]
 	p++
+	var v uint64
+	if flags&0x01 != 0 {
+		v, p = uvar(b, p)
+		h.metaID = uint32(v)
+	}
 	if h.metaID != 0 {
 		h.seq++
 	}
@@ -571,7 +576,6 @@ func readRunTail(b []byte, p int, h *rawHeader) int {
 			h.thread, p = uvar(b, p)
 		}
 	}
-	var v uint64
 	if flags&0x08 != 0 {
 		if p < len(b) && b[p] < 0x80 {
 			v = uint64(b[p])
