@@ -40,7 +40,7 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	compressed := b.flags&1 != 0
 	metas, metaMap := b.metas, b.metaMap
 	m := lookupMeta(metas, metaMap, h.metaID)
-	ybase, yent := b.stk[0].base, b.stk[0].entries
+	ybase, yent, yfull := b.stk[0].base, b.stk[0].entries, b.stk[0].full
 	n := c.n
 	obase := b.ord - uint64(n) // record n has file order obase+n
 	// Segments: runs of one thread's events (the consumer queues each at
@@ -177,7 +177,10 @@ events:
 		// 0x01), replace it one after another. They are only counted and
 		// their headers decoded; the tail takes the last one's fields, its
 		// pointers once, at the end.
-		tst, tpay, tend, tm := st, payStart, end, m
+		// The tail's stack is looked up once, at the end: yfull says
+		// whether each event has one (tsi: its index in yent, or -1 when
+		// tst holds it).
+		tst, tsi, tpay, tend, tm := st, -1, payStart, end, m
 		for p < len(data) && data[p]&0x72 == 0 {
 			start := p
 			var nm *Metadata
@@ -199,6 +202,9 @@ events:
 					err = payloadOverrun(h.size)
 				}
 				b.pos, b.err, b.finished = start, eventError(b, err, payStart), true
+				if tsi >= 0 {
+					tst = yent[tsi]
+				}
 				rc.Meta, rc.Stack, rc.Payload = tm, tst, data[tpay:tend:tend]
 				break events
 			}
@@ -208,20 +214,26 @@ events:
 				cm, cn, cs = m, 0, 0
 			}
 			var st []uint64
-			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
-				st = yent[i]
+			si := -1
+			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yfull)) {
+				si = i
+				if yfull[i] {
+					cs++
+				}
 			} else if h.stackID != 0 {
 				if st = lookupStack(&b.stk, h.stackID); st == nil {
 					c.allUnresolved++
+				} else if len(st) > 0 {
+					cs++
 				}
 			}
 			cn++
-			if len(st) > 0 {
-				cs++
-			}
 			c.dropped++
 			rc.SequenceNumber, rc.Timestamp, rc.ThreadID, rc.ProcessorNumber, rc.StackID = h.seq, h.ts, h.thread, h.proc, h.stackID
-			tst, tpay, tend, tm = st, payStart, payStart+int(h.size), m
+			tst, tsi, tpay, tend, tm = st, si, payStart, payStart+int(h.size), m
+		}
+		if tsi >= 0 {
+			tst = yent[tsi]
 		}
 		rc.Meta, rc.Stack, rc.Payload = tm, tst, data[tpay:tend:tend]
 	}
