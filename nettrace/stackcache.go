@@ -45,8 +45,8 @@ type stackGen struct {
 	// look their stacks up at random: the table stays in cache).
 	full  []bool
 	extra map[uint32][]uint64
-	slabs   [][]uint64 // in use, the last one being filled
-	used    int        // IPs used in the last slab
+	slabs [][]uint64 // in use, the last one being filled
+	used  int        // IPs used in the last slab
 	// bytes is what the generation holds: slabs in use, big stacks and
 	// table entries. It depends only on the stacks added (not on what a
 	// recycled generation kept), so eviction is the same however the
