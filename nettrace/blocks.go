@@ -552,6 +552,59 @@ func readCompressed(b []byte, p int, v6 bool, h *rawHeader) int {
 	return p
 }
 
+// readRunTail is readCompressed (V4/V5) for a header whose flags carry no
+// sequence number, capture thread, processor, activity ids or sort bit
+// (b[p]&0x72 == 0, with p < len(b)): only a metadata id, a thread, a stack
+// id, a size and the timestamp delta can follow. A run of rejected events
+// is made of such headers; this is its decoder's whole loop body.
+func readRunTail(b []byte, p int, h *rawHeader) int {
+	flags := b[p]
+	p++
+	var v uint64
+	if flags&0x01 != 0 {
+		v, p = uvar(b, p)
+		h.metaID = uint32(v)
+	}
+	if h.metaID != 0 {
+		h.seq++
+	}
+	if flags&0x04 != 0 {
+		if p < len(b) && b[p] < 0x80 {
+			h.thread = uint64(b[p])
+			p++
+		} else {
+			h.thread, p = uvar(b, p)
+		}
+	}
+	if flags&0x08 != 0 {
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
+		}
+		h.stackID = uint32(v)
+	}
+	if p+1 < len(b) && b[p] >= 0x80 && b[p+1] < 0x80 {
+		h.ts += int64(b[p]&0x7F) | int64(b[p+1])<<7
+		p += 2
+	} else {
+		v, p = uvar(b, p)
+		h.ts += int64(v)
+	}
+	h.sorted = false
+	if flags&0x80 != 0 {
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			v, p = uvar(b, p)
+		}
+		h.size = uint32(v)
+	}
+	return p
+}
+
 var errShortHeader = fmt.Errorf("event header runs past the end of its block")
 
 // emitBlock hands an event block to the decoders and the consumer with

@@ -40,7 +40,7 @@ func (r *Reader) fill(b *blockBuf, c *recChunk) {
 	compressed := b.flags&1 != 0
 	metas, metaMap := b.metas, b.metaMap
 	m := lookupMeta(metas, metaMap, h.metaID)
-	ybase, yent := b.stk[0].base, b.stk[0].entries
+	ybase, yent, yfull := b.stk[0].base, b.stk[0].entries, b.stk[0].full
 	n := c.n
 	obase := b.ord - uint64(n) // record n has file order obase+n
 	// Segments: runs of one thread's events (the consumer queues each at
@@ -170,42 +170,72 @@ events:
 			continue
 		}
 		// rc is the tail of a run of rejected events: the events that
-		// follow it with the same metadata id, capture thread and
-		// consecutive sequence numbers (a compressed header without flags
-		// 0x01 and 0x02), unsorted and with the same activity ids (no 0x10,
-		// 0x20, 0x40), replace it one after another. They are only counted
-		// and their headers decoded; the tail takes the last one's fields,
-		// its pointers once, at the end.
-		tst, tpay, tend := st, payStart, end
-		for p < len(data) && data[p]&0x73 == 0 {
+		// follow it with the same capture thread and consecutive sequence
+		// numbers (a compressed header without flag 0x02), unsorted and
+		// with the same activity ids (no 0x10, 0x20, 0x40), and whose
+		// metadata is rejected too (the same, or a new id without flag
+		// 0x01), replace it one after another. They are only counted and
+		// their headers decoded; the tail takes the last one's fields, its
+		// pointers once, at the end.
+		// The tail's stack is looked up once, at the end: yfull says
+		// whether each event has one (tsi: its index in yent, or -1 when
+		// tst holds it).
+		tst, tsi, tpay, tend, tm := st, -1, payStart, end, m
+		for p < len(data) && data[p]&0x72 == 0 {
 			start := p
-			payStart := readCompressed(data, p, false, h)
+			var nm *Metadata
+			if data[p]&0x01 != 0 {
+				// Another event of the run only if rejected too (id 0
+				// does not advance the sequence number: never a tail).
+				id, q := uvar(data, p+1)
+				if q > len(data) || id == 0 {
+					break
+				}
+				if nm = lookupMeta(metas, metaMap, uint32(id)); nm == nil || !nm.skip {
+					break
+				}
+			}
+			payStart := readRunTail(data, p, h)
 			if p = payStart + int(h.size); p > len(data) {
 				err := errShortHeader
 				if payStart <= len(data) {
 					err = payloadOverrun(h.size)
 				}
 				b.pos, b.err, b.finished = start, eventError(b, err, payStart), true
-				rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
+				if tsi >= 0 {
+					tst = yent[tsi]
+				}
+				rc.Meta, rc.Stack, rc.Payload = tm, tst, data[tpay:tend:tend]
 				break events
 			}
+			if nm != nil && nm != m {
+				m = nm
+				c.count(cm, cn, cs)
+				cm, cn, cs = m, 0, 0
+			}
 			var st []uint64
-			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yent)) {
-				st = yent[i]
+			si := -1
+			if i := int(h.stackID) - int(ybase); h.stackID != 0 && uint(i) < uint(len(yfull)) {
+				si = i
+				if yfull[i] {
+					cs++
+				}
 			} else if h.stackID != 0 {
 				if st = lookupStack(&b.stk, h.stackID); st == nil {
 					c.allUnresolved++
+				} else if len(st) > 0 {
+					cs++
 				}
 			}
 			cn++
-			if len(st) > 0 {
-				cs++
-			}
 			c.dropped++
 			rc.SequenceNumber, rc.Timestamp, rc.ThreadID, rc.ProcessorNumber, rc.StackID = h.seq, h.ts, h.thread, h.proc, h.stackID
-			tst, tpay, tend = st, payStart, payStart+int(h.size)
+			tst, tsi, tpay, tend, tm = st, si, payStart, payStart+int(h.size), m
 		}
-		rc.Stack, rc.Payload = tst, data[tpay:tend:tend]
+		if tsi >= 0 {
+			tst = yent[tsi]
+		}
+		rc.Meta, rc.Stack, rc.Payload = tm, tst, data[tpay:tend:tend]
 	}
 	c.count(cm, cn, cs)
 	if !b.finished {

@@ -46,6 +46,12 @@ func BenchmarkReadGeneratedKeepGCThreads2(b *testing.B) {
 	benchGenerated(b, 2, keepGCBench)
 }
 
+// BenchmarkReadGeneratedKeepNone rejects every event, as `clrspy stat`
+// does (it needs only the counts, Reader.Summarize).
+func BenchmarkReadGeneratedKeepNone(b *testing.B) {
+	benchGenerated(b, 1, func(*Metadata) bool { return false })
+}
+
 func keepGCBench(m *Metadata) bool { return m.Runtime == Runtime && m.EventID <= 9 }
 
 func benchGenerated(b *testing.B, threads int, keep ...func(*Metadata) bool) {

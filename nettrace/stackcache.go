@@ -40,9 +40,13 @@ const (
 type stackGen struct {
 	base    uint32
 	entries [][]uint64
-	extra   map[uint32][]uint64
-	slabs   [][]uint64 // in use, the last one being filled
-	used    int        // IPs used in the last slab
+	// full[i] says entries[i] is not empty: what counting events with a
+	// stack needs, 1 byte per id where entries take 24 (a run's events
+	// look their stacks up at random: the table stays in cache).
+	full  []bool
+	extra map[uint32][]uint64
+	slabs [][]uint64 // in use, the last one being filled
+	used  int        // IPs used in the last slab
 	// bytes is what the generation holds: slabs in use, big stacks and
 	// table entries. It depends only on the stacks added (not on what a
 	// recycled generation kept), so eviction is the same however the
@@ -55,6 +59,7 @@ type stackGen struct {
 type stackView struct {
 	base    uint32
 	entries [][]uint64
+	full    []bool // as stackGen.full: len(full) == len(entries)
 	extra   map[uint32][]uint64
 }
 
@@ -62,7 +67,7 @@ func (g *stackGen) view() stackView {
 	if g == nil {
 		return stackView{}
 	}
-	return stackView{g.base, g.entries, g.extra}
+	return stackView{g.base, g.entries, g.full, g.extra}
 }
 
 func (v *stackView) get(id uint32) []uint64 {
@@ -94,10 +99,10 @@ func (g *stackGen) reset(spare *slabPool) {
 	}
 	g.slabs = g.slabs[:0]
 	if cap(g.entries) > 1<<17 {
-		g.entries = nil
+		g.entries, g.full = nil, nil
 	} else {
 		clear(g.entries) // drop references to arrays of big stacks
-		g.entries = g.entries[:0]
+		g.entries, g.full = g.entries[:0], g.full[:0]
 	}
 	g.extra = nil
 	g.used, g.bytes, g.count, g.base = 0, 0, 0, 0
@@ -169,8 +174,10 @@ func (g *stackGen) add(id uint32, raw []byte, ptr int, newSlab func() []uint64) 
 	case i == int64(len(g.entries)):
 		g.bytes += entryBytes
 		g.entries = append(g.entries, st)
+		g.full = append(g.full, n > 0)
 	case i >= 0 && i < int64(len(g.entries)):
 		g.entries[i] = st
+		g.full[i] = n > 0
 	default:
 		if g.extra == nil {
 			g.extra = make(map[uint32][]uint64)

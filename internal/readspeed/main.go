@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ func main() {
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	threads := fs.Int("threads", 1, "reader decoders (nettrace.Options.Threads)")
 	keep := fs.String("keep", "all", "events delivered: all, none (every one rejected, as stat's count needs) or gc (gcpause.Wants)")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.Parse(os.Args[2:])
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "readspeed: one trace file")
@@ -45,6 +47,17 @@ func main() {
 		os.Exit(1)
 	}
 	defer f.Close()
+	if *prof != "" {
+		pf, err := os.Create(*prof)
+		if err == nil {
+			err = pprof.StartCPUProfile(pf)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "readspeed:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	var n, events int64
 	switch mode {
