@@ -53,6 +53,11 @@ type Thread struct {
 	// (none read: a trace file, or .NET 8).
 	Holds  []Held   `json:"holds,omitempty"`
 	Frames []string `json:"frames"`
+	// MixedFrames is the whole stack, newest first: the kernel's frames,
+	// the native ones, Frames, and the native frames that started the
+	// thread (nil: not walked). MixedNote says what it lacks and why.
+	MixedFrames []string `json:"mixed_frames,omitempty"`
+	MixedNote   string   `json:"mixed_note,omitempty"`
 }
 
 // Wait is what a thread waits on.
@@ -160,6 +165,10 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 			th.Frames = a.opts.Symbols.Frames(s.stack)
 		} else if w := a.open[tid]; w != nil && len(w.stack) > 0 {
 			th.Frames = a.opts.Symbols.Frames(w.stack)
+		}
+		th.MixedFrames = mixedFrames(t.Walk, th.Frames)
+		if t.Walk != nil {
+			th.MixedNote = t.Walk.Reason
 		}
 		th.Wait = Classify(th.Frames, t.State, t.Syscall)
 		if tasks == nil && th.Wait != nil && th.Wait.Frame == "" {

@@ -108,6 +108,9 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 	}
 	for _, g := range r.Groups {
 		fmt.Fprintf(&b, "\n%d thread%s, %s: %s\n", g.Count, plural(g.Count), g.WaitKind, tidList(g.Threads))
+		if t := byTid[g.Threads[0]]; t != nil {
+			writeNativeTop(&b, t, "    ")
+		}
 		writeFrames(&b, g.Frames, "    ")
 	}
 	var bare []string
@@ -123,6 +126,15 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		if t.Syscall != "" {
 			s += " in " + t.Syscall
 		}
+		var user []string
+		for _, f := range t.MixedFrames {
+			if !strings.HasSuffix(f, kernelSuffix) && len(user) < 4 {
+				user = append(user, f)
+			}
+		}
+		if len(user) > 0 {
+			s += "\n        at " + clip(strings.Join(user, " < "), 100-10)
+		}
 		bare = append(bare, s)
 	}
 	if len(bare) > 0 {
@@ -136,6 +148,43 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// kernelSuffix marks the kernel's frames in a thread's mixed stack.
+const kernelSuffix = " [kernel]"
+
+// writeNativeTop writes the frames of t's mixed stack above its managed
+// ones: its kernel frames on one line (innermost first), then each native
+// frame.
+func writeNativeTop(b *strings.Builder, t *hang.Thread, indent string) {
+	if len(t.MixedFrames) == 0 || len(t.Frames) == 0 {
+		return
+	}
+	top := t.MixedFrames
+	if i := slices.Index(t.MixedFrames, t.Frames[0]); i >= 0 {
+		top = t.MixedFrames[:i]
+	}
+	var kernel []string
+	n := 0
+	for _, f := range top {
+		if k, ok := strings.CutSuffix(f, kernelSuffix); ok {
+			kernel = append(kernel, k)
+			continue
+		}
+		if n == stackFrames {
+			fmt.Fprintf(b, "%s... native frames\n", indent)
+			break
+		}
+		if len(kernel) > 0 {
+			fmt.Fprintf(b, "%s%s\n", indent, clip("[kernel] "+strings.Join(kernel, " < "), 100-len(indent)))
+			kernel = nil
+		}
+		fmt.Fprintf(b, "%s%s\n", indent, clip(f, 100-len(indent)))
+		n++
+	}
+	if len(kernel) > 0 {
+		fmt.Fprintf(b, "%s%s\n", indent, clip("[kernel] "+strings.Join(kernel, " < "), 100-len(indent)))
+	}
 }
 
 func typeOrUnknown(t string) string {

@@ -45,7 +45,9 @@ type stacksDoc struct {
 			Recursion  uint32 `json:"recursion"`
 			Waiters    uint32 `json:"waiters"`
 		} `json:"holds"`
-		Frames []string `json:"frames"`
+		Frames      []string `json:"frames"`
+		MixedFrames []string `json:"mixed_frames"`
+		MixedNote   string   `json:"mixed_note"`
 	} `json:"threads"`
 	Groups []struct {
 		Threads  []uint64 `json:"threads"`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -84,6 +85,7 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		if want == first {
 			first = "Workload.Deadlock+GateB"
 		}
+		checkMixed(t, th.OSTid, th.Frames, th.MixedFrames, th.MixedNote)
 		if len(th.Holds) != 1 || th.Holds[0].ObjectType != first || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
 			t.Errorf("thread %d holds %+v, want %s once with one waiter", th.OSTid, th.Holds, first)
 		}
@@ -111,6 +113,36 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		"ThreadBlockingInfo"} {
 		if !strings.Contains(txt, s) {
 			t.Errorf("text report lacks %q:\n%s", s, txt)
+		}
+	}
+}
+
+// checkMixed: a thread blocked in a futex wait, walked from outside
+// without stopping it (clrspy runs as root in the tests, or says why
+// not): its joined stack is the kernel's frames (the futex wait), then
+// libc's and the runtime's native frames, then exactly its managed
+// frames, newest first.
+func checkMixed(t *testing.T, tid uint64, frames, mixed []string, note string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if !strings.Contains(note, "root") {
+			t.Errorf("thread %d: not root, mixed note %q says nothing of it", tid, note)
+		}
+		return
+	}
+	k := slices.IndexFunc(mixed, func(f string) bool { return strings.HasPrefix(f, "futex") && strings.HasSuffix(f, " [kernel]") })
+	libc := slices.IndexFunc(mixed, func(f string) bool { return strings.HasSuffix(f, " [libc.so.6]") })
+	m := -1
+	if len(frames) > 0 {
+		m = slices.Index(mixed, frames[0])
+	}
+	if k != 0 || libc <= k || m <= libc || m+len(frames) > len(mixed) || !slices.Equal(mixed[m:m+len(frames)], frames) {
+		t.Errorf("thread %d: mixed stack %q (kernel futex frame at %d, libc at %d, managed from %d), want kernel, native, then its managed frames %q (note %q)",
+			tid, mixed, k, libc, m, frames, note)
+	}
+	for _, f := range mixed[libc:m] {
+		if strings.HasSuffix(f, " [kernel]") {
+			t.Errorf("thread %d: kernel frame %q among its user frames", tid, f)
 		}
 	}
 }

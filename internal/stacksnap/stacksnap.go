@@ -2,6 +2,7 @@ package stacksnap
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -39,8 +41,10 @@ func WatchProviders() []ipc.Provider {
 // Job is one snapshot (or watch) on a stream: its analyzers, then its
 // result once the stream has ended.
 type Job struct {
-	a  *hang.Analyzer
-	as []analysis.Analyzer
+	a   *hang.Analyzer
+	as  []analysis.Analyzer
+	hdr *nettrace.Header
+	sym *stacks.Symbols
 }
 
 // New makes the job's analyzers for st. A live snapshot (sampleFor > 0)
@@ -50,7 +54,7 @@ type Job struct {
 func New(st *source.Stream, opts hang.Options, sampleFor time.Duration) *Job {
 	sym := stacks.NewSymbols(st.Header())
 	opts.Symbols = sym
-	j := &Job{a: hang.New(st.Header(), opts)}
+	j := &Job{a: hang.New(st.Header(), opts), hdr: st.Header(), sym: sym}
 	j.as = []analysis.Analyzer{sym, j.a}
 	if st.Live() && sampleFor > 0 {
 		j.as = append(j.as, &firstSampleStop{st: st, after: sampleFor})
@@ -67,11 +71,71 @@ func (j *Job) Analyzers() []analysis.Analyzer { return j.as }
 func (j *Job) Result(procPid int) *hang.Result {
 	var tasks []hang.Task
 	var mem *hang.Memory
+	var walkNote string
 	if procPid > 0 {
 		tasks = ReadTasks(procPid)
+		walkNote = WalkTasks(procPid, tasks, j.hdr, j.sym)
 		mem = ReadMemory(procPid, j.a.LockObjects())
 	}
-	return j.a.ResultWithMemory(tasks, mem)
+	r := j.a.ResultWithMemory(tasks, mem)
+	if walkNote != "" {
+		r.Notes = append(r.Notes, walkNote)
+	}
+	return r
+}
+
+// WalkTasks walks the native stack of each of pid's tasks as it is now
+// (package perf: the kernel's frames, and the user stack of a thread in
+// a system call, without stopping it), managed frames named by sym, and
+// returns a note of what the walks cost.
+func WalkTasks(pid int, tasks []hang.Task, hdr *nettrace.Header, sym *stacks.Symbols) string {
+	t0 := time.Now()
+	w, err := perf.NewWalker(pid, hdr, sym)
+	if err != nil {
+		why := fmt.Sprintf("no native stack: %v", err)
+		for i := range tasks {
+			tasks[i].Walk = &hang.Walk{Reason: why}
+		}
+		return ""
+	}
+	defer w.Close()
+	walked := 0
+	for i := range tasks {
+		ts := w.Walk(int(tasks[i].Tid))
+		hw := &hang.Walk{}
+		for _, f := range ts.Kernel {
+			hw.Kernel = append(hw.Kernel, f.Name+" [kernel]")
+		}
+		for _, f := range ts.User {
+			hw.User = append(hw.User, hang.WalkFrame{Name: nativeName(f), Managed: f.Kind == stacks.KindManaged || f.Name == perf.AnonFrame})
+		}
+		switch {
+		case ts.KernelReason != "" && ts.UserReason != "":
+			hw.Reason = "no kernel frames: " + ts.KernelReason + "; no native frames: " + ts.UserReason
+		case ts.KernelReason != "":
+			hw.Reason = "no kernel frames: " + ts.KernelReason
+		case ts.UserReason != "":
+			hw.Reason = "no native frames: " + ts.UserReason
+		}
+		if len(ts.User) > 0 {
+			walked++
+			if ts.End != "" && ts.End != "outermost" {
+				hw.Reason = strings.TrimPrefix(hw.Reason+"; ", "; ") + "the native walk stopped early (" + ts.End + ")"
+			}
+		}
+		tasks[i].Walk = hw
+	}
+	return fmt.Sprintf("native and kernel frames of %d of %d threads walked from /proc (no thread stopped) in %.1f ms",
+		walked, len(tasks), float64(time.Since(t0).Microseconds())/1e3)
+}
+
+// nativeName names a walked frame: managed ones as the sampler does,
+// native ones with their module ("pthread_cond_wait [libc.so.6]").
+func nativeName(f stacks.Frame) string {
+	if f.Kind != stacks.KindNative || f.Module == "" || strings.HasPrefix(f.Name, f.Module+"+") || strings.HasPrefix(f.Name, "[") {
+		return f.Name
+	}
+	return f.Name + " [" + f.Module + "]"
 }
 
 // ReadMemory is what pid's memory says of its locks now (package cdac:
