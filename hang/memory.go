@@ -29,6 +29,11 @@ type Memory struct {
 	// own record of the wait names (.NET 9+'s ThreadBlockingInfo, on the
 	// waiting thread's stack): exact, where StackRefs is a clue.
 	BlockedOn map[uint64]uint64
+	// LockBlockedOn is, per OS thread, the System.Threading.Lock (one of
+	// Locks) the runtime's record of the wait names (.NET 9+).
+	LockBlockedOn map[uint64]uint64
+	// LockReason is why a Lock a thread waits for could not be read.
+	LockReason string
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -146,7 +151,29 @@ func memoryWait(w *Wait, tid uint64, mem *Memory) {
 		w.OwnerUnknownReason = beforeSession + ", and the target's memory could not be read: " + mem.Reason
 		return
 	case w.Kind == KindLock:
-		w.OwnerUnknownReason = beforeSession + "; a System.Threading.Lock keeps its owner in the Lock object, which clrspy does not locate without an event"
+		obj, ok := mem.LockBlockedOn[tid]
+		if !ok {
+			w.OwnerUnknownReason = beforeSession + "; no ThreadBlockingInfo record on its stack names the System.Threading.Lock it waits for"
+			if mem.LockReason != "" {
+				w.OwnerUnknownReason += " (" + mem.LockReason + ")"
+			}
+			return
+		}
+		w.Object = fmt.Sprintf("%#x", obj)
+		for _, l := range mem.Locks {
+			if l.Object == obj {
+				w.ObjectType = l.ObjectType
+				if l.OwnerOSTid != 0 && l.OwnerOSTid != tid {
+					o := l.OwnerOSTid
+					w.OwnerOSTid, w.Source = &o, SourceMemory
+					return
+				}
+			}
+		}
+		w.OwnerUnknownReason = beforeSession + "; the System.Threading.Lock it waits for names no holder among the runtime's threads"
+		if mem.LockReason != "" {
+			w.OwnerUnknownReason += " (" + mem.LockReason + ")"
+		}
 		return
 	}
 	if obj, ok := mem.BlockedOn[tid]; ok {
@@ -236,6 +263,10 @@ func memoryDeadlocks(r *Result, thresholdMs float64) {
 	for _, c := range cycles {
 		reason := "read from the target's memory: each lock's holder from its sync block, the lock each thread waits for from " +
 			"the runtime's record of the wait on its stack (ThreadBlockingInfo)"
+		if slices.ContainsFunc(c, func(tid uint64) bool { return byTid[tid].Wait.Kind == KindLock }) {
+			reason = "read from the target's memory: each lock's holder from its sync block or, for a System.Threading.Lock, its owner field; " +
+				"the lock each thread waits for from the runtime's record of the wait on its stack (ThreadBlockingInfo)"
+		}
 		for _, tid := range c {
 			if byTid[tid].Wait.ObjectInferred {
 				reason = "read from the target's memory: each lock's holder from its sync block; a thread whose wait neither an event " +

@@ -36,6 +36,7 @@ type stacksDoc struct {
 			OwnerOSTid         *uint64 `json:"owner_os_tid"`
 			OwnerUnknownReason string  `json:"owner_unknown_reason"`
 			ObjectType         string  `json:"object_type"`
+			Object             string  `json:"object"`
 			Source             string  `json:"source"`
 			ObjectInferred     bool    `json:"object_inferred"`
 			WaitingMs          float64 `json:"waiting_ms"`
@@ -60,6 +61,7 @@ type stacksDoc struct {
 		Locks   []struct {
 			OwnerOSTid  *uint64  `json:"owner_os_tid"`
 			ObjectType  string   `json:"object_type"`
+			Object      string   `json:"object"`
 			WaiterOSTid uint64   `json:"waiter_os_tid"`
 			WaitingMs   float64  `json:"waiting_ms"`
 			Frames      []string `json:"frames"`

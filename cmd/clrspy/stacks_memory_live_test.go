@@ -22,12 +22,17 @@ func deadlockedWorkload(t *testing.T, args ...string) (*workload.Proc, map[strin
 	if slices.Contains(args, "ring=3") {
 		n = 3
 	}
-	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[ABC])`), n)
+	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=\d managed=\d+ tid=(\d+) first=(Gate[ABC]|Lock[AB])`), n)
 	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
 	holder := map[string]uint64{}
 	for _, m := range ms {
 		tid, _ := strconv.ParseUint(m[1], 10, 64)
-		holder["Workload.Deadlock+"+m[2]] = tid
+		if strings.HasPrefix(m[2], "Lock") {
+			// The static field that holds the System.Threading.Lock.
+			holder["Workload.Deadlock."+m[2]] = tid
+		} else {
+			holder["Workload.Deadlock+"+m[2]] = tid
+		}
 	}
 	// "deadlocked" is printed as the threads are about to ask for their
 	// second lock: let them block.
@@ -143,6 +148,60 @@ func checkMixed(t *testing.T, tid uint64, frames, mixed []string, note string) {
 	for _, f := range mixed[libc:m] {
 		if strings.HasSuffix(f, " [kernel]") {
 			t.Errorf("thread %d: kernel frame %q among its user frames", tid, f)
+		}
+	}
+}
+
+// TestStacksLockDeadlockedBeforeAttach: two threads take two
+// System.Threading.Locks (.NET 9+: the static fields LockA and LockB) in
+// opposite order and deadlock before clrspy attaches: each thread's wait
+// is a lock wait on the Lock the other took first, its owner read from
+// the Lock's own owner field (found through the runtime's
+// ThreadBlockingInfo on the waiting thread's stack) and equal to the OS
+// thread id the workload printed, each Lock named by its static field,
+// and the cycle of the two a deadlock read from the target's memory.
+func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
+	if workload.TFM() == "net8.0" {
+		t.Skip("System.Threading.Lock is .NET 9+")
+	}
+	p, holder := deadlockedWorkload(t, "kind=lock")
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	a, b := holder["Workload.Deadlock.LockA"], holder["Workload.Deadlock.LockB"]
+	waitsFor := map[uint64]string{a: "Workload.Deadlock.LockB", b: "Workload.Deadlock.LockA"}
+	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
+	seen := 0
+	for _, th := range d.Threads {
+		want, ok := waitsFor[th.OSTid]
+		if !ok {
+			continue
+		}
+		seen++
+		w := th.Wait
+		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object != want || w.OwnerOSTid == nil ||
+			*w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.OwnerUnknownReason != "" {
+			t.Errorf("thread %d: wait %+v, want a lock wait on %s held by %d from the target's memory", th.OSTid, w, want, holder[want])
+		}
+		checkMixed(t, th.OSTid, th.Frames, th.MixedFrames, th.MixedNote)
+		if len(th.Holds) != 1 || th.Holds[0].ObjectType != "System.Threading.Lock" || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
+			t.Errorf("thread %d holds %+v, want one System.Threading.Lock once with one waiter", th.OSTid, th.Holds)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d of the workload's threads %v listed", seen, holder)
+	}
+	tids := []uint64{a, b}
+	slices.Sort(tids)
+	if len(d.Deadlocks) != 1 || d.Deadlocks[0].Suspected || d.Deadlocks[0].Source != "target_memory" || !slices.Equal(d.Deadlocks[0].Threads, tids) {
+		t.Fatalf("deadlocks %+v, want one of threads %v from the target's memory", d.Deadlocks, tids)
+	}
+	for _, l := range d.Deadlocks[0].Locks {
+		want := waitsFor[l.WaiterOSTid]
+		if l.Object != want || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+			t.Errorf("edge %+v, want %d waiting for %s held by %d", l, l.WaiterOSTid, want, holder[want])
 		}
 	}
 }

@@ -639,3 +639,107 @@ func (p *Process) BlockedOn(th Thread, syncBlocks map[uint64]bool) []uint64 {
 	}
 	return out
 }
+
+// The managed System.Threading.Lock (Lock.cs, .NET 9 and 10): the runtime
+// lays out its one reference field (_waitEvent) first, then its 4-byte
+// fields in declaration order, then the 2-byte ones; its instance size
+// (BaseSize, header and method table included) checks that layout.
+const (
+	lockOffOwner     = 16 // _owningThreadId: on CoreCLR the holder's OS thread id (0: free)
+	lockOffState     = 20 // _state: bit 0 held, the waiters counted from bit 7 (WaiterCountIncrement 0x80)
+	lockOffRecursion = 24 // _recursionCount: entries past the first
+	lockBaseSize     = 40
+	lockWaitersShift = 7
+	lockTypeName     = "System.Threading.Lock"
+	// blockingKindLock is ThreadBlockingInfo.ObjectKind.Lock: the record's
+	// object pointer is then the stack slot holding the Lock reference.
+	blockingKindLock = 2
+)
+
+// ManagedLock is a System.Threading.Lock as its fields have it now.
+type ManagedLock struct {
+	Object uint64
+	Held   bool
+	// OwnerOSTid is the holder's OS thread id (CoreCLR's Lock keeps it:
+	// its OwningOSThreadId).
+	OwnerOSTid uint64
+	Recursion  uint32
+	Waiters    uint32
+}
+
+// BlockedOnLock finds the System.Threading.Lock objects that the
+// runtime's ThreadBlockingInfo records on th's stack name (kind Lock,
+// pushed by Lock's slow path while the thread waits; the record's object
+// pointer is the stack slot that holds the Lock), in the same window
+// around the thread's topmost transition Frame as BlockedOn.
+func (p *Process) BlockedOnLock(th Thread) []uint64 {
+	off, ok := p.D.Field("Thread", "Frame")
+	if !ok || p.D.PtrSize != 8 {
+		return nil
+	}
+	f, err := p.Ptr(th.Addr + uint64(off))
+	if err != nil || f == 0 || f == ^uint64(0) || f < blockingBelow {
+		return nil
+	}
+	lo, hi := (f-blockingBelow)&^0xfff, f+stackWindow
+	win := make([]byte, hi-lo)
+	for at := lo; at < hi; at += 0x1000 {
+		if b, err := p.read(at, 0x1000); err == nil {
+			copy(win[at-lo:], b)
+		}
+	}
+	var out []uint64
+	for i := 0; i+24 <= len(win); i += 8 {
+		slot := binary.LittleEndian.Uint64(win[i:])
+		if slot < lo || slot+8 > hi || slot&7 != 0 || binary.LittleEndian.Uint32(win[i+8:]) != blockingKindLock {
+			continue
+		}
+		next := binary.LittleEndian.Uint64(win[i+16:])
+		if next != 0 && (next < lo || next >= hi+0x100000) {
+			continue
+		}
+		obj := binary.LittleEndian.Uint64(win[slot-lo:])
+		if obj == 0 || slices.Contains(out, obj) {
+			continue
+		}
+		if n, err := p.TypeName(obj); err == nil && n == lockTypeName {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// ReadManagedLock reads a System.Threading.Lock's holder, recursion and
+// waiters, after checking that obj is one and laid out as clrspy knows.
+func (p *Process) ReadManagedLock(obj uint64) (ManagedLock, error) {
+	n, err := p.TypeName(obj)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	if n != lockTypeName {
+		return ManagedLock{}, fmt.Errorf("object %#x is a %s, not a %s", obj, n, lockTypeName)
+	}
+	mt, err := p.Ptr(obj)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	if u, ok := p.D.Globals["ObjectToMethodTableUnmask"]; ok {
+		mt &^= u
+	}
+	if bs, ok := p.D.Field("MethodTable", "BaseSize"); ok {
+		if size, err := p.U32(mt + uint64(bs)); err != nil || size != lockBaseSize {
+			return ManagedLock{}, fmt.Errorf("this runtime's %s is %d bytes, not the %d clrspy knows the layout of: its owner is not read", lockTypeName, size, lockBaseSize)
+		}
+	}
+	b, err := p.read(obj+lockOffOwner, 12)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	st := binary.LittleEndian.Uint32(b[lockOffState-lockOffOwner:])
+	l := ManagedLock{Object: obj, Held: st&1 != 0, Waiters: st >> lockWaitersShift}
+	if l.Held {
+		l.OwnerOSTid = uint64(binary.LittleEndian.Uint32(b))
+		l.Recursion = binary.LittleEndian.Uint32(b[lockOffRecursion-lockOffOwner:])
+	}
+	return l, nil
+}
