@@ -158,8 +158,9 @@ func checkMixed(t *testing.T, tid uint64, frames, mixed []string, note string) {
 // is a lock wait on the Lock the other took first, its owner read from
 // the Lock's own owner field (found through the runtime's
 // ThreadBlockingInfo on the waiting thread's stack) and equal to the OS
-// thread id the workload printed, each Lock named by its static field,
-// and the cycle of the two a deadlock read from the target's memory.
+// thread id the workload printed, each waited-for Lock the one the other
+// thread holds, and the cycle of the two a deadlock read from the target's
+// memory.
 func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	if workload.TFM() == "net8.0" {
 		t.Skip("System.Threading.Lock is .NET 9+")
@@ -174,6 +175,12 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	waitsFor := map[uint64]string{a: "Workload.Deadlock.LockB", b: "Workload.Deadlock.LockA"}
 	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
 	seen := 0
+	lockOf := map[uint64]string{} // the address of each Lock a thread waits for
+	for _, th := range d.Threads {
+		if w := th.Wait; w != nil && w.Kind == "lock" {
+			lockOf[th.OSTid] = w.Object
+		}
+	}
 	for _, th := range d.Threads {
 		want, ok := waitsFor[th.OSTid]
 		if !ok {
@@ -181,7 +188,8 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 		}
 		seen++
 		w := th.Wait
-		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object != want || w.OwnerOSTid == nil ||
+		other := a + b - th.OSTid
+		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object == "" || w.Object == lockOf[other] || w.OwnerOSTid == nil ||
 			*w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.OwnerUnknownReason != "" {
 			t.Errorf("thread %d: wait %+v, want a lock wait on %s held by %d from the target's memory", th.OSTid, w, want, holder[want])
 		}
@@ -200,7 +208,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	}
 	for _, l := range d.Deadlocks[0].Locks {
 		want := waitsFor[l.WaiterOSTid]
-		if l.Object != want || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+		if l.Object != lockOf[l.WaiterOSTid] || l.ObjectType != "System.Threading.Lock" || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
 			t.Errorf("edge %+v, want %d waiting for %s held by %d", l, l.WaiterOSTid, want, holder[want])
 		}
 	}
