@@ -49,10 +49,13 @@ type HeldLock struct {
 
 // Held is a lock a thread holds, as the target's memory says.
 type Held struct {
-	Object     string `json:"object"`
-	ObjectType string `json:"object_type"`
-	Recursion  uint32 `json:"recursion"`
-	Waiters    uint32 `json:"waiters"`
+	// Object is the lock object's address (hex) or, when a static field
+	// holds it, that field (Class.Field; the address in ObjectAddress).
+	Object        string `json:"object"`
+	ObjectAddress string `json:"object_address,omitempty"`
+	ObjectType    string `json:"object_type"`
+	Recursion     uint32 `json:"recursion"`
+	Waiters       uint32 `json:"waiters"`
 }
 
 // Where a wait's owner (and a deadlock) comes from.
@@ -338,5 +341,70 @@ func memoryHangChains(r *Result) {
 	}
 	for _, root := range slices.Sorted(maps.Keys(chains)) {
 		r.HangChains = append(r.HangChains, *chains[root])
+	}
+}
+
+// LockClasses are the application classes whose static fields may hold
+// the lock objects of r: those of the methods on the stacks of threads
+// that wait for a lock or hold one, and the classes enclosing them
+// (framework classes are left out).
+func LockClasses(r *Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Threads {
+		if len(t.Holds) == 0 && (t.Wait == nil || t.Wait.Object == "") {
+			continue
+		}
+		for _, f := range t.Frames {
+			if i := strings.IndexByte(f, '('); i >= 0 {
+				f = f[:i]
+			}
+			i := strings.LastIndexByte(f, '.')
+			if i <= 0 || strings.HasPrefix(f, "System.") || strings.HasPrefix(f, "Microsoft.") || strings.HasPrefix(f, "Interop") {
+				continue
+			}
+			c := f[:i]
+			for c != "" && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				j := strings.LastIndexByte(c, '+')
+				if j < 0 {
+					break
+				}
+				c = c[:j]
+			}
+		}
+	}
+	return out
+}
+
+// NameObjects gives the lock objects of r that names names (by address:
+// "Class.Field", the static field that holds it) that name as their
+// object, their address in object_address.
+func NameObjects(r *Result, names map[uint64]string) {
+	if len(names) == 0 {
+		return
+	}
+	name := func(obj, addr *string) {
+		var a uint64
+		if _, err := fmt.Sscanf(*obj, "0x%x", &a); err != nil || names[a] == "" {
+			return
+		}
+		*addr, *obj = *obj, names[a]
+	}
+	for i := range r.Threads {
+		t := &r.Threads[i]
+		if t.Wait != nil {
+			name(&t.Wait.Object, &t.Wait.ObjectAddress)
+		}
+		for j := range t.Holds {
+			name(&t.Holds[j].Object, &t.Holds[j].ObjectAddress)
+		}
+	}
+	for i := range r.Deadlocks {
+		for j := range r.Deadlocks[i].Locks {
+			l := &r.Deadlocks[i].Locks[j]
+			name(&l.Object, &l.ObjectAddress)
+		}
 	}
 }

@@ -67,9 +67,12 @@ type Wait struct {
 	Frame         string `json:"frame,omitempty"`
 	SyncOverAsync bool   `json:"sync_over_async"`
 	ObjectType    string `json:"object_type"`
-	// Object is the locked object's address (hex) when an event named it.
-	Object string `json:"object"`
-	LockID uint64 `json:"lock_id,omitempty"`
+	// Object is the locked object's address (hex) when an event or the
+	// target's memory named it or, when a static field holds it, that
+	// field (Class.Field; the address in ObjectAddress).
+	Object        string `json:"object"`
+	ObjectAddress string `json:"object_address,omitempty"`
+	LockID        uint64 `json:"lock_id,omitempty"`
 	// OwnerOSTid is the thread holding the lock, when known.
 	OwnerOSTid         *uint64 `json:"owner_os_tid"`
 	OwnerUnknownReason string  `json:"owner_unknown_reason,omitempty"`
@@ -107,13 +110,14 @@ type Deadlock struct {
 
 // DeadlockLock is one edge of a deadlock: the waiter, the lock, its owner.
 type DeadlockLock struct {
-	LockID      uint64   `json:"lock_id"`
-	Object      string   `json:"object"`
-	ObjectType  string   `json:"object_type"`
-	OwnerOSTid  *uint64  `json:"owner_os_tid"`
-	WaiterOSTid uint64   `json:"waiter_os_tid"`
-	WaitingMs   float64  `json:"waiting_ms"`
-	Frames      []string `json:"frames"`
+	LockID        uint64   `json:"lock_id"`
+	Object        string   `json:"object"`
+	ObjectAddress string   `json:"object_address,omitempty"`
+	ObjectType    string   `json:"object_type"`
+	OwnerOSTid    *uint64  `json:"owner_os_tid"`
+	WaiterOSTid   uint64   `json:"waiter_os_tid"`
+	WaitingMs     float64  `json:"waiting_ms"`
+	Frames        []string `json:"frames"`
 }
 
 // HangChain is threads waiting, through lock owners, on one thread that is

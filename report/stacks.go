@@ -83,7 +83,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			switch {
 			case l.OwnerOSTid != nil && l.LockID == 0 && l.WaitingMs == 0:
 				// Read from memory: no event timed the wait or named the lock.
-				fmt.Fprintf(&b, "  thread %s waits for the lock of %s (object %s),\n    held by thread %s\n",
+				fmt.Fprintf(&b, "  thread %s waits for the lock of %s,\n    object %s, held by thread %s\n",
 					threadLabel(byTid, l.WaiterOSTid), typeOrUnknown(l.ObjectType), l.Object, threadLabel(byTid, *l.OwnerOSTid))
 			case l.OwnerOSTid != nil:
 				typ := ""

@@ -46,7 +46,8 @@ func deadlockedWorkload(t *testing.T, args ...string) (*workload.Proc, map[strin
 // runtime's data descriptor, its sync blocks; the lock each waits for
 // from the runtime's ThreadBlockingInfo on its stack, not inferred): both
 // threads blocked in Monitor.Enter, each waiting for the lock of the type
-// the other took first, owned by the other (OS ids equal the workload's own), each
+// the other took first (named by the static field that holds it:
+// Workload.Deadlock.A or .B), owned by the other (OS ids equal the workload's own), each
 // holding its first lock, and the cycle reported as a deadlock that is no
 // suspicion. .NET 8 exports no descriptor and has no Monitor frame to
 // classify the wait by; .NET 9 has no such frame either, and the runtime's
@@ -82,9 +83,10 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		}
 		seen++
 		w := th.Wait
-		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
+		field := "Workload.Deadlock." + strings.TrimPrefix(want, "Workload.Deadlock+Gate") // the static field A or B
+		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.Object != field || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
 			w.Source != "target_memory" || w.ObjectInferred || w.OwnerUnknownReason != "" {
-			t.Errorf("thread %d: wait %+v, want monitor on %s owned by %d from the target's memory", th.OSTid, w, want, holder[want])
+			t.Errorf("thread %d: wait %+v, want monitor on %s (%s) owned by %d from the target's memory", th.OSTid, w, field, want, holder[want])
 		}
 		first := "Workload.Deadlock+GateA"
 		if want == first {
@@ -158,9 +160,9 @@ func checkMixed(t *testing.T, tid uint64, frames, mixed []string, note string) {
 // is a lock wait on the Lock the other took first, its owner read from
 // the Lock's own owner field (found through the runtime's
 // ThreadBlockingInfo on the waiting thread's stack) and equal to the OS
-// thread id the workload printed, each waited-for Lock the one the other
-// thread holds, and the cycle of the two a deadlock read from the target's
-// memory.
+// thread id the workload printed, each Lock named by the static field
+// that holds it (Workload.Deadlock.LockA, .LockB), and the cycle of the
+// two a deadlock read from the target's memory.
 func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	if workload.TFM() == "net8.0" {
 		t.Skip("System.Threading.Lock is .NET 9+")
@@ -175,12 +177,6 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	waitsFor := map[uint64]string{a: "Workload.Deadlock.LockB", b: "Workload.Deadlock.LockA"}
 	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
 	seen := 0
-	lockOf := map[uint64]string{} // the address of each Lock a thread waits for
-	for _, th := range d.Threads {
-		if w := th.Wait; w != nil && w.Kind == "lock" {
-			lockOf[th.OSTid] = w.Object
-		}
-	}
 	for _, th := range d.Threads {
 		want, ok := waitsFor[th.OSTid]
 		if !ok {
@@ -188,8 +184,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 		}
 		seen++
 		w := th.Wait
-		other := a + b - th.OSTid
-		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object == "" || w.Object == lockOf[other] || w.OwnerOSTid == nil ||
+		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object != want || w.OwnerOSTid == nil ||
 			*w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.OwnerUnknownReason != "" {
 			t.Errorf("thread %d: wait %+v, want a lock wait on %s held by %d from the target's memory", th.OSTid, w, want, holder[want])
 		}
@@ -208,7 +203,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	}
 	for _, l := range d.Deadlocks[0].Locks {
 		want := waitsFor[l.WaiterOSTid]
-		if l.Object != lockOf[l.WaiterOSTid] || l.ObjectType != "System.Threading.Lock" || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+		if l.Object != want || l.ObjectType != "System.Threading.Lock" || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
 			t.Errorf("edge %+v, want %d waiting for %s held by %d", l, l.WaiterOSTid, want, holder[want])
 		}
 	}

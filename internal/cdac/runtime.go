@@ -48,7 +48,9 @@ type Process struct {
 type moduleNames struct {
 	defs *clrmeta.TypeDefs
 	path string
-	err  error
+	// opened is the file read (path under the process's root).
+	opened string
+	err    error
 }
 
 // Open reads pid's runtime descriptor: ErrNoDescriptor (wrapped, with
@@ -478,6 +480,7 @@ func (p *Process) module(mod uint64) *moduleNames {
 		if _, err := os.Stat(path); err != nil {
 			path = m.path
 		}
+		m.opened = path
 		m.defs, m.err = clrmeta.OpenTypeDefs(path)
 	}
 	return m

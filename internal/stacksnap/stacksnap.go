@@ -78,10 +78,50 @@ func (j *Job) Result(procPid int) *hang.Result {
 		mem = ReadMemory(procPid, j.a.LockObjects())
 	}
 	r := j.a.ResultWithMemory(tasks, mem)
+	if mem != nil && mem.Reason == "" {
+		NameStatics(procPid, r)
+	}
 	if walkNote != "" {
 		r.Notes = append(r.Notes, walkNote)
 	}
 	return r
+}
+
+// NameStatics names the lock objects of r that a static field of the
+// waiting and holding threads' classes holds (package cdac).
+func NameStatics(pid int, r *hang.Result) {
+	var objs []uint64
+	for _, t := range r.Threads {
+		for _, s := range append([]string{waitObject(t.Wait)}, heldObjects(t.Holds)...) {
+			var a uint64
+			if _, err := fmt.Sscanf(s, "0x%x", &a); err == nil {
+				objs = append(objs, a)
+			}
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	names, err := cdac.NameStatics(pid, objs, hang.LockClasses(r))
+	if err != nil {
+		r.Notes = append(r.Notes, "the static fields holding the lock objects were not read: "+err.Error())
+	}
+	hang.NameObjects(r, names)
+}
+
+func waitObject(w *hang.Wait) string {
+	if w == nil {
+		return ""
+	}
+	return w.Object
+}
+
+func heldObjects(hs []hang.Held) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Object
+	}
+	return out
 }
 
 // WalkTasks walks the native stack of each of pid's tasks as it is now
