@@ -255,3 +255,36 @@ func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
 		t.Fatalf("deadlocks %+v, want one of the ring %v", d.Deadlocks, tids)
 	}
 }
+
+// TestStacksGenericLockType: the hang workload's waiters block on a lock
+// whose object is a List<HangGate> held by a static field, taken before
+// clrspy attached: its type is named with its type argument and the
+// object by the field (.NET 9+: read from the target's memory).
+func TestStacksGenericLockType(t *testing.T) {
+	if !ownersFromMemory() {
+		t.Skip("no data descriptor before .NET 9")
+	}
+	p := workload.Start(t, nil, "hang", "gate=list", "monitor=2", "handle=0", "sleep=0")
+	m := waitHangStderr(t, p, regexp.MustCompile(`hung monitor=\d+ wait_handle=\d+ sleep=\d+ holder=(\d+)`), 1)[0]
+	holder, _ := strconv.ParseUint(m[1], 10, 64)
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	d := parseStacks(t, []byte(out))
+	n := 0
+	for _, th := range d.Threads {
+		w := th.Wait
+		if !strings.HasPrefix(th.Name, "hang-monitor-") {
+			continue
+		}
+		n++
+		if w == nil || w.Kind != "monitor" || w.ObjectType != "System.Collections.Generic.List<Workload.Hang+HangGate>" ||
+			w.Object != "Workload.Hang.ListGate" || w.OwnerOSTid == nil || *w.OwnerOSTid != holder {
+			t.Errorf("%s: wait %+v, want monitor on Workload.Hang.ListGate, a List<Workload.Hang+HangGate>, held by %d", th.Name, w, holder)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d hang-monitor threads, want 2", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/clrspy/clrspy/clrmeta"
@@ -464,7 +465,79 @@ func (p *Process) mtName(mt uint64, depth int) (string, error) {
 	if n == "" {
 		return "", fmt.Errorf("%s has no TypeDef row %d", m.path, rid)
 	}
+	if flags&wflagsHasComponentSize == 0 && flags&wflagsGenericsMask != 0 {
+		if args := p.typeArgs(mt, depth); len(args) > 0 {
+			n = genericName(n, args)
+		}
+	}
 	return n, nil
+}
+
+// wflagsGenericsMask: the MethodTable is an instantiation (or the generic
+// definition itself) when these low flags are not 0.
+const wflagsGenericsMask = 0x30
+
+// maxTypeArgs bounds the type arguments read of one instantiation.
+const maxTypeArgs = 32
+
+// typeArgs names the type arguments of generic instantiation mt: its
+// last dictionary (PerInstInfo's, after those of its generic parents,
+// counted by the GenericsDictInfo just before it) starts with their type
+// handles. A type handle that is no MethodTable (a TypeDesc: a pointer,
+// a type variable) is "?"; nil when none can be read.
+func (p *Process) typeArgs(mt uint64, depth int) []string {
+	pi, ok := p.D.Field("MethodTable", "PerInstInfo")
+	nd, ok2 := p.D.Field("GenericsDictInfo", "NumDicts")
+	nt, ok3 := p.D.Field("GenericsDictInfo", "NumTypeArgs")
+	if !ok || !ok2 || !ok3 {
+		return nil
+	}
+	per, err := p.Ptr(mt + uint64(pi))
+	if err != nil || per == 0 {
+		return nil
+	}
+	ps := uint64(p.D.PtrSize)
+	info, err := p.read(per-ps, p.D.PtrSize)
+	if err != nil {
+		return nil
+	}
+	dicts := binary.LittleEndian.Uint16(info[nd:])
+	n := binary.LittleEndian.Uint16(info[nt:])
+	if dicts == 0 || n == 0 || n > maxTypeArgs {
+		return nil
+	}
+	dict, err := p.Ptr(per + ps*uint64(dicts-1))
+	if err != nil || dict == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "?"
+		th, err := p.Ptr(dict + ps*uint64(i))
+		if err != nil || th == 0 || th&2 != 0 {
+			continue
+		}
+		if a, err := p.mtName(th, depth+1); err == nil {
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// genericName writes definition name def ("System.Collections.Generic.List`1",
+// "Ns.Outer`1+Inner") with its type arguments: List<Workload.Item>.
+func genericName(def string, args []string) string {
+	var b strings.Builder
+	for i := 0; i < len(def); i++ {
+		if def[i] != '`' {
+			b.WriteByte(def[i])
+			continue
+		}
+		for i+1 < len(def) && def[i+1] >= '0' && def[i+1] <= '9' {
+			i++
+		}
+	}
+	return b.String() + "<" + strings.Join(args, ",") + ">"
 }
 
 // module reads a Module's file path and its metadata, once.
