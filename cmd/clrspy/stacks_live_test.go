@@ -30,9 +30,11 @@ type stacksDoc struct {
 	Threads []struct {
 		OSTid uint64 `json:"os_tid"`
 		Name  string `json:"name"`
+		Kind  string `json:"kind"`
 		State string `json:"state"`
 		Wait  *struct {
 			Kind               string  `json:"kind"`
+			SyncOverAsync      bool    `json:"sync_over_async"`
 			OwnerOSTid         *uint64 `json:"owner_os_tid"`
 			OwnerUnknownReason string  `json:"owner_unknown_reason"`
 			ObjectType         string  `json:"object_type"`
@@ -428,5 +430,77 @@ func TestStacksWatchHangChain(t *testing.T) {
 	}
 	if len(d.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v", d.Deadlocks)
+	}
+}
+
+// TestStacksThreadMix: the issue's mix (workload threads): 40 pool threads
+// blocked in Task.Wait on one Task.Delay, 3 in Thread.Sleep, 2 reading a
+// pipe, 1 spinning. Every thread /proc lists is listed; the 40 are pool
+// workers in a sync-over-async wait_handle wait, grouped under one stack
+// naming the application method above Task.Wait; the sleepers sleep, the
+// readers wait in io, the spinner runs (no wait) in Workload.Threads.Spin.
+func TestStacksThreadMix(t *testing.T) {
+	p := workload.Start(t, nil, "threads", "pool=40", "sleep=3", "pipe=2")
+	m := waitHangStderr(t, p, regexp.MustCompile(`threads pool=(\d+) sleep=(\d+) pipe=(\d+) spin=1 spinner=(\d+)`), 1)[0]
+	pool, _ := strconv.Atoi(m[1])
+	sleep, _ := strconv.Atoi(m[2])
+	pipe, _ := strconv.Atoi(m[3])
+	spinner, _ := strconv.ParseUint(m[4], 10, 64)
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.Pid))
+	d := parseStacks(t, []byte(out))
+	t.Logf("%d threads (/proc: %d), by wait kind %v", len(d.Threads), len(tasks), d.ByWaitKind)
+	// The tiering thread may come or go between the two readings.
+	if n := len(d.Threads); n < len(tasks)-1 || n > len(tasks)+1 {
+		t.Errorf("%d threads listed, /proc/%d/task has %d", n, p.Pid, len(tasks))
+	}
+	byTid := map[uint64]int{}
+	for i, th := range d.Threads {
+		byTid[th.OSTid] = i
+	}
+	var poolGroup bool
+	for _, g := range d.Groups {
+		if !hasFrame(g.Frames, "Workload.Threads.PoolWait(") {
+			continue
+		}
+		i := slices.IndexFunc(g.Frames, func(f string) bool { return strings.HasPrefix(f, "Workload.Threads.PoolWait(") })
+		poolGroup = g.Count == pool && g.WaitKind == "wait_handle" && i > 0 && strings.HasPrefix(g.Frames[i-1], "System.Threading.Tasks.Task.Wait(")
+		if !poolGroup {
+			t.Errorf("PoolWait group: %d threads, %s, frames %q; want %d in wait_handle with Task.Wait above PoolWait", g.Count, g.WaitKind, g.Frames, pool)
+		}
+		for _, tid := range g.Threads {
+			th := d.Threads[byTid[tid]]
+			if th.Kind != "pool_worker" || th.Wait == nil || !th.Wait.SyncOverAsync {
+				t.Errorf("thread %d of the PoolWait group: kind %s, wait %+v; want a pool worker in a sync-over-async wait", tid, th.Kind, th.Wait)
+			}
+		}
+	}
+	if !poolGroup {
+		t.Errorf("no group of %d threads in Workload.Threads.PoolWait: %+v", pool, d.Groups)
+	}
+	counts := map[string]int{}
+	for _, th := range d.Threads {
+		switch {
+		case strings.HasPrefix(th.Name, "threads-sleep-"):
+			if th.Wait != nil && th.Wait.Kind == "sleep" && hasFrame(th.Frames, "Workload.Threads.SleepForever(") {
+				counts["sleep"]++
+			}
+		case strings.HasPrefix(th.Name, "threads-pipe-"):
+			if th.Wait != nil && th.Wait.Kind == "io" && hasFrame(th.Frames, "Workload.Threads.ReadPipe(") {
+				counts["pipe"]++
+			}
+		case th.OSTid == spinner:
+			if th.Wait == nil && th.State == "running" && hasFrame(th.Frames, "Workload.Threads.Spin(") {
+				counts["spin"]++
+			} else {
+				t.Errorf("the spinner %d: state %s, wait %+v, frames %q; want running in Spin", spinner, th.State, th.Wait, th.Frames)
+			}
+		}
+	}
+	if counts["sleep"] != sleep || counts["pipe"] != pipe || counts["spin"] != 1 {
+		t.Errorf("%v threads as the workload has them, want sleep %d, pipe %d, spin 1", counts, sleep, pipe)
 	}
 }
