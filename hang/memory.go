@@ -34,6 +34,9 @@ type Memory struct {
 	LockBlockedOn map[uint64]uint64
 	// LockReason is why a Lock a thread waits for could not be read.
 	LockReason string
+	// ManagedIDs are the managed thread ids of the runtime's threads, by
+	// OS thread (for threads no thread event named).
+	ManagedIDs map[uint64]uint32
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -109,6 +112,15 @@ func (m *Memory) blockedOn(tid uint64) (uint64, bool) {
 	}
 	o, ok := m.BlockedOn[tid]
 	return o, ok
+}
+
+// managedID is tid's managed thread id as the runtime's thread store has it.
+func (m *Memory) managedID(tid uint64) (uint32, bool) {
+	if m == nil {
+		return 0, false
+	}
+	id, ok := m.ManagedIDs[tid]
+	return id, ok
 }
 
 // ownerOf is the thread holding obj's lock, 0 unknown.

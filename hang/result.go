@@ -163,6 +163,9 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 			th.Kind = threadKind(info.flags, true, t.Name)
 		} else {
 			th.Kind = threadKind(0, false, t.Name)
+			if id, ok := a.mem.managedID(tid); ok {
+				th.ManagedID = &id
+			}
 		}
 		if s := a.samples[tid]; s != nil {
 			r.Sampled++

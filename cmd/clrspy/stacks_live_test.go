@@ -28,11 +28,12 @@ type stacksDoc struct {
 	} `json:"hang_chains"`
 	Live    bool `json:"live"`
 	Threads []struct {
-		OSTid uint64 `json:"os_tid"`
-		Name  string `json:"name"`
-		Kind  string `json:"kind"`
-		State string `json:"state"`
-		Wait  *struct {
+		OSTid     uint64  `json:"os_tid"`
+		ManagedID *uint32 `json:"managed_id"`
+		Name      string  `json:"name"`
+		Kind      string  `json:"kind"`
+		State     string  `json:"state"`
+		Wait      *struct {
 			Kind               string  `json:"kind"`
 			SyncOverAsync      bool    `json:"sync_over_async"`
 			OwnerOSTid         *uint64 `json:"owner_os_tid"`

@@ -100,6 +100,17 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 	if seen != 2 {
 		t.Fatalf("%d of the workload's threads %v listed", seen, tids)
 	}
+	// Their managed thread ids, which no thread event named (the threads
+	// began before the session), from the runtime's thread store.
+	for _, m := range regexp.MustCompile(`managed=(\d+) tid=(\d+)`).FindAllStringSubmatch(p.Stderr(), -1) {
+		mid, _ := strconv.ParseUint(m[1], 10, 32)
+		tid, _ := strconv.ParseUint(m[2], 10, 64)
+		for _, th := range d.Threads {
+			if th.OSTid == tid && (th.ManagedID == nil || uint64(*th.ManagedID) != mid) {
+				t.Errorf("thread %d: managed id %v, the workload's is %d", tid, th.ManagedID, mid)
+			}
+		}
+	}
 	slices.Sort(tids)
 	if len(d.Deadlocks) != 1 {
 		t.Fatalf("deadlocks %+v, want one", d.Deadlocks)

@@ -45,6 +45,9 @@ type Locks struct {
 	LockBlockedOn map[uint64]uint64
 	// LockErr says why a Lock a thread waits for could not be read.
 	LockErr string
+	// ManagedIDs are the runtime's threads' managed thread ids by OS
+	// thread (Thread::m_ThreadId: Thread.ManagedThreadId).
+	ManagedIDs map[uint64]uint32
 }
 
 // ReadLocks reads pid's sync block table (each lock's object named) and
@@ -78,6 +81,12 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		}
 	}
 	ths, _ := p.Threads()
+	out.ManagedIDs = map[uint64]uint32{}
+	for _, th := range ths {
+		if th.OSTid != 0 {
+			out.ManagedIDs[th.OSTid] = th.ID
+		}
+	}
 	if len(contended) > 0 {
 		out.StackRefs = map[uint64][]uint64{}
 		out.BlockedOn = map[uint64]uint64{}

@@ -186,7 +186,7 @@ func ReadMemory(pid int, objs []uint64) *hang.Memory {
 	if err != nil {
 		return &hang.Memory{Reason: cdac.Unavailable(err)}
 	}
-	m := &hang.Memory{Types: l.Types, StackRefs: l.StackRefs, BlockedOn: l.BlockedOn, LockBlockedOn: l.LockBlockedOn, LockReason: l.LockErr, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
+	m := &hang.Memory{Types: l.Types, StackRefs: l.StackRefs, BlockedOn: l.BlockedOn, LockBlockedOn: l.LockBlockedOn, LockReason: l.LockErr, ManagedIDs: l.ManagedIDs, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
 		l.Runtime.Version, len(l.Held), float64(time.Since(t0).Microseconds())/1e3)}
 	for _, h := range l.Held {
 		m.Locks = append(m.Locks, hang.HeldLock{Object: h.Object, ObjectType: h.Type, OwnerOSTid: h.OwnerOSTid, Recursion: h.Recursion, Waiters: h.Waiters})
