@@ -505,3 +505,36 @@ func TestStacksThreadMix(t *testing.T) {
 		t.Errorf("%v threads as the workload has them, want sleep %d, pipe %d, spin 1", counts, sleep, pipe)
 	}
 }
+
+// TestStacksLaunchAfter: clrspy stacks -- COMMAND starts the hang
+// workload, looks at its threads --after 3 s (by then they are blocked),
+// and ends it: the one Monitor waiter is in Workload.Hang.EnterGate, and
+// the process is gone when clrspy returns.
+func TestStacksLaunchAfter(t *testing.T) {
+	out, stderr, code := clrspyRun(t, "stacks", "--after", "3s", "--json", "--", workload.Exe(t), "hang", "monitor=1", "handle=0", "sleep=0")
+	if code != 0 {
+		t.Fatalf("clrspy stacks -- COMMAND: exit %d\n%s", code, stderr)
+	}
+	i := strings.IndexByte(out, '{') // the workload's own output comes first
+	if i < 0 {
+		t.Fatalf("no document:\n%s", out)
+	}
+	var pid struct {
+		Pid int `json:"pid"`
+	}
+	json.Unmarshal([]byte(out[i:]), &pid)
+	d := parseStacks(t, []byte(out[i:]))
+	n := 0
+	for _, th := range d.Threads {
+		if strings.HasPrefix(th.Name, "hang-monitor-") && hasFrame(th.Frames, "Workload.Hang.EnterGate(") && th.Wait != nil &&
+			(th.Wait.Kind == "monitor" || !monitorFramesManaged()) {
+			n++
+		}
+	}
+	if !d.Live || n != 1 {
+		t.Errorf("live %v, %d threads blocked in EnterGate, want 1:\n%s", d.Live, n, out)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid.Pid)); pid.Pid == 0 || err == nil {
+		t.Errorf("pid %d still runs after clrspy returned", pid.Pid)
+	}
+}

@@ -767,7 +767,7 @@ func (p *Process) BlockedOnLock(th Thread) []uint64 {
 	var out []uint64
 	for i := 0; i+24 <= len(win); i += 8 {
 		slot := binary.LittleEndian.Uint64(win[i:])
-		if slot < lo || slot+8 > hi || slot&7 != 0 || binary.LittleEndian.Uint32(win[i+8:]) != blockingKindLock {
+		if slot < lo || slot >= lo+uint64(len(win))-8 || slot&7 != 0 || binary.LittleEndian.Uint32(win[i+8:]) != blockingKindLock {
 			continue
 		}
 		next := binary.LittleEndian.Uint64(win[i+16:])
