@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,7 +45,8 @@ and wait-handle events for D and keeps a wait-for graph: a cycle of threads
 each waiting for a lock the next one holds, every wait open for --threshold
 (1 s), is a DEADLOCK, reported with each thread, the lock, its owner and the
 waiting stack; a chain of waiters ending at a thread blocked on something else
-is a HANG CHAIN. A cycle is announced on stderr as soon as it forms. Without
+is a HANG CHAIN. A cycle is announced on stderr as soon as it forms, and the
+watch ends once it has lasted --threshold (a DEADLOCK line on stderr). Without
 --watch, waits began before clrspy attached: two or more threads stuck in
 Monitor.Enter for the whole sample at different call sites are reported as a
 SUSPECTED deadlock, with the reason (their owners cannot be named).
@@ -65,7 +67,7 @@ and sends it SIGTERM.`,
 	t := addTargetFlags(c)
 	o := addReportFlags(c, "text, json or folded (one line per distinct stack, root first, with its thread count)")
 	f := c.Flags()
-	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long and report the deadlocks that form")
+	f.DurationVar(&watch, "watch", 0, "keep a session of lock and wait-handle events this long (or until a deadlock has lasted --threshold) and report the deadlocks that form")
 	f.DurationVar(&sampleFor, "sample-for", 100*time.Millisecond, "how long the sample profiler runs after its first sample")
 	f.DurationVar(&threshold, "threshold", time.Second, "--watch: how long every wait of a cycle must be open to be a deadlock")
 	f.DurationVar(&after, "after", 2*time.Second, "with -- COMMAND: look at its threads this long after the start")
@@ -136,7 +138,13 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 		opts := hang.Options{Threshold: threshold}
 		stopAfter := sampleFor
 		if watch > 0 {
-			opts.OnCycle = func(c hang.Cycle) { notice("deadlock forming: " + c.String()) }
+			var once sync.Once
+			opts.OnCycle = func(c hang.Cycle) {
+				notice("deadlock forming: " + c.String())
+				// Once its waits have lasted the threshold it is a
+				// deadlock: the watch ends then, to report it.
+				once.Do(func() { time.AfterFunc(threshold+200*time.Millisecond, st.Stop) })
+			}
 			// The session is open: what happens from now on is seen.
 			notice(fmt.Sprintf("watching %s for %v: a deadlock is announced as it forms", st.Name, watch))
 			stopAfter = 0
@@ -154,6 +162,11 @@ func runStacks(cmd *cobra.Command, t *targetFlags, args []string, o *reportFlags
 	res := job.Result(procPid)
 	d := &report.StacksDocument{Input: r.in, Pid: r.st.Pid, Result: res}
 	if watch > 0 {
+		for _, dl := range res.Deadlocks {
+			if !dl.Suspected {
+				notice(fmt.Sprintf("DEADLOCK: threads %v, every wait open %v or more (the report follows the threads' stacks)", dl.Threads, threshold))
+			}
+		}
 		d.WatchMs = float64(r.span) / 1e6
 		if r.st.Live() && !r.in.Truncated {
 			// The events named the waits; a snapshot names every thread's

@@ -266,7 +266,9 @@ func TestStacksHang(t *testing.T) {
 }
 
 // TestStacksWatchDeadlock: clrspy stacks --watch attaches first, then the
-// workload's two threads take two Monitors in opposite order: the report
+// workload's two threads take two Monitors in opposite order: the deadlock
+// is reported (stderr's DEADLOCK line) within the threshold plus 1 s of
+// its forming, and the report
 // names exactly the two threads the workload reported (OS ids), each one
 // waiting for a lock the other holds, in the workload's two methods; the
 // same process, deadlocked before a second attach, is reported as a
@@ -276,6 +278,16 @@ func TestStacksWatchDeadlock(t *testing.T) {
 	wait, stderr := startWatch(t, p.Pid, "8s")
 	p.Release()
 	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=(\d) managed=(\d+) tid=(\d+)`), 2)
+	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
+	formed := time.Now() // the threads are about to block
+	for !strings.Contains(stderr.String(), "clrspy: DEADLOCK: threads ") && time.Since(formed) < 30*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The threshold (1 s) plus 1 s: the watch ends once the cycle's waits
+	// have lasted the threshold, long before its 8 s.
+	if took := time.Since(formed); took > 2*time.Second {
+		t.Errorf("the deadlock was reported %v after it formed, want within the 1 s threshold plus 1 s:\n%s", took, stderr.String())
+	}
 	var tids []uint64
 	for _, m := range ms {
 		tid, _ := strconv.ParseUint(m[3], 10, 64)
