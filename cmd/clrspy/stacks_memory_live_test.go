@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -297,5 +300,43 @@ func TestStacksGenericLockType(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d hang-monitor threads, want 2", n)
+	}
+}
+
+// TestReportStacksSection: clrspy report --stacks on the deadlocked
+// workload ends with clrspy stacks' snapshot: the page's Threads section
+// has the deadlock of the workload's two threads, each lock named (on
+// .NET 9+, by its static field) and its owner.
+func TestReportStacksSection(t *testing.T) {
+	p, holder := deadlockedWorkload(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	_, stderr, code := clrspyRun(t, "report", "--pid", strconv.Itoa(p.Pid), "--duration", "2s", "--stacks", "-o", out)
+	if code != 0 {
+		t.Fatalf("clrspy report --stacks: exit %d\n%s", code, stderr)
+	}
+	b, _ := os.ReadFile(out)
+	m := pageDataRE.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no page data")
+	}
+	var page struct {
+		Stacks *struct {
+			Threads   int      `json:"threads"`
+			Deadlocks []string `json:"deadlocks"`
+		} `json:"stacks"`
+	}
+	if err := json.Unmarshal(m[1], &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Stacks == nil || page.Stacks.Threads < 4 {
+		t.Fatalf("threads section %+v", page.Stacks)
+	}
+	if !ownersFromMemory() {
+		return
+	}
+	a, bt := holder["Workload.Deadlock+GateA"], holder["Workload.Deadlock+GateB"]
+	want := fmt.Sprintf("%d waits for Workload.Deadlock.B (Workload.Deadlock+GateB) held by %d", a, bt)
+	if len(page.Stacks.Deadlocks) != 1 || !strings.Contains(page.Stacks.Deadlocks[0], want) {
+		t.Errorf("deadlocks %q, want one with %q", page.Stacks.Deadlocks, want)
 	}
 }
