@@ -99,17 +99,12 @@ and sends it SIGTERM.`,
 		if cmd.ArgsLenAtDash() == 0 {
 			// Started, left to run --after, then attached to by pid: a
 			// session from its first instruction would see no thread yet.
-			p := exec.Command(args[0], args[1:]...)
-			p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
-			if err := p.Start(); err != nil {
-				return fmt.Errorf("starting %s: %w", args[0], err)
+			pid, end, err := startAfter(args, after)
+			if err != nil {
+				return err
 			}
-			defer func() {
-				p.Process.Signal(syscall.SIGTERM)
-				p.Wait()
-			}()
-			time.Sleep(after)
-			t.pid = p.Process.Pid
+			defer end()
+			t.pid = pid
 		}
 		return runStacks(cmd, t, args, o, folded, watch, sampleFor, threshold)
 	})
@@ -210,4 +205,20 @@ func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time
 		return nil, 0, err
 	}
 	return d.Result, d.SampleMs, nil
+}
+
+// startAfter starts the program args (stdio passed through) and returns
+// its pid after it has run for after; end sends it SIGTERM and waits for
+// it.
+func startAfter(args []string, after time.Duration) (pid int, end func(), err error) {
+	p := exec.Command(args[0], args[1:]...)
+	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := p.Start(); err != nil {
+		return 0, nil, fmt.Errorf("starting %s: %w", args[0], err)
+	}
+	time.Sleep(after)
+	return p.Process.Pid, func() {
+		p.Process.Signal(syscall.SIGTERM)
+		p.Wait()
+	}, nil
 }

@@ -78,13 +78,8 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		return
 	}
 	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
-	seen := 0
-	for _, th := range d.Threads {
-		want, ok := waitsFor[th.OSTid]
-		if !ok {
-			continue
-		}
-		seen++
+	seen := forWaiters(d, waitsFor, func(i int, want string) {
+		th := &d.Threads[i]
 		w := th.Wait
 		field := "Workload.Deadlock." + strings.TrimPrefix(want, "Workload.Deadlock+Gate") // the static field A or B
 		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.Object != field || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
@@ -99,7 +94,7 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 		if len(th.Holds) != 1 || th.Holds[0].ObjectType != first || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
 			t.Errorf("thread %d holds %+v, want %s once with one waiter", th.OSTid, th.Holds, first)
 		}
-	}
+	})
 	if seen != 2 {
 		t.Fatalf("%d of the workload's threads %v listed", seen, tids)
 	}
@@ -136,6 +131,19 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", s, txt)
 		}
 	}
+}
+
+// forWaiters calls fn for each thread of d that waitsFor lists (with
+// what it waits for) and returns how many there were.
+func forWaiters(d *stacksDoc, waitsFor map[uint64]string, fn func(i int, want string)) int {
+	n := 0
+	for i, th := range d.Threads {
+		if want, ok := waitsFor[th.OSTid]; ok {
+			n++
+			fn(i, want)
+		}
+	}
+	return n
 }
 
 // checkMixed: a thread blocked in a futex wait, walked from outside
@@ -190,13 +198,8 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	a, b := holder["Workload.Deadlock.LockA"], holder["Workload.Deadlock.LockB"]
 	waitsFor := map[uint64]string{a: "Workload.Deadlock.LockB", b: "Workload.Deadlock.LockA"}
 	t.Logf("workload's holders %v; deadlocks %+v", holder, d.Deadlocks)
-	seen := 0
-	for _, th := range d.Threads {
-		want, ok := waitsFor[th.OSTid]
-		if !ok {
-			continue
-		}
-		seen++
+	seen := forWaiters(d, waitsFor, func(i int, want string) {
+		th := &d.Threads[i]
 		w := th.Wait
 		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object != want || w.OwnerOSTid == nil ||
 			*w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.OwnerUnknownReason != "" {
@@ -206,7 +209,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 		if len(th.Holds) != 1 || th.Holds[0].ObjectType != "System.Threading.Lock" || th.Holds[0].Recursion != 1 || th.Holds[0].Waiters != 1 {
 			t.Errorf("thread %d holds %+v, want one System.Threading.Lock once with one waiter", th.OSTid, th.Holds)
 		}
-	}
+	})
 	if seen != 2 {
 		t.Fatalf("%d of the workload's threads %v listed", seen, holder)
 	}
