@@ -124,6 +124,20 @@ func monitorFramesManaged() bool { return workload.TFM() != "net8.0" && workload
 // on this project's machines, which have no .NET 9 runtime pack).
 func ownersFromMemory() bool { return workload.TFM() != "net8.0" }
 
+// staticsFromMemory reports whether clrspy names lock objects by the
+// static fields that hold them (.NET 10: .NET 9's data descriptor has no
+// app domain assembly list, statics info or FieldDesc list).
+func staticsFromMemory() bool { return ownersFromMemory() && workload.TFM() != "net9.0" }
+
+// objectOr is want where the static fields are read, else "0x" (an
+// address: the object names the check by prefix).
+func objectOr(want string) string {
+	if staticsFromMemory() {
+		return want
+	}
+	return "0x"
+}
+
 // waitHandleEvents reports whether the runtime fires WaitHandleWaitStart
 // (.NET 9+).
 func waitHandleEvents() bool { return workload.TFM() != "net8.0" }

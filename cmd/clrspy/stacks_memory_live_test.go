@@ -81,8 +81,8 @@ func TestStacksDeadlockedBeforeAttach(t *testing.T) {
 	seen := forWaiters(d, waitsFor, func(i int, want string) {
 		th := &d.Threads[i]
 		w := th.Wait
-		field := "Workload.Deadlock." + strings.TrimPrefix(want, "Workload.Deadlock+Gate") // the static field A or B
-		if w == nil || w.Kind != "monitor" || w.ObjectType != want || w.Object != field || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
+		field := objectOr("Workload.Deadlock." + strings.TrimPrefix(want, "Workload.Deadlock+Gate")) // the static field A or B
+		if w == nil || w.Kind != "monitor" || w.ObjectType != want || !strings.HasPrefix(w.Object, field) || w.OwnerOSTid == nil || *w.OwnerOSTid != holder[want] ||
 			w.Source != "target_memory" || w.ObjectInferred || w.OwnerUnknownReason != "" {
 			t.Errorf("thread %d: wait %+v, want monitor on %s (%s) owned by %d from the target's memory", th.OSTid, w, field, want, holder[want])
 		}
@@ -201,7 +201,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	seen := forWaiters(d, waitsFor, func(i int, want string) {
 		th := &d.Threads[i]
 		w := th.Wait
-		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || w.Object != want || w.OwnerOSTid == nil ||
+		if w == nil || w.Kind != "lock" || w.ObjectType != "System.Threading.Lock" || !strings.HasPrefix(w.Object, objectOr(want)) || w.OwnerOSTid == nil ||
 			*w.OwnerOSTid != holder[want] || w.Source != "target_memory" || w.OwnerUnknownReason != "" {
 			t.Errorf("thread %d: wait %+v, want a lock wait on %s held by %d from the target's memory", th.OSTid, w, want, holder[want])
 		}
@@ -220,7 +220,7 @@ func TestStacksLockDeadlockedBeforeAttach(t *testing.T) {
 	}
 	for _, l := range d.Deadlocks[0].Locks {
 		want := waitsFor[l.WaiterOSTid]
-		if l.Object != want || l.ObjectType != "System.Threading.Lock" || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
+		if !strings.HasPrefix(l.Object, objectOr(want)) || l.ObjectType != "System.Threading.Lock" || l.OwnerOSTid == nil || *l.OwnerOSTid != holder[want] {
 			t.Errorf("edge %+v, want %d waiting for %s held by %d", l, l.WaiterOSTid, want, holder[want])
 		}
 	}
@@ -275,8 +275,8 @@ func TestStacksDeadlockRingBeforeAttach(t *testing.T) {
 
 // TestStacksGenericLockType: the hang workload's waiters block on a lock
 // whose object is a List<HangGate> held by a static field, taken before
-// clrspy attached: its type is named with its type argument and the
-// object by the field (.NET 9+: read from the target's memory).
+// clrspy attached: its type is named with its type argument (.NET 9+)
+// and the object by the field (.NET 10), read from the target's memory.
 func TestStacksGenericLockType(t *testing.T) {
 	if !ownersFromMemory() {
 		t.Skip("no data descriptor before .NET 9")
@@ -297,7 +297,7 @@ func TestStacksGenericLockType(t *testing.T) {
 		}
 		n++
 		if w == nil || w.Kind != "monitor" || w.ObjectType != "System.Collections.Generic.List<Workload.Hang+HangGate>" ||
-			w.Object != "Workload.Hang.ListGate" || w.OwnerOSTid == nil || *w.OwnerOSTid != holder {
+			!strings.HasPrefix(w.Object, objectOr("Workload.Hang.ListGate")) || w.OwnerOSTid == nil || *w.OwnerOSTid != holder {
 			t.Errorf("%s: wait %+v, want monitor on Workload.Hang.ListGate, a List<Workload.Hang+HangGate>, held by %d", th.Name, w, holder)
 		}
 	}
@@ -338,7 +338,7 @@ func TestReportStacksSection(t *testing.T) {
 		return
 	}
 	a, bt := holder["Workload.Deadlock+GateA"], holder["Workload.Deadlock+GateB"]
-	want := fmt.Sprintf("%d waits for Workload.Deadlock.B (Workload.Deadlock+GateB) held by %d", a, bt)
+	want := fmt.Sprintf("%d waits for %s", a, objectOr("Workload.Deadlock.B (Workload.Deadlock+GateB) held by "+strconv.FormatUint(bt, 10)))
 	if len(page.Stacks.Deadlocks) != 1 || !strings.Contains(page.Stacks.Deadlocks[0], want) {
 		t.Errorf("deadlocks %q, want one with %q", page.Stacks.Deadlocks, want)
 	}

@@ -487,8 +487,13 @@ const maxTypeArgs = 32
 // a type variable) is "?"; nil when none can be read.
 func (p *Process) typeArgs(mt uint64, depth int) []string {
 	pi, ok := p.D.Field("MethodTable", "PerInstInfo")
-	nd, ok2 := p.D.Field("GenericsDictInfo", "NumDicts")
 	nt, ok3 := p.D.Field("GenericsDictInfo", "NumTypeArgs")
+	nd, ok2 := p.D.Field("GenericsDictInfo", "NumDicts")
+	if !ok2 && ok3 && nt >= 2 {
+		// .NET 9's descriptor has NumTypeArgs alone: methodtable.h's
+		// GenericsDictInfo keeps the WORD count of dictionaries before it.
+		nd, ok2 = nt-2, true
+	}
 	if !ok || !ok2 || !ok3 {
 		return nil
 	}
