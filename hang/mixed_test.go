@@ -25,3 +25,12 @@ func TestMixedFrames(t *testing.T) {
 		t.Errorf("nothing walked: %q, want nil", got)
 	}
 }
+
+func TestAppFrame(t *testing.T) {
+	if got := appFrame([]string{"System.Threading.Monitor.Enter()", "[native code]", "App.Run(int32)", "App.Main()"}); got != "App.Run(int32)" {
+		t.Errorf("app frame %q, want App.Run(int32)", got)
+	}
+	if got := appFrame([]string{"System.Threading.Thread.Sleep(int32)"}); got != "" {
+		t.Errorf("app frame %q of framework frames alone", got)
+	}
+}

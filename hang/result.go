@@ -93,6 +93,10 @@ type Group struct {
 	Threads  []uint64 `json:"threads"`
 	Count    int      `json:"count"`
 	WaitKind string   `json:"wait_kind"`
+	// AppFrame is the newest application frame (not the framework's):
+	// what the group's code was doing ("" when every frame is the
+	// framework's).
+	AppFrame string   `json:"app_frame,omitempty"`
 	Frames   []string `json:"frames"`
 }
 
@@ -269,7 +273,7 @@ func groups(ts []Thread) []Group {
 		k := strings.Join(t.Frames, "\n")
 		g := by[k]
 		if g == nil {
-			g = &Group{Frames: t.Frames, WaitKind: "running"}
+			g = &Group{Frames: t.Frames, WaitKind: "running", AppFrame: appFrame(t.Frames)}
 			if t.Wait != nil {
 				g.WaitKind = t.Wait.Kind
 			}
@@ -285,6 +289,19 @@ func groups(ts []Thread) []Group {
 		out[i] = *g
 	}
 	return out
+}
+
+// frameworkPrefixes mark the frames of the runtime and its libraries.
+var frameworkPrefixes = []string{"System.", "Microsoft.", "Internal.", "Interop", "[", "0x"}
+
+// appFrame is the newest of frames that is not the framework's.
+func appFrame(frames []string) string {
+	for _, f := range frames {
+		if !slices.ContainsFunc(frameworkPrefixes, func(p string) bool { return strings.HasPrefix(f, p) }) {
+			return f
+		}
+	}
+	return ""
 }
 
 // deadlocks fills the cycles and hang chains of the open waits.

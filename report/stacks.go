@@ -107,7 +107,14 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			tidList(c.Waiters), threadLabel(byTid, c.Root), kind)
 	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(&b, "\n%d thread%s, %s: %s\n", g.Count, plural(g.Count), g.WaitKind, tidList(g.Threads))
+		head := fmt.Sprintf("%d thread%s, %s", g.Count, plural(g.Count), g.WaitKind)
+		if g.AppFrame != "" {
+			// The application's frame first: what its code was doing.
+			app, _, _ := strings.Cut(g.AppFrame, "(")
+			head += " in " + app
+		}
+		head = clip(head, 60) + ": "
+		fmt.Fprintf(&b, "\n%s%s\n", head, tidListN(g.Threads, 100-len(head)))
 		if t := byTid[g.Threads[0]]; t != nil {
 			writeNativeTop(&b, t, "    ")
 		}
@@ -133,7 +140,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			}
 		}
 		if len(user) > 0 {
-			s += "\n        at " + clip(strings.Join(user, " < "), 100-10)
+			s += "\n        at " + clip(strings.Join(user, " < "), 100-11)
 		}
 		bare = append(bare, s)
 	}
@@ -144,7 +151,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		wrap(&b, "note: ", "  ", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -218,16 +225,25 @@ func plural(n int) string {
 	return "s"
 }
 
-func tidList(ts []uint64) string {
-	parts := make([]string, 0, len(ts))
-	for i, t := range ts {
-		if i == 8 {
-			parts = append(parts, fmt.Sprintf("+%d", len(ts)-i))
+func tidList(ts []uint64) string { return tidListN(ts, 100) }
+
+// tidListN lists at most 8 of ts, and as many as fit in width columns,
+// then "+N" for the others.
+func tidListN(ts []uint64, width int) string {
+	var s string
+	for n := min(8, len(ts)); n >= 1; n-- {
+		parts := make([]string, 0, n+1)
+		for _, t := range ts[:n] {
+			parts = append(parts, fmt.Sprint(t))
+		}
+		if n < len(ts) {
+			parts = append(parts, fmt.Sprintf("+%d", len(ts)-n))
+		}
+		if s = strings.Join(parts, " "); len(s) <= width {
 			break
 		}
-		parts = append(parts, fmt.Sprint(t))
 	}
-	return strings.Join(parts, " ")
+	return s
 }
 
 func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {
