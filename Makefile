@@ -61,7 +61,7 @@ e2e-runtimes:
 	done
 # The runtime's own structures read from memory (internal/cdac) exist
 # from .NET 9 on: a deadlock formed before attach, and lock types.
-	CLRSPY_WORKLOAD_TFM=net9.0 $(GO) test -count 1 -timeout 10m -run '^(TestStacksDeadlockedBeforeAttach|TestLocksLiveAttachNamesTypes)$$' ./cmd/clrspy/
+	CLRSPY_WORKLOAD_TFM=net9.0 $(GO) test -count 1 -timeout 10m -run '^(TestStacksDeadlockedBeforeAttach|TestStacksLockDeadlockedBeforeAttach|TestStacksGenericLockType|TestLocksLiveAttachNamesTypes)$$' ./cmd/clrspy/
 
 # Every pause is logged (--info 0: the default logs from 10 ms); quiet=1
 # keeps the workload's own JSON result line out of the demo's output.

@@ -31,6 +31,7 @@ type frameRule struct {
 	kind   string
 }
 
+// The first five are the locks' (Classify tries them first).
 var frameRules = []frameRule{
 	{"System.Threading.Monitor.Enter", KindMonitor},
 	{"System.Threading.Monitor.ReliableEnter", KindMonitor},
@@ -80,6 +81,18 @@ const classifyDepth = 8
 // frame rules win over the kernel: every blocked thread sleeps in a futex,
 // the frames say why.
 func Classify(frames []string, state byte, syscall string) *Wait {
+	// A lock's slow path waits on a wait handle of its own (.NET 9+'s
+	// System.Threading.Lock): the lock's frame below it says what for.
+	for i, f := range frames {
+		if i == classifyDepth {
+			break
+		}
+		for _, r := range frameRules[:5] {
+			if strings.HasPrefix(f, r.prefix) {
+				return &Wait{Kind: r.kind, Frame: f}
+			}
+		}
+	}
 	for i, f := range frames {
 		if i == classifyDepth {
 			break

@@ -9,7 +9,9 @@
 //     and flags (ThreadCreated, the rundown's ThreadDC), joined with the
 //     kernel's state of every thread of the process (Task), each thread's
 //     wait classified (Classify) from its top managed frames and its system
-//     call, and threads with identical stacks grouped;
+//     call, and threads with identical stacks grouped; each thread's whole
+//     stack (Thread.MixedFrames) joins the caller's native walk (Task.Walk:
+//     kernel and native frames) with its managed frames;
 //   - the wait-for graph: open waits from ContentionStart/Stop (v2 names the
 //     lock, its object and, on .NET 8+, the owner's OS thread id) and
 //     WaitHandleWaitStart/Stop (.NET 9+), each lock's owner updated as

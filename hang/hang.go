@@ -36,6 +36,8 @@ type Task struct {
 	State   byte   // R, S, D, T, Z; 0 unknown (the thread is gone)
 	Syscall string // the system call's name ("" running or unknown)
 	Wchan   string
+	// Walk is its native stack walked from outside (nil: not walked).
+	Walk *Walk
 }
 
 type sample struct {

@@ -29,6 +29,14 @@ type Memory struct {
 	// own record of the wait names (.NET 9+'s ThreadBlockingInfo, on the
 	// waiting thread's stack): exact, where StackRefs is a clue.
 	BlockedOn map[uint64]uint64
+	// LockBlockedOn is, per OS thread, the System.Threading.Lock (one of
+	// Locks) the runtime's record of the wait names (.NET 9+).
+	LockBlockedOn map[uint64]uint64
+	// LockReason is why a Lock a thread waits for could not be read.
+	LockReason string
+	// ManagedIDs are the managed thread ids of the runtime's threads, by
+	// OS thread (for threads no thread event named).
+	ManagedIDs map[uint64]uint32
 }
 
 // HeldLock is one inflated lock as its sync block has it.
@@ -44,10 +52,13 @@ type HeldLock struct {
 
 // Held is a lock a thread holds, as the target's memory says.
 type Held struct {
-	Object     string `json:"object"`
-	ObjectType string `json:"object_type"`
-	Recursion  uint32 `json:"recursion"`
-	Waiters    uint32 `json:"waiters"`
+	// Object is the lock object's address (hex) or, when a static field
+	// holds it, that field (Class.Field; the address in ObjectAddress).
+	Object        string `json:"object"`
+	ObjectAddress string `json:"object_address,omitempty"`
+	ObjectType    string `json:"object_type"`
+	Recursion     uint32 `json:"recursion"`
+	Waiters       uint32 `json:"waiters"`
 }
 
 // Where a wait's owner (and a deadlock) comes from.
@@ -103,6 +114,15 @@ func (m *Memory) blockedOn(tid uint64) (uint64, bool) {
 	return o, ok
 }
 
+// managedID is tid's managed thread id as the runtime's thread store has it.
+func (m *Memory) managedID(tid uint64) (uint32, bool) {
+	if m == nil {
+		return 0, false
+	}
+	id, ok := m.ManagedIDs[tid]
+	return id, ok
+}
+
 // ownerOf is the thread holding obj's lock, 0 unknown.
 func (m *Memory) ownerOf(obj uint64) uint64 {
 	if m == nil || obj == 0 {
@@ -146,7 +166,29 @@ func memoryWait(w *Wait, tid uint64, mem *Memory) {
 		w.OwnerUnknownReason = beforeSession + ", and the target's memory could not be read: " + mem.Reason
 		return
 	case w.Kind == KindLock:
-		w.OwnerUnknownReason = beforeSession + "; a System.Threading.Lock keeps its owner in the Lock object, which clrspy does not locate without an event"
+		obj, ok := mem.LockBlockedOn[tid]
+		if !ok {
+			w.OwnerUnknownReason = beforeSession + "; no ThreadBlockingInfo record on its stack names the System.Threading.Lock it waits for"
+			if mem.LockReason != "" {
+				w.OwnerUnknownReason += " (" + mem.LockReason + ")"
+			}
+			return
+		}
+		w.Object = fmt.Sprintf("%#x", obj)
+		for _, l := range mem.Locks {
+			if l.Object == obj {
+				w.ObjectType = l.ObjectType
+				if l.OwnerOSTid != 0 && l.OwnerOSTid != tid {
+					o := l.OwnerOSTid
+					w.OwnerOSTid, w.Source = &o, SourceMemory
+					return
+				}
+			}
+		}
+		w.OwnerUnknownReason = beforeSession + "; the System.Threading.Lock it waits for names no holder among the runtime's threads"
+		if mem.LockReason != "" {
+			w.OwnerUnknownReason += " (" + mem.LockReason + ")"
+		}
 		return
 	}
 	if obj, ok := mem.BlockedOn[tid]; ok {
@@ -236,6 +278,10 @@ func memoryDeadlocks(r *Result, thresholdMs float64) {
 	for _, c := range cycles {
 		reason := "read from the target's memory: each lock's holder from its sync block, the lock each thread waits for from " +
 			"the runtime's record of the wait on its stack (ThreadBlockingInfo)"
+		if slices.ContainsFunc(c, func(tid uint64) bool { return byTid[tid].Wait.Kind == KindLock }) {
+			reason = "read from the target's memory: each lock's holder from its sync block or, for a System.Threading.Lock, its owner field; " +
+				"the lock each thread waits for from the runtime's record of the wait on its stack (ThreadBlockingInfo)"
+		}
 		for _, tid := range c {
 			if byTid[tid].Wait.ObjectInferred {
 				reason = "read from the target's memory: each lock's holder from its sync block; a thread whose wait neither an event " +
@@ -307,5 +353,70 @@ func memoryHangChains(r *Result) {
 	}
 	for _, root := range slices.Sorted(maps.Keys(chains)) {
 		r.HangChains = append(r.HangChains, *chains[root])
+	}
+}
+
+// LockClasses are the application classes whose static fields may hold
+// the lock objects of r: those of the methods on the stacks of threads
+// that wait for a lock or hold one, and the classes enclosing them
+// (framework classes are left out).
+func LockClasses(r *Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range r.Threads {
+		if len(t.Holds) == 0 && (t.Wait == nil || t.Wait.Object == "") {
+			continue
+		}
+		for _, f := range t.Frames {
+			if i := strings.IndexByte(f, '('); i >= 0 {
+				f = f[:i]
+			}
+			i := strings.LastIndexByte(f, '.')
+			if i <= 0 || strings.HasPrefix(f, "System.") || strings.HasPrefix(f, "Microsoft.") || strings.HasPrefix(f, "Interop") {
+				continue
+			}
+			c := f[:i]
+			for c != "" && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				j := strings.LastIndexByte(c, '+')
+				if j < 0 {
+					break
+				}
+				c = c[:j]
+			}
+		}
+	}
+	return out
+}
+
+// NameObjects gives the lock objects of r that names names (by address:
+// "Class.Field", the static field that holds it) that name as their
+// object, their address in object_address.
+func NameObjects(r *Result, names map[uint64]string) {
+	if len(names) == 0 {
+		return
+	}
+	name := func(obj, addr *string) {
+		var a uint64
+		if _, err := fmt.Sscanf(*obj, "0x%x", &a); err != nil || names[a] == "" {
+			return
+		}
+		*addr, *obj = *obj, names[a]
+	}
+	for i := range r.Threads {
+		t := &r.Threads[i]
+		if t.Wait != nil {
+			name(&t.Wait.Object, &t.Wait.ObjectAddress)
+		}
+		for j := range t.Holds {
+			name(&t.Holds[j].Object, &t.Holds[j].ObjectAddress)
+		}
+	}
+	for i := range r.Deadlocks {
+		for j := range r.Deadlocks[i].Locks {
+			l := &r.Deadlocks[i].Locks[j]
+			name(&l.Object, &l.ObjectAddress)
+		}
 	}
 }

@@ -54,6 +54,11 @@ type Thread struct {
 	// (none read: a trace file, or .NET 8).
 	Holds  []Held   `json:"holds,omitempty"`
 	Frames []string `json:"frames"`
+	// MixedFrames is the whole stack, newest first: the kernel's frames,
+	// the native ones, Frames, and the native frames that started the
+	// thread (nil: not walked). MixedNote says what it lacks and why.
+	MixedFrames []string `json:"mixed_frames,omitempty"`
+	MixedNote   string   `json:"mixed_note,omitempty"`
 }
 
 // Wait is what a thread waits on.
@@ -63,9 +68,12 @@ type Wait struct {
 	Frame         string `json:"frame,omitempty"`
 	SyncOverAsync bool   `json:"sync_over_async"`
 	ObjectType    string `json:"object_type"`
-	// Object is the locked object's address (hex) when an event named it.
-	Object string `json:"object"`
-	LockID uint64 `json:"lock_id,omitempty"`
+	// Object is the locked object's address (hex) when an event or the
+	// target's memory named it or, when a static field holds it, that
+	// field (Class.Field; the address in ObjectAddress).
+	Object        string `json:"object"`
+	ObjectAddress string `json:"object_address,omitempty"`
+	LockID        uint64 `json:"lock_id,omitempty"`
 	// OwnerOSTid is the thread holding the lock, when known.
 	OwnerOSTid         *uint64 `json:"owner_os_tid"`
 	OwnerUnknownReason string  `json:"owner_unknown_reason,omitempty"`
@@ -86,6 +94,10 @@ type Group struct {
 	Threads  []uint64 `json:"threads"`
 	Count    int      `json:"count"`
 	WaitKind string   `json:"wait_kind"`
+	// AppFrame is the newest application frame (not the framework's):
+	// what the group's code was doing ("" when every frame is the
+	// framework's).
+	AppFrame string   `json:"app_frame,omitempty"`
 	Frames   []string `json:"frames"`
 }
 
@@ -103,13 +115,14 @@ type Deadlock struct {
 
 // DeadlockLock is one edge of a deadlock: the waiter, the lock, its owner.
 type DeadlockLock struct {
-	LockID      uint64   `json:"lock_id"`
-	Object      string   `json:"object"`
-	ObjectType  string   `json:"object_type"`
-	OwnerOSTid  *uint64  `json:"owner_os_tid"`
-	WaiterOSTid uint64   `json:"waiter_os_tid"`
-	WaitingMs   float64  `json:"waiting_ms"`
-	Frames      []string `json:"frames"`
+	LockID        uint64   `json:"lock_id"`
+	Object        string   `json:"object"`
+	ObjectAddress string   `json:"object_address,omitempty"`
+	ObjectType    string   `json:"object_type"`
+	OwnerOSTid    *uint64  `json:"owner_os_tid"`
+	WaiterOSTid   uint64   `json:"waiter_os_tid"`
+	WaitingMs     float64  `json:"waiting_ms"`
+	Frames        []string `json:"frames"`
 }
 
 // HangChain is threads waiting, through lock owners, on one thread that is
@@ -155,12 +168,19 @@ func (a *Analyzer) Result(tasks []Task) *Result {
 			th.Kind = threadKind(info.flags, true, t.Name)
 		} else {
 			th.Kind = threadKind(0, false, t.Name)
+			if id, ok := a.mem.managedID(tid); ok {
+				th.ManagedID = &id
+			}
 		}
 		if s := a.samples[tid]; s != nil {
 			r.Sampled++
 			th.Frames = a.opts.Symbols.Frames(s.stack)
 		} else if w := a.open[tid]; w != nil && len(w.stack) > 0 {
 			th.Frames = a.opts.Symbols.Frames(w.stack)
+		}
+		th.MixedFrames = mixedFrames(t.Walk, th.Frames)
+		if t.Walk != nil {
+			th.MixedNote = t.Walk.Reason
 		}
 		th.Wait = Classify(th.Frames, t.State, t.Syscall)
 		if tasks == nil && th.Wait != nil && th.Wait.Frame == "" {
@@ -254,7 +274,7 @@ func groups(ts []Thread) []Group {
 		k := strings.Join(t.Frames, "\n")
 		g := by[k]
 		if g == nil {
-			g = &Group{Frames: t.Frames, WaitKind: "running"}
+			g = &Group{Frames: t.Frames, WaitKind: "running", AppFrame: appFrame(t.Frames)}
 			if t.Wait != nil {
 				g.WaitKind = t.Wait.Kind
 			}
@@ -270,6 +290,19 @@ func groups(ts []Thread) []Group {
 		out[i] = *g
 	}
 	return out
+}
+
+// frameworkPrefixes mark the frames of the runtime and its libraries.
+var frameworkPrefixes = []string{"System.", "Microsoft.", "Internal.", "Interop", "[", "0x"}
+
+// appFrame is the newest of frames that is not the framework's.
+func appFrame(frames []string) string {
+	for _, f := range frames {
+		if !slices.ContainsFunc(frameworkPrefixes, func(p string) bool { return strings.HasPrefix(f, p) }) {
+			return f
+		}
+	}
+	return ""
 }
 
 // deadlocks fills the cycles and hang chains of the open waits.

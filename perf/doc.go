@@ -34,6 +34,12 @@
 //     without stopping it), and a note says so;
 //   - Profile / Start: the whole thing for one pid, EventPipe session
 //     included;
+//   - the Walker (threadstack.go, for clrspy stacks): one thread's stack
+//     as it is now, without stopping it: its kernel frames from
+//     /proc/PID/task/TID/stack (root), its user stack walked by the
+//     Builder's unwinder from the stack and instruction pointers
+//     /proc/PID/task/TID/syscall gives of a thread in a system call, over
+//     the stack read from /proc/PID/mem (a running thread has none);
 //   - the allocator probes (uprobe.go, AllocTracer, for clrspy memory
 //     --native): uprobes on the target's libc malloc, calloc, realloc and
 //     free and uretprobes on the first three (the uprobe PMU, per thread,

@@ -22,6 +22,7 @@ import (
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/exceptions"
 	"github.com/clrspy/clrspy/gcpause"
+	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/heap"
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/locks"
@@ -59,8 +60,10 @@ type Page struct {
 	Locks      *PageLocks      `json:"locks,omitempty"`
 	Exceptions *PageExceptions `json:"exceptions,omitempty"`
 	ThreadPool *PageThreadPool `json:"thread_pool,omitempty"`
-	Requests   *PageRequests   `json:"requests,omitempty"`
-	Heap       *PageHeap       `json:"heap,omitempty"`
+	// Stacks is every thread as the session ended (report --stacks).
+	Stacks   *PageStacks   `json:"stacks,omitempty"`
+	Requests *PageRequests `json:"requests,omitempty"`
+	Heap     *PageHeap     `json:"heap,omitempty"`
 	// Snapshot is the heap snapshot section (the input held a heap dump).
 	Snapshot *PageSnapshot `json:"snapshot,omitempty"`
 	// Findings are clrspy triage's findings over the whole stream, most
@@ -115,6 +118,8 @@ type PageParts struct {
 
 	// PageThreadPool is the thread-pool section (nil: none).
 	PageThreadPool *PageThreadPool
+	// Threads is clrspy stacks' snapshot of every thread (nil: none).
+	Threads *hang.Result
 	// PageRequests is the requests section (nil: no request events).
 	PageRequests *PageRequests
 	// Findings: triage's, most severe first.
@@ -169,6 +174,7 @@ func NewPage(pp PageParts) *Page {
 	p.Findings = pp.Findings
 	p.Locks = pp.PageLocks
 	p.ThreadPool = pp.PageThreadPool
+	p.Stacks = newPageStacks(pp.Threads)
 	p.Requests = pp.PageRequests
 	if p.Locks == nil {
 		p.Locks = PageLocksOf(pp.Locks)

@@ -83,7 +83,7 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			switch {
 			case l.OwnerOSTid != nil && l.LockID == 0 && l.WaitingMs == 0:
 				// Read from memory: no event timed the wait or named the lock.
-				fmt.Fprintf(&b, "  thread %s waits for the lock of %s (object %s),\n    held by thread %s\n",
+				fmt.Fprintf(&b, "  thread %s waits for the lock of %s,\n    object %s, held by thread %s\n",
 					threadLabel(byTid, l.WaiterOSTid), typeOrUnknown(l.ObjectType), l.Object, threadLabel(byTid, *l.OwnerOSTid))
 			case l.OwnerOSTid != nil:
 				typ := ""
@@ -107,7 +107,17 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 			tidList(c.Waiters), threadLabel(byTid, c.Root), kind)
 	}
 	for _, g := range r.Groups {
-		fmt.Fprintf(&b, "\n%d thread%s, %s: %s\n", g.Count, plural(g.Count), g.WaitKind, tidList(g.Threads))
+		head := fmt.Sprintf("%d thread%s, %s", g.Count, plural(g.Count), g.WaitKind)
+		if g.AppFrame != "" {
+			// The application's frame first: what its code was doing.
+			app, _, _ := strings.Cut(g.AppFrame, "(")
+			head += " in " + app
+		}
+		head = clip(head, 60) + ": "
+		fmt.Fprintf(&b, "\n%s%s\n", head, tidListN(g.Threads, 100-len(head)))
+		if t := byTid[g.Threads[0]]; t != nil {
+			writeNativeTop(&b, t, "    ")
+		}
 		writeFrames(&b, g.Frames, "    ")
 	}
 	var bare []string
@@ -123,6 +133,15 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		if t.Syscall != "" {
 			s += " in " + t.Syscall
 		}
+		var user []string
+		for _, f := range t.MixedFrames {
+			if !strings.HasSuffix(f, kernelSuffix) && len(user) < 4 {
+				user = append(user, f)
+			}
+		}
+		if len(user) > 0 {
+			s += "\n        at " + clip(strings.Join(user, " < "), 100-11)
+		}
 		bare = append(bare, s)
 	}
 	if len(bare) > 0 {
@@ -132,10 +151,47 @@ func WriteStacksText(w io.Writer, d *StacksDocument) error {
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
+		wrap(&b, "note: ", "  ", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// kernelSuffix marks the kernel's frames in a thread's mixed stack.
+const kernelSuffix = " [kernel]"
+
+// writeNativeTop writes the frames of t's mixed stack above its managed
+// ones: its kernel frames on one line (innermost first), then each native
+// frame.
+func writeNativeTop(b *strings.Builder, t *hang.Thread, indent string) {
+	if len(t.MixedFrames) == 0 || len(t.Frames) == 0 {
+		return
+	}
+	top := t.MixedFrames
+	if i := slices.Index(t.MixedFrames, t.Frames[0]); i >= 0 {
+		top = t.MixedFrames[:i]
+	}
+	var kernel []string
+	n := 0
+	for _, f := range top {
+		if k, ok := strings.CutSuffix(f, kernelSuffix); ok {
+			kernel = append(kernel, k)
+			continue
+		}
+		if n == stackFrames {
+			fmt.Fprintf(b, "%s... native frames\n", indent)
+			break
+		}
+		if len(kernel) > 0 {
+			fmt.Fprintf(b, "%s%s\n", indent, clip("[kernel] "+strings.Join(kernel, " < "), 100-len(indent)))
+			kernel = nil
+		}
+		fmt.Fprintf(b, "%s%s\n", indent, clip(f, 100-len(indent)))
+		n++
+	}
+	if len(kernel) > 0 {
+		fmt.Fprintf(b, "%s%s\n", indent, clip("[kernel] "+strings.Join(kernel, " < "), 100-len(indent)))
+	}
 }
 
 func typeOrUnknown(t string) string {
@@ -169,16 +225,25 @@ func plural(n int) string {
 	return "s"
 }
 
-func tidList(ts []uint64) string {
-	parts := make([]string, 0, len(ts))
-	for i, t := range ts {
-		if i == 8 {
-			parts = append(parts, fmt.Sprintf("+%d", len(ts)-i))
+func tidList(ts []uint64) string { return tidListN(ts, 100) }
+
+// tidListN lists at most 8 of ts, and as many as fit in width columns,
+// then "+N" for the others.
+func tidListN(ts []uint64, width int) string {
+	var s string
+	for n := min(8, len(ts)); n >= 1; n-- {
+		parts := make([]string, 0, n+1)
+		for _, t := range ts[:n] {
+			parts = append(parts, fmt.Sprint(t))
+		}
+		if n < len(ts) {
+			parts = append(parts, fmt.Sprintf("+%d", len(ts)-n))
+		}
+		if s = strings.Join(parts, " "); len(s) <= width {
 			break
 		}
-		parts = append(parts, fmt.Sprint(t))
 	}
-	return strings.Join(parts, " ")
+	return s
 }
 
 func threadLabel(by map[uint64]*hang.Thread, tid uint64) string {

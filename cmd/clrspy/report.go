@@ -16,6 +16,7 @@ import (
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/counters"
+	"github.com/clrspy/clrspy/internal/stacksnap"
 	"github.com/clrspy/clrspy/internal/web"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -31,6 +32,7 @@ func init() { commands = append(commands, newReportCmd) }
 type reportOptions struct {
 	out     string
 	heap    bool
+	stacks  bool
 	live    string
 	sampler string
 	perf    *perfFlags
@@ -88,6 +90,7 @@ so, as it does for a trace file recorded with them).`,
 	addThreadsFlag(c, &t.threads, 1)
 	f := c.Flags()
 	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
+	f.BoolVar(&o.stacks, "stacks", false, "--pid/--name: end with clrspy stacks' snapshot of every thread (a Threads section: groups, waits, deadlocks)")
 	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")
 	f.StringVar(&o.live, "live", "", "serve the page live on this address (host:port) while the session runs, until interrupted")
 	f.MarkHidden("live")
@@ -204,6 +207,15 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	facts := tri.Facts()
 	facts.Memory.Split = split
 	pp.Findings = triage.Findings(facts)
+	if o.stacks {
+		if !st.Live() || st.Kind != source.Attach {
+			warn("--stacks: the threads section needs a process attached to (--pid, --name)")
+		} else if snap, _, serr := stacksSnapshot(cmd, st.Pid, t.bufferMB, stacksnap.DefaultSampleFor); serr != nil {
+			warn("--stacks: no threads section: %v", serr)
+		} else {
+			pp.Threads = snap
+		}
+	}
 	page := report.NewPage(pp)
 	if s := page.Snapshot; s != nil && !s.Complete {
 		in.Partial = append(in.Partial, s.Note) // warned by finish

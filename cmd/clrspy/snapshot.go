@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -331,17 +329,12 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 	if t.pid != 0 || t.name != "" {
 		return fmt.Errorf("give either a command after -- or --pid/--name, not both")
 	}
-	p := exec.Command(args[0], args[1:]...)
-	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := p.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", args[0], err)
+	pid, end, err := startAfter(args, o.after)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		p.Process.Signal(syscall.SIGTERM)
-		p.Wait()
-	}()
-	time.Sleep(o.after)
-	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: capture.SnapshotProviders(), Notice: notice}
+	defer end()
+	spec := source.Spec{Pid: pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: capture.SnapshotProviders(), Notice: notice}
 	return snapshotSpec(cmd, spec, o)
 }
 

@@ -28,14 +28,18 @@ type stacksDoc struct {
 	} `json:"hang_chains"`
 	Live    bool `json:"live"`
 	Threads []struct {
-		OSTid uint64 `json:"os_tid"`
-		Name  string `json:"name"`
-		State string `json:"state"`
-		Wait  *struct {
+		OSTid     uint64  `json:"os_tid"`
+		ManagedID *uint32 `json:"managed_id"`
+		Name      string  `json:"name"`
+		Kind      string  `json:"kind"`
+		State     string  `json:"state"`
+		Wait      *struct {
 			Kind               string  `json:"kind"`
+			SyncOverAsync      bool    `json:"sync_over_async"`
 			OwnerOSTid         *uint64 `json:"owner_os_tid"`
 			OwnerUnknownReason string  `json:"owner_unknown_reason"`
 			ObjectType         string  `json:"object_type"`
+			Object             string  `json:"object"`
 			Source             string  `json:"source"`
 			ObjectInferred     bool    `json:"object_inferred"`
 			WaitingMs          float64 `json:"waiting_ms"`
@@ -45,7 +49,9 @@ type stacksDoc struct {
 			Recursion  uint32 `json:"recursion"`
 			Waiters    uint32 `json:"waiters"`
 		} `json:"holds"`
-		Frames []string `json:"frames"`
+		Frames      []string `json:"frames"`
+		MixedFrames []string `json:"mixed_frames"`
+		MixedNote   string   `json:"mixed_note"`
 	} `json:"threads"`
 	Groups []struct {
 		Threads  []uint64 `json:"threads"`
@@ -58,6 +64,7 @@ type stacksDoc struct {
 		Locks   []struct {
 			OwnerOSTid  *uint64  `json:"owner_os_tid"`
 			ObjectType  string   `json:"object_type"`
+			Object      string   `json:"object"`
 			WaiterOSTid uint64   `json:"waiter_os_tid"`
 			WaitingMs   float64  `json:"waiting_ms"`
 			Frames      []string `json:"frames"`
@@ -116,6 +123,20 @@ func monitorFramesManaged() bool { return workload.TFM() != "net8.0" && workload
 // waits of the threads no frame says are in Monitor.Enter (not verified
 // on this project's machines, which have no .NET 9 runtime pack).
 func ownersFromMemory() bool { return workload.TFM() != "net8.0" }
+
+// staticsFromMemory reports whether clrspy names lock objects by the
+// static fields that hold them (.NET 10: .NET 9's data descriptor has no
+// app domain assembly list, statics info or FieldDesc list).
+func staticsFromMemory() bool { return ownersFromMemory() && workload.TFM() != "net9.0" }
+
+// objectOr is want where the static fields are read, else "0x" (an
+// address: the object names the check by prefix).
+func objectOr(want string) string {
+	if staticsFromMemory() {
+		return want
+	}
+	return "0x"
+}
 
 // waitHandleEvents reports whether the runtime fires WaitHandleWaitStart
 // (.NET 9+).
@@ -259,7 +280,9 @@ func TestStacksHang(t *testing.T) {
 }
 
 // TestStacksWatchDeadlock: clrspy stacks --watch attaches first, then the
-// workload's two threads take two Monitors in opposite order: the report
+// workload's two threads take two Monitors in opposite order: the deadlock
+// is reported (stderr's DEADLOCK line) within the threshold plus 1 s of
+// its forming, and the report
 // names exactly the two threads the workload reported (OS ids), each one
 // waiting for a lock the other holds, in the workload's two methods; the
 // same process, deadlocked before a second attach, is reported as a
@@ -269,6 +292,23 @@ func TestStacksWatchDeadlock(t *testing.T) {
 	wait, stderr := startWatch(t, p.Pid, "8s")
 	p.Release()
 	ms := waitHangStderr(t, p, regexp.MustCompile(`deadlock thread=(\d) managed=(\d+) tid=(\d+)`), 2)
+	waitHangStderr(t, p, regexp.MustCompile(`(?m)^deadlocked$`), 1)
+	formed := time.Now() // the threads are about to block
+	var seen time.Time   // when clrspy had the events of the cycle
+	for !strings.Contains(stderr.String(), "clrspy: DEADLOCK: threads ") && time.Since(formed) < 30*time.Second {
+		if seen.IsZero() && strings.Contains(stderr.String(), "deadlock forming") {
+			seen = time.Now()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The threshold (1 s) plus 1 s from the events that close the cycle:
+	// the watch ends once the cycle's waits have lasted the threshold,
+	// long before its 8 s. (How soon the runtime delivers those events is
+	// its own: logged.)
+	t.Logf("cycle formed → clrspy had its events %v → DEADLOCK line %v", seen.Sub(formed), time.Since(seen))
+	if seen.IsZero() || time.Since(seen) > 2*time.Second {
+		t.Errorf("the deadlock was reported %v after its events came, want within the 1 s threshold plus 1 s:\n%s", time.Since(seen), stderr.String())
+	}
 	var tids []uint64
 	for _, m := range ms {
 		tid, _ := strconv.ParseUint(m[3], 10, 64)
@@ -424,5 +464,110 @@ func TestStacksWatchHangChain(t *testing.T) {
 	}
 	if len(d.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v", d.Deadlocks)
+	}
+}
+
+// TestStacksThreadMix: the issue's mix (workload threads): 40 pool threads
+// blocked in Task.Wait on one Task.Delay, 3 in Thread.Sleep, 2 reading a
+// pipe, 1 spinning. Every thread /proc lists is listed; the 40 are pool
+// workers in a sync-over-async wait_handle wait, grouped under one stack
+// naming the application method above Task.Wait; the sleepers sleep, the
+// readers wait in io, the spinner runs (no wait) in Workload.Threads.Spin.
+func TestStacksThreadMix(t *testing.T) {
+	p := workload.Start(t, nil, "threads", "pool=40", "sleep=3", "pipe=2")
+	m := waitHangStderr(t, p, regexp.MustCompile(`threads pool=(\d+) sleep=(\d+) pipe=(\d+) spin=1 spinner=(\d+)`), 1)[0]
+	pool, _ := strconv.Atoi(m[1])
+	sleep, _ := strconv.Atoi(m[2])
+	pipe, _ := strconv.Atoi(m[3])
+	spinner, _ := strconv.ParseUint(m[4], 10, 64)
+	out, stderr, code := clrspyRun(t, "stacks", "--pid", strconv.Itoa(p.Pid), "--json")
+	if code != 0 {
+		t.Fatalf("clrspy stacks: exit %d\n%s", code, stderr)
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.Pid))
+	d := parseStacks(t, []byte(out))
+	t.Logf("%d threads (/proc: %d), by wait kind %v", len(d.Threads), len(tasks), d.ByWaitKind)
+	// The tiering thread may come or go between the two readings.
+	if n := len(d.Threads); n < len(tasks)-1 || n > len(tasks)+1 {
+		t.Errorf("%d threads listed, /proc/%d/task has %d", n, p.Pid, len(tasks))
+	}
+	byTid := map[uint64]int{}
+	for i, th := range d.Threads {
+		byTid[th.OSTid] = i
+	}
+	var poolGroup bool
+	for _, g := range d.Groups {
+		if !hasFrame(g.Frames, "Workload.Threads.PoolWait(") {
+			continue
+		}
+		i := slices.IndexFunc(g.Frames, func(f string) bool { return strings.HasPrefix(f, "Workload.Threads.PoolWait(") })
+		poolGroup = g.Count == pool && g.WaitKind == "wait_handle" && i > 0 && strings.HasPrefix(g.Frames[i-1], "System.Threading.Tasks.Task.Wait(")
+		if !poolGroup {
+			t.Errorf("PoolWait group: %d threads, %s, frames %q; want %d in wait_handle with Task.Wait above PoolWait", g.Count, g.WaitKind, g.Frames, pool)
+		}
+		for _, tid := range g.Threads {
+			th := d.Threads[byTid[tid]]
+			if th.Kind != "pool_worker" || th.Wait == nil || !th.Wait.SyncOverAsync {
+				t.Errorf("thread %d of the PoolWait group: kind %s, wait %+v; want a pool worker in a sync-over-async wait", tid, th.Kind, th.Wait)
+			}
+		}
+	}
+	if !poolGroup {
+		t.Errorf("no group of %d threads in Workload.Threads.PoolWait: %+v", pool, d.Groups)
+	}
+	counts := map[string]int{}
+	for _, th := range d.Threads {
+		switch {
+		case strings.HasPrefix(th.Name, "threads-sleep-"):
+			if th.Wait != nil && th.Wait.Kind == "sleep" && hasFrame(th.Frames, "Workload.Threads.SleepForever(") {
+				counts["sleep"]++
+			}
+		case strings.HasPrefix(th.Name, "threads-pipe-"):
+			if th.Wait != nil && th.Wait.Kind == "io" && hasFrame(th.Frames, "Workload.Threads.ReadPipe(") {
+				counts["pipe"]++
+			}
+		case th.OSTid == spinner:
+			if th.Wait == nil && th.State == "running" && hasFrame(th.Frames, "Workload.Threads.Spin(") {
+				counts["spin"]++
+			} else {
+				t.Errorf("the spinner %d: state %s, wait %+v, frames %q; want running in Spin", spinner, th.State, th.Wait, th.Frames)
+			}
+		}
+	}
+	if counts["sleep"] != sleep || counts["pipe"] != pipe || counts["spin"] != 1 {
+		t.Errorf("%v threads as the workload has them, want sleep %d, pipe %d, spin 1", counts, sleep, pipe)
+	}
+}
+
+// TestStacksLaunchAfter: clrspy stacks -- COMMAND starts the hang
+// workload, looks at its threads --after 3 s (by then they are blocked),
+// and ends it: the one Monitor waiter is in Workload.Hang.EnterGate, and
+// the process is gone when clrspy returns.
+func TestStacksLaunchAfter(t *testing.T) {
+	out, stderr, code := clrspyRun(t, "stacks", "--after", "3s", "--json", "--", workload.Exe(t), "hang", "monitor=1", "handle=0", "sleep=0")
+	if code != 0 {
+		t.Fatalf("clrspy stacks -- COMMAND: exit %d\n%s", code, stderr)
+	}
+	i := strings.IndexByte(out, '{') // the workload's own output comes first
+	if i < 0 {
+		t.Fatalf("no document:\n%s", out)
+	}
+	var pid struct {
+		Pid int `json:"pid"`
+	}
+	json.Unmarshal([]byte(out[i:]), &pid)
+	d := parseStacks(t, []byte(out[i:]))
+	n := 0
+	for _, th := range d.Threads {
+		if strings.HasPrefix(th.Name, "hang-monitor-") && hasFrame(th.Frames, "Workload.Hang.EnterGate(") && th.Wait != nil &&
+			(th.Wait.Kind == "monitor" || !monitorFramesManaged()) {
+			n++
+		}
+	}
+	if !d.Live || n != 1 {
+		t.Errorf("live %v, %d threads blocked in EnterGate, want 1:\n%s", d.Live, n, out)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid.Pid)); pid.Pid == 0 || err == nil {
+		t.Errorf("pid %d still runs after clrspy returned", pid.Pid)
 	}
 }

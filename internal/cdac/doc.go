@@ -16,6 +16,16 @@
 //     AwareLock of syncblk.h), an object's thin lock (the header word),
 //     an object's type (MethodTable → Module → its file → the TypeDef
 //     row, named by clrmeta), what a thread is blocked on;
+//   - System.Threading.Lock (runtime.go: BlockedOnLock, ReadManagedLock):
+//     the Lock a thread waits for from its ThreadBlockingInfo of kind Lock
+//     (a pointer to the stack slot holding it), its holder from its own
+//     fields (on CoreCLR the owner's OS thread id);
+//   - static fields (statics.go): the modules of the app domain's
+//     assemblies, a class's MethodTable by its TypeDef row, its reference
+//     statics through its FieldDescs and GC statics: which static field
+//     holds a lock object (Class.Field);
+//   - generic instantiations named with their type arguments (the last
+//     dictionary of PerInstInfo);
 //   - ReadLocks and Namer (locks.go, namer.go): one reading of a
 //     process's locks for `stacks`, and a cached naming of lock objects
 //     for the live views.

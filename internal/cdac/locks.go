@@ -20,6 +20,8 @@ type LockInfo struct {
 	// Thin: a thin lock in the object's header (no sync block, no waiter
 	// count), read for an object the caller named.
 	Thin bool
+	// Managed: a System.Threading.Lock (its own fields, no sync block).
+	Managed bool
 }
 
 // Locks is what a live runtime says of its locks.
@@ -37,6 +39,15 @@ type Locks struct {
 	// BlockedOn is, per OS thread, the object of the lock the runtime's
 	// ThreadBlockingInfo on its stack says it waits for (.NET 9+).
 	BlockedOn map[uint64]uint64
+	// LockBlockedOn is, per OS thread, the System.Threading.Lock its
+	// ThreadBlockingInfo says it waits for (.NET 9+); the Lock, its holder
+	// read from its fields, is among Held (Managed).
+	LockBlockedOn map[uint64]uint64
+	// LockErr says why a Lock a thread waits for could not be read.
+	LockErr string
+	// ManagedIDs are the runtime's threads' managed thread ids by OS
+	// thread (Thread::m_ThreadId: Thread.ManagedThreadId).
+	ManagedIDs map[uint64]uint32
 }
 
 // ReadLocks reads pid's sync block table (each lock's object named) and
@@ -70,6 +81,12 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		}
 	}
 	ths, _ := p.Threads()
+	out.ManagedIDs = map[uint64]uint32{}
+	for _, th := range ths {
+		if th.OSTid != 0 {
+			out.ManagedIDs[th.OSTid] = th.ID
+		}
+	}
 	if len(contended) > 0 {
 		out.StackRefs = map[uint64][]uint64{}
 		out.BlockedOn = map[uint64]uint64{}
@@ -88,7 +105,11 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 			}
 		}
 	}
-	var byID map[uint32]uint64
+	byID := map[uint32]uint64{}
+	for _, t := range ths {
+		byID[t.ID] = t.OSTid
+	}
+	out.lockWaits(p, ths)
 	for _, o := range objs {
 		if n, _ := p.name(o); n != "" {
 			out.Types[o] = n
@@ -100,17 +121,44 @@ func ReadLocks(pid int, objs []uint64) (*Locks, error) {
 		if err != nil || infl || id == 0 {
 			continue
 		}
-		if byID == nil {
-			byID = map[uint32]uint64{}
-			for _, t := range ths {
-				byID[t.ID] = t.OSTid
-			}
-		}
 		if tid := byID[id]; tid != 0 {
 			out.Held = append(out.Held, LockInfo{Object: o, Type: out.Types[o], OwnerOSTid: tid, Recursion: rec + 1, Thin: true})
 		}
 	}
 	return out, nil
+}
+
+// lockWaits reads the System.Threading.Locks the threads wait for, as
+// their ThreadBlockingInfo records name them, and each Lock's holder.
+func (out *Locks) lockWaits(p *Process, ths []Thread) {
+	read := map[uint64]bool{}
+	for _, th := range ths {
+		if th.OSTid == 0 {
+			continue
+		}
+		on := p.BlockedOnLock(th)
+		if len(on) != 1 {
+			continue
+		}
+		if out.LockBlockedOn == nil {
+			out.LockBlockedOn = map[uint64]uint64{}
+		}
+		out.LockBlockedOn[th.OSTid] = on[0]
+		if read[on[0]] {
+			continue
+		}
+		read[on[0]] = true
+		l, err := p.ReadManagedLock(on[0])
+		if err != nil {
+			out.LockErr = err.Error()
+			continue
+		}
+		li := LockInfo{Object: l.Object, Type: lockTypeName, Waiters: l.Waiters, Managed: true}
+		if l.Held {
+			li.OwnerOSTid, li.Recursion = l.OwnerOSTid, l.Recursion+1
+		}
+		out.Held = append(out.Held, li)
+	}
 }
 
 // NameObjects names objs' types in pid's runtime.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/clrspy/clrspy/clrmeta"
@@ -48,7 +49,9 @@ type Process struct {
 type moduleNames struct {
 	defs *clrmeta.TypeDefs
 	path string
-	err  error
+	// opened is the file read (path under the process's root).
+	opened string
+	err    error
 }
 
 // Open reads pid's runtime descriptor: ErrNoDescriptor (wrapped, with
@@ -462,7 +465,84 @@ func (p *Process) mtName(mt uint64, depth int) (string, error) {
 	if n == "" {
 		return "", fmt.Errorf("%s has no TypeDef row %d", m.path, rid)
 	}
+	if flags&wflagsHasComponentSize == 0 && flags&wflagsGenericsMask != 0 {
+		if args := p.typeArgs(mt, depth); len(args) > 0 {
+			n = genericName(n, args)
+		}
+	}
 	return n, nil
+}
+
+// wflagsGenericsMask: the MethodTable is an instantiation (or the generic
+// definition itself) when these low flags are not 0.
+const wflagsGenericsMask = 0x30
+
+// maxTypeArgs bounds the type arguments read of one instantiation.
+const maxTypeArgs = 32
+
+// typeArgs names the type arguments of generic instantiation mt: its
+// last dictionary (PerInstInfo's, after those of its generic parents,
+// counted by the GenericsDictInfo just before it) starts with their type
+// handles. A type handle that is no MethodTable (a TypeDesc: a pointer,
+// a type variable) is "?"; nil when none can be read.
+func (p *Process) typeArgs(mt uint64, depth int) []string {
+	pi, ok := p.D.Field("MethodTable", "PerInstInfo")
+	nt, ok3 := p.D.Field("GenericsDictInfo", "NumTypeArgs")
+	nd, ok2 := p.D.Field("GenericsDictInfo", "NumDicts")
+	if !ok2 && ok3 && nt >= 2 {
+		// .NET 9's descriptor has NumTypeArgs alone: methodtable.h's
+		// GenericsDictInfo keeps the WORD count of dictionaries before it.
+		nd, ok2 = nt-2, true
+	}
+	if !ok || !ok2 || !ok3 {
+		return nil
+	}
+	per, err := p.Ptr(mt + uint64(pi))
+	if err != nil || per == 0 {
+		return nil
+	}
+	ps := uint64(p.D.PtrSize)
+	info, err := p.read(per-ps, p.D.PtrSize)
+	if err != nil {
+		return nil
+	}
+	dicts := binary.LittleEndian.Uint16(info[nd:])
+	n := binary.LittleEndian.Uint16(info[nt:])
+	if dicts == 0 || n == 0 || n > maxTypeArgs {
+		return nil
+	}
+	dict, err := p.Ptr(per + ps*uint64(dicts-1))
+	if err != nil || dict == 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "?"
+		th, err := p.Ptr(dict + ps*uint64(i))
+		if err != nil || th == 0 || th&2 != 0 {
+			continue
+		}
+		if a, err := p.mtName(th, depth+1); err == nil {
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// genericName writes definition name def ("System.Collections.Generic.List`1",
+// "Ns.Outer`1+Inner") with its type arguments: List<Workload.Item>.
+func genericName(def string, args []string) string {
+	var b strings.Builder
+	for i := 0; i < len(def); i++ {
+		if def[i] != '`' {
+			b.WriteByte(def[i])
+			continue
+		}
+		for i+1 < len(def) && def[i+1] >= '0' && def[i+1] <= '9' {
+			i++
+		}
+	}
+	return b.String() + "<" + strings.Join(args, ",") + ">"
 }
 
 // module reads a Module's file path and its metadata, once.
@@ -478,6 +558,7 @@ func (p *Process) module(mod uint64) *moduleNames {
 		if _, err := os.Stat(path); err != nil {
 			path = m.path
 		}
+		m.opened = path
 		m.defs, m.err = clrmeta.OpenTypeDefs(path)
 	}
 	return m
@@ -638,4 +719,108 @@ func (p *Process) BlockedOn(th Thread, syncBlocks map[uint64]bool) []uint64 {
 		}
 	}
 	return out
+}
+
+// The managed System.Threading.Lock (Lock.cs, .NET 9 and 10): the runtime
+// lays out its one reference field (_waitEvent) first, then its 4-byte
+// fields in declaration order, then the 2-byte ones; its instance size
+// (BaseSize, header and method table included) checks that layout.
+const (
+	lockOffOwner     = 16 // _owningThreadId: on CoreCLR the holder's OS thread id (0: free)
+	lockOffState     = 20 // _state: bit 0 held, the waiters counted from bit 7 (WaiterCountIncrement 0x80)
+	lockOffRecursion = 24 // _recursionCount: entries past the first
+	lockBaseSize     = 40
+	lockWaitersShift = 7
+	lockTypeName     = "System.Threading.Lock"
+	// blockingKindLock is ThreadBlockingInfo.ObjectKind.Lock: the record's
+	// object pointer is then the stack slot holding the Lock reference.
+	blockingKindLock = 2
+)
+
+// ManagedLock is a System.Threading.Lock as its fields have it now.
+type ManagedLock struct {
+	Object uint64
+	Held   bool
+	// OwnerOSTid is the holder's OS thread id (CoreCLR's Lock keeps it:
+	// its OwningOSThreadId).
+	OwnerOSTid uint64
+	Recursion  uint32
+	Waiters    uint32
+}
+
+// BlockedOnLock finds the System.Threading.Lock objects that the
+// runtime's ThreadBlockingInfo records on th's stack name (kind Lock,
+// pushed by Lock's slow path while the thread waits; the record's object
+// pointer is the stack slot that holds the Lock), in the same window
+// around the thread's topmost transition Frame as BlockedOn.
+func (p *Process) BlockedOnLock(th Thread) []uint64 {
+	off, ok := p.D.Field("Thread", "Frame")
+	if !ok || p.D.PtrSize != 8 {
+		return nil
+	}
+	f, err := p.Ptr(th.Addr + uint64(off))
+	if err != nil || f == 0 || f == ^uint64(0) || f < blockingBelow {
+		return nil
+	}
+	lo, hi := (f-blockingBelow)&^0xfff, f+stackWindow
+	win := make([]byte, hi-lo)
+	for at := lo; at < hi; at += 0x1000 {
+		if b, err := p.read(at, 0x1000); err == nil {
+			copy(win[at-lo:], b)
+		}
+	}
+	var out []uint64
+	for i := 0; i+24 <= len(win); i += 8 {
+		slot := binary.LittleEndian.Uint64(win[i:])
+		if slot < lo || slot >= lo+uint64(len(win))-8 || slot&7 != 0 || binary.LittleEndian.Uint32(win[i+8:]) != blockingKindLock {
+			continue
+		}
+		next := binary.LittleEndian.Uint64(win[i+16:])
+		if next != 0 && (next < lo || next >= hi+0x100000) {
+			continue
+		}
+		obj := binary.LittleEndian.Uint64(win[slot-lo:])
+		if obj == 0 || slices.Contains(out, obj) {
+			continue
+		}
+		if n, err := p.TypeName(obj); err == nil && n == lockTypeName {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// ReadManagedLock reads a System.Threading.Lock's holder, recursion and
+// waiters, after checking that obj is one and laid out as clrspy knows.
+func (p *Process) ReadManagedLock(obj uint64) (ManagedLock, error) {
+	n, err := p.TypeName(obj)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	if n != lockTypeName {
+		return ManagedLock{}, fmt.Errorf("object %#x is a %s, not a %s", obj, n, lockTypeName)
+	}
+	mt, err := p.Ptr(obj)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	if u, ok := p.D.Globals["ObjectToMethodTableUnmask"]; ok {
+		mt &^= u
+	}
+	if bs, ok := p.D.Field("MethodTable", "BaseSize"); ok {
+		if size, err := p.U32(mt + uint64(bs)); err != nil || size != lockBaseSize {
+			return ManagedLock{}, fmt.Errorf("this runtime's %s is %d bytes, not the %d clrspy knows the layout of: its owner is not read", lockTypeName, size, lockBaseSize)
+		}
+	}
+	b, err := p.read(obj+lockOffOwner, 12)
+	if err != nil {
+		return ManagedLock{}, err
+	}
+	st := binary.LittleEndian.Uint32(b[lockOffState-lockOffOwner:])
+	l := ManagedLock{Object: obj, Held: st&1 != 0, Waiters: st >> lockWaitersShift}
+	if l.Held {
+		l.OwnerOSTid = uint64(binary.LittleEndian.Uint32(b))
+		l.Recursion = binary.LittleEndian.Uint32(b[lockOffRecursion-lockOffOwner:])
+	}
+	return l, nil
 }

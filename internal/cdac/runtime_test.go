@@ -161,3 +161,19 @@ func TestBlockedOn(t *testing.T) {
 		t.Errorf("a thread without a Frame: %#x", got)
 	}
 }
+
+func TestGenericName(t *testing.T) {
+	for _, c := range []struct {
+		def  string
+		args []string
+		want string
+	}{
+		{"System.Collections.Generic.List`1", []string{"Workload.Item"}, "System.Collections.Generic.List<Workload.Item>"},
+		{"System.Collections.Generic.Dictionary`2", []string{"System.Int64", "?"}, "System.Collections.Generic.Dictionary<System.Int64,?>"},
+		{"Ns.Outer`1+Inner`12", []string{"A", "B"}, "Ns.Outer+Inner<A,B>"},
+	} {
+		if got := genericName(c.def, c.args); got != c.want {
+			t.Errorf("genericName(%q, %q) = %q, want %q", c.def, c.args, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package stacksnap
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/stacks"
@@ -46,8 +48,10 @@ func WatchProviders() []ipc.Provider {
 // Job is one snapshot (or watch) on a stream: its analyzers, then its
 // result once the stream has ended.
 type Job struct {
-	a  *hang.Analyzer
-	as []analysis.Analyzer
+	a   *hang.Analyzer
+	as  []analysis.Analyzer
+	hdr *nettrace.Header
+	sym *stacks.Symbols
 }
 
 // New makes the job's analyzers for st. A live snapshot (sampleFor > 0)
@@ -57,7 +61,7 @@ type Job struct {
 func New(st *source.Stream, opts hang.Options, sampleFor time.Duration) *Job {
 	sym := stacks.NewSymbols(st.Header())
 	opts.Symbols = sym
-	j := &Job{a: hang.New(st.Header(), opts)}
+	j := &Job{a: hang.New(st.Header(), opts), hdr: st.Header(), sym: sym}
 	// The suspensions the sampling cost the target, paired by package
 	// gcpause (its records bounded: only the pairing is read).
 	gc := gcpause.New(st.Header(), gcpause.Options{MaxGCs: 1, MaxSuspensions: 1, OnStopped: j.a.Stopped})
@@ -77,11 +81,111 @@ func (j *Job) Analyzers() []analysis.Analyzer { return j.as }
 func (j *Job) Result(procPid int) *hang.Result {
 	var tasks []hang.Task
 	var mem *hang.Memory
+	var walkNote string
 	if procPid > 0 {
 		tasks = ReadTasks(procPid)
+		walkNote = WalkTasks(procPid, tasks, j.hdr, j.sym)
 		mem = ReadMemory(procPid, j.a.LockObjects())
 	}
-	return j.a.ResultWithMemory(tasks, mem)
+	r := j.a.ResultWithMemory(tasks, mem)
+	if mem != nil && mem.Reason == "" {
+		NameStatics(procPid, r)
+	}
+	if walkNote != "" {
+		r.Notes = append(r.Notes, walkNote)
+	}
+	return r
+}
+
+// NameStatics names the lock objects of r that a static field of the
+// waiting and holding threads' classes holds (package cdac).
+func NameStatics(pid int, r *hang.Result) {
+	var objs []uint64
+	for _, t := range r.Threads {
+		for _, s := range append([]string{waitObject(t.Wait)}, heldObjects(t.Holds)...) {
+			var a uint64
+			if _, err := fmt.Sscanf(s, "0x%x", &a); err == nil {
+				objs = append(objs, a)
+			}
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	names, err := cdac.NameStatics(pid, objs, hang.LockClasses(r))
+	if err != nil {
+		r.Notes = append(r.Notes, "the static fields holding the lock objects were not read: "+err.Error())
+	}
+	hang.NameObjects(r, names)
+}
+
+func waitObject(w *hang.Wait) string {
+	if w == nil {
+		return ""
+	}
+	return w.Object
+}
+
+func heldObjects(hs []hang.Held) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Object
+	}
+	return out
+}
+
+// WalkTasks walks the native stack of each of pid's tasks as it is now
+// (package perf: the kernel's frames, and the user stack of a thread in
+// a system call, without stopping it), managed frames named by sym, and
+// returns a note of what the walks cost.
+func WalkTasks(pid int, tasks []hang.Task, hdr *nettrace.Header, sym *stacks.Symbols) string {
+	t0 := time.Now()
+	w, err := perf.NewWalker(pid, hdr, sym)
+	if err != nil {
+		why := fmt.Sprintf("no native stack: %v", err)
+		for i := range tasks {
+			tasks[i].Walk = &hang.Walk{Reason: why}
+		}
+		return ""
+	}
+	defer w.Close()
+	walked := 0
+	for i := range tasks {
+		ts := w.Walk(int(tasks[i].Tid))
+		hw := &hang.Walk{}
+		for _, f := range ts.Kernel {
+			hw.Kernel = append(hw.Kernel, f.Name+" [kernel]")
+		}
+		for _, f := range ts.User {
+			hw.User = append(hw.User, hang.WalkFrame{Name: nativeName(f), Managed: f.Kind == stacks.KindManaged || f.Name == perf.AnonFrame})
+		}
+		switch {
+		case ts.KernelReason != "" && ts.UserReason != "":
+			hw.Reason = "no kernel frames: " + ts.KernelReason + "; no native frames: " + ts.UserReason
+		case ts.KernelReason != "":
+			hw.Reason = "no kernel frames: " + ts.KernelReason
+		case ts.UserReason != "":
+			hw.Reason = "no native frames: " + ts.UserReason
+		}
+		if len(ts.User) > 0 {
+			walked++
+			if ts.End != "" && ts.End != "outermost" {
+				hw.Reason = strings.TrimPrefix(hw.Reason+"; ", "; ") + "the native walk stopped early (" + ts.End + ")"
+			}
+		}
+		tasks[i].Walk = hw
+	}
+	return fmt.Sprintf("native and kernel frames of %d of %d threads walked from /proc (no thread stopped) in %.1f ms",
+		walked, len(tasks), float64(time.Since(t0).Microseconds())/1e3)
+}
+
+// nativeName names a walked frame: managed ones as the sampler does,
+// native ones with their module ("pthread_cond_wait [libc.so.6]").
+func nativeName(f stacks.Frame) string {
+	if f.Kind != stacks.KindNative || f.Module == "" || strings.HasPrefix(f.Name, f.Module+"+") || strings.HasPrefix(f.Name, "[") {
+		return f.Name
+	}
+	return f.Name + " [" + f.Module + "]"
 }
 
 // ReadMemory is what pid's memory says of its locks now (package cdac:
@@ -92,7 +196,7 @@ func ReadMemory(pid int, objs []uint64) *hang.Memory {
 	if err != nil {
 		return &hang.Memory{Reason: cdac.Unavailable(err)}
 	}
-	m := &hang.Memory{Types: l.Types, StackRefs: l.StackRefs, BlockedOn: l.BlockedOn, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
+	m := &hang.Memory{Types: l.Types, StackRefs: l.StackRefs, BlockedOn: l.BlockedOn, LockBlockedOn: l.LockBlockedOn, LockReason: l.LockErr, ManagedIDs: l.ManagedIDs, Note: fmt.Sprintf("lock owners read from the target's memory (.NET %s data descriptor: %d locks held or waited for) in %.1f ms, without pausing it",
 		l.Runtime.Version, len(l.Held), float64(time.Since(t0).Microseconds())/1e3)}
 	for _, h := range l.Held {
 		m.Locks = append(m.Locks, hang.HeldLock{Object: h.Object, ObjectType: h.Type, OwnerOSTid: h.OwnerOSTid, Recursion: h.Recursion, Waiters: h.Waiters})

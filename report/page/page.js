@@ -211,7 +211,7 @@ const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['findings', renderFindings], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
-  ['threadpool', renderThreadPool], ['requests', renderRequests], ['snapshot', renderSnapshot],
+  ['threadpool', renderThreadPool], ['requests', renderRequests], ['stacks', renderStacks], ['snapshot', renderSnapshot],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2000, threadpool: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -1236,6 +1236,27 @@ function renderExceptions() {
   if (E.more) h += '<div class="sub">' + E.more + ' more types</div>';
   if (E.notes && E.notes.length) h += '<div class="sub" style="margin-top:6px">' + E.notes.map(esc).join('<br>') + '</div>';
   $('exc').innerHTML = h;
+}
+
+// The threads section: clrspy stacks' snapshot as the session ended (the
+// deadlocks, then each group of threads with the same stack).
+function renderStacks() {
+  const S = M.page.stacks;
+  const panel = $('p-stacks');
+  if (!S) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const waits = Object.keys(S.by_wait_kind || {}).sort().map(k => k + ' ' + S.by_wait_kind[k]).join(', ');
+  $('stacks-sub').textContent = fmtInt(S.threads) + ' threads, ' + fmtInt(S.sampled) + ' with managed stacks · waits: ' + waits +
+    ' · the snapshot paused the target ' + fmtMs(S.paused_ms) + ' ms (clrspy stacks --pid gives every frame)';
+  let h = '';
+  for (const d of S.deadlocks.concat(S.hang_chains)) h += '<div class="partial">' + esc(d) + '</div>';
+  h += '<table class="grid"><thead><tr><th>threads</th><th class="l">wait</th><th class="l">stack (newest first)</th></tr></thead><tbody>';
+  for (const g of S.groups) {
+    h += '<tr title="' + esc(g.frames.join('\n')) + '"><td><b>' + fmtInt(g.count) + '</b></td><td class="l">' + esc(g.wait_kind) + '</td><td class="l mono">' +
+      g.frames.slice(0, 6).map(esc).join('<br>') + (g.frames.length > 6 ? '<br>… ' + (g.frames.length - 6) + ' more' : '') + '</td></tr>';
+  }
+  h += '</tbody></table>';
+  $('stacks').innerHTML = h;
 }
 
 function renderThreadPool() {

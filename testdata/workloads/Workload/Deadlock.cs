@@ -12,7 +12,10 @@ namespace Workload;
 // types of their own (GateA, GateB) so a report can name them. Option
 // ring=3: three threads in a ring instead (thread i takes gate i, then
 // gate i+1 of GateA, GateB, GateC, in TakeRing), so each blocked thread
-// could wait for either of two locks it does not hold.
+// could wait for either of two locks it does not hold. Option kind=lock
+// (.NET 9+): the two threads take two System.Threading.Locks (LockA,
+// LockB: static fields) in opposite order instead, announced
+// "first=LockA" and "first=LockB".
 public sealed class Deadlock : IWorkload
 {
     public string Name => "deadlock";
@@ -28,6 +31,10 @@ public sealed class Deadlock : IWorkload
     public void Run(Options opt, Dictionary<string, object> work)
     {
         int n = opt.Int("ring", 2);
+        bool useLock = opt.Str("kind", "monitor") == "lock";
+#if !NET9_0_OR_GREATER
+        if (useLock) throw new ArgumentException("kind=lock needs .NET 9 (System.Threading.Lock)");
+#endif
         if (n != 2 && n != 3) throw new ArgumentException("ring is 2 or 3");
         using var met = new Barrier(n + 1);
         var ts = new Thread[n];
@@ -36,7 +43,8 @@ public sealed class Deadlock : IWorkload
             int me = t;
             ts[t] = new Thread(() =>
             {
-                if (n == 3) TakeRing(me, met);
+                if (useLock) TakeLocks(me, met);
+                else if (n == 3) TakeRing(me, met);
                 else if (me == 0) TakeAB(me, met);
                 else TakeBA(me, met);
             }) { Name = $"deadlock-{t}" };
@@ -60,6 +68,24 @@ public sealed class Deadlock : IWorkload
             lock (B) { }
         }
     }
+
+#if NET9_0_OR_GREATER
+    static readonly Lock LockA = new(), LockB = new();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void TakeLocks(int me, Barrier met)
+    {
+        Lock first = me == 0 ? LockA : LockB, second = me == 0 ? LockB : LockA;
+        lock (first)
+        {
+            Announce(me, me == 0 ? nameof(LockA) : nameof(LockB));
+            met.SignalAndWait();
+            lock (second) { }
+        }
+    }
+#else
+    static void TakeLocks(int me, Barrier met) { }
+#endif
 
     static readonly object[] Ring = { A, B, C };
 

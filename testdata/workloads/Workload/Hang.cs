@@ -8,7 +8,9 @@ namespace Workload;
 // ManualResetEvent.WaitOne (WaitEvent), sleep=K (2) in Thread.Sleep
 // (SleepForever). Once every one of them is blocked (its ThreadState says
 // WaitSleepJoin) it prints "hung monitor=N wait_handle=M sleep=K+1
-// holder=TID" on stderr: the main thread, the holder, sleeps too.
+// holder=TID" on stderr: the main thread, the holder, sleeps too. Option
+// gate=list: the lock object is a List<HangGate> (ListGate) instead, for a
+// generic type's name.
 public sealed class Hang : IWorkload
 {
     public string Name => "hang";
@@ -16,13 +18,16 @@ public sealed class Hang : IWorkload
     public sealed class HangGate { }
 
     static readonly HangGate Gate = new();
+    static readonly List<HangGate> ListGate = new();
+    static object lockObj = Gate;
     static readonly ManualResetEvent Never = new(false);
 
     public void Run(Options opt, Dictionary<string, object> work)
     {
         int monitor = opt.Int("monitor", 3), handle = opt.Int("handle", 2), sleep = opt.Int("sleep", 2);
         var ts = new List<Thread>();
-        Monitor.Enter(Gate);
+        if (opt.Str("gate", "") == "list") lockObj = ListGate;
+        Monitor.Enter(lockObj);
         for (int i = 0; i < monitor; i++) ts.Add(new Thread(EnterGate) { Name = $"hang-monitor-{i}", IsBackground = true });
         for (int i = 0; i < handle; i++) ts.Add(new Thread(WaitEvent) { Name = $"hang-handle-{i}", IsBackground = true });
         for (int i = 0; i < sleep; i++) ts.Add(new Thread(SleepForever) { Name = $"hang-sleep-{i}", IsBackground = true });
@@ -38,7 +43,7 @@ public sealed class Hang : IWorkload
     [MethodImpl(MethodImplOptions.NoInlining)]
     static void EnterGate()
     {
-        lock (Gate) { }
+        lock (lockObj) { }
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
