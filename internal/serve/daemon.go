@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -247,6 +248,8 @@ func (d *Daemon) Targets() []metrics.Target {
 			LastEventAge: time.Since(snap.Time), HeapGrowth: t.heapGrowth(), Threads: threads, HeapDumpGCs: dumps}
 		if up {
 			mt.Memory, mt.Cgroup = t.mem.get()
+			mt.Cores = runtime.NumCPU()
+			mt.CPUDemandPct = t.mem.demandPct(mt.Cores)
 		}
 		out = append(out, mt)
 	}
