@@ -55,6 +55,7 @@ func (g *Graph) domChildren() (off, kids []uint32) {
 		kids[fill[d]] = v
 		fill[d]++
 	}
+	parkArrays(g, off, kids)
 	return off, kids
 }
 
@@ -89,6 +90,7 @@ func (g *Graph) typesBound() []TypeStat {
 		t.Count++
 		t.Bytes += g.Size[v]
 	}
+	g.mem.release() // parked: what the next walk does not read goes
 	// A walk of the dominator tree with, per type, the number of its
 	// objects on the path: an object adds its retained bytes to its type
 	// only when no dominator of it has the type.

@@ -131,7 +131,10 @@ type Graph struct {
 	byAddr    []uint32  // ids sorted by address (when runs is nil)
 	runs      []addrRun // or: runs of ids in address order, by address
 	mem       *store    // where the arrays are mapped (nil: the Go heap)
-	analysed  bool
+	// park: move each long-lived array to a file once built, so a phase
+	// holds only what it touches (parkIdle).
+	park     bool
+	analysed bool
 
 	// Filled by Analyze.
 	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
@@ -285,20 +288,21 @@ func (b *Builder) Graph() (*Graph, error) {
 	b.nedges.push(0)
 	g.Off = b.nedges.s
 	b.nedges = vec[uint32]{}
-	edges := b.edges.s
+	edges := edgeReader{buf: b.edges.s}
 	// Room for the roots and the unrooted ones (reserved address space,
 	// only what is written takes memory).
-	dst := newVec[uint32](g.mem, len(edges)+len(b.roots)+len(b.statics)+n+1)
+	dst := newVec[uint32](g.mem, int(b.nEdges)+len(b.roots)+len(b.statics)+n+1)
 	var dangling []uint64
 	pos := uint64(0)
 	for i := 0; i < n; i++ {
 		want := uint64(g.Off[i])
 		g.Off[i] = uint32(len(dst.s))
-		if rest := uint64(len(edges)) - pos; want > rest {
+		if rest := b.nEdges - pos; want > rest {
 			g.Missing.Edges += want - rest
 			want = rest
 		}
-		for _, a := range edges[pos : pos+want] {
+		for range want {
+			a := edges.next()
 			if id, ok := g.Find(a); ok {
 				dst.push(id)
 			} else if a != 0 {
@@ -357,6 +361,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	g.Off[n+1] = uint32(len(dst.s))
 	g.Dst = dst.s
 	g.attachUnrooted(&dst)
+	g.park = b.mem != nil && !b.mem.spill && n >= parkMinObjects
+	parkArrays(g, g.Addr, g.Size)
+	parkArrays(g, g.Type, g.Off, g.Dst)
 	b.mem.release()
 	g.Analyze()
 	if err := g.mem.Err(); err != nil {
@@ -364,6 +371,31 @@ func (b *Builder) Graph() (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// parkMinObjects is the size from which a graph in memory parks its
+// arrays (Graph.park): below it, the process's floor (its binary, the
+// event reader's buffers) decides its peak, and the copies would cost
+// time for little.
+var parkMinObjects = 1 << 21
+
+// parkArrays parks the graph's arrays of one element type when the graph
+// parks them (park): each phase of the analyses then holds the arrays it
+// touches and its own temporaries, not every array at once. They are
+// written once, to unlinked files in $TMPDIR, and read back from the page
+// cache by the phases that need them (a file of the disk: the kernel may
+// write them out when memory is short, and drop their pages).
+func parkArrays[T any](g *Graph, as ...[]T) {
+	if !g.park {
+		return
+	}
+	for _, a := range as {
+		if err := parkArr(g.mem, a); err != nil {
+			g.mem.fail(err)
+			g.park = false
+			return
+		}
+	}
 }
 
 // indexAddrs builds Find's index: the runs of increasing addresses when

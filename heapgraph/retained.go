@@ -200,6 +200,7 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 	// and last in the tree's preorder.
 	d := g.domIndex()
 	defer d.free(g)
+	g.mem.release() // parked: the tree's arrays, read by domIndex
 	none := ^uint32(0)
 	first, last := make([]uint32, len(g.TypeNames)), make([]uint32, len(g.TypeNames))
 	for i := range first {
@@ -214,6 +215,7 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 			last[t] = v
 		}
 	}
+	g.mem.release()
 	// Walks run on every CPU (each with its own bitset and stack; each
 	// writes its own types' entries).
 	start := time.Now()
