@@ -95,6 +95,7 @@ func (g *Graph) typesBound() []TypeStat {
 	// objects on the path: an object adds its retained bytes to its type
 	// only when no dominator of it has the type.
 	off, kids := g.domChildren()
+	g.mem.release() // parked: Idom and order, read by domChildren
 	active := make([]uint32, len(g.TypeNames))
 	stack := []dfsFrame{{g.Root(), off[g.Root()]}}
 	for len(stack) > 0 {
@@ -117,6 +118,7 @@ func (g *Graph) typesBound() []TypeStat {
 	}
 	ts = slices.DeleteFunc(ts, func(t TypeStat) bool { return t.Count == 0 })
 	sortTypes(ts)
+	g.mem.release() // parked: the tree's arrays and the types go
 	return ts
 }
 
