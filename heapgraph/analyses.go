@@ -55,8 +55,19 @@ func (g *Graph) domChildren() (off, kids []uint32) {
 		kids[fill[d]] = v
 		fill[d]++
 	}
-	parkArrays(g, off, kids)
 	return off, kids
+}
+
+// dropDomChildren frees the dominator tree's children when the graph
+// parks its arrays (a large graph: its exact walks have no room for
+// them); the next domChildren makes them again.
+func (g *Graph) dropDomChildren() {
+	if !g.park || g.domKids == nil {
+		return
+	}
+	freeArr(g.mem, g.domOff)
+	freeArr(g.mem, g.domKids)
+	g.domOff, g.domKids = nil, nil
 }
 
 // Types returns every type's count, own bytes and retained bytes, by

@@ -280,6 +280,12 @@ func (b *Builder) Graph() (*Graph, error) {
 	// of their own. Else the ids are sorted by address.
 	g.indexAddrs()
 
+	// Sizes and types are not read again until the dominators' end: a
+	// large graph parks them while the references are resolved.
+	g.park = b.mem != nil && !b.mem.spill && n >= parkMinObjects
+	parkBehind(g, g.Size)
+	parkBehind(g, g.Type)
+
 	// CSR: node i's edges are the next nedges[i] of the edge stream;
 	// edges to objects never described are dropped and counted.
 	// The per-node edge counts become the offsets in place (each count
@@ -358,13 +364,16 @@ func (b *Builder) Graph() (*Graph, error) {
 		g.Roots = append(g.Roots, Root{Object: id, Kind: r.kind, Name: b.names[r.name]})
 	}
 	b.roots = nil
+	// The addresses are read no more (the roots' objects are found) until
+	// the report's.
+	parkBehind(g, g.Addr)
 	g.Off[n+1] = uint32(len(dst.s))
 	g.Dst = dst.s
 	g.attachUnrooted(&dst)
-	g.park = b.mem != nil && !b.mem.spill && n >= parkMinObjects
-	parkArrays(g, g.Addr, g.Size)
-	parkArrays(g, g.Type, g.Off, g.Dst)
-	b.mem.release()
+	// The graph is whole: the dominators' walk reads it while it is
+	// parked, and their first release waits for the parkings.
+	parkBehind(g, g.Off)
+	parkBehind(g, g.Dst)
 	g.Analyze()
 	if err := g.mem.Err(); err != nil {
 		g.Free()
@@ -384,17 +393,27 @@ var parkMinObjects = 1 << 21
 // touches and its own temporaries, not every array at once. They are
 // written once, to unlinked files in $TMPDIR, and read back from the page
 // cache by the phases that need them (a file of the disk: the kernel may
-// write them out when memory is short, and drop their pages).
+// write them out when memory is short, and drop their pages). An array
+// that cannot be parked (a full disk) stays in memory.
 func parkArrays[T any](g *Graph, as ...[]T) {
 	if !g.park {
 		return
 	}
 	for _, a := range as {
-		if err := parkArr(g.mem, a); err != nil {
-			g.mem.fail(err)
-			g.park = false
+		if parkArr(g.mem, a) != nil {
 			return
 		}
+	}
+}
+
+// parkBehind parks as parkArrays does, in the background: the caller
+// goes on with work that may read the arrays but not write them, and the
+// store's next release waits for the parking (the copy to the file,
+// then the mapping of the file over the array, which its readers see
+// unchanged).
+func parkBehind[T any](g *Graph, as ...[]T) {
+	if g.park {
+		g.mem.behind(func() { parkArrays(g, as...) })
 	}
 }
 

@@ -55,6 +55,8 @@ type store struct {
 	mu      sync.Mutex
 	regs    map[uintptr]*region // by base address
 	written int64               // spilled bytes since the last hand-back
+	// parks: the parkings in flight (behind), waited for by release.
+	parks sync.WaitGroup
 	err     error               // the first allocation failure
 }
 
@@ -158,7 +160,11 @@ func (s *store) free(p unsafe.Pointer) {
 // page cache (their contents stay in the files; the next touch reads them
 // back). A no-op without spilling.
 func (s *store) release() {
-	if s == nil || !s.spill && !s.parked {
+	if s == nil {
+		return
+	}
+	s.parks.Wait()
+	if !s.spill && !s.parked {
 		return
 	}
 	s.mu.Lock()
@@ -237,6 +243,16 @@ func (s *store) toFile(r *region, n int64) error {
 	r.f, r.size = f, nr.size
 	s.mu.Unlock()
 	return nil
+}
+
+// behind runs f (parkings) in its own goroutine while the caller goes on;
+// the next release waits for it.
+func (s *store) behind(f func()) {
+	s.parks.Add(1)
+	go func() {
+		defer s.parks.Done()
+		f()
+	}()
 }
 
 // parkArr moves the array a (a whole region of the store: makeArr's, or

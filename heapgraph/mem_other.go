@@ -36,6 +36,8 @@ func spillVec[T any](*vec[T]) error { return nil }
 
 func parkArr[T any](*store, []T) error { return nil }
 
+func (s *store) behind(f func()) { f() }
+
 func (s *store) mapFile(*os.File, int64) ([]byte, error) { return nil, errNoMap }
 
 var errNoMap = errors.New("no file mapping here")

@@ -200,7 +200,8 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 	// and last in the tree's preorder.
 	d := g.domIndex()
 	defer d.free(g)
-	g.mem.release() // parked: the tree's arrays, read by domIndex
+	g.dropDomChildren()
+	g.mem.release() // parked: Idom and order, read by domIndex's tree
 	none := ^uint32(0)
 	first, last := make([]uint32, len(g.TypeNames)), make([]uint32, len(g.TypeNames))
 	for i := range first {
@@ -250,4 +251,5 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 		}()
 	}
 	wg.Wait()
+	g.mem.release() // parked: what the walks read
 }
