@@ -57,7 +57,7 @@ type store struct {
 	written int64               // spilled bytes since the last hand-back
 	// parks: the parkings in flight (behind), waited for by release.
 	parks sync.WaitGroup
-	err     error               // the first allocation failure
+	err   error // the first allocation failure
 }
 
 func newStore(spill bool, dir string) *store {
