@@ -263,3 +263,82 @@ func TestLeakWatchLive(t *testing.T) {
 		t.Errorf("growth exported without a second snapshot")
 	}
 }
+
+// TestLeakWatchLiveDiff: the leak watch's second snapshot and its diff on
+// a real leak. The graph workload's leak command keeps 30,000 more
+// GraphItem+GraphLeaf each time (2,160,024 bytes: 32 B each and the
+// 240,024 B array): the first leak and two GCs make the baseline (as in
+// TestLeakWatchLive), a second and two GCs make gen2 grow again by as
+// much, so once snapshotMinInterval (shortened to 0) allows, the watch
+// takes the second snapshot and its diff names the leaking types with
+// exactly what was leaked since the first: GraphItem and GraphLeaf
+// +960,000 B (+30,000 objects) each and the array's 240,024 B, in the log and in
+// clrspy_heap_growth_bytes (the objects are kept: nothing of them can
+// leave, so no tolerance is needed beyond the GCs' timing, which the
+// waits absorb).
+func TestLeakWatchLiveDiff(t *testing.T) {
+	oldAfter, oldMin := leakSecondAfter, snapshotMinInterval
+	leakSecondAfter, snapshotMinInterval = 0, 0
+	t.Cleanup(func() { leakSecondAfter, snapshotMinInterval = oldAfter, oldMin })
+	path, name := alias(t, t.TempDir())
+	d, log := run(t, Config{Names: []string{name}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "graph", "items=3000")
+	pid := strconv.Itoa(p.Pid)
+	waitStderr(t, p, "graph ready")
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gcs := func(n int) {
+		for range n {
+			p.Stdin("gc\n")
+			time.Sleep(400 * time.Millisecond)
+		}
+	}
+	gcs(2)
+	time.Sleep(time.Second)
+	gcs(3)
+	p.Stdin("leak 30000\n")
+	waitStderr(t, p, "leaked 30000")
+	gcs(2)
+	waitFor(t, 30*time.Second, "the first snapshot", func() bool {
+		return strings.Contains(log.String(), "heap snapshot taken as the baseline of gen2 growth pid="+pid)
+	})
+	// The baseline's own GC sets the reference; then the second leak.
+	gcs(1)
+	p.Stdin("leak 30000\n")
+	waitStderr(t, p, "leaked 30000 2160024")
+	diffed := "gen2 grew since the last heap snapshot; the types that grew most pid=" + pid
+	waitFor(t, 60*time.Second, "the second snapshot's diff", func() bool {
+		if !strings.Contains(log.String(), diffed) {
+			gcs(1)
+			return false
+		}
+		return true
+	})
+	var line string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, diffed) {
+			line = l
+		}
+	}
+	t.Logf("%s", line)
+	for _, want := range []string{"Workload.GraphItem +960000 B (+30000 objects)", "Workload.GraphLeaf +960000 B (+30000 objects)",
+		"Workload.GraphItem[] +240024 B (+1 objects)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, line)
+		}
+	}
+	m := get(t, h, "/metrics").Body.String()
+	for _, ty := range []string{"Workload.GraphItem", "Workload.GraphLeaf"} {
+		want := `clrspy_heap_growth_bytes{pid="` + pid + `",process="` + name + `",type="` + ty + `"} 960000`
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	p.Stdin("exit\n")
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
