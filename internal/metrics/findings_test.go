@@ -24,16 +24,7 @@ import (
 func TestFindingsAsTriageJudges(t *testing.T) {
 	for _, name := range []string{"gc-wks.nettrace", "contention.nettrace"} {
 		tg := fixtureTarget(t, name, "1", "P")
-		st, err := source.Open(source.Spec{File: tracetest.Path(t, name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := triage.New(st.Header(), triage.Options{Target: "--pid 1", NoProfile: true})
-		if _, err := st.Run(a); err != nil {
-			t.Fatal(err)
-		}
-		st.Close()
-		ff := a.Facts()
+		ff := triageOf(t, name).Facts()
 		file := judgedRules(triage.Findings(ff))
 		// Live, the thread count is /proc's (metrics.Target.Threads); a
 		// file has none: the threads its events came from stand for it.
@@ -76,15 +67,7 @@ func TestFindingsCPUDemand(t *testing.T) {
 	}{{2, 90, "cpu.demand_pct critical"}, {2, 50, "cpu.demand_pct warning"}, {2, 10, "cpu info"}, {0, 90, ""}} {
 		tg := fixtureTarget(t, "contention.nettrace", "1", "P")
 		tg.Cores, tg.CPUDemandPct = tc.cores, tc.demand
-		st, err := source.Open(source.Spec{File: tracetest.Path(t, "contention.nettrace")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := triage.New(st.Header(), triage.Options{Target: "--pid 1", NoProfile: true})
-		if _, err := st.Run(a); err != nil {
-			t.Fatal(err)
-		}
-		st.Close()
+		a := triageOf(t, "contention.nettrace")
 		if tc.cores > 0 {
 			a.SetCPU(tc.cores, tc.demand)
 		}
@@ -148,3 +131,18 @@ func (r *recordSink) value(f *Family, v float64, lv []string) {
 }
 
 func (r *recordSink) hist(*Family, analysis.Histogram, *Native, []string) {}
+
+// triageOf is `clrspy triage FILE`'s analyzer run over the fixture name.
+func triageOf(t *testing.T, name string) *triage.Analyzer {
+	t.Helper()
+	st, err := source.Open(source.Spec{File: tracetest.Path(t, name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := triage.New(st.Header(), triage.Options{Target: "--pid 1", NoProfile: true})
+	if _, err := st.Run(a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

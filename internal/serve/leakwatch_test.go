@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrspy/clrspy/internal/workload"
 )
 
 const mb = 1 << 20
@@ -196,23 +199,10 @@ func TestLeakWatchLive(t *testing.T) {
 	old := leakSecondAfter
 	leakSecondAfter = 0
 	t.Cleanup(func() { leakSecondAfter = old })
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gs := startGraphServe(t, Config{LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	log, h, p, pid := gs.log, gs.h, gs.p, gs.pid
 	taken := "gen2 grew steadily: the leak watch takes a heap snapshot (a blocking gen2 GC), another after further growth pid=" + pid
-	gcs := func(n int) {
-		for range n {
-			p.Stdin("gc\n")
-			time.Sleep(400 * time.Millisecond)
-		}
-	}
+	gcs := gs.gcs
 	// Start-up: GCs within the settle time; then a flat gen2 for 2 s.
 	gcs(2)
 	time.Sleep(time.Second)
@@ -280,22 +270,9 @@ func TestLeakWatchLiveDiff(t *testing.T) {
 	oldAfter, oldMin := leakSecondAfter, snapshotMinInterval
 	leakSecondAfter, snapshotMinInterval = 0, 0
 	t.Cleanup(func() { leakSecondAfter, snapshotMinInterval = oldAfter, oldMin })
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Names: []string{name}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
-	gcs := func(n int) {
-		for range n {
-			p.Stdin("gc\n")
-			time.Sleep(400 * time.Millisecond)
-		}
-	}
+	gs := startGraphServe(t, Config{LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	log, h, p, pid, name := gs.log, gs.h, gs.p, gs.pid, gs.name
+	gcs := gs.gcs
 	gcs(2)
 	time.Sleep(time.Second)
 	gcs(3)
@@ -340,5 +317,41 @@ func TestLeakWatchLiveDiff(t *testing.T) {
 	p.Stdin("exit\n")
 	if _, err := p.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// graphServe is a daemon with its handler, monitoring the graph workload
+// (items=3000) under its own name, its session open.
+type graphServe struct {
+	d         *Daemon
+	log       *workload.LockedBuffer
+	h         http.Handler
+	p         *workload.Proc
+	pid, name string
+}
+
+// startGraphServe starts the daemon with cfg (its Names set to the
+// workload's) and the workload, and waits for the session.
+func startGraphServe(t *testing.T, cfg Config) *graphServe {
+	t.Helper()
+	path, name := alias(t, t.TempDir())
+	cfg.Names = []string{name}
+	d, log := run(t, cfg)
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "graph", "items=3000")
+	pid := strconv.Itoa(p.Pid)
+	waitStderr(t, p, "graph ready")
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	return &graphServe{d: d, log: log, h: h, p: p, pid: pid, name: name}
+}
+
+// gcs has the workload run n blocking gen2 GCs, 400 ms apart.
+func (gs *graphServe) gcs(n int) {
+	for range n {
+		gs.p.Stdin("gc\n")
+		time.Sleep(400 * time.Millisecond)
 	}
 }
