@@ -58,6 +58,18 @@ func (g *Graph) domChildren() (off, kids []uint32) {
 	return off, kids
 }
 
+// dropDomChildren frees the dominator tree's children when the graph
+// parks its arrays (a large graph: its exact walks have no room for
+// them); the next domChildren makes them again.
+func (g *Graph) dropDomChildren() {
+	if !g.park || g.domKids == nil {
+		return
+	}
+	freeArr(g.mem, g.domOff)
+	freeArr(g.mem, g.domKids)
+	g.domOff, g.domKids = nil, nil
+}
+
 // Types returns every type's count, own bytes and retained bytes, by
 // retained bytes (then own bytes, then name), with the default options:
 // exact retained bytes for the top 30 types by the dominator tree's lower
@@ -89,10 +101,12 @@ func (g *Graph) typesBound() []TypeStat {
 		t.Count++
 		t.Bytes += g.Size[v]
 	}
+	g.mem.release() // parked: what the next walk does not read goes
 	// A walk of the dominator tree with, per type, the number of its
 	// objects on the path: an object adds its retained bytes to its type
 	// only when no dominator of it has the type.
 	off, kids := g.domChildren()
+	g.mem.release() // parked: Idom and order, read by domChildren
 	active := make([]uint32, len(g.TypeNames))
 	stack := []dfsFrame{{g.Root(), off[g.Root()]}}
 	for len(stack) > 0 {
@@ -115,6 +129,7 @@ func (g *Graph) typesBound() []TypeStat {
 	}
 	ts = slices.DeleteFunc(ts, func(t TypeStat) bool { return t.Count == 0 })
 	sortTypes(ts)
+	g.mem.release() // parked: the tree's arrays and the types go
 	return ts
 }
 

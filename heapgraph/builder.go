@@ -1,6 +1,8 @@
 package heapgraph
 
 import (
+	"encoding/binary"
+
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/clrmeta"
@@ -45,8 +47,14 @@ type Builder struct {
 	sizes     vec[uint64]
 	types     vec[uint32] // index into typeNames
 	nedges    vec[uint32]
-	edges     vec[uint64] // edge target addresses, in node order
-	roots     []rawRoot
+	// edges: the edges' target addresses in node order, each the zigzag
+	// varint of its difference from the previous one (neighbours point
+	// near each other: 1-3 bytes an edge, not 8); nEdges of them, the
+	// last lastEdge.
+	edges    vec[byte]
+	nEdges   uint64
+	lastEdge uint64
+	roots    []rawRoot
 
 	typeOf map[uint64]uint32 // BulkType TypeID -> index
 	// The last TypeID typeIndex found, and its index.
@@ -130,7 +138,7 @@ func (b *Builder) MapArrays(spill bool, dir string, budget int64) {
 	b.sizes = newVec[uint64](b.mem, maxElems)
 	b.types = newVec[uint32](b.mem, maxElems)
 	b.nedges = newVec[uint32](b.mem, maxElems+2)
-	b.edges = newVec[uint64](b.mem, maxElems)
+	b.edges = newVec[byte](b.mem, maxElems*binary.MaxVarintLen64)
 }
 
 // Wants reports whether an event of m is one the builder reads (a file
@@ -303,10 +311,11 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		}
 		b.stats.Used()
 		b.lostEdge += gap(&b.nextEdge, idx)
+		n0 := len(b.edges.s)
 		for i := range b.edgeBuf {
-			b.edges.push(b.edgeBuf[i].Target)
+			b.pushEdge(b.edgeBuf[i].Target)
 		}
-		b.mem.wrote(int64(len(b.edgeBuf)) * 8)
+		b.mem.wrote(int64(len(b.edges.s) - n0))
 	case clrevents.IDGCBulkRootEdge:
 		var idx uint32
 		var err error
@@ -371,6 +380,33 @@ func (b *Builder) Event(ev *nettrace.Event) {
 		b.stats.Used()
 		b.com += uint64(c.Count)
 	}
+}
+
+// pushEdge appends an edge's target address to edges (zigzag varint of
+// the difference from the previous one).
+func (b *Builder) pushEdge(a uint64) {
+	d := a - b.lastEdge
+	if cap(b.edges.s)-len(b.edges.s) < binary.MaxVarintLen64 {
+		b.edges.grow()
+	}
+	b.edges.s = binary.AppendUvarint(b.edges.s, d<<1^uint64(int64(d)>>63))
+	b.lastEdge = a
+	b.nEdges++
+}
+
+// edgeReader reads edges back in order.
+type edgeReader struct {
+	buf  []byte
+	pos  int
+	last uint64
+}
+
+// next is the next edge's target address.
+func (r *edgeReader) next() uint64 {
+	z, n := binary.Uvarint(r.buf[r.pos:])
+	r.pos += n
+	r.last += z>>1 ^ -(z & 1)
+	return r.last
 }
 
 // gap advances the expected Index and returns how many events were
@@ -455,7 +491,7 @@ func (b *Builder) spillIfTooBig() error {
 		return nil
 	}
 	b.autoSpill = false
-	need := 52*int64(len(b.addrs.s)) + 16*int64(len(b.edges.s))
+	need := 52*int64(len(b.addrs.s)) + 16*int64(b.nEdges)
 	avail := memAvailable()
 	if avail <= 0 || need <= avail/2 {
 		return nil

@@ -16,7 +16,13 @@
 // recursion), in a few 32-bit arrays per node. With Builder.MapArrays
 // these arrays live outside the Go heap, each freed when its phase ends,
 // and optionally spilled to unlinked temporary files whose pages go back
-// to the page cache past a resident budget (mem_linux.go).
+// to the page cache past a resident budget (mem_linux.go). A large graph
+// (2 M objects and more) kept in memory parks each long-lived array
+// (addresses, sizes, types, references, retained bytes, dominators) in
+// such a file once it is built, in the background, and hands its pages
+// back at each phase's end: a phase holds only what it touches and its
+// own temporaries. The read keeps the references' target addresses as
+// zigzag varint differences (1-3 bytes each, not 8).
 //
 // Lost events never make a silent partial graph: a gap in a bulk kind's
 // Index, fewer edges than the nodes announced, or an edge to an object

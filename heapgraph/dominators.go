@@ -182,5 +182,7 @@ func (g *Graph) Analyze() {
 	g.Idom[root] = root
 	freeArr(mem, idom)
 	g.order = vertex[:m]
+	parkArrays(g, g.Retained)
+	parkArrays(g, g.Idom, g.order)
 	mem.release()
 }

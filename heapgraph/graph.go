@@ -131,7 +131,10 @@ type Graph struct {
 	byAddr    []uint32  // ids sorted by address (when runs is nil)
 	runs      []addrRun // or: runs of ids in address order, by address
 	mem       *store    // where the arrays are mapped (nil: the Go heap)
-	analysed  bool
+	// park: move each long-lived array to a file once built, so a phase
+	// holds only what it touches (parkIdle).
+	park     bool
+	analysed bool
 
 	// Filled by Analyze.
 	Idom     []uint32 // immediate dominator (N+1; Idom[N] == N)
@@ -277,6 +280,12 @@ func (b *Builder) Graph() (*Graph, error) {
 	// of their own. Else the ids are sorted by address.
 	g.indexAddrs()
 
+	// Sizes and types are not read again until the dominators' end: a
+	// large graph parks them while the references are resolved.
+	g.park = b.mem != nil && !b.mem.spill && n >= parkMinObjects
+	parkBehind(g, g.Size)
+	parkBehind(g, g.Type)
+
 	// CSR: node i's edges are the next nedges[i] of the edge stream;
 	// edges to objects never described are dropped and counted.
 	// The per-node edge counts become the offsets in place (each count
@@ -285,20 +294,21 @@ func (b *Builder) Graph() (*Graph, error) {
 	b.nedges.push(0)
 	g.Off = b.nedges.s
 	b.nedges = vec[uint32]{}
-	edges := b.edges.s
+	edges := edgeReader{buf: b.edges.s}
 	// Room for the roots and the unrooted ones (reserved address space,
 	// only what is written takes memory).
-	dst := newVec[uint32](g.mem, len(edges)+len(b.roots)+len(b.statics)+n+1)
+	dst := newVec[uint32](g.mem, int(b.nEdges)+len(b.roots)+len(b.statics)+n+1)
 	var dangling []uint64
 	pos := uint64(0)
 	for i := 0; i < n; i++ {
 		want := uint64(g.Off[i])
 		g.Off[i] = uint32(len(dst.s))
-		if rest := uint64(len(edges)) - pos; want > rest {
+		if rest := b.nEdges - pos; want > rest {
 			g.Missing.Edges += want - rest
 			want = rest
 		}
-		for _, a := range edges[pos : pos+want] {
+		for range want {
+			a := edges.next()
 			if id, ok := g.Find(a); ok {
 				dst.push(id)
 			} else if a != 0 {
@@ -354,16 +364,57 @@ func (b *Builder) Graph() (*Graph, error) {
 		g.Roots = append(g.Roots, Root{Object: id, Kind: r.kind, Name: b.names[r.name]})
 	}
 	b.roots = nil
+	// The addresses are read no more (the roots' objects are found) until
+	// the report's.
+	parkBehind(g, g.Addr)
 	g.Off[n+1] = uint32(len(dst.s))
 	g.Dst = dst.s
 	g.attachUnrooted(&dst)
-	b.mem.release()
+	// The graph is whole: the dominators' walk reads it while it is
+	// parked, and their first release waits for the parkings.
+	parkBehind(g, g.Off)
+	parkBehind(g, g.Dst)
 	g.Analyze()
 	if err := g.mem.Err(); err != nil {
 		g.Free()
 		return nil, err
 	}
 	return g, nil
+}
+
+// parkMinObjects is the size from which a graph in memory parks its
+// arrays (Graph.park): below it, the process's floor (its binary, the
+// event reader's buffers) decides its peak, and the copies would cost
+// time for little.
+var parkMinObjects = 1 << 21
+
+// parkArrays parks the graph's arrays of one element type when the graph
+// parks them (park): each phase of the analyses then holds the arrays it
+// touches and its own temporaries, not every array at once. They are
+// written once, to unlinked files in $TMPDIR, and read back from the page
+// cache by the phases that need them (a file of the disk: the kernel may
+// write them out when memory is short, and drop their pages). An array
+// that cannot be parked (a full disk) stays in memory.
+func parkArrays[T any](g *Graph, as ...[]T) {
+	if !g.park {
+		return
+	}
+	for _, a := range as {
+		if parkArr(g.mem, a) != nil {
+			return
+		}
+	}
+}
+
+// parkBehind parks as parkArrays does, in the background: the caller
+// goes on with work that may read the arrays but not write them, and the
+// store's next release waits for the parking (the copy to the file,
+// then the mapping of the file over the array, which its readers see
+// unchanged).
+func parkBehind[T any](g *Graph, as ...[]T) {
+	if g.park {
+		g.mem.behind(func() { parkArrays(g, as...) })
+	}
 }
 
 // indexAddrs builds Find's index: the runs of increasing addresses when

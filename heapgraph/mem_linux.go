@@ -47,12 +47,17 @@ type region struct {
 // store allocates and frees the large arrays of one graph. A nil store
 // allocates in the Go heap (files read in full, tests) and frees nothing.
 type store struct {
-	spill   bool
+	spill bool
+	// parked: some regions were moved to files by park while new ones
+	// stay anonymous (release then hands back the parked ones' pages).
+	parked  bool
 	dir     string // spilled files' directory ("" os.TempDir)
 	mu      sync.Mutex
 	regs    map[uintptr]*region // by base address
 	written int64               // spilled bytes since the last hand-back
-	err     error               // the first allocation failure
+	// parks: the parkings in flight (behind), waited for by release.
+	parks sync.WaitGroup
+	err   error // the first allocation failure
 }
 
 func newStore(spill bool, dir string) *store {
@@ -155,7 +160,11 @@ func (s *store) free(p unsafe.Pointer) {
 // page cache (their contents stay in the files; the next touch reads them
 // back). A no-op without spilling.
 func (s *store) release() {
-	if s == nil || !s.spill {
+	if s == nil {
+		return
+	}
+	s.parks.Wait()
+	if !s.spill && !s.parked {
 		return
 	}
 	s.mu.Lock()
@@ -204,7 +213,7 @@ var memAvailable = func() int64 {
 // are written to a new unlinked file, which is then mapped over the
 // whole reservation at the same address (MAP_FIXED), so every slice of
 // it stays valid. Slices must then not reach past r.size (the file's
-// length; see vec.capToFile). From then on the store spills.
+// length; see vec.capToFile).
 func (s *store) toFile(r *region, n int64) error {
 	if r.f != nil {
 		return nil
@@ -232,7 +241,45 @@ func (s *store) toFile(r *region, n int64) error {
 	}
 	s.mu.Lock()
 	r.f, r.size = f, nr.size
-	s.spill = true
+	s.mu.Unlock()
+	return nil
+}
+
+// behind runs f (parkings) in its own goroutine while the caller goes on;
+// the next release waits for it.
+func (s *store) behind(f func()) {
+	s.parks.Add(1)
+	go func() {
+		defer s.parks.Done()
+		f()
+	}()
+}
+
+// parkArr moves the array a (a whole region of the store: makeArr's, or
+// a vector's once it no longer grows) to a spill file, as toFile, while
+// the store's new arrays stay anonymous: an array a phase does not touch
+// then costs no resident memory after the next release, and the phase
+// that reads it again reads it back from the page cache. A no-op for
+// memory the store did not map.
+func parkArr[T any](s *store, a []T) error {
+	if s == nil || len(a) == 0 {
+		return nil
+	}
+	p := unsafe.Pointer(unsafe.SliceData(a))
+	s.mu.Lock()
+	r := s.regs[uintptr(p)]
+	s.mu.Unlock()
+	if r == nil || r.f != nil {
+		return nil
+	}
+	var z T
+	// Its length: nothing reaches past it any more (a vector's
+	// reservation beyond is not written to the file).
+	if err := s.toFile(r, int64(len(a))*int64(unsafe.Sizeof(z))); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.parked = true
 	s.mu.Unlock()
 	return nil
 }
@@ -256,6 +303,9 @@ func spillVec[T any](v *vec[T]) error {
 	if err := v.st.toFile(v.r, int64(len(v.s))*int64(unsafe.Sizeof(z))); err != nil {
 		return err
 	}
+	v.st.mu.Lock()
+	v.st.spill = true // from then on the store spills
+	v.st.mu.Unlock()
 	v.capToFile()
 	return nil
 }

@@ -28,10 +28,15 @@ type vec[T any] struct{ s []T }
 func newVec[T any](*store, int) vec[T] { return vec[T]{} }
 func (v *vec[T]) push(x T)             { v.s = append(v.s, x) }
 func (v *vec[T]) free()                { *v = vec[T]{} }
+func (v *vec[T]) grow()                {}
 
 var memAvailable = func() int64 { return 0 }
 
 func spillVec[T any](*vec[T]) error { return nil }
+
+func parkArr[T any](*store, []T) error { return nil }
+
+func (s *store) behind(f func()) { f() }
 
 func (s *store) mapFile(*os.File, int64) ([]byte, error) { return nil, errNoMap }
 

@@ -59,10 +59,19 @@ func TestGraphSpill(t *testing.T) {
 	memAvailable = func() int64 { return 1 << 10 }
 	auto := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(false, dir, 0) })
 	memAvailable = avail
+	// In memory, each long-lived array parked in a file once built (a
+	// large graph's default: Graph.park).
+	pm := parkMinObjects
+	parkMinObjects = 0
+	parked := loadWith(t, "heap-graph.nettrace.gz", func(b *Builder) { b.MapArrays(false, dir, 0) })
+	parkMinObjects = pm
+	if !parked.park || parked.mem.spill {
+		t.Errorf("parked: park %v, spill %v; want parked arrays in a store that does not spill", parked.park, parked.mem.spill)
+	}
 	if want.N < 4000 {
 		t.Fatalf("fixture has %d objects, want the workload's 4000 and more", want.N)
 	}
-	for name, g := range map[string]*Graph{"spilled": spilled, "auto": auto} {
+	for name, g := range map[string]*Graph{"spilled": spilled, "auto": auto, "parked": parked} {
 		files := 0
 		for _, r := range g.mem.regs {
 			if r.f != nil {
@@ -81,7 +90,7 @@ func TestGraphSpill(t *testing.T) {
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Errorf("spill directory holds %d entries (%v), want none (files unlinked when made)", len(ents), err)
 	}
-	for name, g := range map[string]*Graph{"mapped": mapped, "spilled": spilled, "auto": auto} {
+	for name, g := range map[string]*Graph{"mapped": mapped, "spilled": spilled, "auto": auto, "parked": parked} {
 		if g.N != want.N || g.Bytes != want.Bytes || g.Missing != want.Missing {
 			t.Errorf("%s: %d objects %d bytes %+v, want %d %d %+v", name, g.N, g.Bytes, g.Missing, want.N, want.Bytes, want.Missing)
 		}
@@ -115,6 +124,7 @@ func TestGraphSpill(t *testing.T) {
 	spilled.Free()
 	mapped.Free()
 	auto.Free()
+	parked.Free()
 	if spilled.Addr != nil || spilled.mem != nil {
 		t.Error("Free left the arrays")
 	}

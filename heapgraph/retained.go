@@ -200,6 +200,8 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 	// and last in the tree's preorder.
 	d := g.domIndex()
 	defer d.free(g)
+	g.dropDomChildren()
+	g.mem.release() // parked: Idom and order, read by domIndex's tree
 	none := ^uint32(0)
 	first, last := make([]uint32, len(g.TypeNames)), make([]uint32, len(g.TypeNames))
 	for i := range first {
@@ -214,6 +216,7 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 			last[t] = v
 		}
 	}
+	g.mem.release()
 	// Walks run on every CPU (each with its own bitset and stack; each
 	// writes its own types' entries).
 	start := time.Now()
@@ -248,4 +251,5 @@ func (g *Graph) exactRetained(ts []TypeStat, o TypeOptions) {
 		}()
 	}
 	wg.Wait()
+	g.mem.release() // parked: what the walks read
 }

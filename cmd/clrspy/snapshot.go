@@ -87,8 +87,10 @@ the same kinds; its type names are PerfView's ("Dictionary<K,V>" style).
 PerfView read it) instead of a report.
 
 Memory: the graph's arrays (about 60 bytes per object) live outside the Go
-heap, each freed when its phase ends. They spill to unlinked temporary files
-in $TMPDIR when the graph would not fit (building and analysing it needing
+heap, each freed when its phase ends. From 2 M objects each long-lived one is
+parked in an unlinked temporary file in $TMPDIR once built, so a phase keeps
+only what it touches resident (about 30 bytes per object at the peak). They
+spill whole when the graph would not fit (building and analysing it needing
 more than half the available memory), or always with --max-memory SIZE,
 which then keeps clrspy's resident memory near SIZE.
 

@@ -21,6 +21,39 @@ type memWatch struct {
 	mu sync.Mutex
 	ss []memory.Sample
 	cg *procfs.CgroupMemory
+	// cpu are the threads' CPU time (procfs.SchedNanos) at each reading
+	// over the same span, for clrspy_findings' CPU demand.
+	cpu []schedReading
+}
+
+// schedReading is one reading of a process's threads' CPU time.
+type schedReading struct {
+	at    time.Time
+	nanos int64
+}
+
+// addCPU appends a reading of the threads' CPU time, dropping the oldest
+// past maxMemorySamples.
+func (w *memWatch) addCPU(at time.Time, nanos int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.cpu) == maxMemorySamples {
+		w.cpu = append(w.cpu[:0], w.cpu[1:]...)
+	}
+	w.cpu = append(w.cpu, schedReading{at, nanos})
+}
+
+// demandPct is the process's CPU demand as a share of cores over the
+// readings kept (the last 5 minutes at the default interval), by triage's
+// formula (procfs.DemandPct); -1 with fewer than two readings.
+func (w *memWatch) demandPct(cores int) float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.cpu) < 2 {
+		return -1
+	}
+	a, b := w.cpu[0], w.cpu[len(w.cpu)-1]
+	return procfs.DemandPct(a.nanos, b.nanos, b.at.Sub(a.at), cores)
 }
 
 // add appends a sample, dropping the oldest past maxMemorySamples.
@@ -45,8 +78,8 @@ func (w *memWatch) get() ([]memory.Sample, *procfs.CgroupMemory) {
 // judgement use differences only).
 var MemEpoch = time.Now()
 
-// sampleMemory reads every up target's split every MemoryInterval, until
-// ctx ends.
+// sampleMemory reads every up target's split and its threads' CPU time
+// every MemoryInterval, until ctx ends.
 func (f *Fleet) sampleMemory(ctx context.Context) {
 	iv := f.cfg.memoryInterval()
 	if iv < 0 {
@@ -66,6 +99,9 @@ func (f *Fleet) sampleMemory(ctx context.Context) {
 		for _, t := range ts {
 			if s, cg, err := capture.ReadMemory(t.hostPid, MemEpoch); err == nil {
 				t.mem.add(s, cg)
+			}
+			if n, err := procfs.SchedNanos(t.hostPid); err == nil {
+				t.mem.addCPU(time.Now(), n)
 			}
 		}
 		select {

@@ -175,6 +175,10 @@ func (t *Source) HeapDumps() []uint32 {
 // memory cgroup at the latest read (nil: none).
 func (t *Source) Memory() ([]memory.Sample, *procfs.CgroupMemory) { return t.mem.get() }
 
+// CPUDemandPct is the process's CPU demand as a share of cores over the
+// memory readings kept, by triage's formula; -1 with fewer than two.
+func (t *Source) CPUDemandPct(cores int) float64 { return t.mem.demandPct(cores) }
+
 // MaxFirstAttempts bounds the tries to open a first session on a process
 // that never had one (it may not be a .NET process clrspy can use).
 const MaxFirstAttempts = 5

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -48,6 +49,12 @@ type Target struct {
 	// Cgroup is the process's memory cgroup at the latest read (nil:
 	// none visible).
 	Cgroup *procfs.CgroupMemory
+	// Cores are the machine's (0: CPUDemandPct unknown) and CPUDemandPct
+	// the share of them the process's threads asked for over the memory
+	// readings' span (procfs.DemandPct, triage's formula; -1: unknown),
+	// judged by clrspy_findings as triage judges its window's.
+	Cores        int
+	CPUDemandPct float64
 }
 
 // Health is the fleet's own state.
@@ -117,6 +124,8 @@ func Targets(f *fleet.Fleet) []Target {
 			LastEventAge: time.Since(snap.Time), HeapGrowth: grown, Threads: threads, HeapDumpGCs: t.HeapDumps()}
 		if up {
 			mt.Memory, mt.Cgroup = t.Memory()
+			mt.Cores = runtime.NumCPU()
+			mt.CPUDemandPct = t.CPUDemandPct(mt.Cores)
 		}
 		out = append(out, mt)
 	}
@@ -234,7 +243,11 @@ func walkTarget(t *Target, s sink) {
 // (triage's thresholds) and exports how many findings each area has at
 // each severity, zeros included, so an alert can test for one.
 func walkFindings(t *Target, snap *monitor.Snapshot, lv func(...string) []string, s sink) {
-	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, Threads: t.Threads, CPUDemandPct: -1, HeapDumpGCs: t.HeapDumpGCs})
+	demand := -1.0
+	if t.Cores > 0 {
+		demand = t.CPUDemandPct
+	}
+	f := monitor.TriageFacts(snap, monitor.TriageEnv{Target: "--pid " + t.Pid, Threads: t.Threads, Cores: t.Cores, CPUDemandPct: demand, HeapDumpGCs: t.HeapDumpGCs})
 	f.Memory.Split = splitFacts(t)
 	var n [len(triageSeverities)][]int
 	for i := range n {

@@ -57,13 +57,18 @@ func target(extra ...Label) []Label { return append([]Label{LabelPid, LabelProce
 
 // meterAge is how long a process must have run before serve attaches for
 // its session to ask for the runtime's meter (serve.MeterMinAge), in the
-// help texts.
-const meterAge = "10 s"
+// help texts. seedAge is how old a process attached younger must be
+// before serve's second, short session asks for the meter (serve's
+// seedMinAge).
+const (
+	meterAge = "10 s"
+	seedAge  = "30 s"
+)
 
 // The families clrspy measures itself, from the runtime's events.
 var (
 	famCollections = &Family{Name: "dotnet_gc_collections_total", OTel: "dotnet.gc.collections", OTelUnit: "{collection}", Kind: Counter,
-		Help:   "Garbage collections since the process started, each counted once under the generation it collected (a gen2 GC is not also a gen0 one): the runtime's own count of those before clrspy attached (its System.Runtime meter, .NET 9+: asked for at the attach on processes that ran at least " + meterAge + ", by a short second session once younger ones have) plus the GCs clrspy saw in the runtime's events. Left out while the GC events' own numbering (GCStart's Count) shows GCs before the attach whose generations the runtime has not said (earlier runtimes; a process younger than " + meterAge + " until then), never exported short; in listen mode the session begins with the process.",
+		Help:   "Garbage collections since the process started, each counted once under the generation it collected (a gen2 GC is not also a gen0 one): the runtime's own count of those before clrspy attached (its System.Runtime meter, .NET 9+: asked for at the attach on processes that ran at least " + meterAge + ", by a short second session once younger ones have run " + seedAge + ") plus the GCs clrspy saw in the runtime's events. Left out while the GC events' own numbering (GCStart's Count) shows GCs before the attach whose generations the runtime has not said (earlier runtimes; a process attached younger than " + meterAge + " until it is " + seedAge + " old), never exported short; in listen mode the session begins with the process.",
 		Labels: target(LabelGeneration)}
 	famPauseTime = &Family{Name: "dotnet_gc_pause_time_seconds_total", OTel: "dotnet.gc.pause.time", OTelUnit: "s", Kind: Counter,
 		Help:   "Time the runtime was stopped for GCs since the process started: before clrspy attached, the runtime's own total (GC.GetTotalPauseDuration, from its System.Runtime meter as for dotnet_gc_collections_total, and left out as it is while GCs before the attach are not said); then from each GC suspension's start (SuspendEEBegin) to the end of its restart (RestartEEEnd), every moment once (a foreground GC's stop inside a background GC's is not counted twice). clrspy_gc_pause_runtime_seconds_total is the runtime's own measure throughout; clrspy_gc_pause_seconds_sum sums the pauses clrspy saw as PerfView does.",

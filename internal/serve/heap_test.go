@@ -89,16 +89,8 @@ func checkGraph(t *testing.T, count, bytes map[string]int64, r graphResult) {
 // carry over). A second request while one is being taken gets
 // 409; a missing pid 400, an unknown one 404, in one line.
 func TestHeapSnapshot(t *testing.T) {
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gs := startGraphServe(t, Config{})
+	d, log, h, p, pid := gs.d, gs.log, gs.h, gs.p, gs.pid
 	for url, code := range map[string]int{
 		"/debug/pprof/heap":         400,
 		"/debug/pprof/heap?pid=1":   404,
@@ -229,16 +221,8 @@ func TestHeapGrowth(t *testing.T) {
 	old := snapshotMinInterval
 	snapshotMinInterval = 0
 	t.Cleanup(func() { snapshotMinInterval = old })
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, SnapshotOnGen2Growth: 20})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gs := startGraphServe(t, Config{SnapshotOnGen2Growth: 20})
+	log, h, p, pid, name := gs.log, gs.h, gs.p, gs.pid, gs.name
 	p.Stdin("gc\n")
 	waitFor(t, 20*time.Second, "baseline snapshot", func() bool {
 		return strings.Contains(log.String(), "heap snapshot taken as the baseline of gen2 growth pid="+pid)

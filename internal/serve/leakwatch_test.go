@@ -1,12 +1,13 @@
 package serve
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/clrspy/clrspy/internal/fleet"
+	"github.com/clrspy/clrspy/internal/workload"
 )
 
 const mb = 1 << 20
@@ -198,23 +199,10 @@ func TestLeakWatchLive(t *testing.T) {
 	old := leakSecondAfter
 	leakSecondAfter = 0
 	t.Cleanup(func() { leakSecondAfter = old })
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}}, LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gs := startGraphServe(t, Config{LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	log, h, p, pid := gs.log, gs.h, gs.p, gs.pid
 	taken := "gen2 grew steadily: the leak watch takes a heap snapshot (a blocking gen2 GC), another after further growth pid=" + pid
-	gcs := func(n int) {
-		for range n {
-			p.Stdin("gc\n")
-			time.Sleep(400 * time.Millisecond)
-		}
-	}
+	gcs := gs.gcs
 	// Start-up: GCs within the settle time; then a flat gen2 for 2 s.
 	gcs(2)
 	time.Sleep(time.Second)
@@ -263,5 +251,107 @@ func TestLeakWatchLive(t *testing.T) {
 	}
 	if m := get(t, h, "/metrics").Body.String(); strings.Contains(m, `clrspy_heap_growth_bytes{pid="`+pid+`"`) {
 		t.Errorf("growth exported without a second snapshot")
+	}
+}
+
+// TestLeakWatchLiveDiff: the leak watch's second snapshot and its diff on
+// a real leak. The graph workload's leak command keeps 30,000 more
+// GraphItem+GraphLeaf each time (2,160,024 bytes: 32 B each and the
+// 240,024 B array): the first leak and two GCs make the baseline (as in
+// TestLeakWatchLive), a second and two GCs make gen2 grow again by as
+// much, so once snapshotMinInterval (shortened to 0) allows, the watch
+// takes the second snapshot and its diff names the leaking types with
+// exactly what was leaked since the first: GraphItem and GraphLeaf
+// +960,000 B (+30,000 objects) each and the array's 240,024 B, in the log and in
+// clrspy_heap_growth_bytes (the objects are kept: nothing of them can
+// leave, so no tolerance is needed beyond the GCs' timing, which the
+// waits absorb).
+func TestLeakWatchLiveDiff(t *testing.T) {
+	oldAfter, oldMin := leakSecondAfter, snapshotMinInterval
+	leakSecondAfter, snapshotMinInterval = 0, 0
+	t.Cleanup(func() { leakSecondAfter, snapshotMinInterval = oldAfter, oldMin })
+	gs := startGraphServe(t, Config{LeakWatch: LeakWatch{Settle: time.Second, Window: time.Second}})
+	log, h, p, pid, name := gs.log, gs.h, gs.p, gs.pid, gs.name
+	gcs := gs.gcs
+	gcs(2)
+	time.Sleep(time.Second)
+	gcs(3)
+	p.Stdin("leak 30000\n")
+	waitStderr(t, p, "leaked 30000")
+	gcs(2)
+	waitFor(t, 30*time.Second, "the first snapshot", func() bool {
+		return strings.Contains(log.String(), "heap snapshot taken as the baseline of gen2 growth pid="+pid)
+	})
+	// The baseline's own GC sets the reference; then the second leak.
+	gcs(1)
+	p.Stdin("leak 30000\n")
+	waitStderr(t, p, "leaked 30000 2160024")
+	diffed := "gen2 grew since the last heap snapshot; the types that grew most pid=" + pid
+	waitFor(t, 60*time.Second, "the second snapshot's diff", func() bool {
+		if !strings.Contains(log.String(), diffed) {
+			gcs(1)
+			return false
+		}
+		return true
+	})
+	var line string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, diffed) {
+			line = l
+		}
+	}
+	t.Logf("%s", line)
+	for _, want := range []string{"Workload.GraphItem +960000 B (+30000 objects)", "Workload.GraphLeaf +960000 B (+30000 objects)",
+		"Workload.GraphItem[] +240024 B (+1 objects)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, line)
+		}
+	}
+	m := get(t, h, "/metrics").Body.String()
+	for _, ty := range []string{"Workload.GraphItem", "Workload.GraphLeaf"} {
+		want := `clrspy_heap_growth_bytes{pid="` + pid + `",process="` + name + `",type="` + ty + `"} 960000`
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	p.Stdin("exit\n")
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// graphServe is a daemon with its handler, monitoring the graph workload
+// (items=3000) under its own name, its session open.
+type graphServe struct {
+	d         *Daemon
+	log       *workload.LockedBuffer
+	h         http.Handler
+	p         *workload.Proc
+	pid, name string
+}
+
+// startGraphServe starts the daemon with cfg (its Names set to the
+// workload's) and the workload, and waits for the session.
+func startGraphServe(t *testing.T, cfg Config) *graphServe {
+	t.Helper()
+	path, name := alias(t, t.TempDir())
+	cfg.Names = []string{name}
+	d, log := run(t, cfg)
+	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startAs(t, path, nil, "graph", "items=3000")
+	pid := strconv.Itoa(p.Pid)
+	waitStderr(t, p, "graph ready")
+	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	return &graphServe{d: d, log: log, h: h, p: p, pid: pid, name: name}
+}
+
+// gcs has the workload run n blocking gen2 GCs, 400 ms apart.
+func (gs *graphServe) gcs(n int) {
+	for range n {
+		gs.p.Stdin("gc\n")
+		time.Sleep(400 * time.Millisecond)
 	}
 }

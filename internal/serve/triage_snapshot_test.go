@@ -20,16 +20,8 @@ import (
 // too, where without the mark they count it; the pause log marks it
 // heap_snapshot, not induced.
 func TestTriageSnapshotGC(t *testing.T) {
-	path, name := alias(t, t.TempDir())
-	d, log := run(t, Config{Config: fleet.Config{Names: []string{name}, CounterInterval: time.Second}})
-	h, err := d.Handler(HandlerOptions{HeapEvery: -1, ProfileEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startAs(t, path, nil, "graph", "items=3000")
-	pid := strconv.Itoa(p.Pid)
-	waitStderr(t, p, "graph ready")
-	waitFor(t, 20*time.Second, "session open", func() bool { ti, _ := info(d, pid); return ti.State == "running" })
+	gs := startGraphServe(t, Config{Config: fleet.Config{CounterInterval: time.Second}})
+	d, log, h, p, pid := gs.d, gs.log, gs.h, gs.p, gs.pid
 	judged := make(chan []byte, 1)
 	go func() { judged <- get(t, h, "/triage?pid="+pid+"&seconds=6").Body.Bytes() }()
 	time.Sleep(time.Second)

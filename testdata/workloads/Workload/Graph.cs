@@ -25,6 +25,9 @@ public sealed class GraphStackOnly { public long X, Y; }
 // It prints "graph ready" on stderr, then does what each stdin line says:
 //   add N   N more GraphItem+GraphLeaf in a new GraphItem[] set as
 //           GraphHolder.More (once); prints "added N BYTES" on stderr
+//   leak N  N more GraphItem+GraphLeaf in a new GraphItem[] kept by
+//           Graph.Leaked (any number of times: a leak); prints "leaked N
+//           BYTES"
 //   gc      a blocking gen2 GC (GC.Collect); prints "collected"
 //   exit    ends (EOF too)
 // work: items, holderBytes (the holder, its array, items and leaves),
@@ -35,6 +38,9 @@ public sealed class Graph : IWorkload
     public string Name => "graph";
 
     public static GraphHolder? Holder;
+    // Made by the first leak command (a static initializer would allocate
+    // inside the holder's measured build, which first touches the class).
+    public static List<GraphItem[]>? Leaked;
     static GCHandle handle;
     static long measured;
 
@@ -127,7 +133,7 @@ public sealed class Graph : IWorkload
         ready.Wait();
         long stackBytes = measured;
 
-        long addedBytes = 0, addedItems = 0;
+        long addedBytes = 0, addedItems = 0, leakedItems = 0;
         Console.Error.WriteLine("graph ready");
         string? line;
         while ((line = Console.In.ReadLine()) != null)
@@ -142,6 +148,15 @@ public sealed class Graph : IWorkload
                 addedBytes += b;
                 addedItems += k;
                 Console.Error.WriteLine($"added {k} {b}");
+                continue;
+            }
+            if (f[0] == "leak" && f.Length == 2)
+            {
+                int k = int.Parse(f[1]);
+                long b0 = GC.GetAllocatedBytesForCurrentThread();
+                (Leaked ??= new()).Add(More(k));
+                leakedItems += k;
+                Console.Error.WriteLine($"leaked {k} {GC.GetAllocatedBytesForCurrentThread() - b0}");
                 continue;
             }
             if (f[0] == "gc")
@@ -161,9 +176,9 @@ public sealed class Graph : IWorkload
         work["types"] = new Dictionary<string, long>
         {
             ["Workload.GraphHolder"] = 1,
-            ["Workload.GraphItem"] = n + addedItems,
-            ["Workload.GraphLeaf"] = n + addedItems,
-            ["Workload.GraphItem[]"] = addedItems > 0 ? 2 : 1,
+            ["Workload.GraphItem"] = n + addedItems + leakedItems,
+            ["Workload.GraphLeaf"] = n + addedItems + leakedItems,
+            ["Workload.GraphItem[]"] = (addedItems > 0 ? 2 : 1) + (Leaked?.Count ?? 0),
             ["Workload.GraphHandleOnly"] = 1,
             ["Workload.GraphStackOnly"] = 1,
         };
