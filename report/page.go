@@ -63,6 +63,8 @@ type Page struct {
 	Heap       *PageHeap       `json:"heap,omitempty"`
 	// Snapshot is the heap snapshot section (the input held a heap dump).
 	Snapshot *PageSnapshot `json:"snapshot,omitempty"`
+	// Memory is the process's memory split over time (PageMemoryOf).
+	Memory *PageMemory `json:"memory,omitempty"`
 	// Findings are clrspy triage's findings over the whole stream, most
 	// severe first (the page opens with them); nil: not judged.
 	Findings []triage.Finding `json:"findings,omitempty"`
@@ -119,6 +121,8 @@ type PageParts struct {
 	PageRequests *PageRequests
 	// Findings: triage's, most severe first.
 	Findings []triage.Finding
+	// Memory is the memory split over time (nil: not read).
+	Memory *PageMemory
 }
 
 // NewPage builds the page data.
@@ -167,6 +171,7 @@ func NewPage(pp PageParts) *Page {
 		p.CPU, p.Views = flames[0], flames[1:]
 	}
 	p.Findings = pp.Findings
+	p.Memory = pp.Memory
 	p.Locks = pp.PageLocks
 	p.ThreadPool = pp.PageThreadPool
 	p.Requests = pp.PageRequests

@@ -18,6 +18,7 @@ import (
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/triage"
 )
 
 func init() { commands = append(commands, newMemoryCmd) }
@@ -92,6 +93,10 @@ of threads in the moment between their creation and their probes; records
 lost when clrspy falls behind (its CPU taken) are counted in a note, and
 the estimates miss them.
 
+--format html writes the report page with the memory section alone: the
+split over time as a stacked area chart (gc_heap at the bottom), the
+cgroup's limit as a line, and triage's memory finding above it.
+
 --format pprof (with --native) writes the estimates as a gzipped pprof heap
 profile instead of the report: sample types inuse_space and inuse_objects
 (still allocated at the end, the default view), alloc_space and
@@ -104,6 +109,7 @@ as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 		Example: `  clrspy memory --pid 1234
   clrspy memory --pid 1234 --duration 30s --json | jq '.growth'
   clrspy memory --name MyService --duration 1m --interval 5s
+  clrspy memory --pid 1234 --duration 60s --format html -o memory.html
   clrspy memory --duration 10s -- dotnet app.dll
   clrspy memory --pid 1234 --native --duration 30s --json | jq '.native.outstanding[0]'
   clrspy memory --pid 1234 --native --duration 30s --format pprof -o native.pb.gz && go tool pprof -top native.pb.gz
@@ -116,7 +122,7 @@ as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 	fl.DurationVar(&f.duration, "duration", 0, "sample the split for this long (0: one sample)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "time between samples with --duration")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document (same as --format json)")
-	fl.StringVar(&f.format, "format", "text", "output format: text, json, or with --native pprof (a heap profile of the native allocations: inuse_space, inuse_objects, alloc_space, alloc_objects) or folded (collapsed stacks of the outstanding bytes)")
+	fl.StringVar(&f.format, "format", "text", "output format: text, json, html (the report page's memory section: the split over time as a stacked area chart), or with --native pprof (a heap profile of the native allocations: inuse_space, inuse_objects, alloc_space, alloc_objects) or folded (collapsed stacks of the outstanding bytes)")
 	fl.StringVar(&f.pprofOut, "pprof", "", "--native: also write the pprof profile (as --format pprof) to this file, beside the report")
 	fl.StringVarP(&f.out, "output", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
@@ -149,6 +155,10 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	switch f.format {
 	case "text", "json":
+	case "html":
+		if err := refuseTerminal(f.out, "--format html"); err != nil {
+			return err
+		}
 	case "pprof", "folded":
 		if !f.native {
 			return fmt.Errorf("--format %s needs --native: the profile is of the native allocations", f.format)
@@ -159,7 +169,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			}
 		}
 	default:
-		return fmt.Errorf("unknown --format %q: use text, json, pprof or folded", f.format)
+		return fmt.Errorf("unknown --format %q: use text, json, html, pprof or folded", f.format)
 	}
 	if f.pprofOut != "" && !f.native {
 		return errors.New("--pprof needs --native: the profile is of the native allocations")
@@ -284,6 +294,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			return w.Finish(err)
 		}
 	}
+	started := time.Now()
 	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
 	var nativeDoc, nativeAll *report.MemoryNativeJSON
 	var nativePartial string
@@ -319,6 +330,8 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		err = report.WriteMemoryNativePprof(w, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)
 	case "folded":
 		err = report.WriteMemoryNativeFolded(w, nativeAll)
+	case "html":
+		err = report.WritePage(w, memoryPage(d, ss, cg, started))
 	default:
 		err = report.WriteMemoryText(w, d, f.images)
 	}
@@ -415,3 +428,21 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 
 // errGone: the process's smaps is gone (it exited).
 var errGone = errors.New("no such process")
+
+// memoryPage is the report page of memory's samples ss, taken from
+// started: its memory section on the samples' clock and triage's memory
+// findings from the same samples.
+func memoryPage(d *report.MemoryDocument, ss []memory.Sample, cg *procfs.CgroupMemory, started time.Time) *report.Page {
+	var limit, usage uint64
+	if cg != nil {
+		limit, usage = cg.Limit, cg.Usage
+	}
+	facts := &triage.Facts{Target: fmt.Sprintf("--pid %d", d.Pid), WindowSec: float64(ss[len(ss)-1].AtNs-ss[0].AtNs) / 1e9}
+	facts.Memory.Split = triage.SplitOf(ss, limit, usage)
+	return report.NewPage(report.PageParts{
+		Title: fmt.Sprintf("pid %d (%s) memory", d.Pid, d.Process), Input: d.Input, Pid: d.Pid, Start: started,
+		FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs,
+		Memory:   report.PageMemoryOf(ss, 0, limit, usage),
+		Findings: triage.Findings(facts),
+	})
+}
