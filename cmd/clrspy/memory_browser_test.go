@@ -1,0 +1,93 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrspy/clrspy/internal/browsertest"
+	"github.com/clrspy/clrspy/internal/workload"
+)
+
+// TestMemoryLiveHTML: `clrspy memory --duration 4s --interval 500ms
+// --format html` on the nativeleak workload leaking 10 MiB a second
+// (TestMemoryLiveTimeline's run), drawn in Chromium: the page has the
+// memory section alone; its native heap area grows at the workload's rate
+// (the slope of the series the chart carries, within the timeline test's
+// 10 %: the runtime session's own buffers add ~0.2 MiB/s) while the GC
+// heap's stays within 1 MiB; the stacked parts add up to the RSS of the
+// section's line; the findings panel has the memory finding with
+// `memory --native` as its next command.
+func TestMemoryLiveHTML(t *testing.T) {
+	p := workload.Start(t, nil, "nativeleak", "managedMB=16", "rateKBps=10240", "seconds=9")
+	awaitLine(t, p, "leaking", 1)
+	page := filepath.Join(t.TempDir(), "memory.html")
+	if _, stderr, err := runCaptured(t, "memory", "--pid", strconv.Itoa(p.Pid), "--duration", "4s", "--interval", "500ms", "--format", "html", "-o", page); err != nil {
+		t.Fatalf("clrspy memory --format html: %v\n%s", err, tail(stderr))
+	}
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
+	if err := b.Open("file://" + page); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := b.Errors(); len(e) > 0 {
+		t.Fatalf("page errors: %v", e)
+	}
+	if r := b.Requests(); len(r) > 1 {
+		t.Errorf("the page made requests besides itself: %v", r)
+	}
+	if browsertest.MustEval[bool](t, b, `document.getElementById('p-memory').hidden || !document.getElementById('p-timeline').hidden`) {
+		t.Fatal("want the memory section shown, the GC timeline hidden")
+	}
+	series := browsertest.MustEval[map[string][]float64](t, b, `Object.fromEntries([...document.querySelectorAll('#memchart path[data-kind]')].map(p => [p.dataset.kind, p.dataset.mb.split(',').map(Number)]))`)
+	times := browsertest.MustEval[[]float64](t, b, `JSON.parse(document.getElementById('clrspy-data').textContent).memory.t_ms`)
+	native, gc := series["native_heap"], series["gc_heap"]
+	if len(series) != 8 || len(native) < 6 || len(native) != len(times) {
+		t.Fatalf("%d series, native heap %d points, %d times: want 8 series of at least 6 points", len(series), len(native), len(times))
+	}
+	slope := leastSquares(times, native) * 1000 // MiB/s
+	t.Logf("native heap %.1f -> %.1f MiB over %d samples, slope %.2f MiB/s; GC heap %.1f -> %.1f MiB", native[0], native[len(native)-1], len(native), slope, gc[0], gc[len(gc)-1])
+	if math.Abs(slope-10) > 1 {
+		t.Errorf("the chart's native heap grows %.2f MiB/s, the workload leaks 10 MiB/s", slope)
+	}
+	if d := gc[len(gc)-1] - gc[0]; math.Abs(d) > 1 {
+		t.Errorf("the chart's GC heap changes %.2f MiB while only native memory was leaked", d)
+	}
+	var last float64
+	for _, s := range series {
+		last += s[len(s)-1]
+	}
+	rss := browsertest.MustEval[float64](t, b, `(() => { const m = JSON.parse(document.getElementById('clrspy-data').textContent).memory; return m.rss_bytes[m.rss_bytes.length - 1] / 1048576; })()`)
+	if math.Abs(last-rss) > 0.01 {
+		t.Errorf("the stacked parts end at %.3f MiB, RSS %.3f MiB", last, rss)
+	}
+	sub := browsertest.MustEval[string](t, b, `document.getElementById('memory-sub').textContent`)
+	if !strings.Contains(sub, "native heap grows") || !strings.Contains(sub, "while the GC heap is flat") {
+		t.Errorf("section's line %q: want the native heap growing, the GC heap flat", sub)
+	}
+	findings := browsertest.MustEval[string](t, b, `document.getElementById('findings').textContent`)
+	if !strings.Contains(findings, "native heap grows") || !strings.Contains(findings, "clrspy memory --pid "+strconv.Itoa(p.Pid)+" --native --duration 60s") {
+		t.Errorf("findings %q: want the native heap's growth and memory --native next", findings)
+	}
+}
+
+// leastSquares is the slope of y over x.
+func leastSquares(x, y []float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for i := range x {
+		n++
+		sx += x[i]
+		sy += y[i]
+		sxx += x[i] * x[i]
+		sxy += x[i] * y[i]
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}
