@@ -91,3 +91,61 @@ func leastSquares(x, y []float64) float64 {
 	}
 	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
+
+// TestMemoryLiveReportPage: `clrspy report --pid N --duration 5s` on the
+// nativeleak workload leaking 10 MiB a second reads the memory split every
+// second beside its events (capture.Window), and the page has its memory
+// section: the samples on the page's clock (within its first and last
+// event, ±1 s: the window's first reading is taken as the session
+// opens), the native heap growing at the workload's rate (±15 %: five
+// one-second readings, the runtime's own session buffers on top) and
+// the GC heap flat within 2 MiB (the page's session allocates a little).
+func TestMemoryLiveReportPage(t *testing.T) {
+	p := workload.Start(t, nil, "nativeleak", "managedMB=16", "rateKBps=10240", "seconds=12")
+	awaitLine(t, p, "leaking", 1)
+	page := filepath.Join(t.TempDir(), "report.html")
+	if _, stderr, err := runCaptured(t, "report", "--pid", strconv.Itoa(p.Pid), "--duration", "5s", "-o", page); err != nil {
+		t.Fatalf("clrspy report: %v\n%s", err, tail(stderr))
+	}
+	if _, err := p.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
+	if err := b.Open("file://" + page); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := b.Errors(); len(e) > 0 {
+		t.Fatalf("page errors: %v", e)
+	}
+	got := browsertest.MustEval[struct {
+		Hidden   bool
+		T0, T1   float64
+		Times    []float64
+		Native   []float64
+		GC       []float64
+		Timeline bool
+	}](t, b, `(() => {
+		const d = JSON.parse(document.getElementById('clrspy-data').textContent);
+		const s = (k) => document.querySelector('#memchart path[data-kind="' + k + '"]').dataset.mb.split(',').map(Number);
+		return {Hidden: document.getElementById('p-memory').hidden, T0: d.t0_ms, T1: d.t1_ms, Times: d.memory.t_ms,
+			Native: s('native_heap'), GC: s('gc_heap'), Timeline: !document.getElementById('p-timeline').hidden};
+	})()`)
+	if got.Hidden || !got.Timeline {
+		t.Fatalf("memory section hidden %v, GC timeline shown %v: want both shown", got.Hidden, got.Timeline)
+	}
+	n := len(got.Times)
+	t.Logf("page %.0f-%.0f ms; %d memory samples %.0f-%.0f ms; native heap %.1f -> %.1f MiB, GC heap %.1f -> %.1f MiB",
+		got.T0, got.T1, n, got.Times[0], got.Times[n-1], got.Native[0], got.Native[n-1], got.GC[0], got.GC[n-1])
+	if n < 5 || got.Times[0] < got.T0-1000 || got.Times[n-1] > got.T1+1000 {
+		t.Errorf("%d samples at %v ms, page %.0f-%.0f ms: want at least 5 within it", n, got.Times, got.T0, got.T1)
+	}
+	if slope := leastSquares(got.Times, got.Native) * 1000; math.Abs(slope-10) > 1.5 {
+		t.Errorf("the native heap grows %.2f MiB/s on the page, the workload leaks 10 MiB/s", slope)
+	}
+	if d := got.GC[n-1] - got.GC[0]; math.Abs(d) > 2 {
+		t.Errorf("the GC heap changes %.2f MiB on the page while only native memory was leaked", d)
+	}
+}
