@@ -1306,7 +1306,7 @@ function renderMemory() {
     if (cls === 'memlimit') el('line', { x1: lx, x2: lx + 12, y1: 6, y2: 6, class: cls }, lg);
     else el('rect', { x: lx, y: 2, width: 10, height: 8, class: cls }, lg);
     const t = el('text', { x: lx + 15, y: 10, class: 'ylabel' }, lg); t.textContent = name;
-    lx += 22 + name.length * 5.6;
+    lx += 24 + name.length * 6.2;
   }
   node.replaceChildren(svg);
   brush(node, svg, W, y1, y0);
