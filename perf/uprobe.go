@@ -93,6 +93,10 @@ type AllocOptions struct {
 	// continue stacks deeper than the copy (measured: 3 µs more a
 	// malloc/free pair in a VM, a third more than without).
 	Callchain bool
+	// NoTracefs opens the probes through the uprobe PMU even when
+	// tracefs could define them (uprobe_tracefs.go: a consumer per
+	// thread, each call costing more).
+	NoTracefs bool
 	// NoSession skips the EventPipe session that names managed frames
 	// (the perf map, if any, names them then).
 	NoSession bool
@@ -156,6 +160,7 @@ type AllocTracer struct {
 	closer   chan *allocThread
 	closed   chan struct{}
 	ids      map[uint64]int // event id -> allocProbes index
+	tp       *tracefsProbes // nil: the uprobe PMU's events
 	pidfd    int
 	epfd     int
 	exited   bool
@@ -214,6 +219,12 @@ func OpenAllocTracer(pid int, opts AllocOptions) (*AllocTracer, error) {
 			t.Close()
 		}
 	}()
+	if !opts.NoTracefs {
+		if t.tp, err = makeTracefsProbes(t.libc, t.offsets[:], pid); err != nil {
+			t.tp = nil
+			t.notes = append(t.notes, fmt.Sprintf("probes through the uprobe PMU, one consumer a thread (%v): each call costs more", err))
+		}
+	}
 	// The first probe, on the main thread: what the kernel says of uprobes.
 	a := t.attr(0, 4096)
 	fd, err := t.open(&a, pid, -1)
@@ -426,7 +437,10 @@ func (t *AllocTracer) attr(i int, ringBytes int) unix.PerfEventAttr {
 		Ext2:   t.offsets[i],
 	}
 	a.Size = uint32(unsafe.Sizeof(a))
-	if p.ret {
+	switch {
+	case t.tp != nil:
+		a.Type, a.Config, a.Ext2 = unix.PERF_TYPE_TRACEPOINT, t.tp.ids[i], 0
+	case p.ret:
 		a.Config = 1 << t.retBit
 	}
 	if p.kind == AllocMalloc || p.kind == AllocCalloc || p.kind == AllocRealloc {
@@ -445,6 +459,9 @@ func (t *AllocTracer) attr(i int, ringBytes int) unix.PerfEventAttr {
 
 // open opens a probe event, config1 pointing at libc's path.
 func (t *AllocTracer) open(a *unix.PerfEventAttr, tid, cpu int) (int, error) {
+	if t.tp != nil {
+		return perfOpen(a, tid, cpu)
+	}
 	if t.pathBuf == nil {
 		t.pathBuf = append([]byte(t.libc), 0)
 	}
@@ -815,6 +832,9 @@ func (t *AllocTracer) StopProbes() {
 		close(t.closer)
 		<-t.closed
 		t.closer = nil
+	}
+	if t.tp != nil {
+		t.tp.remove() // every perf event on them is closed
 	}
 	if t.ep != nil {
 		stopped := make(chan struct{})
