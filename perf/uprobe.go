@@ -27,10 +27,11 @@ import (
 
 // Native allocations (clrspy memory --native): uprobes on the target's
 // libc malloc, calloc, realloc and free, and uretprobes on the first three
-// for the pointer they return, opened through perf_event_open (the uprobe
-// PMU: its type from /sys/bus/event_source/devices/uprobe/type, config1 the
-// libc the target maps, config2 the symbol's file offset from libc's
-// .dynsym) per thread (on any CPU: cpu -1), the seven of a thread writing
+// for the pointer they return, defined once in tracefs (uprobe_tracefs.go)
+// or else through the uprobe PMU (its type from
+// /sys/bus/event_source/devices/uprobe/type, config1 the libc the target
+// maps, config2 the symbol's file offset from libc's .dynsym), opened
+// through perf_event_open per thread (on any CPU: cpu -1), the seven of a thread writing
 // into one ring of its own. Every call of those functions by the target traps into the
 // kernel while the probes are on (a breakpoint, about a microsecond or
 // two, and a record into the ring): that is the cost to the target,

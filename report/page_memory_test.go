@@ -97,16 +97,7 @@ func TestPageMemoryChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
-	if err := b.Open("file://" + path); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if e := b.Errors(); len(e) > 0 {
-		t.Fatalf("page errors: %v", e)
-	}
+	b := browsertest.OpenPage(t, path)
 	hidden := browsertest.MustEval[[]bool](t, b, `['p-memory', 'p-timeline', 'p-table', 'summary'].map(id => document.getElementById(id).hidden)`)
 	if hidden[0] || !hidden[1] || !hidden[2] || !hidden[3] {
 		t.Errorf("hidden memory, timeline, table, summary: %v; want only the memory section shown", hidden)

@@ -82,13 +82,13 @@ What it costs the target: while the probes are on, EVERY call of malloc,
 calloc, realloc and free traps into the kernel (a breakpoint; the entries
 also copy 4 KiB of stack into clrspy's ring), whatever --sample-rate is:
 the sampling decision is made by clrspy for each record. Measured in a
-2-CPU VM (scripts/native-overhead.sh): 11 µs of the target's CPU a
-malloc/free pair, so a thread making 10,000 pairs a second pays 11 % of a
-core and one making 100,000 is held to about 45,000 (heaptrack, preloaded
-at start, costs 0.45 µs a pair there). Removing the probes takes the
-kernel about 80 ms per event, 7 events a thread, one after another: the
-end of a run waits for it, the most called functions' probes leaving
-first. Blocks allocated before the probes were on are not seen, nor calls
+2-CPU VM (scripts/native-overhead.sh): 6.3-7 µs of the target's CPU a
+malloc/free pair (2.6 µs of it the traps alone), so a thread making
+10,000 pairs a second pays 6 % of a core and one making 100,000 is held to
+about 64,000 (heaptrack, preloaded at start, costs 0.45 µs a pair there).
+The probes are defined in tracefs (uprobe_events, removed at the end); when
+it cannot be written they go through the uprobe PMU, which costs more a
+call and 80 ms per event to remove, 7 events a thread. Blocks allocated before the probes were on are not seen, nor calls
 of threads in the moment between their creation and their probes; records
 lost when clrspy falls behind (its CPU taken) are counted in a note, and
 the estimates miss them.

@@ -31,16 +31,7 @@ func TestMemoryLiveHTML(t *testing.T) {
 	if _, err := p.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
-	if err := b.Open("file://" + page); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if e := b.Errors(); len(e) > 0 {
-		t.Fatalf("page errors: %v", e)
-	}
+	b := browsertest.OpenPage(t, page)
 	if r := b.Requests(); len(r) > 1 {
 		t.Errorf("the page made requests besides itself: %v", r)
 	}
@@ -110,16 +101,7 @@ func TestMemoryLiveReportPage(t *testing.T) {
 	if _, err := p.Wait(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	b := browsertest.New(t, browsertest.Options{Width: 1400, Height: 1000})
-	if err := b.Open("file://" + page); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if e := b.Errors(); len(e) > 0 {
-		t.Fatalf("page errors: %v", e)
-	}
+	b := browsertest.OpenPage(t, page)
 	got := browsertest.MustEval[struct {
 		Hidden   bool
 		T0, T1   float64
