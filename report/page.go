@@ -158,7 +158,7 @@ func NewPage(pp PageParts) *Page {
 	for _, v := range pp.Views {
 		if v.Profile != nil && v.Profile.Total > 0 {
 			f := NewFlame(nil, v.Profile, nil, maxFlameBins)
-			f.Label = v.Label
+			f.Label, f.Unit = v.Label, v.Unit
 			flames = append(flames, f)
 		}
 	}
@@ -199,6 +199,8 @@ type FlameView struct {
 	// another sampler measures ("off-CPU").
 	Label   string
 	Profile *stacks.Profile
+	// Unit is what the profile's counts are ("": samples).
+	Unit string
 }
 
 // Labels of the flame graph panel's views: what their samples measure, as

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/clrspy/clrspy/memory"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // PageMemory is the report page's memory section: the process's resident
@@ -47,4 +50,55 @@ func PageMemoryOf(ss []memory.Sample, offsetNs int64, limit, usage uint64) *Page
 		}
 	}
 	return m
+}
+
+// Labels of memory --native's flame graph views.
+const (
+	LabelNativeOutstanding = "native memory outstanding"
+	LabelNativeAllocated   = "native memory allocated"
+)
+
+// NativeFlameViews are memory --native's estimates as flame graph views,
+// a stack's width its bytes in KiB (rounded up, so that no sampled stack
+// vanishes): the outstanding bytes at the end, then those allocated over
+// the run. Frames are named as the JSON names them, leaf first; a name
+// with an argument list is a managed method's.
+func NativeFlameViews(n *MemoryNativeJSON) []FlameView {
+	if n == nil {
+		return nil
+	}
+	var views []FlameView
+	for _, v := range []struct {
+		label string
+		l     []MemoryNativeStackJSON
+	}{{LabelNativeOutstanding, n.Outstanding}, {LabelNativeAllocated, n.Allocated}} {
+		p := &stacks.Profile{} // no threads: the estimates are by stack alone
+		index := map[string]int32{}
+		for _, s := range v.l {
+			if s.Bytes <= 0 {
+				continue
+			}
+			st := make([]int32, 0, len(s.Frames))
+			for _, name := range s.Frames {
+				i, ok := index[name]
+				if !ok {
+					i = int32(len(p.Frames))
+					index[name] = i
+					kind := stacks.KindNative
+					if strings.Contains(name, "(") {
+						kind = stacks.KindManaged
+					}
+					p.Frames = append(p.Frames, stacks.Frame{Name: name, Kind: kind})
+				}
+				st = append(st, i)
+			}
+			kib := (s.Bytes + 1023) / 1024
+			p.Samples = append(p.Samples, stacks.Sample{Stack: st, Count: kib})
+			p.Total += kib
+		}
+		if p.Total > 0 {
+			views = append(views, FlameView{Label: v.label, Profile: p, Unit: "KiB"})
+		}
+	}
+	return views
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clrspy/clrspy/internal/browsertest"
 	"github.com/clrspy/clrspy/memory"
+	"github.com/clrspy/clrspy/stacks"
 )
 
 // memorySamples are n samples a second apart: a GC heap flat at 30 MiB,
@@ -177,4 +178,51 @@ func pathYs(d string) []float64 {
 		}
 	}
 	return ys
+}
+
+// TestPageNativeFlame: memory --native's page has its stacks as two flame
+// graph views, outstanding first, a stack as wide as its KiB (rounded
+// up); the panel's line counts KiB, not samples; the GC panels stay
+// hidden beside the memory section.
+func TestPageNativeFlame(t *testing.T) {
+	n := &MemoryNativeJSON{SampleBytes: 16384,
+		Outstanding: []MemoryNativeStackJSON{
+			{Frames: []string{"malloc", "System.Runtime.InteropServices.NativeMemory.Alloc(unsigned int)", "Workload.NativeLeak.LeakHGlobal(int64,int32)", "Workload.Program.Main(class System.String[])"}, Bytes: 64 << 20, Count: 4096},
+			{Frames: []string{"malloc", "Workload.NativeLeak.LeakMalloc(int64,int32)", "Workload.Program.Main(class System.String[])"}, Bytes: 32<<20 + 1, Count: 2048},
+		},
+		Allocated: []MemoryNativeStackJSON{{Frames: []string{"malloc", "_Znwm"}, Bytes: 1000, Count: 3}}}
+	views := NativeFlameViews(n)
+	if len(views) != 2 || views[0].Label != LabelNativeOutstanding || views[0].Profile.Total != 65536+32769 || views[1].Profile.Total != 1 || views[0].Unit != "KiB" {
+		t.Fatalf("views %+v", views)
+	}
+	if p := views[0].Profile; len(p.Frames) != 5 || p.Frames[0].Kind != stacks.KindNative || p.Frames[1].Kind != stacks.KindManaged {
+		t.Errorf("frames %+v: want malloc native, the four managed methods shared", p.Frames)
+	}
+	ss := memorySamples(3)
+	pp := PageParts{Title: "memory", Input: Input{Source: "pid 42", Live: true, Complete: true}, Pid: 42,
+		FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs, Memory: PageMemoryOf(ss, 0, 0, 0), Views: views}
+	path := filepath.Join(t.TempDir(), "native.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePage(f, NewPage(pp)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b := browsertest.OpenPage(t, path)
+	got := browsertest.MustEval[struct {
+		Title, Sub, Total string
+		Views             []string
+		Timeline, Memory  bool
+	}](t, b, `({Title: document.getElementById('flame-title').textContent, Sub: document.getElementById('flame-sub').textContent,
+		Total: document.getElementById('flame').dataset.total, Views: [...document.querySelectorAll('#flame-view button')].map(b => b.textContent),
+		Timeline: !document.getElementById('p-timeline').hidden, Memory: !document.getElementById('p-memory').hidden})`)
+	root := browsertest.MustEval[string](t, b, `document.querySelector('#flame .root').textContent`)
+	if got.Title != "Native memory outstanding" || got.Total != "98305" || got.Sub != "98,305 KiB" || root != "all (98,305 KiB)" {
+		t.Errorf("flame %q, total %s, line %q, root %q: want the outstanding view, 98305 KiB", got.Title, got.Total, got.Sub, root)
+	}
+	if strings.Join(got.Views, "|") != LabelNativeOutstanding+"|"+LabelNativeAllocated || got.Timeline || !got.Memory {
+		t.Errorf("views %v, GC timeline shown %v, memory shown %v", got.Views, got.Timeline, got.Memory)
+	}
 }

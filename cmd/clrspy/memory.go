@@ -95,7 +95,9 @@ the estimates miss them.
 
 --format html writes the report page with the memory section alone: the
 split over time as a stacked area chart (gc_heap at the bottom), the
-cgroup's limit as a line, and triage's memory finding above it.
+cgroup's limit as a line, and triage's memory finding above it; with
+--native also the flame graphs of the outstanding and the allocated
+bytes by stack (in KiB, every stack).
 
 --format pprof (with --native) writes the estimates as a gzipped pprof heap
 profile instead of the report: sample types inuse_space and inuse_objects
@@ -331,7 +333,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	case "folded":
 		err = report.WriteMemoryNativeFolded(w, nativeAll)
 	case "html":
-		err = report.WritePage(w, memoryPage(d, ss, cg, started))
+		err = report.WritePage(w, memoryPage(d, nativeAll, ss, cg, started))
 	default:
 		err = report.WriteMemoryText(w, d, f.images)
 	}
@@ -430,9 +432,10 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 var errGone = errors.New("no such process")
 
 // memoryPage is the report page of memory's samples ss, taken from
-// started: its memory section on the samples' clock and triage's memory
-// findings from the same samples.
-func memoryPage(d *report.MemoryDocument, ss []memory.Sample, cg *procfs.CgroupMemory, started time.Time) *report.Page {
+// started: its memory section on the samples' clock, triage's memory
+// findings from the same samples and, with --native, the native stacks'
+// flame graphs (every stack, native nil without).
+func memoryPage(d *report.MemoryDocument, native *report.MemoryNativeJSON, ss []memory.Sample, cg *procfs.CgroupMemory, started time.Time) *report.Page {
 	var limit, usage uint64
 	if cg != nil {
 		limit, usage = cg.Limit, cg.Usage
@@ -444,5 +447,6 @@ func memoryPage(d *report.MemoryDocument, ss []memory.Sample, cg *procfs.CgroupM
 		FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs,
 		Memory:   report.PageMemoryOf(ss, 0, limit, usage),
 		Findings: triage.Findings(facts),
+		Views:    report.NativeFlameViews(native),
 	})
 }

@@ -1094,7 +1094,7 @@ function renderFlame() {
     const f = T.frame[k];
     let cls = 'fr', style = 'left:' + x.toFixed(2) + 'px;width:' + Math.max(w - 0.5, 0.5).toFixed(2) + 'px;top:' + top + 'px';
     let name;
-    if (k === 0) { cls += ' root'; name = 'all (' + fmtInt(total) + ' samples)'; }
+    if (k === 0) { cls += ' root'; name = 'all (' + fmtInt(total) + ' ' + (F.unit || 'samples') + ')'; }
     else {
       name = F.frames[f];
       cls += ' k' + F.frame_kind[f];
@@ -1118,7 +1118,7 @@ function renderFlame() {
     for (let i = 0; i < F.n; i++) onPath[i] = matched[F.node_frame[i]] || (F.parent[i] >= 0 && onPath[F.parent[i]]) ? 1 : 0;
     let hit = 0;
     for (let s = 0; s < counts.length; s++) if (F.stack_node[s] >= 0 && onPath[F.stack_node[s]]) hit += counts[s];
-    mi.textContent = fmtInt(hit) + ' of ' + fmtInt(total) + ' samples match (' + fmt(total ? hit * 100 / total : 0, 2) + '%)';
+    mi.textContent = fmtInt(hit) + ' of ' + fmtInt(total) + ' ' + (F.unit || 'samples') + ' match (' + fmt(total ? hit * 100 / total : 0, 2) + '%)';
     mi.setAttribute('data-match-samples', String(hit));
     mi.setAttribute('data-total-samples', String(total));
     mi.setAttribute('data-query', S.flame.search);
@@ -1127,7 +1127,7 @@ function renderFlame() {
   let cr = '<a data-z="0">all</a>';
   for (let i = 0; i < anc.length; i++) cr += ' › <a data-z="' + (i + 1) + '">' + esc(shortName(F.frames[T.frame[anc[i]]])) + '</a>';
   $('flame-crumbs').innerHTML = anc.length ? cr : '<span>click a frame to zoom in; ' + (inv ? 'callers view: leaves (the code that ran) at the top, their callers below' : 'callees view: callers above the code they call') + '</span>';
-  let sub = fmtInt(total) + ' samples';
+  let sub = fmtInt(total) + ' ' + (F.unit || 'samples');
   if (F.to_ms) sub += ' in the last ' + fmtDur((F.to_ms || 0) - (F.from_ms || 0)) + ' (live)';
   else if (S.sel) sub += ' in the selection (of ' + fmtInt(F.total) + ')';
   if (F.threads) sub += ' · ' + F.threads + ' threads';
@@ -1497,7 +1497,7 @@ function renderSnapshot() {
   const panel = $('p-snapshot');
   // A page of a .gcdump file has nothing but the snapshot.
   // A page of clrspy memory has nothing but its memory section.
-  const only = (!!N || !!M.page.memory) && !M.page.summary && !M.g.n.length && !M.cpu;
+  const only = (!!N || !!M.page.memory) && !M.page.summary && !M.g.n.length && (!M.cpu || !!M.page.memory);
   for (const id of ['summary', 'p-timeline', 'p-hist', 'p-longest', 'p-table', 'p-susp']) $(id).hidden = only;
   if (!N) { panel.hidden = true; return; }
   panel.hidden = false;
