@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,5 +131,60 @@ func TestMemoryLiveReportPage(t *testing.T) {
 	}
 	if d := got.GC[n-1] - got.GC[0]; math.Abs(d) > 2 {
 		t.Errorf("the GC heap changes %.2f MiB on the page while only native memory was leaked", d)
+	}
+}
+
+// TestMemoryLiveNativeHTML: `clrspy memory --native --format html` on the
+// nativeleak workload told to leak 16 MiB through Marshal.AllocHGlobal
+// while the probes are on: the page's flame graph opens on the
+// outstanding bytes, in KiB, and the stacks through LeakHGlobal hold
+// 16 MiB of them within 10 % (sample rate 16 KiB: 1024 blocks of 16 KiB,
+// each sampled with p = 1 - 1/e, a standard deviation of 2.4 %), as the
+// page's search counts them.
+func TestMemoryLiveNativeHTML(t *testing.T) {
+	p := workload.Start(t, nil, "nativeleak", "managedMB=8")
+	p.Stdin("info\n")
+	awaitLine(t, p, "done info", 1)
+	page := filepath.Join(t.TempDir(), "native.html")
+	base := countPerfFDs()
+	done := make(chan error, 1)
+	go func() {
+		_, stderr, err := runCaptured(t, "memory", "--pid", strconv.Itoa(p.Pid), "--native", "--duration", "8s", "--sample-rate", "16384",
+			"--runtime=false", "--format", "html", "-o", page)
+		if err != nil {
+			err = fmt.Errorf("%v\n%s", err, tail(stderr))
+		}
+		done <- err
+	}()
+	// The probes are on once every thread's are open: 7 a thread.
+	threads, _ := os.ReadDir("/proc/" + strconv.Itoa(p.Pid) + "/task")
+	for deadline := time.Now().Add(30 * time.Second); countPerfFDs() < base+7*len(threads); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d perf events open after 30 s, want %d", countPerfFDs()-base, 7*len(threads))
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	p.Stdin("hglobal 16384\ninfo\n")
+	awaitLine(t, p, "done info", 2)
+	if err := <-done; err != nil {
+		t.Fatalf("clrspy memory --native --format html: %v", err)
+	}
+	p.Stdin("exit\n")
+	b := browsertest.OpenPage(t, page)
+	got := browsertest.MustEval[struct {
+		Title string
+		Total float64
+	}](t, b, `({Title: document.getElementById('flame-title').textContent, Total: +document.getElementById('flame').dataset.total})`)
+	if got.Title != "Native memory outstanding" {
+		t.Fatalf("flame graph %q, want the outstanding bytes", got.Title)
+	}
+	browsertest.MustEval[bool](t, b, `(window.clrspy.search('LeakHGlobal'), true)`)
+	if err := b.WaitFor(`document.getElementById('flame-match').dataset.matchSamples !== undefined`, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	kib := browsertest.MustEval[float64](t, b, `+document.getElementById('flame-match').dataset.matchSamples`)
+	t.Logf("outstanding %.0f KiB, %.0f KiB of it through LeakHGlobal (16384 leaked)", got.Total, kib)
+	if math.Abs(kib-16384) > 0.10*16384 {
+		t.Errorf("LeakHGlobal's stacks hold %.0f KiB on the page, the workload leaked 16384 KiB", kib)
 	}
 }
