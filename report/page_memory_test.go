@@ -89,16 +89,7 @@ func TestPageMemoryChart(t *testing.T) {
 	pp := PageParts{Title: "memory", Input: Input{Source: "pid 42", Live: true, Complete: true}, Pid: 42,
 		Start: time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC), FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs,
 		Memory: PageMemoryOf(ss, 0, limit, ss[len(ss)-1].CgroupUsage)}
-	path := filepath.Join(t.TempDir(), "memory.html")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WritePage(f, NewPage(pp)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	b := browsertest.OpenPage(t, path)
+	b := openPage(t, pp)
 	hidden := browsertest.MustEval[[]bool](t, b, `['p-memory', 'p-timeline', 'p-table', 'summary'].map(id => document.getElementById(id).hidden)`)
 	if hidden[0] || !hidden[1] || !hidden[2] || !hidden[3] {
 		t.Errorf("hidden memory, timeline, table, summary: %v; want only the memory section shown", hidden)
@@ -201,16 +192,7 @@ func TestPageNativeFlame(t *testing.T) {
 	ss := memorySamples(3)
 	pp := PageParts{Title: "memory", Input: Input{Source: "pid 42", Live: true, Complete: true}, Pid: 42,
 		FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs, Memory: PageMemoryOf(ss, 0, 0, 0), Views: views}
-	path := filepath.Join(t.TempDir(), "native.html")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WritePage(f, NewPage(pp)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	b := browsertest.OpenPage(t, path)
+	b := openPage(t, pp)
 	got := browsertest.MustEval[struct {
 		Title, Sub, Total string
 		Views             []string
@@ -225,4 +207,20 @@ func TestPageNativeFlame(t *testing.T) {
 	if strings.Join(got.Views, "|") != LabelNativeOutstanding+"|"+LabelNativeAllocated || got.Timeline || !got.Memory {
 		t.Errorf("views %v, GC timeline shown %v, memory shown %v", got.Views, got.Timeline, got.Memory)
 	}
+}
+
+// openPage writes the page of pp to a file and opens it in Chromium,
+// drawn.
+func openPage(t *testing.T, pp PageParts) *browsertest.Browser {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "page.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePage(f, NewPage(pp)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return browsertest.OpenPage(t, path)
 }
