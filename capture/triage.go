@@ -131,6 +131,23 @@ func (w *Window) read() {
 	w.ss = append(w.ss, s)
 }
 
+// Memory is the memory split's readings End judged (oldest first; none
+// before End, or without SplitPid), the time their AtNs count from, and
+// the cgroup's limit and usage at the last (limit 0: none): the report
+// page's memory section.
+func (w *Window) Memory() (ss []memory.Sample, epoch time.Time, limit, usage uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		select {
+		case <-w.done:
+		default:
+			return nil, w.o.Epoch, 0, 0 // still reading
+		}
+	}
+	return w.ss, w.o.Epoch, w.limit, w.usage
+}
+
 // End stops the window and gives a what it collected: the machine's
 // cores and the threads' CPU demand over the window, and the busiest
 // thread, named by name (nil: /proc's comm now). It returns the memory

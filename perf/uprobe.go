@@ -27,10 +27,11 @@ import (
 
 // Native allocations (clrspy memory --native): uprobes on the target's
 // libc malloc, calloc, realloc and free, and uretprobes on the first three
-// for the pointer they return, opened through perf_event_open (the uprobe
-// PMU: its type from /sys/bus/event_source/devices/uprobe/type, config1 the
-// libc the target maps, config2 the symbol's file offset from libc's
-// .dynsym) per thread (on any CPU: cpu -1), the seven of a thread writing
+// for the pointer they return, defined once in tracefs (uprobe_tracefs.go)
+// or else through the uprobe PMU (its type from
+// /sys/bus/event_source/devices/uprobe/type, config1 the libc the target
+// maps, config2 the symbol's file offset from libc's .dynsym), opened
+// through perf_event_open per thread (on any CPU: cpu -1), the seven of a thread writing
 // into one ring of its own. Every call of those functions by the target traps into the
 // kernel while the probes are on (a breakpoint, about a microsecond or
 // two, and a record into the ring): that is the cost to the target,
@@ -93,6 +94,10 @@ type AllocOptions struct {
 	// continue stacks deeper than the copy (measured: 3 µs more a
 	// malloc/free pair in a VM, a third more than without).
 	Callchain bool
+	// NoTracefs opens the probes through the uprobe PMU even when
+	// tracefs could define them (uprobe_tracefs.go: a consumer per
+	// thread, each call costing more).
+	NoTracefs bool
 	// NoSession skips the EventPipe session that names managed frames
 	// (the perf map, if any, names them then).
 	NoSession bool
@@ -156,6 +161,7 @@ type AllocTracer struct {
 	closer   chan *allocThread
 	closed   chan struct{}
 	ids      map[uint64]int // event id -> allocProbes index
+	tp       *tracefsProbes // nil: the uprobe PMU's events
 	pidfd    int
 	epfd     int
 	exited   bool
@@ -214,6 +220,12 @@ func OpenAllocTracer(pid int, opts AllocOptions) (*AllocTracer, error) {
 			t.Close()
 		}
 	}()
+	if !opts.NoTracefs {
+		if t.tp, err = makeTracefsProbes(t.libc, t.offsets[:], pid); err != nil {
+			t.tp = nil
+			t.notes = append(t.notes, fmt.Sprintf("probes through the uprobe PMU, one consumer a thread (%v): each call costs more", err))
+		}
+	}
 	// The first probe, on the main thread: what the kernel says of uprobes.
 	a := t.attr(0, 4096)
 	fd, err := t.open(&a, pid, -1)
@@ -426,7 +438,10 @@ func (t *AllocTracer) attr(i int, ringBytes int) unix.PerfEventAttr {
 		Ext2:   t.offsets[i],
 	}
 	a.Size = uint32(unsafe.Sizeof(a))
-	if p.ret {
+	switch {
+	case t.tp != nil:
+		a.Type, a.Config, a.Ext2 = unix.PERF_TYPE_TRACEPOINT, t.tp.ids[i], 0
+	case p.ret:
 		a.Config = 1 << t.retBit
 	}
 	if p.kind == AllocMalloc || p.kind == AllocCalloc || p.kind == AllocRealloc {
@@ -445,6 +460,9 @@ func (t *AllocTracer) attr(i int, ringBytes int) unix.PerfEventAttr {
 
 // open opens a probe event, config1 pointing at libc's path.
 func (t *AllocTracer) open(a *unix.PerfEventAttr, tid, cpu int) (int, error) {
+	if t.tp != nil {
+		return perfOpen(a, tid, cpu)
+	}
 	if t.pathBuf == nil {
 		t.pathBuf = append([]byte(t.libc), 0)
 	}
@@ -815,6 +833,9 @@ func (t *AllocTracer) StopProbes() {
 		close(t.closer)
 		<-t.closed
 		t.closer = nil
+	}
+	if t.tp != nil {
+		t.tp.remove() // every perf event on them is closed
 	}
 	if t.ep != nil {
 		stopped := make(chan struct{})

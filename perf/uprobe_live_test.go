@@ -51,7 +51,15 @@ for line in sys.stdin:
 // order on the calling thread, free with its pointer; a thread started
 // later is followed from its creation; the sampled
 // entries' stacks name the allocator function and libffi's call into it.
+// Both ways of opening the probes: defined in tracefs (the default: its
+// group is gone from uprobe_events once the probes stop) and through the
+// uprobe PMU.
 func TestAllocTracerCalls(t *testing.T) {
+	t.Run("tracefs", func(t *testing.T) { allocTracerCalls(t, false) })
+	t.Run("pmu", func(t *testing.T) { allocTracerCalls(t, true) })
+}
+
+func allocTracerCalls(t *testing.T, pmu bool) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the allocator probes need root (or CAP_PERFMON): run the live tests as root")
 	}
@@ -76,11 +84,19 @@ func TestAllocTracerCalls(t *testing.T) {
 	if l := line(); l != "ready" {
 		t.Fatalf("python: %q", l)
 	}
-	tr, err := OpenAllocTracer(cmd.Process.Pid, AllocOptions{NoSession: true})
+	tr, err := OpenAllocTracer(cmd.Process.Pid, AllocOptions{NoSession: true, NoTracefs: pmu})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	group := fmt.Sprintf("clrspy_%d_%d/", os.Getpid(), cmd.Process.Pid)
+	defined := func() int {
+		b, _ := os.ReadFile("/sys/kernel/tracing/uprobe_events")
+		return strings.Count(string(b), group)
+	}
+	if n := defined(); pmu && n != 0 || !pmu && n != len(allocProbes) {
+		t.Errorf("%d events of %s in uprobe_events (notes %v), want %d", n, group, tr.Notes(), map[bool]int{true: 0, false: len(allocProbes)}[pmu])
+	}
 	var evs []AllocEvent
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -108,6 +124,9 @@ func TestAllocTracerCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.StopProbes()
+	if n := defined(); n != 0 {
+		t.Errorf("%d events of %s left in uprobe_events after StopProbes", n, group)
+	}
 	// The calls of interest, on the calling thread, from the calloc on.
 	type ev struct {
 		Kind, Call AllocKind

@@ -66,6 +66,8 @@ type Page struct {
 	Heap     *PageHeap     `json:"heap,omitempty"`
 	// Snapshot is the heap snapshot section (the input held a heap dump).
 	Snapshot *PageSnapshot `json:"snapshot,omitempty"`
+	// Memory is the process's memory split over time (PageMemoryOf).
+	Memory *PageMemory `json:"memory,omitempty"`
 	// Findings are clrspy triage's findings over the whole stream, most
 	// severe first (the page opens with them); nil: not judged.
 	Findings []triage.Finding `json:"findings,omitempty"`
@@ -124,6 +126,8 @@ type PageParts struct {
 	PageRequests *PageRequests
 	// Findings: triage's, most severe first.
 	Findings []triage.Finding
+	// Memory is the memory split over time (nil: not read).
+	Memory *PageMemory
 }
 
 // NewPage builds the page data.
@@ -159,7 +163,7 @@ func NewPage(pp PageParts) *Page {
 	for _, v := range pp.Views {
 		if v.Profile != nil && v.Profile.Total > 0 {
 			f := NewFlame(nil, v.Profile, nil, maxFlameBins)
-			f.Label = v.Label
+			f.Label, f.Unit = v.Label, v.Unit
 			flames = append(flames, f)
 		}
 	}
@@ -172,6 +176,7 @@ func NewPage(pp PageParts) *Page {
 		p.CPU, p.Views = flames[0], flames[1:]
 	}
 	p.Findings = pp.Findings
+	p.Memory = pp.Memory
 	p.Locks = pp.PageLocks
 	p.ThreadPool = pp.PageThreadPool
 	p.Stacks = newPageStacks(pp.Threads)
@@ -200,6 +205,8 @@ type FlameView struct {
 	// another sampler measures ("off-CPU").
 	Label   string
 	Profile *stacks.Profile
+	// Unit is what the profile's counts are ("": samples).
+	Unit string
 }
 
 // Labels of the flame graph panel's views: what their samples measure, as

@@ -25,7 +25,10 @@ import (
 type Flame struct {
 	// Label says what the samples measure (LabelCPU, LabelWall, ...):
 	// the panel's title.
-	Label     string   `json:"label,omitempty"`
+	Label string `json:"label,omitempty"`
+	// Unit is what a stack's count is ("" : samples; "KiB" for memory
+	// --native's bytes).
+	Unit      string   `json:"unit,omitempty"`
 	Frames    []string `json:"frames"`
 	Modules   []string `json:"modules"`
 	FrameMod  []int32  `json:"frame_mod"`  // index into Modules, -1 none

@@ -57,5 +57,13 @@ func SplitOf(ss []memory.Sample, limit, usage uint64) *SplitFacts {
 	return f
 }
 
-// splitNext is the next command of a memory finding from the split.
-func splitNext(f *Facts) string { return f.cmd("memory", "--duration 60s") }
+// splitNext is the next command of a memory finding from the split: with
+// --native when what grows is malloc's (the native heap, or other
+// anonymous memory: its blocks over the mmap threshold), so the next run
+// names the stacks that allocate it.
+func splitNext(f *Facts) string {
+	if sp := f.Memory.Split; sp != nil && (sp.GrowingKind == string(memory.NativeHeap) || sp.GrowingKind == string(memory.Other)) {
+		return f.cmd("memory", "--native --duration 60s")
+	}
+	return f.cmd("memory", "--duration 60s")
+}

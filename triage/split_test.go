@@ -58,8 +58,8 @@ func TestSplitNativeGrowth(t *testing.T) {
 	if x.Severity != Critical || x.Rule != "memory.resident_growth_mb_per_min" || x.Title != want || x.Title != memory.JudgeGrowth(ss) {
 		t.Errorf("finding %s %s %q, want critical memory.resident_growth_mb_per_min %q", x.Severity, x.Rule, x.Title, want)
 	}
-	if x.Next != "clrspy memory --pid 42 --duration 60s" {
-		t.Errorf("next %q", x.Next)
+	if x.Next != "clrspy memory --pid 42 --native --duration 60s" {
+		t.Errorf("next %q, want memory --native (the native heap grows)", x.Next)
 	}
 	if x.Evidence["growing_kind"] != "native_heap" || x.Evidence["growing_mb_per_min"] != 300.0 || x.Evidence["gc_heap_delta_mb"] != 0.0 {
 		t.Errorf("evidence %v", x.Evidence)
@@ -106,6 +106,9 @@ func TestSplitCgroupLimit(t *testing.T) {
 		fs := memoryFindings(f)
 		if len(fs) != 1 || fs[0].Severity != c.sev {
 			t.Fatalf("usage %d MiB: %+v, want one %s finding", c.usageMB, fs, c.sev)
+		}
+		if c.sev != Info && fs[0].Next != "clrspy memory --pid 42 --duration 60s" {
+			t.Errorf("usage %d MiB: next %q, want memory without --native (no part grows)", c.usageMB, fs[0].Next)
 		}
 		if c.sev != Info && (fs[0].Title != c.title || fs[0].Rule != "memory.cgroup_limit_pct") {
 			t.Errorf("usage %d MiB: %q (%s), want %q", c.usageMB, fs[0].Title, fs[0].Rule, c.title)

@@ -18,6 +18,7 @@ import (
 	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
+	"github.com/clrspy/clrspy/triage"
 )
 
 func init() { commands = append(commands, newMemoryCmd) }
@@ -81,16 +82,22 @@ What it costs the target: while the probes are on, EVERY call of malloc,
 calloc, realloc and free traps into the kernel (a breakpoint; the entries
 also copy 4 KiB of stack into clrspy's ring), whatever --sample-rate is:
 the sampling decision is made by clrspy for each record. Measured in a
-2-CPU VM (scripts/native-overhead.sh): 11 µs of the target's CPU a
-malloc/free pair, so a thread making 10,000 pairs a second pays 11 % of a
-core and one making 100,000 is held to about 45,000 (heaptrack, preloaded
-at start, costs 0.45 µs a pair there). Removing the probes takes the
-kernel about 80 ms per event, 7 events a thread, one after another: the
-end of a run waits for it, the most called functions' probes leaving
-first. Blocks allocated before the probes were on are not seen, nor calls
+2-CPU VM (scripts/native-overhead.sh): 6.3-7 µs of the target's CPU a
+malloc/free pair (2.6 µs of it the traps alone), so a thread making
+10,000 pairs a second pays 6 % of a core and one making 100,000 is held to
+about 64,000 (heaptrack, preloaded at start, costs 0.45 µs a pair there).
+The probes are defined in tracefs (uprobe_events, removed at the end); when
+it cannot be written they go through the uprobe PMU, which costs more a
+call and 80 ms per event to remove, 7 events a thread. Blocks allocated before the probes were on are not seen, nor calls
 of threads in the moment between their creation and their probes; records
 lost when clrspy falls behind (its CPU taken) are counted in a note, and
 the estimates miss them.
+
+--format html writes the report page with the memory section alone: the
+split over time as a stacked area chart (gc_heap at the bottom), the
+cgroup's limit as a line, and triage's memory finding above it; with
+--native also the flame graphs of the outstanding and the allocated
+bytes by stack (in KiB, every stack).
 
 --format pprof (with --native) writes the estimates as a gzipped pprof heap
 profile instead of the report: sample types inuse_space and inuse_objects
@@ -104,6 +111,7 @@ as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 		Example: `  clrspy memory --pid 1234
   clrspy memory --pid 1234 --duration 30s --json | jq '.growth'
   clrspy memory --name MyService --duration 1m --interval 5s
+  clrspy memory --pid 1234 --duration 60s --format html -o memory.html
   clrspy memory --duration 10s -- dotnet app.dll
   clrspy memory --pid 1234 --native --duration 30s --json | jq '.native.outstanding[0]'
   clrspy memory --pid 1234 --native --duration 30s --format pprof -o native.pb.gz && go tool pprof -top native.pb.gz
@@ -116,7 +124,7 @@ as collapsed stacks (root first, ';' between frames) for flamegraph.pl.`,
 	fl.DurationVar(&f.duration, "duration", 0, "sample the split for this long (0: one sample)")
 	fl.DurationVar(&f.interval, "interval", time.Second, "time between samples with --duration")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document (same as --format json)")
-	fl.StringVar(&f.format, "format", "text", "output format: text, json, or with --native pprof (a heap profile of the native allocations: inuse_space, inuse_objects, alloc_space, alloc_objects) or folded (collapsed stacks of the outstanding bytes)")
+	fl.StringVar(&f.format, "format", "text", "output format: text, json, html (the report page's memory section: the split over time as a stacked area chart), or with --native pprof (a heap profile of the native allocations: inuse_space, inuse_objects, alloc_space, alloc_objects) or folded (collapsed stacks of the outstanding bytes)")
 	fl.StringVar(&f.pprofOut, "pprof", "", "--native: also write the pprof profile (as --format pprof) to this file, beside the report")
 	fl.StringVarP(&f.out, "output", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.images, "images", 10, "text: list this many mapped files, most resident first")
@@ -149,6 +157,10 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	switch f.format {
 	case "text", "json":
+	case "html":
+		if err := refuseTerminal(f.out, "--format html"); err != nil {
+			return err
+		}
 	case "pprof", "folded":
 		if !f.native {
 			return fmt.Errorf("--format %s needs --native: the profile is of the native allocations", f.format)
@@ -159,7 +171,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			}
 		}
 	default:
-		return fmt.Errorf("unknown --format %q: use text, json, pprof or folded", f.format)
+		return fmt.Errorf("unknown --format %q: use text, json, html, pprof or folded", f.format)
 	}
 	if f.pprofOut != "" && !f.native {
 		return errors.New("--pprof needs --native: the profile is of the native allocations")
@@ -284,6 +296,7 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			return w.Finish(err)
 		}
 	}
+	started := time.Now()
 	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
 	var nativeDoc, nativeAll *report.MemoryNativeJSON
 	var nativePartial string
@@ -319,6 +332,8 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		err = report.WriteMemoryNativePprof(w, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)
 	case "folded":
 		err = report.WriteMemoryNativeFolded(w, nativeAll)
+	case "html":
+		err = report.WritePage(w, memoryPage(d, nativeAll, ss, cg, started))
 	default:
 		err = report.WriteMemoryText(w, d, f.images)
 	}
@@ -415,3 +430,23 @@ func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 
 // errGone: the process's smaps is gone (it exited).
 var errGone = errors.New("no such process")
+
+// memoryPage is the report page of memory's samples ss, taken from
+// started: its memory section on the samples' clock, triage's memory
+// findings from the same samples and, with --native, the native stacks'
+// flame graphs (every stack, native nil without).
+func memoryPage(d *report.MemoryDocument, native *report.MemoryNativeJSON, ss []memory.Sample, cg *procfs.CgroupMemory, started time.Time) *report.Page {
+	var limit, usage uint64
+	if cg != nil {
+		limit, usage = cg.Limit, cg.Usage
+	}
+	facts := &triage.Facts{Target: fmt.Sprintf("--pid %d", d.Pid), WindowSec: float64(ss[len(ss)-1].AtNs-ss[0].AtNs) / 1e9}
+	facts.Memory.Split = triage.SplitOf(ss, limit, usage)
+	return report.NewPage(report.PageParts{
+		Title: fmt.Sprintf("pid %d (%s) memory", d.Pid, d.Process), Input: d.Input, Pid: d.Pid, Start: started,
+		FirstNanos: ss[0].AtNs, LastNanos: ss[len(ss)-1].AtNs,
+		Memory:   report.PageMemoryOf(ss, 0, limit, usage),
+		Findings: triage.Findings(facts),
+		Views:    report.NativeFlameViews(native),
+	})
+}

@@ -26,7 +26,7 @@ func TestMemoryErrors(t *testing.T) {
 		{[]string{"memory", "--pid", "1", "--native", "--duration", "1s", "--sample-rate", "0"}, "--sample-rate 0: want 1 or more"},
 		{[]string{"memory", "--pid", "1", "--format", "pprof", "-o", "x.pb.gz"}, "--format pprof needs --native: the profile is of the native allocations"},
 		{[]string{"memory", "--pid", "1", "--format", "folded"}, "--format folded needs --native: the profile is of the native allocations"},
-		{[]string{"memory", "--pid", "1", "--format", "svg"}, `unknown --format "svg": use text, json, pprof or folded`},
+		{[]string{"memory", "--pid", "1", "--format", "svg"}, `unknown --format "svg": use text, json, html, pprof or folded`},
 		{[]string{"memory", "--pid", "1", "--json", "--format", "text"}, "--json and --format text contradict each other"},
 		{[]string{"memory", "--pid", "1", "--pprof", "x.pb.gz"}, "--pprof needs --native: the profile is of the native allocations"},
 		{[]string{"memory", "--pid", "1", "--native", "--duration", "1s", "--pprof", "-"}, "--pprof -: give a file (the report goes to standard output; --format pprof writes the profile there)"},

@@ -206,6 +206,10 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	facts := tri.Facts()
 	facts.Memory.Split = split
+	if win != nil {
+		ss, epoch, limit, usage := win.Memory()
+		pp.Memory = report.PageMemoryOf(ss, int64(epoch.Sub(pp.Start)), limit, usage)
+	}
 	pp.Findings = triage.Findings(facts)
 	if o.stacks {
 		if !st.Live() || st.Kind != source.Attach {

@@ -74,7 +74,7 @@ func TestTriageLiveNativeLeak(t *testing.T) {
 	}
 	if len(fs) != 1 || fs[0].Severity != triage.Critical || fs[0].Rule != "memory.resident_growth_mb_per_min" ||
 		fs[0].Title != sp.Growth || !strings.Contains(fs[0].Title, ": native heap grows ") ||
-		!strings.HasSuffix(fs[0].Title, " while the GC heap is flat") || fs[0].Next != "clrspy memory --pid "+strconv.Itoa(p.Pid)+" --duration 60s" {
+		!strings.HasSuffix(fs[0].Title, " while the GC heap is flat") || fs[0].Next != "clrspy memory --pid "+strconv.Itoa(p.Pid)+" --native --duration 60s" {
 		t.Fatalf("memory findings %+v, want one critical native heap growth", fs)
 	}
 	t.Logf("%s (%d samples over %.1f s)", fs[0].Title, sp.Samples, sp.SpanSec)

@@ -166,6 +166,25 @@ func (b *Browser) Open(url string) error {
 	return chromedp.Do(ctx, chromedp.Navigate(url))
 }
 
+// OpenPage starts a browser (New), opens the report page file path and
+// waits until it is drawn (the page's data-drawn: every panel, nothing
+// queued), failing the test if it is not within 30 s or the page had an
+// error.
+func OpenPage(tb testing.TB, path string) *Browser {
+	tb.Helper()
+	b := New(tb, Options{Width: 1400, Height: 1000})
+	if err := b.Open("file://" + path); err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.WaitFor(`document.documentElement.dataset.drawn === '1'`, 30*time.Second); err != nil {
+		tb.Fatal(err)
+	}
+	if e := b.Errors(); len(e) > 0 {
+		tb.Fatalf("page errors: %v", e)
+	}
+	return b
+}
+
 // Eval evaluates a JavaScript expression and decodes its value.
 func Eval[T any](b *Browser, expr string) (T, error) {
 	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)

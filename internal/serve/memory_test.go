@@ -291,7 +291,7 @@ func TestMemoryTriage(t *testing.T) {
 	leakLine(t, p, "done info", 2) // the leak was done within the window
 	if len(fs) != 1 || fs[0].Severity != triage.Critical || fs[0].Rule != "memory.resident_growth_mb_per_min" ||
 		!strings.Contains(fs[0].Title, ": native heap grows ") || !strings.HasSuffix(fs[0].Title, " while the GC heap is flat") ||
-		fs[0].Next != "clrspy memory --pid "+pid+" --duration 60s" || fs[0].Evidence["growing_kind"] != "native_heap" {
+		fs[0].Next != "clrspy memory --pid "+pid+" --native --duration 60s" || fs[0].Evidence["growing_kind"] != "native_heap" {
 		t.Errorf("leaking: memory findings %+v, want one critical native heap growth", fs)
 	}
 	if g, _ := fs[0].Evidence["growing_delta_mb"].(float64); len(fs) == 1 && math.Abs(g-64) > 0.05*64 {

@@ -137,9 +137,13 @@ type app struct {
 
 	// The latest memory reading (Options.Memory), set by its goroutine.
 	memMu sync.Mutex
-	memSp *memory.Split
+	memSS []memory.Sample // the last memoryReadings, oldest first
 	memCg *procfs.CgroupMemory
 }
+
+// memoryReadings is how many memory readings the line judges the growth
+// over: a minute at the default 2 s.
+const memoryReadings = 30
 
 // readMemory takes a memory reading every MemoryEvery until ctx ends.
 func (a *app) readMemory(ctx context.Context) {
@@ -149,10 +153,18 @@ func (a *app) readMemory(ctx context.Context) {
 	}
 	tk := time.NewTicker(every)
 	defer tk.Stop()
+	start := time.Now()
 	for {
-		if sp, cg, err := a.cfg.Memory(); err == nil {
+		if sp, cg, err := a.cfg.Memory(); err == nil && sp != nil {
+			s := memory.Sample{AtNs: int64(time.Since(start)), Split: *sp}
+			if cg != nil {
+				s.CgroupUsage = cg.Usage
+			}
 			a.memMu.Lock()
-			a.memSp, a.memCg = sp, cg
+			if len(a.memSS) == memoryReadings {
+				a.memSS = append(a.memSS[:0], a.memSS[1:]...)
+			}
+			a.memSS, a.memCg = append(a.memSS, s), cg
 			a.memMu.Unlock()
 		}
 		select {
@@ -184,8 +196,8 @@ func (a *app) refresh() {
 		a.view.AddNote(n)
 	}
 	a.memMu.Lock()
-	if a.memSp != nil {
-		a.view.SetMemory(a.memSp, a.memCg)
+	if len(a.memSS) > 0 {
+		a.view.SetMemory(a.memSS, a.memCg)
 	}
 	a.memMu.Unlock()
 	a.view.Update(a.cfg.Monitor.Snapshot())

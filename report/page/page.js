@@ -211,7 +211,7 @@ const PARTS = [
   ['timeline', renderTimeline], ['selinfo', renderSelInfo], ['header', renderHeader], ['findings', renderFindings], ['summary', renderSummary],
   ['heap', renderHeapChart], ['hist', renderHist], ['longest', renderLongest], ['table', renderTable],
   ['flame', renderFlame], ['susp', renderSusp], ['locks', renderLocks], ['exc', renderExceptions], ['heaptypes', renderHeapTypes],
-  ['threadpool', renderThreadPool], ['requests', renderRequests], ['stacks', renderStacks], ['snapshot', renderSnapshot],
+  ['threadpool', renderThreadPool], ['requests', renderRequests], ['stacks', renderStacks], ['snapshot', renderSnapshot], ['memory', renderMemory],
 ];
 // In a live page, costly panels render at most this often (ms).
 const LIVE_MIN_GAP = { table: 1000, flame: 1000, susp: 2000, locks: 2000, exc: 2000, threadpool: 2000, heaptypes: 2000, hist: 1000, longest: 1000, heap: 1000, summary: 1000, header: 2000 };
@@ -359,7 +359,7 @@ const TL = { W: 0, H: 230, ml: 58, mr: 40, mt: 12, mb: 26 };
 // Widths are read once per render pass, before anything is written: a
 // read after a write forces the browser to lay out the page again.
 const WIDTHS = {};
-function measure() { for (const id of ['timeline', 'heapchart', 'hist', 'flame']) WIDTHS[id] = $(id).clientWidth; }
+function measure() { for (const id of ['timeline', 'heapchart', 'memchart', 'hist', 'flame']) WIDTHS[id] = $(id).clientWidth; }
 function widthOf(node, def) { return WIDTHS[node.id] || node.clientWidth || def; }
 function plotWidth(node) { return Math.max(200, widthOf(node, 900)); }
 function xScale(d, w) { const k = (w - TL.ml - TL.mr) / (d[1] - d[0]); return (t) => TL.ml + (t - d[0]) * k; }
@@ -1094,7 +1094,7 @@ function renderFlame() {
     const f = T.frame[k];
     let cls = 'fr', style = 'left:' + x.toFixed(2) + 'px;width:' + Math.max(w - 0.5, 0.5).toFixed(2) + 'px;top:' + top + 'px';
     let name;
-    if (k === 0) { cls += ' root'; name = 'all (' + fmtInt(total) + ' samples)'; }
+    if (k === 0) { cls += ' root'; name = 'all (' + fmtInt(total) + ' ' + (F.unit || 'samples') + ')'; }
     else {
       name = F.frames[f];
       cls += ' k' + F.frame_kind[f];
@@ -1118,7 +1118,7 @@ function renderFlame() {
     for (let i = 0; i < F.n; i++) onPath[i] = matched[F.node_frame[i]] || (F.parent[i] >= 0 && onPath[F.parent[i]]) ? 1 : 0;
     let hit = 0;
     for (let s = 0; s < counts.length; s++) if (F.stack_node[s] >= 0 && onPath[F.stack_node[s]]) hit += counts[s];
-    mi.textContent = fmtInt(hit) + ' of ' + fmtInt(total) + ' samples match (' + fmt(total ? hit * 100 / total : 0, 2) + '%)';
+    mi.textContent = fmtInt(hit) + ' of ' + fmtInt(total) + ' ' + (F.unit || 'samples') + ' match (' + fmt(total ? hit * 100 / total : 0, 2) + '%)';
     mi.setAttribute('data-match-samples', String(hit));
     mi.setAttribute('data-total-samples', String(total));
     mi.setAttribute('data-query', S.flame.search);
@@ -1127,7 +1127,7 @@ function renderFlame() {
   let cr = '<a data-z="0">all</a>';
   for (let i = 0; i < anc.length; i++) cr += ' › <a data-z="' + (i + 1) + '">' + esc(shortName(F.frames[T.frame[anc[i]]])) + '</a>';
   $('flame-crumbs').innerHTML = anc.length ? cr : '<span>click a frame to zoom in; ' + (inv ? 'callers view: leaves (the code that ran) at the top, their callers below' : 'callees view: callers above the code they call') + '</span>';
-  let sub = fmtInt(total) + ' samples';
+  let sub = fmtInt(total) + ' ' + (F.unit || 'samples');
   if (F.to_ms) sub += ' in the last ' + fmtDur((F.to_ms || 0) - (F.from_ms || 0)) + ' (live)';
   else if (S.sel) sub += ' in the selection (of ' + fmtInt(F.total) + ')';
   if (F.threads) sub += ' · ' + F.threads + ' threads';
@@ -1257,6 +1257,84 @@ function renderStacks() {
   }
   h += '</tbody></table>';
   $('stacks').innerHTML = h;
+}
+
+// ---------------------------------------------------------- memory chart
+
+// renderMemory draws the memory split over time (clrspy memory's parts,
+// stacked in their order, gc_heap at the bottom) on the timeline's x axis,
+// with the cgroup's limit as a line when it is within reach. Each area
+// says its series (data-kind, data-mb: the part's MiB at each sample) and
+// the chart its scale (data-ymax-mb, data-y0, data-y1), so tests read
+// what is drawn.
+function renderMemory() {
+  const P = M.page.memory;
+  const panel = $('p-memory');
+  if (!P || !P.t_ms.length) { panel.hidden = true; return; }
+  panel.hidden = false;
+  const node = $('memchart');
+  const W = plotWidth(node), H = 220;
+  const n = P.t_ms.length;
+  const d = domain();
+  const x = xScale(d, W);
+  const y0 = H - 24, y1 = 28;
+  const MiB = 1 << 20;
+  let top = 0;
+  for (let i = 0; i < n; i++) { let s = 0; for (let k = 0; k < P.kinds.length; k++) s += P.bytes[k][i]; top = Math.max(top, s, P.rss_bytes[i]); }
+  // the limit line shows when it is at most twice the largest RSS (a far
+  // limit would flatten the parts)
+  const showLimit = P.limit_bytes > 0 && P.limit_bytes <= 2 * top;
+  const hi = niceMax(Math.max(top, showLimit ? P.limit_bytes : 0) / MiB);
+  const y = (v) => y0 - v / hi * (y0 - y1);
+  const svg = el('svg', { width: W, height: H, 'data-ymax-mb': hi, 'data-y0': y0, 'data-y1': y1 });
+  const ax = el('g', { class: 'ax' }, svg);
+  for (const v of ticks(0, hi, 4)) {
+    el('line', { x1: TL.ml, x2: W - TL.mr, y1: y(v), y2: y(v) }, ax);
+    const t = el('text', { x: TL.ml - 6, y: y(v) + 3.5, 'text-anchor': 'end' }, ax); t.textContent = String(+v.toFixed(1));
+  }
+  const lab = el('text', { x: 12, y: (y0 + y1) / 2, class: 'ylabel', transform: 'rotate(-90 12 ' + ((y0 + y1) / 2) + ')', 'text-anchor': 'middle' }, svg);
+  lab.textContent = 'RSS MiB';
+  timeAxis(ax, d, x, W, y0);
+  const clipId = 'mc' + Math.random().toString(36).slice(2);
+  const cp = el('clipPath', { id: clipId }, el('defs', {}, svg));
+  el('rect', { x: TL.ml, y: 0, width: W - TL.ml - TL.mr, height: H }, cp);
+  const plot = el('g', { 'clip-path': 'url(#' + clipId + ')' }, svg);
+  // each area spans from the stack below it (base) to base + the part
+  const base = new Array(n).fill(0);
+  const legend = [];
+  for (let k = 0; k < P.kinds.length; k++) {
+    const v = P.bytes[k];
+    let upper = '', lower = '';
+    const mb = [];
+    for (let i = 0; i < n; i++) {
+      const xs = x(P.t_ms[i]).toFixed(1);
+      upper += (i ? 'L' : 'M') + xs + ' ' + y((base[i] + v[i]) / MiB).toFixed(2);
+      mb.push(+(v[i] / MiB).toFixed(3));
+    }
+    for (let i = n - 1; i >= 0; i--) lower += 'L' + x(P.t_ms[i]).toFixed(1) + ' ' + y(base[i] / MiB).toFixed(2);
+    for (let i = 0; i < n; i++) base[i] += v[i];
+    const p = el('path', { d: upper + lower + 'Z', class: 'mem-' + P.kinds[k], 'data-kind': P.kinds[k], 'data-mb': mb.join(',') }, plot);
+    const tt = el('title', {}, p); tt.textContent = P.labels[k] + ': ' + fmtBytes(v[0]) + ' → ' + fmtBytes(v[n - 1]);
+    legend.push([P.labels[k] + ' ' + fmtBytes(v[n - 1]), 'mem-' + P.kinds[k]]);
+  }
+  if (showLimit) {
+    el('line', { x1: TL.ml, x2: W - TL.mr, y1: y(P.limit_bytes / MiB), y2: y(P.limit_bytes / MiB), class: 'memlimit', 'data-limit-mb': +(P.limit_bytes / MiB).toFixed(3) }, plot);
+    legend.push(['cgroup limit ' + fmtBytes(P.limit_bytes), 'memlimit']);
+  }
+  const lg = el('g', {}, svg);
+  let lx = TL.ml + 4;
+  for (const [name, cls] of legend) {
+    if (cls === 'memlimit') el('line', { x1: lx, x2: lx + 12, y1: 6, y2: 6, class: cls }, lg);
+    else el('rect', { x: lx, y: 2, width: 10, height: 8, class: cls }, lg);
+    const t = el('text', { x: lx + 15, y: 10, class: 'ylabel' }, lg); t.textContent = name;
+    lx += 24 + name.length * 6.2;
+  }
+  node.replaceChildren(svg);
+  brush(node, svg, W, y1, y0);
+  const last = P.rss_bytes[n - 1];
+  $('memory-sub').textContent = n + ' samples · RSS ' + fmtBytes(P.rss_bytes[0]) + ' → ' + fmtBytes(last) +
+    (P.limit_bytes > 0 ? ' · cgroup limit ' + fmtBytes(P.limit_bytes) + ', headroom ' + fmtBytes(Math.max(0, P.limit_bytes - P.usage_bytes)) : '') +
+    (P.judgement ? ' · ' + P.judgement : '');
 }
 
 function renderThreadPool() {
@@ -1439,7 +1517,8 @@ function renderSnapshot() {
   const N = M.snap;
   const panel = $('p-snapshot');
   // A page of a .gcdump file has nothing but the snapshot.
-  const only = !!N && !M.page.summary && !M.g.n.length && !M.cpu;
+  // A page of clrspy memory has nothing but its memory section.
+  const only = (!!N || !!M.page.memory) && !M.page.summary && !M.g.n.length && (!M.cpu || !!M.page.memory);
   for (const id of ['summary', 'p-timeline', 'p-hist', 'p-longest', 'p-table', 'p-susp']) $(id).hidden = only;
   if (!N) { panel.hidden = true; return; }
   panel.hidden = false;
