@@ -25,12 +25,17 @@ ln -s "$PWD/testdata/workloads/bin/net10.0/Workload" "$tmp/$name"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
+# The targets' stdin (stdin=1: a line or its end stops them) stays open
+# while this script runs.
+mkfifo "$tmp/in"
+exec 3<>"$tmp/in"
 for i in $(seq "$N"); do
-	"$tmp/$name" idle seconds=3600 allocKB=64 stdin=1 gcEveryMs=100 </dev/zero >/dev/null 2>&1 &
+	"$tmp/$name" idle seconds=3600 allocKB=64 stdin=1 gcEveryMs=100 <"$tmp/in" >/dev/null 2>&1 &
 	pids+=($!)
 done
 sleep 5
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # cpu PID...: the processes' CPU share of one core over WINDOW seconds.
 cpu() {
 	local t0=0 t1=0 p
@@ -61,7 +66,9 @@ for r in $(seq "$ROUNDS"); do
 		done
 		sleep 12
 		line="$line, $N dotnet-counters $(cpu "${cps[@]}") %"
-		for c in "${cps[@]}"; do kill -INT "$c" 2>/dev/null || true; done
+		kill -INT "${cps[@]}" 2>/dev/null || true
+		sleep 3
+		kill -KILL "${cps[@]}" 2>/dev/null || true
 		wait "${cps[@]}" 2>/dev/null || true
 	fi
 	echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"

@@ -369,3 +369,16 @@ func makeCgroup(t *testing.T, limit uint64) (dir, limitFile, usageFile string) {
 	t.Fatalf("cannot make a memory cgroup for the test (root and a writable cgroup v2 with the memory controller, or a v1 memory hierarchy): %s", strings.Join(tried, "; "))
 	return
 }
+
+// TestMemNear: a target's memory counts as unmoved within 1/memSame of the
+// last smaps reading's pages, either way.
+func TestMemNear(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint64
+		want bool
+	}{{25600, 25600, true}, {25700, 25600, true}, {25500, 25600, true}, {25701, 25600, false}, {25499, 25600, false}, {1, 0, false}} {
+		if got := near(c.a, c.b); got != c.want {
+			t.Errorf("near(%d, %d) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
