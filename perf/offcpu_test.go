@@ -18,11 +18,7 @@ import (
 // thread that exits while blocked is off the CPU until its exit; one
 // still blocked at the end counts until the last record.
 func TestSwitchPairing(t *testing.T) {
-	proc, err := symtab.NewProcess(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	b := offBuilder(t)
 	ms := int64(1_000_000)
 	ev := func(kind SampleKind, tid int, at int64, ip uint64) {
 		b.Sample(&Sample{Kind: kind, Tid: tid, Time: b.monoStart + at*ms, User: []uint64{ip}})
@@ -238,11 +234,7 @@ func offSampleRecord(rec []byte) []byte {
 // blocked stacks and runnable time to runnable ones; each thread's total
 // is exact.
 func TestSpreadUnsampled(t *testing.T) {
-	proc, err := symtab.NewProcess(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	b := offBuilder(t)
 	ms := int64(1_000_000)
 	ev := func(kind SampleKind, tid int, at int64, ip uint64, lean bool) {
 		raw := int32(-1)
@@ -340,4 +332,14 @@ func TestLeanSwitchWalk(t *testing.T) {
 	if b.off.cached != 1 || b.off.lean != 1 {
 		t.Errorf("%d cached, %d lean walks; want 1, 1", b.off.cached, b.off.lean)
 	}
+}
+
+// offBuilder is an off-CPU Builder for clrspy's own process.
+func offBuilder(t *testing.T) *Builder {
+	t.Helper()
+	proc, err := symtab.NewProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
 }
