@@ -43,6 +43,16 @@ type Options struct {
 	// out, to measure what each costs: offNoCopy (nothing else),
 	// offNoKernelChain, offNoUserChain, offRecordsOnly.
 	offParts int
+	// sampleEvery (benchmarks) is the lean event's period: 0 for
+	// offSampleEvery, 1 for every switch-out (clrspy before sampling).
+	sampleEvery int
+}
+
+func (o *Options) offEvery() int {
+	if o.sampleEvery > 0 {
+		return o.sampleEvery
+	}
+	return offSampleEvery
 }
 
 const (

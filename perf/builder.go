@@ -95,6 +95,7 @@ type pendingSample struct {
 	raw       int32
 	off       bool // time off the CPU from ts
 	preempted bool // off the CPU while runnable
+	spread    bool // unsampled switch-outs' time (spreadUnsampled): no switch-out of its own
 }
 
 type accKey struct {
@@ -189,8 +190,8 @@ func (b *Builder) nanos(mono int64) int64 {
 func (b *Builder) Sample(s *Sample) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s.Kind == KindSwitchIn || s.Kind == KindExit || s.Kind == KindPreempted {
-		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1)
+	if s.Kind == KindSwitchIn || s.Kind == KindExit || s.Kind == KindPreempted || s.Kind == KindUnsampled {
+		b.switchEvent(s.Kind, s.Tid, b.nanos(s.Time), -1, false)
 		return
 	}
 	if s.Kind == KindSwitchOut && b.knownSwitch(s) {
@@ -208,7 +209,7 @@ func (b *Builder) Sample(s *Sample) {
 		} else {
 			b.off.lean++
 		}
-		b.switchEvent(s.Kind, s.Tid, ts, raw)
+		b.switchEvent(s.Kind, s.Tid, ts, raw, isLean(s))
 		return
 	}
 	w := int64(s.Period)
@@ -370,7 +371,9 @@ func (b *Builder) add(accs map[accKey]*acc, p pendingSample) {
 		a = &acc{}
 		accs[k] = a
 	}
-	a.count++
+	if !p.spread {
+		a.count++
+	}
 	a.nanos += p.weight
 }
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -162,20 +163,28 @@ const offStackBytes = 4096
 // walked from its copy: its user frames up to 4 KiB deep, no kernel
 // frames. A smaller copy would not have saved anything.
 //
-// What is left is the lean sample itself (no-chains above: 0.952 of the
-// CPU sampler alone; an earlier run of the parts gave 0.98 for the switch
-// records alone). Taking the sample for a subset of switch-outs and
-// weighing the rest (their time exact from the records) was tried: one
-// sample in 8 (PERF_EVENT_IOC_PERIOD on the lean events; it seemed to
-// need PERF_SAMPLE_PERIOD out of their sample type, not verified) for threads
-// whose last 16 sampled blocks were at one place, the rest under the
-// thread's last sampled walk. It does not hold: pingpong's threads block
-// at two places in turn (WaitOne, and Set while the other holds the
-// event's lock, TestOffCPULean), so the streak never forms, and a fixed
-// period over places that alternate samples the same one every time
-// (8 is even), putting both places' time under one stack. An unbiased
-// subset needs a random period per sample (an ioctl per sample and per
-// CPU from clrspy) and still places each unsampled block by chance.
+// What was left then was the lean sample itself (no-chains above: 0.952
+// of the CPU sampler alone; the switch records alone 0.98): about 4.5 %
+// per 10,000 switch-outs a second. So the lean event samples one
+// switch-out in offSampleEvery (its period; the full events still take
+// every one while they are on), and the others are known from their
+// switch records alone (KindUnsampled: tid and time). Every switch-out's
+// time stays exact; an unsampled one's stack is estimated: the builder
+// spreads each thread's unsampled time over the stacks of its sampled
+// switch-outs in proportion to their own time off the CPU
+// (offcpu_build.go), the ratio estimator, which is unbiased when which
+// switch-outs are sampled does not depend on where they block. A count
+// period can alias with a thread that blocks at places in a fixed
+// cycle: an earlier try with 8 sampled the same one of pingpong's two
+// alternating places every time (WaitOne, and Set while the other holds
+// the event's lock). The period is a prime, so only a cycle whose length
+// is a multiple of it aliases, and each CPU's event counts separately,
+// so a thread that moves between CPUs shifts the phase. Tried before
+// and not kept: the last sampled walk for the unsampled time (biased
+// towards the places blocked at most often, not longest), and a random
+// period (an ioctl per sample, an IPI where the thread runs).
+const offSampleEvery = 7
+
 const fullHits = 8
 
 // offAttr is a switch-out event: sched:sched_switch, every occurrence,
@@ -190,6 +199,10 @@ func (o *Options) offAttr(id int, kernel bool, ringBytes int, chains, switches b
 	a.Config = uint64(id)
 	a.Sample = 1
 	a.Sample_stack_user = uint32(min(o.StackBytes, offStackBytes))
+	// With PERF_SAMPLE_PERIOD a tracepoint event samples every
+	// occurrence whatever its period (perf_swevent_event): the off-CPU
+	// samples go without it (decodeSample).
+	a.Sample_type &^= unix.PERF_SAMPLE_PERIOD
 	a.Bits &^= unix.PerfBitFreq | unix.PerfBitTask | unix.PerfBitExcludeKernel
 	if switches {
 		a.Bits |= unix.PerfBitContextSwitch
@@ -239,11 +252,17 @@ func (s *Sampler) mapOffRingsOf(size int) error {
 	return s.ownerRings(size, &s.offRings)
 }
 
-// fullEvents are a thread's switch-out events with the stack copy.
+// fullEvents are a thread's switch-out events with the callchains, and
+// its lean ones' period (sampleRate).
 type fullEvents struct {
 	fds  []int
 	on   bool
 	hits int // full switch-outs whose walk the consumer had, since on
+
+	lean  []int // the lean events, one per CPU
+	every int   // their period now (0: 1)
+	n     int   // switch-outs since since
+	since int64 // record time (CLOCK_MONOTONIC ns)
 }
 
 // openOffThread opens tid's switch events (one lean and one full per CPU,
@@ -267,7 +286,7 @@ func (s *Sampler) openOffThread(tid int, fds []int) []int {
 			}
 			return fds[:n]
 		}
-		s.full[tid] = &fullEvents{fds: full, on: true}
+		s.full[tid] = &fullEvents{fds: full, on: true, lean: fds[n:len(fds):len(fds)]}
 		s.stats.FullOn++
 	}
 	s.blockedAtOpen(tid, opened)
@@ -328,6 +347,63 @@ func (s *Sampler) setFull(tid int, on bool) {
 	}
 }
 
+// A thread's lean events sample every switch-out (period 1) until it
+// switches out at least busySwitches times a second, then one in
+// offSampleEvery; back to every one under half that. Counted over
+// rateWindow switch-outs, from the records' times; one
+// PERF_EVENT_IOC_PERIOD per CPU at each change. A thread that blocks a
+// few times a second costs nothing worth saving and its few blocks would
+// leave the estimate of its unsampled ones (offcpu_build.go) with few
+// samples; from 100 a second it has 14 sampled ones a second.
+const (
+	busySwitches = 100
+	rateWindow   = 64
+)
+
+// sampleRate counts a switch-out of tid at ts (ns) and changes its lean
+// events' period when its rate crosses busySwitches.
+func (s *Sampler) sampleRate(tid int, ts int64) {
+	f := s.full[tid]
+	every := s.opts.offEvery()
+	if f == nil || every <= 1 {
+		return
+	}
+	if f.n == 0 {
+		f.since = ts
+	}
+	if f.n++; f.n < rateWindow {
+		return
+	}
+	d := ts - f.since
+	f.n = 0
+	want := f.every
+	switch {
+	case d < int64(rateWindow)*1e9/busySwitches:
+		want = every
+	case d > 2*int64(rateWindow)*1e9/busySwitches:
+		want = 0
+	}
+	if want == f.every {
+		return
+	}
+	f.every = want
+	s.stats.PeriodChanges++
+	period := uint64(max(want, 1))
+	for _, fd := range f.lean {
+		setPeriod(fd, period)
+	}
+}
+
+// setPeriod sets a sampling event's period (PERF_EVENT_IOC_PERIOD takes a
+// pointer to a u64).
+func setPeriod(fd int, period uint64) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.PERF_EVENT_IOC_PERIOD, uintptr(unsafe.Pointer(&period)))
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // offRing is what offRecord keeps per off-CPU ring between records.
 type offRing struct {
 	// held is a lean switch-out waiting for the record after it (a full
@@ -347,6 +423,10 @@ type offRing struct {
 	// between blocks is preempted at the same few places: those hits
 	// would switch the full events off before its next block).
 	want, hit int
+	// sampled is the thread of the last switch-out sample read since
+	// the last switch record: a switch-out record of another thread was
+	// not sampled.
+	sampled int
 }
 
 type switchID struct {
@@ -362,7 +442,7 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 	le := binary.LittleEndian
 	switch le.Uint32(rec) {
 	case recordSample:
-		if !decodeSample(rec, &s.sample) || s.sample.Pid != s.pid {
+		if !decodeSample(rec, &s.sample, false) || s.sample.Pid != s.pid {
 			return
 		}
 		s.sample.Kind = KindSwitchOut
@@ -381,6 +461,7 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 			r.stack = append(r.stack[:0], s.sample.Stack...)
 			r.held.Stack = r.stack
 			r.hasHeld = true
+			r.sampled = id.tid
 			return
 		}
 		if r.hasHeld && idOf(&r.held) == id {
@@ -389,6 +470,7 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 			s.flushHeld(r, fn)
 		}
 		r.last, r.hasLast = id, true
+		r.sampled = id.tid
 		s.stats.Switches++
 		fn(&s.sample)
 		if s.sample.WalkCached {
@@ -406,7 +488,20 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 		}
 		tid := int(le.Uint32(rec[12:]))
 		want, hit := r.want, r.hit
-		r.want, r.hit = 0, 0
+		sampled := r.sampled
+		r.want, r.hit, r.sampled = 0, 0, 0
+		pid := int(le.Uint32(rec[8:]))
+		if misc&miscSwitchOut != 0 && pid == s.pid {
+			s.sampleRate(tid, int64(le.Uint64(rec[16:])))
+		}
+		if misc&miscSwitchOut != 0 && sampled != tid && pid == s.pid && s.opts.offParts == 0 {
+			s.stats.Switches++
+			s.stats.Lean++
+			s.stats.Unsampled++
+			s.sample.Kind, s.sample.Pid, s.sample.Tid = KindUnsampled, pid, tid
+			s.sample.Time = int64(le.Uint64(rec[16:]))
+			fn(&s.sample)
+		}
 		if misc&miscSwitchOut != 0 && misc&miscSwitchOutPreempt == 0 {
 			if want == tid {
 				s.setFull(tid, true)
@@ -418,7 +513,7 @@ func (s *Sampler) offRecord(r *offRing, rec []byte, fn func(*Sample)) {
 			}
 			return
 		}
-		if pid := int(le.Uint32(rec[8:])); pid == s.pid {
+		if pid == s.pid {
 			s.sample.Kind, s.sample.Pid = KindSwitchIn, pid
 			if misc&miscSwitchOut != 0 {
 				s.sample.Kind = KindPreempted

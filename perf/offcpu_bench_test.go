@@ -58,6 +58,9 @@ func BenchmarkOffCPUOverhead(b *testing.B) {
 		{"every-stack", Options{Hz: 99, OffCPU: true, everyStack: true}},
 		{"lean", Options{Hz: 99, OffCPU: true}},
 		{"cpu-only", Options{Hz: 99}},
+		// lean-every: the lean events sampling every switch-out (clrspy
+		// before busy threads' were sampled one in offSampleEvery).
+		{"lean-every", Options{Hz: 99, OffCPU: true, sampleEvery: 1}},
 		// Parts of a switch-out's cost (CLRSPY_OFFCPU_CONFIGS): its
 		// sample without stack copy, without one or both callchains,
 		// or no sample (the switch records alone).

@@ -24,8 +24,9 @@ const switchSlack = int64(time.Second)
 type switchEvent struct {
 	ts     int64 // session ns
 	thread int32
-	raw    int32 // the switch-out's stack (-1: a switch-in or exit)
+	raw    int32 // the switch-out's stack (-1: a switch-in or exit, or unsampled)
 	kind   SampleKind
+	lean   bool // sampled by the lean event (isLean)
 }
 
 // offThread is a thread's switch-out still waiting for its switch-in.
@@ -34,6 +35,7 @@ type offThread struct {
 	raw       int32
 	pending   bool
 	preempted bool // the switch-out was a preemption (PERF_RECORD_SWITCH)
+	lean      bool
 }
 
 type offCPU struct {
@@ -50,16 +52,32 @@ type offCPU struct {
 	switches         int64
 	cached           int64 // switch-outs whose walk came from the cache
 	lean             int64 // switch-outs without callchains walked from their copy alone (no cached walk)
+
+	// The sampled switch-outs' time by thread, stack and kind, and each
+	// thread's time in unsampled ones (KindUnsampled; [1]: preempted),
+	// spread over the former at the end (spreadUnsampled).
+	sampled   map[shareKey]*offShare
+	unsampled [][2]int64 // by thread index
+	unplaced  int64      // unsampled time of threads with no sampled switch-out
+}
+
+type shareKey struct {
+	thread, raw     int32
+	preempted, lean bool
+}
+
+type offShare struct {
+	nanos, ts int64
 }
 
 // switchEvent buffers one switch event (under b.mu).
-func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32) {
+func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32, lean bool) {
 	o := &b.off
-	o.events = append(o.events, switchEvent{ts: ts, thread: b.thread(tid), raw: raw, kind: kind})
+	o.events = append(o.events, switchEvent{ts: ts, thread: b.thread(tid), raw: raw, kind: kind, lean: lean})
 	o.newest = max(o.newest, ts)
 	b.first = min(b.first, ts)
 	b.last = max(b.last, ts)
-	if kind == KindSwitchOut {
+	if kind == KindSwitchOut || kind == KindUnsampled {
 		o.switches++
 	}
 	// Pairing sorts the buffer: done once the oldest event is two slacks
@@ -71,7 +89,7 @@ func (b *Builder) switchEvent(kind SampleKind, tid int, ts int64, raw int32) {
 	}
 }
 
-var switchRank = [...]uint8{KindSwitchOut: 0, KindPreempted: 1, KindSwitchIn: 2, KindExit: 3, KindCPU: 4}
+var switchRank = [...]uint8{KindSwitchOut: 0, KindUnsampled: 0, KindPreempted: 1, KindSwitchIn: 2, KindExit: 3, KindCPU: 4}
 
 // pairSwitches pairs, in time order, the switch events older than h.
 func (b *Builder) pairSwitches(h int64) {
@@ -96,17 +114,16 @@ func (b *Builder) pairSwitches(h int64) {
 		}
 		t := &o.threads[e.thread]
 		switch e.kind {
-		case KindSwitchOut:
+		case KindSwitchOut, KindUnsampled:
 			if t.pending {
 				o.unmatched++
 			}
-			*t = offThread{ts: e.ts, raw: e.raw, pending: true}
+			*t = offThread{ts: e.ts, raw: e.raw, pending: true, lean: e.lean}
 		case KindSwitchIn:
 			// A switch-in with no switch-out before it: the thread was
 			// off the CPU since before its events were opened.
 			if t.pending {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
-				t.pending = false
+				b.offTime(t, e.thread, e.ts-t.ts)
 			}
 		case KindPreempted:
 			// Written right after the switch-out's sample (same CPU,
@@ -118,8 +135,7 @@ func (b *Builder) pairSwitches(h int64) {
 			// A thread blocked when its process exits is woken to exit,
 			// without a switch-in record: it was off the CPU until then.
 			if t.pending {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: e.ts - t.ts, thread: e.thread, raw: t.raw, off: true, preempted: t.preempted})
-				t.pending = false
+				b.offTime(t, e.thread, e.ts-t.ts)
 			}
 		}
 	}
@@ -137,12 +153,111 @@ func (b *Builder) finishSwitches() {
 		t := &o.threads[i]
 		if t.pending {
 			if b.last > t.ts {
-				b.pending = append(b.pending, pendingSample{ts: t.ts, weight: b.last - t.ts, thread: int32(i), raw: t.raw, off: true, preempted: t.preempted})
+				b.offTime(t, int32(i), b.last-t.ts)
 			}
 			o.atEnd++
 			t.pending = false
 		}
 	}
+	b.spreadUnsampled()
+}
+
+// offTime counts the time w of thread's switch-out t, now ended: under
+// its stack, or for an unsampled one in the thread's unsampled time.
+func (b *Builder) offTime(t *offThread, thread int32, w int64) {
+	t.pending = false
+	o := &b.off
+	if t.raw < 0 {
+		for int(thread) >= len(o.unsampled) {
+			o.unsampled = append(o.unsampled, [2]int64{})
+		}
+		o.unsampled[thread][b2i(t.preempted)] += w
+		return
+	}
+	b.pending = append(b.pending, pendingSample{ts: t.ts, weight: w, thread: thread, raw: t.raw, off: true, preempted: t.preempted})
+	if o.sampled == nil {
+		o.sampled = make(map[shareKey]*offShare)
+	}
+	k := shareKey{thread, t.raw, t.preempted, t.lean}
+	sh := o.sampled[k]
+	if sh == nil {
+		sh = &offShare{}
+		o.sampled[k] = sh
+	}
+	sh.nanos += w
+	sh.ts = t.ts
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// isLean reports whether switch-out s came from the lean event (no
+// callchains; a thread blocked when its events were opened has no
+// registers and is not one).
+func isLean(s *Sample) bool {
+	return s.HasRegs && len(s.Kernel) == 0 && len(s.User) == 0
+}
+
+// spreadUnsampled gives each thread's unsampled time to the stacks of its
+// lean-sampled switch-outs of the same kind (blocked or preempted), in
+// proportion to their time: the ratio estimator. The unsampled ones are
+// the switch-outs the lean event's period skipped while the full events
+// were off, and the lean-sampled ones one in offSampleEvery of those
+// (offcpu.go): the full events' samples (every switch-out while on) would
+// weigh the places a thread blocked at just after a new one too much. A
+// thread with no lean-sampled switch-out of a kind uses its full ones of
+// that kind, then those of its other kind. Each unsampled nanosecond is
+// counted once; a stack's count of switch-outs stays its sampled ones'.
+func (b *Builder) spreadUnsampled() {
+	o := &b.off
+	if len(o.unsampled) == 0 {
+		return
+	}
+	// sums[thread][kind][lean]
+	sums := make([][2][2]int64, len(o.unsampled))
+	for k, sh := range o.sampled {
+		if int(k.thread) < len(sums) {
+			sums[k.thread][b2i(k.preempted)][b2i(k.lean)] += sh.nanos
+		}
+	}
+	// src[thread][kind]: the sampled kind and leanness that take it.
+	type source struct{ kind, lean int }
+	src := make([][2]source, len(o.unsampled))
+	for th, u := range o.unsampled {
+		for c := range 2 {
+			src[th][c] = source{-1, 0}
+			if u[c] == 0 {
+				continue
+			}
+			for _, s := range [...]source{{c, 1}, {c, 0}, {1 - c, 1}, {1 - c, 0}} {
+				if sums[th][s.kind][s.lean] > 0 {
+					src[th][c] = s
+					break
+				}
+			}
+			if src[th][c].kind < 0 {
+				o.unplaced += u[c]
+			}
+		}
+	}
+	for k, sh := range o.sampled {
+		th := int(k.thread)
+		if th >= len(src) {
+			continue
+		}
+		for c := range 2 {
+			if s := src[th][c]; s.kind == b2i(k.preempted) && s.lean == b2i(k.lean) {
+				w := int64(float64(o.unsampled[th][c]) * float64(sh.nanos) / float64(sums[th][s.kind][s.lean]))
+				b.pending = append(b.pending, pendingSample{ts: sh.ts, weight: w, thread: k.thread, raw: k.raw, off: true, preempted: c == 1, spread: true})
+			}
+		}
+	}
+	o.unsampled = o.unsampled[:0]
+	clear(o.sampled)
 }
 
 // offNotes says what the off-CPU part of p could not account for.
@@ -151,6 +266,9 @@ func (b *Builder) offNotes(p *stacks.Profile) {
 		return
 	}
 	o := &b.off
+	if o.unplaced > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s off the CPU in unsampled switch-outs of threads with no sampled one is not counted", time.Duration(o.unplaced)))
+	}
 	if o.unmatched > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d of %d switch-outs had no switch-in (records lost): their off-CPU time is not counted", o.unmatched, o.switches))
 	}
@@ -215,7 +333,7 @@ func (b *Builder) knownSwitch(s *Sample) bool {
 	raw, ok := b.off.walked[b.switchKeyOf(s)]
 	if ok {
 		b.off.cached++
-		b.switchEvent(KindSwitchOut, s.Tid, b.nanos(s.Time), raw)
+		b.switchEvent(KindSwitchOut, s.Tid, b.nanos(s.Time), raw, isLean(s))
 	}
 	return ok
 }

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"encoding/binary"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -17,11 +18,7 @@ import (
 // thread that exits while blocked is off the CPU until its exit; one
 // still blocked at the end counts until the last record.
 func TestSwitchPairing(t *testing.T) {
-	proc, err := symtab.NewProcess(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
+	b := offBuilder(t)
 	ms := int64(1_000_000)
 	ev := func(kind SampleKind, tid int, at int64, ip uint64) {
 		b.Sample(&Sample{Kind: kind, Tid: tid, Time: b.monoStart + at*ms, User: []uint64{ip}})
@@ -161,8 +158,8 @@ func TestLeanAndFullSwitchOuts(t *testing.T) {
 	regs := unwind.Regs{IP: 0x401000, SP: 0x7ffc0000, BP: 0x7ffc0040}
 	stack := make([]byte, 256)
 	chain := []uint64{contextKernel, 0xffffffff81000010, contextUser, 0x401000, 0x402000}
-	full := func(at int64) []byte { return sampleRecord(42, at, 1, chain, &regs, stack, 256) }
-	lean := func(at int64) []byte { return sampleRecord(42, at, 1, nil, &regs, stack, 256) }
+	full := func(at int64) []byte { return offSampleRecord(sampleRecord(42, at, 1, chain, &regs, stack, 256)) }
+	lean := func(at int64) []byte { return offSampleRecord(sampleRecord(42, at, 1, nil, &regs, stack, 256)) }
 	blocked := func(at int64) []byte { return switchRecord(miscSwitchOut, 42, at) }
 	preempted := func(at int64) []byte { return switchRecord(miscSwitchOut|miscSwitchOutPreempt, 42, at) }
 	type got struct {
@@ -214,8 +211,74 @@ func TestLeanAndFullSwitchOuts(t *testing.T) {
 	check("lean, walk unknown, preempted", []got{{KindSwitchOut, 400, false}, {KindPreempted, 402, false}}, false)
 	feed(lean(500), blocked(502))
 	check("lean, walk unknown, blocked", []got{{KindSwitchOut, 500, false}}, true)
-	if st := s.Stats(); st.Switches != 20 || st.Lean != 3 || st.FullOn != 1 {
-		t.Errorf("stats: %d switch-outs, %d lean, full events on %d times; want 20, 3, 1", st.Switches, st.Lean, st.FullOn)
+	// A switch record with no sample before it: a switch-out the lean
+	// event's period skipped.
+	feed(blocked(600), switchRecord(0, 42, 610), preempted(620))
+	check("unsampled", []got{{KindUnsampled, 600, false}, {KindSwitchIn, 610, false}, {KindUnsampled, 620, false}, {KindPreempted, 620, false}}, true)
+	if st := s.Stats(); st.Switches != 22 || st.Lean != 5 || st.Unsampled != 2 || st.FullOn != 1 {
+		t.Errorf("stats: %d switch-outs, %d lean, %d unsampled, full events on %d times; want 22, 5, 2, 1", st.Switches, st.Lean, st.Unsampled, st.FullOn)
+	}
+}
+
+// offSampleRecord drops the period from a sampleRecord: the off-CPU
+// events' layout (offAttr).
+func offSampleRecord(rec []byte) []byte {
+	rec = append(rec[:32:32], rec[40:]...)
+	binary.LittleEndian.PutUint16(rec[6:], uint16(len(rec)))
+	return rec
+}
+
+// TestSpreadUnsampled: a thread's unsampled switch-outs' time goes to the
+// stacks of its lean-sampled switch-outs in proportion to their time
+// (full-sampled ones only where it has no lean one), blocked time to
+// blocked stacks and runnable time to runnable ones; each thread's total
+// is exact.
+func TestSpreadUnsampled(t *testing.T) {
+	b := offBuilder(t)
+	ms := int64(1_000_000)
+	ev := func(kind SampleKind, tid int, at int64, ip uint64, lean bool) {
+		raw := int32(-1)
+		if kind == KindSwitchOut {
+			raw = int32(ip)
+		}
+		b.switchEvent(kind, tid, at*ms, raw, lean)
+	}
+	// Thread 1: full-sampled at A 100 ms (not a lean one: does not
+	// share); lean-sampled at A 30 ms and B 10 ms; unsampled 80 ms
+	// blocked and 5 ms preempted (no lean-sampled preemption: its full
+	// preempted one at C takes it).
+	ev(KindSwitchOut, 1, 0, 0, false)
+	ev(KindSwitchIn, 1, 100, 0, false)
+	ev(KindSwitchOut, 1, 110, 0, true)
+	ev(KindSwitchIn, 1, 140, 0, false)
+	ev(KindUnsampled, 1, 150, 0, false)
+	ev(KindSwitchIn, 1, 200, 0, false)
+	ev(KindSwitchOut, 1, 210, 1, true)
+	ev(KindSwitchIn, 1, 220, 0, false)
+	ev(KindUnsampled, 1, 230, 0, false)
+	ev(KindSwitchIn, 1, 260, 0, false)
+	ev(KindSwitchOut, 1, 270, 2, false)
+	ev(KindPreempted, 1, 270, 0, false)
+	ev(KindSwitchIn, 1, 272, 0, false)
+	ev(KindUnsampled, 1, 280, 0, false)
+	ev(KindPreempted, 1, 280, 0, false)
+	ev(KindSwitchIn, 1, 285, 0, false)
+	// Thread 2: unsampled time only: not placed, noted.
+	ev(KindUnsampled, 2, 10, 0, false)
+	ev(KindSwitchIn, 2, 17, 0, false)
+	b.Finish()
+	got := map[[2]int64]int64{} // {raw, preempted}: ms
+	for k, a := range b.accs {
+		if k.off && b.threads[k.thread].ID == 1 {
+			got[[2]int64{int64(k.raw), int64(b2i(k.preempted))}] += a.nanos / ms
+		}
+	}
+	want := map[[2]int64]int64{{0, 0}: 100 + 30 + 60, {1, 0}: 10 + 20, {2, 1}: 2 + 5}
+	if !maps.Equal(got, want) {
+		t.Errorf("thread 1 by stack: %v, want %v", got, want)
+	}
+	if b.off.unplaced != 7*ms {
+		t.Errorf("%d ns unplaced, want thread 2's 7 ms", b.off.unplaced)
 	}
 }
 
@@ -269,4 +332,14 @@ func TestLeanSwitchWalk(t *testing.T) {
 	if b.off.cached != 1 || b.off.lean != 1 {
 		t.Errorf("%d cached, %d lean walks; want 1, 1", b.off.cached, b.off.lean)
 	}
+}
+
+// offBuilder is an off-CPU Builder for clrspy's own process.
+func offBuilder(t *testing.T) *Builder {
+	t.Helper()
+	proc, err := symtab.NewProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newBuilder(os.Getpid(), proc, nil, nil, BuilderOptions{OffCPU: true})
 }

@@ -53,6 +53,11 @@ const (
 	KindSwitchIn                    // the thread came back on a CPU
 	KindExit                        // the thread exited (with Options.OffCPU only)
 	KindPreempted                   // the switch-out just before was a preemption: the thread stayed runnable
+	// KindUnsampled is a switch-out the lean event did not sample (one
+	// in offSampleEvery is, offcpu.go): Pid, Tid and Time only, from
+	// its PERF_RECORD_SWITCH. Its time off the CPU is exact; its stack
+	// is estimated from the thread's sampled switch-outs.
+	KindUnsampled
 )
 
 // Callchain context markers (PERF_CONTEXT_*).
@@ -90,9 +95,10 @@ type Sample struct {
 	WalkCached bool
 }
 
-// decodeSample parses a PERF_RECORD_SAMPLE of sampleType into s. It
-// reports false for a record too short for its own fields.
-func decodeSample(rec []byte, s *Sample) bool {
+// decodeSample parses a PERF_RECORD_SAMPLE of sampleType (without
+// PERF_SAMPLE_PERIOD unless period: the off-CPU events, offAttr) into s.
+// It reports false for a record too short for its own fields.
+func decodeSample(rec []byte, s *Sample, period bool) bool {
 	d := rec[8:] // after the header
 	if len(d) < 8+8+8+8+8 {
 		return false
@@ -102,9 +108,14 @@ func decodeSample(rec []byte, s *Sample) bool {
 	s.Pid = int(le.Uint32(d[8:]))
 	s.Tid = int(le.Uint32(d[12:]))
 	s.Time = int64(le.Uint64(d[16:]))
-	s.Period = le.Uint64(d[24:])
-	nr := le.Uint64(d[32:])
-	d = d[40:]
+	s.Period = 0
+	d = d[24:]
+	if period {
+		s.Period = le.Uint64(d)
+		d = d[8:]
+	}
+	nr := le.Uint64(d)
+	d = d[8:]
 	if nr > uint64(len(d)/8) {
 		return false
 	}

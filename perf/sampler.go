@@ -40,6 +40,12 @@ type Stats struct {
 	// full events were switched on (one per new thread included).
 	Lean   uint64
 	FullOn int
+	// Unsampled are the switch-outs known from their switch record
+	// alone (the lean event samples one in offSampleEvery; counted in
+	// Switches and Lean too).
+	Unsampled uint64
+	// PeriodChanges counts the lean events' period changes (sampleRate).
+	PeriodChanges int
 }
 
 // Sampler samples one process's threads with perf_event. Open it, Run it
@@ -442,7 +448,7 @@ func (s *Sampler) record(rec []byte, fn func(*Sample)) {
 // ownSample decodes a sample record of either ring and hands it to fn
 // as kind if it is of the sampled process, counting it in *n.
 func (s *Sampler) ownSample(rec []byte, kind SampleKind, n *uint64, fn func(*Sample)) {
-	if decodeSample(rec, &s.sample) && s.sample.Pid == s.pid {
+	if decodeSample(rec, &s.sample, true) && s.sample.Pid == s.pid {
 		*n++
 		s.sample.Kind = kind
 		fn(&s.sample)

@@ -3,7 +3,6 @@ package perf
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -42,7 +41,7 @@ type ThreadStack struct {
 type Walker struct {
 	pid int
 	b   *Builder
-	mem *os.File
+	mem *procfs.Mem
 	buf []byte
 }
 
@@ -53,7 +52,7 @@ func NewWalker(pid int, hdr *nettrace.Header, syms *stacks.Symbols) (*Walker, er
 	if err != nil {
 		return nil, err
 	}
-	m, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	m, err := procfs.OpenMem(pid)
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("reading the target's stacks: %v", err)
@@ -82,13 +81,13 @@ func (w *Walker) Walk(tid int) ThreadStack {
 		out.UserReason = "it was running: its registers are not to be had without stopping it"
 		return out
 	case len(f) < 3:
-		out.UserReason = "/proc gives no registers for it"
+		out.UserReason = "the kernel's syscall record of it holds no registers"
 		return out
 	}
 	sp, err1 := strconv.ParseUint(strings.TrimPrefix(f[len(f)-2], "0x"), 16, 64)
 	pc, err2 := strconv.ParseUint(strings.TrimPrefix(f[len(f)-1], "0x"), 16, 64)
 	if err1 != nil || err2 != nil || sp == 0 {
-		out.UserReason = "/proc gives no registers for it"
+		out.UserReason = "the kernel's syscall record of it holds no registers"
 		return out
 	}
 	n, _ := w.mem.ReadAt(w.buf, int64(sp))

@@ -57,7 +57,7 @@ func TestDecodeSample(t *testing.T) {
 	stack := make([]byte, 64)
 	rec := sampleRecord(42, 123456789, 10101010, chain, &regs, stack, 40)
 	var s Sample
-	if !decodeSample(rec, &s) {
+	if !decodeSample(rec, &s, true) {
 		t.Fatal("not decoded")
 	}
 	if s.Pid != 77 || s.Tid != 42 || s.Time != 123456789 || s.Period != 10101010 || s.IP != 0x1234 {
@@ -70,13 +70,13 @@ func TestDecodeSample(t *testing.T) {
 		t.Errorf("regs %+v (%v), stack %d bytes (dyn_size 40)", s.Regs, s.HasRegs, len(s.Stack))
 	}
 	for n := 8; n < len(rec); n += 8 {
-		if decodeSample(rec[:n], &s) {
+		if decodeSample(rec[:n], &s, true) {
 			t.Errorf("truncated to %d bytes: decoded", n)
 		}
 	}
 	// No user context: no registers, no stack.
 	rec = sampleRecord(1, 1, 1, []uint64{contextKernel, 0xffffffff81000010}, nil, nil, 0)
-	if !decodeSample(rec, &s) || s.HasRegs || s.Stack != nil || len(s.User) != 0 || len(s.Kernel) != 1 {
+	if !decodeSample(rec, &s, true) || s.HasRegs || s.Stack != nil || len(s.User) != 0 || len(s.Kernel) != 1 {
 		t.Errorf("kernel-only sample %+v", s)
 	}
 }
@@ -294,7 +294,7 @@ func FuzzDecodeSample(f *testing.F) {
 		buf := unsafe.Slice((*byte)(unsafe.Pointer(&al[0])), len(rec))
 		copy(buf, rec)
 		var s Sample
-		if decodeSample(buf, &s) && len(s.Stack) > len(buf) {
+		if decodeSample(buf, &s, true) && len(s.Stack) > len(buf) {
 			t.Fatalf("stack of %d bytes from a %d-byte record", len(s.Stack), len(buf))
 		}
 	})

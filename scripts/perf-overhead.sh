@@ -27,7 +27,11 @@
 #   7. what each part of a switch-out's sample costs (same method, one
 #      process, 60 cycles): the switch records alone, samples without
 #      copy or callchains, with the copy, with the kernel or the user
-#      callchain alone, all of them.
+#      callchain alone, all of them;
+#   8. busy threads' switch-outs sampled one in 7 (same method, 30 cycles,
+#      4 processes): every switch-out sampled by the lean events
+#      (lean-every, before), one in 7 for busy threads (lean, now), the
+#      CPU sampler alone.
 #
 #   scripts/perf-overhead.sh [PAIRS]     (default 7; needs root or CAP_PERFMON)
 #
@@ -53,4 +57,6 @@ CLRSPY_OFFCPU_CYCLES=40 go test ./perf -run '^$' -count 1 -timeout 60m -v \
 CLRSPY_OFFCPU_CYCLES=60 CLRSPY_OFFCPU_CONFIGS=cpu-only,records-only,no-chains,copy-no-chains,no-user-chain,no-kernel-chain,every-stack \
 	go test ./perf -run '^$' -count 1 -timeout 60m -v \
 	-bench 'OffCPUOverhead' -benchtime 1x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|ratio median|over cpu-only'
+CLRSPY_OFFCPU_CYCLES=30 CLRSPY_OFFCPU_CONFIGS=lean-every,lean,cpu-only go test ./perf -run '^$' -count 1 -timeout 60m -v \
+	-bench 'OffCPUOverhead' -benchtime 4x 2>&1 | grep --line-buffered -E '^(Benchmark|ok|FAIL)|process [0-9]|ratio median|over cpu-only'
 echo "# done $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -62,3 +62,16 @@ func TestMemWatchDemand(t *testing.T) {
 		t.Errorf("1 s of CPU per second on 2 cores: %v %%, want 50", got)
 	}
 }
+
+// TestMemNear: a target's memory counts as unmoved within 1/memSame of the
+// last smaps reading's pages, either way.
+func TestMemNear(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint64
+		want bool
+	}{{25600, 25600, true}, {25700, 25600, true}, {25500, 25600, true}, {25701, 25600, false}, {25499, 25600, false}, {1, 0, false}} {
+		if got := near(c.a, c.b); got != c.want {
+			t.Errorf("near(%d, %d) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
