@@ -3,19 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/memread"
 	"os"
 	"os/exec"
-	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -258,12 +256,11 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 		defer pw.Abort() // nothing once finished
 	}
-	var rt *memoryRuntime
+	var rt *capture.MemoryRuntime
 	if f.runtime {
-		if rt, err = startMemoryRuntime(pid); err != nil {
+		if st, err := source.Open(capture.MemoryRuntimeSpec(pid)); err != nil {
 			notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
-			rt = nil
-		} else if f.duration == 0 {
+		} else if rt = capture.StartMemoryRuntime(st); f.duration == 0 {
 			// One sample: give the counters their first publication.
 			select {
 			case <-time.After(1500 * time.Millisecond):
@@ -271,32 +268,32 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 			}
 		}
 	}
-	var native *memoryNative
+	var native *capture.NativeAllocs
 	if f.native {
 		seed := f.seed
 		if seed == 0 {
 			seed = uint64(time.Now().UnixNano())
 		}
-		if native, err = startMemoryNative(pid, f.sampleBytes, seed); err != nil {
+		if native, err = capture.StartNativeAllocs(pid, f.sampleBytes, seed); err != nil {
 			if rt != nil {
-				rt.finish()
+				rt.Finish()
 			}
 			return w.Finish(err)
 		}
 	}
-	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
+	ss, err := capture.SampleMemory(pid, f.duration, f.interval, exited, rt.Hints, notice)
 	var nativeDoc, nativeAll *report.MemoryNativeJSON
 	var nativePartial string
 	if native != nil {
 		var notes []string
-		nativeDoc, nativeAll, notes, nativePartial = native.finish()
+		nativeDoc, nativeAll, notes, nativePartial = native.Finish()
 		for _, n := range notes {
 			notice(n)
 		}
 	}
 	var rtDoc *report.MemoryRuntimeJSON
 	if rt != nil {
-		rtDoc = rt.finish()
+		rtDoc = rt.Finish()
 	}
 	if err != nil {
 		return w.Finish(err)
@@ -341,77 +338,3 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 	}
 	return nil
 }
-
-// sampleMemory reads the split now and, for duration, every interval,
-// until the process exits or SIGINT/SIGTERM.
-func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struct{}, heap func() []uint64) ([]memory.Sample, error) {
-	start := time.Now()
-	take := func() (memory.Sample, error) {
-		es, err := procfs.Smaps(pid)
-		if err != nil {
-			if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
-				return memory.Sample{}, errGone
-			}
-			if os.IsPermission(err) {
-				return memory.Sample{}, fmt.Errorf("pid %d: cannot read its /proc/%d/smaps (run as its user or root)", pid, pid)
-			}
-			return memory.Sample{}, fmt.Errorf("pid %d: %w", pid, err)
-		}
-		if len(es) == 0 {
-			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
-		}
-		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: memread.StackPointers(pid)})}
-		if cg, err := procfs.ReadCgroupMemory(pid); err == nil {
-			s.CgroupUsage = cg.Usage
-		}
-		return s, nil
-	}
-	first, err := take()
-	if err == errGone {
-		return nil, fmt.Errorf("pid %d: no mappings to read (a kernel thread, or it has exited)", pid)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ss := []memory.Sample{first}
-	if duration == 0 {
-		return ss, nil
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	end := time.After(duration)
-	for {
-		select {
-		case <-tick.C:
-			s, err := take()
-			if err == errGone {
-				// A launched program's exit is seen here first at times:
-				// let its status arrive before the report.
-				select {
-				case <-exited:
-				case <-time.After(2 * time.Second):
-				}
-				notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
-				return ss, nil
-			}
-			if err != nil {
-				notice(fmt.Sprintf("pid %d: sampling stopped: %v", pid, err))
-				return ss, nil
-			}
-			ss = append(ss, s)
-		case <-end:
-			return ss, nil
-		case <-sigs:
-			return ss, nil
-		case <-exited:
-			notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
-			return ss, nil
-		}
-	}
-}
-
-// errGone: the process's smaps is gone (it exited).
-var errGone = errors.New("no such process")
