@@ -634,3 +634,27 @@ func durationText(sec float64) string {
 	}
 	return fmt.Sprintf("%s%d h %d min", sign, int(a)/3600, int(a)%3600/60)
 }
+
+// WriteSnapshot writes graph g read from in as format: "gcdump" (the
+// graph itself in PerfView's format), "pprof", "json" or text. The
+// dominators are computed first (but for gcdump); phase, when given, is
+// told "dominators" and "analyses" as each stage ends.
+func WriteSnapshot(w io.Writer, in Input, g *heapgraph.Graph, format string, o SnapshotOptions, phase func(string)) error {
+	if format == "gcdump" {
+		return heapgraph.WriteGCDump(w, g)
+	}
+	if phase == nil {
+		phase = func(string) {}
+	}
+	g.Analyze()
+	phase("dominators")
+	if format == "pprof" {
+		return WriteSnapshotPprof(w, in, g)
+	}
+	doc := NewSnapshotDocument(in, g, o)
+	phase("analyses")
+	if format == "json" {
+		return WriteSnapshotJSON(w, doc)
+	}
+	return WriteSnapshotText(w, doc)
+}
