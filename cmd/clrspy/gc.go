@@ -149,11 +149,7 @@ func requestsFrozen(r *analysis.Ref[*requests.Analyzer], g *gcpause.GC) (int64, 
 	if r == nil {
 		return 0, false
 	}
-	a := r.Get()
-	if a == nil || !a.Seen() {
-		return 0, false
-	}
-	return a.Frozen(g.Number, g.PauseStartNanos+g.PauseNanos), true
+	return r.Get().FrozenSeen(g.Number, g.PauseStartNanos+g.PauseNanos)
 }
 
 func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) error {
@@ -255,13 +251,5 @@ func requestsHit(r *analysis.Ref[*requests.Analyzer]) map[uint32]int64 {
 	if r == nil {
 		return nil
 	}
-	res := r.Get().Result()
-	if res.Source == "" {
-		return nil
-	}
-	hits := make(map[uint32]int64, len(res.GCs))
-	for _, g := range res.GCs {
-		hits[g.GC] = g.InFlight
-	}
-	return hits
+	return r.Get().Result().HitByGCNumber()
 }
