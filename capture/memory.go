@@ -243,3 +243,93 @@ func SampleMemory(pid int, duration, interval time.Duration, exited <-chan struc
 
 // errGone: the process's smaps is gone (it exited).
 var errGone = errors.New("no such process")
+
+// MemoryOptions are one `memory` run's.
+type MemoryOptions struct {
+	// Duration and Interval: the split is sampled every Interval for
+	// Duration (0: once).
+	Duration, Interval time.Duration
+	// Runtime opens a MemoryRuntimeSpec session through Open beside the
+	// sampling (one that fails leaves the layout alone to find the GC's
+	// reservation by).
+	Runtime bool
+	Open    func(source.Spec) (*source.Stream, error)
+	// Native puts the allocator probes on (StartNativeAllocs), sampling
+	// every SampleBytes on average, from Seed (0: the clock).
+	Native      bool
+	SampleBytes int64
+	Seed        uint64
+	// Exited closes when the process exits (nil: never told).
+	Exited <-chan struct{}
+	Notice func(string)
+}
+
+// MemoryResult is one `memory` run's report, and every stack of the
+// native allocations (nil without Native) for the profiles.
+type MemoryResult struct {
+	Doc       *report.MemoryDocument
+	NativeAll *report.MemoryNativeJSON
+	SpanNs    int64 // first sample to last
+}
+
+// RunMemory is the `memory` job on pid: the runtime's session and the
+// native probes (as asked) beside the sampling of its split, then the
+// document.
+func RunMemory(pid int, o MemoryOptions) (*MemoryResult, error) {
+	var rt *MemoryRuntime
+	if o.Runtime {
+		if st, err := o.Open(MemoryRuntimeSpec(pid)); err != nil {
+			o.Notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
+		} else if rt = StartMemoryRuntime(st); o.Duration == 0 {
+			// One sample: give the counters their first publication.
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-o.Exited:
+			}
+		}
+	}
+	var native *NativeAllocs
+	if o.Native {
+		seed := o.Seed
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano())
+		}
+		var err error
+		if native, err = StartNativeAllocs(pid, o.SampleBytes, seed); err != nil {
+			if rt != nil {
+				rt.Finish()
+			}
+			return nil, err
+		}
+	}
+	ss, err := SampleMemory(pid, o.Duration, o.Interval, o.Exited, rt.Hints, o.Notice)
+	r := &MemoryResult{}
+	var nativeDoc *report.MemoryNativeJSON
+	var nativePartial string
+	if native != nil {
+		var notes []string
+		nativeDoc, r.NativeAll, notes, nativePartial = native.Finish()
+		for _, n := range notes {
+			o.Notice(n)
+		}
+	}
+	var rtDoc *report.MemoryRuntimeJSON
+	if rt != nil {
+		rtDoc = rt.Finish()
+	}
+	if err != nil {
+		return nil, err
+	}
+	cg, cgErr := procfs.ReadCgroupMemory(pid)
+	if cgErr != nil {
+		cg = nil
+	}
+	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
+	if nativePartial != "" {
+		in.Complete, in.Partial = false, []string{nativePartial}
+	}
+	r.Doc = report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
+	r.Doc.Runtime, r.Doc.Native = rtDoc, nativeDoc
+	r.SpanNs = ss[len(ss)-1].AtNs - ss[0].AtNs
+	return r, nil
+}

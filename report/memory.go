@@ -350,3 +350,18 @@ func writeNativeText(b *strings.Builder, n *MemoryNativeJSON) {
 		}
 	}
 }
+
+// WriteMemory writes `memory`'s report d as format: "json", "pprof" or
+// "folded" (the native allocations' every stack, all; spanNs: the run's
+// span), or text listing images mapped files.
+func WriteMemory(w io.Writer, format string, d *MemoryDocument, all *MemoryNativeJSON, spanNs int64, images int) error {
+	switch format {
+	case "json":
+		return WriteMemoryJSON(w, d)
+	case "pprof":
+		return WriteMemoryNativePprof(w, all, spanNs, d.Partial)
+	case "folded":
+		return WriteMemoryNativeFolded(w, all)
+	}
+	return WriteMemoryText(w, d, images)
+}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -196,9 +194,8 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		return fmt.Errorf("--pid %d: want a process id", f.pid)
 	}
 	pid := f.pid
-	var child *exec.Cmd
-	childCode := 0 // a launched program's exit status, once exited is closed
-	exited := make(chan struct{})
+	var exited <-chan struct{}
+	var prog *capture.Program
 	switch {
 	case f.name != "":
 		p, err := ipc.FindByName(f.name)
@@ -207,28 +204,12 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 		pid = p
 	case dash >= 0:
-		child = exec.Command(args[0], args[1:]...)
-		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stderr, os.Stderr
-		if err := child.Start(); err != nil {
-			return fmt.Errorf("starting %s: %w", args[0], err)
+		var err error
+		if prog, err = capture.StartProgram(args, os.Stderr); err != nil {
+			return err
 		}
-		pid = child.Process.Pid
-		go func() {
-			if err := child.Wait(); err != nil {
-				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
-					childCode = ee.ExitCode()
-				}
-			}
-			close(exited)
-		}()
-		defer func() {
-			select {
-			case <-exited:
-			default:
-				child.Process.Signal(syscall.SIGTERM)
-				<-exited
-			}
-		}()
+		defer prog.Stop()
+		pid, exited = prog.Pid, prog.Exited
 		// Let the runtime come up before the first sample.
 		select {
 		case <-time.After(min(f.interval, time.Second)):
@@ -256,85 +237,24 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 		defer pw.Abort() // nothing once finished
 	}
-	var rt *capture.MemoryRuntime
-	if f.runtime {
-		if st, err := source.Open(capture.MemoryRuntimeSpec(pid)); err != nil {
-			notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
-		} else if rt = capture.StartMemoryRuntime(st); f.duration == 0 {
-			// One sample: give the counters their first publication.
-			select {
-			case <-time.After(1500 * time.Millisecond):
-			case <-exited:
-			}
-		}
-	}
-	var native *capture.NativeAllocs
-	if f.native {
-		seed := f.seed
-		if seed == 0 {
-			seed = uint64(time.Now().UnixNano())
-		}
-		if native, err = capture.StartNativeAllocs(pid, f.sampleBytes, seed); err != nil {
-			if rt != nil {
-				rt.Finish()
-			}
-			return w.Finish(err)
-		}
-	}
-	ss, err := capture.SampleMemory(pid, f.duration, f.interval, exited, rt.Hints, notice)
-	var nativeDoc, nativeAll *report.MemoryNativeJSON
-	var nativePartial string
-	if native != nil {
-		var notes []string
-		nativeDoc, nativeAll, notes, nativePartial = native.Finish()
-		for _, n := range notes {
-			notice(n)
-		}
-	}
-	var rtDoc *report.MemoryRuntimeJSON
-	if rt != nil {
-		rtDoc = rt.Finish()
-	}
+	res, err := capture.RunMemory(pid, capture.MemoryOptions{Duration: f.duration, Interval: f.interval, Runtime: f.runtime, Open: source.Open,
+		Native: f.native, SampleBytes: f.sampleBytes, Seed: f.seed, Exited: exited, Notice: notice})
 	if err != nil {
 		return w.Finish(err)
 	}
-	cg, cgErr := procfs.ReadCgroupMemory(pid)
-	if cgErr != nil {
-		cg = nil
-	}
-	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
-	if nativePartial != "" {
-		in.Complete, in.Partial = false, []string{nativePartial}
-	}
-	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
-	d.Runtime = rtDoc
-	d.Native = nativeDoc
-	switch f.format {
-	case "json":
-		err = report.WriteMemoryJSON(w, d)
-	case "pprof":
-		err = report.WriteMemoryNativePprof(w, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)
-	case "folded":
-		err = report.WriteMemoryNativeFolded(w, nativeAll)
-	default:
-		err = report.WriteMemoryText(w, d, f.images)
-	}
+	err = report.WriteMemory(w, f.format, res.Doc, res.NativeAll, res.SpanNs, f.images)
 	if err = w.Finish(err); err != nil {
 		return err
 	}
 	if pw != nil {
-		if err = pw.Finish(report.WriteMemoryNativePprof(pw, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)); err != nil {
+		if err = pw.Finish(report.WriteMemoryNativePprof(pw, res.NativeAll, res.SpanNs, res.Doc.Partial)); err != nil {
 			return err
 		}
 	}
-	select {
-	case <-exited:
-		if childCode != 0 {
-			// The launched program's exit status is clrspy's, as for the
-			// other commands.
-			return &exitError{code: childCode}
-		}
-	default:
+	if prog != nil && prog.ExitCode() != 0 {
+		// The launched program's exit status is clrspy's, as for the
+		// other commands.
+		return &exitError{code: prog.ExitCode()}
 	}
 	return nil
 }

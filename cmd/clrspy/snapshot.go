@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -291,17 +289,13 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 	if t.pid != 0 || t.name != "" {
 		return fmt.Errorf("give either a command after -- or --pid/--name, not both")
 	}
-	p := exec.Command(args[0], args[1:]...)
-	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := p.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", args[0], err)
+	p, err := capture.StartProgram(args, os.Stdout)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		p.Process.Signal(syscall.SIGTERM)
-		p.Wait()
-	}()
+	defer p.Stop()
 	time.Sleep(o.after)
-	spec := source.Spec{Pid: p.Process.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: capture.SnapshotProviders(), Notice: notice}
+	spec := source.Spec{Pid: p.Pid, Duration: t.duration, BufferMB: t.bufferMB, Providers: capture.SnapshotProviders(), Notice: notice}
 	return snapshotSpec(cmd, spec, o)
 }
 
