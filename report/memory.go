@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -210,9 +209,7 @@ func hex(v uint64) string { return fmt.Sprintf("0x%x", v) }
 
 // WriteMemoryJSON writes d as one JSON document.
 func WriteMemoryJSON(w io.Writer, d *MemoryDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(d)
+	return writeJSON(w, d, true)
 }
 
 // WriteMemoryText writes d for a terminal; images lists the top images

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -259,10 +258,7 @@ func snapshotPartial(in Input, g *heapgraph.Graph) Input {
 
 // WriteSnapshotJSON writes d as one indented JSON document.
 func WriteSnapshotJSON(w io.Writer, d any) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // WriteSnapshotText writes the snapshot for people: totals and the
