@@ -134,8 +134,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	topts := capture.TriageOptions(sid)
 	topts.NoProfile, topts.Uncounted = true, true
 	tri := triage.Register(set, topts)
-	var proc *source.ProcWatcher
-	var win *capture.Window
+	var lw *capture.LiveWindow
 	var cpu *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
@@ -149,19 +148,8 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		},
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
 			noteMovementLive(st, set.Providers())
-			tri.SetTarget(triageTarget(st))
-			if st.Live() {
-				proc = source.WatchProc(st.Pid)
-				if st.Kind != source.Listen && st.Pid > 0 {
-					// /proc beside the events, as clrspy triage's window
-					// reads it (the memory split of an attached target).
-					wo := capture.WindowOptions{Pid: st.Pid}
-					if st.Kind == source.Attach {
-						wo.SplitPid, wo.Every = st.Pid, time.Second
-					}
-					win = capture.StartWindow(wo)
-				}
-			}
+			tri.SetTarget(capture.TriageTarget(st))
+			lw = capture.StartLiveWindow(st, true)
 			if use != "perf" {
 				return nil
 			}
@@ -184,17 +172,10 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	st, in := r.st, r.in
 	noteMovementFile(st)
-	if proc != nil {
-		an.Symbols.SetImageNamer(proc.ImageNames)
-	}
-	proc.Finish(an.Symbols.SetMappings)
-	pp := pageParts(st, an, in)
+	split := lw.End(tri, an.Symbols)
+	pp := capture.PageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
-	}
-	var split *triage.SplitFacts
-	if win != nil {
-		split = win.End(tri, func(tid uint64) string { return proc.ThreadNames()[tid] })
 	}
 	if prof != nil {
 		tri.SetProfile("perf", prof)
@@ -249,22 +230,6 @@ func reportGcdump(cmd *cobra.Command, path string, o *reportOptions) error {
 		fmt.Fprintf(os.Stderr, "%s: %s; wrote %s\n", path, page.SnapshotNote(), filepath.Clean(o.out))
 	}
 	return nil
-}
-
-// pageParts completes the analyses' results with what the stream knows.
-func pageParts(st *source.Stream, an *pageset.Analyses, in report.Input) report.PageParts {
-	pp := an.Parts()
-	hdr := st.Header()
-	end := st.End()
-	pp.Title, pp.Input, pp.Start = st.Name, in, hdr.SyncTimeUTC
-	pp.Pid = st.Pid
-	if pp.Pid == 0 {
-		pp.Pid = hdr.ProcessID
-	}
-	if end.Events > 0 {
-		pp.FirstNanos, pp.LastNanos = hdr.Nanos(end.FirstTimestamp), hdr.Nanos(end.LastTimestamp)
-	}
-	return pp
 }
 
 // samplesNote counts the flame graph's samples under what they measure.
