@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -196,11 +195,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	if o.out != "-" {
-		snap := ""
-		if n := page.SnapshotNote(); n != "" {
-			snap = ", " + n
-		}
-		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s%s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), snap, filepath.Clean(o.out))
+		fmt.Fprintln(os.Stderr, page.WroteLine(st.Name, o.out, false))
 	}
 	return nil
 }
@@ -227,20 +222,9 @@ func reportGcdump(cmd *cobra.Command, path string, o *reportOptions) error {
 		warn("%s: %s", path, p)
 	}
 	if o.out != "-" {
-		fmt.Fprintf(os.Stderr, "%s: %s; wrote %s\n", path, page.SnapshotNote(), filepath.Clean(o.out))
+		fmt.Fprintln(os.Stderr, page.WroteLine(path, o.out, true))
 	}
 	return nil
-}
-
-// samplesNote counts the flame graph's samples under what they measure.
-func samplesNote(p *report.Page) string {
-	if p.CPU == nil {
-		return "no stack samples"
-	}
-	if p.CPU.Label == report.LabelCPU {
-		return fmt.Sprintf("%d CPU samples", p.CPU.Total)
-	}
-	return fmt.Sprintf("%d samples (%s)", p.CPU.Total, p.CPU.Label)
 }
 
 // runReportLive serves the page live while the session runs (a hidden
