@@ -10,6 +10,7 @@ import (
 
 	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/devprof"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -220,7 +221,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
 	in, err := run(st, stopWatch, job.Set())
-	devPhase("read")
+	devprof.Phase("read")
 	if err != nil {
 		st.Close()
 		return err
@@ -235,13 +236,13 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		}
 	}
 	// finish closes the stream again, a no-op.
-	g, err := job.Graph(st, st.Pid, devPhase)
-	devPhase("graph")
+	g, err := job.Graph(st, st.Pid, devprof.Phase)
+	devprof.Phase("graph")
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
 	err = writeSnapshot(cmd, st, in, g, o)
-	devPhase("report")
+	devprof.Phase("report")
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
 	}
@@ -273,7 +274,7 @@ func writeSnapshot(cmd *cobra.Command, st *source.Stream, in report.Input, g *he
 	// The dominators first (the report would compute them anyway), so
 	// that $CLRSPY_PHASES times them apart from the types' exact retained
 	// bytes.
-	return closeOut(report.WriteSnapshot(w, in, g, format, ro, devPhase))
+	return closeOut(report.WriteSnapshot(w, in, g, format, ro, devprof.Phase))
 }
 
 // launchSnapshot starts COMMAND, waits --after, snapshots it by pid, then
