@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,52 +24,14 @@ type sessionFlags struct {
 
 func addSessionFlags(cmd *cobra.Command) *sessionFlags {
 	sf := &sessionFlags{}
-	// The default first, "all" last: the list reads from what to start
-	// with to everything.
-	names := ipc.ProfileNames()
-	slices.SortStableFunc(names, func(a, b string) int {
-		rank := func(n string) int {
-			switch n {
-			case "gc":
-				return 0
-			case "all":
-				return 2
-			}
-			return 1
-		}
-		return rank(a) - rank(b)
-	})
-	var docs []string
-	for _, n := range names {
-		docs = append(docs, fmt.Sprintf("  %-11s %s", n, ipc.ProfileDoc(n)))
-	}
-	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+strings.Join(docs, "\n"))
+	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+ipc.ProfileHelp())
 	cmd.Flags().StringVar(&sf.providers, "providers", "", "extra providers in dotnet-trace form: Provider[:keywords[:level[:args]]],...")
 	return sf
 }
 
 // resolve merges the chosen profiles and providers.
 func (sf *sessionFlags) resolve() ([]ipc.Provider, error) {
-	var lists [][]ipc.Provider
-	names := sf.profiles
-	if len(names) == 0 && sf.providers == "" {
-		names = []string{"gc"}
-	}
-	for _, n := range names {
-		p, err := ipc.Profile(strings.TrimSpace(n))
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, p)
-	}
-	if sf.providers != "" {
-		p, err := ipc.ParseProviders(sf.providers)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, p)
-	}
-	return ipc.Merge(lists...), nil
+	return ipc.Resolve(sf.profiles, sf.providers)
 }
 
 func newRecordCmd() *cobra.Command {
