@@ -223,14 +223,13 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 		st.Close()
 		return err
 	}
-	switch {
-	case o.asJSON:
-		err = report.WriteGCJSONHits(w, in, res, rows.Spool(), requestsHit(reqs))
-	case o.asCSV:
-		err = report.WriteGCCSVHits(w, res, rows.Spool(), requestsHit(reqs))
-	default:
-		err = report.WriteGCTextHits(w, in, res, requestsHit(reqs))
+	format := "text"
+	if o.asJSON {
+		format = "json"
+	} else if o.asCSV {
+		format = "csv"
 	}
+	err = report.WriteGC(w, format, in, res, rows.Spool(), requestsHit(reqs))
 	err = closeOut(err)
 	if trig != nil && len(trig.Errors()) > 0 && err == nil {
 		err = trig.Errors()[0]
