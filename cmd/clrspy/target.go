@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -141,31 +139,9 @@ func openTarget(spec source.Spec) (*source.Stream, func(), error) {
 		return nil, nil, err
 	}
 	if st.Live() {
-		return st, watchSignals(st), nil
+		return st, st.InterruptOnSignals(), nil
 	}
 	return st, showProgress(st), nil
-}
-
-// watchSignals hands SIGINT/SIGTERM to st until the returned function is
-// called.
-func watchSignals(st *source.Stream) func() {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case sig := <-sigs:
-				st.Interrupt(sig)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(sigs)
-		close(done)
-	}
 }
 
 // notice prints a one-line notice on stderr.
