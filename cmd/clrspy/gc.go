@@ -97,8 +97,7 @@ line then says how many requests it froze (requests_frozen).`,
   clrspy gc --json -o gc.json -- dotnet app.dll
   clrspy gc --fail-on-pause-over 200ms -- dotnet test.dll   # exit 3 on a long pause`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 0)
+	t := addReadFlags(c, 0)
 	f := c.Flags()
 	f.DurationVar(&o.info, "info", 10*time.Millisecond, "pauses from this long are logged at Info level (shorter: Debug)")
 	f.DurationVar(&o.warn, "warn", 100*time.Millisecond, "pauses from this long are logged at Warn level")

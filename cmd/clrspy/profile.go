@@ -73,8 +73,7 @@ frames, its time accounting) for comparison with that tool.`,
   clrspy profile --format folded --managed-only app.nettrace | flamegraph.pl > app.svg
   clrspy profile --format speedscope -o app.speedscope.json -- dotnet run`,
 	}
-	tgt := addTargetFlags(c)
-	addThreadsFlag(c, &tgt.threads, 0)
+	tgt := addReadFlags(c, 0)
 	f := c.Flags()
 	f.StringVar(&format, "format", report.ProfileFormats[0].Name, report.ProfileFormatList())
 	f.StringVarP(&out, "output", "o", "", "output file (default: standard output; pprof, speedscope and html are refused on a terminal)")

@@ -83,8 +83,7 @@ so, as it does for a trace file recorded with them).`,
   clrspy report -o run.html -- dotnet app.dll
   clrspy report heap.gcdump -o heap.html`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
+	t := addReadFlags(c, 1)
 	f := c.Flags()
 	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
 	f.BoolVar(&o.heap, "heap", false, "live sessions: also enable GC survival and movement events (heap survival by type; slows every GC)")

@@ -102,8 +102,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
   clrspy snapshot --diff before.nettrace after.nettrace
   clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
+	t := addReadFlags(c, 1)
 	f := c.Flags()
 	o.reportFlags.add(c, "text, json or pprof", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
 	f.StringVar(&o.why, "why", "", "why are objects of this type (the runtime's full name, the readable one such as 'Dictionary<Int64,Session>', or its last part) or at this 0xADDRESS alive: shortest paths from roots")

@@ -36,6 +36,20 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 	return t
 }
 
+// addReadFlags adds the target's flags and --threads (default threads)
+// to a command that reads a stream.
+func addReadFlags(cmd *cobra.Command, threads int) *targetFlags {
+	t := addTargetFlags(cmd)
+	addThreadsFlag(cmd, &t.threads, threads)
+	return t
+}
+
+// addSectionFlags adds addReadFlags' and the report's flags (formats: its
+// --format help) to a command that writes one report section.
+func addSectionFlags(cmd *cobra.Command, threads int, formats string) (*targetFlags, *reportFlags) {
+	return addReadFlags(cmd, threads), addReportFlags(cmd, formats)
+}
+
 // addThreadsFlag registers --threads on a command that reads trace files,
 // with the default def: 0 (one decoder per core) for the commands that
 // skip most events (gc, heap, profile: a quarter less wall time on this

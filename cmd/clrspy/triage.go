@@ -66,9 +66,7 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
   clrspy triage --cpu -- dotnet app.dll
   clrspy triage app.nettrace`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, report.TriageSection.Formats())
+	t, o := addSectionFlags(c, 1, report.TriageSection.Formats())
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		if !report.TriageSection.Offers(o.format) {
