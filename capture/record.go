@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"errors"
 	"io"
 	"os"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
@@ -96,3 +98,54 @@ func (t *Tee) Close(end analysis.End) error {
 
 // Abort drops the copy (a no-op once Close completed it).
 func (t *Tee) Abort() { t.f.Abort() }
+
+// Recorded is what Record read of a live session.
+type Recorded struct {
+	Events, GCs uint64
+	// ReadErr is the reader's error (a stream cut short is none), or
+	// else the copy's drain's; CloseErr the session's closing's.
+	ReadErr, CloseErr error
+	End               analysis.End
+	Bytes             int64 // read from the session
+}
+
+// Record is `record`'s and `run`'s loop: it reads st to its end (the
+// copy to tee, nil for none, is made as the chunks arrive), counting
+// events and GCs, calls stopWatch, drains what the session still holds
+// (into tee) and closes st. Its error is the copy's failure ("writing
+// FILE: ...", the partial file removed); the tee is left for the caller
+// to Close with the End.
+func Record(st *source.Stream, tee *Tee, stopWatch func()) (Recorded, error) {
+	var r Recorded
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
+				r.ReadErr = err
+			}
+			break
+		}
+		r.Events++
+		if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDGCStart {
+			r.GCs++
+		}
+	}
+	stopWatch()
+	if tee != nil {
+		drainErr, err := tee.Drain(st)
+		if err != nil {
+			return r, err
+		}
+		if r.ReadErr == nil {
+			r.ReadErr = drainErr
+		}
+	} else if err := st.Drain(); err != nil && r.ReadErr == nil {
+		r.ReadErr = err
+	}
+	r.End = st.End()
+	r.CloseErr = st.Close()
+	if s := st.Session(); s != nil {
+		r.Bytes = s.BytesRead()
+	}
+	return r, nil
+}

@@ -1,7 +1,12 @@
 package capture
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/clrspy/clrspy/analysis"
@@ -10,6 +15,7 @@ import (
 	"github.com/clrspy/clrspy/heapgraph"
 	"github.com/clrspy/clrspy/ipc"
 	"github.com/clrspy/clrspy/nettrace"
+	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -112,4 +118,70 @@ func (s *Snapshot) Graph(st *source.Stream, procPid int, phase func(string)) (*h
 		phase("stream closed")
 	}
 	return s.b.Graph()
+}
+
+// IsGCDumpName says whether path names a .gcdump file by its extension.
+func IsGCDumpName(path string) bool { return strings.EqualFold(filepath.Ext(path), ".gcdump") }
+
+// ReadGCDump reads a .gcdump file (path "-": stdin) into a graph, its
+// arrays bounded by budget (0: none; heapgraph.ReadGCDumpFile), static
+// roots named by class from the modules' metadata.
+func ReadGCDump(path string, stdin io.Reader, budget int64) (report.Input, *heapgraph.Graph, error) {
+	var g *heapgraph.Graph
+	var err error
+	if path == "-" {
+		g, err = heapgraph.ReadGCDump(stdin)
+	} else {
+		f, oerr := os.Open(path)
+		if oerr != nil {
+			return report.Input{}, nil, oerr
+		}
+		defer f.Close()
+		g, err = heapgraph.ReadGCDumpFile(f, budget)
+	}
+	if err != nil {
+		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// dotnet-gcdump's static roots are named by their object's type:
+	// the class from the modules the file names, when they are here.
+	g.NameStatics(clrmeta.Reader(0))
+	src := path
+	if path == "-" {
+		src = "stdin"
+	}
+	return report.Input{Source: src, Complete: true}, g, nil
+}
+
+// ReadSnapshotFile builds the graph of a .gcdump (gcdump true) or of the
+// heap dump a trace file holds (path "-": stdin), the trace decoded on
+// threads goroutines, with a mapped memory bounded by budget (0: none).
+// A .gcdump records no time: the tools write it as the dump ends, so its
+// modification time is when it was taken.
+func ReadSnapshotFile(path string, stdin io.Reader, gcdump bool, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
+	if gcdump {
+		in, g, err := ReadGCDump(path, stdin, budget)
+		if err == nil && g.Taken.IsZero() && path != "-" {
+			if fi, serr := os.Stat(path); serr == nil {
+				g.Taken, g.TakenFrom = fi.ModTime().UTC(), "file_mtime"
+			}
+		}
+		return in, g, err
+	}
+	job := NewSnapshot(nil)
+	st, err := source.Open(source.Spec{File: path, Stdin: stdin, Threads: threads, Keep: job.Set().Keep()})
+	if err != nil {
+		return report.Input{}, nil, err
+	}
+	defer st.Close()
+	job.Start(st.Header(), Memory{Mapped: true, Budget: budget}, nil)
+	end, err := st.Run(job.Set())
+	in := report.NewInput(st.Name, st.Live(), end, job.Set().Stats())
+	if err != nil {
+		return in, nil, err
+	}
+	g, err := job.Graph(st, 0, nil)
+	if err != nil {
+		return in, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, g, nil
 }

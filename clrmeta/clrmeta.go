@@ -154,15 +154,25 @@ type tables struct {
 	width         [64][]int  // each table's column widths
 }
 
-func metadata(r io.ReaderAt, size int64) (*tables, error) {
+// openCLI opens a managed module's PE image and reads the first n bytes
+// of its CLI header.
+func openCLI(r io.ReaderAt, size int64, n uint32) (*peFile, []byte, error) {
 	f, err := openPE(r, size)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if f.cli[0] == 0 || f.cli[1] < 16 {
-		return nil, errors.New("not a managed module (no CLI header)")
+	if f.cli[0] == 0 || f.cli[1] < n {
+		return nil, nil, errors.New("not a managed module (no CLI header)")
 	}
-	cli, err := f.readRVA(f.cli[0], 16)
+	cli, err := f.readRVA(f.cli[0], n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, cli, nil
+}
+
+func metadata(r io.ReaderAt, size int64) (*tables, error) {
+	f, cli, err := openCLI(r, size, 16)
 	if err != nil {
 		return nil, err
 	}

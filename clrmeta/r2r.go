@@ -49,14 +49,7 @@ func OpenR2RMethods(path string) (*R2RMethods, error) {
 
 // ReadR2RMethods is OpenR2RMethods on an open file of size bytes.
 func ReadR2RMethods(r io.ReaderAt, size int64) (*R2RMethods, error) {
-	pe, err := openPE(r, size)
-	if err != nil {
-		return nil, err
-	}
-	if pe.cli[0] == 0 || pe.cli[1] < 72 {
-		return nil, errors.New("not a managed module (no CLI header)")
-	}
-	cli, err := pe.readRVA(pe.cli[0], 72)
+	pe, cli, err := openCLI(r, size, 72)
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,52 @@ func Profile(name string) ([]Provider, error) {
 	return p.derive(), nil
 }
 
+// Resolve merges the named profiles (none, and no extra providers: gc)
+// and the extra providers in dotnet-trace form (Provider[:keywords[:level[:args]]],...).
+func Resolve(names []string, extra string) ([]Provider, error) {
+	var lists [][]Provider
+	if len(names) == 0 && extra == "" {
+		names = []string{"gc"}
+	}
+	for _, n := range names {
+		p, err := Profile(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, p)
+	}
+	if extra != "" {
+		p, err := ParseProviders(extra)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, p)
+	}
+	return Merge(lists...), nil
+}
+
+// ProfileHelp lists the profiles one a line, each with its description:
+// the default (gc) first and all last, so the list reads from what to
+// start with to everything.
+func ProfileHelp() string {
+	names := ProfileNames()
+	rank := func(n string) int {
+		switch n {
+		case "gc":
+			return 0
+		case "all":
+			return 2
+		}
+		return 1
+	}
+	sort.SliceStable(names, func(i, j int) bool { return rank(names[i]) < rank(names[j]) })
+	var docs []string
+	for _, n := range names {
+		docs = append(docs, fmt.Sprintf("  %-11s %s", n, ProfileDoc(n)))
+	}
+	return strings.Join(docs, "\n")
+}
+
 // Merge combines provider lists: one entry per provider name, with the
 // union of the keywords, the highest level and the last non-empty
 // arguments. Order follows first appearance.

@@ -36,16 +36,18 @@ func Growths(ss []Sample) []Growth {
 	out := []Growth{}
 	for _, k := range append([]Kind{""}, Kinds...) {
 		first, last := get(k, &ss[0].Split), get(k, &ss[len(ss)-1].Split)
-		out = append(out, Growth{Kind: k, Delta: int64(last - first), PerSec: slope(ss, func(s *Split) float64 { return get(k, s) })})
+		out = append(out, Growth{Kind: k, Delta: int64(last - first), PerSec: slope(ss, func(s *Sample) float64 { return get(k, &s.Split) })})
 	}
 	return out
 }
 
-func slope(ss []Sample, y func(*Split) float64) float64 {
+// slope is the least-squares slope of y over the samples, per second (0:
+// none, the samples all at one time).
+func slope(ss []Sample, y func(*Sample) float64) float64 {
 	var n, sx, sy, sxx, sxy float64
 	for i := range ss {
 		x := float64(ss[i].AtNs) / 1e9
-		v := y(&ss[i].Split)
+		v := y(&ss[i])
 		n++
 		sx += x
 		sy += v
@@ -119,20 +121,7 @@ func TimeToLimit(ss []Sample, limit uint64) (float64, bool) {
 		return 0, false
 	}
 	// The slope over the samples' usage.
-	var n, sx, sy, sxx, sxy float64
-	for _, s := range ss {
-		x, y := float64(s.AtNs)/1e9, float64(s.CgroupUsage)
-		n++
-		sx += x
-		sy += y
-		sxx += x * x
-		sxy += x * y
-	}
-	d := n*sxx - sx*sx
-	if d == 0 {
-		return 0, false
-	}
-	rate := (n*sxy - sx*sy) / d
+	rate := slope(ss, func(s *Sample) float64 { return float64(s.CgroupUsage) })
 	if rate <= 0 {
 		return 0, false
 	}

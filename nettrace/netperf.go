@@ -1,28 +1,13 @@
 package nettrace
 
-import (
-	"fmt"
-	"io"
-)
+import "fmt"
 
 // parseNetPerfObject reads the next object of a NetPerf V3 stream: EventBlock
 // v1 objects whose events have 56-byte uncompressed headers, inline metadata
 // (MetadataId 0) and inline stacks. V3 has no sequence points or sort flags,
 // so events are delivered in stream order, as TraceEvent does.
 func (r *Reader) parseNetPerfObject() error {
-	s := r.src
-	start := s.off
-	tag, err := s.readByte()
-	if err != nil {
-		return r.eofAs(err, start, "next object (no end-of-stream tag)")
-	}
-	if tag == tagNullReference {
-		return io.EOF
-	}
-	if tag != tagBeginObject && tag != tagBeginPrivateObject {
-		return &FormatError{Offset: start, Msg: fmt.Sprintf("expected object or end tag, found 0x%02x", tag)}
-	}
-	oh, err := r.readObjectHeader(start)
+	oh, start, err := r.nextObject(true)
 	if err != nil {
 		return err
 	}

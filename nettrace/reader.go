@@ -608,23 +608,31 @@ func (r *Reader) checkHeader() error {
 
 // parseV4Object reads the next FastSerialization object of a V4 stream.
 func (r *Reader) parseV4Object() error {
-	s := r.src
-	start := s.off
-	tag, err := s.readByte()
-	if err != nil {
-		return r.eofAs(err, start, "next object (no end-of-stream tag)")
-	}
-	if tag == tagNullReference {
-		return io.EOF
-	}
-	if tag != tagBeginPrivateObject {
-		return &FormatError{Offset: start, Msg: fmt.Sprintf("expected object or end tag, found 0x%02x", tag)}
-	}
-	oh, err := r.readObjectHeader(start)
+	oh, start, err := r.nextObject(false)
 	if err != nil {
 		return err
 	}
 	return r.v4Body(oh, start)
+}
+
+// nextObject reads the tag and header of the stream's next object and
+// says where it starts: io.EOF at the end-of-stream tag. A V4 stream's
+// objects are private ones; NetPerf's (public) may be either.
+func (r *Reader) nextObject(public bool) (objectHeader, int64, error) {
+	s := r.src
+	start := s.off
+	tag, err := s.readByte()
+	if err != nil {
+		return objectHeader{}, start, r.eofAs(err, start, "next object (no end-of-stream tag)")
+	}
+	if tag == tagNullReference {
+		return objectHeader{}, start, io.EOF
+	}
+	if tag != tagBeginPrivateObject && !(public && tag == tagBeginObject) {
+		return objectHeader{}, start, &FormatError{Offset: start, Msg: fmt.Sprintf("expected object or end tag, found 0x%02x", tag)}
+	}
+	oh, err := r.readObjectHeader(start)
+	return oh, start, err
 }
 
 // objectBody reads a block object's body after its type: size, padding to

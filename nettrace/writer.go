@@ -1007,17 +1007,7 @@ func (w *Writer) appendCompressed(c []byte, e, prev *wEvent, capture, prevCaptur
 func appendUncompressedV4(c []byte, e *wEvent, capture uint64, sorted bool, payload []byte) []byte {
 	start := len(c)
 	c = appendU32(c, 0)
-	id := e.meta
-	if !sorted {
-		id |= 0x80000000
-	}
-	c = appendU32(c, id)
-	c = appendU32(c, e.seq)
-	c = appendU64(c, e.thread)
-	c = appendU64(c, capture)
-	c = appendU32(c, e.proc)
-	c = appendU32(c, e.stack)
-	c = appendU64(c, uint64(e.ts))
+	c = appendUncompressedHead(c, e, capture, sorted)
 	c = append(c, e.act[:]...)
 	c = append(c, e.rel[:]...)
 	c = appendU32(c, uint32(len(payload)))
@@ -1029,10 +1019,11 @@ func appendUncompressedV4(c []byte, e *wEvent, capture uint64, sorted bool, payl
 	return c
 }
 
-// appendUncompressedV6 writes the 52-byte V6 header and the payload (V6
-// has no padding).
-func appendUncompressedV6(c []byte, e *wEvent, capture uint64, sorted bool, payload []byte) []byte {
-	c = appendU32(c, uint32(48+len(payload)))
+// appendUncompressedHead writes the fields V4's and V6's uncompressed
+// headers share: the metadata id (its high bit set when the block is not
+// sorted), sequence number, thread, capture thread, processor, stack id
+// and timestamp.
+func appendUncompressedHead(c []byte, e *wEvent, capture uint64, sorted bool) []byte {
 	id := e.meta
 	if !sorted {
 		id |= 0x80000000
@@ -1043,7 +1034,14 @@ func appendUncompressedV6(c []byte, e *wEvent, capture uint64, sorted bool, payl
 	c = appendU64(c, capture)
 	c = appendU32(c, e.proc)
 	c = appendU32(c, e.stack)
-	c = appendU64(c, uint64(e.ts))
+	return appendU64(c, uint64(e.ts))
+}
+
+// appendUncompressedV6 writes the 52-byte V6 header and the payload (V6
+// has no padding).
+func appendUncompressedV6(c []byte, e *wEvent, capture uint64, sorted bool, payload []byte) []byte {
+	c = appendU32(c, uint32(48+len(payload)))
+	c = appendUncompressedHead(c, e, capture, sorted)
 	c = appendU32(c, e.label)
 	c = appendU32(c, uint32(len(payload)))
 	return append(c, payload...)

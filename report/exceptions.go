@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -149,10 +148,7 @@ func NewExceptionsDocument(in Input, r *exceptions.Result, span time.Duration) *
 
 // WriteExceptionsJSON writes the document as indented JSON.
 func WriteExceptionsJSON(w io.Writer, d *ExceptionsDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // exceptionsTop is how many patterns, sites and frames the text report

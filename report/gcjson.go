@@ -290,3 +290,16 @@ func (c *csvRows) row(g *gcpause.GC) []string {
 	}
 	return append(row, fin, pinned, f(g.PausePercentSinceLastGC), f(ms(g.SuspendNanos)), f(rt), strconv.FormatBool(g.StartSeen))
 }
+
+// WriteGC writes `gc`'s report as format: "json", "csv" (the rows from
+// the spool sp) or text; hits are the requests each GC hit (nil: no
+// request events).
+func WriteGC(w io.Writer, format string, in Input, res *gcpause.Result, sp *GCSpool, hits map[uint32]int64) error {
+	switch format {
+	case "json":
+		return WriteGCJSONHits(w, in, res, sp, hits)
+	case "csv":
+		return WriteGCCSVHits(w, res, sp, hits)
+	}
+	return WriteGCTextHits(w, in, res, hits)
+}

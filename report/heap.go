@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -216,9 +215,7 @@ func HeapNotes(r *heap.Result) []string {
 
 // WriteHeapJSON writes the document as one indented JSON value.
 func WriteHeapJSON(w io.Writer, d *HeapDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(d)
+	return writeJSON(w, d, true)
 }
 
 // WriteHeapText writes the human report: totals, per type, per site, the

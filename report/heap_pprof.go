@@ -17,17 +17,7 @@ import (
 // tracker's reservoir or record limit was reached), one sample per type and
 // stack from the weighted tallies instead. durationNs is the stream's span.
 func WriteHeapPprof(w io.Writer, r *heap.Result, sym *stacks.Symbols, durationNs int64) error {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"},
-			{Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"},
-			{Type: "inuse_space", Unit: "bytes"},
-		},
-		DefaultSampleType: "inuse_space",
-		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
-		DurationNanos:     durationNs,
-	}
+	p := heapProfile(durationNs)
 	funcs := map[string]*profile.Function{}
 	locs := map[string]*profile.Location{}
 	loc := func(name string) *profile.Location {
@@ -83,4 +73,21 @@ func WriteHeapPprof(w io.Writer, r *heap.Result, sym *stacks.Symbols, durationNs
 		p.Sample = append(p.Sample, s)
 	}
 	return p.Write(w)
+}
+
+// heapProfile is an empty heap profile as Go's: alloc_objects,
+// alloc_space, inuse_objects and inuse_space (the default), over
+// durationNs.
+func heapProfile(durationNs int64) *profile.Profile {
+	return &profile.Profile{
+		SampleType: []*profile.ValueType{
+			{Type: "alloc_objects", Unit: "count"},
+			{Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"},
+			{Type: "inuse_space", Unit: "bytes"},
+		},
+		DefaultSampleType: "inuse_space",
+		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
+		DurationNanos:     durationNs,
+	}
 }

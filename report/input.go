@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 
@@ -82,4 +84,13 @@ func SnakeCase(s string) string {
 		b.WriteRune(lower)
 	}
 	return b.String()
+}
+
+// writeJSON writes v as one indented JSON document, with HTML's
+// characters escaped or not (escapeHTML: encoding/json's default).
+func writeJSON(w io.Writer, v any, escapeHTML bool) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	e.SetEscapeHTML(escapeHTML)
+	return e.Encode(v)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -167,10 +166,7 @@ func NewLocksDocument(in Input, r *locks.Result) *LocksDocument {
 
 // WriteLocksJSON writes the document as indented JSON.
 func WriteLocksJSON(w io.Writer, d *LocksDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // lockDur formats nanoseconds for people: 1.234s, 12.345ms, 100.5µs, 800ns.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -210,9 +209,7 @@ func hex(v uint64) string { return fmt.Sprintf("0x%x", v) }
 
 // WriteMemoryJSON writes d as one JSON document.
 func WriteMemoryJSON(w io.Writer, d *MemoryDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(d)
+	return writeJSON(w, d, true)
 }
 
 // WriteMemoryText writes d for a terminal; images lists the top images
@@ -349,4 +346,19 @@ func writeNativeText(b *strings.Builder, n *MemoryNativeJSON) {
 			fmt.Fprintf(b, "      %s\n", f)
 		}
 	}
+}
+
+// WriteMemory writes `memory`'s report d as format: "json", "pprof" or
+// "folded" (the native allocations' every stack, all; spanNs: the run's
+// span), or text listing images mapped files.
+func WriteMemory(w io.Writer, format string, d *MemoryDocument, all *MemoryNativeJSON, spanNs int64, images int) error {
+	switch format {
+	case "json":
+		return WriteMemoryJSON(w, d)
+	case "pprof":
+		return WriteMemoryNativePprof(w, all, spanNs, d.Partial)
+	case "folded":
+		return WriteMemoryNativeFolded(w, all)
+	}
+	return WriteMemoryText(w, d, images)
 }

@@ -68,20 +68,10 @@ func nativeStacks(n *MemoryNativeJSON) []*nativeStack {
 // samples. durationNs is the span the probes were on; notes go in as
 // comments (why the estimates are partial).
 func MemoryNativeProfile(n *MemoryNativeJSON, durationNs int64, notes []string) *profile.Profile {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"},
-			{Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"},
-			{Type: "inuse_space", Unit: "bytes"},
-		},
-		DefaultSampleType: "inuse_space",
-		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:            n.SampleBytes,
-		DurationNanos:     durationNs,
-		Comments: []string{"clrspy memory --native: native allocations sampled every " + strconv.FormatInt(n.SampleBytes, 10) +
-			" bytes on average; values are estimates (each sample weighed by 1/p)"},
-	}
+	p := heapProfile(durationNs)
+	p.Period = n.SampleBytes
+	p.Comments = []string{"clrspy memory --native: native allocations sampled every " + strconv.FormatInt(n.SampleBytes, 10) +
+		" bytes on average; values are estimates (each sample weighed by 1/p)"}
 	p.Comments = append(p.Comments, notes...)
 	locs := newPprofLocs(p)
 	for _, s := range nativeStacks(n) {

@@ -9,6 +9,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -208,4 +209,26 @@ func (p *Page) SnapshotNote() string {
 		s += " (incomplete)"
 	}
 	return strings.TrimSpace(s)
+}
+
+// WroteLine is the line `report` prints once it wrote the page to out:
+// the page's GCs, samples and snapshot, or with snapshotOnly (a .gcdump's
+// page) the snapshot alone.
+func (p *Page) WroteLine(name, out string, snapshotOnly bool) string {
+	if snapshotOnly {
+		return fmt.Sprintf("%s: %s; wrote %s", name, p.SnapshotNote(), filepath.Clean(out))
+	}
+	snap := ""
+	if n := p.SnapshotNote(); n != "" {
+		snap = ", " + n
+	}
+	samples := "no stack samples"
+	switch {
+	case p.CPU == nil:
+	case p.CPU.Label == LabelCPU:
+		samples = fmt.Sprintf("%d CPU samples", p.CPU.Total)
+	default:
+		samples = fmt.Sprintf("%d samples (%s)", p.CPU.Total, p.CPU.Label)
+	}
+	return fmt.Sprintf("%s: %d GCs, %s%s; wrote %s", name, p.GCs.Len(), samples, snap, filepath.Clean(out))
 }

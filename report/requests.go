@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -160,10 +159,7 @@ func NewRequestsDocument(in Input, r *requests.Result) *RequestsDocument {
 
 // WriteRequestsJSON writes the document, indented.
 func WriteRequestsJSON(w io.Writer, d *RequestsDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // WriteRequestsText writes the report for people: the totals, the routes,

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -259,10 +258,7 @@ func snapshotPartial(in Input, g *heapgraph.Graph) Input {
 
 // WriteSnapshotJSON writes d as one indented JSON document.
 func WriteSnapshotJSON(w io.Writer, d any) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // WriteSnapshotText writes the snapshot for people: totals and the
@@ -633,4 +629,28 @@ func durationText(sec float64) string {
 		return fmt.Sprintf("%s%d min %d s", sign, int(a)/60, int(a)%60)
 	}
 	return fmt.Sprintf("%s%d h %d min", sign, int(a)/3600, int(a)%3600/60)
+}
+
+// WriteSnapshot writes graph g read from in as format: "gcdump" (the
+// graph itself in PerfView's format), "pprof", "json" or text. The
+// dominators are computed first (but for gcdump); phase, when given, is
+// told "dominators" and "analyses" as each stage ends.
+func WriteSnapshot(w io.Writer, in Input, g *heapgraph.Graph, format string, o SnapshotOptions, phase func(string)) error {
+	if format == "gcdump" {
+		return heapgraph.WriteGCDump(w, g)
+	}
+	if phase == nil {
+		phase = func(string) {}
+	}
+	g.Analyze()
+	phase("dominators")
+	if format == "pprof" {
+		return WriteSnapshotPprof(w, in, g)
+	}
+	doc := NewSnapshotDocument(in, g, o)
+	phase("analyses")
+	if format == "json" {
+		return WriteSnapshotJSON(w, doc)
+	}
+	return WriteSnapshotText(w, doc)
 }

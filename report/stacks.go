@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -25,10 +24,7 @@ type StacksDocument struct {
 
 // WriteStacksJSON writes d as indented JSON.
 func WriteStacksJSON(w io.Writer, d *StacksDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // stackFrames is how many frames of a group the text shows.

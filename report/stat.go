@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -78,9 +77,7 @@ func NewStatHeader(h *nettrace.Header, formatVersion int, noTrace bool) StatHead
 
 // WriteStatJSON writes the document as indented JSON.
 func WriteStatJSON(w io.Writer, d *StatDocument) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeJSON(w, d, true)
 }
 
 // WriteStatText writes the document for people.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -150,9 +149,7 @@ func tpUTC(start time.Time, ns int64) string {
 
 // WriteThreadPoolJSON writes the document, indented.
 func WriteThreadPoolJSON(w io.Writer, d *ThreadPoolDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(d)
+	return writeJSON(w, d, true)
 }
 
 // WriteThreadPoolText writes the text report.

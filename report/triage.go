@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -46,10 +45,7 @@ func NewTriageDocument(in Input, f *triage.Facts, ri runinfo.Info) *TriageDocume
 
 // WriteTriageJSON writes d as indented JSON.
 func WriteTriageJSON(w io.Writer, d *TriageDocument) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	e.SetEscapeHTML(false)
-	return e.Encode(d)
+	return writeJSON(w, d, false)
 }
 
 // triageWidth is the width the text report fits.

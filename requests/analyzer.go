@@ -770,5 +770,14 @@ func (a *Analyzer) Frozen(gc uint32, endNanos int64) int64 {
 	return n
 }
 
+// FrozenSeen is Frozen once request events came (false: none yet, or a
+// nil analyzer): the pause log's requests_frozen.
+func (a *Analyzer) FrozenSeen(gc uint32, endNanos int64) (int64, bool) {
+	if a == nil || !a.Seen() {
+		return 0, false
+	}
+	return a.Frozen(gc, endNanos), true
+}
+
 // Seen reports whether request events came.
 func (a *Analyzer) Seen() bool { return a.kestrel || a.requests > 0 || len(a.open) > 0 }

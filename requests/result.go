@@ -154,3 +154,16 @@ func (a *Analyzer) Result() *Result {
 	}
 	return res
 }
+
+// HitByGCNumber is the requests each GC hit, by GC number; nil on a nil
+// result or without request events.
+func (r *Result) HitByGCNumber() map[uint32]int64 {
+	if r == nil || r.Source == "" {
+		return nil
+	}
+	hits := make(map[uint32]int64, len(r.GCs))
+	for _, g := range r.GCs {
+		hits[g.GC] = g.InFlight
+	}
+	return hits
+}

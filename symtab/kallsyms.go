@@ -18,21 +18,18 @@ type Kernel struct {
 // perf_event_paranoid hides them from this user).
 func ParseKallsyms(b []byte) *Kernel {
 	k := &Kernel{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	eachLine(b, func(line string) {
 		if len(line) < 20 {
-			continue
+			return
 		}
 		a, rest, ok := strings.Cut(line, " ")
 		if !ok || len(rest) < 3 || rest[1] != ' ' {
-			continue
+			return
 		}
 		switch rest[0] {
 		case 't', 'T', 'w', 'W':
 		default:
-			continue
+			return
 		}
 		name := rest[2:]
 		if i := strings.IndexAny(name, " \t"); i >= 0 {
@@ -40,21 +37,14 @@ func ParseKallsyms(b []byte) *Kernel {
 		}
 		addr, err := strconv.ParseUint(a, 16, 64)
 		if err != nil || addr == 0 {
-			continue
+			return
 		}
 		k.syms = append(k.syms, symbol{start: addr, name: name})
-	}
+	})
 	if len(k.syms) == 0 {
 		return nil
 	}
-	sort.SliceStable(k.syms, func(i, j int) bool { return k.syms[i].start < k.syms[j].start })
-	out := k.syms[:0]
-	for _, s := range k.syms {
-		if n := len(out); n > 0 && out[n-1].start == s.start {
-			continue
-		}
-		out = append(out, s)
-	}
+	out := byStart(k.syms, false)
 	for i := range out {
 		if i+1 < len(out) {
 			out[i].end = out[i+1].start
@@ -77,4 +67,31 @@ func (k *Kernel) Lookup(addr uint64) (string, bool) {
 		return "", false
 	}
 	return s[i].name, true
+}
+
+// eachLine calls f with every line of b (lines up to 1 MiB).
+func eachLine(b []byte, f func(line string)) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		f(sc.Text())
+	}
+}
+
+// byStart sorts syms by start address, stably, and keeps one symbol per
+// start: the first listed, or with last the last (a perf map's code
+// re-jitted at a reused address).
+func byStart(syms []symbol, last bool) []symbol {
+	sort.SliceStable(syms, func(i, j int) bool { return syms[i].start < syms[j].start })
+	out := syms[:0]
+	for _, s := range syms {
+		if n := len(out); n > 0 && out[n-1].start == s.start {
+			if last {
+				out[n-1] = s
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -1,8 +1,6 @@
 package symtab
 
 import (
-	"bufio"
-	"bytes"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,44 +17,23 @@ type PerfMap struct {
 // re-jitted at a reused address); malformed lines are skipped.
 func ParsePerfMap(b []byte) *PerfMap {
 	m := &PerfMap{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	seq := 0
-	type entry struct {
-		symbol
-		seq int
-	}
-	var es []entry
-	for sc.Scan() {
-		line := sc.Text()
+	eachLine(b, func(line string) {
 		a, rest, ok := strings.Cut(line, " ")
 		if !ok {
-			continue
+			return
 		}
 		sz, name, ok := strings.Cut(rest, " ")
 		if !ok || name == "" {
-			continue
+			return
 		}
 		start, err1 := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
 		size, err2 := strconv.ParseUint(strings.TrimPrefix(sz, "0x"), 16, 64)
 		if err1 != nil || err2 != nil || size == 0 || start+size < start {
-			continue
+			return
 		}
-		es = append(es, entry{symbol{start: start, end: start + size, name: name}, seq})
-		seq++
-	}
-	sort.SliceStable(es, func(i, j int) bool {
-		if es[i].start != es[j].start {
-			return es[i].start < es[j].start
-		}
-		return es[i].seq > es[j].seq
+		m.syms = append(m.syms, symbol{start: start, end: start + size, name: name})
 	})
-	for _, e := range es {
-		if n := len(m.syms); n > 0 && m.syms[n-1].start == e.start {
-			continue
-		}
-		m.syms = append(m.syms, e.symbol)
-	}
+	m.syms = byStart(m.syms, true)
 	return m
 }
 

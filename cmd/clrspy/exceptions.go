@@ -55,9 +55,7 @@ pprof).`,
   clrspy exceptions --json app.nettrace | jq '.types[0].throw_sites[0]'
   clrspy exceptions --format pprof -o exc.pb.gz -- dotnet app.dll && go tool pprof -top exc.pb.gz`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, report.ExceptionsSection.Formats())
+	t, o := addSectionFlags(c, 1, report.ExceptionsSection.Formats())
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		set, a := exceptionsSet()
 		return runSection(cmd, t, args, o, set, a, report.ExceptionsSection)

@@ -97,8 +97,7 @@ line then says how many requests it froze (requests_frozen).`,
   clrspy gc --json -o gc.json -- dotnet app.dll
   clrspy gc --fail-on-pause-over 200ms -- dotnet test.dll   # exit 3 on a long pause`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 0)
+	t := addReadFlags(c, 0)
 	f := c.Flags()
 	f.DurationVar(&o.info, "info", 10*time.Millisecond, "pauses from this long are logged at Info level (shorter: Debug)")
 	f.DurationVar(&o.warn, "warn", 100*time.Millisecond, "pauses from this long are logged at Warn level")
@@ -149,11 +148,7 @@ func requestsFrozen(r *analysis.Ref[*requests.Analyzer], g *gcpause.GC) (int64, 
 	if r == nil {
 		return 0, false
 	}
-	a := r.Get()
-	if a == nil || !a.Seen() {
-		return 0, false
-	}
-	return a.Frozen(g.Number, g.PauseStartNanos+g.PauseNanos), true
+	return r.Get().FrozenSeen(g.Number, g.PauseStartNanos+g.PauseNanos)
 }
 
 func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) error {
@@ -227,14 +222,13 @@ func runGC(cmd *cobra.Command, t *targetFlags, args []string, o *gcOptions) erro
 		st.Close()
 		return err
 	}
-	switch {
-	case o.asJSON:
-		err = report.WriteGCJSONHits(w, in, res, rows.Spool(), requestsHit(reqs))
-	case o.asCSV:
-		err = report.WriteGCCSVHits(w, res, rows.Spool(), requestsHit(reqs))
-	default:
-		err = report.WriteGCTextHits(w, in, res, requestsHit(reqs))
+	format := "text"
+	if o.asJSON {
+		format = "json"
+	} else if o.asCSV {
+		format = "csv"
 	}
+	err = report.WriteGC(w, format, in, res, rows.Spool(), requestsHit(reqs))
 	err = closeOut(err)
 	if trig != nil && len(trig.Errors()) > 0 && err == nil {
 		err = trig.Errors()[0]
@@ -255,13 +249,5 @@ func requestsHit(r *analysis.Ref[*requests.Analyzer]) map[uint32]int64 {
 	if r == nil {
 		return nil
 	}
-	res := r.Get().Result()
-	if res.Source == "" {
-		return nil
-	}
-	hits := make(map[uint32]int64, len(res.GCs))
-	for _, g := range res.GCs {
-		hits[g.GC] = g.InFlight
-	}
-	return hits
+	return r.Get().Result().HitByGCNumber()
 }

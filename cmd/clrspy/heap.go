@@ -62,9 +62,7 @@ inuse_objects, inuse_space; go tool pprof reads it).`,
   clrspy heap --json app.nettrace | jq '.types[0]'
   clrspy heap --format pprof -o heap.pb.gz --pid 1234 --duration 30s && go tool pprof -top heap.pb.gz`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 0)
-	o := addReportFlags(c, report.HeapSection.Formats())
+	t, o := addSectionFlags(c, 0, report.HeapSection.Formats())
 	c.Flags().IntVar(&top, "top", 20, "rows per table in the text report (0: all)")
 	c.Flags().BoolVar(&objects, "objects", false, "with --json: list every followed object (type, allocation, GCs survived, death)")
 	c.Flags().IntVar(&maxObjects, "max-objects", 100_000, "sampled objects followed at once; past it a weighted reservoir keeps the estimates unbiased (0: no bound)")

@@ -49,9 +49,7 @@ go tool pprof).`,
   clrspy locks --json app.nettrace | jq '.locks[0]'
   clrspy locks --format pprof -o locks.pb.gz -- dotnet app.dll && go tool pprof -top locks.pb.gz`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, report.LocksSection.Formats())
+	t, o := addSectionFlags(c, 1, report.LocksSection.Formats())
 	c.Flags().BoolVar(&objectTypes, "object-types", false, "live sessions: also record sampled allocations with type names to name the locks' object types")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error { return runLocks(cmd, t, args, o, objectTypes) })
 	return c

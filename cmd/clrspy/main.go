@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/clrspy/clrspy/internal/devprof"
 )
 
 func main() {
 	root := newRootCmd()
-	stop := startDevProfile()
+	stop := devprof.Start()
 	err := root.Execute()
 	stop()
 	if err == nil {

@@ -3,19 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/clrspy/clrspy/internal/memread"
+	"github.com/clrspy/clrspy/memory"
 	"os"
-	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/internal/outfile"
 	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 	"github.com/clrspy/clrspy/triage"
@@ -210,9 +207,8 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		return fmt.Errorf("--pid %d: want a process id", f.pid)
 	}
 	pid := f.pid
-	var child *exec.Cmd
-	childCode := 0 // a launched program's exit status, once exited is closed
-	exited := make(chan struct{})
+	var exited <-chan struct{}
+	var prog *capture.Program
 	switch {
 	case f.name != "":
 		p, err := ipc.FindByName(f.name)
@@ -221,28 +217,12 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 		pid = p
 	case dash >= 0:
-		child = exec.Command(args[0], args[1:]...)
-		child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stderr, os.Stderr
-		if err := child.Start(); err != nil {
-			return fmt.Errorf("starting %s: %w", args[0], err)
+		var err error
+		if prog, err = capture.StartProgram(args, os.Stderr); err != nil {
+			return err
 		}
-		pid = child.Process.Pid
-		go func() {
-			if err := child.Wait(); err != nil {
-				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
-					childCode = ee.ExitCode()
-				}
-			}
-			close(exited)
-		}()
-		defer func() {
-			select {
-			case <-exited:
-			default:
-				child.Process.Signal(syscall.SIGTERM)
-				<-exited
-			}
-		}()
+		defer prog.Stop()
+		pid, exited = prog.Pid, prog.Exited
 		// Let the runtime come up before the first sample.
 		select {
 		case <-time.After(min(f.interval, time.Second)):
@@ -270,166 +250,31 @@ func runMemory(cmd *cobra.Command, f *memoryFlags, args []string) error {
 		}
 		defer pw.Abort() // nothing once finished
 	}
-	var rt *memoryRuntime
-	if f.runtime {
-		if rt, err = startMemoryRuntime(pid); err != nil {
-			notice(fmt.Sprintf("no runtime session (%v): the GC's reservation is found from the layout alone", err))
-			rt = nil
-		} else if f.duration == 0 {
-			// One sample: give the counters their first publication.
-			select {
-			case <-time.After(1500 * time.Millisecond):
-			case <-exited:
-			}
-		}
-	}
-	var native *memoryNative
-	if f.native {
-		seed := f.seed
-		if seed == 0 {
-			seed = uint64(time.Now().UnixNano())
-		}
-		if native, err = startMemoryNative(pid, f.sampleBytes, seed); err != nil {
-			if rt != nil {
-				rt.finish()
-			}
-			return w.Finish(err)
-		}
-	}
-	started := time.Now()
-	ss, err := sampleMemory(pid, f.duration, f.interval, exited, rt.hints)
-	var nativeDoc, nativeAll *report.MemoryNativeJSON
-	var nativePartial string
-	if native != nil {
-		var notes []string
-		nativeDoc, nativeAll, notes, nativePartial = native.finish()
-		for _, n := range notes {
-			notice(n)
-		}
-	}
-	var rtDoc *report.MemoryRuntimeJSON
-	if rt != nil {
-		rtDoc = rt.finish()
-	}
+	res, err := capture.RunMemory(pid, capture.MemoryOptions{Duration: f.duration, Interval: f.interval, Runtime: f.runtime, Open: source.Open,
+		Native: f.native, SampleBytes: f.sampleBytes, Seed: f.seed, Exited: exited, Notice: notice})
 	if err != nil {
 		return w.Finish(err)
 	}
-	cg, cgErr := procfs.ReadCgroupMemory(pid)
-	if cgErr != nil {
-		cg = nil
-	}
-	in := report.Input{Source: fmt.Sprintf("pid %d", pid), Live: true, Complete: true}
-	if nativePartial != "" {
-		in.Complete, in.Partial = false, []string{nativePartial}
-	}
-	d := report.NewMemoryDocument(in, pid, source.ProcName(pid), ss, cg)
-	d.Runtime = rtDoc
-	d.Native = nativeDoc
-	switch f.format {
-	case "json":
-		err = report.WriteMemoryJSON(w, d)
-	case "pprof":
-		err = report.WriteMemoryNativePprof(w, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)
-	case "folded":
-		err = report.WriteMemoryNativeFolded(w, nativeAll)
-	case "html":
-		err = report.WritePage(w, memoryPage(d, nativeAll, ss, cg, started))
-	default:
-		err = report.WriteMemoryText(w, d, f.images)
+	if f.format == "html" {
+		err = report.WritePage(w, memoryPage(res.Doc, res.NativeAll, res.Samples, res.Cgroup, res.Started))
+	} else {
+		err = report.WriteMemory(w, f.format, res.Doc, res.NativeAll, res.SpanNs, f.images)
 	}
 	if err = w.Finish(err); err != nil {
 		return err
 	}
 	if pw != nil {
-		if err = pw.Finish(report.WriteMemoryNativePprof(pw, nativeAll, ss[len(ss)-1].AtNs-ss[0].AtNs, in.Partial)); err != nil {
+		if err = pw.Finish(report.WriteMemoryNativePprof(pw, res.NativeAll, res.SpanNs, res.Doc.Partial)); err != nil {
 			return err
 		}
 	}
-	select {
-	case <-exited:
-		if childCode != 0 {
-			// The launched program's exit status is clrspy's, as for the
-			// other commands.
-			return &exitError{code: childCode}
-		}
-	default:
+	if prog != nil && prog.ExitCode() != 0 {
+		// The launched program's exit status is clrspy's, as for the
+		// other commands.
+		return &exitError{code: prog.ExitCode()}
 	}
 	return nil
 }
-
-// sampleMemory reads the split now and, for duration, every interval,
-// until the process exits or SIGINT/SIGTERM.
-func sampleMemory(pid int, duration, interval time.Duration, exited <-chan struct{}, heap func() []uint64) ([]memory.Sample, error) {
-	start := time.Now()
-	take := func() (memory.Sample, error) {
-		es, err := procfs.Smaps(pid)
-		if err != nil {
-			if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
-				return memory.Sample{}, errGone
-			}
-			if os.IsPermission(err) {
-				return memory.Sample{}, fmt.Errorf("pid %d: cannot read its /proc/%d/smaps (run as its user or root)", pid, pid)
-			}
-			return memory.Sample{}, fmt.Errorf("pid %d: %w", pid, err)
-		}
-		if len(es) == 0 {
-			return memory.Sample{}, errGone // a zombie (or a kernel thread) has no mappings
-		}
-		s := memory.Sample{AtNs: int64(time.Since(start)), Split: memory.Classify(es, memory.Hints{HeapAddresses: heap(), StackPointers: memread.StackPointers(pid)})}
-		if cg, err := procfs.ReadCgroupMemory(pid); err == nil {
-			s.CgroupUsage = cg.Usage
-		}
-		return s, nil
-	}
-	first, err := take()
-	if err == errGone {
-		return nil, fmt.Errorf("pid %d: no mappings to read (a kernel thread, or it has exited)", pid)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ss := []memory.Sample{first}
-	if duration == 0 {
-		return ss, nil
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	end := time.After(duration)
-	for {
-		select {
-		case <-tick.C:
-			s, err := take()
-			if err == errGone {
-				// A launched program's exit is seen here first at times:
-				// let its status arrive before the report.
-				select {
-				case <-exited:
-				case <-time.After(2 * time.Second):
-				}
-				notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
-				return ss, nil
-			}
-			if err != nil {
-				notice(fmt.Sprintf("pid %d: sampling stopped: %v", pid, err))
-				return ss, nil
-			}
-			ss = append(ss, s)
-		case <-end:
-			return ss, nil
-		case <-sigs:
-			return ss, nil
-		case <-exited:
-			notice(fmt.Sprintf("pid %d exited: the timeline ends with it", pid))
-			return ss, nil
-		}
-	}
-}
-
-// errGone: the process's smaps is gone (it exited).
-var errGone = errors.New("no such process")
 
 // memoryPage is the report page of memory's samples ss, taken from
 // started: its memory section on the samples' clock, triage's memory

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,8 +73,7 @@ frames, its time accounting) for comparison with that tool.`,
   clrspy profile --format folded --managed-only app.nettrace | flamegraph.pl > app.svg
   clrspy profile --format speedscope -o app.speedscope.json -- dotnet run`,
 	}
-	tgt := addTargetFlags(c)
-	addThreadsFlag(c, &tgt.threads, 0)
+	tgt := addReadFlags(c, 0)
 	f := c.Flags()
 	f.StringVar(&format, "format", report.ProfileFormats[0].Name, report.ProfileFormatList())
 	f.StringVarP(&out, "output", "o", "", "output file (default: standard output; pprof, speedscope and html are refused on a terminal)")
@@ -196,57 +192,6 @@ func writeProfile(cmd *cobra.Command, st *source.Stream, in report.Input, p *sta
 	for _, n := range p.Notes[len(partial):] {
 		notice(n)
 	}
-	fmt.Fprintln(os.Stderr, profileSummary(p, o.out, st.Live()))
+	fmt.Fprintln(os.Stderr, report.ProfileSummary(p, o.out, st.Live()))
 	return nil
-}
-
-// samplerName says which sampler took a profile's samples and what they
-// measure.
-func samplerName(p *stacks.Profile, live bool) string {
-	switch {
-	case p.CPUTime:
-		return "perf sampler (perf_event: on-CPU time; managed, native and kernel frames)"
-	case live:
-		return "EventPipe sampler (the runtime's: managed threads' wall clock, every 1 ms)"
-	}
-	return "the trace's samples (the runtime's EventPipe sampler: managed threads' wall clock)"
-}
-
-func profileSummary(p *stacks.Profile, out string, live bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d samples (%d managed, %d external", samplerName(p, live), p.Total, p.Managed, p.External)
-	if p.Errors > 0 {
-		fmt.Fprintf(&b, ", %d error", p.Errors)
-	}
-	fmt.Fprintf(&b, ") on %d threads over %v; %d method bodies", len(p.Threads),
-		time.Duration(p.DurationNanos).Round(time.Millisecond), p.Methods)
-	if p.Dropped > 0 {
-		fmt.Fprintf(&b, "; %d dropped", p.Dropped)
-	}
-	if p.Unresolved > 0 {
-		fmt.Fprintf(&b, "; %d unresolved frames", p.Unresolved)
-	}
-	if p.Truncated > 0 {
-		fmt.Fprintf(&b, "; %d truncated stacks", p.Truncated)
-	}
-	if p.Lost > 0 {
-		fmt.Fprintf(&b, "; %d samples lost (the kernel's ring buffer was full)", p.Lost)
-	}
-	if p.OffCPU {
-		var n, ns int64
-		for i := range p.Samples {
-			if p.Samples[i].OffCPU {
-				n += p.Samples[i].Count
-				ns += p.Samples[i].Nanos
-			}
-		}
-		fmt.Fprintf(&b, "; off the CPU: %d switch-outs, %v", n, time.Duration(ns).Round(time.Millisecond))
-	}
-	if p.FoldedThreads > 0 {
-		fmt.Fprintf(&b, "; %d threads past the first %d folded into %s", p.FoldedThreads, stacks.DefaultMaxThreads, stacks.FoldedThreadName)
-	}
-	if out != "" && out != "-" {
-		fmt.Fprintf(&b, "; wrote %s", filepath.Clean(out))
-	}
-	return b.String()
 }

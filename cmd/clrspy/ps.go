@@ -1,31 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/ipc"
+	"github.com/clrspy/clrspy/report"
 )
 
 func init() { commands = append(commands, newPsCmd) }
 
-// psEntry is one line of `clrspy ps --json`.
-type psEntry struct {
-	Pid            int    `json:"pid"`
-	Name           string `json:"name"`
-	RuntimeVersion string `json:"runtime_version,omitempty"`
-	Arch           string `json:"arch,omitempty"`
-	CommandLine    string `json:"command_line"`
-	Attachable     bool   `json:"attachable"`
-	Reason         string `json:"reason,omitempty"`
-	Socket         string `json:"socket,omitempty"`
-	NotAnswering   bool   `json:"not_answering,omitempty"`
-}
+// psEntry is one line of `clrspy ps --json` (report.PsEntry).
+type psEntry = report.PsEntry
 
 func newPsCmd() *cobra.Command {
 	var asJSON bool
@@ -49,12 +38,11 @@ in time (busy, stopped, hung) is listed as "not answering".`,
 			}
 			entries := make([]psEntry, 0, len(procs))
 			for _, p := range procs {
-				entries = append(entries, psEntry{p.Pid, p.Name, p.RuntimeVersion, p.Arch, p.CommandLine, p.Attachable, p.Reason, p.Socket, p.NotAnswering})
+				entries = append(entries, psEntry{Pid: p.Pid, Name: p.Name, RuntimeVersion: p.RuntimeVersion, Arch: p.Arch, CommandLine: p.CommandLine,
+					Attachable: p.Attachable, Reason: p.Reason, Socket: p.Socket, NotAnswering: p.NotAnswering})
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return report.WritePsJSON(cmd.OutOrStdout(), entries)
 			}
 			writePs(cmd.OutOrStdout(), entries)
 			return nil
@@ -65,29 +53,5 @@ in time (busy, stopped, hung) is listed as "not answering".`,
 	return cmd
 }
 
-// writePs prints every process in one aligned table (one that cannot be
-// attached says so in the RUNTIME column), then why each of those cannot.
-func writePs(out io.Writer, entries []psEntry) {
-	if len(entries) == 0 {
-		fmt.Fprintln(out, "no .NET processes found (none runs, or diagnostics are disabled in all: DOTNET_EnableDiagnostics=0)")
-		return
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tNAME\tRUNTIME\tARCH\tCOMMAND LINE")
-	for _, e := range entries {
-		rt, arch := e.RuntimeVersion, e.Arch
-		switch {
-		case e.NotAnswering:
-			rt, arch = "not answering", "-"
-		case !e.Attachable:
-			rt, arch = "cannot attach", "-"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", e.Pid, e.Name, rt, arch, e.CommandLine)
-	}
-	tw.Flush()
-	for _, e := range entries {
-		if !e.Attachable && !e.NotAnswering {
-			fmt.Fprintf(out, "pid %d cannot be attached: %s\n", e.Pid, e.Reason)
-		}
-	}
-}
+// writePs writes ps's table (report.WritePs).
+func writePs(out io.Writer, entries []psEntry) { report.WritePs(out, entries) }

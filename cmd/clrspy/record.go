@@ -3,19 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/capture"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/gcpause"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/nettrace"
 	"github.com/clrspy/clrspy/source"
 )
 
@@ -29,52 +24,14 @@ type sessionFlags struct {
 
 func addSessionFlags(cmd *cobra.Command) *sessionFlags {
 	sf := &sessionFlags{}
-	// The default first, "all" last: the list reads from what to start
-	// with to everything.
-	names := ipc.ProfileNames()
-	slices.SortStableFunc(names, func(a, b string) int {
-		rank := func(n string) int {
-			switch n {
-			case "gc":
-				return 0
-			case "all":
-				return 2
-			}
-			return 1
-		}
-		return rank(a) - rank(b)
-	})
-	var docs []string
-	for _, n := range names {
-		docs = append(docs, fmt.Sprintf("  %-11s %s", n, ipc.ProfileDoc(n)))
-	}
-	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+strings.Join(docs, "\n"))
+	cmd.Flags().StringSliceVar(&sf.profiles, "profile", nil, "named provider set(s), comma-separated (default gc):\n"+ipc.ProfileHelp())
 	cmd.Flags().StringVar(&sf.providers, "providers", "", "extra providers in dotnet-trace form: Provider[:keywords[:level[:args]]],...")
 	return sf
 }
 
 // resolve merges the chosen profiles and providers.
 func (sf *sessionFlags) resolve() ([]ipc.Provider, error) {
-	var lists [][]ipc.Provider
-	names := sf.profiles
-	if len(names) == 0 && sf.providers == "" {
-		names = []string{"gc"}
-	}
-	for _, n := range names {
-		p, err := ipc.Profile(strings.TrimSpace(n))
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, p)
-	}
-	if sf.providers != "" {
-		p, err := ipc.ParseProviders(sf.providers)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, p)
-	}
-	return ipc.Merge(lists...), nil
+	return ipc.Resolve(sf.profiles, sf.providers)
 }
 
 func newRecordCmd() *cobra.Command {
@@ -189,58 +146,29 @@ func recordSession(cmd *cobra.Command, args []string, t *targetFlags, sf *sessio
 		tee.Opened(st)
 	}
 	noteMovementLive(st, providers)
-	var events, gcs uint64
-	var readErr error
-	for {
-		ev, err := st.Next()
-		if err != nil {
-			if err != io.EOF && !errors.Is(err, nettrace.ErrTruncated) {
-				readErr = err
-			}
-			break
-		}
-		events++
-		if ev.Meta.Runtime == nettrace.Runtime && ev.Meta.EventID == clrevents.IDGCStart {
-			gcs++
-		}
+	r, err := capture.Record(st, tee, stopWatch)
+	if err != nil {
+		return err
 	}
-	stopWatch()
-	if tee != nil {
-		drainErr, err := tee.Drain(st)
-		if err != nil {
-			return err // "writing FILE: ..." (the partial file is removed)
-		}
-		if readErr == nil {
-			readErr = drainErr
-		}
-	} else if err := st.Drain(); err != nil && readErr == nil {
-		readErr = err
-	}
-	end := st.End()
-	closeErr := st.Close()
 	where := ""
 	if out != "" && out != "-" {
 		where = " to " + out
 	}
-	if end.TargetExited && st.Kind == source.Attach {
+	if r.End.TargetExited && st.Kind == source.Attach {
 		notice(fmt.Sprintf("target exited (pid %d) after %.1fs: the recording ends there", st.Pid, time.Since(start).Seconds()))
 	}
 	if tee != nil {
-		if err := tee.Close(end); err != nil {
+		if err := tee.Close(r.End); err != nil {
 			return err
 		}
 	}
-	var bytes int64
-	if s := st.Session(); s != nil {
-		bytes = s.BytesRead()
-	}
 	notice(fmt.Sprintf("%s: %d events (%d GCs, %d lost), %d bytes%s in %.1fs",
-		st.Name, events, gcs, end.EventsLost, bytes, where, time.Since(start).Seconds()))
-	if readErr != nil {
-		warn("%v", readErr)
+		st.Name, r.Events, r.GCs, r.End.EventsLost, r.Bytes, where, time.Since(start).Seconds()))
+	if r.ReadErr != nil {
+		warn("%v", r.ReadErr)
 	}
-	if closeErr != nil && !errors.Is(closeErr, os.ErrClosed) {
-		warn("%v", closeErr)
+	if r.CloseErr != nil && !errors.Is(r.CloseErr, os.ErrClosed) {
+		warn("%v", r.CloseErr)
 	}
 	if code := st.ExitCode(); code > 0 {
 		return &exitError{code: code}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -86,8 +85,7 @@ so, as it does for a trace file recorded with them).`,
   clrspy report -o run.html -- dotnet app.dll
   clrspy report heap.gcdump -o heap.html`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
+	t := addReadFlags(c, 1)
 	f := c.Flags()
 	f.StringVarP(&o.out, "output", "o", "report.html", "HTML file to write ('-' for stdout)")
 	f.BoolVar(&o.stacks, "stacks", false, "--pid/--name: end with clrspy stacks' snapshot of every thread (a Threads section: groups, waits, deadlocks)")
@@ -137,8 +135,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	topts := capture.TriageOptions(sid)
 	topts.NoProfile, topts.Uncounted = true, true
 	tri := triage.Register(set, topts)
-	var proc *source.ProcWatcher
-	var win *capture.Window
+	var lw *capture.LiveWindow
 	var cpu *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) {
@@ -152,19 +149,8 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		},
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
 			noteMovementLive(st, set.Providers())
-			tri.SetTarget(triageTarget(st))
-			if st.Live() {
-				proc = source.WatchProc(st.Pid)
-				if st.Kind != source.Listen && st.Pid > 0 {
-					// /proc beside the events, as clrspy triage's window
-					// reads it (the memory split of an attached target).
-					wo := capture.WindowOptions{Pid: st.Pid}
-					if st.Kind == source.Attach {
-						wo.SplitPid, wo.Every = st.Pid, time.Second
-					}
-					win = capture.StartWindow(wo)
-				}
-			}
+			tri.SetTarget(capture.TriageTarget(st))
+			lw = capture.StartLiveWindow(st, true)
 			if use != "perf" {
 				return nil
 			}
@@ -187,17 +173,10 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	st, in := r.st, r.in
 	noteMovementFile(st)
-	if proc != nil {
-		an.Symbols.SetImageNamer(proc.ImageNames)
-	}
-	proc.Finish(an.Symbols.SetMappings)
-	pp := pageParts(st, an, in)
+	split := lw.End(tri, an.Symbols)
+	pp := capture.PageParts(st, an, in)
 	if prof != nil {
 		pp.Views = []report.FlameView{{Label: report.LabelCPU, Profile: prof}}
-	}
-	var split *triage.SplitFacts
-	if win != nil {
-		split = win.End(tri, func(tid uint64) string { return proc.ThreadNames()[tid] })
 	}
 	if prof != nil {
 		tri.SetProfile("perf", prof)
@@ -206,7 +185,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 	}
 	facts := tri.Facts()
 	facts.Memory.Split = split
-	if win != nil {
+	if win := lw.Window(); win != nil {
 		ss, epoch, limit, usage := win.Memory()
 		pp.Memory = report.PageMemoryOf(ss, int64(epoch.Sub(pp.Start)), limit, usage)
 	}
@@ -231,11 +210,7 @@ func runReport(cmd *cobra.Command, t *targetFlags, args []string, o *reportOptio
 		return err
 	}
 	if o.out != "-" {
-		snap := ""
-		if n := page.SnapshotNote(); n != "" {
-			snap = ", " + n
-		}
-		fmt.Fprintf(os.Stderr, "%s: %d GCs, %s%s; wrote %s\n", st.Name, page.GCs.Len(), samplesNote(page), snap, filepath.Clean(o.out))
+		fmt.Fprintln(os.Stderr, page.WroteLine(st.Name, o.out, false))
 	}
 	return nil
 }
@@ -262,36 +237,9 @@ func reportGcdump(cmd *cobra.Command, path string, o *reportOptions) error {
 		warn("%s: %s", path, p)
 	}
 	if o.out != "-" {
-		fmt.Fprintf(os.Stderr, "%s: %s; wrote %s\n", path, page.SnapshotNote(), filepath.Clean(o.out))
+		fmt.Fprintln(os.Stderr, page.WroteLine(path, o.out, true))
 	}
 	return nil
-}
-
-// pageParts completes the analyses' results with what the stream knows.
-func pageParts(st *source.Stream, an *pageset.Analyses, in report.Input) report.PageParts {
-	pp := an.Parts()
-	hdr := st.Header()
-	end := st.End()
-	pp.Title, pp.Input, pp.Start = st.Name, in, hdr.SyncTimeUTC
-	pp.Pid = st.Pid
-	if pp.Pid == 0 {
-		pp.Pid = hdr.ProcessID
-	}
-	if end.Events > 0 {
-		pp.FirstNanos, pp.LastNanos = hdr.Nanos(end.FirstTimestamp), hdr.Nanos(end.LastTimestamp)
-	}
-	return pp
-}
-
-// samplesNote counts the flame graph's samples under what they measure.
-func samplesNote(p *report.Page) string {
-	if p.CPU == nil {
-		return "no stack samples"
-	}
-	if p.CPU.Label == report.LabelCPU {
-		return fmt.Sprintf("%d CPU samples", p.CPU.Total)
-	}
-	return fmt.Sprintf("%d samples (%s)", p.CPU.Total, p.CPU.Label)
 }
 
 // runReportLive serves the page live while the session runs (a hidden

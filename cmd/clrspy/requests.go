@@ -98,8 +98,7 @@ Output: text (default) or --json (contract: docs/requests.md).`,
   clrspy requests --json app.nettrace | jq '.routes[] | {route, p99_ms, hit_by_pause}'
   clrspy requests --slowest 50 -- dotnet api.dll`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
+	t := addReadFlags(c, 1)
 	f := c.Flags()
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	f.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")

@@ -2,17 +2,14 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/capture"
-	"github.com/clrspy/clrspy/clrmeta"
 	"github.com/clrspy/clrspy/heapgraph"
+	"github.com/clrspy/clrspy/internal/devprof"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
 )
@@ -106,8 +103,7 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
   clrspy snapshot --diff before.nettrace after.nettrace
   clrspy snapshot --format pprof -o heap.pb.gz --pid 4242 && go tool pprof -http : heap.pb.gz`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
+	t := addReadFlags(c, 1)
 	f := c.Flags()
 	o.reportFlags.add(c, "text, json or pprof", "write the report to this file instead of stdout (FILE.gcdump: the snapshot itself, in PerfView's format)")
 	f.StringVar(&o.why, "why", "", "why are objects of this type (the runtime's full name, the readable one such as 'Dictionary<Int64,Session>', or its last part) or at this 0xADDRESS alive: shortest paths from roots")
@@ -160,41 +156,13 @@ type: go tool pprof -http draws who keeps memory; -diff_base compares two).`,
 }
 
 // isGcdump says whether path names a .gcdump file (PerfView's format).
-func isGcdump(path string) bool { return strings.EqualFold(filepath.Ext(path), ".gcdump") }
+func isGcdump(path string) bool { return capture.IsGCDumpName(path) }
 
 // readGcdump reads a .gcdump file into a graph, with the input's
 // description (a file: nothing is lost by the reader; what the graph
 // misses says the graph).
 func readGcdump(path string) (report.Input, *heapgraph.Graph, error) {
-	return readGcdumpBudget(path, 0)
-}
-
-// readGcdumpBudget is readGcdump under --max-memory: the file is mapped,
-// and its pages handed back whenever the resident memory passes budget.
-func readGcdumpBudget(path string, budget int64) (report.Input, *heapgraph.Graph, error) {
-	var g *heapgraph.Graph
-	var err error
-	if path == "-" {
-		g, err = heapgraph.ReadGCDump(inputStdin())
-	} else {
-		f, oerr := os.Open(path)
-		if oerr != nil {
-			return report.Input{}, nil, oerr
-		}
-		defer f.Close()
-		g, err = heapgraph.ReadGCDumpFile(f, budget)
-	}
-	if err != nil {
-		return report.Input{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// dotnet-gcdump's static roots are named by their object's type:
-	// the class from the modules the file names, when they are here.
-	g.NameStatics(clrmeta.Reader(0))
-	src := path
-	if path == "-" {
-		src = "stdin"
-	}
-	return report.Input{Source: src, Complete: true}, g, nil
+	return capture.ReadGCDump(path, inputStdin(), 0)
 }
 
 func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {
@@ -202,7 +170,7 @@ func runSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOp
 		return launchSnapshot(cmd, t, args, o)
 	}
 	if len(args) == 1 && !t.live(cmd) && isGcdumpInput(args[0]) {
-		in, g, err := readGcdumpBudget(args[0], o.budget)
+		in, g, err := capture.ReadGCDump(args[0], inputStdin(), o.budget)
 		if err != nil {
 			return err
 		}
@@ -253,7 +221,7 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		notice("the snapshot induces a blocking gen2 GC in " + st.Name + "; its pause is reported")
 	}
 	in, err := run(st, stopWatch, job.Set())
-	devPhase("read")
+	devprof.Phase("read")
 	if err != nil {
 		st.Close()
 		return err
@@ -268,13 +236,13 @@ func snapshotSpec(cmd *cobra.Command, spec source.Spec, o snapshotOptions) error
 		}
 	}
 	// finish closes the stream again, a no-op.
-	g, err := job.Graph(st, st.Pid, devPhase)
-	devPhase("graph")
+	g, err := job.Graph(st, st.Pid, devprof.Phase)
+	devprof.Phase("graph")
 	if err != nil {
 		return fmt.Errorf("%s: %w", st.Name, err)
 	}
 	err = writeSnapshot(cmd, st, in, g, o)
-	devPhase("report")
+	devprof.Phase("report")
 	if !g.Complete() {
 		in.Partial = append(in.Partial, "the heap snapshot is incomplete (see the report)")
 	}
@@ -299,23 +267,14 @@ func writeSnapshot(cmd *cobra.Command, st *source.Stream, in report.Input, g *he
 	if err != nil {
 		return err
 	}
+	format := o.format
 	if isGcdump(o.out) {
-		return closeOut(heapgraph.WriteGCDump(w, g))
+		format = "gcdump"
 	}
 	// The dominators first (the report would compute them anyway), so
 	// that $CLRSPY_PHASES times them apart from the types' exact retained
 	// bytes.
-	g.Analyze()
-	devPhase("dominators")
-	if o.format == "pprof" {
-		return closeOut(report.WriteSnapshotPprof(w, in, g))
-	}
-	doc := report.NewSnapshotDocument(in, g, ro)
-	devPhase("analyses")
-	if o.format == "json" {
-		return closeOut(report.WriteSnapshotJSON(w, doc))
-	}
-	return closeOut(report.WriteSnapshotText(w, doc))
+	return closeOut(report.WriteSnapshot(w, in, g, format, ro, devprof.Phase))
 }
 
 // launchSnapshot starts COMMAND, waits --after, snapshots it by pid, then
@@ -340,35 +299,9 @@ func launchSnapshot(cmd *cobra.Command, t *targetFlags, args []string, o snapsho
 	return snapshotSpec(cmd, spec, o)
 }
 
-// readSnapshotFile builds the graph of a trace file.
+// readSnapshotFile builds the graph of a trace file or a .gcdump.
 func readSnapshotFile(path string, threads int, budget int64) (report.Input, *heapgraph.Graph, error) {
-	if isGcdumpInput(path) {
-		in, g, err := readGcdumpBudget(path, budget)
-		if err == nil && g.Taken.IsZero() && path != "-" {
-			// A .gcdump records no time: the tools write it as the
-			// dump ends, so its modification time is when it was taken.
-			if fi, serr := os.Stat(path); serr == nil {
-				g.Taken, g.TakenFrom = fi.ModTime().UTC(), "file_mtime"
-			}
-		}
-		return in, g, err
-	}
-	job := capture.NewSnapshot(nil)
-	st, err := source.Open(source.Spec{File: path, Stdin: inputStdin(), Threads: threads, Keep: job.Set().Keep()})
-	if err != nil {
-		return report.Input{}, nil, err
-	}
-	defer st.Close()
-	job.Start(st.Header(), capture.Memory{Mapped: true, Budget: budget}, nil)
-	in, err := run(st, func() {}, job.Set())
-	if err != nil {
-		return in, nil, err
-	}
-	g, err := job.Graph(st, 0, nil)
-	if err != nil {
-		return in, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return in, g, nil
+	return capture.ReadSnapshotFile(path, inputStdin(), isGcdumpInput(path), threads, budget)
 }
 
 func runSnapshotDiff(cmd *cobra.Command, t *targetFlags, args []string, o snapshotOptions) error {

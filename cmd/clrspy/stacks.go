@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
+	"github.com/clrspy/clrspy/capture"
 	"github.com/clrspy/clrspy/hang"
 	"github.com/clrspy/clrspy/internal/stacksnap"
 	"github.com/clrspy/clrspy/report"
@@ -211,14 +210,10 @@ func stacksSnapshot(cmd *cobra.Command, pid int, bufferMB uint32, sampleFor time
 // its pid after it has run for after; end sends it SIGTERM and waits for
 // it.
 func startAfter(args []string, after time.Duration) (pid int, end func(), err error) {
-	p := exec.Command(args[0], args[1:]...)
-	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := p.Start(); err != nil {
-		return 0, nil, fmt.Errorf("starting %s: %w", args[0], err)
+	p, err := capture.StartProgram(args, os.Stdout)
+	if err != nil {
+		return 0, nil, err
 	}
 	time.Sleep(after)
-	return p.Process.Pid, func() {
-		p.Process.Signal(syscall.SIGTERM)
-		p.Wait()
-	}, nil
+	return p.Pid, p.Stop, nil
 }

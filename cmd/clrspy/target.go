@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,6 +34,20 @@ func addTargetFlags(cmd *cobra.Command) *targetFlags {
 	f.DurationVar(&t.duration, "duration", 0, "stop a live session after this long (0: until Ctrl-C or the target exits); a program started with -- is then sent SIGTERM")
 	f.Uint32Var(&t.bufferMB, "buffer-mb", 256, "runtime-side event buffer of a live session, in MiB")
 	return t
+}
+
+// addReadFlags adds the target's flags and --threads (default threads)
+// to a command that reads a stream.
+func addReadFlags(cmd *cobra.Command, threads int) *targetFlags {
+	t := addTargetFlags(cmd)
+	addThreadsFlag(cmd, &t.threads, threads)
+	return t
+}
+
+// addSectionFlags adds addReadFlags' and the report's flags (formats: its
+// --format help) to a command that writes one report section.
+func addSectionFlags(cmd *cobra.Command, threads int, formats string) (*targetFlags, *reportFlags) {
+	return addReadFlags(cmd, threads), addReportFlags(cmd, formats)
 }
 
 // addThreadsFlag registers --threads on a command that reads trace files,
@@ -141,31 +153,9 @@ func openTarget(spec source.Spec) (*source.Stream, func(), error) {
 		return nil, nil, err
 	}
 	if st.Live() {
-		return st, watchSignals(st), nil
+		return st, st.InterruptOnSignals(), nil
 	}
 	return st, showProgress(st), nil
-}
-
-// watchSignals hands SIGINT/SIGTERM to st until the returned function is
-// called.
-func watchSignals(st *source.Stream) func() {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case sig := <-sigs:
-				st.Interrupt(sig)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(sigs)
-		close(done)
-	}
 }
 
 // notice prints a one-line notice on stderr.

@@ -73,9 +73,7 @@ threads' blocked time by stack, readable by go tool pprof).`,
   clrspy threadpool --json app.nettrace | jq '.starvation'
   clrspy threadpool --format pprof -o blocked.pb.gz --pid 1234 --duration 20s`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, report.ThreadPoolSection.Formats())
+	t, o := addSectionFlags(c, 1, report.ThreadPoolSection.Formats())
 	c.Flags().BoolVar(&samples, "samples", false, "live sessions: also take the runtime's stack samples (blocking sites on .NET 8, which sends no WaitHandle events)")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		set, a := threadPoolSet(samples)

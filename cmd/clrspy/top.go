@@ -4,21 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/capture"
-	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/internal/monitor"
-	"github.com/clrspy/clrspy/internal/procfs"
 	"github.com/clrspy/clrspy/internal/top"
 	"github.com/clrspy/clrspy/internal/tui"
-	"github.com/clrspy/clrspy/memory"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 )
 
 func init() { commands = append(commands, newTopCmd) }
@@ -117,21 +112,8 @@ top needs a terminal; without one, use clrspy gc or clrspy serve.`,
 	return c
 }
 
-// openLive opens a file that is written as things happen (the
-// --snapshot-every lines, appended; a launched program's output): scripts
-// may follow it, so unlike the other outputs it is not written beside and
-// renamed into place; like them, never through a symbolic link.
-func openLive(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
-	if errors.Is(err, syscall.ELOOP) {
-		to, _ := os.Readlink(path)
-		return nil, fmt.Errorf("%s is a symbolic link (to %s): not writing through it (remove it, or name the file it points to)", path, to)
-	}
-	if err != nil {
-		return nil, source.FileError(err)
-	}
-	return f, nil
-}
+// openLive opens a file top writes beside the screen (top.OpenFile).
+func openLive(path string, flag int) (*os.File, error) { return top.OpenFile(path, flag) }
 
 func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) error {
 	mopts := monitor.Options{Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool, Requests: o.requests}
@@ -141,38 +123,10 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	}
 	notes := &top.Notes{}
 	spec.Notice = notes.Add
-	var view []string
-	if len(spec.Argv) > 0 {
-		// The terminal is the screen's: the program reads nothing and
-		// writes to a file or nowhere.
-		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		defer null.Close()
-		spec.ProgramStdin, spec.ProgramStdinIsTerminal = null, false
-		spec.ProgramStdout, spec.ProgramStderr = null, null
-		if o.programOutput != "" {
-			po, err := openLive(o.programOutput, os.O_TRUNC)
-			if err != nil {
-				return err
-			}
-			defer po.Close()
-			spec.ProgramStdout, spec.ProgramStderr = po, po
-			view = append(view, "the program's output goes to "+o.programOutput)
-		} else {
-			view = append(view, "the program's output is discarded (--program-output FILE keeps it)")
-		}
-	}
-	var snaps *os.File
-	snapsNew := false // made here: its mode is clrspy's to set
-	if o.out != "" {
-		_, serr := os.Lstat(o.out)
-		snapsNew = os.IsNotExist(serr)
-		if snaps, err = openLive(o.out, os.O_APPEND); err != nil {
-			return err
-		}
-		defer snaps.Close()
+	files, err := top.OpenFiles(&spec, o.programOutput, o.out)
+	defer files.Close()
+	if err != nil {
+		return err
 	}
 	var rec *capture.Tee
 	if o.record != "" {
@@ -190,48 +144,19 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	if rec != nil {
 		rec.Opened(st)
 	}
-	if snaps != nil && snapsNew && outputPerm(st) == 0o600 {
-		// Another user's process: its screens are root's to read only,
-		// as every other output (through the descriptor, not the path).
-		snaps.Chmod(0o600)
-	}
-	if o.cpu && st.Live() {
-		// Native frames no event names: module+offset from the target's
-		// mappings, read when the CPU view is built.
-		proc := source.WatchProc(st.Pid)
-		defer proc.Stop()
-		mopts.Mappings = proc.Mappings
-		mopts.ImageNames = proc.ImageNames
-	}
-	if o.locks && st.Live() && st.Pid > 0 && procfs.Exists(st.Pid) {
-		// The locks' object types from the target's memory (.NET 9+).
-		nm := cdac.NewNamer(st.Pid)
-		defer nm.Close()
-		mopts.ObjectTypes = nm.Names
-	}
+	defer top.Watch(st, &mopts)()
 	mon := monitor.New(st.Header(), mopts)
 	if o.cpu && st.Live() {
-		// The methods an attached target compiled before the session are
-		// named by its rundown, which the stream brings only at its end:
-		// a second session's rundown names them now.
-		go func() {
-			if err := st.Rundown(stacks.SymbolProviders(), mon.SymbolEvent); err != nil {
-				notes.Add("methods compiled before attaching are named when the session ends (" + err.Error() + ")")
-			}
-		}()
+		top.Rundown(st, mon, notes)
 	}
 	cfg := top.Options{
 		Stream: st, Monitor: mon, Refresh: o.refresh, Notes: notes, SnapshotEvery: o.snapshotEvery,
 		View: tui.Options{Info: o.info, Warn: o.warn, SlowSuspend: o.slowSuspend, Locks: o.locks, CPU: o.cpu, Exceptions: o.exceptions, ThreadPool: o.threadPool, Requests: o.requests,
-			Notes: view, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
+			Notes: files.View, Location: time.Local, Renderer: lipgloss.NewRenderer(os.Stdout)},
 	}
-	if snaps != nil {
-		cfg.SnapshotOut = snaps
-	}
+	files.Opened(st, &cfg)
 	if st.Live() && st.Kind != source.Listen && st.Pid > 0 {
-		// The header's memory line: the split of clrspy memory.
-		pid := st.Pid
-		cfg.Memory = func() (*memory.Split, *procfs.CgroupMemory, error) { return readSplit(pid) }
+		cfg.Memory = top.MemoryOf(st.Pid)
 	}
 	res, err := top.Run(cmd.Context(), cfg)
 	if err != nil {
@@ -264,14 +189,4 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 		return &exitError{code: res.ExitCode}
 	}
 	return nil
-}
-
-// readSplit is pid's memory split now and its memory cgroup (nil: none
-// visible): top's header line.
-func readSplit(pid int) (*memory.Split, *procfs.CgroupMemory, error) {
-	s, cg, err := capture.ReadMemory(pid, time.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	return &s.Split, cg, nil
 }

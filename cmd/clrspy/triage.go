@@ -2,21 +2,17 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clrspy/clrspy/analysis"
 	"github.com/clrspy/clrspy/capture"
-	"github.com/clrspy/clrspy/clrevents"
 	"github.com/clrspy/clrspy/counters"
 	"github.com/clrspy/clrspy/internal/cdac"
 	"github.com/clrspy/clrspy/ipc"
-	"github.com/clrspy/clrspy/perf"
 	"github.com/clrspy/clrspy/report"
 	"github.com/clrspy/clrspy/source"
-	"github.com/clrspy/clrspy/stacks"
 	"github.com/clrspy/clrspy/triage"
 )
 
@@ -31,17 +27,10 @@ func init() { commands = append(commands, newTriageCmd) }
 // allocation, CPU) once a second. No stacks by default; --cpu adds the
 // sample profiler for top methods.
 
-// triageExtra are the providers of triage's session its Set cannot say:
-// the sample profiler with cpu, and the counters' (copts.SessionID is set
-// for a meter session).
+// triageExtra are the providers of triage's session its Set cannot say
+// (capture.TriageProviders).
 func triageExtra(cpu bool, copts *counters.Options) []ipc.Provider {
-	// Kestrel's request events (informational, no stacks): what GC
-	// pauses cost the requests of an ASP.NET Core server.
-	ps := []ipc.Provider{{Name: clrevents.ProviderKestrel, Level: clrevents.LevelInformational}}
-	if cpu {
-		ps = append(ps, ipc.SampleProfiler)
-	}
-	return append(ps, counters.Providers(copts)...)
+	return capture.TriageProviders(cpu, copts)
 }
 
 func newTriageCmd() *cobra.Command {
@@ -77,9 +66,7 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
   clrspy triage --cpu -- dotnet app.dll
   clrspy triage app.nettrace`,
 	}
-	t := addTargetFlags(c)
-	addThreadsFlag(c, &t.threads, 1)
-	o := addReportFlags(c, report.TriageSection.Formats())
+	t, o := addSectionFlags(c, 1, report.TriageSection.Formats())
 	c.Flags().BoolVar(&cpu, "cpu", false, "live sessions: name the top methods with the runtime's sample profiler (stacks in the session) rather than perf_event")
 	c.RunE = o.runE(func(cmd *cobra.Command, args []string) error {
 		if !report.TriageSection.Offers(o.format) {
@@ -93,36 +80,6 @@ Output: text (default, 100 columns) or --json (findings, facts, envelope).`,
 	return c
 }
 
-// startTriagePerf starts perf_event's sampler on st's process at 99 Hz
-// per thread beside the session, for the top methods; nil (and a note on
-// why) where the kernel does not permit it.
-func startTriagePerf(st *source.Stream, sym *stacks.Symbols) *capture.Perf {
-	opts := perf.Options{Hz: 99}
-	if _, err := perf.Check(st.Pid, opts); err != nil {
-		notice(fmt.Sprintf("top methods: the perf sampler is unavailable (%v); --cpu adds the runtime's sampler", err))
-		return nil
-	}
-	p, err := capture.StartPerf(st, sym, opts, false, nil)
-	if err != nil {
-		notice(fmt.Sprintf("top methods: %v", err))
-		return nil
-	}
-	return p
-}
-
-// triageTarget names the target in the next commands: an attached pid,
-// a launched command (its process is gone when the next command runs), a
-// file.
-func triageTarget(st *source.Stream) string {
-	switch {
-	case st.Kind == source.Launch:
-		return "-- " + st.Name
-	case st.Live():
-		return "--pid " + strconv.Itoa(st.Pid)
-	}
-	return st.Name
-}
-
 func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out string, cpu bool) error {
 	copts := counters.Options{Interval: time.Second}
 	extra := triageExtra(cpu, &copts)
@@ -131,24 +88,15 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		sid = copts.SessionID
 	}
 	set, a := capture.NewTriage(sid)
-	var win *capture.Window
-	var proc *source.ProcWatcher
+	var lw *capture.LiveWindow
 	var tp *capture.Perf
 	r, err := runSet(cmd, t, args, set, setRun{
 		edit: func(s *source.Spec) { s.Providers = append(s.Providers, extra...) },
 		onOpen: func(st *source.Stream) []analysis.Analyzer {
-			a.SetTarget(triageTarget(st))
-			if !st.Live() || st.Kind == source.Listen || st.Pid <= 0 {
+			a.SetTarget(capture.TriageTarget(st))
+			if lw = capture.StartLiveWindow(st, false); !lw.Visible() {
 				return nil
 			}
-			wo := capture.WindowOptions{Pid: st.Pid}
-			if st.Kind == source.Attach {
-				// A launched program's start-up grows its native heap and
-				// loader heaps from nothing: not a trend to judge.
-				wo.SplitPid, wo.Every = st.Pid, time.Second
-			}
-			win = capture.StartWindow(wo)
-			proc = source.WatchProc(st.Pid)
 			a.SetObjectTypes(cdac.NewNamer(st.Pid).Names) // lock types from its memory (.NET 9+)
 			if cpu {
 				return nil
@@ -156,7 +104,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 			// Without --cpu, the top methods come from perf_event where
 			// the kernel permits it: no stacks in the session, under 2 %
 			// overhead.
-			if tp = startTriagePerf(st, a.Symbols()); tp == nil {
+			if tp = capture.StartTriagePerf(st, a.Symbols(), notice); tp == nil {
 				return nil
 			}
 			return []analysis.Analyzer{tp.Analyzer()}
@@ -172,14 +120,7 @@ func runTriage(cmd *cobra.Command, t *targetFlags, args []string, format, out st
 		return err
 	}
 	st, in := r.st, r.in
-	if proc != nil {
-		a.Symbols().SetImageNamer(proc.ImageNames)
-	}
-	proc.Finish(a.Symbols().SetMappings)
-	var split *triage.SplitFacts
-	if win != nil {
-		split = win.End(a, func(tid uint64) string { return proc.ThreadNames()[tid] })
-	}
+	split := lw.End(a, a.Symbols())
 	facts := a.Facts()
 	facts.Memory.Split = split
 	d := report.NewTriageDocument(in, facts, a.Runtime())

@@ -83,7 +83,7 @@ func Create(path string, opt Options) (*File, error) {
 			// A pipe the user made (mkfifo) is written as it is; one
 			// planted by someone else would receive the data.
 			if uid(st) != os.Geteuid() || m&os.ModeNamedPipe == 0 {
-				return nil, fmt.Errorf("%s is a %s owned by %s: not writing into it", path, kind(m), ownerOf(st))
+				return nil, fmt.Errorf("%s is %s owned by %s: not writing into it", path, procfs.FileKind(m), ownerOf(st))
 			}
 			f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
 			if err != nil {
@@ -374,18 +374,6 @@ func ownerOf(st os.FileInfo) string {
 	return fmt.Sprintf("uid %d", u)
 }
 
-func kind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeCharDevice != 0:
-		return "character device"
-	}
-	return "device"
-}
-
 // said is err told in a sentence of its own: Error is msg, and
 // errors.Is still sees err's cause (a caller counting failures by errno).
 func said(msg string, err error) error { return &saidError{msg, unwrapPath(err)} }
@@ -492,7 +480,7 @@ func Check(path string) error {
 			return fmt.Errorf("%s is a directory: name a file in it", path)
 		case m&(os.ModeNamedPipe|os.ModeSocket|os.ModeDevice|os.ModeCharDevice) != 0:
 			if uid(st) != os.Geteuid() || m&os.ModeNamedPipe == 0 {
-				return fmt.Errorf("%s is a %s owned by %s: not writing into it", path, kind(m), ownerOf(st))
+				return fmt.Errorf("%s is %s owned by %s: not writing into it", path, procfs.FileKind(m), ownerOf(st))
 			}
 			return nil
 		}

@@ -27,7 +27,7 @@ func OpenRegular(path string, maxSize int64) (*os.File, error) {
 	switch {
 	case !st.Mode().IsRegular():
 		f.Close()
-		return nil, fmt.Errorf("%s: %s, not a regular file: not read", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: %s, not a regular file: not read", path, FileKind(st.Mode()))
 	case maxSize > 0 && st.Size() > maxSize:
 		f.Close()
 		return nil, fmt.Errorf("%s: %d bytes, over the %d read from such a file", path, st.Size(), maxSize)
@@ -35,7 +35,10 @@ func OpenRegular(path string, maxSize int64) (*os.File, error) {
 	return f, nil
 }
 
-func fileKind(m os.FileMode) string {
+// FileKind names what a file that is not a regular one is: a named
+// pipe, a character device, a device, a socket, a directory or a special
+// file (the article in front).
+func FileKind(m os.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "a named pipe"

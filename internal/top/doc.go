@@ -9,7 +9,10 @@
 // running; when the target exits the last frame stays, with its status,
 // until q), the --snapshot-every JSON lines (tui.Screen, appended to a
 // writer) and notices that arrive while the screen is up (Notes, shown
-// under the header instead of corrupting the screen on stderr).
+// under the header instead of corrupting the screen on stderr), the files
+// beside the screen (Files: a launched program's standard streams, the
+// snapshots file, never through a link) and what /proc and the target's
+// memory add to the monitor (Watch, Rundown, MemoryOf).
 //
 // What it does not own: opening the target (package source, from the
 // command's flags), the frame's content and layout (package tui), the

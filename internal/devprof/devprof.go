@@ -1,4 +1,4 @@
-package main
+package devprof
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/clrspy/clrspy/internal/procfs"
 )
 
-// startDevProfile writes clrspy's own CPU profile to $CLRSPY_CPUPROFILE, and
+// Start writes clrspy's own CPU profile to $CLRSPY_CPUPROFILE, and
 // its heap profile (what was allocated, by whom) to $CLRSPY_MEMPROFILE at
 // exit, when they are set: how the figures in docs/PERFORMANCE.md were
 // broken down. The returned function stops them.
-func startDevProfile() func() {
+func Start() func() {
 	stopMem := func() {}
 	if mp := os.Getenv("CLRSPY_MEMPROFILE"); mp != "" {
 		stopMem = func() {
@@ -50,12 +50,12 @@ func startDevProfile() func() {
 	}
 }
 
-// devPhase writes, when $CLRSPY_PHASES is set, one line to stderr at the
+// Phase writes, when $CLRSPY_PHASES is set, one line to stderr at the
 // end of a phase of a command: the time since the process started, the
 // resident memory now and at its peak so far (VmRSS, VmHWM), and the Go
 // heap's in-use and from-the-system bytes: where the peak RSS of the
 // figures in docs/PERFORMANCE.md comes from.
-func devPhase(name string) {
+func Phase(name string) {
 	if os.Getenv("CLRSPY_PHASES") == "" {
 		return
 	}
