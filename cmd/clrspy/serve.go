@@ -171,9 +171,7 @@ SIGINT or SIGTERM stops every session cleanly; the processes run on.`,
 		cfg.NoAttach, cfg.Web = !attach, webView
 		// --snapshot-on-gen2-growth 0 given is the old flag's off.
 		cfg.LeakWatch.Off = !leakWatch || (cmd.Flags().Changed("snapshot-on-gen2-growth") && cfg.SnapshotOnGen2Growth == 0)
-		if !cpuProfile {
-			cfg.CPUProfile.Hz = 0
-		}
+		cfg.CPUProfile.On = cpuProfile
 		lvl, err := report.ParseLevel(level)
 		if err != nil {
 			return err

@@ -34,7 +34,7 @@ func BenchmarkCPUProfileOverhead(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		cpu  CPUProfile
-	}{{"serve+cpu", CPUProfile{Hz: hz, Window: 30 * time.Second}}, {"serve", CPUProfile{}}} {
+	}{{"serve+cpu", CPUProfile{On: true, Hz: hz, Window: 30 * time.Second}}, {"serve", CPUProfile{}}} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rs := overheadRunCfg(b, []string{"throughput", "phases=1", "threads=4"}, pairs, phase, &Config{CPUProfile: c.cpu})

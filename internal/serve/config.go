@@ -190,11 +190,11 @@ func (c *Config) command(e *Exposure) error {
 			lw.Settle = lw.Window
 		}
 	}
-	if cp := c.CPUProfile; cp.Hz != 0 {
+	if cp := &c.CPUProfile; cp.On {
 		switch {
 		case !c.Web:
 			return errors.New("--cpu-profile feeds the live web view's flame graph: add --web")
-		case cp.Hz < 0 || cp.Hz > 1000:
+		case cp.Hz < 1 || cp.Hz > 1000:
 			return fmt.Errorf("--cpu-profile-hz %d: give 1 to 1000 samples per second", cp.Hz)
 		case cp.Window < time.Second:
 			return fmt.Errorf("--cpu-profile-window %v: give at least 1s", cp.Window)
@@ -299,6 +299,8 @@ func fileUID(st os.FileInfo) int {
 // window is its own perf session (an EventPipe session naming JIT'd code,
 // with a rundown at its end), so every window's names are complete.
 type CPUProfile struct {
+	// On turns the profile on; Hz must then be 1 to 1000.
+	On     bool
 	Hz     int
 	Window time.Duration
 }

@@ -67,7 +67,7 @@ func (d *Daemon) prepare(s *fleet.Session, opts *monitor.Options) []analysis.Ana
 // beside runs beside every session until ctx ends (the session's end):
 // the CPU profile windows of Config.CPUProfile.
 func (d *Daemon) beside(ctx context.Context, s *fleet.Session) {
-	if d.cfg.CPUProfile.Hz > 0 {
+	if d.cfg.CPUProfile.On {
 		d.target(s.Source()).cpuProfiles(ctx, s)
 	}
 }
