@@ -124,6 +124,7 @@ func runTop(cmd *cobra.Command, t *targetFlags, args []string, o *topOptions) er
 	notes := &top.Notes{}
 	spec.Notice = notes.Add
 	files, err := top.OpenFiles(&spec, o.programOutput, o.out)
+	//lint:ignore SA5001 Files holds what opened before an error too: closed either way
 	defer files.Close()
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import "testing"
 // GCs, the locks target's runtime counts before the session (12/3/1; the
 // counters' 999 gen0 must not leak in), and its 40 ms pause before.
 func TestGCTotalsExact(t *testing.T) {
-	reg, err := NewRegistry(goldenSource(t), Options{})
+	reg, err := newRegistry(goldenSource(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
