@@ -111,7 +111,9 @@ func TestStacksEndpoint(t *testing.T) {
 	// .NET 10's frames, or .NET 9's record of each wait in its memory,
 	// say the two wait in Monitor.Enter.
 	if monitorWaits := workload.TFM() != "net8.0"; monitorWaits {
-		if doc.ByWaitKind["monitor"] != 2 {
+		// At least the 2 deadlocked: a runtime thread may be in a Monitor
+		// wait too (CI saw 3 once, 2026-12-03); each deadlocked one must.
+		if doc.ByWaitKind["monitor"] < 2 {
 			t.Errorf("%d threads in monitor waits, want the 2 deadlocked", doc.ByWaitKind["monitor"])
 		}
 		// The owners come from the target's memory (its sync blocks): a
