@@ -175,6 +175,7 @@ func TestValidateCommand(t *testing.T) {
 		{"off, window 0", lw(func(l *LeakWatch) { l.Off, l.Window = true, 0 }), "", ""},
 		{"cpu without web", func(c *Config) { c.CPUProfile = CPUProfile{On: true, Hz: 19, Window: time.Minute} }, "--cpu-profile feeds the live web view's flame graph: add --web", ""},
 		{"cpu too fast", func(c *Config) { c.Web, c.CPUProfile = true, CPUProfile{On: true, Hz: 1001, Window: time.Minute} }, "--cpu-profile-hz 1001: give 1 to 1000", ""},
+		{"cpu at 0 Hz", func(c *Config) { c.Web, c.CPUProfile = true, CPUProfile{On: true, Hz: 0, Window: time.Minute} }, "--cpu-profile-hz 0: give 1 to 1000", ""},
 		{"cpu window short", func(c *Config) {
 			c.Web, c.CPUProfile = true, CPUProfile{On: true, Hz: 19, Window: 500 * time.Millisecond}
 		}, "--cpu-profile-window 500ms: give at least 1s", ""},
